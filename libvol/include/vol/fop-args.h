@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fop-args: the typed arguments and the reply of every file operation.
+ *
+ * Ownership: arguments are BORROWED from whoever wound the request and stay
+ * valid until that request is unwound. A translator that keeps anything
+ * past its own unwind takes a ref (inode, fd, buf) or copies it. The reply
+ * is OWNED by the request and released when the request is freed; move it
+ * up with vl_reply_move().
+ *
+ * Objects are addressed by GFID, never by path: a loc names a parent inode
+ * and an entry name, and/or the object's inode. Bricks resolve GFIDs through
+ * their handle tree, so path length from the volume root is unlimited.
+ */
+#ifndef VOL_FOP_ARGS_H
+#define VOL_FOP_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "vol/common.h"
+
+struct vl_inode;
+struct vl_fd;
+struct vl_buf;
+
+/* Where an object is. Entry fops (lookup by name, create, mkdir, unlink,
+ * rename...) use parent + name. Inode fops (stat, setattr, getxattr...) use
+ * inode. LOOKUP always has an inode: a fresh unlinked one for a name not
+ * seen yet, or the known one when revalidating; a nameless lookup (parent
+ * and name NULL) resolves inode->gfid alone. */
+struct vl_loc {
+    struct vl_inode *parent; /* borrowed; the directory holding name */
+    const char *name;        /* borrowed; one path component, no '/' */
+    struct vl_inode *inode;  /* borrowed; the object itself, may be NULL */
+};
+
+/* A byte-range lock, in the shape of struct flock but with fixed widths. */
+struct vl_flock {
+    int16_t type;   /* F_RDLCK, F_WRLCK, F_UNLCK */
+    int16_t whence; /* always SEEK_SET once it reaches a brick */
+    int64_t start;  /* first byte */
+    int64_t len;    /* 0 = to end of file */
+    int32_t pid;    /* pid of the holder (reported by F_GETLK) */
+};
+
+/* SETATTR valid bits. */
+#define VL_SET_MODE (1u << 0)
+#define VL_SET_UID (1u << 1)
+#define VL_SET_GID (1u << 2)
+#define VL_SET_SIZE (1u << 3)
+#define VL_SET_ATIME (1u << 4)     /* to attr.atime / atime_ns */
+#define VL_SET_MTIME (1u << 5)     /* to attr.mtime / mtime_ns */
+#define VL_SET_ATIME_NOW (1u << 6) /* to the brick's current time */
+#define VL_SET_MTIME_NOW (1u << 7)
+#define VL_SET_CTIME (1u << 8)
+#define VL_SET_KILL_SUIDGID (1u << 9) /* clear setuid/setgid as chown does */
+
+/* INODELK / ENTRYLK commands. */
+enum vl_lock_cmd {
+    VL_LOCK_TRY = 0,  /* fail with -EAGAIN if it would block */
+    VL_LOCK_WAIT = 1, /* queue until granted */
+    VL_LOCK_UNLOCK = 2,
+};
+
+/* LK: cmd is F_GETLK, F_SETLK or F_SETLKW. is_flock says the lock came
+ * from flock(2): whole-file, owned by the open file, not the process. */
+struct vl_lookup_args { struct vl_loc loc; };
+struct vl_stat_args { struct vl_loc loc; struct vl_fd *fd; /* fd may be NULL */ };
+struct vl_setattr_args {
+    struct vl_loc loc;
+    struct vl_fd *fd;    /* may be NULL: then by loc.inode */
+    struct vl_iatt attr; /* new values, for the fields in valid */
+    uint32_t valid;      /* VL_SET_* */
+};
+struct vl_access_args { struct vl_loc loc; int32_t mask; };
+struct vl_readlink_args { struct vl_loc loc; size_t size; };
+struct vl_mknod_args {
+    struct vl_loc loc; /* parent + name; inode is the fresh inode */
+    uint32_t mode; uint64_t rdev; uint32_t umask;
+    vl_gfid_t gfid;    /* GFID to give the new object (client-generated) */
+};
+struct vl_mkdir_args {
+    struct vl_loc loc; uint32_t mode; uint32_t umask; vl_gfid_t gfid;
+};
+struct vl_unlink_args { struct vl_loc loc; uint32_t flags; };
+struct vl_rmdir_args { struct vl_loc loc; uint32_t flags; };
+struct vl_symlink_args {
+    struct vl_loc loc; const char *target; uint32_t umask; vl_gfid_t gfid;
+};
+struct vl_rename_args {
+    struct vl_loc oldloc; /* parent, name and inode of the source */
+    struct vl_loc newloc; /* parent and name; inode of a replaced target or NULL */
+    uint32_t flags;       /* RENAME_NOREPLACE, RENAME_EXCHANGE */
+};
+struct vl_link_args {
+    struct vl_loc oldloc; /* inode of the existing object */
+    struct vl_loc newloc; /* parent + name of the new name */
+};
+struct vl_create_args {
+    struct vl_loc loc; /* parent + name; inode is the fresh inode */
+    int32_t flags;     /* open(2) flags */
+    uint32_t mode; uint32_t umask;
+    vl_gfid_t gfid;
+    struct vl_fd *fd;  /* fresh fd on loc.inode, filled in by the graph */
+};
+struct vl_open_args { struct vl_loc loc; int32_t flags; struct vl_fd *fd; };
+struct vl_read_args { struct vl_fd *fd; size_t size; off_t offset; uint32_t flags; };
+struct vl_write_args {
+    struct vl_fd *fd;
+    const struct iovec *iov; /* borrowed data */
+    int n_iov;
+    off_t offset;
+    uint32_t flags;          /* open flags in force for this write (O_APPEND...) */
+    struct vl_buf *buf;      /* optional buffer backing iov; ref it to keep */
+};
+struct vl_flush_args { struct vl_fd *fd; };
+struct vl_fsync_args { struct vl_fd *fd; bool datasync; };
+struct vl_opendir_args { struct vl_loc loc; struct vl_fd *fd; };
+struct vl_readdir_args {
+    struct vl_fd *fd;
+    size_t size;   /* reply budget in bytes, as FUSE asks */
+    off_t offset;  /* 0 or a d_off cookie from an earlier entry */
+    bool plus;     /* readdirplus: fill iatt of each entry */
+};
+struct vl_statfs_args { struct vl_loc loc; };
+struct vl_setxattr_args {
+    struct vl_loc loc; const char *name; const void *value; size_t size; int32_t flags;
+};
+struct vl_getxattr_args {
+    struct vl_loc loc;
+    const char *name; /* NULL = list names */
+    size_t size;      /* caller's buffer; 0 = only ask for the length */
+};
+struct vl_removexattr_args { struct vl_loc loc; const char *name; };
+struct vl_lk_args {
+    struct vl_fd *fd; int32_t cmd; struct vl_flock flock; bool is_flock;
+};
+struct vl_inodelk_args {
+    const char *domain; /* lock namespace, e.g. the translator's name */
+    struct vl_loc loc;  /* inode */
+    enum vl_lock_cmd cmd;
+    struct vl_flock flock;
+};
+struct vl_entrylk_args {
+    const char *domain;
+    struct vl_loc loc; /* parent inode + name; name NULL = the whole directory */
+    enum vl_lock_cmd cmd;
+    int16_t type;      /* F_RDLCK or F_WRLCK */
+};
+struct vl_fallocate_args {
+    struct vl_fd *fd; int32_t mode; /* FALLOC_FL_* */ off_t offset; off_t len;
+};
+struct vl_copy_file_range_args {
+    struct vl_fd *fd_in; off_t off_in;
+    struct vl_fd *fd_out; off_t off_out;
+    size_t len; uint32_t flags;
+};
+struct vl_lseek_args { struct vl_fd *fd; off_t offset; int32_t whence; };
+
+union vl_fop_args {
+    struct vl_lookup_args lookup;
+    struct vl_stat_args stat;
+    struct vl_setattr_args setattr;
+    struct vl_access_args access;
+    struct vl_readlink_args readlink;
+    struct vl_mknod_args mknod;
+    struct vl_mkdir_args mkdir;
+    struct vl_unlink_args unlink;
+    struct vl_rmdir_args rmdir;
+    struct vl_symlink_args symlink;
+    struct vl_rename_args rename;
+    struct vl_link_args link;
+    struct vl_create_args create;
+    struct vl_open_args open;
+    struct vl_read_args read;
+    struct vl_write_args write;
+    struct vl_flush_args flush;
+    struct vl_fsync_args fsync;
+    struct vl_opendir_args opendir;
+    struct vl_readdir_args readdir;
+    struct vl_statfs_args statfs;
+    struct vl_setxattr_args setxattr;
+    struct vl_getxattr_args getxattr;
+    struct vl_removexattr_args removexattr;
+    struct vl_lk_args lk;
+    struct vl_inodelk_args inodelk;
+    struct vl_entrylk_args entrylk;
+    struct vl_fallocate_args fallocate;
+    struct vl_copy_file_range_args copy_file_range;
+    struct vl_lseek_args lseek;
+};
+
+/* One directory entry of a READDIR reply. */
+struct vl_dirent {
+    uint64_t ino;        /* d_ino as the client should see it */
+    int64_t off;         /* cookie to continue after this entry */
+    uint32_t type;       /* DT_* */
+    char *name;          /* owned */
+    bool has_iatt;       /* readdirplus filled iatt */
+    struct vl_iatt iatt; /* with plus: attributes incl. gfid */
+};
+
+struct vl_dirent_list {
+    struct vl_dirent *ents; /* owned array */
+    size_t n;               /* used */
+    size_t cap;             /* allocated */
+    bool eof;               /* no entries after these */
+};
+
+/* The answer to a request. Which fields are meaningful depends on the fop:
+ *   iatt:     lookup, stat, setattr (post), mknod, mkdir, symlink, rename
+ *             (the moved object), link, create, open (may be zero), write and
+ *             fallocate (post), copy_file_range (post of fd_out)
+ *   data:     read (data points into buf; count bytes)
+ *   count:    read, write, copy_file_range: bytes; getxattr: value length
+ *   entries:  readdir
+ *   link:     readlink
+ *   xattr:    getxattr (value, or NUL-separated names when listing)
+ *   statvfs:  statfs
+ *   flock:    lk F_GETLK
+ *   offset:   lseek
+ */
+struct vl_reply {
+    struct vl_iatt iatt;
+    struct vl_buf *buf;          /* owned ref; backs data */
+    const char *data;            /* points into buf */
+    int64_t count;
+    struct vl_dirent_list entries; /* owned */
+    char *link;                  /* owned, NUL-terminated */
+    char *xattr;                 /* owned */
+    struct statvfs statvfs;
+    struct vl_flock flock;
+    off_t offset;
+};
+
+/* Frees what the reply owns and zeroes it. */
+void vl_reply_clear(struct vl_reply *reply);
+
+/* Appends an entry (name copied); returns 0 or -ENOMEM. */
+int vl_dirent_list_add(struct vl_dirent_list *list, uint64_t ino, int64_t off,
+                       uint32_t type, const char *name,
+                       const struct vl_iatt *iatt /* NULL without plus */);
+void vl_dirent_list_clear(struct vl_dirent_list *list);
+
+#endif /* VOL_FOP_ARGS_H */

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * loop: an epoll event loop run by a configurable number of threads, with
+ * timers and cross-thread posting.
+ *
+ * Every registered descriptor is one-shot: its callback runs on one thread
+ * at a time and the descriptor is disarmed until the callback (or anyone)
+ * re-arms it with vl_io_modify. This lets several threads share one loop
+ * without two of them reading the same socket at once.
+ *
+ * Callbacks must not block (no disk I/O, no waiting on a condition): hand
+ * such work to a worker (io-threads) or use vl_sync_* on a worker thread.
+ */
+#ifndef VOL_LOOP_H
+#define VOL_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+typedef struct vl_loop vl_loop_t;
+typedef struct vl_io vl_io_t;
+typedef struct vl_timer vl_timer_t;
+
+/* events are EPOLLIN / EPOLLOUT (ERR and HUP always reported). */
+typedef void vl_io_cb(vl_io_t *io, int fd, uint32_t events, void *arg);
+typedef void vl_timer_cb(void *arg);
+typedef void vl_task_cb(void *arg);
+
+/* NULL on failure (errno set). */
+vl_loop_t *vl_loop_new(unsigned n_threads);
+/* Starts the threads; returns 0 or -errno. */
+int vl_loop_start(vl_loop_t *loop);
+/* Stops and joins the threads (not from a loop thread). Pending timers
+ * are cancelled without running; posted tasks not yet run are run. */
+void vl_loop_stop(vl_loop_t *loop);
+void vl_loop_free(vl_loop_t *loop);
+/* Runs one iteration on the calling thread, waiting at most timeout_ms
+ * (-1 forever); for unit tests that drive a loop without threads.
+ * Returns the number of callbacks run. */
+int vl_loop_run_once(vl_loop_t *loop, int timeout_ms);
+bool vl_loop_on_loop_thread(vl_loop_t *loop);
+
+int vl_io_add(vl_loop_t *loop, int fd, uint32_t events, vl_io_cb *cb,
+              void *arg, vl_io_t **out /* OUT */);
+/* Re-arms with new events; 0 or -errno. */
+int vl_io_modify(vl_io_t *io, uint32_t events);
+/* Deregisters and frees io. When it returns, cb is not running and will
+ * not run again, unless called from within cb itself (then cb finishes
+ * normally and must not touch io afterwards). Does not close fd. */
+void vl_io_del(vl_io_t *io);
+
+/* One-shot timer after ms milliseconds; NULL on ENOMEM. */
+vl_timer_t *vl_timer_add(vl_loop_t *loop, uint64_t ms, vl_timer_cb *cb,
+                         void *arg);
+/* True if the timer was cancelled before it ran (cb will never run);
+ * false if it already ran or is running. Frees the timer either way once
+ * it has run. */
+bool vl_timer_cancel(vl_timer_t *timer);
+
+/* Runs cb(arg) soon on a loop thread; 0 or -ENOMEM. */
+int vl_loop_post(vl_loop_t *loop, vl_task_cb *cb, void *arg);
+
+#endif /* VOL_LOOP_H */

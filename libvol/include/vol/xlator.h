@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * xlator: the translator class (one const, versioned struct per type) and
+ * the translator instance a graph builds from it.
+ *
+ * Lifecycle: the graph parses xl->conf from the volfile through
+ * cls->options, calls cross_check, then init() bottom-up (children first);
+ * then PARENT_UP goes down from the top. Leaves that connect somewhere
+ * (protocol/client) send CHILD_UP/CHILD_DOWN up when they connect or lose
+ * their server. fini() runs top-down at teardown, after PARENT_DOWN.
+ *
+ * A NULL fop slot passes the request to the first child; in a leaf it
+ * answers -ENOSYS.
+ */
+#ifndef VOL_XLATOR_H
+#define VOL_XLATOR_H
+
+#include <stdio.h>
+
+#include "vol/common.h"
+#include "vol/fd.h"
+#include "vol/inode.h"
+#include "vol/options.h"
+#include "vol/req.h"
+
+#define VL_XLATOR_ABI 1
+
+struct vl_graph;
+typedef struct vl_xlator vl_xlator_t;
+
+typedef enum vl_event {
+    VL_EV_PARENT_UP,   /* the graph above is ready; start connecting */
+    VL_EV_PARENT_DOWN, /* the graph is being torn down; stop */
+    VL_EV_CHILD_UP,    /* data: the child (vl_xlator_t *) that came up */
+    VL_EV_CHILD_DOWN,  /* data: the child that went down */
+    VL_EV_CLIENT_DISCONNECT, /* brick side; data: uint64_t *client_id whose
+                                locks and state must be dropped */
+} vl_event_t;
+
+typedef void vl_fop_fn(vl_xlator_t *xl, vl_req_t *req);
+
+/* Class flags. */
+#define VL_XL_LEAF (1u << 0)      /* takes no children (storage, client) */
+#define VL_XL_ONE_CHILD (1u << 1) /* exactly one child */
+#define VL_XL_MANY_CHILDREN (1u << 2) /* one or more children */
+#define VL_XL_TOP_ONLY (1u << 3)  /* must be the top of the graph */
+
+typedef struct vl_xlator_class {
+    unsigned abi;               /* VL_XLATOR_ABI */
+    const char *type;           /* "storage/posix" */
+    const char *prefix;         /* `volume set` namespace: "posix" */
+    unsigned version[3];        /* the class's own version */
+    unsigned flags;             /* VL_XL_* */
+    size_t conf_size;           /* sizeof the option struct */
+    size_t req_priv_size;       /* bytes per request (VL_REQ_PRIV) */
+    size_t inode_ctx_size;      /* bytes per inode (vl_inode_ctx) */
+    size_t fd_ctx_size;         /* bytes per fd (vl_fd_ctx) */
+    const vl_option_t *options; /* terminated by VL_OPT_END */
+    const char *const *mem_types; /* names, index 0 = "misc"; NULL-ended */
+    const char *doc;            /* one paragraph for the translator guide */
+
+    /* Returns 0 or -errno with err set. xl->conf is parsed. */
+    int (*init)(vl_xlator_t *xl, vl_err_t *err);
+    void (*fini)(vl_xlator_t *xl);
+    /* Rules involving several options; conf is the parsed struct. */
+    int (*cross_check)(const void *conf, vl_err_t *err);
+    /* Applies new_conf (only VL_OPT_LIVE options differ) in place; on
+     * success the core swaps xl->conf with new_conf and frees the old. */
+    int (*reconfigure)(vl_xlator_t *xl, const void *new_conf, vl_err_t *err);
+    /* Returns 0; NULL means vl_notify_default. */
+    int (*notify)(vl_xlator_t *xl, vl_event_t ev, void *data);
+    void (*forget)(vl_xlator_t *xl, vl_inode_t *inode);
+    void (*release)(vl_xlator_t *xl, vl_fd_t *fd);
+    /* Writes "key=value" lines of private state for statedump. */
+    void (*dump)(vl_xlator_t *xl, FILE *out);
+
+    vl_fop_fn *fops[VL_FOP_COUNT];
+} vl_xlator_class_t;
+
+struct vl_mem_acct;
+
+struct vl_xlator {
+    const vl_xlator_class_t *cls; /* borrowed, static */
+    char *name;                   /* owned; volfile volume name */
+    void *conf;                   /* owned; parsed options (cls->conf_size) */
+    void *priv;                   /* the translator's runtime state */
+    vl_xlator_t **children;       /* owned array of borrowed pointers */
+    size_t n_children;
+    vl_xlator_t **parents;        /* owned array of borrowed pointers */
+    size_t n_parents;
+    struct vl_graph *graph;       /* borrowed; the graph it belongs to */
+    unsigned index;               /* position in the graph */
+    size_t inode_ctx_off;         /* offset of its area in inode ctx */
+    size_t fd_ctx_off;            /* offset of its area in fd ctx */
+    struct vl_mem_acct *mem_acct; /* owned by the core */
+    bool is_up;                   /* core's: CHILD_UP seen from below */
+};
+
+#define VL_FIRST_CHILD(xl) ((xl)->children[0])
+#define VL_CONF(xl, type) ((const type *)(xl)->conf)
+
+/* Forwards CHILD_UP/CHILD_DOWN to every parent and PARENT_UP/PARENT_DOWN/
+ * CLIENT_DISCONNECT to every child. */
+int vl_notify_default(vl_xlator_t *xl, vl_event_t ev, void *data);
+/* Delivers ev to xl (its notify, or the default). */
+int vl_notify(vl_xlator_t *xl, vl_event_t ev, void *data);
+/* Sends ev from child to each of its parents. */
+void vl_notify_parents(vl_xlator_t *child, vl_event_t ev);
+
+/* Registry of classes, filled at startup (xlators/builtin.c registers the
+ * in-tree ones; tests add their own). */
+int vl_registry_add(const vl_xlator_class_t *cls);
+const vl_xlator_class_t *vl_registry_find(const char *type);
+/* Calls fn for every registered class, in registration order. */
+void vl_registry_foreach(void (*fn)(const vl_xlator_class_t *cls, void *arg),
+                         void *arg);
+
+#endif /* VOL_XLATOR_H */

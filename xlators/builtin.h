@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* builtin: the in-tree translator classes, registered at startup. */
+#ifndef MORTAR_XLATORS_BUILTIN_H
+#define MORTAR_XLATORS_BUILTIN_H
+
+#include "vol/xlator.h"
+
+extern const vl_xlator_class_t xl_storage_posix;
+extern const vl_xlator_class_t xl_features_locks;
+extern const vl_xlator_class_t xl_performance_io_threads;
+extern const vl_xlator_class_t xl_debug_trace;
+extern const vl_xlator_class_t xl_protocol_client;
+extern const vl_xlator_class_t xl_protocol_server;
+extern const vl_xlator_class_t xl_mount_fuse;
+
+/* Registers every class above; 0 or -errno. Idempotent. */
+int vl_xlators_register_builtin(void);
+
+#endif
