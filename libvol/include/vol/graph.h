@@ -46,8 +46,13 @@ void vl_graph_activate(vl_graph_t *graph);
 /* The top translator calls this once it is usable (status 0: FUSE
  * mounted, server listening) or failed (-errno, reason). */
 void vl_graph_set_ready(vl_graph_t *graph, int status, const char *reason);
+/* Any translator may record why the graph is not usable yet (e.g.
+ * protocol/client: "127.0.0.1:24010: Connection refused"); the last one is
+ * the reason vl_graph_wait_ready gives on timeout. */
+void vl_graph_set_last_error(vl_graph_t *graph, const char *reason);
 /* Waits for vl_graph_set_ready; returns its status, or -ETIMEDOUT. If
- * reason is not NULL it receives a copy of the reason (max len bytes). */
+ * reason is not NULL it receives a copy of the reason (max len bytes):
+ * the ready reason, or on timeout the last error recorded. */
 int vl_graph_wait_ready(vl_graph_t *graph, int timeout_ms, char *reason,
                         size_t len);
 /* Tears down: PARENT_DOWN, fini() top-down, frees everything. Pending

@@ -26,8 +26,8 @@
  *   PERCENT: number with optional "%", 0..100.
  *   ADDR: host name, IPv4 or IPv6 address; ADDR_LIST: comma-separated
  *   ADDRs or patterns with '*' (auth lists).
- * Keys may contain one '*' standing for one dot-free segment, for keys such
- * as "auth.addr.*.allow".
+ * Keys may contain one '*' standing for any non-empty text, for keys such
+ * as "auth.addr.*.allow" (the brick's subvolume name, often a path).
  */
 #ifndef VOL_OPTIONS_H
 #define VOL_OPTIONS_H
