@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mortarfsd: runs the translator graph of one volfile (a brick, or with a
+ * mount point a FUSE client) until a signal stops it.
+ *
+ * Startup, in this order, so that every thread inherits the blocked
+ * signal mask and no thread exists at fork time:
+ *   parse the command line; load the volfile (+ overrides, + mount/fuse);
+ *   block signals; fork unless -N (the parent waits for the child's
+ *   status); pid file; log; event loop; build, init, activate the graph;
+ *   wait until its top says it is usable; report; serve signals.
+ * Threads: main thread only here; the loop's threads run the graph.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsd.h"
+#include "xlators/builtin.h"
+
+#define FSD_DOMAIN "mortarfsd"
+
+/* Process state of one run, kept together for the cleanup path. */
+struct fsd_run {
+    struct fsd_opts opts;   /* owned; the command line */
+    struct fsd_daemon dmn;  /* pipe and pid file */
+    vl_volfile_t *vf;       /* owned; the volfile to run */
+    vl_loop_t *loop;        /* owned */
+    vl_graph_t *graph;      /* owned */
+    char *log_path;         /* owned; NULL = stderr */
+};
+
+
+/* Opens the log: the given file, else stderr in the foreground, else the
+ * default file (creating its directory). */
+static int
+fsd_log_setup(struct fsd_run *run, vl_err_t *err)
+{
+    vl_log_level_t level = run->opts.has_log_level ? run->opts.log_level
+                                                   : vl_log_get_level();
+    int rc;
+
+    if (run->opts.log_file != NULL && strcmp(run->opts.log_file, "-") != 0) {
+        run->log_path = strdup(run->opts.log_file);
+        if (run->log_path == NULL)
+            return -ENOMEM;
+    } else if (run->opts.log_file == NULL && !run->opts.is_foreground) {
+        run->log_path = fsd_log_default_path(&run->opts);
+        if (run->log_path == NULL)
+            return -ENOMEM;
+        (void)mkdir(FSD_DEFAULT_LOG_DIR, 0755);
+    }
+    rc = vl_log_open(run->log_path, level);
+    if (rc != 0)
+        vl_err_set(err, "log file %s: %s", run->log_path, strerror(-rc));
+    return rc;
+}
+
+
+/* Builds and starts the graph; 0 once its top reported it is usable. */
+static int
+fsd_graph_start(struct fsd_run *run, vl_err_t *err)
+{
+    char reason[sizeof(err->msg)] = "";
+    int rc;
+
+    run->loop = vl_loop_new(run->opts.event_threads);
+    if (run->loop == NULL) {
+        vl_err_set(err, "event loop: %s", strerror(errno));
+        return -errno;
+    }
+    rc = vl_loop_start(run->loop);
+    if (rc != 0) {
+        vl_err_set(err, "event loop threads: %s", strerror(-rc));
+        return rc;
+    }
+    run->graph = vl_graph_build(run->vf, run->loop, err);
+    if (run->graph == NULL)
+        return -EINVAL;
+    rc = vl_graph_init(run->graph, err);
+    if (rc != 0)
+        return rc;
+    vl_graph_activate(run->graph);
+    rc = vl_graph_wait_ready(run->graph,
+                             (int)run->opts.ready_timeout_s * 1000, reason,
+                             sizeof(reason));
+    if (rc == -ETIMEDOUT)
+        vl_err_set(err, "graph not usable after %u s%s%s",
+                   run->opts.ready_timeout_s, reason[0] != '\0' ? ": " : "",
+                   reason);
+    else if (rc != 0)
+        vl_err_set(err, "%s", reason[0] != '\0' ? reason : strerror(-rc));
+    return rc;
+}
+
+
+static void
+fsd_run_free(struct fsd_run *run)
+{
+    if (run->graph != NULL)
+        vl_graph_free(run->graph);
+    if (run->loop != NULL) {
+        vl_loop_stop(run->loop);
+        vl_loop_free(run->loop);
+    }
+    if (run->vf != NULL)
+        vl_volfile_free(run->vf);
+    fsd_pidfile_release(&run->dmn);
+    free(run->log_path);
+    fsd_opts_clear(&run->opts);
+}
+
+
+int
+main(int argc, char **argv)
+{
+    struct fsd_run run = {.dmn = {.ready_fd = -1, .pid_fd = -1}};
+    vl_err_t err = {.msg = ""};
+    sigset_t sigs;
+    int status = FSD_EXIT_FAIL;
+    int rc;
+
+    if (fsd_opts_parse(argc, argv, &run.opts, &err) != 0) {
+        fprintf(stderr, "mortarfsd: %s\n", err.msg);
+        return FSD_EXIT_USAGE;
+    }
+    if (run.opts.is_help || run.opts.is_version) {
+        if (run.opts.is_help)
+            fsd_usage(stdout, "mortarfsd");
+        else
+            printf("mortarfsd %s (translator ABI %d)\n", PACKAGE_VERSION,
+                   VL_XLATOR_ABI);
+        fsd_opts_clear(&run.opts);
+        return FSD_EXIT_OK;
+    }
+
+    vl_global_init();
+    if (run.opts.has_log_level)
+        vl_log_set_level(run.opts.log_level);
+    rc = vl_xlators_register_builtin();
+    if (rc != 0) {
+        vl_err_set(&err, "registering translators: %s", strerror(-rc));
+        goto fail_early;
+    }
+    run.vf = fsd_volfile_prepare(&run.opts, &err);
+    if (run.vf == NULL)
+        goto fail_early;
+    rc = fsd_signals_block(&sigs);
+    if (rc != 0) {
+        vl_err_set(&err, "blocking signals: %s", strerror(-rc));
+        goto fail_early;
+    }
+    if (!run.opts.is_foreground && fsd_daemonize(&run.dmn, &err) != 0)
+        goto fail;
+
+    /* From here on, in the daemon child (or the foreground process). */
+    if (run.opts.pid_file != NULL &&
+        fsd_pidfile_take(&run.dmn, run.opts.pid_file, &err) != 0)
+        goto fail;
+    if (fsd_log_setup(&run, &err) != 0)
+        goto fail;
+    if (!run.opts.is_foreground && fsd_stdio_to_null() != 0) {
+        vl_err_set(&err, "redirecting stdio: %s", strerror(errno));
+        goto fail;
+    }
+    vl_glog(FSD_DOMAIN, VL_LOG_INFO, "starting %s (pid %ld, %u event "
+            "threads)%s%s", run.opts.volfile, (long)getpid(),
+            run.opts.event_threads, run.opts.mountpoint != NULL ? " on " : "",
+            run.opts.mountpoint != NULL ? run.opts.mountpoint : "");
+    if (fsd_graph_start(&run, &err) != 0)
+        goto fail;
+    vl_glog(FSD_DOMAIN, VL_LOG_INFO, "graph ready");
+    fsd_report_ready(&run.dmn, 0, NULL);
+
+    (void)fsd_signals_serve(&sigs, &run.opts, run.log_path);
+    fsd_run_free(&run);
+    vl_glog(FSD_DOMAIN, VL_LOG_INFO, "stopped");
+    return FSD_EXIT_OK;
+
+fail:
+    vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "startup failed: %s", err.msg);
+    if (run.dmn.ready_fd >= 0)
+        fsd_report_ready(&run.dmn, -1, err.msg);
+    else
+        fprintf(stderr, "mortarfsd: %s\n", err.msg);
+    fsd_run_free(&run);
+    return status;
+
+fail_early:
+    fprintf(stderr, "mortarfsd: %s\n", err.msg);
+    fsd_run_free(&run);
+    return status;
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * opts: mortarfsd's command line (getopt_long) and its --help text.
+ *
+ * Parsing never exits: it fills struct fsd_opts or returns -EINVAL with a
+ * one-line reason, so it can be unit-tested. Relative paths are made
+ * absolute here because the daemon changes its directory to "/".
+ * Threads: called once from main before any thread exists.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsd.h"
+
+enum {
+    OPT_LOG_FILE = 256,
+    OPT_LOG_LEVEL,
+    OPT_PID_FILE,
+    OPT_EVENT_THREADS,
+    OPT_DUMP_DIR,
+    OPT_XLATOR_OPTION,
+    OPT_FUSE_OPT,
+    OPT_READY_TIMEOUT,
+};
+
+static const struct option fsd_long_opts[] = {
+    {"volfile", required_argument, NULL, 'f'},
+    {"no-daemon", no_argument, NULL, 'N'},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"pid-file", required_argument, NULL, OPT_PID_FILE},
+    {"event-threads", required_argument, NULL, OPT_EVENT_THREADS},
+    {"dump-dir", required_argument, NULL, OPT_DUMP_DIR},
+    {"xlator-option", required_argument, NULL, OPT_XLATOR_OPTION},
+    {"fuse-opt", required_argument, NULL, OPT_FUSE_OPT},
+    {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
+    {"version", no_argument, NULL, 'V'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+
+void
+fsd_usage(FILE *out, const char *prog)
+{
+    fprintf(out,
+"Usage: %s --volfile PATH [OPTION]... [MOUNTPOINT]\n"
+"Run the translator graph of a volfile (a brick, or with MOUNTPOINT a FUSE\n"
+"client: mount/fuse is put on top of the volfile's top volume).\n"
+"\n"
+"  -f, --volfile PATH          volfile to run (required)\n"
+"  -N, --no-daemon             stay in the foreground\n"
+"      --log-file PATH         log file ('-' = stderr); default stderr with\n"
+"                              -N, else " FSD_DEFAULT_LOG_DIR "/NAME.log\n"
+"      --log-level LEVEL       NONE CRITICAL ERROR WARNING INFO DEBUG TRACE\n"
+"      --pid-file PATH         write and lock a pid file (one owner only)\n"
+"      --event-threads N       event loop threads, 1-64 (default %d)\n"
+"      --dump-dir DIR          statedump directory (default %s)\n"
+"      --xlator-option NAME.KEY=VALUE\n"
+"                              override option KEY of translator NAME\n"
+"      --fuse-opt KEY=VALUE    option of the mount/fuse translator\n"
+"  -o KEY[=VALUE][,...]        same, mount(8) style (bare KEY means on)\n"
+"      --ready-timeout SEC     how long to wait for the graph (default %d)\n"
+"  -V, --version               print the version and exit\n"
+"  -h, --help                  print this help and exit\n"
+"\n"
+"Without -N the command returns once the graph is usable (the brick\n"
+"listens, the mount works) or prints why it is not.\n"
+"Signals: TERM/INT stop (unmounting), USR1 writes a statedump to\n"
+"DIR/mortarfsd.PID.dump.TIME, HUP reopens the log file.\n"
+"\n"
+"Exit status: %d started / stopped cleanly, %d graph failed to load or\n"
+"start, %d bad command line.\n",
+            prog, FSD_DEFAULT_EVENT_THREADS, FSD_DEFAULT_DUMP_DIR,
+            FSD_DEFAULT_READY_TIMEOUT_S, FSD_EXIT_OK, FSD_EXIT_FAIL,
+            FSD_EXIT_USAGE);
+}
+
+
+/* Returns a malloc'ed absolute form of path (cwd-relative if needed). */
+static int
+fsd_abs_path(const char *path, char **out, vl_err_t *err)
+{
+    char cwd[PATH_MAX];
+
+    if (path[0] == '\0') {
+        vl_err_set(err, "empty path");
+        return -EINVAL;
+    }
+    if (path[0] == '/') {
+        *out = strdup(path);
+        return *out == NULL ? -ENOMEM : 0;
+    }
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        vl_err_set(err, "getcwd: %s", strerror(errno));
+        return -errno;
+    }
+    if (asprintf(out, "%s/%s", strcmp(cwd, "/") == 0 ? "" : cwd, path) < 0)
+        return -ENOMEM;
+    return 0;
+}
+
+
+static int
+fsd_parse_uint(const char *s, unsigned min, unsigned max, const char *what,
+               unsigned *out, vl_err_t *err)
+{
+    char *end = NULL;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 ||
+        v < min || v > max) {
+        vl_err_set(err, "%s: '%s' is not a number in %u-%u", what, s, min,
+                   max);
+        return -EINVAL;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+
+static int
+fsd_add_fuse_opt(struct fsd_opts *opts, const char *key, size_t key_len,
+                 const char *value, vl_err_t *err)
+{
+    struct vl_kv *kvs;
+    struct vl_kv *kv;
+
+    if (key_len == 0) {
+        vl_err_set(err, "fuse option with an empty key");
+        return -EINVAL;
+    }
+    if (strchr(value, '\n') != NULL) {
+        vl_err_set(err, "fuse option value contains a newline");
+        return -EINVAL;
+    }
+    kvs = realloc(opts->fuse_opts, (opts->n_fuse_opts + 1) * sizeof(*kvs));
+    if (kvs == NULL)
+        return -ENOMEM;
+    opts->fuse_opts = kvs;
+    kv = &kvs[opts->n_fuse_opts];
+    kv->key = strndup(key, key_len);
+    kv->value = strdup(value);
+    if (kv->key == NULL || kv->value == NULL) {
+        free(kv->key);
+        free(kv->value);
+        return -ENOMEM;
+    }
+    opts->n_fuse_opts++;
+    return 0;
+}
+
+
+/* --fuse-opt KEY=VALUE: the '=' is required. */
+static int
+fsd_parse_fuse_opt(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    const char *eq = strchr(arg, '=');
+
+    if (eq == NULL || eq[1] == '\0') {
+        vl_err_set(err, "--fuse-opt '%s': expected KEY=VALUE", arg);
+        return -EINVAL;
+    }
+    return fsd_add_fuse_opt(opts, arg, (size_t)(eq - arg), eq + 1, err);
+}
+
+
+/* -o a=b,c: a comma list; a bare key means "on" (as mount(8)'s "ro"). */
+static int
+fsd_parse_mount_opts(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    const char *p = arg;
+    int rc = 0;
+
+    while (rc == 0 && *p != '\0') {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        char *value;
+
+        if (len == 0) {
+            p++;
+            continue;
+        }
+        if (eq == NULL) {
+            rc = fsd_add_fuse_opt(opts, p, len, "on", err);
+        } else {
+            value = strndup(eq + 1, len - (size_t)(eq + 1 - p));
+            if (value == NULL)
+                return -ENOMEM;
+            if (value[0] == '\0') {
+                vl_err_set(err, "-o '%.*s': empty value", (int)len, p);
+                rc = -EINVAL;
+            } else {
+                rc = fsd_add_fuse_opt(opts, p, (size_t)(eq - p), value, err);
+            }
+            free(value);
+        }
+        p += len;
+    }
+    return rc;
+}
+
+
+/* NAME.KEY=VALUE; NAME may itself contain dots (brick paths), so only the
+ * shape is checked here and the split happens against the volfile. */
+static int
+fsd_parse_xopt(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    const char *eq = strchr(arg, '=');
+    const char *dot = strchr(arg, '.');
+    struct fsd_xopt *xs;
+
+    if (eq == NULL || dot == NULL || dot > eq || dot == arg ||
+        dot + 1 == eq || eq[1] == '\0' || strchr(arg, '\n') != NULL) {
+        vl_err_set(err, "--xlator-option '%s': expected NAME.KEY=VALUE",
+                   arg);
+        return -EINVAL;
+    }
+    xs = realloc(opts->xopts, (opts->n_xopts + 1) * sizeof(*xs));
+    if (xs == NULL)
+        return -ENOMEM;
+    opts->xopts = xs;
+    xs[opts->n_xopts].arg = strndup(arg, (size_t)(eq - arg));
+    xs[opts->n_xopts].value = strdup(eq + 1);
+    if (xs[opts->n_xopts].arg == NULL || xs[opts->n_xopts].value == NULL) {
+        free(xs[opts->n_xopts].arg);
+        free(xs[opts->n_xopts].value);
+        return -ENOMEM;
+    }
+    opts->n_xopts++;
+    return 0;
+}
+
+
+static int
+fsd_set_path(char **slot, const char *arg, const char *what, vl_err_t *err)
+{
+    int rc;
+
+    free(*slot);
+    *slot = NULL;
+    if (strcmp(arg, "-") == 0 && strcmp(what, "--log-file") == 0) {
+        *slot = strdup("-");
+        return *slot == NULL ? -ENOMEM : 0;
+    }
+    rc = fsd_abs_path(arg, slot, err);
+    if (rc == -EINVAL)
+        vl_err_set(err, "%s: empty path", what);
+    return rc;
+}
+
+
+static int
+fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
+{
+    switch (c) {
+    case 'f':
+        return fsd_set_path(&opts->volfile, arg, "--volfile", err);
+    case 'N':
+        opts->is_foreground = true;
+        return 0;
+    case OPT_LOG_FILE:
+        return fsd_set_path(&opts->log_file, arg, "--log-file", err);
+    case OPT_LOG_LEVEL:
+        if (vl_log_level_parse(arg, &opts->log_level) != 0) {
+            vl_err_set(err, "--log-level: unknown level '%s'", arg);
+            return -EINVAL;
+        }
+        opts->has_log_level = true;
+        return 0;
+    case OPT_PID_FILE:
+        return fsd_set_path(&opts->pid_file, arg, "--pid-file", err);
+    case OPT_EVENT_THREADS:
+        return fsd_parse_uint(arg, 1, 64, "--event-threads",
+                              &opts->event_threads, err);
+    case OPT_DUMP_DIR:
+        return fsd_set_path(&opts->dump_dir, arg, "--dump-dir", err);
+    case OPT_XLATOR_OPTION:
+        return fsd_parse_xopt(opts, arg, err);
+    case OPT_FUSE_OPT:
+        return fsd_parse_fuse_opt(opts, arg, err);
+    case 'o':
+        return fsd_parse_mount_opts(opts, arg, err);
+    case OPT_READY_TIMEOUT:
+        return fsd_parse_uint(arg, 1, 86400, "--ready-timeout",
+                              &opts->ready_timeout_s, err);
+    case 'V':
+        opts->is_version = true;
+        return 0;
+    case 'h':
+        opts->is_help = true;
+        return 0;
+    default:
+        vl_err_set(err, "unknown option (see --help)");
+        return -EINVAL;
+    }
+}
+
+
+int
+fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
+{
+    int rc = 0;
+    int c;
+
+    memset(opts, 0, sizeof(*opts));
+    opts->event_threads = FSD_DEFAULT_EVENT_THREADS;
+    opts->ready_timeout_s = FSD_DEFAULT_READY_TIMEOUT_S;
+
+    /* getopt keeps state across calls (unit tests parse many times). */
+    optind = 0;
+    opterr = 0;
+    while (rc == 0 &&
+           (c = getopt_long(argc, argv, "+f:No:Vh", fsd_long_opts,
+                            NULL)) != -1) {
+        if (c == '?' || c == ':') {
+            const char *bad = argv[optind - 1];
+
+            if (optopt != 0 && c == '?')
+                vl_err_set(err, "unknown option '-%c' (see --help)",
+                           optopt);
+            else
+                vl_err_set(err, "bad option '%s' (see --help)", bad);
+            rc = -EINVAL;
+            break;
+        }
+        rc = fsd_opts_one(opts, c, optarg, err);
+    }
+    if (rc != 0)
+        goto out;
+    if (opts->is_help || opts->is_version)
+        goto out;
+    if (optind < argc) {
+        rc = fsd_set_path(&opts->mountpoint, argv[optind], "mount point",
+                          err);
+        if (rc != 0)
+            goto out;
+        optind++;
+    }
+    if (optind < argc) {
+        vl_err_set(err, "unexpected argument '%s' (see --help)",
+                   argv[optind]);
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->volfile == NULL) {
+        vl_err_set(err, "--volfile is required (see --help)");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->n_fuse_opts > 0 && opts->mountpoint == NULL) {
+        vl_err_set(err, "fuse options given without a mount point");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->dump_dir == NULL) {
+        opts->dump_dir = strdup(FSD_DEFAULT_DUMP_DIR);
+        if (opts->dump_dir == NULL)
+            rc = -ENOMEM;
+    }
+out:
+    if (rc == -ENOMEM)
+        vl_err_set(err, "out of memory");
+    if (rc != 0)
+        fsd_opts_clear(opts);
+    return rc;
+}
+
+
+void
+fsd_opts_clear(struct fsd_opts *opts)
+{
+    free(opts->volfile);
+    free(opts->mountpoint);
+    free(opts->log_file);
+    free(opts->pid_file);
+    free(opts->dump_dir);
+    for (size_t i = 0; i < opts->n_xopts; i++) {
+        free(opts->xopts[i].arg);
+        free(opts->xopts[i].value);
+    }
+    free(opts->xopts);
+    for (size_t i = 0; i < opts->n_fuse_opts; i++) {
+        free(opts->fuse_opts[i].key);
+        free(opts->fuse_opts[i].value);
+    }
+    free(opts->fuse_opts);
+    memset(opts, 0, sizeof(*opts));
+}
