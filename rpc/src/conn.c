@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * conn: one non-blocking TCP connection on a vl_loop.
+ *
+ * Input:   a 64 KiB staging buffer feeds the record parser; large fragment
+ *          bodies are read straight into the record's vl_buf. Complete
+ *          records go to ops->on_record on the loop thread.
+ * Output:  vrpc_conn_send (any thread) writes the record directly when the
+ *          queue is empty; what the socket does not take is copied into the
+ *          queue, and EPOLLOUT is armed to flush it.
+ * Threads: the descriptor is one-shot. conn->lock guards the queue, the
+ *          flags and re-arming, so a sender never re-arms the descriptor
+ *          while the callback runs (it sets is_again instead, and the
+ *          callback loops once more before re-arming itself).
+ * Lifetime: refcounted; the io registration holds one ref from
+ *          vrpc_conn_start until vrpc_conn_close.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vrpc.h"
+
+#define CONN_STAGE_SIZE (64 * 1024)
+#define CONN_DIRECT_MIN (16 * 1024)  /* read bodies this big in place */
+#define CONN_SOCK_BUF (4 * 1024 * 1024)
+#define CONN_MAX_IOV 16
+#define CONN_READS_PER_CB 64        /* then let other sockets run */
+
+struct vrpc_out {
+    struct vrpc_out *next; /* queue link */
+    size_t len;            /* bytes in data */
+    size_t off;            /* bytes already written */
+    char data[];           /* owned copy of the record's unsent part */
+};
+
+struct vrpc_conn {
+    atomic_int refs;                  /* freed at 0 */
+    vl_loop_t *loop;                  /* borrowed */
+    int fd;                           /* owned; -1 once closed */
+    vl_io_t *io;                      /* owned; NULL before start/after close */
+    const struct vrpc_conn_ops *ops;  /* borrowed, static */
+    void *arg;                        /* for ops */
+    pthread_mutex_t lock;             /* guards the fields below it */
+    struct vrpc_out *out_head;        /* owned queue of unsent bytes */
+    struct vrpc_out *out_tail;        /* last of the queue */
+    bool is_in_cb;                    /* the io callback is running */
+    bool is_again;                    /* callback must loop once more */
+    bool is_closed;                   /* vrpc_conn_close ran */
+    bool is_connecting;               /* waiting for connect(2) */
+    struct vrpc_rm rm;                /* reader's; only the io callback */
+    char *stage;                      /* owned; reader's staging buffer */
+    size_t stage_len;                 /* valid bytes in stage */
+    size_t stage_off;                 /* bytes of stage already parsed */
+    char peer[64];                    /* "addr:port" */
+    char peer_addr[48];               /* "addr" */
+};
+
+
+static void
+conn_fill_peer(vrpc_conn_t *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+
+    if (getpeername(c->fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+            inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+            port = ntohs(sin->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+            inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+            port = ntohs(sin6->sin6_port);
+        }
+    }
+    snprintf(c->peer_addr, sizeof(c->peer_addr), "%s", host);
+    snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
+}
+
+
+int
+vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
+              const struct vrpc_conn_ops *ops, void *arg, vrpc_conn_t **out)
+{
+    vrpc_conn_t *c = NULL;
+    int one = 1, bufsz = CONN_SOCK_BUF;
+    int rc = -ENOMEM;
+    int fl;
+
+    fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
+
+    c = vl_calloc(NULL, 1, sizeof(*c), VL_MT_MISC);
+    if (c == NULL)
+        goto out;
+    c->stage = vl_malloc(NULL, CONN_STAGE_SIZE, VL_MT_MISC);
+    if (c->stage == NULL)
+        goto out;
+    rc = pthread_mutex_init(&c->lock, NULL);
+    if (rc != 0) {
+        rc = -rc;
+        goto out;
+    }
+    atomic_init(&c->refs, 1);
+    c->loop = loop;
+    c->fd = fd;
+    c->ops = ops;
+    c->arg = arg;
+    c->is_connecting = is_connecting;
+    vrpc_rm_init(&c->rm, VRPC_MAX_RECORD);
+    conn_fill_peer(c);
+    *out = c;
+    return 0;
+out:
+    if (c != NULL)
+        vl_free(c->stage);
+    vl_free(c);
+    close(fd);
+    return rc;
+}
+
+
+vrpc_conn_t *
+vrpc_conn_ref(vrpc_conn_t *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+    return c;
+}
+
+
+void
+vrpc_conn_unref(vrpc_conn_t *c)
+{
+    struct vrpc_out *o;
+
+    if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    while ((o = c->out_head) != NULL) {
+        c->out_head = o->next;
+        vl_free(o);
+    }
+    vrpc_rm_clear(&c->rm);
+    if (c->fd >= 0)
+        close(c->fd);
+    pthread_mutex_destroy(&c->lock);
+    vl_free(c->stage);
+    vl_free(c);
+}
+
+
+const char *
+vrpc_conn_peer(const vrpc_conn_t *c)
+{
+    return c->peer;
+}
+
+
+const char *
+vrpc_conn_peer_addr(const vrpc_conn_t *c)
+{
+    return c->peer_addr;
+}
+
+
+bool
+vrpc_conn_is_closed(vrpc_conn_t *c)
+{
+    bool closed;
+
+    pthread_mutex_lock(&c->lock);
+    closed = c->is_closed;
+    pthread_mutex_unlock(&c->lock);
+    return closed;
+}
+
+
+void
+vrpc_conn_close(vrpc_conn_t *c, int reason)
+{
+    struct vrpc_out *o;
+    vl_io_t *io;
+
+    pthread_mutex_lock(&c->lock);
+    if (c->is_closed) {
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    c->is_closed = true;
+    while ((o = c->out_head) != NULL) {
+        c->out_head = o->next;
+        vl_free(o);
+    }
+    c->out_tail = NULL;
+    io = c->io;
+    c->io = NULL;
+    pthread_mutex_unlock(&c->lock);
+
+    /* After this the callback is not running (or we are inside it) and no
+     * sender touches fd: senders check is_closed under the lock. */
+    if (io != NULL)
+        vl_io_del(io);
+    shutdown(c->fd, SHUT_RDWR);
+    if (c->ops->on_close != NULL)
+        c->ops->on_close(c, reason, c->arg);
+    if (io != NULL)
+        vrpc_conn_unref(c); /* the registration's ref */
+}
+
+
+/* Writes queued bytes until the queue is empty or the socket is full.
+ * Returns 0 or -errno of a fatal write error. */
+static int
+conn_flush_locked(vrpc_conn_t *c)
+{
+    struct vrpc_out *o;
+
+    while ((o = c->out_head) != NULL) {
+        ssize_t w = send(c->fd, o->data + o->off, o->len - o->off,
+                         MSG_NOSIGNAL);
+
+        if (w < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        o->off += (size_t)w;
+        if (o->off < o->len)
+            return 0;
+        c->out_head = o->next;
+        if (c->out_head == NULL)
+            c->out_tail = NULL;
+        vl_free(o);
+    }
+    return 0;
+}
+
+
+/* Copies the unsent tail (skip bytes already written) into the queue. */
+static int
+conn_queue_locked(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
+                  size_t total, size_t skip)
+{
+    struct vrpc_out *o;
+    size_t pos = 0;
+
+    o = vl_malloc(NULL, sizeof(*o) + (total - skip), VL_MT_MISC);
+    if (o == NULL)
+        return -ENOMEM;
+    o->next = NULL;
+    o->len = total - skip;
+    o->off = 0;
+    for (int i = 0; i < n_iov; i++) {
+        const char *base = iov[i].iov_base;
+        size_t l = iov[i].iov_len;
+
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(o->data + pos, base + skip, l - skip);
+        pos += l - skip;
+        skip = 0;
+    }
+    if (c->out_tail != NULL)
+        c->out_tail->next = o;
+    else
+        c->out_head = o;
+    c->out_tail = o;
+    return 0;
+}
+
+
+int
+vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov)
+{
+    struct iovec v[CONN_MAX_IOV + 1];
+    uint32_t mark;
+    size_t total = 0, written = 0;
+    int rc = 0;
+    int n = 0;
+
+    if (n_iov > CONN_MAX_IOV)
+        return -EINVAL;
+    for (int i = 0; i < n_iov; i++)
+        total += iov[i].iov_len;
+    if (total > VRPC_MAX_RECORD)
+        return -EMSGSIZE;
+    mark = htonl((uint32_t)total | VRPC_LAST_FRAG);
+    v[n].iov_base = &mark;
+    v[n++].iov_len = sizeof(mark);
+    for (int i = 0; i < n_iov; i++)
+        if (iov[i].iov_len > 0)
+            v[n++] = iov[i];
+    total += sizeof(mark);
+
+    pthread_mutex_lock(&c->lock);
+    if (c->is_closed) {
+        rc = -ENOTCONN;
+        goto out;
+    }
+    if (c->out_head == NULL && !c->is_connecting && c->io != NULL) {
+        struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)n};
+        ssize_t w;
+
+        do {
+            w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
+        } while (w < 0 && errno == EINTR);
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            rc = -errno;
+            goto out;
+        }
+        written = w > 0 ? (size_t)w : 0;
+        if (written == total)
+            goto out;
+    }
+    rc = conn_queue_locked(c, v, n, total, written);
+    if (rc != 0)
+        goto out;
+    if (c->is_in_cb)
+        c->is_again = true;
+    else if (c->io != NULL && !c->is_connecting)
+        (void)vl_io_modify(c->io, EPOLLIN | EPOLLOUT);
+out:
+    pthread_mutex_unlock(&c->lock);
+    /* A failed write, or a partial record we could not queue, leaves the
+     * stream unusable. */
+    if (rc != 0 && rc != -ENOTCONN && (rc != -ENOMEM || written > 0)) {
+        vrpc_conn_close(c, rc);
+        rc = -ENOTCONN;
+    }
+    return rc;
+}
+
+
+/* Hands a record to the owner; returns false if the connection closed. */
+static bool
+conn_deliver(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
+{
+    c->ops->on_record(c, rec, len, c->arg);
+    vl_buf_unref(rec);
+    return !vrpc_conn_is_closed(c);
+}
+
+
+/* Reads and parses what the socket has. Returns 0 (would block, or did
+ * enough for one turn) or -errno to close with (-ECONNRESET for EOF). */
+static int
+conn_read(vrpc_conn_t *c)
+{
+    for (int i = 0; i < CONN_READS_PER_CB; i++) {
+        vl_buf_t *rec = NULL;
+        size_t rec_len = 0;
+        ssize_t r;
+        char *p;
+        size_t want;
+        int rc;
+
+        if (c->stage_off < c->stage_len) {
+            size_t used;
+
+            rc = vrpc_rm_feed(&c->rm, c->stage + c->stage_off,
+                              c->stage_len - c->stage_off, &used, &rec,
+                              &rec_len);
+            c->stage_off += used;
+            if (rc < 0)
+                return rc;
+            if (rc == 1 && !conn_deliver(c, rec, rec_len))
+                return 0;
+            continue;
+        }
+        want = vrpc_rm_direct(&c->rm, &p);
+        if (want >= CONN_DIRECT_MIN) {
+            r = read(c->fd, p, want);
+            if (r > 0) {
+                rc = vrpc_rm_direct_done(&c->rm, (size_t)r, &rec, &rec_len);
+                if (rc == 1 && !conn_deliver(c, rec, rec_len))
+                    return 0;
+                continue;
+            }
+        } else {
+            r = read(c->fd, c->stage, CONN_STAGE_SIZE);
+            if (r > 0) {
+                c->stage_off = 0;
+                c->stage_len = (size_t)r;
+                continue;
+            }
+        }
+        if (r == 0)
+            return -ECONNRESET;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+            return 0;
+        if (errno != EINTR)
+            return -errno;
+    }
+    return 0;
+}
+
+
+/* Finishes a non-blocking connect; returns 0 or -errno. */
+static int
+conn_connect_done(vrpc_conn_t *c)
+{
+    int err = 0;
+    socklen_t sl = sizeof(err);
+
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
+        return -errno;
+    if (err != 0)
+        return -err;
+    pthread_mutex_lock(&c->lock);
+    c->is_connecting = false;
+    pthread_mutex_unlock(&c->lock);
+    conn_fill_peer(c);
+    if (c->ops->on_connect != NULL)
+        c->ops->on_connect(c, 0, c->arg);
+    return 0;
+}
+
+
+static void
+conn_io_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+{
+    vrpc_conn_t *c = arg;
+    int rc = 0;
+
+    pthread_mutex_lock(&c->lock);
+    if (c->is_in_cb || c->is_closed) {
+        c->is_again = true;
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    c->is_in_cb = true;
+    pthread_mutex_unlock(&c->lock);
+
+    for (;;) {
+        bool connecting;
+
+        pthread_mutex_lock(&c->lock);
+        connecting = c->is_connecting;
+        pthread_mutex_unlock(&c->lock);
+        if (connecting && events != 0) {
+            rc = conn_connect_done(c);
+            if (rc != 0) {
+                if (c->ops->on_connect != NULL)
+                    c->ops->on_connect(c, rc, c->arg);
+                break;
+            }
+        }
+        if (!connecting && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
+            rc = conn_read(c);
+            if (rc != 0)
+                break;
+        }
+        pthread_mutex_lock(&c->lock);
+        if (c->is_closed) {
+            c->is_in_cb = false;
+            pthread_mutex_unlock(&c->lock);
+            return;
+        }
+        rc = c->is_connecting ? 0 : conn_flush_locked(c);
+        if (rc != 0) {
+            pthread_mutex_unlock(&c->lock);
+            break;
+        }
+        if (c->is_again) {
+            c->is_again = false;
+            pthread_mutex_unlock(&c->lock);
+            events = c->is_connecting ? 0 : EPOLLIN;
+            continue;
+        }
+        c->is_in_cb = false;
+        if (c->is_connecting)
+            (void)vl_io_modify(io, EPOLLOUT);
+        else
+            (void)vl_io_modify(io, EPOLLIN
+                                       | (c->out_head != NULL ? EPOLLOUT : 0));
+        pthread_mutex_unlock(&c->lock);
+        return;
+    }
+    /* Fatal: close from inside the callback (vl_io_del allows that). */
+    pthread_mutex_lock(&c->lock);
+    c->is_in_cb = false;
+    pthread_mutex_unlock(&c->lock);
+    vrpc_conn_close(c, rc);
+}
+
+
+int
+vrpc_conn_start(vrpc_conn_t *c)
+{
+    vl_io_t *io = NULL;
+    uint32_t ev;
+    int rc;
+
+    vrpc_conn_ref(c); /* for the registration */
+    pthread_mutex_lock(&c->lock);
+    /* Hold the lock so that the callback cannot run before io is set. */
+    ev = c->is_connecting ? EPOLLOUT
+                          : EPOLLIN | (c->out_head != NULL ? EPOLLOUT : 0);
+    rc = vl_io_add(c->loop, c->fd, ev, conn_io_cb, c, &io);
+    if (rc == 0)
+        c->io = io;
+    pthread_mutex_unlock(&c->lock);
+    if (rc != 0)
+        vrpc_conn_unref(c);
+    return rc;
+}

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vrpc: Mortar's RPC transport (doc/wire-protocol.md).
+ *
+ *   record.c  ONC-RPC record marking parser (pure, fed bytes or filled
+ *             directly by read(2))
+ *   conn.c    one non-blocking TCP connection on a vl_loop: input parser,
+ *             mutex-guarded output queue, connect completion
+ *   msg.c     ONC-RPC call/reply headers and the caller credential
+ *   clnt.c    calls in flight on a connection, matched by XID
+ *   listen.c  listening socket and outgoing connect
+ *   conv.c    conversions between libvol types and XDR types
+ *
+ * Threads: every callback runs on a loop thread; vrpc_conn_send and
+ * vrpc_clnt_call may be called from any thread.
+ */
+#ifndef VRPC_H
+#define VRPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <rpc/rpc.h>
+
+#include "mortar.h"
+#include "vol/vol.h"
+
+/* Largest record accepted: a 16 MiB payload plus headers. */
+#define VRPC_MAX_RECORD (16 * VL_MiB + 64 * VL_KiB)
+/* Largest bulk payload (write data, read reply data). */
+#define VRPC_MAX_PAYLOAD (16 * VL_MiB)
+#define VRPC_LAST_FRAG 0x80000000u
+
+/* ---- record marking (record.c) ---- */
+
+struct vrpc_rm {
+    uint8_t mark[4];    /* partial fragment header */
+    unsigned n_mark;    /* bytes of mark received */
+    vl_buf_t *rec;      /* owned; the record being assembled */
+    size_t len;         /* bytes of rec filled */
+    size_t frag_left;   /* bytes of the current fragment still expected */
+    bool in_frag;       /* reading a fragment body */
+    bool is_last;       /* the current fragment ends the record */
+    size_t max;         /* largest record accepted */
+};
+
+void vrpc_rm_init(struct vrpc_rm *rm, size_t max);
+void vrpc_rm_clear(struct vrpc_rm *rm);
+/* Consumes up to len bytes, stopping right after a record completes.
+ * Returns 1 with *out (one ref, the caller's) and *out_len when a record
+ * completed, 0 when all bytes were consumed without completing one,
+ * -EMSGSIZE for a record over max, -ENOMEM. *used gets the bytes eaten. */
+int vrpc_rm_feed(struct vrpc_rm *rm, const char *data, size_t len,
+                 size_t *used /* OUT */, vl_buf_t **out /* OUT */,
+                 size_t *out_len /* OUT */);
+/* When a fragment body is expected, where its bytes may be read to
+ * directly and how many; 0 otherwise. */
+size_t vrpc_rm_direct(struct vrpc_rm *rm, char **ptr /* OUT */);
+/* Accounts n bytes read at the vrpc_rm_direct pointer; returns like feed. */
+int vrpc_rm_direct_done(struct vrpc_rm *rm, size_t n, vl_buf_t **out,
+                        size_t *out_len);
+
+/* ---- connection (conn.c) ---- */
+
+typedef struct vrpc_conn vrpc_conn_t;
+
+struct vrpc_conn_ops {
+    /* Connect finished: status 0 or -errno (then on_close follows). */
+    void (*on_connect)(vrpc_conn_t *c, int status, void *arg);
+    /* A complete record; rec is borrowed (ref it to keep). */
+    void (*on_record)(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg);
+    /* The connection is closed (EOF, error, garbage, vrpc_conn_close);
+     * called exactly once, after which no callback runs. */
+    void (*on_close)(vrpc_conn_t *c, int reason, void *arg);
+};
+
+/* Takes fd (closed on failure too), makes it non-blocking with
+ * TCP_NODELAY and large buffers. With is_connecting, waits for the
+ * connect to finish and reports it through on_connect. The connection
+ * has one ref (the caller's) and does nothing until vrpc_conn_start. */
+int vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
+                  const struct vrpc_conn_ops *ops, void *arg,
+                  vrpc_conn_t **out /* OUT */);
+int vrpc_conn_start(vrpc_conn_t *c);
+vrpc_conn_t *vrpc_conn_ref(vrpc_conn_t *c);
+void vrpc_conn_unref(vrpc_conn_t *c); /* NULL is allowed */
+/* Sends the concatenation of iov as one record (the mark is added).
+ * Bytes not written at once are copied, so iov is free on return.
+ * 0, -ENOTCONN (closed), -EMSGSIZE or -ENOMEM. */
+int vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov);
+/* Idempotent; on_close runs (once) with reason. Safe from any thread,
+ * including callbacks. */
+void vrpc_conn_close(vrpc_conn_t *c, int reason);
+/* "127.0.0.1:41000": the peer, for logs and auth. */
+const char *vrpc_conn_peer(const vrpc_conn_t *c);
+/* The peer's numeric address only ("127.0.0.1"). */
+const char *vrpc_conn_peer_addr(const vrpc_conn_t *c);
+bool vrpc_conn_is_closed(vrpc_conn_t *c);
+
+/* ---- messages (msg.c) ---- */
+
+/* accept_stat of RFC 5531 */
+enum vrpc_accept {
+    VRPC_SUCCESS = 0,
+    VRPC_PROG_UNAVAIL = 1,
+    VRPC_PROG_MISMATCH = 2,
+    VRPC_PROC_UNAVAIL = 3,
+    VRPC_GARBAGE_ARGS = 4,
+    VRPC_SYSTEM_ERR = 5,
+};
+
+struct vrpc_call_hdr {
+    uint32_t xid;             /* transaction id */
+    uint32_t prog;            /* program number */
+    uint32_t vers;            /* program version */
+    uint32_t proc;            /* procedure */
+    bool has_caller;          /* credential was MRT_AUTH_CALLER */
+    struct vl_caller caller;  /* from the credential (client_id 0) */
+};
+
+/* Decodes an RPC call header; *body_off is where the arguments start.
+ * 0, or -EPROTO if this is not a well-formed RPC v2 call (the xid is still
+ * filled when it could be read, *xid_ok says so). */
+int vrpc_decode_call(const char *rec, size_t len,
+                     struct vrpc_call_hdr *out /* OUT */,
+                     size_t *body_off /* OUT */, bool *xid_ok /* OUT */);
+/* Decodes an RPC reply header: 0 with *accept (enum vrpc_accept, or
+ * -1 for a denied reply) or -EPROTO. */
+int vrpc_decode_reply(const char *rec, size_t len, uint32_t *xid /* OUT */,
+                      int *accept /* OUT */, size_t *body_off /* OUT */);
+/* Encodes a call (header + args) into a vl_malloc'd buffer. */
+int vrpc_encode_call(uint32_t xid, uint32_t prog, uint32_t vers,
+                     uint32_t proc, const struct vl_caller *caller,
+                     xdrproc_t fn, void *args, char **out /* OUT */,
+                     size_t *out_len /* OUT */);
+/* Encodes an accepted reply; fn/res only with VRPC_SUCCESS (fn may be
+ * NULL for an empty result). */
+int vrpc_encode_reply(uint32_t xid, enum vrpc_accept accept, xdrproc_t fn,
+                      void *res, char **out /* OUT */,
+                      size_t *out_len /* OUT */);
+/* Encodes and sends a reply followed by payload bytes. */
+int vrpc_send_reply(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
+                    xdrproc_t fn, void *res, const struct iovec *payload,
+                    int n_payload);
+/* Decodes body bytes with fn into res (zeroed by the caller). On success
+ * *consumed gets the XDR bytes used (payload follows). -EPROTO on bad
+ * input (res is freed again). Free res with xdr_free(fn, res). */
+int vrpc_decode_body(const char *body, size_t len, xdrproc_t fn, void *res,
+                     size_t *consumed /* OUT, may be NULL */);
+
+/* ---- calls in flight (clnt.c) ---- */
+
+typedef struct vrpc_clnt vrpc_clnt_t;
+
+/* The one answer of a call: status 0 with the reply record (borrowed;
+ * ref to keep) and the offset of the result in it, or -errno
+ * (-ENOTCONN: connection lost; -EPROTO: the server rejected the call). */
+typedef void vrpc_reply_fn(void *cookie, int status, vl_buf_t *rec,
+                           size_t body_off, size_t len);
+typedef void vrpc_clnt_event_fn(vrpc_clnt_t *clnt, int status, void *arg);
+
+/* A client on fd (see vrpc_conn_new). on_connect reports the connect
+ * result; on_close the end of the connection, after every call in flight
+ * has been answered -ENOTCONN. */
+int vrpc_clnt_new(vl_loop_t *loop, int fd, bool is_connecting,
+                  vrpc_clnt_event_fn *on_connect, vrpc_clnt_event_fn *on_close,
+                  void *arg, vrpc_clnt_t **out /* OUT */);
+int vrpc_clnt_start(vrpc_clnt_t *clnt);
+/* Sends a call; cb runs exactly once unless this returns non-zero (then
+ * it never runs and the caller answers). payload follows the args. */
+int vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
+                   uint32_t proc, const struct vl_caller *caller,
+                   xdrproc_t fn, void *args, const struct iovec *payload,
+                   int n_payload, vrpc_reply_fn *cb, void *cookie);
+/* Closes the connection; calls in flight get -ENOTCONN. */
+void vrpc_clnt_close(vrpc_clnt_t *clnt);
+/* Drops the caller's ref (after close or on_close). */
+void vrpc_clnt_unref(vrpc_clnt_t *clnt);
+vrpc_clnt_t *vrpc_clnt_ref(vrpc_clnt_t *clnt);
+size_t vrpc_clnt_pending(vrpc_clnt_t *clnt);
+/* CLOCK_MONOTONIC milliseconds when the last record arrived. */
+uint64_t vrpc_clnt_last_rx_ms(vrpc_clnt_t *clnt);
+const char *vrpc_clnt_peer(vrpc_clnt_t *clnt);
+
+/* ---- sockets (listen.c) ---- */
+
+typedef struct vrpc_listener vrpc_listener_t;
+/* Gets an accepted fd (the callee owns it) and its peer. */
+typedef void vrpc_accept_fn(int fd, const struct sockaddr_storage *peer,
+                            void *arg);
+
+/* Binds addr:port (addr numeric or a host name) and listens; err gets
+ * "port 24010 in use" and the like. */
+int vrpc_listen(vl_loop_t *loop, const char *addr, uint16_t port,
+                vrpc_accept_fn *cb, void *arg, vrpc_listener_t **out,
+                vl_err_t *err);
+/* The bound port (useful with port 0). */
+uint16_t vrpc_listener_port(const vrpc_listener_t *l);
+/* Stops accepting; when it returns cb is not running. */
+void vrpc_listener_free(vrpc_listener_t *l);
+/* Starts a non-blocking connect; *fd_out is connecting or connected.
+ * -errno with err set ("badhost: Name or service not known"). */
+int vrpc_connect_start(const char *host, uint16_t port, int *fd_out,
+                       vl_err_t *err);
+uint64_t vrpc_now_ms(void);
+
+/* ---- conversions (conv.c) ---- */
+
+void vrpc_iatt_to_xdr(const struct vl_iatt *in, mrt_iatt *out);
+void vrpc_iatt_from_xdr(const mrt_iatt *in, struct vl_iatt *out);
+void vrpc_flock_to_xdr(const struct vl_flock *in, mrt_flock *out);
+void vrpc_flock_from_xdr(const mrt_flock *in, struct vl_flock *out);
+void vrpc_gfid_to_xdr(const vl_gfid_t *in, mrt_gfid out);
+void vrpc_gfid_from_xdr(const mrt_gfid in, vl_gfid_t *out);
+/* Fills a wire loc from a vl_loc (name borrowed, not copied). */
+void vrpc_loc_to_xdr(const struct vl_loc *in, mrt_loc *out);
+void vrpc_statvfs_to_xdr(const struct statvfs *in, mrt_statfs_rsp *out);
+void vrpc_statvfs_from_xdr(const mrt_statfs_rsp *in, struct statvfs *out);
+/* True if name is a usable entry name (non-empty, no '/'). */
+bool vrpc_name_ok(const char *name);
+
+#endif /* VRPC_H */
