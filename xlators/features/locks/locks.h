@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * locks private definitions: lock records, per-inode lock state and the
+ * engines shared by locks.c (fops, events), locks-range.c (byte-range
+ * locks: POSIX, flock, inodelk) and locks-entry.c (entrylk).
+ *
+ * All lock state of one translator instance is guarded by one mutex,
+ * locks_priv.lock (not by inode->lock): lock traffic is light next to data
+ * traffic, and one lock keeps client disconnect, which walks every inode,
+ * simple and deadlock-free.
+ */
+#ifndef MORTAR_LOCKS_H
+#define MORTAR_LOCKS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+enum locks_mem_type {
+    LOCKS_MT_MISC = 0,
+    LOCKS_MT_PRIV,
+    LOCKS_MT_INODE,
+    LOCKS_MT_LOCK,
+    LOCKS_MT_STRING,
+};
+
+/* A circular doubly linked list with a sentinel head. */
+struct locks_list {
+    struct locks_list *next; /* next node, or the head */
+    struct locks_list *prev; /* previous node, or the head */
+};
+
+#define locks_container(ptr, type, member)                                   \
+    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+static inline void
+locks_list_init(struct locks_list *head)
+{
+    head->next = head;
+    head->prev = head;
+}
+
+
+static inline bool
+locks_list_empty(const struct locks_list *head)
+{
+    return head->next == head;
+}
+
+
+/* Inserts node before pos (at the tail when pos is the head). */
+static inline void
+locks_list_insert_before(struct locks_list *pos, struct locks_list *node)
+{
+    node->prev = pos->prev;
+    node->next = pos;
+    pos->prev->next = node;
+    pos->prev = node;
+}
+
+
+static inline void
+locks_list_del(struct locks_list *node)
+{
+    node->prev->next = node->next;
+    node->next->prev = node->prev;
+    node->next = node;
+    node->prev = node;
+}
+
+
+/* Which namespace a byte-range lock belongs to; locks of different kinds
+ * (or inodelk domains) never conflict. */
+enum locks_kind {
+    LOCKS_POSIX = 0, /* fcntl record locks, owner (client, lk_owner) */
+    LOCKS_FLOCK,     /* flock(2), whole file, owner is the open fd */
+    LOCKS_INODELK,   /* internal range locks of cluster translators */
+};
+
+/* Who holds a lock. */
+struct locks_owner {
+    uint64_t client_id; /* connection (caller.client_id) */
+    uint64_t lk_owner;  /* caller.lk_owner, or the fd's identity (flock) */
+};
+
+/* One byte-range lock, held or waiting. */
+struct locks_range {
+    struct locks_list link;   /* in locks_inode.held or .waiting */
+    enum locks_kind kind;     /* namespace */
+    char *domain;             /* owned; inodelk domain, else NULL */
+    struct locks_owner owner; /* holder or requester */
+    int16_t type;             /* F_RDLCK or F_WRLCK */
+    int64_t start;            /* first byte */
+    int64_t end;              /* last byte, inclusive; INT64_MAX = EOF */
+    int32_t pid;              /* reported by F_GETLK */
+    const vl_fd_t *fd;        /* identity only, never dereferenced: the fd
+                               * the lock came through (release() drops
+                               * locks by it); NULL for inodelk */
+    vl_req_t *req;            /* waiting only: the request to answer */
+    int status;               /* waiting only: answer once dequeued */
+};
+
+/* One entry lock, held or waiting. */
+struct locks_entry {
+    struct locks_list link;   /* in locks_inode.entry_held/.entry_waiting */
+    char *domain;             /* owned */
+    char *name;               /* owned; NULL = the whole directory */
+    struct locks_owner owner; /* holder or requester */
+    int16_t type;             /* F_RDLCK shared or F_WRLCK exclusive */
+    vl_req_t *req;            /* waiting only: the request to answer */
+    int status;               /* waiting only: answer once dequeued */
+};
+
+/* Lock state of one inode, in the inode's ctx area through a pointer.
+ * Exists only while it holds a lock or a waiter; while it exists it holds
+ * a ref on the inode and sits on locks_priv.inodes. */
+struct locks_inode {
+    struct locks_list link;          /* in locks_priv.inodes */
+    vl_inode_t *inode;               /* owned ref */
+    struct locks_list held;          /* struct locks_range, granted */
+    struct locks_list waiting;       /* struct locks_range, FIFO */
+    struct locks_list entry_held;    /* struct locks_entry, granted */
+    struct locks_list entry_waiting; /* struct locks_entry, FIFO */
+};
+
+/* Runtime state of one locks instance (xl->priv). */
+struct locks_priv {
+    pthread_mutex_t lock;    /* guards every locks_inode and lock record */
+    struct locks_list inodes; /* struct locks_inode with any lock */
+    vl_xlator_t *xl;         /* borrowed; this translator */
+};
+
+/* Requests answered after the mutex is dropped: waiters that were granted
+ * (status 0) or cancelled (-errno), and inodes that became empty. */
+struct locks_answers {
+    struct locks_list ranges;  /* struct locks_range with req and status */
+    struct locks_list entries; /* struct locks_entry with req and status */
+    struct locks_list inodes;  /* struct locks_inode to free */
+};
+
+/* locks.c */
+void locks_answers_init(struct locks_answers *ans);
+/* Answers and frees everything collected; call without priv->lock. */
+void locks_answers_flush(struct locks_answers *ans);
+/* The lock state of inode, created (and inode ref'd) if create is true;
+ * NULL if absent or on ENOMEM. */
+struct locks_inode *locks_inode_get_locked(struct locks_priv *priv,
+                                           vl_xlator_t *xl,
+                                           vl_inode_t *inode, bool create);
+/* Moves li to ans->inodes if it has no lock or waiter left. */
+void locks_inode_maybe_drop_locked(struct locks_priv *priv,
+                                   struct locks_inode *li,
+                                   struct locks_answers *ans);
+bool locks_owner_equal(const struct locks_owner *a,
+                       const struct locks_owner *b);
+
+/* locks-range.c */
+void locks_range_free(struct locks_range *lk);
+/* Converts a wire flock to [*start, *end]; 0 or -EINVAL/-EOVERFLOW. */
+int locks_range_from_flock(const struct vl_flock *fl, int64_t *start,
+                           int64_t *end);
+/* The held lock conflicting with want, or NULL. */
+struct locks_range *locks_range_conflict_locked(struct locks_inode *li,
+                                                const struct locks_range *want);
+/* Sets the owner's locks of want's kind/domain on [start, end] to
+ * want->type (F_UNLCK removes), splitting and merging. want is only read.
+ * 0 or -ENOMEM (then nothing changed). */
+int locks_range_apply_locked(struct locks_priv *priv, struct locks_inode *li,
+                             const struct locks_range *want);
+/* Grants every waiter that no longer conflicts, in FIFO order. */
+void locks_range_grant_locked(struct locks_priv *priv, struct locks_inode *li,
+                              struct locks_answers *ans);
+/* Drops held locks and cancels waiters (unless ans is NULL) matching the
+ * filter; see the definition. Returns the number of records removed. */
+size_t locks_range_purge_locked(struct locks_inode *li, int kind,
+                                const struct locks_owner *owner,
+                                const uint64_t *client_id, const vl_fd_t *fd,
+                                int waiter_status, struct locks_answers *ans);
+void locks_range_dump_locked(struct locks_inode *li, FILE *out,
+                             const char *prefix);
+
+/* locks-entry.c */
+void locks_entry_free(struct locks_entry *en);
+void locks_entrylk(vl_xlator_t *xl, vl_req_t *req);
+/* Drops held entry locks of client_id, answers its waiters with
+ * waiter_status, grants what no longer conflicts. */
+void locks_entry_purge_client_locked(struct locks_priv *priv,
+                                     struct locks_inode *li,
+                                     const uint64_t *client_id,
+                                     int waiter_status,
+                                     struct locks_answers *ans);
+void locks_entry_dump_locked(struct locks_inode *li, FILE *out,
+                             const char *prefix);
+
+#endif /* MORTAR_LOCKS_H */

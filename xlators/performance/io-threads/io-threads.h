@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * io-threads private definitions, shared by io-threads.c and its unit
+ * tests (which inspect the pool through struct iot_priv).
+ */
+#ifndef MORTAR_IO_THREADS_H
+#define MORTAR_IO_THREADS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+/* Hard upper bound of the pool, also the thread-count option's maximum. */
+#define IOT_MAX_THREADS 64
+/* Threads that never exit for being idle. */
+#define IOT_MIN_THREADS 1
+
+enum iot_prio {
+    IOT_PRIO_HIGH = 0, /* metadata reads: lookup, stat, open... */
+    IOT_PRIO_NORMAL,   /* data and namespace changes */
+    IOT_PRIO_LOW,      /* bulk copies */
+    IOT_PRIO_LEAST,    /* background traffic (heal, rebalance) */
+    IOT_PRIO_COUNT
+};
+
+/* Options, parsed by libvol from the table in io-threads.c. */
+struct iot_conf {
+    uint64_t thread_count;              /* pool size limit */
+    uint64_t prio_threads[IOT_PRIO_COUNT]; /* per-priority running caps */
+    uint64_t idle_time;                 /* ms before a spare thread exits */
+};
+
+/* Per-request area: the queue link. Valid only while the request sits in
+ * a queue; after vl_pass the area belongs to the child. */
+struct iot_local {
+    vl_req_t *next; /* next request of the same queue, NULL at the tail */
+};
+
+/* A FIFO of requests linked through struct iot_local. */
+struct iot_queue {
+    vl_req_t *head; /* first to run; NULL when empty */
+    vl_req_t *tail; /* last queued */
+    size_t len;     /* requests queued */
+};
+
+enum iot_slot_state {
+    IOT_SLOT_FREE = 0, /* no thread */
+    IOT_SLOT_RUNNING,  /* thread started and not yet exiting */
+    IOT_SLOT_EXITED,   /* thread returned or is returning; join it */
+};
+
+/* One worker thread slot. */
+struct iot_priv;
+struct iot_slot {
+    pthread_t tid;             /* valid unless state is FREE */
+    enum iot_slot_state state; /* guarded by iot_priv.lock */
+    struct iot_priv *priv;     /* borrowed; the pool it belongs to */
+};
+
+/* Runtime state of one io-threads instance (xl->priv). */
+struct iot_priv {
+    pthread_mutex_t lock;        /* guards everything below */
+    pthread_cond_t work_cond;    /* idle workers wait here for requests */
+    pthread_cond_t exit_cond;    /* fini waits here for workers to exit */
+    struct iot_queue queues[IOT_PRIO_COUNT]; /* waiting requests */
+    size_t running[IOT_PRIO_COUNT]; /* requests being passed, per prio */
+    uint64_t max_threads;        /* copy of conf thread_count */
+    uint64_t prio_cap[IOT_PRIO_COUNT]; /* copy of conf prio_threads */
+    uint64_t idle_ms;            /* copy of conf idle_time */
+    size_t n_threads;            /* workers alive (RUNNING slots) */
+    size_t n_idle;               /* workers waiting on work_cond */
+    size_t n_wakeups;            /* signals sent, not yet consumed */
+    size_t n_started;            /* threads ever started, for tests */
+    uint64_t n_done;             /* requests handed to the child */
+    bool is_stopping;            /* fini began; queue no more */
+    struct iot_slot slots[IOT_MAX_THREADS]; /* worker threads */
+    vl_xlator_t *xl;             /* borrowed; this translator */
+};
+
+/* The priority a fop is queued at. */
+enum iot_prio iot_fop_prio(vl_fop_t op);
+
+#endif /* MORTAR_IO_THREADS_H */
