@@ -1,0 +1,594 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fuse-entry: FUSE operations on names and inodes: LOOKUP, GETATTR,
+ * SETATTR, ACCESS, READLINK, MKNOD, MKDIR, SYMLINK, LINK, UNLINK, RMDIR,
+ * RENAME, RENAME2, STATFS and the xattr calls.
+ *
+ * Every handler turns the kernel's payload into a libvol request on the
+ * first child and winds it with the call as cookie; the done callback
+ * writes the reply. Entry replies link the inode (canonical one from
+ * vl_inode_link) and count one kernel lookup on it.
+ *
+ * Threads: handlers run on reader threads, done callbacks on whatever
+ *          thread answers; no state here beyond the call.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuse.h"
+
+
+vl_inode_t *
+vfuse_call_inode(struct vfuse_call *call)
+{
+    return vfuse_inode_peek(call->priv, call->hdr.nodeid);
+}
+
+
+/* ---- generic done callbacks ---- */
+
+void
+vfuse_status_done(vl_req_t *req, void *cookie)
+{
+    vfuse_reply_err(cookie, req->status);
+}
+
+
+static void
+vfuse_attr_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    struct fuse_attr_out out;
+
+    if (req->status != 0) {
+        vfuse_reply_err(call, req->status);
+        return;
+    }
+    vfuse_attr_fill(call->priv, &out, &req->reply.iatt);
+    vfuse_reply_buf(call, &out, sizeof(out));
+}
+
+
+/* Answers an entry op: links call->inode under the reply's GFID. */
+static void
+vfuse_entry_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    struct vfuse_priv *priv = call->priv;
+    const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
+    struct fuse_entry_out out;
+    vl_inode_t *linked;
+    uint64_t nodeid;
+
+    if (req->status == -ENOENT && req->op == VL_FOP_LOOKUP
+        && conf->negative_timeout > 0) {
+        /* nodeid 0 with a timeout: the kernel caches the miss. */
+        memset(&out, 0, sizeof(out));
+        vfuse_ms_to_timeout(conf->negative_timeout, &out.entry_valid,
+                            &out.entry_valid_nsec);
+        vfuse_reply_buf(call, &out, sizeof(out));
+        return;
+    }
+    if (req->status != 0) {
+        vfuse_reply_err(call, req->status);
+        return;
+    }
+    if (vl_gfid_is_null(&req->reply.iatt.gfid)) {
+        vl_log(call->xl, VL_LOG_WARNING, "%s reply without gfid",
+               vl_fop_name(req->op));
+        vfuse_reply_err(call, -EIO);
+        return;
+    }
+    linked = vl_inode_link(call->inode, &req->reply.iatt);
+    if (linked == NULL) {
+        vfuse_reply_err(call, -ENOMEM);
+        return;
+    }
+    nodeid = vfuse_inode_remember(priv, linked);
+    vfuse_entry_fill(priv, &out, nodeid, &req->reply.iatt);
+    /* A kernel that dropped the request never counted the lookup. */
+    if (vfuse_reply_buf(call, &out, sizeof(out)) == -ENOENT)
+        vfuse_inode_forget(priv, nodeid, 1);
+}
+
+
+/* Fills loc with parent (the call's nodeid) + name and a fresh inode kept
+ * in call->inode. Returns 0 or -errno. */
+static int
+vfuse_new_entry_loc(struct vfuse_call *call, struct vl_loc *loc,
+                    const char *name)
+{
+    loc->parent = vfuse_call_inode(call);
+    loc->name = name;
+    if (loc->parent == NULL || name == NULL || strchr(name, '/') != NULL)
+        return -EINVAL;
+    call->inode = vl_inode_new(call->priv->xl->graph->itable);
+    if (call->inode == NULL)
+        return -ENOMEM;
+    loc->inode = call->inode;
+    return 0;
+}
+
+
+/* Winds req (or answers the call when req is NULL or rc failed). */
+void
+vfuse_send(struct vfuse_call *call, vl_req_t *req, int rc, vl_done_fn *done)
+{
+    if (req == NULL) {
+        vfuse_reply_err(call, rc != 0 ? rc : -ENOMEM);
+        return;
+    }
+    if (rc != 0) {
+        vl_req_free_unwound(req);
+        vfuse_reply_err(call, rc);
+        return;
+    }
+    vl_wind(req, done, call);
+}
+
+
+/* ---- LOOKUP and attributes ---- */
+
+void
+vfuse_lookup(struct vfuse_call *call)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_LOOKUP);
+    int rc = 0;
+
+    if (req != NULL)
+        rc = vfuse_new_entry_loc(call, &VL_ARGS(req, lookup)->loc,
+                                 vfuse_arg_str(call, 0, NULL));
+    vfuse_send(call, req, rc, vfuse_entry_done);
+}
+
+
+void
+vfuse_getattr(struct vfuse_call *call)
+{
+    struct fuse_getattr_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_STAT);
+    struct vl_stat_args *a;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    if (req != NULL) {
+        a = VL_ARGS(req, stat);
+        a->loc.inode = vfuse_call_inode(call);
+        if (in.getattr_flags & FUSE_GETATTR_FH)
+            a->fd = (vl_fd_t *)(uintptr_t)in.fh;
+        if (a->loc.inode == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_attr_done);
+}
+
+
+void
+vfuse_setattr(struct vfuse_call *call)
+{
+    struct fuse_setattr_in in;
+    struct vl_iatt attr;
+    uint32_t valid;
+    vl_fd_t *fd = NULL;
+    vl_req_t *req;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    vfuse_setattr_from_in(&in, &attr, &valid);
+    if (in.valid & FATTR_FH)
+        fd = (vl_fd_t *)(uintptr_t)in.fh;
+    if (in.valid & FATTR_LOCKOWNER)
+        call->caller.lk_owner = in.lock_owner;
+    /* Nothing to change (only FH/LOCKOWNER): the kernel wants attributes. */
+    if (valid == 0) {
+        req = vfuse_req_new(call, VL_FOP_STAT);
+        if (req != NULL) {
+            VL_ARGS(req, stat)->loc.inode = vfuse_call_inode(call);
+            VL_ARGS(req, stat)->fd = fd;
+        }
+    } else {
+        req = vfuse_req_new(call, VL_FOP_SETATTR);
+        if (req != NULL) {
+            struct vl_setattr_args *a = VL_ARGS(req, setattr);
+
+            a->loc.inode = vfuse_call_inode(call);
+            a->fd = fd;
+            a->attr = attr;
+            a->valid = valid;
+        }
+    }
+    if (vfuse_call_inode(call) == NULL)
+        rc = -EINVAL;
+    vfuse_send(call, req, rc, vfuse_attr_done);
+}
+
+
+void
+vfuse_access(struct vfuse_call *call)
+{
+    struct fuse_access_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_ACCESS);
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    if (req != NULL) {
+        VL_ARGS(req, access)->loc.inode = vfuse_call_inode(call);
+        VL_ARGS(req, access)->mask = (int32_t)in.mask;
+        if (vfuse_call_inode(call) == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_status_done);
+}
+
+
+static void
+vfuse_readlink_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+
+    if (req->status != 0 || req->reply.link == NULL) {
+        vfuse_reply_err(call, req->status != 0 ? req->status : -EIO);
+        return;
+    }
+    vfuse_reply_buf(call, req->reply.link, strlen(req->reply.link));
+}
+
+
+void
+vfuse_readlink(struct vfuse_call *call)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_READLINK);
+    int rc = 0;
+
+    if (req != NULL) {
+        VL_ARGS(req, readlink)->loc.inode = vfuse_call_inode(call);
+        VL_ARGS(req, readlink)->size = PATH_MAX;
+        if (vfuse_call_inode(call) == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_readlink_done);
+}
+
+
+/* ---- creating names ---- */
+
+void
+vfuse_mknod(struct vfuse_call *call)
+{
+    struct fuse_mknod_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_MKNOD);
+    struct vl_mknod_args *a;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    if (req != NULL) {
+        a = VL_ARGS(req, mknod);
+        rc = vfuse_new_entry_loc(call, &a->loc,
+                                 vfuse_arg_str(call, sizeof(in), NULL));
+        a->mode = in.mode;
+        a->rdev = vfuse_dev_decode(in.rdev);
+        a->umask = in.umask;
+        vl_gfid_generate(&a->gfid);
+    }
+    vfuse_send(call, req, rc, vfuse_entry_done);
+}
+
+
+void
+vfuse_mkdir(struct vfuse_call *call)
+{
+    struct fuse_mkdir_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_MKDIR);
+    struct vl_mkdir_args *a;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    if (req != NULL) {
+        a = VL_ARGS(req, mkdir);
+        rc = vfuse_new_entry_loc(call, &a->loc,
+                                 vfuse_arg_str(call, sizeof(in), NULL));
+        a->mode = in.mode | S_IFDIR;
+        a->umask = in.umask;
+        vl_gfid_generate(&a->gfid);
+    }
+    vfuse_send(call, req, rc, vfuse_entry_done);
+}
+
+
+/* Payload: name NUL target NUL. */
+void
+vfuse_symlink(struct vfuse_call *call)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_SYMLINK);
+    struct vl_symlink_args *a;
+    size_t name_len = 0;
+    const char *name = vfuse_arg_str(call, 0, &name_len);
+    int rc = 0;
+
+    if (req != NULL) {
+        a = VL_ARGS(req, symlink);
+        rc = vfuse_new_entry_loc(call, &a->loc, name);
+        if (rc == 0)
+            a->target = vfuse_arg_str(call, name_len + 1, NULL);
+        if (rc == 0 && a->target == NULL)
+            rc = -EINVAL;
+        vl_gfid_generate(&a->gfid);
+    }
+    vfuse_send(call, req, rc, vfuse_entry_done);
+}
+
+
+void
+vfuse_link(struct vfuse_call *call)
+{
+    struct fuse_link_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_LINK);
+    struct vl_link_args *a;
+    vl_inode_t *old;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    old = vfuse_inode_peek(call->priv, in.oldnodeid);
+    if (req != NULL) {
+        a = VL_ARGS(req, link);
+        a->oldloc.inode = old;
+        a->newloc.parent = vfuse_call_inode(call);
+        a->newloc.name = vfuse_arg_str(call, sizeof(in), NULL);
+        if (old == NULL || a->newloc.parent == NULL
+            || a->newloc.name == NULL)
+            rc = -EINVAL;
+        else
+            call->inode = vl_inode_ref(old); /* what entry_done links */
+    }
+    vfuse_send(call, req, rc, vfuse_entry_done);
+}
+
+
+/* ---- removing and renaming names ---- */
+
+static void
+vfuse_remove(struct vfuse_call *call, vl_fop_t op)
+{
+    vl_req_t *req = vfuse_req_new(call, op);
+    struct vl_loc *loc;
+    int rc = 0;
+
+    if (req != NULL) {
+        /* unlink and rmdir args both start with the loc. */
+        loc = op == VL_FOP_UNLINK ? &VL_ARGS(req, unlink)->loc
+                                  : &VL_ARGS(req, rmdir)->loc;
+        loc->parent = vfuse_call_inode(call);
+        loc->name = vfuse_arg_str(call, 0, NULL);
+        if (loc->parent == NULL || loc->name == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_status_done);
+}
+
+
+void
+vfuse_unlink(struct vfuse_call *call)
+{
+    vfuse_remove(call, VL_FOP_UNLINK);
+}
+
+
+void
+vfuse_rmdir(struct vfuse_call *call)
+{
+    vfuse_remove(call, VL_FOP_RMDIR);
+}
+
+
+/* Payload after the fixed part: oldname NUL newname NUL. The source's
+ * inode is not known here (no dentry cache); bricks resolve parent+name. */
+static void
+vfuse_rename_common(struct vfuse_call *call, uint64_t newdir, uint32_t flags,
+                    size_t off)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_RENAME);
+    struct vl_rename_args *a;
+    size_t old_len = 0;
+    int rc = 0;
+
+    if (req != NULL) {
+        a = VL_ARGS(req, rename);
+        a->oldloc.parent = vfuse_call_inode(call);
+        a->oldloc.name = vfuse_arg_str(call, off, &old_len);
+        a->newloc.parent = vfuse_inode_peek(call->priv, newdir);
+        if (a->oldloc.name != NULL)
+            a->newloc.name = vfuse_arg_str(call, off + old_len + 1, NULL);
+        a->flags = flags;
+        if (a->oldloc.parent == NULL || a->oldloc.name == NULL
+            || a->newloc.parent == NULL || a->newloc.name == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_status_done);
+}
+
+
+void
+vfuse_rename(struct vfuse_call *call)
+{
+    struct fuse_rename_in in;
+
+    memcpy(&in, call->arg, sizeof(in));
+    vfuse_rename_common(call, in.newdir, 0, sizeof(in));
+}
+
+
+void
+vfuse_rename2(struct vfuse_call *call)
+{
+    struct fuse_rename2_in in;
+
+    memcpy(&in, call->arg, sizeof(in));
+    vfuse_rename_common(call, in.newdir, in.flags, sizeof(in));
+}
+
+
+/* ---- STATFS ---- */
+
+static void
+vfuse_statfs_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    const struct statvfs *sv = &req->reply.statvfs;
+    struct fuse_statfs_out out;
+
+    if (req->status != 0) {
+        vfuse_reply_err(call, req->status);
+        return;
+    }
+    memset(&out, 0, sizeof(out));
+    out.st.blocks = sv->f_blocks;
+    out.st.bfree = sv->f_bfree;
+    out.st.bavail = sv->f_bavail;
+    out.st.files = sv->f_files;
+    out.st.ffree = sv->f_ffree;
+    out.st.bsize = (uint32_t)sv->f_bsize;
+    out.st.namelen = (uint32_t)sv->f_namemax;
+    out.st.frsize = (uint32_t)sv->f_frsize;
+    vfuse_reply_buf(call, &out, sizeof(out));
+}
+
+
+void
+vfuse_statfs(struct vfuse_call *call)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_STATFS);
+    int rc = 0;
+
+    if (req != NULL) {
+        VL_ARGS(req, statfs)->loc.inode = vfuse_call_inode(call);
+        if (vfuse_call_inode(call) == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_statfs_done);
+}
+
+
+/* ---- xattrs ---- */
+
+/* Payload: fuse_setxattr_in (compat size: SETXATTR_EXT is not
+ * negotiated), name NUL, value. */
+void
+vfuse_setxattr(struct vfuse_call *call)
+{
+    struct fuse_setxattr_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_SETXATTR);
+    struct vl_setxattr_args *a;
+    size_t off = FUSE_COMPAT_SETXATTR_IN_SIZE;
+    size_t name_len = 0;
+    int rc = 0;
+
+    memset(&in, 0, sizeof(in));
+    memcpy(&in, call->arg, off);
+    if (req != NULL) {
+        a = VL_ARGS(req, setxattr);
+        a->loc.inode = vfuse_call_inode(call);
+        a->name = vfuse_arg_str(call, off, &name_len);
+        a->size = in.size;
+        a->flags = (int32_t)in.flags;
+        if (a->name == NULL || a->loc.inode == NULL
+            || off + name_len + 1 + (size_t)in.size > call->arg_len)
+            rc = -EINVAL;
+        else
+            a->value = call->arg + off + name_len + 1;
+    }
+    vfuse_send(call, req, rc, vfuse_status_done);
+}
+
+
+static void
+vfuse_getxattr_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    const struct fuse_getxattr_in *in = (const void *)call->arg;
+    struct fuse_getxattr_out out;
+    uint32_t size = in->size;
+
+    if (req->status != 0) {
+        vfuse_reply_err(call, req->status);
+        return;
+    }
+    if (req->reply.count < 0) {
+        vfuse_reply_err(call, -EIO);
+        return;
+    }
+    if (size == 0) {
+        memset(&out, 0, sizeof(out));
+        out.size = (uint32_t)req->reply.count;
+        vfuse_reply_buf(call, &out, sizeof(out));
+        return;
+    }
+    if ((uint64_t)req->reply.count > size) {
+        vfuse_reply_err(call, -ERANGE);
+        return;
+    }
+    if (req->reply.count > 0 && req->reply.xattr == NULL) {
+        vfuse_reply_err(call, -EIO);
+        return;
+    }
+    vfuse_reply_buf(call, req->reply.xattr, (size_t)req->reply.count);
+}
+
+
+static void
+vfuse_getxattr_common(struct vfuse_call *call, bool is_list)
+{
+    struct fuse_getxattr_in in;
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_GETXATTR);
+    struct vl_getxattr_args *a;
+    int rc = 0;
+
+    memcpy(&in, call->arg, sizeof(in));
+    if (req != NULL) {
+        a = VL_ARGS(req, getxattr);
+        a->loc.inode = vfuse_call_inode(call);
+        a->size = in.size;
+        if (!is_list) {
+            a->name = vfuse_arg_str(call, sizeof(in), NULL);
+            if (a->name == NULL)
+                rc = -EINVAL;
+        }
+        if (a->loc.inode == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_getxattr_done);
+}
+
+
+void
+vfuse_getxattr(struct vfuse_call *call)
+{
+    vfuse_getxattr_common(call, false);
+}
+
+
+void
+vfuse_listxattr(struct vfuse_call *call)
+{
+    vfuse_getxattr_common(call, true);
+}
+
+
+void
+vfuse_removexattr(struct vfuse_call *call)
+{
+    vl_req_t *req = vfuse_req_new(call, VL_FOP_REMOVEXATTR);
+    int rc = 0;
+
+    if (req != NULL) {
+        VL_ARGS(req, removexattr)->loc.inode = vfuse_call_inode(call);
+        VL_ARGS(req, removexattr)->name = vfuse_arg_str(call, 0, NULL);
+        if (vfuse_call_inode(call) == NULL
+            || VL_ARGS(req, removexattr)->name == NULL)
+            rc = -EINVAL;
+    }
+    vfuse_send(call, req, rc, vfuse_status_done);
+}
