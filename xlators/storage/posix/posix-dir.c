@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix-dir: directory listing.
+ *
+ * Intercepts: opendir, readdir (and readdirplus).
+ * Offsets are the file system's own d_off cookies from getdents64, so a
+ * listing resumes exactly after the last entry returned even while the
+ * directory changes. ".mortar" is skipped at the brick root. Each entry's
+ * inode number is derived from its GFID, as stat reports it.
+ * Per fd:  struct posix_fd_ctx; dir_lock serialises lseek + getdents64
+ *          on the shared directory fd.
+ * Threads: io-threads workers.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+#define POSIX_DIRBUF_SIZE (64 * 1024)
+/* What a FUSE reply spends per entry: struct fuse_dirent is 24 bytes plus
+ * the name padded to 8; readdirplus adds a 128-byte fuse_entry_out. */
+#define POSIX_DIRENT_BASE 24
+#define POSIX_DIRENT_PLUS 128
+#define POSIX_READDIR_BUDGET_MAX (4 * VL_MiB)
+
+
+void
+posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_opendir_args *a = VL_ARGS(req, opendir);
+    struct posix_obj obj;
+    int fd = -1;
+    int rc;
+
+    rc = posix_obj_from_loc(xl, &a->loc, &obj);
+    if (rc != 0)
+        goto out;
+    if (a->fd == NULL) {
+        rc = -EINVAL;
+        goto out;
+    }
+    if (!S_ISDIR(obj.st.st_mode)) {
+        rc = -ENOTDIR;
+        goto out;
+    }
+    fd = openat(obj.atfd, obj.rel,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = posix_fd_ctx_set(xl, a->fd, fd, true);
+    if (rc != 0) {
+        close(fd);
+        goto out;
+    }
+    posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+out:
+    posix_obj_put(&obj);
+    vl_unwind(req, rc);
+}
+
+
+static size_t
+posix_dirent_cost(const char *name, bool plus)
+{
+    size_t len = (POSIX_DIRENT_BASE + strlen(name) + 7) & ~(size_t)7;
+
+    return plus ? len + POSIX_DIRENT_PLUS : len;
+}
+
+
+/* Adds one getdents64 entry to the reply. Returns 0, 1 if it vanished
+ * meanwhile (skipped), or -errno. */
+static int
+posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
+                  const struct dirent64 *d, bool plus,
+                  struct vl_dirent_list *list)
+{
+    const char *name = d->d_name;
+    struct vl_iatt iatt;
+    bool has_iatt = false;
+    struct stat st;
+    vl_gfid_t gfid = vl_gfid_null;
+    uint64_t ino = d->d_ino;
+
+    if (strcmp(name, ".") == 0) {
+        gfid = fd->inode->gfid;
+    } else if (strcmp(name, "..") == 0) {
+        /* The root's parent is outside the brick: report the root. */
+        if (is_root || posix_gfid_get(dfd, "..", &gfid) != 0)
+            gfid = is_root ? vl_gfid_root : vl_gfid_null;
+    } else {
+        if (posix_gfid_get(dfd, name, &gfid) != 0)
+            gfid = vl_gfid_null; /* made by hand: lookup will give one */
+        if (plus && !vl_gfid_is_null(&gfid)) {
+            if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : -errno;
+            posix_iatt_fill(&st, &gfid, &iatt);
+            has_iatt = true;
+        }
+    }
+    if (!vl_gfid_is_null(&gfid))
+        ino = vl_gfid_to_ino(&gfid);
+    (void)xl;
+    return vl_dirent_list_add(list, ino, d->d_off, d->d_type, name,
+                              has_iatt ? &iatt : NULL);
+}
+
+
+void
+posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    struct vl_dirent_list *list = &req->reply.entries;
+    struct posix_fd_ctx *ctx;
+    size_t budget = a->size;
+    size_t used = 0;
+    bool is_full = false;
+    bool is_eof = false;
+    bool is_root;
+    char *buf = NULL;
+    int dfd;
+    int rc;
+
+    rc = posix_fd_os(xl, a->fd, &dfd);
+    if (rc != 0)
+        goto out;
+    ctx = vl_fd_ctx(a->fd, xl);
+    if (!ctx->is_dir) {
+        rc = -ENOTDIR;
+        goto out;
+    }
+    if (a->offset < 0) {
+        rc = -EINVAL;
+        goto out;
+    }
+    if (budget > POSIX_READDIR_BUDGET_MAX)
+        budget = POSIX_READDIR_BUDGET_MAX;
+    is_root = vl_gfid_is_root(&a->fd->inode->gfid);
+    buf = vl_malloc(xl, POSIX_DIRBUF_SIZE, POSIX_MT_DIRBUF);
+    if (buf == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+
+    pthread_mutex_lock(&ctx->dir_lock);
+    if (lseek(dfd, a->offset, SEEK_SET) < 0) {
+        rc = -errno;
+        goto unlock;
+    }
+    while (!is_full) {
+        ssize_t n = getdents64(dfd, buf, POSIX_DIRBUF_SIZE);
+
+        if (n < 0) {
+            rc = -errno;
+            goto unlock;
+        }
+        if (n == 0) {
+            is_eof = true;
+            break;
+        }
+        for (ssize_t pos = 0; pos < n;) {
+            const struct dirent64 *d = (const void *)(buf + pos);
+            size_t cost;
+
+            pos += d->d_reclen;
+            if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0)
+                continue;
+            cost = posix_dirent_cost(d->d_name, a->plus);
+            /* Always make progress: the first entry goes in anyway. */
+            if (list->n > 0 && used + cost > budget) {
+                is_full = true;
+                break;
+            }
+            rc = posix_readdir_add(xl, dfd, a->fd, is_root, d, a->plus,
+                                   list);
+            if (rc < 0)
+                goto unlock;
+            rc = 0;
+            used += cost;
+        }
+    }
+unlock:
+    pthread_mutex_unlock(&ctx->dir_lock);
+    if (rc != 0)
+        vl_dirent_list_clear(list);
+    else
+        list->eof = is_eof;
+out:
+    vl_free(buf);
+    vl_unwind(req, rc);
+}

@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix-entry: lookup and the fops that create, remove or move names.
+ *
+ * Intercepts: lookup, mknod, mkdir, symlink, create, unlink, rmdir,
+ *             rename, link.
+ * New objects get the client's GFID (args.gfid), the caller's uid/gid
+ * (the parent's gid in a setgid directory) and mode & ~umask; if any of
+ * that or the handle fails, the new object is removed again. Objects found
+ * without a GFID (made on the brick by hand) get one on lookup.
+ * Threads: io-threads workers; no locks of our own.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+
+/* Gives a just-created object at (obj->atfd, obj->rel) its GFID, owner,
+ * mode and handle; removes it again on failure. mode is ignored for
+ * symlinks. */
+static int
+posix_entry_finish(vl_xlator_t *xl, vl_req_t *req, struct posix_obj *obj,
+                   vl_inode_t *parent, const vl_gfid_t *gfid, uint32_t mode)
+{
+    struct stat pst;
+    uid_t uid = req->caller.uid;
+    gid_t gid = req->caller.gid;
+    bool is_dir = false;
+    int rc;
+
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno; /* vanished: nothing to undo */
+    is_dir = S_ISDIR(obj->st.st_mode);
+    rc = posix_gfid_set(obj->atfd, obj->rel, gfid);
+    if (rc != 0)
+        goto undo;
+    /* BSD group semantics in a setgid directory; subdirectories inherit
+     * the setgid bit itself. */
+    if (fstatat(obj->atfd, ".", &pst, 0) == 0 && (pst.st_mode & S_ISGID)) {
+        gid = pst.st_gid;
+        if (is_dir)
+            mode |= S_ISGID;
+    }
+    if (fchownat(obj->atfd, obj->rel, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -errno;
+        goto undo;
+    }
+    /* After chown, which clears setuid/setgid on files. */
+    if (!S_ISLNK(obj->st.st_mode)
+        && fchmodat(obj->atfd, obj->rel, mode & 07777, AT_SYMLINK_NOFOLLOW)
+               < 0) {
+        rc = -errno;
+        goto undo;
+    }
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -errno;
+        goto undo;
+    }
+    rc = posix_handle_create(xl, obj->atfd, obj->rel, &obj->st, gfid,
+                             &parent->gfid, obj->rel);
+    if (rc != 0)
+        goto undo;
+    obj->gfid = *gfid;
+    return 0;
+undo:
+    vl_log(xl, VL_LOG_WARNING, "undoing creation of %s: %s", obj->rel,
+           strerror(-rc));
+    unlinkat(obj->atfd, obj->rel, is_dir ? AT_REMOVEDIR : 0);
+    return rc;
+}
+
+
+/* Common checks of the creating fops; fills obj with the parent's fd. */
+static int
+posix_entry_prepare(vl_xlator_t *xl, const struct vl_loc *loc,
+                    const vl_gfid_t *gfid, struct posix_obj *obj /* OUT */)
+{
+    int rc;
+
+    rc = posix_obj_parent(xl, loc->parent, loc->name, true, obj);
+    if (rc != 0)
+        return rc;
+    if (vl_gfid_is_null(gfid) || vl_gfid_is_root(gfid))
+        rc = -EINVAL; /* the client must generate a GFID */
+    else
+        rc = posix_space_check(xl);
+    if (rc != 0)
+        posix_obj_put(obj);
+    return rc;
+}
+
+
+/* Gives a hand-made object its GFID and handle (lookup's self-repair). */
+static int
+posix_lookup_heal(vl_xlator_t *xl, struct posix_obj *obj,
+                  vl_inode_t *parent)
+{
+    vl_gfid_t gfid;
+    int rc;
+
+    vl_gfid_generate(&gfid);
+    rc = posix_gfid_set(obj->atfd, obj->rel, &gfid);
+    if (rc == -EEXIST) /* somebody else healed it first */
+        return posix_gfid_get(obj->atfd, obj->rel, &obj->gfid);
+    if (rc != 0)
+        return rc;
+    obj->gfid = gfid;
+    return posix_handle_create(xl, obj->atfd, obj->rel, &obj->st, &gfid,
+                               &parent->gfid, obj->rel);
+}
+
+
+void
+posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    struct posix_obj obj;
+    int rc;
+
+    if (a->loc.parent != NULL && a->loc.name != NULL) {
+        rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+        if (rc != 0)
+            goto out;
+        if (vl_gfid_is_null(&obj.gfid)) {
+            rc = posix_lookup_heal(xl, &obj, a->loc.parent);
+        } else if (posix_handle_ensure(xl, obj.atfd, obj.rel, &obj.st,
+                                       &obj.gfid, &a->loc.parent->gfid,
+                                       obj.rel) != 0) {
+            vl_log(xl, VL_LOG_WARNING, "cannot repair handle of %s",
+                   obj.rel);
+        }
+    } else {
+        rc = posix_obj_from_inode(xl, a->loc.inode, &obj);
+    }
+    if (rc == 0)
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_mknod_args *a = VL_ARGS(req, mknod);
+    struct posix_obj obj;
+    mode_t type = a->mode & S_IFMT;
+    int rc;
+
+    rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
+    if (rc != 0)
+        goto out;
+    if (type == 0)
+        type = S_IFREG;
+    if (type == S_IFDIR || type == S_IFLNK) {
+        rc = -EINVAL;
+        goto put;
+    }
+    if (mknodat(obj.atfd, obj.rel, type | 0600, (dev_t)a->rdev) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
+                            a->mode & ~a->umask);
+    if (rc == 0)
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    struct posix_obj obj;
+    int rc;
+
+    rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
+    if (rc != 0)
+        goto out;
+    if (mkdirat(obj.atfd, obj.rel, 0700) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
+                            a->mode & ~a->umask);
+    if (rc == 0)
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_symlink_args *a = VL_ARGS(req, symlink);
+    struct posix_obj obj;
+    int rc;
+
+    rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
+    if (rc != 0)
+        goto out;
+    if (a->target == NULL || a->target[0] == '\0') {
+        rc = -EINVAL;
+        goto put;
+    }
+    if (strlen(a->target) >= PATH_MAX) {
+        rc = -ENAMETOOLONG;
+        goto put;
+    }
+    if (symlinkat(a->target, obj.atfd, obj.rel) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid, 0777);
+    if (rc == 0)
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+/* open(2) flags the brick honours; O_CREAT/O_EXCL are handled by create,
+ * and anything that could follow a symlink or open a directory is cut. */
+int
+posix_open_flags(int32_t flags)
+{
+    flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_TMPFILE | O_DIRECTORY
+               | O_PATH);
+    return flags | O_NOFOLLOW | O_CLOEXEC;
+}
+
+
+void
+posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_create_args *a = VL_ARGS(req, create);
+    struct posix_obj obj;
+    bool is_new = true;
+    int flags = posix_open_flags(a->flags);
+    int fd;
+    int rc;
+
+    rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
+    if (rc != 0)
+        goto out;
+    if (a->fd == NULL) {
+        rc = -EINVAL;
+        goto put;
+    }
+    fd = openat(obj.atfd, obj.rel, flags | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
+        /* Opening an existing file: it keeps its own GFID. */
+        is_new = false;
+        fd = openat(obj.atfd, obj.rel, flags);
+    }
+    if (fd < 0) {
+        rc = -errno;
+        goto put;
+    }
+    if (is_new)
+        rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
+                                a->mode & ~a->umask);
+    else
+        rc = posix_obj_stat(&obj);
+    if (rc == 0 && vl_gfid_is_null(&obj.gfid))
+        rc = posix_lookup_heal(xl, &obj, a->loc.parent);
+    if (rc == 0)
+        rc = posix_fd_ctx_set(xl, a->fd, fd, false);
+    if (rc != 0) {
+        close(fd);
+        if (is_new)
+            unlinkat(obj.atfd, obj.rel, 0);
+        goto put;
+    }
+    /* Mode and owner were set through the name; report the open file. */
+    if (fstat(fd, &obj.st) == 0)
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_unlink_args *a = VL_ARGS(req, unlink);
+    struct posix_obj obj;
+    int rc;
+
+    rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+    if (rc != 0)
+        goto out;
+    if (S_ISDIR(obj.st.st_mode)) {
+        rc = -EISDIR;
+        goto put;
+    }
+    if (unlinkat(obj.atfd, obj.rel, 0) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    /* An open fd keeps the data alive; the handle goes with the last
+     * name so the GFID no longer resolves. */
+    posix_handle_unlink_if_last(xl, &obj.gfid);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    struct posix_obj obj;
+    int rc;
+
+    rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+    if (rc != 0)
+        goto out;
+    if (!S_ISDIR(obj.st.st_mode)) {
+        rc = -ENOTDIR;
+        goto put;
+    }
+    if (unlinkat(obj.atfd, obj.rel, AT_REMOVEDIR) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    posix_handle_remove_dir(xl, &obj.gfid);
+put:
+    posix_obj_put(&obj);
+out:
+    vl_unwind(req, rc);
+}
+
+
+/* Fixes handles after a successful rename of src (now at dst's name). */
+static void
+posix_rename_handles(vl_xlator_t *xl, const struct vl_rename_args *a,
+                     const struct posix_obj *src, const struct posix_obj *dst,
+                     bool has_dst)
+{
+    int rc = 0;
+
+    if (has_dst && dst->st.st_ino == src->st.st_ino
+        && dst->st.st_dev == src->st.st_dev)
+        return; /* two names of one file: rename did nothing */
+    if (S_ISDIR(src->st.st_mode) && !vl_gfid_is_null(&src->gfid))
+        rc = posix_handle_dir_update(xl, &src->gfid, &a->newloc.parent->gfid,
+                                     a->newloc.name);
+    if (rc != 0)
+        vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: handle update: %s",
+               a->oldloc.name, a->newloc.name, strerror(-rc));
+    if (!has_dst)
+        return;
+    if (a->flags & RENAME_EXCHANGE) {
+        if (S_ISDIR(dst->st.st_mode) && !vl_gfid_is_null(&dst->gfid))
+            rc = posix_handle_dir_update(xl, &dst->gfid,
+                                         &a->oldloc.parent->gfid,
+                                         a->oldloc.name);
+        if (rc != 0)
+            vl_log(xl, VL_LOG_WARNING, "exchange %s <-> %s: handle: %s",
+                   a->oldloc.name, a->newloc.name, strerror(-rc));
+    } else if (S_ISDIR(dst->st.st_mode)) {
+        posix_handle_remove_dir(xl, &dst->gfid);
+    } else {
+        posix_handle_unlink_if_last(xl, &dst->gfid);
+    }
+}
+
+
+void
+posix_fop_rename(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    struct posix_obj src;
+    struct posix_obj dst;
+    bool has_dst = false;
+    int rc;
+
+    rc = posix_obj_from_entry(xl, a->oldloc.parent, a->oldloc.name, &src);
+    if (rc != 0)
+        goto out;
+    rc = posix_obj_parent(xl, a->newloc.parent, a->newloc.name, true, &dst);
+    if (rc != 0)
+        goto put_src;
+    if (a->flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+        rc = -EINVAL;
+        goto put;
+    }
+    rc = posix_obj_stat(&dst);
+    if (rc == 0)
+        has_dst = true;
+    else if (rc != -ENOENT)
+        goto put;
+    if (renameat2(src.atfd, src.rel, dst.atfd, dst.rel, a->flags) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    posix_rename_handles(xl, a, &src, &dst, has_dst);
+    /* Reply with the moved object, now at the new name. */
+    if (fstatat(dst.atfd, dst.rel, &src.st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    posix_iatt_fill(&src.st, &src.gfid, &req->reply.iatt);
+    rc = 0;
+put:
+    posix_obj_put(&dst);
+put_src:
+    posix_obj_put(&src);
+out:
+    vl_unwind(req, rc);
+}
+
+
+void
+posix_fop_link(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_link_args *a = VL_ARGS(req, link);
+    struct posix_obj src;
+    struct posix_obj dst;
+    int rc;
+
+    rc = posix_obj_from_loc(xl, &a->oldloc, &src);
+    if (rc != 0)
+        goto out;
+    if (S_ISDIR(src.st.st_mode)) {
+        rc = -EPERM;
+        goto put_src;
+    }
+    rc = posix_obj_parent(xl, a->newloc.parent, a->newloc.name, true, &dst);
+    if (rc != 0)
+        goto put_src;
+    if (linkat(src.atfd, src.rel, dst.atfd, dst.rel, 0) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    if (fstatat(dst.atfd, dst.rel, &dst.st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -errno;
+        goto put;
+    }
+    posix_iatt_fill(&dst.st, &src.gfid, &req->reply.iatt);
+put:
+    posix_obj_put(&dst);
+put_src:
+    posix_obj_put(&src);
+out:
+    vl_unwind(req, rc);
+}

@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix-handle: GFIDs on disk and the handle tree that maps a GFID back to
+ * its object.
+ *
+ * Every object carries its GFID in the xattr trusted.mortar.gfid. Under
+ * <brick>/.mortar/handles/xx/yy/<gfid> (xx, yy: the first two GFID bytes
+ * in hex) a non-directory has a hard link, and a directory a symlink whose
+ * target is "../../xx/yy/<parent-gfid>/<name>". The kernel never follows
+ * these symlinks for us (a deep tree would hit ELOOP and PATH_MAX): a
+ * directory is resolved by reading its symlink, resolving the parent the
+ * same way (iteratively, up to the root or to an ancestor whose O_PATH fd
+ * is cached in its inode) and then openat(parent_fd, name) back down.
+ *
+ * Per inode: struct posix_inode_ctx (a directory's cached O_PATH fd).
+ * Threads:   any io-thread; the inode ctx is guarded by inode->lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+/* A directory chain deeper than this is a loop in a corrupt handle tree. */
+#define POSIX_MAX_DEPTH (1u << 20)
+
+static int posix_dir_resolve(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                             int *out);
+
+struct posix_chain_elem {
+    vl_gfid_t gfid;          /* the directory */
+    char name[NAME_MAX + 1]; /* its name in its parent */
+};
+
+
+void
+posix_handle_rel(const vl_gfid_t *gfid, char *buf /* OUT */)
+{
+    char str[VL_GFID_STR_LEN];
+
+    vl_gfid_to_str(gfid, str);
+    snprintf(buf, POSIX_HANDLE_REL_LEN, "%02x/%02x/%s", gfid->bytes[0],
+             gfid->bytes[1], str);
+}
+
+
+void
+posix_proc_path(int atfd, const char *rel, char *buf /* OUT */)
+{
+    snprintf(buf, POSIX_PROC_PATH_LEN, "/proc/self/fd/%d/%s", atfd, rel);
+}
+
+
+int
+posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */)
+{
+    char path[POSIX_PROC_PATH_LEN];
+    ssize_t n;
+
+    posix_proc_path(atfd, rel, path);
+    n = lgetxattr(path, POSIX_GFID_XATTR, out->bytes, sizeof(out->bytes));
+    if (n < 0)
+        return errno == ERANGE ? -EINVAL : -errno;
+    if (n != (ssize_t)sizeof(out->bytes))
+        return -EINVAL;
+    return 0;
+}
+
+
+int
+posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid)
+{
+    char path[POSIX_PROC_PATH_LEN];
+
+    posix_proc_path(atfd, rel, path);
+    if (lsetxattr(path, POSIX_GFID_XATTR, gfid->bytes, sizeof(gfid->bytes),
+                  XATTR_CREATE) < 0)
+        return -errno;
+    return 0;
+}
+
+
+/* Creates .mortar/handles/xx and xx/yy if needed. */
+static int
+posix_handle_mkdirs(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char dir[8];
+
+    snprintf(dir, sizeof(dir), "%02x", gfid->bytes[0]);
+    if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    snprintf(dir, sizeof(dir), "%02x/%02x", gfid->bytes[0], gfid->bytes[1]);
+    if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+
+static void
+posix_dir_target(const vl_gfid_t *parent, const char *name,
+                 char *buf /* OUT, PATH_MAX */)
+{
+    char prel[POSIX_HANDLE_REL_LEN];
+
+    posix_handle_rel(parent, prel);
+    snprintf(buf, PATH_MAX, "../../%s/%s", prel, name);
+}
+
+
+/* Parses a directory handle's target into parent GFID and name. */
+static int
+posix_dir_target_parse(const char *target, vl_gfid_t *parent /* OUT */,
+                       char *name /* OUT, NAME_MAX + 1 */)
+{
+    char str[VL_GFID_STR_LEN];
+    const char *p = target;
+    size_t len;
+
+    /* "../../xx/yy/" + 36 + "/" + name */
+    if (strncmp(p, "../../", 6) != 0 || strlen(p) < 12 + 36 + 2)
+        return -EINVAL;
+    p += 12;
+    memcpy(str, p, 36);
+    str[36] = '\0';
+    if (vl_gfid_parse(str, parent) != 0 || p[36] != '/')
+        return -EINVAL;
+    p += 37;
+    len = strlen(p);
+    if (len == 0 || len > NAME_MAX || strchr(p, '/') != NULL)
+        return -EINVAL;
+    memcpy(name, p, len + 1);
+    return 0;
+}
+
+
+/* Atomically points a directory's handle at parent/name: a new symlink
+ * under a temporary name renamed over the old one. */
+int
+posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                        const vl_gfid_t *parent, const char *name)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char target[PATH_MAX];
+    char rel[POSIX_HANDLE_REL_LEN];
+    char tmp[POSIX_HANDLE_REL_LEN + 32];
+    static _Atomic unsigned long tmp_seq;
+    int rc;
+
+    rc = posix_handle_mkdirs(xl, gfid);
+    if (rc != 0)
+        return rc;
+    posix_handle_rel(gfid, rel);
+    posix_dir_target(parent, name, target);
+    snprintf(tmp, sizeof(tmp), "%.6s.tmp-%d-%lu", rel, (int)getpid(),
+             (unsigned long)++tmp_seq);
+    if (symlinkat(target, priv->handles_fd, tmp) < 0)
+        return -errno;
+    if (renameat(priv->handles_fd, tmp, priv->handles_fd, rel) < 0) {
+        rc = -errno;
+        unlinkat(priv->handles_fd, tmp, 0);
+        return rc;
+    }
+    return 0;
+}
+
+
+/* Links a non-directory's handle; an orphan handle (only link left, its
+ * object unlinked behind our back) with the same GFID is replaced. */
+static int
+posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
+                  const struct stat *st, const vl_gfid_t *gfid)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    struct stat hst;
+
+    posix_handle_rel(gfid, hrel);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (linkat(atfd, rel, priv->handles_fd, hrel, 0) == 0)
+            return 0;
+        if (errno != EEXIST)
+            return -errno;
+        if (fstatat(priv->handles_fd, hrel, &hst, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (hst.st_ino == st->st_ino && hst.st_dev == st->st_dev)
+            return 0;
+        if (S_ISDIR(hst.st_mode) || hst.st_nlink > 1 || S_ISLNK(hst.st_mode))
+            return -EEXIST; /* a live object already has this GFID */
+        unlinkat(priv->handles_fd, hrel, 0);
+    }
+    return -EEXIST;
+}
+
+
+int
+posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
+                    const struct stat *st, const vl_gfid_t *gfid,
+                    const vl_gfid_t *parent, const char *name)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char target[PATH_MAX];
+    char hrel[POSIX_HANDLE_REL_LEN];
+    int rc;
+    int fd;
+
+    rc = posix_handle_mkdirs(xl, gfid);
+    if (rc != 0)
+        return rc;
+    if (!S_ISDIR(st->st_mode))
+        return posix_handle_link(xl, atfd, rel, st, gfid);
+
+    posix_handle_rel(gfid, hrel);
+    posix_dir_target(parent, name, target);
+    if (symlinkat(target, priv->handles_fd, hrel) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return -errno;
+    /* A handle exists: refuse if it still leads to a live directory with
+     * this GFID (a duplicate GFID), else it is stale: replace it. */
+    if (posix_dir_resolve(xl, gfid, &fd) == 0) {
+        struct stat dst;
+
+        rc = fstat(fd, &dst) < 0 ? -errno : 0;
+        close(fd);
+        if (rc == 0
+            && (dst.st_ino != st->st_ino || dst.st_dev != st->st_dev))
+            return -EEXIST;
+    }
+    return posix_handle_dir_update(xl, gfid, parent, name);
+}
+
+
+void
+posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    struct stat st;
+
+    if (vl_gfid_is_null(gfid))
+        return;
+    posix_handle_rel(gfid, hrel);
+    if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return;
+    /* The handle itself is one link: nlink 1 means no name is left. */
+    if (st.st_nlink == 1)
+        unlinkat(priv->handles_fd, hrel, 0);
+}
+
+
+void
+posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+
+    if (vl_gfid_is_null(gfid) || vl_gfid_is_root(gfid))
+        return;
+    posix_handle_rel(gfid, hrel);
+    unlinkat(priv->handles_fd, hrel, 0);
+}
+
+
+/* Makes sure a looked-up object's handle exists and, for a directory,
+ * names its current parent and name (repairs trees edited by hand). */
+int
+posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
+                    const struct stat *st, const vl_gfid_t *gfid,
+                    const vl_gfid_t *parent, const char *name)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    char want[PATH_MAX];
+    char have[PATH_MAX];
+    ssize_t n;
+
+    if (vl_gfid_is_root(gfid))
+        return 0;
+    if (!S_ISDIR(st->st_mode))
+        return posix_handle_link(xl, atfd, rel, st, gfid);
+    posix_handle_rel(gfid, hrel);
+    posix_dir_target(parent, name, want);
+    n = readlinkat(priv->handles_fd, hrel, have, sizeof(have) - 1);
+    if (n >= 0) {
+        have[n] = '\0';
+        if (strcmp(have, want) == 0)
+            return 0;
+    }
+    return posix_handle_dir_update(xl, gfid, parent, name);
+}
+
+
+/* Borrows the cached dirfd of the linked inode with this GFID, if any,
+ * and returns a dup of it (the inode ref is dropped at once). */
+static int
+posix_cached_dirfd_dup(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_inode_ctx *ctx;
+    vl_inode_t *inode;
+    int fd = -1;
+
+    if (xl->graph == NULL || xl->graph->itable == NULL)
+        return -1;
+    inode = vl_inode_find(xl->graph->itable, gfid);
+    if (inode == NULL)
+        return -1;
+    ctx = vl_inode_ctx(inode, xl);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx != NULL && ctx->has_dirfd)
+        fd = fcntl(ctx->dirfd, F_DUPFD_CLOEXEC, 0);
+    pthread_mutex_unlock(&inode->lock);
+    vl_inode_unref(inode);
+    return fd;
+}
+
+
+/* Resolves a directory GFID to a new O_PATH fd (*out, owned by the
+ * caller). Walks up the handle symlinks to the root or a cached ancestor,
+ * then opens each name back down. -ESTALE when the GFID is unknown. */
+static int
+posix_dir_resolve(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    struct posix_chain_elem *chain = NULL;
+    size_t n = 0, cap = 0;
+    char hrel[POSIX_HANDLE_REL_LEN];
+    char target[PATH_MAX];
+    vl_gfid_t cur = *gfid;
+    vl_gfid_t check;
+    int base = -1;
+    bool owns_base = false;
+    int rc;
+
+    for (;;) {
+        ssize_t len;
+
+        if (vl_gfid_is_root(&cur)) {
+            base = priv->root_fd;
+            break;
+        }
+        base = posix_cached_dirfd_dup(xl, &cur);
+        if (base >= 0) {
+            owns_base = true;
+            break;
+        }
+        if (n >= POSIX_MAX_DEPTH) {
+            rc = -ELOOP;
+            goto out;
+        }
+        if (n == cap) {
+            size_t ncap = cap == 0 ? 16 : cap * 2;
+            void *p = chain == NULL
+                          ? vl_malloc(xl, ncap * sizeof(*chain), POSIX_MT_CHAIN)
+                          : vl_realloc(chain, ncap * sizeof(*chain));
+
+            if (p == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            chain = p;
+            cap = ncap;
+        }
+        posix_handle_rel(&cur, hrel);
+        len = readlinkat(priv->handles_fd, hrel, target, sizeof(target) - 1);
+        if (len < 0) {
+            rc = (errno == ENOENT || errno == EINVAL) ? -ESTALE : -errno;
+            goto out;
+        }
+        target[len] = '\0';
+        chain[n].gfid = cur;
+        if (posix_dir_target_parse(target, &cur, chain[n].name) != 0) {
+            vl_log(xl, VL_LOG_WARNING, "bad directory handle %s -> %s", hrel,
+                   target);
+            rc = -ESTALE;
+            goto out;
+        }
+        n++;
+    }
+
+    while (n > 0) {
+        int fd;
+
+        n--;
+        fd = openat(base, chain[n].name,
+                    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            rc = (errno == ENOENT || errno == ENOTDIR) ? -ESTALE : -errno;
+            goto out;
+        }
+        if (owns_base)
+            close(base);
+        base = fd;
+        owns_base = true;
+    }
+    if (!owns_base) { /* gfid was the root itself */
+        base = fcntl(priv->root_fd, F_DUPFD_CLOEXEC, 0);
+        if (base < 0) {
+            rc = -errno;
+            goto out;
+        }
+        owns_base = true;
+    }
+    /* The handle may be stale (tree edited by hand): check the result. */
+    if (posix_gfid_get(base, ".", &check) != 0
+        || !vl_gfid_equal(&check, gfid)) {
+        rc = -ESTALE;
+        goto out;
+    }
+    *out = base;
+    owns_base = false;
+    rc = 0;
+out:
+    if (owns_base)
+        close(base);
+    vl_free(chain);
+    return rc;
+}
+
+
+/* The O_PATH fd of a directory inode: the brick root, the fd cached in
+ * the inode ctx, or a freshly resolved one that is then cached. The fd is
+ * borrowed (valid while the caller holds its inode ref) unless *out_owned.
+ */
+int
+posix_dirfd_peek(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
+                 bool *out_owned)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    struct posix_inode_ctx *ctx;
+    int fd = -1;
+    int rc;
+
+    *out_owned = false;
+    if (inode == NULL || vl_gfid_is_null(&inode->gfid))
+        return -ESTALE;
+    if (vl_gfid_is_root(&inode->gfid)) {
+        *out_fd = priv->root_fd;
+        return 0;
+    }
+    ctx = vl_inode_ctx(inode, xl);
+    if (ctx != NULL) {
+        pthread_mutex_lock(&inode->lock);
+        if (ctx->has_dirfd)
+            fd = ctx->dirfd;
+        pthread_mutex_unlock(&inode->lock);
+        if (fd >= 0) {
+            *out_fd = fd;
+            return 0;
+        }
+    }
+    rc = posix_dir_resolve(xl, &inode->gfid, &fd);
+    if (rc != 0)
+        return rc;
+    if (ctx == NULL) {
+        *out_fd = fd;
+        *out_owned = true;
+        return 0;
+    }
+    /* Another thread may have cached one meanwhile: keep only one. */
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_dirfd) {
+        close(fd);
+        fd = ctx->dirfd;
+    } else {
+        ctx->dirfd = fd;
+        ctx->has_dirfd = true;
+    }
+    pthread_mutex_unlock(&inode->lock);
+    *out_fd = fd;
+    return 0;
+}
+
+
+/* Is the handle of gfid a directory symlink (true) or the object itself? */
+static int
+posix_handle_is_dir(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                    bool *out /* OUT */)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    struct stat st;
+    vl_gfid_t g;
+
+    posix_handle_rel(gfid, hrel);
+    if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? -ESTALE : -errno;
+    /* A symlink is either a directory handle or a hard link to a symlink
+     * object; only the latter carries the GFID xattr itself. */
+    *out = S_ISLNK(st.st_mode)
+           && !(posix_gfid_get(priv->handles_fd, hrel, &g) == 0
+                && vl_gfid_equal(&g, gfid));
+    return 0;
+}
+
+
+int
+posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
+                     struct posix_obj *obj /* OUT */)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    bool is_dir = false;
+    int rc;
+
+    memset(obj, 0, sizeof(*obj));
+    obj->atfd = -1;
+    if (inode == NULL || vl_gfid_is_null(&inode->gfid))
+        return -ESTALE;
+    obj->gfid = inode->gfid;
+    if (vl_gfid_is_root(&inode->gfid)) {
+        is_dir = true;
+    } else if (inode->type != 0) {
+        is_dir = S_ISDIR(inode->type);
+    } else {
+        rc = posix_handle_is_dir(xl, &inode->gfid, &is_dir);
+        if (rc != 0)
+            return rc;
+    }
+    if (is_dir) {
+        rc = posix_dirfd_peek(xl, inode, &obj->atfd, &obj->owns_atfd);
+        if (rc != 0)
+            return rc;
+        strcpy(obj->rel, ".");
+    } else {
+        obj->atfd = priv->handles_fd;
+        posix_handle_rel(&inode->gfid, obj->rel);
+    }
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = errno == ENOENT ? -ESTALE : -errno;
+        posix_obj_put(obj);
+        return rc;
+    }
+    return 0;
+}
+
+
+int
+posix_name_check(vl_inode_t *parent, const char *name, bool is_create)
+{
+    size_t len;
+
+    if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL)
+        return -EINVAL;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+        return is_create ? -EEXIST : -EINVAL;
+    len = strlen(name);
+    if (len > NAME_MAX)
+        return -ENAMETOOLONG;
+    /* The brick's own metadata is invisible and untouchable. */
+    if (parent != NULL && vl_gfid_is_root(&parent->gfid)
+        && strcmp(name, POSIX_META_DIR) == 0)
+        return is_create ? -EPERM : -ENOENT;
+    return 0;
+}
+
+
+/* Sets obj to (parent dirfd, name) without looking at the entry. */
+int
+posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
+                 bool is_create, struct posix_obj *obj /* OUT */)
+{
+    int rc;
+
+    memset(obj, 0, sizeof(*obj));
+    obj->atfd = -1;
+    rc = posix_name_check(parent, name, is_create);
+    if (rc != 0)
+        return rc;
+    rc = posix_dirfd_peek(xl, parent, &obj->atfd, &obj->owns_atfd);
+    if (rc != 0)
+        return rc;
+    strcpy(obj->rel, name);
+    return 0;
+}
+
+
+/* lstat()s obj and reads its GFID (null if it has none). */
+int
+posix_obj_stat(struct posix_obj *obj)
+{
+    int rc;
+
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0)
+        return -errno;
+    rc = posix_gfid_get(obj->atfd, obj->rel, &obj->gfid);
+    if (rc == -ENODATA) {
+        obj->gfid = vl_gfid_null;
+        rc = 0;
+    }
+    return rc;
+}
+
+
+int
+posix_obj_from_entry(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
+                     struct posix_obj *obj /* OUT */)
+{
+    int rc;
+
+    rc = posix_obj_parent(xl, parent, name, false, obj);
+    if (rc == 0)
+        rc = posix_obj_stat(obj);
+    if (rc != 0)
+        posix_obj_put(obj);
+    return rc;
+}
+
+
+int
+posix_obj_from_loc(vl_xlator_t *xl, const struct vl_loc *loc,
+                   struct posix_obj *obj /* OUT */)
+{
+    if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid))
+        return posix_obj_from_inode(xl, loc->inode, obj);
+    if (loc->parent != NULL && loc->name != NULL)
+        return posix_obj_from_entry(xl, loc->parent, loc->name, obj);
+    memset(obj, 0, sizeof(*obj));
+    obj->atfd = -1;
+    return -EINVAL;
+}
+
+
+void
+posix_obj_put(struct posix_obj *obj)
+{
+    if (obj->owns_atfd && obj->atfd >= 0)
+        close(obj->atfd);
+    obj->atfd = -1;
+    obj->owns_atfd = false;
+}

@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix: the brick's storage translator. Stores a volume's objects in a
+ * local directory (the brick) and answers every fop from it with *at()
+ * system calls. See README.md for the on-disk format.
+ *
+ * Intercepts: every fop of fops.def; INODELK, ENTRYLK and LK answer
+ *             -ENOSYS (features/locks above answers them).
+ * Per inode:  struct posix_inode_ctx (cached O_PATH fd of a directory),
+ *             closed by forget().
+ * Per fd:     struct posix_fd_ctx (the OS fd), closed by release().
+ * Per req:    nothing.
+ * Threads:    fops run on io-threads workers and answer synchronously,
+ *             blocking in system calls; no lock is held across a syscall
+ *             except the per-directory-fd readdir lock.
+ *
+ * This file: class, options, init/fini, forget/release and helpers used
+ * by all fop files.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "posix.h"
+#include "../../builtin.h"
+
+
+void
+posix_iatt_fill(const struct stat *st, const vl_gfid_t *gfid,
+                struct vl_iatt *out /* OUT */)
+{
+    memset(out, 0, sizeof(*out));
+    out->gfid = *gfid;
+    out->ino = vl_gfid_is_null(gfid) ? (uint64_t)st->st_ino
+                                     : vl_gfid_to_ino(gfid);
+    out->mode = st->st_mode;
+    /* A non-directory's handle is one more hard link the client must not
+     * see; an unlinked open file (nlink 0) has none left. */
+    out->nlink = st->st_nlink;
+    if (!S_ISDIR(st->st_mode) && st->st_nlink >= 2)
+        out->nlink--;
+    out->uid = st->st_uid;
+    out->gid = st->st_gid;
+    out->rdev = st->st_rdev;
+    out->size = st->st_size;
+    out->blocks = st->st_blocks;
+    out->blksize = st->st_blksize;
+    out->atime = st->st_atim.tv_sec;
+    out->atime_ns = st->st_atim.tv_nsec;
+    out->mtime = st->st_mtim.tv_sec;
+    out->mtime_ns = st->st_mtim.tv_nsec;
+    out->ctime = st->st_ctim.tv_sec;
+    out->ctime_ns = st->st_ctim.tv_nsec;
+}
+
+
+int
+posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir)
+{
+    struct posix_fd_ctx *ctx = vl_fd_ctx(fd, xl);
+    int rc = 0;
+
+    if (ctx == NULL)
+        return -EINVAL;
+    pthread_mutex_lock(&fd->lock);
+    if (ctx->is_open) {
+        rc = -EBUSY; /* the same vl_fd opened twice */
+    } else {
+        rc = -pthread_mutex_init(&ctx->dir_lock, NULL);
+        if (rc == 0) {
+            ctx->os_fd = os_fd;
+            ctx->is_dir = is_dir;
+            ctx->is_open = true;
+        }
+    }
+    pthread_mutex_unlock(&fd->lock);
+    return rc;
+}
+
+
+int
+posix_fd_os(vl_xlator_t *xl, vl_fd_t *fd, int *out /* OUT */)
+{
+    struct posix_fd_ctx *ctx;
+    int rc = -EBADF;
+
+    if (fd == NULL)
+        return -EBADF;
+    ctx = vl_fd_ctx(fd, xl);
+    if (ctx == NULL)
+        return -EBADF;
+    pthread_mutex_lock(&fd->lock);
+    if (ctx->is_open) {
+        *out = ctx->os_fd;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&fd->lock);
+    return rc;
+}
+
+
+/* -ENOSPC when the brick's free space is below the reserve. */
+int
+posix_space_check(vl_xlator_t *xl)
+{
+    const struct posix_conf *conf = VL_CONF(xl, struct posix_conf);
+    struct statvfs sv;
+    double want;
+
+    if (conf->reserve <= 0.0)
+        return 0;
+    if (fstatvfs(posix_priv(xl)->root_fd, &sv) < 0)
+        return 0; /* cannot tell: let the write itself decide */
+    want = (double)sv.f_blocks * conf->reserve / 100.0;
+    return (double)sv.f_bavail < want ? -ENOSPC : 0;
+}
+
+
+static void
+posix_fop_nosys(vl_xlator_t *xl, vl_req_t *req)
+{
+    vl_unwind(req, -ENOSYS);
+}
+
+
+/* Opens and checks the brick root; fills err with why it is unusable. */
+static int
+posix_root_open(const char *dir, int *out, vl_err_t *err)
+{
+    struct statvfs sv;
+    int fd;
+    int rc;
+
+    if (dir == NULL || dir[0] == '\0') {
+        vl_err_set(err, "option 'directory' is required");
+        return -EINVAL;
+    }
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = -errno;
+        if (rc == -ENOENT)
+            vl_err_set(err, "brick directory %s does not exist", dir);
+        else if (rc == -ENOTDIR)
+            vl_err_set(err, "brick directory %s is not a directory", dir);
+        else
+            vl_err_set(err, "brick directory %s: %s", dir, strerror(-rc));
+        return rc;
+    }
+    if (fstatvfs(fd, &sv) == 0 && (sv.f_flag & ST_RDONLY) != 0) {
+        vl_err_set(err, "brick directory %s is on a read-only file system",
+                   dir);
+        close(fd);
+        return -EROFS;
+    }
+    if (faccessat(fd, ".", W_OK, 0) < 0) {
+        rc = -errno;
+        vl_err_set(err, "brick directory %s is not writable: %s", dir,
+                   strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    *out = fd;
+    return 0;
+}
+
+
+/* Checks or sets the root GFID on the brick root. */
+static int
+posix_root_gfid(int fd, const char *dir, vl_err_t *err)
+{
+    unsigned char buf[64];
+    char str[VL_GFID_STR_LEN];
+    vl_gfid_t g;
+    ssize_t n;
+
+    n = fgetxattr(fd, POSIX_GFID_XATTR, buf, sizeof(buf));
+    if (n == (ssize_t)sizeof(g.bytes)) {
+        memcpy(g.bytes, buf, sizeof(g.bytes));
+        if (vl_gfid_is_root(&g))
+            return 0;
+        vl_err_set(err, "brick directory %s has gfid %s, not the root gfid "
+                   "(is it part of another volume?)", dir,
+                   vl_gfid_to_str(&g, str));
+        return -EEXIST;
+    }
+    if (n >= 0 || errno == ERANGE) {
+        vl_err_set(err, "brick directory %s has a malformed %s xattr", dir,
+                   POSIX_GFID_XATTR);
+        return -EINVAL;
+    }
+    if (errno == ENODATA
+        && fsetxattr(fd, POSIX_GFID_XATTR, vl_gfid_root.bytes,
+                     sizeof(vl_gfid_root.bytes), XATTR_CREATE) == 0)
+        return 0;
+    if (errno == ENOTSUP)
+        vl_err_set(err, "brick directory %s: file system has no extended "
+                   "attribute support", dir);
+    else if (errno == EPERM)
+        vl_err_set(err, "brick directory %s: cannot set trusted.* xattrs "
+                   "(not running as root?)", dir);
+    else
+        vl_err_set(err, "brick directory %s: cannot set %s: %s", dir,
+                   POSIX_GFID_XATTR, strerror(errno));
+    return errno == ENOTSUP ? -ENOTSUP : -errno;
+}
+
+
+/* Creates .mortar/handles and the root's handle; opens handles_fd. */
+static int
+posix_meta_setup(vl_xlator_t *xl, const char *dir, vl_err_t *err)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    char mkd[8];
+    int rc;
+
+    if (mkdirat(priv->root_fd, POSIX_META_DIR, 0700) < 0 && errno != EEXIST)
+        goto fail;
+    if (mkdirat(priv->root_fd, POSIX_META_DIR "/" POSIX_HANDLES_DIR, 0700)
+            < 0
+        && errno != EEXIST)
+        goto fail;
+    priv->handles_fd = openat(priv->root_fd,
+                              POSIX_META_DIR "/" POSIX_HANDLES_DIR,
+                              O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (priv->handles_fd < 0)
+        goto fail;
+    /* The root's handle points at the brick root from handles/00/00. */
+    if (mkdirat(priv->handles_fd, "00", 0700) < 0 && errno != EEXIST)
+        goto fail;
+    snprintf(mkd, sizeof(mkd), "00/00");
+    if (mkdirat(priv->handles_fd, mkd, 0700) < 0 && errno != EEXIST)
+        goto fail;
+    posix_handle_rel(&vl_gfid_root, hrel);
+    if (symlinkat("../../../..", priv->handles_fd, hrel) < 0
+        && errno != EEXIST)
+        goto fail;
+    return 0;
+fail:
+    rc = -errno;
+    vl_err_set(err, "brick directory %s: cannot set up %s/%s: %s", dir,
+               POSIX_META_DIR, POSIX_HANDLES_DIR, strerror(-rc));
+    return rc;
+}
+
+
+static int
+posix_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    const struct posix_conf *conf = VL_CONF(xl, struct posix_conf);
+    struct posix_priv *priv;
+    struct stat st;
+    int rc;
+
+    priv = vl_calloc(xl, 1, sizeof(*priv), POSIX_MT_PRIV);
+    if (priv == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    priv->root_fd = -1;
+    priv->handles_fd = -1;
+    xl->priv = priv;
+
+    rc = posix_root_open(conf->directory, &priv->root_fd, err);
+    if (rc != 0)
+        goto out;
+    if (fstat(priv->root_fd, &st) < 0) {
+        rc = -errno;
+        vl_err_set(err, "brick directory %s: %s", conf->directory,
+                   strerror(-rc));
+        goto out;
+    }
+    priv->dev = st.st_dev;
+    rc = posix_root_gfid(priv->root_fd, conf->directory, err);
+    if (rc != 0)
+        goto out;
+    rc = posix_meta_setup(xl, conf->directory, err);
+    if (rc != 0)
+        goto out;
+    vl_log(xl, VL_LOG_INFO, "brick %s ready (reserve %.1f%%)",
+           conf->directory, conf->reserve);
+out:
+    if (rc != 0) {
+        if (priv->root_fd >= 0)
+            close(priv->root_fd);
+        if (priv->handles_fd >= 0)
+            close(priv->handles_fd);
+        vl_free(priv);
+        xl->priv = NULL;
+    }
+    return rc;
+}
+
+
+static void
+posix_fini(vl_xlator_t *xl)
+{
+    struct posix_priv *priv = posix_priv(xl);
+
+    if (priv == NULL)
+        return;
+    close(priv->root_fd);
+    close(priv->handles_fd);
+    vl_free(priv);
+    xl->priv = NULL;
+}
+
+
+static void
+posix_forget(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct posix_inode_ctx *ctx = vl_inode_ctx(inode, xl);
+
+    if (ctx == NULL)
+        return;
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_dirfd) {
+        close(ctx->dirfd);
+        ctx->has_dirfd = false;
+    }
+    pthread_mutex_unlock(&inode->lock);
+}
+
+
+static void
+posix_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    struct posix_fd_ctx *ctx = vl_fd_ctx(fd, xl);
+
+    if (ctx == NULL || !ctx->is_open)
+        return;
+    close(ctx->os_fd);
+    ctx->is_open = false;
+    pthread_mutex_destroy(&ctx->dir_lock);
+}
+
+
+static void
+posix_dump(vl_xlator_t *xl, FILE *out)
+{
+    const struct posix_conf *conf = VL_CONF(xl, struct posix_conf);
+    struct posix_priv *priv = posix_priv(xl);
+
+    fprintf(out, "directory=%s\n", conf->directory);
+    if (priv != NULL) {
+        fprintf(out, "root_fd=%d\n", priv->root_fd);
+        fprintf(out, "handles_fd=%d\n", priv->handles_fd);
+    }
+}
+
+
+static const vl_option_t posix_options[] = {
+    VL_OPT_PATH("directory", struct posix_conf, directory,
+                .flags = VL_OPT_REQUIRED,
+                .doc = "Brick directory holding the volume's files; it must "
+                       "exist, be writable and support trusted xattrs."),
+    VL_OPT_PERCENT("reserve", struct posix_conf, reserve, .min = 0,
+                   .max = 100, .def = "1",
+                   .flags = VL_OPT_SETTABLE,
+                   .aliases = {"storage.reserve"},
+                   .doc = "Percent of the brick file system kept free: "
+                          "writes and creates fail with ENOSPC below it."),
+    VL_OPT_BOOL("fsync-on-close", struct posix_conf, is_fsync_on_close,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_ADVANCED,
+                .doc = "Flush (close) syncs a file's data to disk before "
+                       "answering."),
+    VL_OPT_END,
+};
+
+static const char *const posix_mem_types[] = {
+    "misc", "priv", "chain", "xattr", "link", "dirbuf", NULL,
+};
+
+const vl_xlator_class_t xl_storage_posix = {
+    .abi = VL_XLATOR_ABI,
+    .type = "storage/posix",
+    .prefix = "posix",
+    .version = {0, 1, 0},
+    .flags = VL_XL_LEAF,
+    .conf_size = sizeof(struct posix_conf),
+    .req_priv_size = 0,
+    .inode_ctx_size = sizeof(struct posix_inode_ctx),
+    .fd_ctx_size = sizeof(struct posix_fd_ctx),
+    .options = posix_options,
+    .mem_types = posix_mem_types,
+    .doc = "Stores the volume's files in a local brick directory, with each "
+           "object's GFID in an xattr and a handle tree under .mortar/ so "
+           "any object is reachable by GFID at any depth.",
+    .init = posix_init,
+    .fini = posix_fini,
+    .forget = posix_forget,
+    .release = posix_release,
+    .dump = posix_dump,
+    .fops = {
+        [VL_FOP_LOOKUP] = posix_fop_lookup,
+        [VL_FOP_STAT] = posix_fop_stat,
+        [VL_FOP_SETATTR] = posix_fop_setattr,
+        [VL_FOP_ACCESS] = posix_fop_access,
+        [VL_FOP_READLINK] = posix_fop_readlink,
+        [VL_FOP_MKNOD] = posix_fop_mknod,
+        [VL_FOP_MKDIR] = posix_fop_mkdir,
+        [VL_FOP_UNLINK] = posix_fop_unlink,
+        [VL_FOP_RMDIR] = posix_fop_rmdir,
+        [VL_FOP_SYMLINK] = posix_fop_symlink,
+        [VL_FOP_RENAME] = posix_fop_rename,
+        [VL_FOP_LINK] = posix_fop_link,
+        [VL_FOP_CREATE] = posix_fop_create,
+        [VL_FOP_OPEN] = posix_fop_open,
+        [VL_FOP_READ] = posix_fop_read,
+        [VL_FOP_WRITE] = posix_fop_write,
+        [VL_FOP_FLUSH] = posix_fop_flush,
+        [VL_FOP_FSYNC] = posix_fop_fsync,
+        [VL_FOP_OPENDIR] = posix_fop_opendir,
+        [VL_FOP_READDIR] = posix_fop_readdir,
+        [VL_FOP_STATFS] = posix_fop_statfs,
+        [VL_FOP_SETXATTR] = posix_fop_setxattr,
+        [VL_FOP_GETXATTR] = posix_fop_getxattr,
+        [VL_FOP_REMOVEXATTR] = posix_fop_removexattr,
+        [VL_FOP_LK] = posix_fop_nosys,
+        [VL_FOP_INODELK] = posix_fop_nosys,
+        [VL_FOP_ENTRYLK] = posix_fop_nosys,
+        [VL_FOP_FALLOCATE] = posix_fop_fallocate,
+        [VL_FOP_COPY_FILE_RANGE] = posix_fop_copy_file_range,
+        [VL_FOP_LSEEK] = posix_fop_lseek,
+    },
+};

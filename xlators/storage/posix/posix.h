@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix.h: private types of storage/posix, shared by its source files.
+ *
+ *   posix.c         class, options, init/fini, forget/release, nosys fops
+ *   posix-handle.c  GFID xattr, handle tree, GFID -> object resolution
+ *   posix-entry.c   lookup and the namespace fops (create, mkdir, rename...)
+ *   posix-inode.c   stat, setattr, access, readlink, xattrs, statfs
+ *   posix-data.c    open, read, write, flush, fsync, fallocate,
+ *                   copy_file_range, lseek
+ *   posix-dir.c     opendir, readdir
+ *
+ * An object on the brick is reached as a pair (atfd, rel): a directory
+ * descriptor and a relative name such that fstatat(atfd, rel,
+ * AT_SYMLINK_NOFOLLOW) names exactly that object. Directories are
+ * (own O_PATH fd, "."), non-directories (handles dir, "xx/yy/<gfid>") or
+ * (parent O_PATH fd, name). No full path from the brick root is ever
+ * built, so depth below the root is unlimited.
+ */
+#ifndef MORTAR_POSIX_H
+#define MORTAR_POSIX_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "vol/vol.h"
+
+#define POSIX_GFID_XATTR "trusted.mortar.gfid"
+#define POSIX_XATTR_PREFIX "trusted.mortar."
+#define POSIX_META_DIR ".mortar"
+#define POSIX_HANDLES_DIR "handles"
+/* "xx/yy/" + 36 characters + NUL */
+#define POSIX_HANDLE_REL_LEN (6 + VL_GFID_STR_LEN)
+/* "/proc/self/fd/NNNNNNNNNN/" + rel */
+#define POSIX_PROC_PATH_LEN (32 + NAME_MAX + 1)
+
+enum posix_mem_type {
+    POSIX_MT_MISC = 0,
+    POSIX_MT_PRIV,
+    POSIX_MT_CHAIN,
+    POSIX_MT_XATTR,
+    POSIX_MT_LINK,
+    POSIX_MT_DIRBUF,
+};
+
+/* Parsed options (xl->conf); immutable while the graph runs. */
+struct posix_conf {
+    char *directory;      /* owned by the conf: the brick directory */
+    double reserve;       /* percent of the brick kept free */
+    bool is_fsync_on_close; /* flush() fsyncs the file */
+};
+
+/* Runtime state (xl->priv), set up by init and immutable afterwards. */
+struct posix_priv {
+    int root_fd;     /* owned; O_RDONLY|O_DIRECTORY fd of the brick root */
+    int handles_fd;  /* owned; O_PATH fd of .mortar/handles */
+    dev_t dev;       /* device of the brick root: objects never leave it */
+};
+
+/* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
+ * cache a descriptor; it follows the directory across renames because it
+ * names the directory itself, not a path. */
+struct posix_inode_ctx {
+    int dirfd;       /* owned O_PATH fd of the directory when has_dirfd */
+    bool has_dirfd;  /* dirfd is valid; closed by forget() */
+};
+
+/* Per fd (vl_fd_ctx). Set once by open/create/opendir under fd->lock and
+ * immutable until release(), which runs when no request holds the fd. */
+struct posix_fd_ctx {
+    int os_fd;            /* owned; the brick's open file or directory */
+    bool is_open;         /* os_fd is valid */
+    bool is_dir;          /* opened by opendir */
+    pthread_mutex_t dir_lock; /* serialises lseek+getdents on a directory */
+};
+
+/* An object resolved for one fop. */
+struct posix_obj {
+    int atfd;              /* see the file comment; owned if owns_atfd */
+    bool owns_atfd;        /* close atfd in posix_obj_put */
+    char rel[NAME_MAX + 1]; /* name relative to atfd */
+    struct stat st;        /* lstat of the object when resolved */
+    vl_gfid_t gfid;        /* its GFID (null if it has none yet) */
+};
+
+static inline struct posix_priv *
+posix_priv(vl_xlator_t *xl)
+{
+    return xl->priv;
+}
+
+
+/* posix-handle.c */
+void posix_handle_rel(const vl_gfid_t *gfid, char *buf /* OUT */);
+void posix_proc_path(int atfd, const char *rel, char *buf /* OUT */);
+int posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */);
+int posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid);
+int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
+                        const struct stat *st, const vl_gfid_t *gfid,
+                        const vl_gfid_t *parent, const char *name);
+int posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                            const vl_gfid_t *parent, const char *name);
+void posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid);
+void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
+int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
+                        const struct stat *st, const vl_gfid_t *gfid,
+                        const vl_gfid_t *parent, const char *name);
+int posix_dirfd_peek(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
+                     bool *out_owned);
+int posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
+                         struct posix_obj *obj /* OUT */);
+int posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
+                     bool is_create, struct posix_obj *obj /* OUT */);
+int posix_obj_stat(struct posix_obj *obj);
+int posix_obj_from_entry(vl_xlator_t *xl, vl_inode_t *parent,
+                         const char *name, struct posix_obj *obj /* OUT */);
+int posix_obj_from_loc(vl_xlator_t *xl, const struct vl_loc *loc,
+                       struct posix_obj *obj /* OUT */);
+void posix_obj_put(struct posix_obj *obj);
+int posix_name_check(vl_inode_t *parent, const char *name, bool is_create);
+void posix_iatt_fill(const struct stat *st, const vl_gfid_t *gfid,
+                     struct vl_iatt *out /* OUT */);
+int posix_fd_os(vl_xlator_t *xl, vl_fd_t *fd, int *out /* OUT */);
+int posix_space_check(vl_xlator_t *xl);
+
+/* Fops, one file per concern. */
+void posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_create(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_rename(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_link(vl_xlator_t *xl, vl_req_t *req);
+
+void posix_fop_stat(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_setattr(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_access(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_readlink(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_statfs(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_setxattr(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_removexattr(vl_xlator_t *xl, vl_req_t *req);
+
+void posix_fop_open(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_read(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_write(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_flush(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_fsync(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_fallocate(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_copy_file_range(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_lseek(vl_xlator_t *xl, vl_req_t *req);
+
+void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
+
+/* posix-entry.c: open(2) flags the brick passes on for open/create. */
+int posix_open_flags(int32_t flags);
+
+/* Stores os_fd in fd's ctx; 0 or -errno (then os_fd is not taken). */
+int posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir);
+
+#endif /* MORTAR_POSIX_H */
