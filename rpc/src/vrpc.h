@@ -222,4 +222,74 @@ void vrpc_statvfs_from_xdr(const mrt_statfs_rsp *in, struct statvfs *out);
 /* True if name is a usable entry name (non-empty, no '/'). */
 bool vrpc_name_ok(const char *name);
 
+/* ---- per-fop wire types (fops.c) ---- */
+
+enum vrpc_rsp_kind {
+    VRPC_RSP_STATUS,   /* mrt_status_rsp */
+    VRPC_RSP_IATT,     /* mrt_iatt_rsp */
+    VRPC_RSP_FD,       /* mrt_fd_rsp */
+    VRPC_RSP_COUNT,    /* mrt_count_rsp (read: data follows) */
+    VRPC_RSP_READLINK, /* mrt_readlink_rsp */
+    VRPC_RSP_READDIR,  /* mrt_readdir_rsp */
+    VRPC_RSP_STATFS,   /* mrt_statfs_rsp */
+    VRPC_RSP_GETXATTR, /* mrt_getxattr_rsp */
+    VRPC_RSP_LK,       /* mrt_lk_rsp */
+    VRPC_RSP_LSEEK,    /* mrt_lseek_rsp */
+};
+
+/* Every reply starts with int status, so rsp.status.status is always it. */
+union vrpc_fop_rsp {
+    mrt_status_rsp status;
+    mrt_iatt_rsp iatt;
+    mrt_fd_rsp fd;
+    mrt_count_rsp count;
+    mrt_readlink_rsp readlink;
+    mrt_readdir_rsp readdir;
+    mrt_statfs_rsp statfs;
+    mrt_getxattr_rsp getxattr;
+    mrt_lk_rsp lk;
+    mrt_lseek_rsp lseek;
+};
+
+union vrpc_fop_wargs {
+    mrt_loc_args loc;
+    mrt_stat_args stat;
+    mrt_setattr_args setattr;
+    mrt_access_args access;
+    mrt_readlink_args readlink;
+    mrt_mknod_args mknod;
+    mrt_mkdir_args mkdir;
+    mrt_unlink_args unlink;
+    mrt_symlink_args symlink;
+    mrt_rename_args rename;
+    mrt_link_args link;
+    mrt_create_args create;
+    mrt_open_args open;
+    mrt_read_args read;
+    mrt_write_args write;
+    mrt_fd_args fd;
+    mrt_fsync_args fsync;
+    mrt_readdir_args readdir;
+    mrt_setxattr_args setxattr;
+    mrt_getxattr_args getxattr;
+    mrt_removexattr_args removexattr;
+    mrt_lk_args lk;
+    mrt_inodelk_args inodelk;
+    mrt_entrylk_args entrylk;
+    mrt_fallocate_args fallocate;
+    mrt_copy_file_range_args copy_file_range;
+    mrt_lseek_args lseek;
+};
+
+struct vrpc_fop_desc {
+    xdrproc_t args;          /* filter for the fop's args */
+    enum vrpc_rsp_kind rsp;  /* shape of its reply */
+};
+
+/* Procedure number of fop op in MRT_FOPS_PROG, and back (-1 if none). */
+#define VRPC_FOP_PROC(op) ((uint32_t)(op) + 1)
+int vrpc_proc_to_fop(uint32_t proc);
+const struct vrpc_fop_desc *vrpc_fop_desc(vl_fop_t op);
+xdrproc_t vrpc_rsp_xdr(enum vrpc_rsp_kind kind);
+
 #endif /* VRPC_H */

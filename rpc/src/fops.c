@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fops: which XDR types carry each file operation, so that client and
+ * server pick the same filter for a procedure. Procedure numbers follow
+ * fops.def (append only, so numbers are stable). Threads: constant tables.
+ */
+#include "config.h"
+
+#include "vrpc.h"
+
+#define D(op, a, r) [VL_FOP_##op] = {(xdrproc_t)xdr_##a, VRPC_RSP_##r}
+
+static const struct vrpc_fop_desc fop_descs[VL_FOP_COUNT] = {
+    D(LOOKUP, mrt_loc_args, IATT),
+    D(STAT, mrt_stat_args, IATT),
+    D(SETATTR, mrt_setattr_args, IATT),
+    D(ACCESS, mrt_access_args, STATUS),
+    D(READLINK, mrt_readlink_args, READLINK),
+    D(MKNOD, mrt_mknod_args, IATT),
+    D(MKDIR, mrt_mkdir_args, IATT),
+    D(UNLINK, mrt_unlink_args, STATUS),
+    D(RMDIR, mrt_unlink_args, STATUS),
+    D(SYMLINK, mrt_symlink_args, IATT),
+    D(RENAME, mrt_rename_args, IATT),
+    D(LINK, mrt_link_args, IATT),
+    D(CREATE, mrt_create_args, FD),
+    D(OPEN, mrt_open_args, FD),
+    D(READ, mrt_read_args, COUNT),
+    D(WRITE, mrt_write_args, COUNT),
+    D(FLUSH, mrt_fd_args, STATUS),
+    D(FSYNC, mrt_fsync_args, STATUS),
+    D(OPENDIR, mrt_loc_args, FD),
+    D(READDIR, mrt_readdir_args, READDIR),
+    D(STATFS, mrt_loc_args, STATFS),
+    D(SETXATTR, mrt_setxattr_args, STATUS),
+    D(GETXATTR, mrt_getxattr_args, GETXATTR),
+    D(REMOVEXATTR, mrt_removexattr_args, STATUS),
+    D(LK, mrt_lk_args, LK),
+    D(INODELK, mrt_inodelk_args, STATUS),
+    D(ENTRYLK, mrt_entrylk_args, STATUS),
+    D(FALLOCATE, mrt_fallocate_args, IATT),
+    D(COPY_FILE_RANGE, mrt_copy_file_range_args, COUNT),
+    D(LSEEK, mrt_lseek_args, LSEEK),
+};
+
+static const xdrproc_t rsp_xdr[] = {
+    [VRPC_RSP_STATUS] = (xdrproc_t)xdr_mrt_status_rsp,
+    [VRPC_RSP_IATT] = (xdrproc_t)xdr_mrt_iatt_rsp,
+    [VRPC_RSP_FD] = (xdrproc_t)xdr_mrt_fd_rsp,
+    [VRPC_RSP_COUNT] = (xdrproc_t)xdr_mrt_count_rsp,
+    [VRPC_RSP_READLINK] = (xdrproc_t)xdr_mrt_readlink_rsp,
+    [VRPC_RSP_READDIR] = (xdrproc_t)xdr_mrt_readdir_rsp,
+    [VRPC_RSP_STATFS] = (xdrproc_t)xdr_mrt_statfs_rsp,
+    [VRPC_RSP_GETXATTR] = (xdrproc_t)xdr_mrt_getxattr_rsp,
+    [VRPC_RSP_LK] = (xdrproc_t)xdr_mrt_lk_rsp,
+    [VRPC_RSP_LSEEK] = (xdrproc_t)xdr_mrt_lseek_rsp,
+};
+
+
+int
+vrpc_proc_to_fop(uint32_t proc)
+{
+    if (proc == 0 || proc > VL_FOP_COUNT)
+        return -1;
+    return (int)proc - 1;
+}
+
+
+const struct vrpc_fop_desc *
+vrpc_fop_desc(vl_fop_t op)
+{
+    if ((unsigned)op >= VL_FOP_COUNT || fop_descs[op].args == NULL)
+        return NULL;
+    return &fop_descs[op];
+}
+
+
+xdrproc_t
+vrpc_rsp_xdr(enum vrpc_rsp_kind kind)
+{
+    return rsp_xdr[kind];
+}

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * server-fops: turns one MRT_FOPS_PROG call into a request for the child
+ * and its answer into the reply.
+ *
+ * Decoding: the XDR arguments are decoded from the record in place;
+ * names stay in the decoded struct, WRITE data stays in the record's
+ * vl_buf (args.write.buf), so nothing is copied. Wire GFIDs become inodes
+ * with vl_inode_get; wire fd numbers become the client's vl_fd_t. Input
+ * is hostile: names are checked, fd numbers looked up, the WRITE size
+ * must match the bytes that follow.
+ * Per call: struct server_call (below), freed after the reply is sent.
+ * Threads: decoding on the loop thread that read the record; the reply is
+ *          encoded and sent from whichever thread answers the request.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "server.h"
+
+#define CALL_MAX_INODES 6
+#define CALL_MAX_FDS 2
+
+struct server_call {
+    struct server_client *cl;      /* owned ref */
+    uint32_t xid;                  /* to answer */
+    vl_fop_t op;                   /* the fop */
+    const struct vrpc_fop_desc *desc; /* wire types of op */
+    vl_buf_t *rec;                 /* owned ref; backs WRITE data */
+    union vrpc_fop_wargs wa;       /* decoded args (XDR-owned memory) */
+    bool has_wa;                   /* wa must be xdr_free'd */
+    vl_inode_t *inodes[CALL_MAX_INODES]; /* owned refs used by locs */
+    int n_inodes;
+    bool is_fresh[CALL_MAX_INODES]; /* inode was created unlinked */
+    vl_fd_t *fds[CALL_MAX_FDS];    /* owned refs used by args */
+    int n_fds;
+    vl_fd_t *new_fd;               /* owned ref; open/create/opendir */
+    struct iovec iov;              /* WRITE data, into rec */
+};
+
+/* What a loc must carry. */
+#define LOC_ENTRY (1u << 0)  /* parent + valid name */
+#define LOC_INODE (1u << 1)  /* object gfid */
+#define LOC_FRESH (1u << 2)  /* fresh inode when gfid is null */
+#define LOC_PARENT (1u << 3) /* parent, name optional */
+
+
+static vl_inode_t *
+call_keep_inode(struct server_call *call, vl_inode_t *inode, bool fresh)
+{
+    call->is_fresh[call->n_inodes] = fresh;
+    call->inodes[call->n_inodes++] = inode;
+    return inode;
+}
+
+
+/* Builds loc from the wire loc; 0, -EINVAL (bad input) or -ENOMEM. */
+static int
+call_loc(struct server_call *call, const mrt_loc *w, struct vl_loc *loc,
+         unsigned need)
+{
+    vl_inode_table_t *it = call->cl->priv->xl->graph->itable;
+    vl_gfid_t parent, gfid;
+    bool has_name = w->name != NULL && w->name[0] != '\0';
+    vl_inode_t *in;
+
+    memset(loc, 0, sizeof(*loc));
+    vrpc_gfid_from_xdr(w->parent, &parent);
+    vrpc_gfid_from_xdr(w->gfid, &gfid);
+    if (call->n_inodes + 2 > CALL_MAX_INODES)
+        return -EINVAL;
+    if ((need & LOC_ENTRY) && (vl_gfid_is_null(&parent) || !has_name))
+        return -EINVAL;
+    if ((need & LOC_PARENT) && vl_gfid_is_null(&parent))
+        return -EINVAL;
+    if (has_name && !vrpc_name_ok(w->name))
+        return -EINVAL;
+    if (has_name && vl_gfid_is_null(&parent))
+        return -EINVAL;
+    if ((need & LOC_INODE) && vl_gfid_is_null(&gfid))
+        return -EINVAL;
+    if (!vl_gfid_is_null(&parent)) {
+        in = vl_inode_get(it, &parent, S_IFDIR);
+        if (in == NULL)
+            return -ENOMEM;
+        loc->parent = call_keep_inode(call, in, false);
+        loc->name = has_name ? w->name : NULL;
+    }
+    if (!vl_gfid_is_null(&gfid)) {
+        in = vl_inode_get(it, &gfid, 0);
+        if (in == NULL)
+            return -ENOMEM;
+        loc->inode = call_keep_inode(call, in, false);
+    } else if (need & LOC_FRESH) {
+        in = vl_inode_new(it);
+        if (in == NULL)
+            return -ENOMEM;
+        loc->inode = call_keep_inode(call, in, true);
+    }
+    return 0;
+}
+
+
+/* The client's fd with wire number no (ref kept by the call). */
+static int
+call_fd(struct server_call *call, uint64_t no, struct vl_fd **out)
+{
+    vl_fd_t *fd = server_fd_get(call->cl, no);
+
+    if (fd == NULL)
+        return -EBADF;
+    call->fds[call->n_fds++] = fd;
+    *out = fd;
+    return 0;
+}
+
+
+/* A fresh fd for open/create/opendir on loc->inode. */
+static int
+call_new_fd(struct server_call *call, vl_inode_t *inode, int32_t flags,
+            uint32_t pid, struct vl_fd **out)
+{
+    call->new_fd = vl_fd_new(inode, flags, pid);
+    if (call->new_fd == NULL)
+        return -ENOMEM;
+    *out = call->new_fd;
+    return 0;
+}
+
+
+static int
+call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
+               size_t len)
+{
+    union vrpc_fop_wargs *w = &call->wa;
+    union vl_fop_args *a = &req->args;
+    uint32_t pid = req->caller.pid;
+    int rc = 0;
+
+    switch (call->op) {
+    case VL_FOP_LOOKUP:
+        rc = call_loc(call, &w->loc.loc, &a->lookup.loc,
+                      (w->loc.loc.name[0] != '\0' ? LOC_ENTRY | LOC_FRESH
+                                                  : LOC_INODE));
+        break;
+    case VL_FOP_STAT:
+        rc = call_loc(call, &w->stat.loc, &a->stat.loc,
+                      w->stat.has_fd ? 0 : LOC_INODE);
+        if (rc == 0 && w->stat.has_fd)
+            rc = call_fd(call, w->stat.fd, &a->stat.fd);
+        break;
+    case VL_FOP_SETATTR:
+        rc = call_loc(call, &w->setattr.loc, &a->setattr.loc,
+                      w->setattr.has_fd ? 0 : LOC_INODE);
+        if (rc == 0 && w->setattr.has_fd)
+            rc = call_fd(call, w->setattr.fd, &a->setattr.fd);
+        vrpc_iatt_from_xdr(&w->setattr.attr, &a->setattr.attr);
+        a->setattr.valid = w->setattr.valid;
+        break;
+    case VL_FOP_ACCESS:
+        rc = call_loc(call, &w->access.loc, &a->access.loc, LOC_INODE);
+        a->access.mask = w->access.mask;
+        break;
+    case VL_FOP_READLINK:
+        rc = call_loc(call, &w->readlink.loc, &a->readlink.loc, LOC_INODE);
+        a->readlink.size = w->readlink.size;
+        break;
+    case VL_FOP_MKNOD:
+        rc = call_loc(call, &w->mknod.loc, &a->mknod.loc,
+                      LOC_ENTRY | LOC_FRESH);
+        a->mknod.mode = w->mknod.mode;
+        a->mknod.rdev = w->mknod.rdev;
+        a->mknod.umask = w->mknod.umask;
+        vrpc_gfid_from_xdr(w->mknod.gfid, &a->mknod.gfid);
+        break;
+    case VL_FOP_MKDIR:
+        rc = call_loc(call, &w->mkdir.loc, &a->mkdir.loc,
+                      LOC_ENTRY | LOC_FRESH);
+        a->mkdir.mode = w->mkdir.mode;
+        a->mkdir.umask = w->mkdir.umask;
+        vrpc_gfid_from_xdr(w->mkdir.gfid, &a->mkdir.gfid);
+        break;
+    case VL_FOP_UNLINK:
+        rc = call_loc(call, &w->unlink.loc, &a->unlink.loc, LOC_ENTRY);
+        a->unlink.flags = w->unlink.flags;
+        break;
+    case VL_FOP_RMDIR:
+        rc = call_loc(call, &w->unlink.loc, &a->rmdir.loc, LOC_ENTRY);
+        a->rmdir.flags = w->unlink.flags;
+        break;
+    case VL_FOP_SYMLINK:
+        rc = call_loc(call, &w->symlink.loc, &a->symlink.loc,
+                      LOC_ENTRY | LOC_FRESH);
+        a->symlink.target = w->symlink.target;
+        a->symlink.umask = w->symlink.umask;
+        vrpc_gfid_from_xdr(w->symlink.gfid, &a->symlink.gfid);
+        if (w->symlink.target[0] == '\0')
+            rc = rc != 0 ? rc : -EINVAL;
+        break;
+    case VL_FOP_RENAME:
+        rc = call_loc(call, &w->rename.oldloc, &a->rename.oldloc, LOC_ENTRY);
+        if (rc == 0)
+            rc = call_loc(call, &w->rename.newloc, &a->rename.newloc,
+                          LOC_ENTRY);
+        a->rename.flags = w->rename.flags;
+        break;
+    case VL_FOP_LINK:
+        rc = call_loc(call, &w->link.oldloc, &a->link.oldloc, LOC_INODE);
+        if (rc == 0)
+            rc = call_loc(call, &w->link.newloc, &a->link.newloc, LOC_ENTRY);
+        break;
+    case VL_FOP_CREATE:
+        rc = call_loc(call, &w->create.loc, &a->create.loc,
+                      LOC_ENTRY | LOC_FRESH);
+        a->create.flags = w->create.flags;
+        a->create.mode = w->create.mode;
+        a->create.umask = w->create.umask;
+        vrpc_gfid_from_xdr(w->create.gfid, &a->create.gfid);
+        if (rc == 0)
+            rc = call_new_fd(call, a->create.loc.inode, w->create.flags, pid,
+                             &a->create.fd);
+        break;
+    case VL_FOP_OPEN:
+        rc = call_loc(call, &w->open.loc, &a->open.loc, LOC_INODE);
+        a->open.flags = w->open.flags;
+        if (rc == 0)
+            rc = call_new_fd(call, a->open.loc.inode, w->open.flags, pid,
+                             &a->open.fd);
+        break;
+    case VL_FOP_READ:
+        rc = call_fd(call, w->read.fd, &a->read.fd);
+        a->read.size = w->read.size;
+        a->read.offset = w->read.offset;
+        a->read.flags = w->read.flags;
+        if (w->read.size > VRPC_MAX_PAYLOAD)
+            rc = rc != 0 ? rc : -EINVAL;
+        break;
+    case VL_FOP_WRITE:
+        /* The data is exactly the rest of the record. */
+        if (payload_off > len || len - payload_off != w->write.size)
+            return -EPROTO;
+        rc = call_fd(call, w->write.fd, &a->write.fd);
+        call->iov.iov_base = call->rec->data + payload_off;
+        call->iov.iov_len = w->write.size;
+        a->write.iov = &call->iov;
+        a->write.n_iov = 1;
+        a->write.offset = w->write.offset;
+        a->write.flags = w->write.flags;
+        a->write.buf = call->rec;
+        break;
+    case VL_FOP_FLUSH:
+        rc = call_fd(call, w->fd.fd, &a->flush.fd);
+        break;
+    case VL_FOP_FSYNC:
+        rc = call_fd(call, w->fsync.fd, &a->fsync.fd);
+        a->fsync.datasync = w->fsync.datasync;
+        break;
+    case VL_FOP_OPENDIR:
+        rc = call_loc(call, &w->loc.loc, &a->opendir.loc, LOC_INODE);
+        if (rc == 0)
+            rc = call_new_fd(call, a->opendir.loc.inode, O_RDONLY, pid,
+                             &a->opendir.fd);
+        break;
+    case VL_FOP_READDIR:
+        rc = call_fd(call, w->readdir.fd, &a->readdir.fd);
+        a->readdir.size = w->readdir.size;
+        a->readdir.offset = w->readdir.offset;
+        a->readdir.plus = w->readdir.plus;
+        break;
+    case VL_FOP_STATFS:
+        rc = call_loc(call, &w->loc.loc, &a->statfs.loc, LOC_INODE);
+        break;
+    case VL_FOP_SETXATTR:
+        rc = call_loc(call, &w->setxattr.loc, &a->setxattr.loc, LOC_INODE);
+        a->setxattr.name = w->setxattr.name;
+        a->setxattr.value = w->setxattr.value.value_val;
+        a->setxattr.size = w->setxattr.value.value_len;
+        a->setxattr.flags = w->setxattr.flags;
+        if (w->setxattr.name[0] == '\0')
+            rc = rc != 0 ? rc : -EINVAL;
+        break;
+    case VL_FOP_GETXATTR:
+        rc = call_loc(call, &w->getxattr.loc, &a->getxattr.loc, LOC_INODE);
+        a->getxattr.name = w->getxattr.has_name ? w->getxattr.name : NULL;
+        a->getxattr.size = w->getxattr.size;
+        break;
+    case VL_FOP_REMOVEXATTR:
+        rc = call_loc(call, &w->removexattr.loc, &a->removexattr.loc,
+                      LOC_INODE);
+        a->removexattr.name = w->removexattr.name;
+        break;
+    case VL_FOP_LK:
+        rc = call_fd(call, w->lk.fd, &a->lk.fd);
+        a->lk.cmd = w->lk.cmd;
+        vrpc_flock_from_xdr(&w->lk.flock, &a->lk.flock);
+        a->lk.is_flock = w->lk.is_flock;
+        break;
+    case VL_FOP_INODELK:
+        rc = call_loc(call, &w->inodelk.loc, &a->inodelk.loc, LOC_INODE);
+        a->inodelk.domain = w->inodelk.domain;
+        a->inodelk.cmd = (enum vl_lock_cmd)w->inodelk.cmd;
+        vrpc_flock_from_xdr(&w->inodelk.flock, &a->inodelk.flock);
+        if (w->inodelk.cmd < VL_LOCK_TRY || w->inodelk.cmd > VL_LOCK_UNLOCK)
+            rc = rc != 0 ? rc : -EINVAL;
+        break;
+    case VL_FOP_ENTRYLK:
+        rc = call_loc(call, &w->entrylk.loc, &a->entrylk.loc, LOC_PARENT);
+        a->entrylk.domain = w->entrylk.domain;
+        a->entrylk.cmd = (enum vl_lock_cmd)w->entrylk.cmd;
+        a->entrylk.type = (int16_t)w->entrylk.type;
+        if (w->entrylk.cmd < VL_LOCK_TRY || w->entrylk.cmd > VL_LOCK_UNLOCK)
+            rc = rc != 0 ? rc : -EINVAL;
+        break;
+    case VL_FOP_FALLOCATE:
+        rc = call_fd(call, w->fallocate.fd, &a->fallocate.fd);
+        a->fallocate.mode = w->fallocate.mode;
+        a->fallocate.offset = w->fallocate.offset;
+        a->fallocate.len = w->fallocate.len;
+        break;
+    case VL_FOP_COPY_FILE_RANGE:
+        rc = call_fd(call, w->copy_file_range.fd_in,
+                     &a->copy_file_range.fd_in);
+        if (rc == 0)
+            rc = call_fd(call, w->copy_file_range.fd_out,
+                         &a->copy_file_range.fd_out);
+        a->copy_file_range.off_in = w->copy_file_range.off_in;
+        a->copy_file_range.off_out = w->copy_file_range.off_out;
+        a->copy_file_range.len = w->copy_file_range.len;
+        a->copy_file_range.flags = w->copy_file_range.flags;
+        break;
+    case VL_FOP_LSEEK:
+        rc = call_fd(call, w->lseek.fd, &a->lseek.fd);
+        a->lseek.offset = w->lseek.offset;
+        a->lseek.whence = w->lseek.whence;
+        break;
+    default:
+        rc = -ENOSYS;
+    }
+    return rc;
+}
+
+
+static void
+call_free(struct server_call *call)
+{
+    for (int i = 0; i < call->n_inodes; i++)
+        vl_inode_unref(call->inodes[i]);
+    for (int i = 0; i < call->n_fds; i++)
+        vl_fd_unref(call->fds[i]);
+    vl_fd_unref(call->new_fd);
+    if (call->has_wa)
+        xdr_free(call->desc->args, (char *)&call->wa);
+    vl_buf_unref(call->rec);
+    server_client_unref(call->cl);
+    vl_free(call);
+}
+
+
+/* Encodes the readdir entries (bounded by the XDR limit). */
+static int
+reply_dirents(const struct vl_dirent_list *l, mrt_readdir_rsp *r)
+{
+    size_t n = l->n < MRT_DIRENTS_MAX ? l->n : MRT_DIRENTS_MAX;
+
+    r->eof = l->eof && n == l->n;
+    if (n == 0)
+        return 0;
+    r->ents.ents_val = vl_calloc(NULL, n, sizeof(mrt_dirent), VL_MT_MISC);
+    if (r->ents.ents_val == NULL)
+        return -ENOMEM;
+    r->ents.ents_len = (u_int)n;
+    for (size_t i = 0; i < n; i++) {
+        const struct vl_dirent *e = &l->ents[i];
+        mrt_dirent *d = &r->ents.ents_val[i];
+
+        d->ino = e->ino;
+        d->off = e->off;
+        d->type = e->type;
+        d->name = e->name;
+        d->has_iatt = e->has_iatt;
+        if (e->has_iatt)
+            vrpc_iatt_to_xdr(&e->iatt, &d->iatt);
+    }
+    return 0;
+}
+
+
+/* Sends the reply for call with status (and req's reply when 0); fd_no
+ * is the wire number of a new fd. */
+static void
+call_reply(struct server_call *call, int status, vl_req_t *req,
+           uint64_t fd_no)
+{
+    union vrpc_fop_rsp r;
+    struct iovec payload = {0};
+    int n_payload = 0;
+    const struct vl_reply *rp = req != NULL ? &req->reply : NULL;
+    int rc;
+
+    memset(&r, 0, sizeof(r));
+    r.status.status = status;
+    if (status == 0 && rp != NULL) {
+        switch (call->desc->rsp) {
+        case VRPC_RSP_STATUS:
+            break;
+        case VRPC_RSP_IATT:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.iatt.iatt);
+            break;
+        case VRPC_RSP_FD:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.fd.iatt);
+            r.fd.fd = fd_no;
+            break;
+        case VRPC_RSP_COUNT:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.count.iatt);
+            r.count.count = rp->count;
+            if (call->op == VL_FOP_READ && rp->count > 0
+                && rp->data != NULL) {
+                payload.iov_base = (void *)rp->data;
+                payload.iov_len = (size_t)rp->count;
+                n_payload = 1;
+            } else if (call->op == VL_FOP_READ) {
+                r.count.count = 0;
+            }
+            break;
+        case VRPC_RSP_READLINK:
+            break;
+        case VRPC_RSP_READDIR:
+            if (reply_dirents(&rp->entries, &r.readdir) != 0)
+                r.status.status = -ENOMEM;
+            break;
+        case VRPC_RSP_STATFS:
+            vrpc_statvfs_to_xdr(&rp->statvfs, &r.statfs);
+            break;
+        case VRPC_RSP_GETXATTR:
+            r.getxattr.count = rp->count;
+            if (rp->xattr != NULL && rp->count > 0
+                && rp->count <= MRT_XATTR_VALUE_MAX) {
+                r.getxattr.value.value_val = rp->xattr;
+                r.getxattr.value.value_len = (u_int)rp->count;
+            } else if (rp->count > MRT_XATTR_VALUE_MAX) {
+                r.status.status = -E2BIG;
+            }
+            break;
+        case VRPC_RSP_LK:
+            vrpc_flock_to_xdr(&rp->flock, &r.lk.flock);
+            break;
+        case VRPC_RSP_LSEEK:
+            r.lseek.offset = rp->offset;
+            break;
+        }
+    }
+    /* readlink's string must never be NULL for the encoder. */
+    if (call->desc->rsp == VRPC_RSP_READLINK)
+        r.readlink.link = (status == 0 && rp != NULL && rp->link != NULL)
+                              ? rp->link
+                              : "";
+    rc = vrpc_send_reply(call->cl->conn, call->xid, VRPC_SUCCESS,
+                         vrpc_rsp_xdr(call->desc->rsp), &r, &payload,
+                         n_payload);
+    if (rc != 0 && rc != -ENOTCONN)
+        vl_log(call->cl->priv->xl, VL_LOG_WARNING, "%s reply to %s: %s",
+               vl_fop_name(call->op), vrpc_conn_peer(call->cl->conn),
+               strerror(-rc));
+    if (call->desc->rsp == VRPC_RSP_READDIR)
+        vl_free(r.readdir.ents.ents_val);
+}
+
+
+static void
+server_fop_done(vl_req_t *req, void *cookie)
+{
+    struct server_call *call = cookie;
+    struct server_priv *priv = call->cl->priv;
+    int status = req->status;
+    uint64_t fd_no = 0;
+
+    if (status == 0 && call->new_fd != NULL) {
+        if (server_fd_add(call->cl, call->new_fd, &fd_no) == 0)
+            call->new_fd = NULL; /* the table owns it now */
+        else
+            status = -ENOTCONN; /* client gone or ENOMEM: fd dropped */
+    }
+    /* A fresh inode the child resolved is linked so the brick's per-inode
+     * state is found again by GFID. */
+    if (status == 0 && !vl_gfid_is_null(&req->reply.iatt.gfid)) {
+        for (int i = 0; i < call->n_inodes; i++) {
+            if (call->is_fresh[i]) {
+                vl_inode_t *l = vl_inode_link(call->inodes[i],
+                                              &req->reply.iatt);
+
+                vl_inode_unref(l);
+            }
+        }
+    }
+    call_reply(call, status, req, fd_no);
+    call_free(call);
+    atomic_fetch_sub(&priv->n_inflight, 1);
+}
+
+
+static void
+server_release(struct server_client *cl, uint32_t xid, vl_buf_t *rec,
+               size_t body_off, size_t len)
+{
+    mrt_fd_args a = {0};
+    mrt_status_rsp r = {0};
+
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         (xdrproc_t)xdr_mrt_fd_args, &a, NULL) != 0) {
+        (void)vrpc_send_reply(cl->conn, xid, VRPC_GARBAGE_ARGS, NULL, NULL,
+                              NULL, 0);
+        return;
+    }
+    r.status = server_fd_del(cl, a.fd);
+    (void)vrpc_send_reply(cl->conn, xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mrt_status_rsp, &r, NULL, 0);
+}
+
+
+void
+server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
+                vl_buf_t *rec, size_t body_off, size_t len)
+{
+    struct server_priv *priv = cl->priv;
+    vl_xlator_t *xl = priv->xl;
+    struct server_call *call;
+    vl_req_t *req;
+    size_t used = 0;
+    int op, rc;
+
+    if (hdr->proc == MRT_PROC_RELEASE || hdr->proc == MRT_PROC_RELEASEDIR) {
+        server_release(cl, hdr->xid, rec, body_off, len);
+        return;
+    }
+    op = vrpc_proc_to_fop(hdr->proc);
+    if (op < 0 || vrpc_fop_desc((vl_fop_t)op) == NULL) {
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_PROC_UNAVAIL, NULL,
+                              NULL, NULL, 0);
+        return;
+    }
+    call = vl_calloc(xl, 1, sizeof(*call), 2);
+    if (call == NULL) {
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_SYSTEM_ERR, NULL,
+                              NULL, NULL, 0);
+        return;
+    }
+    call->cl = server_client_ref(cl);
+    call->xid = hdr->xid;
+    call->op = (vl_fop_t)op;
+    call->desc = vrpc_fop_desc(call->op);
+    call->rec = vl_buf_ref(rec);
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         call->desc->args, &call->wa, &used) != 0) {
+        vl_log(xl, VL_LOG_WARNING, "%s: undecodable %s arguments",
+               vrpc_conn_peer(cl->conn), vl_fop_name(call->op));
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
+                              NULL, NULL, 0);
+        call_free(call);
+        return;
+    }
+    call->has_wa = true;
+    /* Only WRITE carries bytes after its arguments. */
+    if (call->op != VL_FOP_WRITE && body_off + used != len) {
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
+                              NULL, NULL, 0);
+        call_free(call);
+        return;
+    }
+    req = vl_req_new(VL_FIRST_CHILD(xl), call->op);
+    if (req == NULL) {
+        call_reply(call, -ENOMEM, NULL, 0);
+        call_free(call);
+        return;
+    }
+    if (hdr->has_caller)
+        req->caller = hdr->caller;
+    req->caller.client_id = cl->client_id;
+    rc = call_fill_args(call, req, body_off + used, len);
+    if (rc == -EPROTO) {
+        vl_req_free_unwound(req);
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
+                              NULL, NULL, 0);
+        call_free(call);
+        return;
+    }
+    if (rc != 0) {
+        vl_req_free_unwound(req);
+        call_reply(call, rc, NULL, 0);
+        call_free(call);
+        return;
+    }
+    atomic_fetch_add(&priv->n_inflight, 1);
+    vl_wind(req, server_fop_done, call);
+}

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * protocol/server: the top of a brick graph; serves remote clients.
+ *
+ * Listens on transport.socket.bind-address:listen-port. Each connection
+ * must first complete SETVOLUME (handshake program) naming this brick's
+ * subvolume (the child's volume name) from an address the auth.addr
+ * patterns allow; then its fop calls (server-fops.c) become requests
+ * wound into the child.
+ *
+ * Intercepts: nothing (top only; it creates requests).
+ * Per client: struct server_client: client id, table of open fds
+ *             (wire fd number -> vl_fd_t).
+ * Per req:    struct server_call (server-fops.c), malloc'd per call since
+ *             the request's private area belongs to the child.
+ * Threads:    callbacks on loop threads; replies are sent from whatever
+ *             thread answers. Lock order: priv->lock, then client->lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "server.h"
+
+#define SERVER_FINI_WAIT_MS 10000
+
+static const char *const server_mem_types[] = {"misc", "client", "call",
+                                               NULL};
+
+
+struct server_client *
+server_client_ref(struct server_client *cl)
+{
+    atomic_fetch_add(&cl->refs, 1);
+    return cl;
+}
+
+
+void
+server_client_unref(struct server_client *cl)
+{
+    if (atomic_fetch_sub(&cl->refs, 1) != 1)
+        return;
+    vrpc_conn_unref(cl->conn);
+    pthread_mutex_destroy(&cl->lock);
+    vl_free(cl->fds);
+    vl_free(cl);
+}
+
+
+bool
+server_client_is_bound(struct server_client *cl)
+{
+    bool bound;
+
+    pthread_mutex_lock(&cl->lock);
+    bound = cl->is_bound;
+    pthread_mutex_unlock(&cl->lock);
+    return bound;
+}
+
+
+int
+server_fd_add(struct server_client *cl, vl_fd_t *fd, uint64_t *out_no)
+{
+    size_t i;
+    int rc = 0;
+
+    pthread_mutex_lock(&cl->lock);
+    if (cl->is_gone) {
+        rc = -ENOTCONN;
+        goto out;
+    }
+    for (i = 0; i < cl->n_fds; i++)
+        if (cl->fds[i] == NULL)
+            break;
+    if (i == cl->n_fds) {
+        size_t n = cl->n_fds == 0 ? 16 : cl->n_fds * 2;
+        vl_fd_t **nf = vl_realloc(cl->fds, n * sizeof(*nf));
+
+        if (nf == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        memset(nf + cl->n_fds, 0, (n - cl->n_fds) * sizeof(*nf));
+        cl->fds = nf;
+        cl->n_fds = n;
+    }
+    cl->fds[i] = fd;
+    *out_no = i;
+out:
+    pthread_mutex_unlock(&cl->lock);
+    return rc;
+}
+
+
+vl_fd_t *
+server_fd_get(struct server_client *cl, uint64_t no)
+{
+    vl_fd_t *fd = NULL;
+
+    pthread_mutex_lock(&cl->lock);
+    if (no < cl->n_fds && cl->fds[no] != NULL)
+        fd = vl_fd_ref(cl->fds[no]);
+    pthread_mutex_unlock(&cl->lock);
+    return fd;
+}
+
+
+int
+server_fd_del(struct server_client *cl, uint64_t no)
+{
+    vl_fd_t *fd = NULL;
+
+    pthread_mutex_lock(&cl->lock);
+    if (no < cl->n_fds) {
+        fd = cl->fds[no];
+        cl->fds[no] = NULL;
+    }
+    pthread_mutex_unlock(&cl->lock);
+    if (fd == NULL)
+        return -EBADF;
+    vl_fd_unref(fd);
+    return 0;
+}
+
+
+/* True if addr matches one of the comma-separated patterns. */
+static bool
+server_addr_match(const char *patterns, const char *addr)
+{
+    const char *p = patterns;
+
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t n = end != NULL ? (size_t)(end - p) : strlen(p);
+        char pat[256];
+
+        while (n > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n > 0 && n < sizeof(pat)) {
+            memcpy(pat, p, n);
+            pat[n] = '\0';
+            if (fnmatch(pat, addr, 0) == 0)
+                return true;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    return false;
+}
+
+
+static void
+server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
+                 vl_buf_t *rec, size_t body_off, size_t len)
+{
+    vl_xlator_t *xl = cl->priv->xl;
+    const struct server_conf *conf = VL_CONF(xl, struct server_conf);
+    const char *addr = vrpc_conn_peer_addr(cl->conn);
+    const char *child = VL_FIRST_CHILD(xl)->name;
+    mrt_setvolume_args a;
+    mrt_setvolume_rsp r = {0};
+    char msg[MRT_ERRSTR_MAX];
+
+    memset(&a, 0, sizeof(a));
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         (xdrproc_t)xdr_mrt_setvolume_args, &a, NULL) != 0) {
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
+                              NULL, NULL, 0);
+        return;
+    }
+    msg[0] = '\0';
+    if (a.proto_version != MRT_VERSION) {
+        r.status = -EPROTONOSUPPORT;
+        snprintf(msg, sizeof(msg), "protocol version %u not supported",
+                 a.proto_version);
+    } else if (strcmp(a.subvolume, child) != 0) {
+        r.status = -ENOENT;
+        snprintf(msg, sizeof(msg), "no such subvolume '%.300s'",
+                 a.subvolume);
+    } else if ((conf->auth_reject != NULL
+                && server_addr_match(conf->auth_reject, addr))
+               || !server_addr_match(conf->auth_allow, addr)) {
+        r.status = -EACCES;
+        snprintf(msg, sizeof(msg), "access denied for %s to subvolume '%.300s'",
+                 addr, a.subvolume);
+    }
+    if (r.status != 0) {
+        vl_log(xl, VL_LOG_WARNING, "%s (%.100s): %s", vrpc_conn_peer(cl->conn),
+               a.identity, msg);
+    } else {
+        pthread_mutex_lock(&cl->lock);
+        cl->is_bound = true;
+        pthread_mutex_unlock(&cl->lock);
+        vl_log(xl, VL_LOG_INFO, "accepted client %s (%.100s) id %llu",
+               vrpc_conn_peer(cl->conn), a.identity,
+               (unsigned long long)cl->client_id);
+    }
+    r.error = msg;
+    r.client_id = cl->client_id;
+    (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mrt_setvolume_rsp, &r, NULL, 0);
+    xdr_free((xdrproc_t)xdr_mrt_setvolume_args, (char *)&a);
+}
+
+
+static void
+server_handshake(struct server_client *cl, const struct vrpc_call_hdr *hdr,
+                 vl_buf_t *rec, size_t body_off, size_t len)
+{
+    mrt_ping_rsp ping = {0};
+
+    switch (hdr->proc) {
+    case MRT_HS_NULL:
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_SUCCESS, NULL, NULL,
+                              NULL, 0);
+        break;
+    case MRT_HS_SETVOLUME:
+        server_setvolume(cl, hdr, rec, body_off, len);
+        break;
+    case MRT_HS_PING:
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mrt_ping_rsp, &ping, NULL, 0);
+        break;
+    default:
+        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_PROC_UNAVAIL, NULL,
+                              NULL, NULL, 0);
+    }
+}
+
+
+static void
+server_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
+{
+    struct server_client *cl = arg;
+    struct vrpc_call_hdr hdr;
+    size_t off;
+    bool xid_ok;
+
+    if (vrpc_decode_call(rec->data, len, &hdr, &off, &xid_ok) != 0) {
+        vl_log(cl->priv->xl, VL_LOG_WARNING,
+               "%s: malformed rpc call, disconnecting", vrpc_conn_peer(c));
+        vrpc_conn_close(c, -EPROTO);
+        return;
+    }
+    if (hdr.prog != MRT_HANDSHAKE_PROG && hdr.prog != MRT_FOPS_PROG) {
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_PROG_UNAVAIL, NULL, NULL, NULL,
+                              0);
+        return;
+    }
+    if (hdr.vers != MRT_VERSION) {
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_PROG_MISMATCH, NULL, NULL,
+                              NULL, 0);
+        return;
+    }
+    if (hdr.prog == MRT_HANDSHAKE_PROG) {
+        server_handshake(cl, &hdr, rec, off, len);
+        return;
+    }
+    if (!server_client_is_bound(cl)) {
+        /* Fops before a successful SETVOLUME are refused. */
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SYSTEM_ERR, NULL, NULL, NULL,
+                              0);
+        return;
+    }
+    server_fop_call(cl, &hdr, rec, off, len);
+}
+
+
+static void
+server_on_close(vrpc_conn_t *c, int reason, void *arg)
+{
+    struct server_client *cl = arg;
+    struct server_priv *priv = cl->priv;
+    vl_xlator_t *xl = priv->xl;
+    vl_fd_t **fds;
+    size_t n_fds;
+    uint64_t id = cl->client_id;
+
+    pthread_mutex_lock(&priv->lock);
+    if (cl->prev != NULL)
+        cl->prev->next = cl->next;
+    else
+        priv->clients = cl->next;
+    if (cl->next != NULL)
+        cl->next->prev = cl->prev;
+    pthread_mutex_unlock(&priv->lock);
+
+    pthread_mutex_lock(&cl->lock);
+    fds = cl->fds;
+    n_fds = cl->n_fds;
+    cl->fds = NULL;
+    cl->n_fds = 0;
+    cl->is_bound = false;
+    cl->is_gone = true;
+    pthread_mutex_unlock(&cl->lock);
+    for (size_t i = 0; i < n_fds; i++)
+        vl_fd_unref(fds[i]);
+    vl_free(fds);
+
+    vl_log(xl, VL_LOG_INFO, "client %s id %llu disconnected (%s)",
+           vrpc_conn_peer(c), (unsigned long long)id, strerror(-reason));
+    (void)vl_notify(VL_FIRST_CHILD(xl), VL_EV_CLIENT_DISCONNECT, &id);
+    server_client_unref(cl); /* the connection's ref */
+}
+
+
+static const struct vrpc_conn_ops server_conn_ops = {
+    .on_record = server_on_record,
+    .on_close = server_on_close,
+};
+
+
+static void
+server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
+{
+    struct server_priv *priv = arg;
+    struct server_client *cl;
+    int rc;
+
+    cl = vl_calloc(priv->xl, 1, sizeof(*cl), 1);
+    if (cl == NULL) {
+        close(fd);
+        return;
+    }
+    if (pthread_mutex_init(&cl->lock, NULL) != 0) {
+        vl_free(cl);
+        close(fd);
+        return;
+    }
+    cl->priv = priv;
+    /* One ref for the caller here, one for the connection. */
+    atomic_init(&cl->refs, 2);
+    rc = vrpc_conn_new(priv->xl->graph->loop, fd, false, &server_conn_ops,
+                       cl, &cl->conn);
+    if (rc != 0) {
+        pthread_mutex_destroy(&cl->lock);
+        vl_free(cl);
+        return;
+    }
+    pthread_mutex_lock(&priv->lock);
+    cl->client_id = ++priv->next_client_id;
+    cl->next = priv->clients;
+    if (priv->clients != NULL)
+        priv->clients->prev = cl;
+    priv->clients = cl;
+    pthread_mutex_unlock(&priv->lock);
+    rc = vrpc_conn_start(cl->conn);
+    if (rc != 0)
+        vrpc_conn_close(cl->conn, rc);
+    server_client_unref(cl);
+}
+
+
+static int
+server_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    const struct server_conf *conf = VL_CONF(xl, struct server_conf);
+    struct server_priv *priv;
+    int rc;
+
+    priv = vl_calloc(xl, 1, sizeof(*priv), 0);
+    if (priv == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    rc = pthread_mutex_init(&priv->lock, NULL);
+    if (rc != 0) {
+        vl_free(priv);
+        vl_err_set(err, "mutex: %s", strerror(rc));
+        return -rc;
+    }
+    priv->xl = xl;
+    atomic_init(&priv->n_inflight, 0);
+    xl->priv = priv;
+    rc = vrpc_listen(xl->graph->loop, conf->bind_address,
+                     (uint16_t)conf->listen_port, server_on_accept, priv,
+                     &priv->listener, err);
+    if (rc != 0) {
+        vl_log(xl, VL_LOG_ERROR, "%s", err->msg);
+        pthread_mutex_destroy(&priv->lock);
+        vl_free(priv);
+        xl->priv = NULL;
+        return rc;
+    }
+    vl_log(xl, VL_LOG_INFO, "listening on %s:%u", conf->bind_address,
+           vrpc_listener_port(priv->listener));
+    vl_graph_set_ready(xl->graph, 0, NULL);
+    return 0;
+}
+
+
+static void
+server_fini(vl_xlator_t *xl)
+{
+    struct server_priv *priv = xl->priv;
+    uint64_t deadline;
+
+    if (priv == NULL)
+        return;
+    vrpc_listener_free(priv->listener);
+    /* Close connections one by one; on_close unlinks each. */
+    for (;;) {
+        vrpc_conn_t *c = NULL;
+
+        pthread_mutex_lock(&priv->lock);
+        if (priv->clients != NULL)
+            c = vrpc_conn_ref(priv->clients->conn);
+        pthread_mutex_unlock(&priv->lock);
+        if (c == NULL)
+            break;
+        vrpc_conn_close(c, -ESHUTDOWN);
+        vrpc_conn_unref(c);
+    }
+    /* Requests in flight reference priv through their client; the child
+     * answers them (their replies are dropped) before priv can go. */
+    deadline = vrpc_now_ms() + SERVER_FINI_WAIT_MS;
+    while (atomic_load(&priv->n_inflight) > 0 && vrpc_now_ms() < deadline)
+        usleep(1000);
+    if (atomic_load(&priv->n_inflight) > 0) {
+        vl_log(xl, VL_LOG_ERROR, "%ld requests still in flight at fini",
+               atomic_load(&priv->n_inflight));
+        xl->priv = NULL;
+        return; /* leak priv rather than free it under them */
+    }
+    pthread_mutex_destroy(&priv->lock);
+    vl_free(priv);
+    xl->priv = NULL;
+}
+
+
+static void
+server_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct server_priv *priv = xl->priv;
+    size_t n = 0;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    for (struct server_client *cl = priv->clients; cl != NULL; cl = cl->next)
+        n++;
+    pthread_mutex_unlock(&priv->lock);
+    fprintf(out, "port=%u\nclients=%zu\ninflight=%ld\n",
+            vrpc_listener_port(priv->listener), n,
+            atomic_load(&priv->n_inflight));
+}
+
+
+static const vl_option_t server_options[] = {
+    VL_OPT_UINT("transport.socket.listen-port", struct server_conf,
+                listen_port, .min = 1, .max = 65535, .def = "24010",
+                .aliases = {"listen-port"},
+                .doc = "TCP port the brick listens on for clients."),
+    VL_OPT_ADDR("transport.socket.bind-address", struct server_conf,
+                bind_address, .def = "0.0.0.0",
+                .aliases = {"bind-address"},
+                .doc = "Local address the brick listens on."),
+    VL_OPT_ADDR_LIST("auth.addr.*.allow", struct server_conf, auth_allow,
+                     .def = "*", .flags = VL_OPT_SETTABLE,
+                     .aliases = {"auth.allow"},
+                     .doc = "Client addresses (patterns with '*') allowed "
+                            "to use the subvolume."),
+    VL_OPT_ADDR_LIST("auth.addr.*.reject", struct server_conf, auth_reject,
+                     .flags = VL_OPT_SETTABLE, .aliases = {"auth.reject"},
+                     .doc = "Client addresses (patterns with '*') refused "
+                            "even if allowed."),
+    VL_OPT_END};
+
+
+const vl_xlator_class_t xl_protocol_server = {
+    .abi = VL_XLATOR_ABI,
+    .type = "protocol/server",
+    .prefix = "server",
+    .version = {0, 1, 0},
+    .flags = VL_XL_ONE_CHILD | VL_XL_TOP_ONLY,
+    .conf_size = sizeof(struct server_conf),
+    .options = server_options,
+    .mem_types = server_mem_types,
+    .doc = "Serves the brick graph below it to remote protocol/client "
+           "translators over TCP (ONC-RPC, doc/wire-protocol.md).",
+    .init = server_init,
+    .fini = server_fini,
+    .dump = server_dump,
+};

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* server: private types of protocol/server (server.c, server-fops.c). */
+#ifndef MORTAR_PROTOCOL_SERVER_H
+#define MORTAR_PROTOCOL_SERVER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "vol/vol.h"
+#include "vrpc.h"
+
+struct server_conf {
+    uint64_t listen_port;  /* transport.socket.listen-port */
+    char *bind_address;    /* transport.socket.bind-address */
+    char *auth_allow;      /* auth.addr.*.allow patterns */
+    char *auth_reject;     /* auth.addr.*.reject patterns, or NULL */
+};
+
+struct server_client;
+
+struct server_priv {
+    vl_xlator_t *xl;                  /* borrowed; this translator */
+    vrpc_listener_t *listener;        /* owned */
+    pthread_mutex_t lock;             /* guards clients, next_client_id */
+    struct server_client *clients;    /* list of connected clients */
+    uint64_t next_client_id;          /* ids handed to connections */
+    atomic_long n_inflight;           /* requests wound and not answered */
+};
+
+struct server_client {
+    struct server_client *next;  /* priv->clients list; priv->lock */
+    struct server_client *prev;  /* priv->clients list; priv->lock */
+    atomic_int refs;             /* connection + requests in flight */
+    struct server_priv *priv;    /* borrowed; outlives every client */
+    vrpc_conn_t *conn;           /* owned ref */
+    uint64_t client_id;          /* req->caller.client_id */
+    pthread_mutex_t lock;        /* guards the fields below */
+    bool is_bound;               /* SETVOLUME succeeded */
+    bool is_gone;                /* disconnected: no new fds */
+    vl_fd_t **fds;               /* owned refs; wire fd number = index */
+    size_t n_fds;                /* slots in fds */
+};
+
+/* server.c */
+struct server_client *server_client_ref(struct server_client *cl);
+void server_client_unref(struct server_client *cl);
+bool server_client_is_bound(struct server_client *cl);
+/* Adds fd (takes the caller's ref); *out_no the wire number. */
+int server_fd_add(struct server_client *cl, vl_fd_t *fd, uint64_t *out_no);
+/* A new ref on fd number no, or NULL. */
+vl_fd_t *server_fd_get(struct server_client *cl, uint64_t no);
+/* Removes fd number no (drops the table's ref); -EBADF if absent. */
+int server_fd_del(struct server_client *cl, uint64_t no);
+
+/* server-fops.c: handles one call of MRT_FOPS_PROG. */
+void server_fop_call(struct server_client *cl,
+                     const struct vrpc_call_hdr *hdr, vl_buf_t *rec,
+                     size_t body_off, size_t len);
+
+#endif
