@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# run-tests.sh: everything CI does, on a fresh Debian 12 machine as root:
+#   1. installs the packages in extras/debian-packages (apt-get; skipped
+#      with MORTAR_SKIP_APT=1 or when not root),
+#   2. generates the build system if this checkout has none (autogen.sh),
+#   3. builds with --enable-werror and runs the unit tests (make check),
+#   4. builds again with --enable-sanitizers and runs the unit tests,
+#   5. runs the functional tests through real mounts (make
+#      check-functional: prove over tests/functional).
+# Build directories go under $MORTAR_BUILD_ROOT (default a new /tmp dir).
+# Exits non-zero if any step failed; prove's summary is printed last.
+set -euo pipefail
+
+SRC="$(cd "$(dirname "$0")" && pwd)"
+JOBS="${JOBS:-2}"
+BUILD_ROOT="${MORTAR_BUILD_ROOT:-$(mktemp -d /tmp/mortar-build.XXXXXX)}"
+FUNCTIONAL_TIMEOUT="${FUNCTIONAL_TIMEOUT:-2400}"
+FAILED=()
+PASSED=()
+
+step() {
+    local name="$1"
+    shift
+    echo "=== $name"
+    if "$@"; then
+        PASSED+=("$name")
+        return 0
+    fi
+    echo "=== $name: FAILED"
+    FAILED+=("$name")
+    return 1
+}
+
+install_packages() {
+    if [ "${MORTAR_SKIP_APT:-0}" = 1 ] || [ "$(id -u)" != 0 ] ||
+       ! command -v apt-get > /dev/null; then
+        echo "skipping package installation"
+        return 0
+    fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends \
+        $(grep -v '^#' "$SRC/extras/debian-packages")
+}
+
+generate() {
+    if [ -x "$SRC/configure" ] && [ "${MORTAR_AUTOGEN:-0}" != 1 ]; then
+        echo "configure exists; not regenerating (MORTAR_AUTOGEN=1 forces it)"
+        return 0
+    fi
+    "$SRC/autogen.sh"
+}
+
+# build DIR CONFIGURE-ARGS...: configure + make in BUILD_ROOT/DIR.
+build() {
+    local dir="$BUILD_ROOT/$1"
+    shift
+    mkdir -p "$dir"
+    (cd "$dir" && "$SRC/configure" -q "$@" && make -j"$JOBS" > make.log 2>&1) ||
+        { tail -n 60 "$dir/make.log" 2> /dev/null; return 1; }
+}
+
+unit_tests() {
+    local dir="$BUILD_ROOT/$1"
+    if ! make -C "$dir" -j"$JOBS" check > "$dir/check.log" 2>&1; then
+        grep -E '^(FAIL|ERROR|XPASS)' "$dir/check.log" || true
+        find "$dir" -name test-suite.log -exec sh -c \
+            'grep -q "^# FAIL: *0$" "$1" || tail -n 80 "$1"' _ {} \;
+        grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.log" | tail -n 20
+        return 1
+    fi
+    grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$dir/check.log" | tail -n 40
+}
+
+functional_tests() {
+    local dir="$BUILD_ROOT/$1"
+    timeout --kill-after=60 "$FUNCTIONAL_TIMEOUT" \
+        make -C "$dir" check-functional 2>&1 | tee "$BUILD_ROOT/prove.log"
+    return "${PIPESTATUS[0]}"
+}
+
+step "install packages" install_packages || true
+step "autogen" generate || true
+if step "build (werror)" build werror --enable-werror; then
+    step "unit tests (werror)" unit_tests werror || true
+fi
+if step "build (sanitizers)" build asan --enable-werror --enable-sanitizers; then
+    step "unit tests (sanitizers)" unit_tests asan || true
+fi
+if [ -x "$BUILD_ROOT/werror/mortarfsd/mortarfsd" ]; then
+    step "functional tests" functional_tests werror || true
+else
+    echo "=== functional tests: not run (no mortarfsd built)"
+    FAILED+=("functional tests")
+fi
+
+echo
+echo "=== build dirs in $BUILD_ROOT"
+for s in "${PASSED[@]}"; do echo "passed: $s"; done
+for s in "${FAILED[@]+"${FAILED[@]}"}"; do echo "FAILED: $s"; done
+# prove's summary last, so it closes the output.
+if [ -f "$BUILD_ROOT/prove.log" ]; then
+    echo
+    sed -n '/^Test Summary Report/,$p;/^All tests successful/,$p' \
+        "$BUILD_ROOT/prove.log"
+fi
+[ "${#FAILED[@]}" -eq 0 ]
