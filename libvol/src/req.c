@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * req: request objects and the wind / pass / unwind protocol.
+ *
+ * One allocation per request: the struct, the graph's private area and a
+ * core trailer (struct vl__req_core: pending-list links, refs, where it was
+ * first answered). A request holds a "life" ref until its answer has been
+ * delivered, plus one ref per dispatch running on the stack, so a
+ * translator that answers twice inside its own fop still finds the request
+ * alive and the second vl_unwind aborts with both places instead of
+ * corrupting memory.
+ *
+ * Threads: any thread may wind or unwind; state and refs are atomics; the
+ * graph's pend_lock is held only to insert or remove a request.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+enum vl_req_state {
+    VL_REQ_NEW = 0,
+    VL_REQ_WOUND,
+    VL_REQ_ANSWERED,
+};
+
+static const char *const vl_fop_names[] = {
+#define VL_FOP(UPPER, lower, flags) #lower,
+#include "vol/fops.def"
+#undef VL_FOP
+};
+
+static const unsigned vl_fop_flag_table[] = {
+#define VL_FOP(UPPER, lower, flags) flags,
+#include "vol/fops.def"
+#undef VL_FOP
+};
+
+static atomic_uint_least64_t vl_req_next_id = 1;
+
+
+const char *
+vl_fop_name(vl_fop_t op)
+{
+    if ((unsigned)op >= VL_FOP_COUNT)
+        return "?";
+    return vl_fop_names[op];
+}
+
+
+unsigned
+vl_fop_flags(vl_fop_t op)
+{
+    if ((unsigned)op >= VL_FOP_COUNT)
+        return 0;
+    return vl_fop_flag_table[op];
+}
+
+
+int
+vl_fop_from_name(const char *name)
+{
+    int i;
+
+    for (i = 0; i < VL_FOP_COUNT; i++)
+        if (strcmp(vl_fop_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+
+/* Describes a code address as "symbol+0xoff (object)" for abort messages. */
+static void
+vl_req_where(void *addr, char *buf, size_t len)
+{
+    Dl_info info;
+
+    if (addr != NULL && dladdr(addr, &info) != 0 && info.dli_sname != NULL)
+        snprintf(buf, len, "%s+%#lx (%s, %p)", info.dli_sname,
+                 (unsigned long)((char *)addr - (char *)info.dli_saddr),
+                 info.dli_fname != NULL ? info.dli_fname : "?", addr);
+    else
+        snprintf(buf, len, "%p", addr);
+}
+
+
+static void __attribute__((noreturn))
+vl_req_abort(vl_req_t *req, const char *what, void *again_at)
+{
+    struct vl__req_core *rc = vl__req_core(req);
+    char first[256];
+    char again[256];
+
+    vl_req_where(rc->unwound_at, first, sizeof(first));
+    vl_req_where(again_at, again, sizeof(again));
+    fprintf(stderr,
+            "libvol: request %llu (%s) %s: first answered by %s at %s; "
+            "again by %s at %s\n",
+            (unsigned long long)req->id, vl_fop_name(req->op), what,
+            rc->unwound_by != NULL ? rc->unwound_by : "-", first,
+            req->xl != NULL ? req->xl->name : "-", again);
+    vl_glog("req", VL_LOG_CRITICAL,
+            "request %llu (%s) %s: first by %s at %s; again by %s at %s",
+            (unsigned long long)req->id, vl_fop_name(req->op), what,
+            rc->unwound_by != NULL ? rc->unwound_by : "-", first,
+            req->xl != NULL ? req->xl->name : "-", again);
+    abort();
+}
+
+
+void
+vl__req_check_op(const vl_req_t *req, vl_fop_t op)
+{
+    if (req->op == op)
+        return;
+    fprintf(stderr, "libvol: request %llu is %s, accessed as %s args\n",
+            (unsigned long long)req->id, vl_fop_name(req->op),
+            vl_fop_name(op));
+    abort();
+}
+
+
+static vl_req_t *
+vl_req_alloc(vl_xlator_t *to, vl_fop_t op)
+{
+    vl_graph_t *graph = to->graph;
+    size_t priv = graph != NULL ? graph->req_priv_size : 0;
+    struct vl__req_core *rc;
+    vl_req_t *req;
+
+    if ((unsigned)op >= VL_FOP_COUNT)
+        return NULL;
+    priv = VL__ALIGN_UP(priv);
+    req = vl_calloc(NULL, 1, sizeof(*req) + priv + sizeof(*rc), VL_MT_REQ);
+    if (req == NULL)
+        return NULL;
+    req->op = op;
+    req->id = atomic_fetch_add_explicit(&vl_req_next_id, 1,
+                                        memory_order_relaxed);
+    req->graph = graph;
+    req->xl = to;
+    req->priv_size = priv;
+    clock_gettime(CLOCK_MONOTONIC, &req->start);
+    atomic_init(&req->state, VL_REQ_NEW);
+    rc = vl__req_core(req);
+    atomic_init(&rc->refs, 1);
+    if (graph != NULL)
+        vl__graph_pending_add(graph, req);
+    return req;
+}
+
+
+static void
+vl_req_destroy(vl_req_t *req)
+{
+    if (req->graph != NULL)
+        vl__graph_pending_del(req->graph, req);
+    vl_reply_clear(&req->reply);
+    vl_free(req);
+}
+
+
+static void
+vl_req_unref(vl_req_t *req)
+{
+    if (atomic_fetch_sub(&vl__req_core(req)->refs, 1) == 1)
+        vl_req_destroy(req);
+}
+
+
+vl_req_t *
+vl_req_new(struct vl_xlator *to, vl_fop_t op)
+{
+    return vl_req_alloc(to, op);
+}
+
+
+vl_req_t *
+vl_req_child(vl_req_t *req, struct vl_xlator *child)
+{
+    vl_req_t *c = vl_req_alloc(child, req->op);
+
+    if (c == NULL)
+        return NULL;
+    c->args = req->args;
+    c->caller = req->caller;
+    c->parent = req;
+    c->wound_from = req->xl;
+    return c;
+}
+
+
+vl_req_t *
+vl_req_new_op(vl_req_t *req, struct vl_xlator *to, vl_fop_t op)
+{
+    vl_req_t *c = vl_req_alloc(to, op);
+
+    if (c == NULL || req == NULL)
+        return c;
+    c->caller = req->caller;
+    c->parent = req;
+    c->wound_from = req->xl;
+    return c;
+}
+
+
+void
+vl_req_free_unwound(vl_req_t *req)
+{
+    if (req == NULL)
+        return;
+    if (atomic_load(&req->state) != VL_REQ_NEW)
+        vl_req_abort(req, "freed with vl_req_free_unwound after wind",
+                     __builtin_return_address(0));
+    vl_req_unref(req);
+}
+
+
+/* Runs xl's fop for req, holding a dispatch ref across the call. */
+static void
+vl_req_dispatch(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl__req_core *rc = vl__req_core(req);
+    vl_fop_fn *fn = xl->cls->fops[req->op];
+
+    atomic_fetch_add_explicit(&rc->refs, 1, memory_order_relaxed);
+    if (fn != NULL)
+        fn(xl, req);
+    else if (xl->n_children > 0)
+        vl_pass(req, xl->children[0]);
+    else
+        vl_unwind(req, -ENOSYS);
+    vl_req_unref(req);
+}
+
+
+void
+vl_wind(vl_req_t *req, vl_done_fn *done, void *cookie)
+{
+    int expect = VL_REQ_NEW;
+
+    req->done = done;
+    req->cookie = cookie;
+    if (!atomic_compare_exchange_strong(&req->state, &expect, VL_REQ_WOUND))
+        vl_req_abort(req, "wound twice", __builtin_return_address(0));
+    vl_req_dispatch(req->xl, req);
+}
+
+
+void
+vl_pass(vl_req_t *req, struct vl_xlator *child)
+{
+    if (atomic_load(&req->state) != VL_REQ_WOUND)
+        vl_req_abort(req, "passed after being answered (or never wound)",
+                     __builtin_return_address(0));
+    req->wound_from = req->xl;
+    req->xl = child;
+    /* The private area now belongs to the child, which expects zeroes. */
+    if (req->priv_size > 0)
+        memset(req->priv, 0, req->priv_size);
+    vl_req_dispatch(child, req);
+}
+
+
+void
+vl_unwind(vl_req_t *req, int status)
+{
+    struct vl__req_core *rc = vl__req_core(req);
+    void *at = __builtin_return_address(0);
+    int expect = VL_REQ_WOUND;
+
+    if (!atomic_compare_exchange_strong(&req->state, &expect,
+                                        VL_REQ_ANSWERED))
+        vl_req_abort(req, expect == VL_REQ_NEW ? "answered before wind"
+                                               : "answered twice", at);
+    rc->unwound_at = at;
+    rc->unwound_by = req->xl != NULL ? req->xl->name : NULL;
+    req->status = status;
+    if (req->done != NULL)
+        req->done(req, req->cookie);
+    vl_req_unref(req);
+}
+
+
+void
+vl_fanout_begin(vl_fanout_t *fan, int n_children)
+{
+    atomic_init(&fan->pending, n_children);
+    atomic_init(&fan->first_err, 0);
+    atomic_init(&fan->n_ok, 0);
+}
+
+
+bool
+vl_fanout_arrive(vl_fanout_t *fan, int status)
+{
+    if (status == 0) {
+        atomic_fetch_add(&fan->n_ok, 1);
+    } else {
+        int zero = 0;
+
+        atomic_compare_exchange_strong(&fan->first_err, &zero, status);
+    }
+    return atomic_fetch_sub(&fan->pending, 1) == 1;
+}
+
+
+int
+vl_fanout_status(const vl_fanout_t *fan)
+{
+    return atomic_load(&fan->first_err);
+}
