@@ -62,7 +62,7 @@ vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry)
     struct fuse_open_out out;
     struct iovec iov[2];
     int n = 0;
-    vl_fd_t *fd = vl_fd_ref(call->fd);
+    vl_fd_t *fd = vfuse_fd_give(call->priv, call->fd);
     bool is_dir = call->hdr.opcode == FUSE_OPENDIR;
     uint64_t nodeid = entry != NULL ? entry->nodeid : 0;
     struct vfuse_priv *priv = call->priv;
@@ -79,7 +79,7 @@ vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry)
     iov[n++].iov_len = sizeof(out);
     if (vfuse_reply(call, 0, iov, n) == -ENOENT) {
         /* The kernel never saw the handle (or the entry): undo both. */
-        vl_fd_unref(fd);
+        vl_fd_unref(vfuse_fd_take(priv, (uint64_t)(uintptr_t)fd));
         if (nodeid != 0)
             vfuse_inode_forget(priv, nodeid, 1);
     }
@@ -391,7 +391,7 @@ vfuse_release(struct vfuse_call *call)
     vl_req_t *req;
 
     memcpy(&in, call->arg, sizeof(in));
-    call->fd = vfuse_fh(in.fh);
+    call->fd = vfuse_fd_take(call->priv, in.fh);
     if (!(in.release_flags & FUSE_RELEASE_FLOCK_UNLOCK)
         || call->hdr.opcode == FUSE_RELEASEDIR) {
         vfuse_reply_err(call, 0);

@@ -285,6 +285,34 @@ vfuse_inode_peek(struct vfuse_priv *priv, uint64_t nodeid)
 }
 
 
+void
+vfuse_list_init(struct vfuse_link *head)
+{
+    head->prev = head;
+    head->next = head;
+}
+
+
+static void
+vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l)
+{
+    l->next = head->next;
+    l->prev = head;
+    head->next->prev = l;
+    head->next = l;
+}
+
+
+static void
+vfuse_list_del(struct vfuse_link *l)
+{
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = NULL;
+    l->next = NULL;
+}
+
+
 /* Takes the caller's ref on linked and returns the nodeid to give the
  * kernel, counting one lookup. */
 uint64_t
@@ -300,6 +328,12 @@ vfuse_inode_remember(struct vfuse_priv *priv, vl_inode_t *linked)
     ctx = vl_inode_ctx(linked, priv->xl);
     pthread_mutex_lock(&linked->lock);
     is_first = ctx->nlookup++ == 0;
+    if (is_first) {
+        ctx->inode = linked;
+        pthread_mutex_lock(&priv->lock);
+        vfuse_list_add(&priv->inodes, &ctx->link);
+        pthread_mutex_unlock(&priv->lock);
+    }
     pthread_mutex_unlock(&linked->lock);
     if (!is_first)
         vl_inode_unref(linked);
@@ -322,9 +356,77 @@ vfuse_inode_forget(struct vfuse_priv *priv, uint64_t nodeid, uint64_t n)
         ctx->nlookup = n >= ctx->nlookup ? 0 : ctx->nlookup - n;
         is_last = ctx->nlookup == 0;
     }
+    if (is_last) {
+        pthread_mutex_lock(&priv->lock);
+        vfuse_list_del(&ctx->link);
+        pthread_mutex_unlock(&priv->lock);
+    }
     pthread_mutex_unlock(&inode->lock);
     if (is_last)
         vl_inode_unref(inode);
+}
+
+
+/* Gives the kernel a handle: a new ref on fd, tracked until RELEASE. */
+vl_fd_t *
+vfuse_fd_give(struct vfuse_priv *priv, vl_fd_t *fd)
+{
+    struct vfuse_fd *ctx = vl_fd_ctx(fd, priv->xl);
+
+    vl_fd_ref(fd);
+    ctx->fd = fd;
+    pthread_mutex_lock(&priv->lock);
+    vfuse_list_add(&priv->fds, &ctx->link);
+    pthread_mutex_unlock(&priv->lock);
+    return fd;
+}
+
+
+/* Takes back the kernel's handle (RELEASE): the caller owns its ref. */
+vl_fd_t *
+vfuse_fd_take(struct vfuse_priv *priv, uint64_t fh)
+{
+    vl_fd_t *fd = (vl_fd_t *)(uintptr_t)fh;
+    struct vfuse_fd *ctx = vl_fd_ctx(fd, priv->xl);
+
+    pthread_mutex_lock(&priv->lock);
+    if (ctx->link.next != NULL)
+        vfuse_list_del(&ctx->link);
+    pthread_mutex_unlock(&priv->lock);
+    return fd;
+}
+
+
+/* Teardown, once readers are stopped and no call is in flight: drop every
+ * ref the kernel would have released with FORGET or RELEASE, so the
+ * inode table can be freed cleanly. */
+void
+vfuse_drop_kernel_refs(struct vfuse_priv *priv)
+{
+    struct vfuse_link *l;
+
+    pthread_mutex_lock(&priv->lock);
+    while ((l = priv->fds.next) != &priv->fds) {
+        struct vfuse_fd *ctx =
+            (void *)((char *)l - offsetof(struct vfuse_fd, link));
+
+        vfuse_list_del(l);
+        pthread_mutex_unlock(&priv->lock);
+        vl_fd_unref(ctx->fd);
+        pthread_mutex_lock(&priv->lock);
+    }
+    while ((l = priv->inodes.next) != &priv->inodes) {
+        struct vfuse_inode *ctx =
+            (void *)((char *)l - offsetof(struct vfuse_inode, link));
+        vl_inode_t *inode = ctx->inode;
+
+        vfuse_list_del(l);
+        ctx->nlookup = 0;
+        pthread_mutex_unlock(&priv->lock);
+        vl_inode_unref(inode);
+        pthread_mutex_lock(&priv->lock);
+    }
+    pthread_mutex_unlock(&priv->lock);
 }
 
 

@@ -197,6 +197,71 @@ vfuse_connect_timeout(void *arg)
 }
 
 
+/* ---- teardown ---- */
+
+/* Stops taking kernel requests: unmount, then join the readers. */
+static void
+vfuse_stop(struct vfuse_priv *priv)
+{
+    atomic_store(&priv->is_stopping, true);
+    /* Unmount first: a lazy unmount never needs the daemon, and closing
+     * /dev/fuse below aborts whatever the kernel still has queued. */
+    if (priv->is_mounted && !atomic_load(&priv->is_gone)
+        && umount2(priv->mountpoint, MNT_DETACH) != 0 && errno != EINVAL)
+        vl_log(priv->xl, VL_LOG_WARNING, "umount %s: %s", priv->mountpoint,
+               strerror(errno));
+    priv->is_mounted = false;
+    if (priv->readers != NULL)
+        vfuse_readers_stop(priv);
+}
+
+
+/* Waits (bounded) for the calls still down the graph. */
+static void
+vfuse_drain(struct vfuse_priv *priv)
+{
+    struct timespec until;
+    vl_timer_t *timer;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += VFUSE_DRAIN_MS / 1000;
+    pthread_mutex_lock(&priv->lock);
+    while (priv->n_inflight > 0
+           && pthread_cond_timedwait(&priv->cond, &priv->lock, &until) == 0)
+        ;
+    if (priv->n_inflight > 0)
+        vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
+               priv->n_inflight);
+    timer = priv->connect_timer;
+    priv->connect_timer = NULL;
+    pthread_mutex_unlock(&priv->lock);
+    if (timer != NULL)
+        vl_timer_cancel(timer);
+}
+
+
+/* PARENT_DOWN: the core frees the inode table right after it, before
+ * fini(), so every ref the bridge holds for the kernel goes now. */
+static void
+vfuse_release_refs(struct vfuse_priv *priv)
+{
+    vfuse_drain(priv);
+    vfuse_drop_kernel_refs(priv);
+    vl_inode_unref(priv->root);
+    priv->root = NULL;
+    priv->is_torn_down = true;
+}
+
+
+static void
+vfuse_teardown(vl_xlator_t *xl, struct vfuse_priv *priv)
+{
+    vfuse_stop(priv);
+    vl_notify_default(xl, VL_EV_PARENT_DOWN, NULL);
+    vfuse_release_refs(priv);
+}
+
+
 static int
 fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 {
@@ -225,6 +290,9 @@ fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         pthread_mutex_unlock(&priv->lock);
         vfuse_ready_check(priv);
         return 0;
+    case VL_EV_PARENT_DOWN:
+        vfuse_teardown(xl, priv);
+        return 0;
     case VL_EV_CHILD_DOWN:
         pthread_mutex_lock(&priv->lock);
         priv->is_child_up = false;
@@ -243,41 +311,18 @@ fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 static void
 vfuse_priv_free(struct vfuse_priv *priv)
 {
-    struct timespec until;
-    vl_timer_t *timer;
-
-    atomic_store(&priv->is_stopping, true);
-    /* Unmount first: a lazy unmount never needs the daemon, and closing
-     * /dev/fuse below aborts whatever the kernel still has queued. */
-    if (priv->is_mounted && !atomic_load(&priv->is_gone)
-        && umount2(priv->mountpoint, MNT_DETACH) != 0 && errno != EINVAL)
-        vl_log(priv->xl, VL_LOG_WARNING, "umount %s: %s", priv->mountpoint,
-               strerror(errno));
-    priv->is_mounted = false;
-    if (priv->readers != NULL)
-        vfuse_readers_stop(priv);
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += VFUSE_DRAIN_MS / 1000;
-    pthread_mutex_lock(&priv->lock);
-    while (priv->n_inflight > 0
-           && pthread_cond_timedwait(&priv->cond, &priv->lock, &until) == 0)
-        ;
-    if (priv->n_inflight > 0)
-        vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
-               priv->n_inflight);
-    timer = priv->connect_timer;
-    priv->connect_timer = NULL;
-    pthread_mutex_unlock(&priv->lock);
-    if (timer != NULL)
-        vl_timer_cancel(timer);
-
+    vfuse_stop(priv);
+    vfuse_drain(priv);
+    if (!priv->is_torn_down)
+        /* Freed without PARENT_DOWN: the inode table may be gone already,
+         * so the refs held for the kernel cannot be dropped safely. */
+        vl_log(priv->xl, VL_LOG_WARNING, "fini without PARENT_DOWN: "
+               "leaving kernel-held inode and fd refs");
     if (priv->fuse_fd >= 0)
         close(priv->fuse_fd);
     if (priv->stop_fd >= 0)
         close(priv->stop_fd);
     vfuse_pool_clear(priv);
-    vl_inode_unref(priv->root);
     vl_free(priv->readers);
     vl_free(priv->mountpoint);
     pthread_cond_destroy(&priv->cond);
@@ -310,6 +355,8 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
     priv->stop_fd = -1;
     pthread_mutex_init(&priv->lock, NULL);
     pthread_cond_init(&priv->cond, NULL);
+    vfuse_list_init(&priv->inodes);
+    vfuse_list_init(&priv->fds);
 
     if (realpath(conf->mountpoint, path) == NULL) {
         rc = -errno;
@@ -354,8 +401,11 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
     priv = NULL;
     rc = 0;
 out:
-    if (priv != NULL)
+    if (priv != NULL) {
+        vfuse_stop(priv);
+        vfuse_release_refs(priv);
         vfuse_priv_free(priv);
+    }
     return rc;
 }
 
@@ -479,6 +529,7 @@ const vl_xlator_class_t xl_mount_fuse = {
     .flags = VL_XL_ONE_CHILD | VL_XL_TOP_ONLY,
     .conf_size = sizeof(struct vfuse_conf),
     .inode_ctx_size = sizeof(struct vfuse_inode),
+    .fd_ctx_size = sizeof(struct vfuse_fd),
     .options = fuse_options,
     .mem_types = fuse_mem_types,
     .doc = "FUSE bridge: mounts the volume through /dev/fuse (kernel "

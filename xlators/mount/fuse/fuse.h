@@ -60,6 +60,12 @@ struct vfuse_conf {
     uint64_t connect_timeout;  /* ms to wait for CHILD_UP */
 };
 
+/* Intrusive circular list links; a head is a link pointing at itself. */
+struct vfuse_link {
+    struct vfuse_link *prev; /* guarded by the list owner's lock */
+    struct vfuse_link *next;
+};
+
 struct vfuse_reader {
     struct vfuse_priv *priv; /* borrowed */
     pthread_t thread;        /* joined by fini */
@@ -83,6 +89,8 @@ struct vfuse_priv {
     size_t n_readers;
     atomic_bool is_stopping;    /* fini started: readers exit */
     atomic_bool is_gone;        /* the kernel said ENODEV (unmounted) */
+    bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
+                                   thread only */
 
     pthread_mutex_t lock;       /* guards everything below */
     pthread_cond_t cond;        /* signalled when n_inflight reaches 0 */
@@ -94,11 +102,25 @@ struct vfuse_priv {
     bool is_ready_sent;         /* vl_graph_set_ready was called */
     vl_timer_t *connect_timer;  /* owned; connect-timeout watchdog */
     uint32_t proto_minor;       /* minor the kernel and we agreed on */
+    struct vfuse_link inodes;   /* vfuse_inode.link of every inode the
+                                   kernel knows (nlookup > 0) */
+    struct vfuse_link fds;      /* vfuse_fd.link of every fd the kernel
+                                   holds a handle to */
 };
 
+/* Lock order: inode->lock, then priv->lock. */
 struct vfuse_inode {
-    uint64_t nlookup; /* kernel lookups not yet forgotten; inode->lock.
-                         While > 0 we hold one ref on the inode. */
+    uint64_t nlookup;       /* kernel lookups not yet forgotten; guarded by
+                               inode->lock. While > 0 we hold one ref. */
+    vl_inode_t *inode;      /* borrowed back pointer, set with link */
+    struct vfuse_link link; /* on priv->inodes while nlookup > 0 */
+};
+
+/* So that teardown can drop the kernel's handles when it never sends
+ * RELEASE (connection aborted with files open). */
+struct vfuse_fd {
+    vl_fd_t *fd;            /* borrowed back pointer */
+    struct vfuse_link link; /* on priv->fds while the kernel holds it */
 };
 
 struct vfuse_call;
@@ -169,6 +191,10 @@ void vfuse_entry_fill(struct vfuse_priv *priv, struct fuse_entry_out *out,
 void vfuse_attr_fill(struct vfuse_priv *priv, struct fuse_attr_out *out,
                      const struct vl_iatt *iatt);
 vl_req_t *vfuse_req_new(struct vfuse_call *call, vl_fop_t op);
+vl_fd_t *vfuse_fd_give(struct vfuse_priv *priv, vl_fd_t *fd);
+vl_fd_t *vfuse_fd_take(struct vfuse_priv *priv, uint64_t fh);
+void vfuse_drop_kernel_refs(struct vfuse_priv *priv);
+void vfuse_list_init(struct vfuse_link *head);
 
 /* --- fuse-entry.c: shared by the handlers --- */
 vl_inode_t *vfuse_call_inode(struct vfuse_call *call);

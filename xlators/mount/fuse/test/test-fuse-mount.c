@@ -1,0 +1,521 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-fuse-mount: a real mount of mount/fuse (root and /dev/fuse needed;
+ * skipped otherwise) over "test/memfs", a tiny in-test leaf that serves a
+ * root directory holding one file from memory. The test stats, lists and
+ * reads through the kernel, checks the mount's source and read-ahead,
+ * unmounts, and checks that the bridge raised SIGTERM when the kernel said
+ * the mount was gone. A second leaf that never comes up checks that the
+ * mount fails after connect-timeout with the graph's last error.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "vol/vol.h"
+
+#define MEM_DATA "hello, mortar\n"
+
+static const vl_gfid_t mem_file_gfid = {
+    {0x5e, 0x1f, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99,
+     0xaa, 0xbb, 0xcc, 0xdd}};
+
+
+/* ---- test/memfs: root + one file ---- */
+
+static void
+mem_iatt(const vl_gfid_t *gfid, struct vl_iatt *ia)
+{
+    memset(ia, 0, sizeof(*ia));
+    ia->gfid = *gfid;
+    ia->ino = vl_gfid_to_ino(gfid);
+    ia->uid = 0;
+    ia->gid = 0;
+    ia->blksize = 4096;
+    ia->mtime = 1700000000;
+    ia->atime = 1700000000;
+    ia->ctime = 1700000000;
+    if (vl_gfid_is_root(gfid)) {
+        ia->mode = S_IFDIR | 0755;
+        ia->nlink = 2;
+        ia->size = 4096;
+    } else {
+        ia->mode = S_IFREG | 0644;
+        ia->nlink = 1;
+        ia->size = strlen(MEM_DATA);
+        ia->blocks = 1;
+    }
+}
+
+
+static bool
+mem_known(const vl_gfid_t *gfid)
+{
+    return vl_gfid_is_root(gfid) || vl_gfid_equal(gfid, &mem_file_gfid);
+}
+
+
+static void
+mem_lookup(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+
+    (void)xl;
+    if (a->loc.parent == NULL && a->loc.inode != NULL
+        && mem_known(&a->loc.inode->gfid)) {
+        mem_iatt(&a->loc.inode->gfid, &req->reply.iatt);
+        vl_unwind(req, 0);
+        return;
+    }
+    if (a->loc.parent != NULL && vl_gfid_is_root(&a->loc.parent->gfid)
+        && a->loc.name != NULL && strcmp(a->loc.name, "hello") == 0) {
+        mem_iatt(&mem_file_gfid, &req->reply.iatt);
+        vl_unwind(req, 0);
+        return;
+    }
+    vl_unwind(req, -ENOENT);
+}
+
+
+static void
+mem_stat(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_stat_args *a = VL_ARGS(req, stat);
+    vl_inode_t *inode = a->fd != NULL ? a->fd->inode : a->loc.inode;
+
+    (void)xl;
+    if (inode == NULL || !mem_known(&inode->gfid)) {
+        vl_unwind(req, -ENOENT);
+        return;
+    }
+    mem_iatt(&inode->gfid, &req->reply.iatt);
+    vl_unwind(req, 0);
+}
+
+
+static void
+mem_ok(vl_xlator_t *xl, vl_req_t *req)
+{
+    (void)xl;
+    vl_unwind(req, 0);
+}
+
+
+static void
+mem_readdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    struct vl_dirent_list *list = &req->reply.entries;
+    struct vl_iatt root;
+    struct vl_iatt file;
+    int rc = 0;
+
+    (void)xl;
+    mem_iatt(&vl_gfid_root, &root);
+    mem_iatt(&mem_file_gfid, &file);
+    /* Cookies 1, 2, 3: continue after the entry the offset names. */
+    if (a->offset < 1)
+        rc = vl_dirent_list_add(list, root.ino, 1, DT_DIR, ".",
+                                a->plus ? &root : NULL);
+    if (rc == 0 && a->offset < 2)
+        rc = vl_dirent_list_add(list, root.ino, 2, DT_DIR, "..",
+                                a->plus ? &root : NULL);
+    if (rc == 0 && a->offset < 3)
+        rc = vl_dirent_list_add(list, file.ino, 3, DT_REG, "hello",
+                                a->plus ? &file : NULL);
+    list->eof = true;
+    vl_unwind(req, rc);
+}
+
+
+static void
+mem_read(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_read_args *a = VL_ARGS(req, read);
+    size_t len = strlen(MEM_DATA);
+    size_t n = 0;
+
+    (void)xl;
+    if ((size_t)a->offset < len)
+        n = len - (size_t)a->offset;
+    if (n > a->size)
+        n = a->size;
+    req->reply.buf = vl_buf_new(n > 0 ? n : 1);
+    if (req->reply.buf == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    memcpy(req->reply.buf->data, MEM_DATA + (n > 0 ? a->offset : 0), n);
+    req->reply.data = req->reply.buf->data;
+    req->reply.count = (int64_t)n;
+    vl_unwind(req, 0);
+}
+
+
+static void
+mem_statfs(vl_xlator_t *xl, vl_req_t *req)
+{
+    (void)xl;
+    req->reply.statvfs.f_bsize = 4096;
+    req->reply.statvfs.f_frsize = 4096;
+    req->reply.statvfs.f_blocks = 1000;
+    req->reply.statvfs.f_bfree = 600;
+    req->reply.statvfs.f_bavail = 500;
+    req->reply.statvfs.f_files = 100;
+    req->reply.statvfs.f_ffree = 98;
+    req->reply.statvfs.f_namemax = 255;
+    vl_unwind(req, 0);
+}
+
+
+static int
+mem_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    (void)data;
+    if (ev == VL_EV_PARENT_UP)
+        vl_notify_parents(xl, VL_EV_CHILD_UP);
+    return 0;
+}
+
+
+/* A leaf that never comes up and says why. */
+static int
+down_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    (void)data;
+    if (ev == VL_EV_PARENT_UP)
+        vl_graph_set_last_error(xl->graph, "memfs-down: brick unreachable");
+    return 0;
+}
+
+
+static const vl_option_t mem_options[] = {VL_OPT_END};
+static const char *const mem_mem_types[] = {"misc", NULL};
+
+static const vl_xlator_class_t mem_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/memfs",
+    .prefix = "memfs",
+    .flags = VL_XL_LEAF,
+    .options = mem_options,
+    .mem_types = mem_mem_types,
+    .doc = "In-memory test leaf: a root directory with one file.",
+    .notify = mem_notify,
+    .fops = {
+        [VL_FOP_LOOKUP] = mem_lookup,
+        [VL_FOP_STAT] = mem_stat,
+        [VL_FOP_ACCESS] = mem_ok,
+        [VL_FOP_OPEN] = mem_ok,
+        [VL_FOP_OPENDIR] = mem_ok,
+        [VL_FOP_FLUSH] = mem_ok,
+        [VL_FOP_READDIR] = mem_readdir,
+        [VL_FOP_READ] = mem_read,
+        [VL_FOP_STATFS] = mem_statfs,
+    },
+};
+
+static const vl_xlator_class_t down_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/memfs-down",
+    .prefix = "memfsdown",
+    .flags = VL_XL_LEAF,
+    .options = mem_options,
+    .mem_types = mem_mem_types,
+    .doc = "Test leaf that never comes up.",
+    .notify = down_notify,
+};
+
+
+/* ---- harness ---- */
+
+struct mount_env {
+    char dir[64];      /* mkdtemp mount point */
+    vl_loop_t *loop;   /* owned */
+    vl_graph_t *graph; /* owned */
+};
+
+
+static int
+env_start(struct mount_env *env, const char *leaf_type, const char *extra,
+          char *reason, size_t reason_len)
+{
+    char text[1024];
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf;
+    int rc;
+
+    snprintf(text, sizeof(text),
+             "volume memvol\n    type %s\nend-volume\n"
+             "volume top\n    type mount/fuse\n"
+             "    option mountpoint %s\n"
+             "    option fsname memvol-src\n"
+             "    option entry-timeout 0\n"
+             "    option attribute-timeout 0\n"
+             "%s"
+             "    subvolumes memvol\nend-volume\n",
+             leaf_type, env->dir, extra);
+    vf = vl_volfile_parse(text, strlen(text), "test.vol", &err);
+    assert_non_null(vf);
+    env->loop = vl_loop_new(2);
+    assert_non_null(env->loop);
+    assert_int_equal(vl_loop_start(env->loop), 0);
+    env->graph = vl_graph_build(vf, env->loop, &err);
+    vl_volfile_free(vf);
+    if (env->graph == NULL)
+        fail_msg("graph build: %s", err.msg);
+    rc = vl_graph_init(env->graph, &err);
+    if (rc != 0) {
+        snprintf(reason, reason_len, "%s", err.msg);
+        return rc;
+    }
+    vl_graph_activate(env->graph);
+    return vl_graph_wait_ready(env->graph, 20000, reason, reason_len);
+}
+
+
+static void
+env_stop(struct mount_env *env)
+{
+    if (env->graph != NULL)
+        vl_graph_free(env->graph);
+    env->graph = NULL;
+    if (env->loop != NULL) {
+        vl_loop_stop(env->loop);
+        vl_loop_free(env->loop);
+    }
+    env->loop = NULL;
+    umount2(env->dir, MNT_DETACH); /* in case a failed test left it */
+    rmdir(env->dir);
+}
+
+
+static bool
+can_mount(void)
+{
+    return geteuid() == 0 && access("/dev/fuse", R_OK | W_OK) == 0;
+}
+
+
+/* Source and type of the mount on dir, from /proc/self/mountinfo. */
+static bool
+find_mount(const char *dir, char *source, char *type, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[1024];
+    bool found = false;
+
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char mp[512];
+        char *dash = strstr(line, " - ");
+        char t[128];
+        char s[128];
+
+        if (sscanf(line, "%*u %*u %*s %*s %511s", mp) != 1 || dash == NULL)
+            continue;
+        if (strcmp(mp, dir) != 0
+            || sscanf(dash + 3, "%127s %127s", t, s) != 2)
+            continue;
+        snprintf(type, len, "%s", t);
+        snprintf(source, len, "%s", s);
+        found = true;
+    }
+    fclose(f);
+    return found;
+}
+
+
+static void
+test_mount_stat_ls_cat(void **state)
+{
+    struct mount_env env = {.dir = "/tmp/vfuse-test-XXXXXX"};
+    char path[128];
+    char reason[512] = "";
+    char source[128];
+    char type[128];
+    char buf[256];
+    struct stat st;
+    struct statvfs sv;
+    struct dirent *de;
+    DIR *d;
+    sigset_t term;
+    struct timespec wait = {.tv_sec = 10};
+    bool seen_hello = false;
+    int n_entries = 0;
+    ssize_t n;
+    int fd;
+    int rc;
+
+    (void)state;
+    if (!can_mount())
+        skip();
+    /* The bridge raises SIGTERM on unmount: catch it with sigtimedwait. */
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, NULL);
+
+    assert_non_null(mkdtemp(env.dir));
+    rc = env_start(&env, "test/memfs", "", reason, sizeof(reason));
+    if (rc != 0) {
+        env_stop(&env);
+        fail_msg("mount failed: %d %s", rc, reason);
+    }
+
+    assert_true(find_mount(env.dir, source, type, sizeof(source)));
+    assert_string_equal(type, "fuse.mortar");
+    assert_string_equal(source, "memvol-src");
+
+    /* stat through the kernel: LOOKUP + attributes. */
+    assert_int_equal(stat(env.dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    snprintf(path, sizeof(path), "%s/hello", env.dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0644);
+    assert_int_equal(st.st_size, strlen(MEM_DATA));
+    assert_int_equal(st.st_ino, vl_gfid_to_ino(&mem_file_gfid));
+    assert_int_equal(st.st_mtime, 1700000000);
+    snprintf(path, sizeof(path), "%s/missing", env.dir);
+    assert_int_equal(stat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+
+    /* The bdi read-ahead was raised to the default 1024 KiB. */
+    assert_int_equal(stat(env.dir, &st), 0);
+    snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
+             major(st.st_dev), minor(st.st_dev));
+    fd = open(path, O_RDONLY);
+    if (fd >= 0) {
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        assert_true(n > 0);
+        buf[n] = '\0';
+        assert_int_equal(atoi(buf), 1024);
+    }
+
+    /* ls: READDIR(PLUS) packing and cookies. */
+    d = opendir(env.dir);
+    assert_non_null(d);
+    while ((de = readdir(d)) != NULL) {
+        n_entries++;
+        if (strcmp(de->d_name, "hello") == 0) {
+            seen_hello = true;
+            assert_int_equal(de->d_ino, vl_gfid_to_ino(&mem_file_gfid));
+        }
+    }
+    closedir(d);
+    assert_true(seen_hello);
+    assert_int_equal(n_entries, 3);
+
+    /* cat: OPEN + READ + FLUSH + RELEASE. */
+    snprintf(path, sizeof(path), "%s/hello", env.dir);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    n = read(fd, buf, sizeof(buf));
+    assert_int_equal(n, strlen(MEM_DATA));
+    assert_memory_equal(buf, MEM_DATA, strlen(MEM_DATA));
+    n = pread(fd, buf, sizeof(buf), 7);
+    assert_int_equal(n, strlen(MEM_DATA) - 7);
+    assert_memory_equal(buf, MEM_DATA + 7, (size_t)n);
+    assert_int_equal(close(fd), 0);
+
+    /* Writing is not implemented by memfs: the error comes back. */
+    fd = open(path, O_WRONLY);
+    if (fd >= 0) {
+        assert_int_equal(write(fd, "x", 1), -1);
+        close(fd);
+    }
+
+    assert_int_equal(statvfs(env.dir, &sv), 0);
+    assert_int_equal(sv.f_blocks, 1000);
+    assert_int_equal(sv.f_bavail, 500);
+    assert_int_equal(sv.f_namemax, 255);
+
+    /* Unmount behind the bridge's back: it must ask for shutdown. */
+    assert_int_equal(umount2(env.dir, MNT_DETACH), 0);
+    assert_int_equal(sigtimedwait(&term, NULL, &wait), SIGTERM);
+
+    env_stop(&env);
+    assert_false(find_mount(env.dir, source, type, sizeof(source)));
+}
+
+
+static void
+test_mount_child_never_up(void **state)
+{
+    struct mount_env env = {.dir = "/tmp/vfuse-test-XXXXXX"};
+    char reason[512] = "";
+    char source[128];
+    char type[128];
+    int rc;
+
+    (void)state;
+    if (!can_mount())
+        skip();
+    assert_non_null(mkdtemp(env.dir));
+    rc = env_start(&env, "test/memfs-down", "    option connect-timeout 1\n",
+                   reason, sizeof(reason));
+    assert_int_equal(rc, -ENOTCONN);
+    assert_non_null(strstr(reason, "brick unreachable"));
+    env_stop(&env);
+    /* fini unmounted it. */
+    assert_false(find_mount(env.dir, source, type, sizeof(source)));
+}
+
+
+static void
+test_mount_bad_mountpoint(void **state)
+{
+    struct mount_env env = {.dir = "/tmp/vfuse-test-XXXXXX"};
+    char reason[512] = "";
+    int rc;
+
+    (void)state;
+    if (!can_mount())
+        skip();
+    /* A mount point that does not exist: init fails with the reason. */
+    assert_non_null(mkdtemp(env.dir));
+    rmdir(env.dir);
+    rc = env_start(&env, "test/memfs", "", reason, sizeof(reason));
+    assert_int_equal(rc, -ENOENT);
+    assert_non_null(strstr(reason, env.dir));
+    assert_non_null(strstr(reason, "No such file or directory"));
+    env_stop(&env);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mount_stat_ls_cat),
+        cmocka_unit_test(test_mount_child_never_up),
+        cmocka_unit_test(test_mount_bad_mountpoint),
+    };
+
+    vl_global_init();
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    if (vl_registry_add(&xl_mount_fuse) != 0
+        || vl_registry_add(&mem_class) != 0
+        || vl_registry_add(&down_class) != 0) {
+        fprintf(stderr, "registering classes failed\n");
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
