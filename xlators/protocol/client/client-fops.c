@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * client-fops: encodes each fop's arguments for the brick and decodes its
+ * reply into req->reply.
+ *
+ * Objects go out as GFIDs (loc.parent, loc.inode) and names; fds as the
+ * brick's fd number kept in the fd ctx. WRITE data goes out as raw iovecs
+ * after the XDR arguments; READ data is used in place from the reply's
+ * record buffer (reply.buf is a ref on it).
+ *
+ * Re-open: an fd opened on an earlier connection (its generation is not
+ * the current one) is opened again by GFID with its saved flags (minus
+ * O_CREAT/O_EXCL/O_TRUNC) before the fop is sent; if that fails the fop
+ * answers -EBADF.
+ * Per req: struct client_local. Per fd: struct client_fd (fd->lock).
+ * Threads: fops from any thread; replies on loop threads.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "client.h"
+
+#define CLIENT_MAX_IOV 8
+#define FD_STALE 1 /* client_fd_num: the fd needs re-opening */
+
+static void client_fop_done(void *cookie, int status, vl_buf_t *rec,
+                            size_t body_off, size_t len);
+
+
+/* The brick's number for fd; 0, FD_STALE (opened on an older
+ * connection) or -EBADF (never opened on the brick). */
+static int
+client_fd_num(vl_xlator_t *xl, vl_fd_t *fd, uint64_t gen, uint64_t *out)
+{
+    struct client_fd *cf = vl_fd_ctx(fd, xl);
+    uint64_t fgen;
+
+    if (cf == NULL)
+        return -EBADF;
+    pthread_mutex_lock(&fd->lock);
+    fgen = cf->generation;
+    *out = cf->remote_fd;
+    pthread_mutex_unlock(&fd->lock);
+    if (fgen == 0)
+        return -EBADF;
+    return fgen == gen ? 0 : FD_STALE;
+}
+
+
+/* Encodes req's args into w (pointers borrowed from req). Returns 0,
+ * -errno, or FD_STALE with *stale set to the fd to re-open. */
+static int
+client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
+              union vrpc_fop_wargs *w, struct iovec *payload, int *n_payload,
+              vl_fd_t **stale)
+{
+    union vl_fop_args *a = &req->args;
+    vl_fd_t *fds[2] = {NULL, NULL};
+    uint64_t *nums[2] = {NULL, NULL};
+    int rc = 0;
+
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+        vrpc_loc_to_xdr(&a->lookup.loc, &w->loc.loc);
+        break;
+    case VL_FOP_STAT:
+        vrpc_loc_to_xdr(&a->stat.loc, &w->stat.loc);
+        w->stat.has_fd = a->stat.fd != NULL;
+        fds[0] = a->stat.fd;
+        nums[0] = &w->stat.fd;
+        break;
+    case VL_FOP_SETATTR:
+        vrpc_loc_to_xdr(&a->setattr.loc, &w->setattr.loc);
+        w->setattr.has_fd = a->setattr.fd != NULL;
+        fds[0] = a->setattr.fd;
+        nums[0] = &w->setattr.fd;
+        vrpc_iatt_to_xdr(&a->setattr.attr, &w->setattr.attr);
+        w->setattr.valid = a->setattr.valid;
+        break;
+    case VL_FOP_ACCESS:
+        vrpc_loc_to_xdr(&a->access.loc, &w->access.loc);
+        w->access.mask = a->access.mask;
+        break;
+    case VL_FOP_READLINK:
+        vrpc_loc_to_xdr(&a->readlink.loc, &w->readlink.loc);
+        w->readlink.size = (u_int)a->readlink.size;
+        break;
+    case VL_FOP_MKNOD:
+        vrpc_loc_to_xdr(&a->mknod.loc, &w->mknod.loc);
+        w->mknod.mode = a->mknod.mode;
+        w->mknod.rdev = a->mknod.rdev;
+        w->mknod.umask = a->mknod.umask;
+        vrpc_gfid_to_xdr(&a->mknod.gfid, w->mknod.gfid);
+        break;
+    case VL_FOP_MKDIR:
+        vrpc_loc_to_xdr(&a->mkdir.loc, &w->mkdir.loc);
+        w->mkdir.mode = a->mkdir.mode;
+        w->mkdir.umask = a->mkdir.umask;
+        vrpc_gfid_to_xdr(&a->mkdir.gfid, w->mkdir.gfid);
+        break;
+    case VL_FOP_UNLINK:
+        vrpc_loc_to_xdr(&a->unlink.loc, &w->unlink.loc);
+        w->unlink.flags = a->unlink.flags;
+        break;
+    case VL_FOP_RMDIR:
+        vrpc_loc_to_xdr(&a->rmdir.loc, &w->unlink.loc);
+        w->unlink.flags = a->rmdir.flags;
+        break;
+    case VL_FOP_SYMLINK:
+        vrpc_loc_to_xdr(&a->symlink.loc, &w->symlink.loc);
+        w->symlink.target = (char *)(a->symlink.target != NULL
+                                         ? a->symlink.target
+                                         : "");
+        w->symlink.umask = a->symlink.umask;
+        vrpc_gfid_to_xdr(&a->symlink.gfid, w->symlink.gfid);
+        break;
+    case VL_FOP_RENAME:
+        vrpc_loc_to_xdr(&a->rename.oldloc, &w->rename.oldloc);
+        vrpc_loc_to_xdr(&a->rename.newloc, &w->rename.newloc);
+        w->rename.flags = a->rename.flags;
+        break;
+    case VL_FOP_LINK:
+        vrpc_loc_to_xdr(&a->link.oldloc, &w->link.oldloc);
+        vrpc_loc_to_xdr(&a->link.newloc, &w->link.newloc);
+        break;
+    case VL_FOP_CREATE:
+        vrpc_loc_to_xdr(&a->create.loc, &w->create.loc);
+        w->create.flags = a->create.flags;
+        w->create.mode = a->create.mode;
+        w->create.umask = a->create.umask;
+        vrpc_gfid_to_xdr(&a->create.gfid, w->create.gfid);
+        break;
+    case VL_FOP_OPEN:
+        vrpc_loc_to_xdr(&a->open.loc, &w->open.loc);
+        w->open.flags = a->open.flags;
+        break;
+    case VL_FOP_READ:
+        if (a->read.size > VRPC_MAX_PAYLOAD)
+            return -EINVAL;
+        fds[0] = a->read.fd;
+        nums[0] = &w->read.fd;
+        w->read.size = (u_int)a->read.size;
+        w->read.offset = a->read.offset;
+        w->read.flags = a->read.flags;
+        break;
+    case VL_FOP_WRITE: {
+        size_t total = 0;
+
+        if (a->write.n_iov < 0 || a->write.n_iov > CLIENT_MAX_IOV)
+            return -EINVAL;
+        for (int i = 0; i < a->write.n_iov; i++) {
+            total += a->write.iov[i].iov_len;
+            payload[i] = a->write.iov[i];
+        }
+        if (total > VRPC_MAX_PAYLOAD)
+            return -EINVAL;
+        *n_payload = a->write.n_iov;
+        fds[0] = a->write.fd;
+        nums[0] = &w->write.fd;
+        w->write.size = (u_int)total;
+        w->write.offset = a->write.offset;
+        w->write.flags = a->write.flags;
+        break;
+    }
+    case VL_FOP_FLUSH:
+        fds[0] = a->flush.fd;
+        nums[0] = &w->fd.fd;
+        break;
+    case VL_FOP_FSYNC:
+        fds[0] = a->fsync.fd;
+        nums[0] = &w->fsync.fd;
+        w->fsync.datasync = a->fsync.datasync;
+        break;
+    case VL_FOP_OPENDIR:
+        vrpc_loc_to_xdr(&a->opendir.loc, &w->loc.loc);
+        break;
+    case VL_FOP_READDIR:
+        fds[0] = a->readdir.fd;
+        nums[0] = &w->readdir.fd;
+        w->readdir.size = (u_int)a->readdir.size;
+        w->readdir.offset = a->readdir.offset;
+        w->readdir.plus = a->readdir.plus;
+        break;
+    case VL_FOP_STATFS:
+        vrpc_loc_to_xdr(&a->statfs.loc, &w->loc.loc);
+        break;
+    case VL_FOP_SETXATTR:
+        if (a->setxattr.name == NULL || a->setxattr.size > MRT_XATTR_VALUE_MAX)
+            return -EINVAL;
+        vrpc_loc_to_xdr(&a->setxattr.loc, &w->setxattr.loc);
+        w->setxattr.name = (char *)a->setxattr.name;
+        w->setxattr.value.value_val = (char *)a->setxattr.value;
+        w->setxattr.value.value_len = (u_int)a->setxattr.size;
+        w->setxattr.flags = a->setxattr.flags;
+        break;
+    case VL_FOP_GETXATTR:
+        vrpc_loc_to_xdr(&a->getxattr.loc, &w->getxattr.loc);
+        w->getxattr.has_name = a->getxattr.name != NULL;
+        w->getxattr.name = (char *)(a->getxattr.name != NULL
+                                        ? a->getxattr.name
+                                        : "");
+        w->getxattr.size = (u_int)a->getxattr.size;
+        break;
+    case VL_FOP_REMOVEXATTR:
+        if (a->removexattr.name == NULL)
+            return -EINVAL;
+        vrpc_loc_to_xdr(&a->removexattr.loc, &w->removexattr.loc);
+        w->removexattr.name = (char *)a->removexattr.name;
+        break;
+    case VL_FOP_LK:
+        fds[0] = a->lk.fd;
+        nums[0] = &w->lk.fd;
+        w->lk.cmd = a->lk.cmd;
+        vrpc_flock_to_xdr(&a->lk.flock, &w->lk.flock);
+        w->lk.is_flock = a->lk.is_flock;
+        break;
+    case VL_FOP_INODELK:
+        vrpc_loc_to_xdr(&a->inodelk.loc, &w->inodelk.loc);
+        w->inodelk.domain = (char *)(a->inodelk.domain != NULL
+                                         ? a->inodelk.domain
+                                         : "");
+        w->inodelk.cmd = a->inodelk.cmd;
+        vrpc_flock_to_xdr(&a->inodelk.flock, &w->inodelk.flock);
+        break;
+    case VL_FOP_ENTRYLK:
+        vrpc_loc_to_xdr(&a->entrylk.loc, &w->entrylk.loc);
+        w->entrylk.domain = (char *)(a->entrylk.domain != NULL
+                                         ? a->entrylk.domain
+                                         : "");
+        w->entrylk.cmd = a->entrylk.cmd;
+        w->entrylk.type = a->entrylk.type;
+        break;
+    case VL_FOP_FALLOCATE:
+        fds[0] = a->fallocate.fd;
+        nums[0] = &w->fallocate.fd;
+        w->fallocate.mode = a->fallocate.mode;
+        w->fallocate.offset = a->fallocate.offset;
+        w->fallocate.len = a->fallocate.len;
+        break;
+    case VL_FOP_COPY_FILE_RANGE:
+        fds[0] = a->copy_file_range.fd_in;
+        nums[0] = &w->copy_file_range.fd_in;
+        fds[1] = a->copy_file_range.fd_out;
+        nums[1] = &w->copy_file_range.fd_out;
+        w->copy_file_range.off_in = a->copy_file_range.off_in;
+        w->copy_file_range.off_out = a->copy_file_range.off_out;
+        w->copy_file_range.len = a->copy_file_range.len;
+        w->copy_file_range.flags = a->copy_file_range.flags;
+        break;
+    case VL_FOP_LSEEK:
+        fds[0] = a->lseek.fd;
+        nums[0] = &w->lseek.fd;
+        w->lseek.offset = a->lseek.offset;
+        w->lseek.whence = a->lseek.whence;
+        break;
+    default:
+        return -ENOSYS;
+    }
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        if (fds[i] == NULL)
+            continue;
+        rc = client_fd_num(xl, fds[i], gen, nums[i]);
+        if (rc == FD_STALE)
+            *stale = fds[i];
+    }
+    return rc;
+}
+
+
+static void
+client_ignore_reply(void *cookie, int status, vl_buf_t *rec, size_t body_off,
+                    size_t len)
+{
+}
+
+
+/* Tells the brick to drop remote fd number no (fire and forget). */
+static void
+client_send_release(vrpc_clnt_t *clnt, uint64_t no, bool is_dir)
+{
+    mrt_fd_args a = {.fd = no};
+
+    (void)vrpc_clnt_call(clnt, MRT_FOPS_PROG, MRT_VERSION,
+                         is_dir ? MRT_PROC_RELEASEDIR : MRT_PROC_RELEASE,
+                         NULL, (xdrproc_t)xdr_mrt_fd_args, &a, NULL, 0,
+                         client_ignore_reply, NULL);
+}
+
+
+static void
+client_reopen_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
+                   size_t len)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct client_local *local = VL_REQ_PRIV(req, struct client_local);
+    vl_fd_t *fd = local->reopen_fd;
+    struct client_fd *cf = vl_fd_ctx(fd, xl);
+    mrt_fd_rsp r;
+    bool is_dup = false;
+
+    memset(&r, 0, sizeof(r));
+    if (status != 0
+        || vrpc_decode_body(rec->data + body_off, len - body_off,
+                            (xdrproc_t)xdr_mrt_fd_rsp, &r, NULL) != 0
+        || r.status != 0) {
+        vl_log(xl, VL_LOG_WARNING, "re-open of fd on %s failed",
+               vl_fop_name(req->op));
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    pthread_mutex_lock(&fd->lock);
+    if (cf->generation == local->generation) {
+        is_dup = true; /* another request re-opened it first */
+    } else {
+        cf->remote_fd = r.fd;
+        cf->generation = local->generation;
+    }
+    pthread_mutex_unlock(&fd->lock);
+    if (is_dup) {
+        uint64_t gen;
+        vrpc_clnt_t *clnt = client_get_conn(xl->priv, &gen);
+
+        if (clnt != NULL && gen == local->generation)
+            client_send_release(clnt, r.fd, cf->is_dir);
+        vrpc_clnt_unref(clnt);
+    }
+    local->reopen_fd = NULL;
+    client_fop(xl, req);
+}
+
+
+/* Re-opens fd on the current connection, then resends req. */
+static void
+client_reopen(vl_xlator_t *xl, vl_req_t *req, vrpc_clnt_t *clnt,
+              uint64_t gen, vl_fd_t *fd)
+{
+    struct client_local *local = VL_REQ_PRIV(req, struct client_local);
+    struct client_fd *cf = vl_fd_ctx(fd, xl);
+    union vrpc_fop_wargs w;
+    bool is_dir;
+    int rc;
+
+    memset(&w, 0, sizeof(w));
+    pthread_mutex_lock(&fd->lock);
+    is_dir = cf->is_dir;
+    pthread_mutex_unlock(&fd->lock);
+    local->reopen_fd = fd;
+    local->generation = gen;
+    if (is_dir) {
+        w.loc.loc.name = "";
+        vrpc_gfid_to_xdr(&fd->inode->gfid, w.loc.loc.gfid);
+    } else {
+        w.open.loc.name = "";
+        vrpc_gfid_to_xdr(&fd->inode->gfid, w.open.loc.gfid);
+        w.open.flags = fd->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
+    }
+    rc = vrpc_clnt_call(clnt, MRT_FOPS_PROG, MRT_VERSION,
+                        VRPC_FOP_PROC(is_dir ? VL_FOP_OPENDIR : VL_FOP_OPEN),
+                        &req->caller,
+                        vrpc_fop_desc(is_dir ? VL_FOP_OPENDIR : VL_FOP_OPEN)
+                            ->args,
+                        &w, NULL, 0, client_reopen_done, req);
+    if (rc != 0)
+        vl_unwind(req, rc == -ENOTCONN ? -ENOTCONN : -EBADF);
+}
+
+
+void
+client_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct client_local *local = VL_REQ_PRIV(req, struct client_local);
+    const struct vrpc_fop_desc *desc = vrpc_fop_desc(req->op);
+    struct iovec payload[CLIENT_MAX_IOV];
+    union vrpc_fop_wargs w;
+    vl_fd_t *stale = NULL;
+    vrpc_clnt_t *clnt;
+    uint64_t gen = 0;
+    int n_payload = 0;
+    int rc;
+
+    if (desc == NULL) {
+        vl_unwind(req, -ENOSYS);
+        return;
+    }
+    clnt = client_get_conn(xl->priv, &gen);
+    if (clnt == NULL) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    memset(&w, 0, sizeof(w));
+    rc = client_encode(xl, req, gen, &w, payload, &n_payload, &stale);
+    if (rc == FD_STALE) {
+        client_reopen(xl, req, clnt, gen, stale);
+        vrpc_clnt_unref(clnt);
+        return;
+    }
+    if (rc != 0) {
+        vrpc_clnt_unref(clnt);
+        vl_unwind(req, rc);
+        return;
+    }
+    local->generation = gen;
+    rc = vrpc_clnt_call(clnt, MRT_FOPS_PROG, MRT_VERSION,
+                        VRPC_FOP_PROC(req->op), &req->caller, desc->args, &w,
+                        payload, n_payload, client_fop_done, req);
+    vrpc_clnt_unref(clnt);
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* Records the brick's fd number for a successful open/create/opendir. */
+static void
+client_fd_opened(vl_xlator_t *xl, vl_req_t *req, uint64_t no)
+{
+    struct client_local *local = VL_REQ_PRIV(req, struct client_local);
+    vl_fd_t *fd = req->op == VL_FOP_CREATE ? req->args.create.fd
+                  : req->op == VL_FOP_OPEN ? req->args.open.fd
+                                           : req->args.opendir.fd;
+    struct client_fd *cf;
+
+    if (fd == NULL || (cf = vl_fd_ctx(fd, xl)) == NULL)
+        return;
+    pthread_mutex_lock(&fd->lock);
+    cf->remote_fd = no;
+    cf->generation = local->generation;
+    cf->is_dir = req->op == VL_FOP_OPENDIR;
+    pthread_mutex_unlock(&fd->lock);
+}
+
+
+/* Fills req->reply from the decoded reply; 0 or -EPROTO/-ENOMEM. */
+static int
+client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
+                  size_t data_off, size_t data_len)
+{
+    struct vl_reply *rp = &req->reply;
+    const struct vrpc_fop_desc *desc = vrpc_fop_desc(req->op);
+
+    switch (desc->rsp) {
+    case VRPC_RSP_STATUS:
+        break;
+    case VRPC_RSP_IATT:
+        vrpc_iatt_from_xdr(&r->iatt.iatt, &rp->iatt);
+        break;
+    case VRPC_RSP_FD:
+        vrpc_iatt_from_xdr(&r->fd.iatt, &rp->iatt);
+        client_fd_opened(req->xl, req, r->fd.fd);
+        break;
+    case VRPC_RSP_COUNT:
+        vrpc_iatt_from_xdr(&r->count.iatt, &rp->iatt);
+        rp->count = r->count.count;
+        if (req->op != VL_FOP_READ)
+            break;
+        /* The data is exactly the rest of the record and no more than
+         * was asked for. */
+        if (r->count.count < 0 || (uint64_t)r->count.count != data_len
+            || data_len > req->args.read.size)
+            return -EPROTO;
+        rp->buf = vl_buf_ref(rec);
+        rp->data = rec->data + data_off;
+        break;
+    case VRPC_RSP_READLINK:
+        rp->link = vl_strdup(NULL, r->readlink.link, VL_MT_REPLY);
+        if (rp->link == NULL)
+            return -ENOMEM;
+        break;
+    case VRPC_RSP_READDIR:
+        for (u_int i = 0; i < r->readdir.ents.ents_len; i++) {
+            const mrt_dirent *d = &r->readdir.ents.ents_val[i];
+            struct vl_iatt ia;
+
+            if (d->name[0] == '\0' || strchr(d->name, '/') != NULL)
+                return -EPROTO;
+            if (d->has_iatt)
+                vrpc_iatt_from_xdr(&d->iatt, &ia);
+            if (vl_dirent_list_add(&rp->entries, d->ino, d->off, d->type,
+                                   d->name, d->has_iatt ? &ia : NULL) != 0)
+                return -ENOMEM;
+        }
+        rp->entries.eof = r->readdir.eof;
+        break;
+    case VRPC_RSP_STATFS:
+        vrpc_statvfs_from_xdr(&r->statfs, &rp->statvfs);
+        break;
+    case VRPC_RSP_GETXATTR: {
+        u_int n = r->getxattr.value.value_len;
+
+        rp->count = r->getxattr.count;
+        if (n == 0)
+            break;
+        if ((uint64_t)r->getxattr.count != n)
+            return -EPROTO;
+        rp->xattr = vl_malloc(NULL, n + 1, VL_MT_REPLY);
+        if (rp->xattr == NULL)
+            return -ENOMEM;
+        memcpy(rp->xattr, r->getxattr.value.value_val, n);
+        rp->xattr[n] = '\0';
+        break;
+    }
+    case VRPC_RSP_LK:
+        vrpc_flock_from_xdr(&r->lk.flock, &rp->flock);
+        break;
+    case VRPC_RSP_LSEEK:
+        rp->offset = r->lseek.offset;
+        break;
+    }
+    return 0;
+}
+
+
+static void
+client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
+                size_t len)
+{
+    vl_req_t *req = cookie;
+    const struct vrpc_fop_desc *desc = vrpc_fop_desc(req->op);
+    xdrproc_t fn = vrpc_rsp_xdr(desc->rsp);
+    union vrpc_fop_rsp r;
+    size_t used = 0;
+
+    if (status != 0) {
+        vl_unwind(req, status);
+        return;
+    }
+    memset(&r, 0, sizeof(r));
+    if (vrpc_decode_body(rec->data + body_off, len - body_off, fn, &r,
+                         &used) != 0) {
+        vl_log(req->xl, VL_LOG_WARNING, "undecodable %s reply",
+               vl_fop_name(req->op));
+        vl_unwind(req, -EPROTO);
+        return;
+    }
+    status = r.status.status;
+    if (status > 0 || status < -4095) {
+        status = -EPROTO;
+    } else if (status == 0 && req->op != VL_FOP_READ
+               && body_off + used != len) {
+        status = -EPROTO; /* trailing bytes */
+    } else if (status == 0) {
+        status = client_fill_reply(req, &r, rec, body_off + used,
+                                   len - body_off - used);
+        if (status != 0)
+            vl_reply_clear(&req->reply);
+    }
+    xdr_free(fn, (char *)&r);
+    vl_unwind(req, status);
+}
+
+
+void
+client_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    struct client_fd *cf = vl_fd_ctx(fd, xl);
+    vrpc_clnt_t *clnt;
+    uint64_t gen = 0, fgen, no;
+    bool is_dir;
+
+    if (cf == NULL || xl->priv == NULL)
+        return;
+    pthread_mutex_lock(&fd->lock);
+    fgen = cf->generation;
+    no = cf->remote_fd;
+    is_dir = cf->is_dir;
+    cf->generation = 0;
+    pthread_mutex_unlock(&fd->lock);
+    if (fgen == 0)
+        return;
+    clnt = client_get_conn(xl->priv, &gen);
+    /* On a newer connection the brick never knew this fd. */
+    if (clnt != NULL && gen == fgen)
+        client_send_release(clnt, no, is_dir);
+    vrpc_clnt_unref(clnt);
+}

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * protocol/client: a leaf that sends every fop to one brick over TCP.
+ *
+ * Connection life: PARENT_UP starts a non-blocking connect to
+ * remote-host:remote-port; once connected, SETVOLUME names
+ * remote-subvolume. When the brick accepts, CHILD_UP goes to the parents;
+ * when the connection is lost, calls in flight fail -ENOTCONN, CHILD_DOWN
+ * goes up, and a reconnect follows with backoff (100 ms doubling to 5 s).
+ * Failures are recorded with vl_graph_set_last_error so that a mount can
+ * say why it failed. One periodic tick timer drives reconnects, the
+ * connect timeout and the ping timeout (no reply for ping-timeout while
+ * calls are pending: the brick is declared dead and the socket closed).
+ *
+ * Intercepts: every fop (client-fops.c), release.
+ * Per fd:     struct client_fd (remote fd number, connection generation).
+ * Per req:    struct client_local.
+ * Threads:    priv->lock guards the connection state; callbacks run on
+ *             loop threads; fops may come from any thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "builtin.h"
+#include "client.h"
+
+static const char *const client_mem_types[] = {"misc", NULL};
+
+static void client_tick(void *arg);
+
+
+static struct client_priv *
+client_priv_ref(struct client_priv *priv)
+{
+    atomic_fetch_add(&priv->refs, 1);
+    return priv;
+}
+
+
+void
+client_priv_unref(struct client_priv *priv)
+{
+    if (atomic_fetch_sub(&priv->refs, 1) != 1)
+        return;
+    pthread_mutex_destroy(&priv->lock);
+    vl_free(priv);
+}
+
+
+vrpc_clnt_t *
+client_get_conn(struct client_priv *priv, uint64_t *gen)
+{
+    vrpc_clnt_t *clnt = NULL;
+
+    pthread_mutex_lock(&priv->lock);
+    if (priv->is_connected && priv->clnt != NULL) {
+        clnt = vrpc_clnt_ref(priv->clnt);
+        *gen = priv->generation;
+    }
+    pthread_mutex_unlock(&priv->lock);
+    return clnt;
+}
+
+
+/* Records why the brick is not usable, for logs and for mortarfsd. */
+static void
+client_fail_reason(struct client_priv *priv, const char *msg)
+{
+    vl_graph_set_last_error(priv->xl->graph, msg);
+}
+
+
+static uint64_t
+client_tick_ms(const struct client_conf *conf, bool connected)
+{
+    uint64_t t = conf->ping_timeout_ms / 4;
+
+    if (!connected)
+        return CLIENT_BACKOFF_START_MS;
+    if (t < 100)
+        t = 100;
+    return t > 1000 ? 1000 : t;
+}
+
+
+static void
+client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
+                      size_t body_off, size_t len)
+{
+    struct client_priv *priv = cookie;
+    vl_xlator_t *xl = priv->xl;
+    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    mrt_setvolume_rsp r;
+    vrpc_clnt_t *clnt = NULL;
+    char msg[700];
+    bool up = false;
+
+    if (status != 0)
+        return; /* the connection is gone; on_close follows */
+    memset(&r, 0, sizeof(r));
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         (xdrproc_t)xdr_mrt_setvolume_rsp, &r, NULL) != 0) {
+        snprintf(msg, sizeof(msg), "subvolume '%s' refused: bad reply",
+                 conf->remote_subvolume);
+        r.status = -EPROTO;
+    } else if (r.status != 0) {
+        snprintf(msg, sizeof(msg), "subvolume '%s' refused: %s",
+                 conf->remote_subvolume,
+                 r.error != NULL && r.error[0] != '\0' ? r.error
+                                                       : strerror(-r.status));
+    }
+    pthread_mutex_lock(&priv->lock);
+    if (r.status == 0 && !priv->is_stopping && priv->clnt != NULL) {
+        priv->is_connected = true;
+        priv->generation++;
+        priv->backoff_ms = CLIENT_BACKOFF_START_MS;
+        up = !priv->is_up;
+        priv->is_up = true;
+    } else if (priv->clnt != NULL) {
+        clnt = vrpc_clnt_ref(priv->clnt);
+    }
+    pthread_mutex_unlock(&priv->lock);
+    xdr_free((xdrproc_t)xdr_mrt_setvolume_rsp, (char *)&r);
+
+    if (clnt != NULL) {
+        vl_log(xl, VL_LOG_ERROR, "%s", msg);
+        client_fail_reason(priv, msg);
+        vrpc_clnt_close(clnt);
+        vrpc_clnt_unref(clnt);
+        return;
+    }
+    vl_log(xl, VL_LOG_INFO, "connected to %s:%llu, subvolume '%s'",
+           conf->remote_host, (unsigned long long)conf->remote_port,
+           conf->remote_subvolume);
+    if (up)
+        vl_notify_parents(xl, VL_EV_CHILD_UP);
+}
+
+
+static void
+client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
+{
+    struct client_priv *priv = arg;
+    vl_xlator_t *xl = priv->xl;
+    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    mrt_setvolume_args a;
+    char ident[MRT_IDENT_MAX];
+    int rc;
+
+    if (status != 0) {
+        char msg[600];
+
+        snprintf(msg, sizeof(msg), "%s:%llu: %s", conf->remote_host,
+                 (unsigned long long)conf->remote_port, strerror(-status));
+        vl_log(xl, VL_LOG_DEBUG, "%s", msg);
+        client_fail_reason(priv, msg);
+        return; /* on_close follows */
+    }
+    snprintf(ident, sizeof(ident), "mortar-client %s pid %d", xl->name,
+             (int)getpid());
+    a.subvolume = conf->remote_subvolume;
+    a.identity = ident;
+    a.proto_version = MRT_VERSION;
+    rc = vrpc_clnt_call(clnt, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                        MRT_HS_SETVOLUME, NULL,
+                        (xdrproc_t)xdr_mrt_setvolume_args, &a, NULL, 0,
+                        client_setvolume_done, priv);
+    if (rc != 0)
+        vrpc_clnt_close(clnt);
+}
+
+
+static void
+client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
+{
+    struct client_priv *priv = arg;
+    vl_xlator_t *xl = priv->xl;
+    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    bool down = false, mine = false;
+
+    pthread_mutex_lock(&priv->lock);
+    if (priv->clnt == clnt) {
+        mine = true;
+        priv->clnt = NULL;
+        priv->is_connected = false;
+        priv->next_connect_ms = vrpc_now_ms() + priv->backoff_ms;
+        priv->backoff_ms *= 2;
+        if (priv->backoff_ms > CLIENT_BACKOFF_MAX_MS)
+            priv->backoff_ms = CLIENT_BACKOFF_MAX_MS;
+        /* During teardown the parents may already be gone. */
+        if (priv->is_up && !priv->is_stopping) {
+            priv->is_up = false;
+            down = true;
+        }
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (down) {
+        char msg[600];
+
+        snprintf(msg, sizeof(msg), "%s:%llu: disconnected (%s)",
+                 conf->remote_host, (unsigned long long)conf->remote_port,
+                 strerror(-reason));
+        vl_log(xl, VL_LOG_WARNING, "%s", msg);
+        client_fail_reason(priv, msg);
+        vl_notify_parents(xl, VL_EV_CHILD_DOWN);
+    }
+    if (mine)
+        vrpc_clnt_unref(clnt); /* priv's ref */
+    client_priv_unref(priv);   /* the connection's ref on priv */
+}
+
+
+/* Starts a connection attempt; called from the tick or PARENT_UP. */
+static void
+client_connect(struct client_priv *priv)
+{
+    vl_xlator_t *xl = priv->xl;
+    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    vrpc_clnt_t *clnt = NULL;
+    vl_err_t err = {{0}};
+    int fd = -1, rc;
+
+    rc = vrpc_connect_start(conf->remote_host, (uint16_t)conf->remote_port,
+                            &fd, &err);
+    if (rc == 0)
+        rc = vrpc_clnt_new(xl->graph->loop, fd, true, client_on_connect,
+                           client_on_close, client_priv_ref(priv), &clnt);
+    if (rc != 0) {
+        if (err.msg[0] == '\0')
+            vl_err_set(&err, "%s:%llu: %s", conf->remote_host,
+                       (unsigned long long)conf->remote_port, strerror(-rc));
+        if (fd >= 0) /* vrpc_clnt_new failed: its priv ref is ours */
+            client_priv_unref(priv);
+        client_fail_reason(priv, err.msg);
+        pthread_mutex_lock(&priv->lock);
+        priv->next_connect_ms = vrpc_now_ms() + priv->backoff_ms;
+        priv->backoff_ms = priv->backoff_ms * 2 > CLIENT_BACKOFF_MAX_MS
+                               ? CLIENT_BACKOFF_MAX_MS
+                               : priv->backoff_ms * 2;
+        pthread_mutex_unlock(&priv->lock);
+        return;
+    }
+    pthread_mutex_lock(&priv->lock);
+    if (priv->is_stopping || priv->clnt != NULL) {
+        pthread_mutex_unlock(&priv->lock);
+        vrpc_clnt_close(clnt); /* on_close drops the priv ref */
+        vrpc_clnt_unref(clnt);
+        return;
+    }
+    priv->clnt = clnt; /* our ref moves to priv */
+    priv->connect_start_ms = vrpc_now_ms();
+    pthread_mutex_unlock(&priv->lock);
+    if (vrpc_clnt_start(clnt) != 0)
+        vrpc_clnt_close(clnt);
+}
+
+
+static void
+client_ping_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
+                 size_t len)
+{
+    /* Any reply refreshed the connection's last-received time. */
+}
+
+
+static void
+client_tick(void *arg)
+{
+    struct client_priv *priv = arg;
+    vl_xlator_t *xl = priv->xl;
+    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    vrpc_clnt_t *to_close = NULL, *to_ping = NULL;
+    bool do_connect = false, is_armed;
+    uint64_t now = vrpc_now_ms(), interval;
+    char msg[600] = "";
+
+    /* The timer's ref may move to the re-armed timer, which can run
+     * before this one returns: hold our own for the rest of the tick. */
+    client_priv_ref(priv);
+    pthread_mutex_lock(&priv->lock);
+    if (priv->is_stopping) {
+        priv->tick = NULL;
+        pthread_mutex_unlock(&priv->lock);
+        client_priv_unref(priv); /* the timer's ref */
+        client_priv_unref(priv); /* ours */
+        return;
+    }
+    interval = client_tick_ms(conf, priv->is_connected);
+    if (priv->clnt == NULL) {
+        do_connect = now >= priv->next_connect_ms;
+    } else if (!priv->is_connected) {
+        if (conf->connect_timeout_ms > 0
+            && now - priv->connect_start_ms > conf->connect_timeout_ms) {
+            to_close = vrpc_clnt_ref(priv->clnt);
+            snprintf(msg, sizeof(msg), "%s:%llu: connection timed out",
+                     conf->remote_host,
+                     (unsigned long long)conf->remote_port);
+        }
+    } else if (vrpc_clnt_pending(priv->clnt) > 0) {
+        uint64_t idle = now - vrpc_clnt_last_rx_ms(priv->clnt);
+
+        if (conf->ping_timeout_ms > 0 && idle > conf->ping_timeout_ms) {
+            to_close = vrpc_clnt_ref(priv->clnt);
+            snprintf(msg, sizeof(msg),
+                     "%s:%llu: no reply for %llu ms (ping-timeout), "
+                     "disconnecting",
+                     conf->remote_host, (unsigned long long)conf->remote_port,
+                     (unsigned long long)idle);
+        } else if (idle >= interval) {
+            to_ping = vrpc_clnt_ref(priv->clnt);
+        }
+    }
+    priv->tick = vl_timer_add(xl->graph->loop, interval, client_tick, priv);
+    is_armed = priv->tick != NULL;
+    pthread_mutex_unlock(&priv->lock);
+    if (!is_armed)
+        vl_log(xl, VL_LOG_ERROR, "cannot re-arm timer: reconnects stop");
+
+    if (to_close != NULL) {
+        vl_log(xl, VL_LOG_WARNING, "%s", msg);
+        client_fail_reason(priv, msg);
+        vrpc_clnt_close(to_close);
+        vrpc_clnt_unref(to_close);
+    }
+    if (to_ping != NULL) {
+        (void)vrpc_clnt_call(to_ping, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                             MRT_HS_PING, NULL, NULL, NULL, NULL, 0,
+                             client_ping_done, NULL);
+        vrpc_clnt_unref(to_ping);
+    }
+    if (do_connect)
+        client_connect(priv);
+    if (!is_armed)
+        client_priv_unref(priv); /* the timer's ref, not re-armed */
+    client_priv_unref(priv);     /* ours */
+}
+
+
+static void
+client_start(struct client_priv *priv)
+{
+    vl_xlator_t *xl = priv->xl;
+
+    pthread_mutex_lock(&priv->lock);
+    if (priv->is_started || priv->is_stopping) {
+        pthread_mutex_unlock(&priv->lock);
+        return;
+    }
+    priv->is_started = true;
+    priv->next_connect_ms = 0;
+    /* The first tick connects at once. */
+    priv->tick = vl_timer_add(xl->graph->loop, 0, client_tick,
+                              client_priv_ref(priv));
+    if (priv->tick == NULL) {
+        pthread_mutex_unlock(&priv->lock);
+        client_priv_unref(priv);
+        vl_log(xl, VL_LOG_ERROR, "cannot start: out of memory");
+        return;
+    }
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+static void
+client_stop(struct client_priv *priv)
+{
+    vrpc_clnt_t *clnt = NULL;
+    vl_timer_t *tick;
+
+    pthread_mutex_lock(&priv->lock);
+    priv->is_stopping = true;
+    tick = priv->tick;
+    priv->tick = NULL;
+    if (priv->clnt != NULL)
+        clnt = vrpc_clnt_ref(priv->clnt);
+    pthread_mutex_unlock(&priv->lock);
+    /* A tick already running sees is_stopping and drops its ref. */
+    if (tick != NULL && vl_timer_cancel(tick))
+        client_priv_unref(priv);
+    if (clnt != NULL) {
+        vrpc_clnt_close(clnt);
+        vrpc_clnt_unref(clnt);
+    }
+}
+
+
+static int
+client_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    struct client_priv *priv = xl->priv;
+
+    switch (ev) {
+    case VL_EV_PARENT_UP:
+        client_start(priv);
+        return 0;
+    case VL_EV_PARENT_DOWN:
+        client_stop(priv);
+        return 0;
+    default:
+        return vl_notify_default(xl, ev, data);
+    }
+}
+
+
+static int
+client_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    struct client_priv *priv;
+    int rc;
+
+    priv = vl_calloc(xl, 1, sizeof(*priv), 0);
+    if (priv == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    rc = pthread_mutex_init(&priv->lock, NULL);
+    if (rc != 0) {
+        vl_free(priv);
+        vl_err_set(err, "mutex: %s", strerror(rc));
+        return -rc;
+    }
+    atomic_init(&priv->refs, 1);
+    priv->xl = xl;
+    priv->backoff_ms = CLIENT_BACKOFF_START_MS;
+    xl->priv = priv;
+    return 0;
+}
+
+
+static void
+client_fini(vl_xlator_t *xl)
+{
+    struct client_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    client_stop(priv);
+    xl->priv = NULL;
+    client_priv_unref(priv);
+}
+
+
+static void
+client_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct client_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    fprintf(out, "connected=%d\ngeneration=%llu\npending=%zu\n",
+            priv->is_connected, (unsigned long long)priv->generation,
+            priv->clnt != NULL ? vrpc_clnt_pending(priv->clnt) : 0);
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+static const vl_option_t client_options[] = {
+    VL_OPT_ADDR("remote-host", struct client_conf, remote_host,
+                .flags = VL_OPT_REQUIRED,
+                .doc = "Host name or address of the brick."),
+    VL_OPT_UINT("remote-port", struct client_conf, remote_port, .min = 1,
+                .max = 65535, .flags = VL_OPT_REQUIRED,
+                .doc = "TCP port of the brick."),
+    VL_OPT_STR("remote-subvolume", struct client_conf, remote_subvolume,
+               .flags = VL_OPT_REQUIRED,
+               .doc = "Name of the brick's volume to attach to (its "
+                      "protocol/server child)."),
+    VL_OPT_TIME("ping-timeout", struct client_conf, ping_timeout_ms,
+                .min = 0, .max = 3600 * 1000, .def = "42",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"network.ping-timeout"},
+                .doc = "Time without any reply, while calls are pending, "
+                       "after which the brick is declared dead (0: never)."),
+    VL_OPT_TIME("transport.socket.connect-timeout", struct client_conf,
+                connect_timeout_ms, .min = 0, .max = 3600 * 1000,
+                .def = "10", .flags = VL_OPT_ADVANCED,
+                .aliases = {"connect-timeout"},
+                .doc = "Time allowed for connecting and the handshake "
+                       "(0: no limit)."),
+    VL_OPT_END};
+
+
+const vl_xlator_class_t xl_protocol_client = {
+    .abi = VL_XLATOR_ABI,
+    .type = "protocol/client",
+    .prefix = "client",
+    .version = {0, 1, 0},
+    .flags = VL_XL_LEAF,
+    .conf_size = sizeof(struct client_conf),
+    .req_priv_size = sizeof(struct client_local),
+    .fd_ctx_size = sizeof(struct client_fd),
+    .options = client_options,
+    .mem_types = client_mem_types,
+    .doc = "Sends every file operation to one brick's protocol/server "
+           "over TCP; reconnects with backoff and re-opens files.",
+    .init = client_init,
+    .fini = client_fini,
+    .notify = client_notify,
+    .release = client_release,
+    .dump = client_dump,
+    .fops = {
+#define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = client_fop,
+#include "vol/fops.def"
+#undef VL_FOP
+    },
+};

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* client: private types of protocol/client (client.c, client-fops.c). */
+#ifndef MORTAR_PROTOCOL_CLIENT_H
+#define MORTAR_PROTOCOL_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "vol/vol.h"
+#include "vrpc.h"
+
+#define CLIENT_BACKOFF_START_MS 100
+#define CLIENT_BACKOFF_MAX_MS 5000
+
+struct client_conf {
+    char *remote_host;           /* remote-host */
+    uint64_t remote_port;        /* remote-port */
+    char *remote_subvolume;      /* remote-subvolume */
+    uint64_t ping_timeout_ms;    /* ping-timeout; 0 disables */
+    uint64_t connect_timeout_ms; /* transport.socket.connect-timeout */
+};
+
+struct client_priv {
+    atomic_int refs;            /* fini's, the tick timer's, the clnt's */
+    vl_xlator_t *xl;            /* borrowed; this translator */
+    pthread_mutex_t lock;       /* guards every field below */
+    vrpc_clnt_t *clnt;          /* owned ref; the current connection */
+    bool is_connected;          /* SETVOLUME accepted on clnt */
+    bool is_up;                 /* CHILD_UP sent, CHILD_DOWN not yet */
+    bool is_started;            /* PARENT_UP seen */
+    bool is_stopping;           /* PARENT_DOWN or fini: no reconnects */
+    uint64_t generation;        /* bumped at each accepted handshake */
+    uint64_t backoff_ms;        /* next reconnect delay */
+    uint64_t next_connect_ms;   /* when to try again (no clnt) */
+    uint64_t connect_start_ms;  /* when clnt started connecting */
+    vl_timer_t *tick;           /* periodic: reconnect, ping, timeouts */
+};
+
+/* Per fd (cls->fd_ctx_size), guarded by fd->lock. */
+struct client_fd {
+    uint64_t remote_fd;  /* the brick's number for this fd */
+    uint64_t generation; /* connection it was opened on; 0 = never */
+    bool is_dir;         /* opened with OPENDIR */
+};
+
+/* Per request (VL_REQ_PRIV). */
+struct client_local {
+    uint64_t generation;  /* of the connection the call went out on */
+    vl_fd_t *reopen_fd;   /* borrowed; fd being re-opened, or NULL */
+};
+
+/* client.c */
+void client_priv_unref(struct client_priv *priv);
+/* The current connection (new ref) and generation, or NULL if the
+ * handshake has not completed. */
+vrpc_clnt_t *client_get_conn(struct client_priv *priv, uint64_t *gen);
+
+/* client-fops.c */
+/* Sends any fop to the brick (every slot of the class points here). */
+void client_fop(vl_xlator_t *xl, vl_req_t *req);
+void client_release(vl_xlator_t *xl, vl_fd_t *fd);
+
+#endif
