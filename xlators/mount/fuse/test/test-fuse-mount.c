@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -38,7 +39,54 @@ static const vl_gfid_t mem_file_gfid = {
      0xaa, 0xbb, 0xcc, 0xdd}};
 
 
-/* ---- test/memfs: root + one file ---- */
+/* ---- test/memfs: root + one file, plus a few created files ---- */
+
+#define MEM_MAX_NEW 4
+#define MEM_NEW_SIZE (2 * 1024 * 1024)
+
+struct mem_new {
+    bool is_used;               /* slot taken; guarded by mem_lock */
+    char name[64];              /* entry name in the root */
+    vl_gfid_t gfid;             /* from the create args */
+    uint32_t mode;              /* S_IFREG | permissions */
+    size_t size;                /* bytes of data in use */
+    char data[MEM_NEW_SIZE];    /* file contents */
+};
+
+static struct mem_new mem_new_files[MEM_MAX_NEW];
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+
+/* The created file with this gfid (or name when gfid is NULL). */
+static struct mem_new *
+mem_new_find(const vl_gfid_t *gfid, const char *name)
+{
+    for (int i = 0; i < MEM_MAX_NEW; i++) {
+        struct mem_new *f = &mem_new_files[i];
+
+        if (!f->is_used)
+            continue;
+        if (gfid != NULL && vl_gfid_equal(gfid, &f->gfid))
+            return f;
+        if (name != NULL && strcmp(name, f->name) == 0)
+            return f;
+    }
+    return NULL;
+}
+
+
+static void
+mem_new_iatt(const struct mem_new *f, struct vl_iatt *ia)
+{
+    memset(ia, 0, sizeof(*ia));
+    ia->gfid = f->gfid;
+    ia->ino = vl_gfid_to_ino(&f->gfid);
+    ia->mode = f->mode;
+    ia->nlink = 1;
+    ia->size = f->size;
+    ia->blksize = 4096;
+    ia->blocks = (f->size + 511) / 512;
+}
 
 static void
 mem_iatt(const vl_gfid_t *gfid, struct vl_iatt *ia)
@@ -90,6 +138,15 @@ mem_lookup(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, 0);
         return;
     }
+    pthread_mutex_lock(&mem_lock);
+    if (a->loc.parent != NULL && a->loc.name != NULL
+        && mem_new_find(NULL, a->loc.name) != NULL) {
+        mem_new_iatt(mem_new_find(NULL, a->loc.name), &req->reply.iatt);
+        pthread_mutex_unlock(&mem_lock);
+        vl_unwind(req, 0);
+        return;
+    }
+    pthread_mutex_unlock(&mem_lock);
     vl_unwind(req, -ENOENT);
 }
 
@@ -100,13 +157,115 @@ mem_stat(vl_xlator_t *xl, vl_req_t *req)
     struct vl_stat_args *a = VL_ARGS(req, stat);
     vl_inode_t *inode = a->fd != NULL ? a->fd->inode : a->loc.inode;
 
+    struct mem_new *f;
+
     (void)xl;
+    pthread_mutex_lock(&mem_lock);
+    f = inode != NULL ? mem_new_find(&inode->gfid, NULL) : NULL;
+    if (f != NULL)
+        mem_new_iatt(f, &req->reply.iatt);
+    pthread_mutex_unlock(&mem_lock);
+    if (f != NULL) {
+        vl_unwind(req, 0);
+        return;
+    }
     if (inode == NULL || !mem_known(&inode->gfid)) {
         vl_unwind(req, -ENOENT);
         return;
     }
     mem_iatt(&inode->gfid, &req->reply.iatt);
     vl_unwind(req, 0);
+}
+
+
+static void
+mem_create(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_create_args *a = VL_ARGS(req, create);
+    struct mem_new *f = NULL;
+    int rc = -ENOSPC;
+
+    (void)xl;
+    pthread_mutex_lock(&mem_lock);
+    if (mem_new_find(NULL, a->loc.name) != NULL) {
+        rc = -EEXIST;
+        goto out;
+    }
+    for (int i = 0; i < MEM_MAX_NEW && f == NULL; i++)
+        if (!mem_new_files[i].is_used)
+            f = &mem_new_files[i];
+    if (f == NULL || vl_gfid_is_null(&a->gfid))
+        goto out;
+    f->is_used = true;
+    snprintf(f->name, sizeof(f->name), "%s", a->loc.name);
+    f->gfid = a->gfid;
+    f->mode = S_IFREG | (a->mode & 07777 & ~a->umask);
+    f->size = 0;
+    mem_new_iatt(f, &req->reply.iatt);
+    rc = 0;
+out:
+    pthread_mutex_unlock(&mem_lock);
+    vl_unwind(req, rc);
+}
+
+
+static void
+mem_write(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_write_args *a = VL_ARGS(req, write);
+    struct mem_new *f;
+    size_t len = 0;
+    int rc = 0;
+
+    (void)xl;
+    for (int i = 0; i < a->n_iov; i++)
+        len += a->iov[i].iov_len;
+    pthread_mutex_lock(&mem_lock);
+    f = mem_new_find(&a->fd->inode->gfid, NULL);
+    if (f == NULL) {
+        rc = -EROFS;
+    } else if ((size_t)a->offset + len > MEM_NEW_SIZE) {
+        rc = -EFBIG;
+    } else {
+        size_t at = (size_t)a->offset;
+
+        for (int i = 0; i < a->n_iov; i++) {
+            memcpy(f->data + at, a->iov[i].iov_base, a->iov[i].iov_len);
+            at += a->iov[i].iov_len;
+        }
+        if (at > f->size)
+            f->size = at;
+        req->reply.count = (int64_t)len;
+        mem_new_iatt(f, &req->reply.iatt);
+    }
+    pthread_mutex_unlock(&mem_lock);
+    vl_unwind(req, rc);
+}
+
+
+static void
+mem_setattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_setattr_args *a = VL_ARGS(req, setattr);
+    vl_inode_t *inode = a->fd != NULL ? a->fd->inode : a->loc.inode;
+    struct mem_new *f;
+    int rc = 0;
+
+    (void)xl;
+    pthread_mutex_lock(&mem_lock);
+    f = mem_new_find(&inode->gfid, NULL);
+    if (f == NULL)
+        rc = -EROFS;
+    else if ((a->valid & VL_SET_SIZE) && a->attr.size > MEM_NEW_SIZE)
+        rc = -EFBIG;
+    if (rc == 0 && (a->valid & VL_SET_SIZE))
+        f->size = a->attr.size;
+    if (rc == 0 && (a->valid & VL_SET_MODE))
+        f->mode = S_IFREG | (a->attr.mode & 07777);
+    if (rc == 0)
+        mem_new_iatt(f, &req->reply.iatt);
+    pthread_mutex_unlock(&mem_lock);
+    vl_unwind(req, rc);
 }
 
 
@@ -152,17 +311,28 @@ mem_read(vl_xlator_t *xl, vl_req_t *req)
     size_t len = strlen(MEM_DATA);
     size_t n = 0;
 
+    const char *src = MEM_DATA;
+    struct mem_new *f;
+
     (void)xl;
+    pthread_mutex_lock(&mem_lock);
+    f = mem_new_find(&a->fd->inode->gfid, NULL);
+    if (f != NULL) {
+        src = f->data;
+        len = f->size;
+    }
     if ((size_t)a->offset < len)
         n = len - (size_t)a->offset;
     if (n > a->size)
         n = a->size;
     req->reply.buf = vl_buf_new(n > 0 ? n : 1);
     if (req->reply.buf == NULL) {
+        pthread_mutex_unlock(&mem_lock);
         vl_unwind(req, -ENOMEM);
         return;
     }
-    memcpy(req->reply.buf->data, MEM_DATA + (n > 0 ? a->offset : 0), n);
+    memcpy(req->reply.buf->data, src + (n > 0 ? a->offset : 0), n);
+    pthread_mutex_unlock(&mem_lock);
     req->reply.data = req->reply.buf->data;
     req->reply.count = (int64_t)n;
     vl_unwind(req, 0);
@@ -228,6 +398,9 @@ static const vl_xlator_class_t mem_class = {
         [VL_FOP_READDIR] = mem_readdir,
         [VL_FOP_READ] = mem_read,
         [VL_FOP_STATFS] = mem_statfs,
+        [VL_FOP_CREATE] = mem_create,
+        [VL_FOP_WRITE] = mem_write,
+        [VL_FOP_SETATTR] = mem_setattr,
     },
 };
 
@@ -358,6 +531,8 @@ test_mount_stat_ls_cat(void **state)
     sigset_t term;
     struct timespec wait = {.tv_sec = 10};
     bool seen_hello = false;
+    char *big;
+    char *back;
     int n_entries = 0;
     ssize_t n;
     int fd;
@@ -435,12 +610,45 @@ test_mount_stat_ls_cat(void **state)
     assert_memory_equal(buf, MEM_DATA + 7, (size_t)n);
     assert_int_equal(close(fd), 0);
 
-    /* Writing is not implemented by memfs: the error comes back. */
+    /* The fixed file is read-only in memfs: its error comes back. */
     fd = open(path, O_WRONLY);
     if (fd >= 0) {
         assert_int_equal(write(fd, "x", 1), -1);
+        assert_int_equal(errno, EROFS);
         close(fd);
     }
+
+    /* CREATE + a 1 MiB WRITE (big-buffer path) + read back, truncate. */
+    big = malloc(1024 * 1024);
+    back = malloc(1024 * 1024);
+    assert_non_null(big);
+    assert_non_null(back);
+    for (size_t i = 0; i < 1024 * 1024; i++)
+        big[i] = (char)(i * 7 + i / 4096);
+    snprintf(path, sizeof(path), "%s/new", env.dir);
+    fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, big, 1024 * 1024, 0), 1024 * 1024);
+    assert_int_equal(pwrite(fd, "tail", 4, 1024 * 1024), 4);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, 1024 * 1024 + 4);
+    assert_int_equal(st.st_mode, S_IFREG | 0600);
+    close(fd);
+    fd = open(path, O_RDONLY | O_DIRECT);
+    if (fd < 0)
+        fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, back, 1024 * 1024, 0), 1024 * 1024);
+    assert_memory_equal(back, big, 1024 * 1024);
+    close(fd);
+    assert_int_equal(truncate(path, 10), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, 10);
+    fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+    assert_int_equal(fd, -1);
+    assert_int_equal(errno, EEXIST);
+    free(big);
+    free(back);
 
     assert_int_equal(statvfs(env.dir, &sv), 0);
     assert_int_equal(sv.f_blocks, 1000);
