@@ -7,7 +7,9 @@
  * failed) followed by a one-line reason; the parent prints the reason to
  * stderr and exits 1, or exits 0 once the graph is usable. If the child
  * dies without writing, the parent reports how it died.
- * The pid file is opened with O_CREAT and locked with fcntl(F_SETLK): a
+ * The pid file is opened with O_CREAT and locked with an open-file-
+ * description lock (F_OFD_SETLK, so closing another fd of the file does
+ * not drop it, as it would a classic POSIX lock): a
  * second process on the same pid file fails while the first runs, and a
  * stale file left by a crash does not block a restart.
  * Threads: fsd_daemonize runs before any thread; the rest in main.
@@ -155,7 +157,7 @@ fsd_pidfile_take(struct fsd_daemon *d, const char *path, vl_err_t *err)
         vl_err_set(err, "pid file %s: %s", path, strerror(errno));
         return rc;
     }
-    if (fcntl(fd, F_SETLK, &lk) != 0) {
+    if (fcntl(fd, F_OFD_SETLK, &lk) != 0) {
         rc = -errno;
         n = pread(fd, buf, sizeof(buf) - 1, 0);
 

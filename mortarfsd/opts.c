@@ -320,16 +320,21 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
     optind = 0;
     opterr = 0;
     while (rc == 0 &&
-           (c = getopt_long(argc, argv, "+f:No:Vh", fsd_long_opts,
+           (c = getopt_long(argc, argv, "+:f:No:Vh", fsd_long_opts,
                             NULL)) != -1) {
-        if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
-
-            if (optopt != 0 && c == '?')
+        if (c == ':') {
+            vl_err_set(err, "option '%s' needs a value (see --help)",
+                       argv[optind - 1]);
+            rc = -EINVAL;
+            break;
+        }
+        if (c == '?') {
+            if (optopt != 0 && optopt < 256)
                 vl_err_set(err, "unknown option '-%c' (see --help)",
                            optopt);
             else
-                vl_err_set(err, "bad option '%s' (see --help)", bad);
+                vl_err_set(err, "unknown option '%s' (see --help)",
+                           argv[optind - 1]);
             rc = -EINVAL;
             break;
         }

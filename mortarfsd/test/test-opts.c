@@ -315,7 +315,11 @@ test_pidfile_lock(void **state)
         vl_err_t e2 = {.msg = ""};
         int rc = fsd_pidfile_take(&d2, path, &e2);
 
-        _exit(rc == -EAGAIN && strstr(e2.msg, "held by") != NULL ? 0 : 1);
+        if (rc != -EAGAIN || strstr(e2.msg, "held by") == NULL) {
+            fprintf(stderr, "# child: rc %d: %s\n", rc, e2.msg);
+            _exit(1);
+        }
+        _exit(0);
     }
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
