@@ -117,9 +117,12 @@ posix_setattr_apply(const struct vl_setattr_args *a, int os_fd, int atfd,
         ts[1].tv_nsec = (v & VL_SET_MTIME_NOW) ? UTIME_NOW
                         : (v & VL_SET_MTIME)   ? (long)at->mtime_ns
                                                : UTIME_OMIT;
-        if (ts[0].tv_nsec >= 0 && ts[0].tv_nsec > 999999999)
-            return -EINVAL;
-        if (ts[1].tv_nsec >= 0 && ts[1].tv_nsec > 999999999)
+        /* Only caller-given nanoseconds need checking; UTIME_NOW and
+         * UTIME_OMIT are out of range on purpose. */
+        if (((v & VL_SET_ATIME) && !(v & VL_SET_ATIME_NOW)
+             && at->atime_ns > 999999999)
+            || ((v & VL_SET_MTIME) && !(v & VL_SET_MTIME_NOW)
+                && at->mtime_ns > 999999999))
             return -EINVAL;
         rc = os_fd >= 0 ? futimens(os_fd, ts)
                         : utimensat(atfd, rel, ts, AT_SYMLINK_NOFOLLOW);
