@@ -145,9 +145,8 @@ vf_line_volume(struct vf_parse *p, const char *pos, const char *end)
     int rc;
 
     if (p->cur != NULL)
-        return vf_error(p, -EINVAL, "'volume' inside volume (missing "
-                        "end-volume?) in", p->cur->name,
-                        strlen(p->cur->name));
+        return vf_error(p, -EINVAL, "missing end-volume for volume",
+                        p->cur->name, strlen(p->cur->name));
     name = vf_token(&pos, end, &len);
     if (name == NULL)
         return vf_error(p, -EINVAL, "'volume' needs a name", NULL, 0);
