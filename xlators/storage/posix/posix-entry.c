@@ -267,8 +267,14 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
     }
     fd = openat(obj.atfd, obj.rel, flags | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
-        /* Opening an existing file: it keeps its own GFID. */
+        /* Opening an existing file: it keeps its own GFID. Never open a
+         * directory or a FIFO (it would block) here. */
         is_new = false;
+        rc = posix_obj_stat(&obj);
+        if (rc == 0 && !S_ISREG(obj.st.st_mode))
+            rc = S_ISDIR(obj.st.st_mode) ? -EISDIR : -EEXIST;
+        if (rc != 0)
+            goto put;
         fd = openat(obj.atfd, obj.rel, flags);
     }
     if (fd < 0) {
@@ -278,16 +284,14 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
     if (is_new)
         rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
                                 a->mode & ~a->umask);
-    else
-        rc = posix_obj_stat(&obj);
     if (rc == 0 && vl_gfid_is_null(&obj.gfid))
         rc = posix_lookup_heal(xl, &obj, a->loc.parent);
     if (rc == 0)
         rc = posix_fd_ctx_set(xl, a->fd, fd, false);
     if (rc != 0) {
         close(fd);
-        if (is_new)
-            unlinkat(obj.atfd, obj.rel, 0);
+        if (is_new && unlinkat(obj.atfd, obj.rel, 0) == 0)
+            posix_handle_unlink_if_last(xl, &a->gfid);
         goto put;
     }
     /* Mode and owner were set through the name; report the open file. */
@@ -347,6 +351,7 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     posix_handle_remove_dir(xl, &obj.gfid);
+    posix_dirfd_uncache(xl, &obj.gfid);
 put:
     posix_obj_put(&obj);
 out:
@@ -383,6 +388,7 @@ posix_rename_handles(vl_xlator_t *xl, const struct vl_rename_args *a,
                    a->oldloc.name, a->newloc.name, strerror(-rc));
     } else if (S_ISDIR(dst->st.st_mode)) {
         posix_handle_remove_dir(xl, &dst->gfid);
+        posix_dirfd_uncache(xl, &dst->gfid);
     } else {
         posix_handle_unlink_if_last(xl, &dst->gfid);
     }

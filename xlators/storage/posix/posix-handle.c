@@ -284,9 +284,16 @@ posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
 
     if (vl_gfid_is_root(gfid))
         return 0;
-    if (!S_ISDIR(st->st_mode))
-        return posix_handle_link(xl, atfd, rel, st, gfid);
     posix_handle_rel(gfid, hrel);
+    if (!S_ISDIR(st->st_mode)) {
+        struct stat hst;
+
+        /* The common case, checked without trying to link. */
+        if (fstatat(priv->handles_fd, hrel, &hst, AT_SYMLINK_NOFOLLOW) == 0
+            && hst.st_ino == st->st_ino && hst.st_dev == st->st_dev)
+            return 0;
+        return posix_handle_link(xl, atfd, rel, st, gfid);
+    }
     posix_dir_target(parent, name, want);
     n = readlinkat(priv->handles_fd, hrel, have, sizeof(have) - 1);
     if (n >= 0) {
@@ -425,13 +432,13 @@ out:
 }
 
 
-/* The O_PATH fd of a directory inode: the brick root, the fd cached in
- * the inode ctx, or a freshly resolved one that is then cached. The fd is
- * borrowed (valid while the caller holds its inode ref) unless *out_owned.
- */
+/* The O_PATH fd of a directory inode: the brick root (borrowed, never
+ * closed while the graph runs) or a dup of the fd cached in the inode ctx,
+ * resolving and caching it first if needed (*out_owned: close it). Dups
+ * let rmdir drop a cached fd while other fops still use theirs. */
 int
-posix_dirfd_peek(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
-                 bool *out_owned)
+posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
+                bool *out_owned)
 {
     struct posix_priv *priv = posix_priv(xl);
     struct posix_inode_ctx *ctx;
@@ -445,37 +452,64 @@ posix_dirfd_peek(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
         *out_fd = priv->root_fd;
         return 0;
     }
+    if (inode->type != 0 && !S_ISDIR(inode->type))
+        return -ENOTDIR;
     ctx = vl_inode_ctx(inode, xl);
     if (ctx != NULL) {
+        rc = 0;
         pthread_mutex_lock(&inode->lock);
-        if (ctx->has_dirfd)
-            fd = ctx->dirfd;
+        if (ctx->has_dirfd) {
+            fd = fcntl(ctx->dirfd, F_DUPFD_CLOEXEC, 0);
+            rc = fd < 0 ? -errno : 1;
+        }
         pthread_mutex_unlock(&inode->lock);
-        if (fd >= 0) {
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
             *out_fd = fd;
+            *out_owned = true;
             return 0;
         }
     }
     rc = posix_dir_resolve(xl, &inode->gfid, &fd);
     if (rc != 0)
         return rc;
-    if (ctx == NULL) {
-        *out_fd = fd;
-        *out_owned = true;
+    *out_fd = fd;
+    *out_owned = true;
+    if (ctx == NULL)
         return 0;
-    }
-    /* Another thread may have cached one meanwhile: keep only one. */
+    /* Cache a dup unless another thread cached one meanwhile. */
     pthread_mutex_lock(&inode->lock);
-    if (ctx->has_dirfd) {
-        close(fd);
-        fd = ctx->dirfd;
-    } else {
-        ctx->dirfd = fd;
-        ctx->has_dirfd = true;
+    if (!ctx->has_dirfd) {
+        ctx->dirfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        ctx->has_dirfd = ctx->dirfd >= 0;
     }
     pthread_mutex_unlock(&inode->lock);
-    *out_fd = fd;
     return 0;
+}
+
+
+/* Drops the cached fd of a removed directory, so that a directory
+ * recreated later with the same GFID (self-heal) is resolved afresh. */
+void
+posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_inode_ctx *ctx;
+    vl_inode_t *inode;
+
+    if (xl->graph == NULL || xl->graph->itable == NULL)
+        return;
+    inode = vl_inode_find(xl->graph->itable, gfid);
+    if (inode == NULL)
+        return;
+    ctx = vl_inode_ctx(inode, xl);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx != NULL && ctx->has_dirfd) {
+        close(ctx->dirfd);
+        ctx->has_dirfd = false;
+    }
+    pthread_mutex_unlock(&inode->lock);
+    vl_inode_unref(inode);
 }
 
 
@@ -524,7 +558,7 @@ posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
             return rc;
     }
     if (is_dir) {
-        rc = posix_dirfd_peek(xl, inode, &obj->atfd, &obj->owns_atfd);
+        rc = posix_dirfd_get(xl, inode, &obj->atfd, &obj->owns_atfd);
         if (rc != 0)
             return rc;
         strcpy(obj->rel, ".");
@@ -573,7 +607,7 @@ posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
     rc = posix_name_check(parent, name, is_create);
     if (rc != 0)
         return rc;
-    rc = posix_dirfd_peek(xl, parent, &obj->atfd, &obj->owns_atfd);
+    rc = posix_dirfd_get(xl, parent, &obj->atfd, &obj->owns_atfd);
     if (rc != 0)
         return rc;
     strcpy(obj->rel, name);

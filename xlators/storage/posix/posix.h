@@ -107,8 +107,9 @@ void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);
-int posix_dirfd_peek(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
-                     bool *out_owned);
+int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
+                    bool *out_owned);
+void posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
                          struct posix_obj *obj /* OUT */);
 int posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
