@@ -363,12 +363,15 @@ conn_deliver(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 }
 
 
-/* Reads and parses what the socket has. Returns 0 (would block, or did
- * enough for one turn) or -errno to close with (-ECONNRESET for EOF). */
+/* Reads and parses what the socket has. Every byte read is parsed before
+ * returning, so nothing waits in the staging buffer for an event that
+ * will not come. Returns 0 (would block, or did enough reads for one turn;
+ * level-triggered EPOLLIN brings us back) or -errno to close with
+ * (-ECONNRESET for EOF). */
 static int
 conn_read(vrpc_conn_t *c)
 {
-    for (int i = 0; i < CONN_READS_PER_CB; i++) {
+    for (int i = 0;; i++) {
         vl_buf_t *rec = NULL;
         size_t rec_len = 0;
         ssize_t r;
@@ -376,7 +379,7 @@ conn_read(vrpc_conn_t *c)
         size_t want;
         int rc;
 
-        if (c->stage_off < c->stage_len) {
+        while (c->stage_off < c->stage_len) {
             size_t used;
 
             rc = vrpc_rm_feed(&c->rm, c->stage + c->stage_off,
@@ -387,8 +390,9 @@ conn_read(vrpc_conn_t *c)
                 return rc;
             if (rc == 1 && !conn_deliver(c, rec, rec_len))
                 return 0;
-            continue;
         }
+        if (i == CONN_READS_PER_CB)
+            return 0;
         want = vrpc_rm_direct(&c->rm, &p);
         if (want >= CONN_DIRECT_MIN) {
             r = read(c->fd, p, want);
@@ -413,7 +417,6 @@ conn_read(vrpc_conn_t *c)
         if (errno != EINTR)
             return -errno;
     }
-    return 0;
 }
 
 
