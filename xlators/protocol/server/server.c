@@ -398,15 +398,19 @@ server_init(vl_xlator_t *xl, vl_err_t *err)
 }
 
 
-static void
-server_fini(vl_xlator_t *xl)
+/* Stops serving: no new connections, every client disconnected (its fds
+ * dropped), every request in flight answered. Runs at PARENT_DOWN, before
+ * the graph frees its inode table, and again (doing nothing) at fini.
+ * Returns false if requests are still in flight after the wait. */
+static bool
+server_stop(vl_xlator_t *xl, struct server_priv *priv)
 {
-    struct server_priv *priv = xl->priv;
     uint64_t deadline;
 
-    if (priv == NULL)
-        return;
-    vrpc_listener_free(priv->listener);
+    if (priv->listener != NULL) {
+        vrpc_listener_free(priv->listener);
+        priv->listener = NULL;
+    }
     /* Close connections one by one; on_close unlinks each. */
     for (;;) {
         vrpc_conn_t *c = NULL;
@@ -420,20 +424,41 @@ server_fini(vl_xlator_t *xl)
         vrpc_conn_close(c, -ESHUTDOWN);
         vrpc_conn_unref(c);
     }
-    /* Requests in flight reference priv through their client; the child
-     * answers them (their replies are dropped) before priv can go. */
+    /* Requests in flight hold inodes and reference priv through their
+     * client; the child answers them (their replies are dropped). */
     deadline = vrpc_now_ms() + SERVER_FINI_WAIT_MS;
     while (atomic_load(&priv->n_inflight) > 0 && vrpc_now_ms() < deadline)
         usleep(1000);
     if (atomic_load(&priv->n_inflight) > 0) {
-        vl_log(xl, VL_LOG_ERROR, "%ld requests still in flight at fini",
+        vl_log(xl, VL_LOG_ERROR, "%ld requests still in flight at shutdown",
                atomic_load(&priv->n_inflight));
-        xl->priv = NULL;
-        return; /* leak priv rather than free it under them */
+        return false;
     }
+    return true;
+}
+
+
+static int
+server_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    if (ev == VL_EV_PARENT_DOWN && xl->priv != NULL)
+        (void)server_stop(xl, xl->priv);
+    return vl_notify_default(xl, ev, data);
+}
+
+
+static void
+server_fini(vl_xlator_t *xl)
+{
+    struct server_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    xl->priv = NULL;
+    if (!server_stop(xl, priv))
+        return; /* leak priv rather than free it under live requests */
     pthread_mutex_destroy(&priv->lock);
     vl_free(priv);
-    xl->priv = NULL;
 }
 
 
@@ -450,7 +475,8 @@ server_dump(vl_xlator_t *xl, FILE *out)
         n++;
     pthread_mutex_unlock(&priv->lock);
     fprintf(out, "port=%u\nclients=%zu\ninflight=%ld\n",
-            vrpc_listener_port(priv->listener), n,
+            priv->listener != NULL ? vrpc_listener_port(priv->listener) : 0,
+            n,
             atomic_load(&priv->n_inflight));
 }
 
@@ -489,5 +515,6 @@ const vl_xlator_class_t xl_protocol_server = {
            "translators over TCP (ONC-RPC, doc/wire-protocol.md).",
     .init = server_init,
     .fini = server_fini,
+    .notify = server_notify,
     .dump = server_dump,
 };

@@ -1,0 +1,859 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-protocol: protocol/client and protocol/server together over
+ * 127.0.0.1. The brick graph is protocol/server over "test/leaf", a tiny
+ * in-test translator that answers fops from memory; the client graph is
+ * "test/top" (records CHILD_UP/DOWN) over protocol/client. Each graph
+ * runs on its own 2-thread loop; fops are sent with vl_sync_call.
+ *
+ * Covers: fop round trips (lookup, create, write, read, stat, readdir,
+ * getxattr, caller identity), many concurrent calls, a wrong subvolume
+ * and a disallowed address refused with their reasons, garbage on the
+ * server port not stopping service, ENOTCONN when the brick graph is
+ * freed, CHILD_UP again when it returns, and an fd re-opened after the
+ * reconnect.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <dirent.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "vol/vol.h"
+
+#define WAIT_MS 20000
+#define FILE_SIZE (1024 * 1024)
+
+/* ---- test/leaf: the brick's storage, in memory ---- */
+
+static struct {
+    pthread_mutex_t lock;     /* guards everything here */
+    char data[FILE_SIZE];     /* the one file's bytes */
+    uint64_t size;            /* its size */
+    vl_gfid_t file_gfid;      /* its gfid once created */
+    struct vl_caller last;    /* caller of the last fop */
+    int n_disconnects;        /* CLIENT_DISCONNECT seen */
+    int n_opens;              /* OPEN calls (re-opens) */
+    int n_releases;           /* fds released */
+} leaf;
+
+
+static void
+leaf_iatt(const vl_gfid_t *gfid, uint32_t mode, struct vl_iatt *ia)
+{
+    memset(ia, 0, sizeof(*ia));
+    ia->gfid = *gfid;
+    ia->ino = vl_gfid_to_ino(gfid);
+    ia->mode = mode;
+    ia->nlink = 1;
+    ia->size = leaf.size;
+    ia->blksize = 4096;
+}
+
+
+static void
+leaf_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_reply *rp = &req->reply;
+    union vl_fop_args *a = &req->args;
+    int status = 0;
+
+    pthread_mutex_lock(&leaf.lock);
+    leaf.last = req->caller;
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+        if (a->lookup.loc.name == NULL) {
+            leaf_iatt(&a->lookup.loc.inode->gfid, S_IFDIR | 0755, &rp->iatt);
+        } else if (strcmp(a->lookup.loc.name, "file") == 0
+                   && !vl_gfid_is_null(&leaf.file_gfid)) {
+            leaf_iatt(&leaf.file_gfid, S_IFREG | 0644, &rp->iatt);
+        } else {
+            status = -ENOENT;
+        }
+        break;
+    case VL_FOP_STAT:
+        if (a->stat.fd != NULL)
+            leaf_iatt(&a->stat.fd->inode->gfid, S_IFREG | 0644, &rp->iatt);
+        else
+            leaf_iatt(&a->stat.loc.inode->gfid, S_IFREG | 0644, &rp->iatt);
+        break;
+    case VL_FOP_CREATE:
+        leaf.file_gfid = a->create.gfid;
+        leaf.size = 0;
+        leaf_iatt(&a->create.gfid, S_IFREG | a->create.mode, &rp->iatt);
+        break;
+    case VL_FOP_OPEN:
+        leaf.n_opens++;
+        if (!vl_gfid_equal(&a->open.loc.inode->gfid, &leaf.file_gfid))
+            status = -ENOENT;
+        break;
+    case VL_FOP_OPENDIR:
+        break;
+    case VL_FOP_WRITE: {
+        uint64_t off = (uint64_t)a->write.offset;
+
+        rp->count = 0;
+        for (int i = 0; i < a->write.n_iov; i++) {
+            size_t n = a->write.iov[i].iov_len;
+
+            if (off + n > FILE_SIZE) {
+                status = -EFBIG;
+                break;
+            }
+            memcpy(leaf.data + off, a->write.iov[i].iov_base, n);
+            off += n;
+            rp->count += (int64_t)n;
+        }
+        if (off > leaf.size)
+            leaf.size = off;
+        leaf_iatt(&a->write.fd->inode->gfid, S_IFREG | 0644, &rp->iatt);
+        break;
+    }
+    case VL_FOP_READ: {
+        uint64_t off = (uint64_t)a->read.offset;
+        size_t n = off >= leaf.size ? 0 : leaf.size - off;
+
+        if (n > a->read.size)
+            n = a->read.size;
+        rp->buf = vl_buf_new(n > 0 ? n : 1);
+        if (rp->buf == NULL) {
+            status = -ENOMEM;
+            break;
+        }
+        memcpy(rp->buf->data, leaf.data + off, n);
+        rp->data = rp->buf->data;
+        rp->count = (int64_t)n;
+        break;
+    }
+    case VL_FOP_READDIR:
+        if (a->readdir.offset == 0) {
+            struct vl_iatt ia;
+
+            leaf_iatt(&leaf.file_gfid, S_IFREG | 0644, &ia);
+            if (vl_dirent_list_add(&rp->entries, 5, 1, DT_REG, "file",
+                                   a->readdir.plus ? &ia : NULL) != 0
+                || vl_dirent_list_add(&rp->entries, 6, 2, DT_DIR, "sub",
+                                      NULL) != 0)
+                status = -ENOMEM;
+        }
+        rp->entries.eof = true;
+        break;
+    case VL_FOP_GETXATTR:
+        if (a->getxattr.name != NULL
+            && strcmp(a->getxattr.name, "user.k") == 0) {
+            rp->xattr = vl_strdup(NULL, "value", VL_MT_REPLY);
+            rp->count = 5;
+        } else {
+            status = -ENODATA;
+        }
+        break;
+    case VL_FOP_FLUSH:
+        break;
+    default:
+        status = -ENOSYS;
+    }
+    pthread_mutex_unlock(&leaf.lock);
+    vl_unwind(req, status);
+}
+
+
+static int
+leaf_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    if (ev == VL_EV_CLIENT_DISCONNECT) {
+        pthread_mutex_lock(&leaf.lock);
+        leaf.n_disconnects++;
+        pthread_mutex_unlock(&leaf.lock);
+        return 0;
+    }
+    return vl_notify_default(xl, ev, data);
+}
+
+
+static void
+leaf_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    pthread_mutex_lock(&leaf.lock);
+    leaf.n_releases++;
+    pthread_mutex_unlock(&leaf.lock);
+}
+
+
+struct leaf_conf {
+    bool dummy; /* no options */
+};
+
+static const vl_option_t leaf_options[] = {VL_OPT_END};
+static const char *const misc_types[] = {"misc", NULL};
+
+static const vl_xlator_class_t leaf_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/leaf",
+    .prefix = "leaf",
+    .flags = VL_XL_LEAF,
+    .conf_size = sizeof(struct leaf_conf),
+    .options = leaf_options,
+    .mem_types = misc_types,
+    .doc = "Answers fops from memory for the protocol tests.",
+    .notify = leaf_notify,
+    .release = leaf_release,
+    .fops = {
+#define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = leaf_fop,
+#include "vol/fops.def"
+#undef VL_FOP
+    },
+};
+
+/* ---- test/top: records CHILD_UP / CHILD_DOWN ---- */
+
+static struct {
+    pthread_mutex_t lock; /* guards below */
+    pthread_cond_t cond;  /* signalled on every event */
+    int n_up;             /* CHILD_UP seen */
+    int n_down;           /* CHILD_DOWN seen */
+} top;
+
+
+static int
+top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    if (ev == VL_EV_CHILD_UP || ev == VL_EV_CHILD_DOWN) {
+        pthread_mutex_lock(&top.lock);
+        if (ev == VL_EV_CHILD_UP)
+            top.n_up++;
+        else
+            top.n_down++;
+        pthread_cond_broadcast(&top.cond);
+        pthread_mutex_unlock(&top.lock);
+        return 0;
+    }
+    return vl_notify_default(xl, ev, data);
+}
+
+
+static const vl_xlator_class_t top_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/top",
+    .prefix = "top",
+    .flags = VL_XL_ONE_CHILD,
+    .conf_size = sizeof(struct leaf_conf),
+    .options = leaf_options,
+    .mem_types = misc_types,
+    .doc = "Records child events for the protocol tests.",
+    .notify = top_notify,
+};
+
+
+/* Waits until *field >= want (or WAIT_MS); returns *field. */
+static int
+top_wait(int *field, int want)
+{
+    struct timespec ts;
+    int v;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&top.lock);
+    while (*field < want
+           && pthread_cond_timedwait(&top.cond, &top.lock, &ts) == 0)
+        ;
+    v = *field;
+    pthread_mutex_unlock(&top.lock);
+    return v;
+}
+
+/* ---- graphs ---- */
+
+struct env {
+    vl_loop_t *sloop;     /* brick graph's loop */
+    vl_loop_t *cloop;     /* client graph's loop */
+    vl_volfile_t *svf;    /* brick volfile */
+    vl_graph_t *sg;       /* brick graph */
+    vl_volfile_t *cvf;    /* client volfile */
+    vl_graph_t *cg;       /* client graph */
+    uint16_t port;        /* brick port */
+};
+
+
+static uint16_t
+free_port(void)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sin);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+    close(fd);
+    return ntohs(sin.sin_port);
+}
+
+
+static vl_graph_t *
+graph_up(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
+{
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "test", &err);
+    vl_graph_t *g;
+
+    if (vf == NULL)
+        fail_msg("volfile: %s", err.msg);
+    g = vl_graph_build(vf, loop, &err);
+    if (g == NULL)
+        fail_msg("build: %s", err.msg);
+    if (vl_graph_init(g, &err) != 0)
+        fail_msg("init: %s", err.msg);
+    vl_graph_activate(g);
+    *vf_out = vf;
+    return g;
+}
+
+
+static void
+brick_up(struct env *e, const char *allow)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "volume brick-leaf\n type test/leaf\nend-volume\n"
+             "volume server\n type protocol/server\n"
+             " option transport.socket.listen-port %u\n"
+             " option transport.socket.bind-address 127.0.0.1\n"
+             " option auth.addr.brick-leaf.allow %s\n"
+             " subvolumes brick-leaf\nend-volume\n",
+             e->port, allow);
+    e->sg = graph_up(e->sloop, text, &e->svf);
+    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
+}
+
+
+static void
+brick_down(struct env *e)
+{
+    vl_graph_free(e->sg);
+    vl_volfile_free(e->svf);
+    e->sg = NULL;
+    e->svf = NULL;
+}
+
+
+static void
+client_up(struct env *e, const char *subvol)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "volume c\n type protocol/client\n"
+             " option remote-host 127.0.0.1\n"
+             " option remote-port %u\n"
+             " option remote-subvolume %s\n"
+             " option ping-timeout 5\n"
+             "end-volume\n"
+             "volume t\n type test/top\n subvolumes c\nend-volume\n",
+             e->port, subvol);
+    e->cg = graph_up(e->cloop, text, &e->cvf);
+}
+
+
+static int
+env_setup(void **state)
+{
+    struct env *e = calloc(1, sizeof(*e));
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_WARNING);
+    (void)vl_registry_add(&xl_protocol_client);
+    (void)vl_registry_add(&xl_protocol_server);
+    (void)vl_registry_add(&leaf_class);
+    (void)vl_registry_add(&top_class);
+    memset(&leaf, 0, sizeof(leaf));
+    pthread_mutex_init(&leaf.lock, NULL);
+    pthread_mutex_init(&top.lock, NULL);
+    pthread_cond_init(&top.cond, NULL);
+    top.n_up = top.n_down = 0;
+    e->sloop = vl_loop_new(2);
+    e->cloop = vl_loop_new(2);
+    assert_int_equal(vl_loop_start(e->sloop), 0);
+    assert_int_equal(vl_loop_start(e->cloop), 0);
+    e->port = free_port();
+    *state = e;
+    return 0;
+}
+
+
+static int
+env_teardown(void **state)
+{
+    struct env *e = *state;
+
+    if (e->cg != NULL) {
+        vl_graph_free(e->cg);
+        vl_volfile_free(e->cvf);
+    }
+    if (e->sg != NULL)
+        brick_down(e);
+    vl_loop_stop(e->sloop);
+    vl_loop_stop(e->cloop);
+    vl_loop_free(e->sloop);
+    vl_loop_free(e->cloop);
+    free(e);
+    return 0;
+}
+
+/* ---- fop helpers on the client graph ---- */
+
+static int
+do_lookup(struct env *e, const char *name, struct vl_iatt *out)
+{
+    union vl_fop_args a;
+    struct vl_reply r;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = vl_inode_new(e->cg->itable);
+    rc = vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, &r);
+    if (rc == 0 && out != NULL)
+        *out = r.iatt;
+    vl_reply_clear(&r);
+    vl_inode_unref(a.lookup.loc.parent);
+    vl_inode_unref(a.lookup.loc.inode);
+    return rc;
+}
+
+
+/* Creates "file"; returns the open fd (caller unrefs). */
+static vl_fd_t *
+do_create(struct env *e, struct vl_iatt *out)
+{
+    union vl_fop_args a;
+    struct vl_reply r;
+    struct vl_caller caller = {.uid = 1234, .gid = 5678, .pid = 42,
+                               .n_groups = 1, .groups = {9}};
+    vl_inode_t *inode = vl_inode_new(e->cg->itable);
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR | O_CREAT, 42);
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.create.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.create.loc.name = "file";
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR | O_CREAT;
+    a.create.mode = 0640;
+    vl_gfid_generate(&a.create.gfid);
+    a.create.fd = fd;
+    rc = vl_sync_call(e->cg->top, VL_FOP_CREATE, &a, &caller, &r);
+    assert_int_equal(rc, 0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &a.create.gfid));
+    if (out != NULL)
+        *out = r.iatt;
+    {
+        vl_inode_t *l = vl_inode_link(inode, &r.iatt);
+
+        vl_inode_unref(l);
+    }
+    vl_reply_clear(&r);
+    vl_inode_unref(a.create.loc.parent);
+    vl_inode_unref(inode);
+    /* The caller's identity crossed the wire; client_id was set. */
+    pthread_mutex_lock(&leaf.lock);
+    assert_int_equal(leaf.last.uid, 1234);
+    assert_int_equal(leaf.last.gid, 5678);
+    assert_int_equal(leaf.last.pid, 42);
+    assert_int_equal(leaf.last.n_groups, 1);
+    assert_int_equal(leaf.last.groups[0], 9);
+    assert_true(leaf.last.client_id != 0);
+    pthread_mutex_unlock(&leaf.lock);
+    return fd;
+}
+
+
+static int
+do_write(struct env *e, vl_fd_t *fd, const char *buf, size_t n, off_t off)
+{
+    union vl_fop_args a;
+    struct vl_reply r;
+    struct iovec iov[2] = {{(void *)buf, n / 2},
+                           {(void *)(buf + n / 2), n - n / 2}};
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.write.fd = fd;
+    a.write.iov = iov;
+    a.write.n_iov = 2;
+    a.write.offset = off;
+    rc = vl_sync_call(e->cg->top, VL_FOP_WRITE, &a, NULL, &r);
+    if (rc == 0)
+        assert_int_equal(r.count, (int64_t)n);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static int
+do_read(struct env *e, vl_fd_t *fd, char *out, size_t n, off_t off,
+        int64_t *count)
+{
+    union vl_fop_args a;
+    struct vl_reply r;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.read.fd = fd;
+    a.read.size = n;
+    a.read.offset = off;
+    rc = vl_sync_call(e->cg->top, VL_FOP_READ, &a, NULL, &r);
+    if (rc == 0) {
+        *count = r.count;
+        memcpy(out, r.data, (size_t)r.count);
+    }
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static void
+wait_up(struct env *e, int n)
+{
+    assert_int_equal(top_wait(&top.n_up, n), n);
+}
+
+/* ---- tests ---- */
+
+static void
+test_round_trip(void **state)
+{
+    struct env *e = *state;
+    struct vl_iatt ia, cia;
+    static char wbuf[256 * 1024], rbuf[256 * 1024];
+    union vl_fop_args a;
+    struct vl_reply r;
+    int64_t count = 0;
+    vl_fd_t *fd, *dfd;
+
+    brick_up(e, "127.0.0.1");
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOENT);
+    fd = do_create(e, &cia);
+    assert_int_equal(do_lookup(e, "file", &ia), 0);
+    assert_true(vl_gfid_equal(&ia.gfid, &cia.gfid));
+
+    for (size_t i = 0; i < sizeof(wbuf); i++)
+        wbuf[i] = (char)(i * 31 + 7);
+    assert_int_equal(do_write(e, fd, wbuf, sizeof(wbuf), 4096), 0);
+    assert_int_equal(do_read(e, fd, rbuf, sizeof(rbuf), 4096, &count), 0);
+    assert_int_equal(count, sizeof(rbuf));
+    assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+    /* Short read at the end of the file. */
+    assert_int_equal(do_read(e, fd, rbuf, 8192, 4096 + sizeof(wbuf) - 100,
+                             &count),
+                     0);
+    assert_int_equal(count, 100);
+
+    /* stat by fd */
+    memset(&a, 0, sizeof(a));
+    a.stat.fd = fd;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_STAT, &a, NULL, &r), 0);
+    assert_int_equal(r.iatt.size, 4096 + sizeof(wbuf));
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &cia.gfid));
+    vl_reply_clear(&r);
+
+    /* getxattr: value, then a missing name */
+    memset(&a, 0, sizeof(a));
+    a.getxattr.loc.inode = fd->inode;
+    a.getxattr.name = "user.k";
+    a.getxattr.size = 100;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_GETXATTR, &a, NULL, &r),
+                     0);
+    assert_int_equal(r.count, 5);
+    assert_memory_equal(r.xattr, "value", 5);
+    vl_reply_clear(&r);
+    a.getxattr.name = "user.none";
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_GETXATTR, &a, NULL, &r),
+                     -ENODATA);
+    vl_reply_clear(&r);
+
+    /* opendir + readdirplus */
+    {
+        vl_inode_t *root = vl_inode_table_root(e->cg->itable);
+
+        dfd = vl_fd_new(root, O_RDONLY, 1);
+        memset(&a, 0, sizeof(a));
+        a.opendir.loc.inode = root;
+        a.opendir.fd = dfd;
+        assert_int_equal(
+            vl_sync_call(e->cg->top, VL_FOP_OPENDIR, &a, NULL, &r), 0);
+        vl_reply_clear(&r);
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = dfd;
+        a.readdir.size = 4096;
+        a.readdir.plus = true;
+        assert_int_equal(
+            vl_sync_call(e->cg->top, VL_FOP_READDIR, &a, NULL, &r), 0);
+        assert_int_equal(r.entries.n, 2);
+        assert_true(r.entries.eof);
+        assert_string_equal(r.entries.ents[0].name, "file");
+        assert_true(r.entries.ents[0].has_iatt);
+        assert_true(vl_gfid_equal(&r.entries.ents[0].iatt.gfid, &cia.gfid));
+        assert_string_equal(r.entries.ents[1].name, "sub");
+        assert_false(r.entries.ents[1].has_iatt);
+        vl_reply_clear(&r);
+        vl_inode_unref(root);
+    }
+
+    /* A fop the leaf does not implement comes back as its error. */
+    memset(&a, 0, sizeof(a));
+    a.lseek.fd = fd;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_LSEEK, &a, NULL, &r),
+                     -ENOSYS);
+    vl_reply_clear(&r);
+
+    /* Releasing the fds sends RELEASE: the brick drops its fds. */
+    vl_fd_unref(fd);
+    vl_fd_unref(dfd);
+    for (int i = 0; i < 2000; i++) {
+        pthread_mutex_lock(&leaf.lock);
+        count = leaf.n_releases;
+        pthread_mutex_unlock(&leaf.lock);
+        if (count == 2)
+            break;
+        usleep(1000);
+    }
+    assert_int_equal(count, 2);
+}
+
+
+struct conc {
+    pthread_mutex_t lock; /* guards below */
+    pthread_cond_t cond;  /* on every answer */
+    int n_done;           /* answers */
+    int n_ok;             /* correct answers */
+};
+
+
+static void
+conc_done(vl_req_t *req, void *cookie)
+{
+    struct conc *c = cookie;
+
+    pthread_mutex_lock(&c->lock);
+    c->n_done++;
+    c->n_ok += req->status == 0 && req->reply.count == 512
+               && req->reply.data[0] == (char)7;
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+
+static void
+test_many_concurrent(void **state)
+{
+    struct env *e = *state;
+    struct conc c = {.n_done = 0};
+    char wbuf[4096];
+    struct timespec ts;
+    const int n = 500;
+    vl_fd_t *fd;
+
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.cond, NULL);
+    brick_up(e, "*");
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    fd = do_create(e, NULL);
+    memset(wbuf, 7, sizeof(wbuf));
+    assert_int_equal(do_write(e, fd, wbuf, sizeof(wbuf), 0), 0);
+    for (int i = 0; i < n; i++) {
+        vl_req_t *req = vl_req_new(e->cg->top, VL_FOP_READ);
+
+        assert_non_null(req);
+        req->args.read.fd = fd;
+        req->args.read.size = 512;
+        req->args.read.offset = (i % 7) * 512;
+        vl_wind(req, conc_done, &c);
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&c.lock);
+    while (c.n_done < n
+           && pthread_cond_timedwait(&c.cond, &c.lock, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&c.lock);
+    assert_int_equal(c.n_done, n);
+    assert_int_equal(c.n_ok, n);
+    vl_fd_unref(fd);
+}
+
+
+/* Polls the client graph's last error until it contains want. */
+static void
+expect_reason(struct env *e, const char *want)
+{
+    char reason[600] = "";
+
+    for (int i = 0; i < WAIT_MS / 100; i++) {
+        (void)vl_graph_wait_ready(e->cg, 100, reason, sizeof(reason));
+        if (strstr(reason, want) != NULL)
+            return;
+    }
+    fail_msg("reason '%s' lacks '%s'", reason, want);
+}
+
+
+static void
+test_wrong_subvolume(void **state)
+{
+    struct env *e = *state;
+
+    brick_up(e, "*");
+    client_up(e, "/no/such");
+    expect_reason(e, "subvolume '/no/such' refused: no such subvolume "
+                     "'/no/such'");
+    assert_int_equal(top.n_up, 0);
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOTCONN);
+}
+
+
+static void
+test_address_refused(void **state)
+{
+    struct env *e = *state;
+
+    brick_up(e, "10.*,192.168.1.1");
+    client_up(e, "brick-leaf");
+    expect_reason(e, "access denied for 127.0.0.1 to subvolume "
+                     "'brick-leaf'");
+    assert_int_equal(top.n_up, 0);
+}
+
+
+static void
+test_connection_refused_reason(void **state)
+{
+    struct env *e = *state;
+    char want[64];
+
+    client_up(e, "brick-leaf"); /* no brick at all */
+    snprintf(want, sizeof(want), "127.0.0.1:%u: Connection refused",
+             e->port);
+    expect_reason(e, want);
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOTCONN);
+}
+
+
+static void
+test_garbage_does_not_stop_server(void **state)
+{
+    struct env *e = *state;
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    static const char *junk[] = {
+        "\x80\x00\x00\x04\xff\xff\xff\xff",      /* record too short */
+        "\xff\xff\xff\xff",                      /* 2 GiB record */
+        "GET / HTTP/1.1\r\nHost: x\r\n\r\n",    /* not RPC at all */
+    };
+    char buf[256];
+
+    brick_up(e, "*");
+    sin.sin_port = htons(e->port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (size_t i = 0; i < VL_ARRAY_SIZE(junk); i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+        assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)),
+                         0);
+        assert_true(write(fd, junk[i], strlen(junk[i])) > 0);
+        if (i == 0)
+            assert_true(write(fd, "\0\0\0\0", 4) == 4);
+        assert_true(read(fd, buf, sizeof(buf)) <= 0); /* closed on us */
+        close(fd);
+    }
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOENT);
+}
+
+
+static void
+test_reconnect_and_reopen(void **state)
+{
+    struct env *e = *state;
+    char wbuf[8192], rbuf[8192];
+    int64_t count = 0;
+    int opens, disc;
+    vl_fd_t *fd;
+
+    brick_up(e, "*");
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    fd = do_create(e, NULL);
+    memset(wbuf, 'z', sizeof(wbuf));
+    assert_int_equal(do_write(e, fd, wbuf, sizeof(wbuf), 0), 0);
+
+    /* The brick goes away: CHILD_DOWN, ENOTCONN, and the brick saw the
+     * client's disconnect. */
+    brick_down(e);
+    assert_int_equal(top_wait(&top.n_down, 1), 1);
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOTCONN);
+    assert_int_equal(do_read(e, fd, rbuf, 10, 0, &count), -ENOTCONN);
+    pthread_mutex_lock(&leaf.lock);
+    disc = leaf.n_disconnects;
+    opens = leaf.n_opens;
+    pthread_mutex_unlock(&leaf.lock);
+    assert_int_equal(disc, 1);
+
+    /* It returns on the same port: CHILD_UP again, the fd is re-opened
+     * by GFID and I/O resumes. */
+    brick_up(e, "*");
+    wait_up(e, 2);
+    assert_int_equal(do_read(e, fd, rbuf, sizeof(rbuf), 0, &count), 0);
+    assert_int_equal(count, sizeof(rbuf));
+    assert_memory_equal(rbuf, wbuf, sizeof(wbuf));
+    pthread_mutex_lock(&leaf.lock);
+    assert_int_equal(leaf.n_opens, opens + 1);
+    pthread_mutex_unlock(&leaf.lock);
+    vl_fd_unref(fd);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_many_concurrent, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_subvolume, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_address_refused, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_connection_refused_reason,
+                                        env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_garbage_does_not_stop_server,
+                                        env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_reconnect_and_reopen, env_setup,
+                                        env_teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
