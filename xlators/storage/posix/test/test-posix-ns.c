@@ -9,11 +9,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "posix-test.h"
@@ -405,6 +407,23 @@ test_symlink_mknod(void **state)
     assert_int_equal(lstat(path, &st), 0);
     assert_true(S_ISFIFO(st.st_mode));
 
+    /* A character device (/dev/null's numbers) keeps its rdev. */
+    memset(&a, 0, sizeof(a));
+    fresh = vl_inode_new(t->graph->itable);
+    a.mknod.loc.parent = t->root;
+    a.mknod.loc.name = "null";
+    a.mknod.loc.inode = fresh;
+    a.mknod.mode = S_IFCHR | 0666;
+    a.mknod.umask = 022;
+    a.mknod.rdev = makedev(1, 3);
+    vl_gfid_generate(&a.mknod.gfid);
+    assert_int_equal(pt_call(t, VL_FOP_MKNOD, &a, &r), 0);
+    assert_true(S_ISCHR(r.iatt.mode));
+    assert_int_equal(r.iatt.rdev, makedev(1, 3));
+    assert_int_equal(r.iatt.mode & 07777, 0644);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+
     /* A fresh graph finds the symlink by GFID (not a directory handle). */
     pt_restart(t);
     assert_int_equal(pt_lookup(t, t->root, "ln", &ia, NULL), 0);
@@ -488,6 +507,76 @@ test_bad_names_and_nosys(void **state)
 }
 
 
+struct pt_worker {
+    struct pt *t;       /* shared fixture */
+    vl_inode_t *shared; /* directory all workers create in */
+    vl_inode_t *own;    /* this worker's directory */
+    int id;             /* worker number */
+    int rc;             /* first failure, or 0 */
+};
+
+
+static void *
+pt_worker_main(void *arg)
+{
+    struct pt_worker *w = arg;
+    char name[64];
+
+    for (int i = 0; i < 100 && w->rc == 0; i++) {
+        struct vl_iatt ia;
+
+        snprintf(name, sizeof(name), "w%d-%d", w->id, i);
+        w->rc = pt_create(w->t, w->shared, name, O_RDWR, 0644, NULL, NULL);
+        if (w->rc == 0)
+            w->rc = pt_lookup(w->t, w->shared, name, &ia, NULL);
+        if (w->rc == 0 && i % 2 == 0)
+            w->rc = pt_rename(w->t, w->shared, name, w->own, name, 0, NULL);
+    }
+    return NULL;
+}
+
+
+/* Several threads create, look up and move files through one shared
+ * directory inode (its cached fd) at once; every file ends up where its
+ * worker put it, with a handle. */
+static void
+test_concurrent_workers(void **state)
+{
+    struct pt *t = *state;
+    enum { N = 4 };
+    struct pt_worker w[N];
+    pthread_t th[N];
+    vl_inode_t *shared = NULL;
+    struct vl_iatt ia;
+    char name[64];
+
+    assert_int_equal(pt_mkdir(t, t->root, "shared", 0755, &shared), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "own%d", i);
+        w[i] = (struct pt_worker){.t = t, .shared = shared, .id = i};
+        assert_int_equal(pt_mkdir(t, t->root, name, 0755, &w[i].own), 0);
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, pt_worker_main, &w[i]),
+                         0);
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].rc, 0);
+    }
+    for (int i = 0; i < N; i++) {
+        for (int j = 0; j < 100; j++) {
+            vl_inode_t *dir = j % 2 == 0 ? w[i].own : shared;
+
+            snprintf(name, sizeof(name), "w%d-%d", i, j);
+            assert_int_equal(pt_lookup(t, dir, name, &ia, NULL), 0);
+            assert_true(pt_handle_exists(t, &ia.gfid, NULL));
+        }
+        vl_inode_unref(w[i].own);
+    }
+    vl_inode_unref(shared);
+}
+
+
 const struct CMUnitTest pt_ns_tests[] = {
     cmocka_unit_test_setup_teardown(test_rename_dir_updates_handle, pt_setup,
                                     pt_teardown),
@@ -506,6 +595,8 @@ const struct CMUnitTest pt_ns_tests[] = {
     cmocka_unit_test_setup_teardown(test_append_and_copy_file_range,
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_bad_names_and_nosys, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_concurrent_workers, pt_setup,
                                     pt_teardown),
 };
 const size_t pt_n_ns_tests = VL_ARRAY_SIZE(pt_ns_tests);

@@ -463,6 +463,11 @@ test_fallocate_punch_and_zero(void **state)
     assert_int_equal(pt_fallocate(t, fd, FALLOC_FL_KEEP_SIZE, SIZE, 65536), 0);
     assert_int_equal(pt_stat(t, f, &ia), 0);
     assert_int_equal(ia.size, SIZE);
+    /* Collapse range where the file system has it (ext4, xfs). */
+    rc = pt_fallocate(t, fd, FALLOC_FL_COLLAPSE_RANGE, 0, 4096);
+    assert_true(rc == 0 || rc == -EOPNOTSUPP);
+    assert_int_equal(pt_stat(t, f, &ia), 0);
+    assert_int_equal(ia.size, rc == 0 ? SIZE - 4096 : SIZE);
     /* An invalid mode is the kernel's error, passed back. */
     assert_int_equal(pt_fallocate(t, fd, FALLOC_FL_PUNCH_HOLE, 0, 4096),
                      -EOPNOTSUPP);
