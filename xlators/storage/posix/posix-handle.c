@@ -442,6 +442,7 @@ posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
 {
     struct posix_priv *priv = posix_priv(xl);
     struct posix_inode_ctx *ctx;
+    bool is_cached = false;
     int fd = -1;
     int rc;
 
@@ -478,14 +479,35 @@ posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
     *out_owned = true;
     if (ctx == NULL)
         return 0;
-    /* Cache a dup unless another thread cached one meanwhile. */
+    /* Cache a dup unless another thread cached one meanwhile, or the
+     * cache already holds as many fds as the process should spend. */
+    if (atomic_fetch_add(&priv->n_cached, 1) >= priv->max_cached) {
+        atomic_fetch_sub(&priv->n_cached, 1);
+        return 0;
+    }
     pthread_mutex_lock(&inode->lock);
     if (!ctx->has_dirfd) {
         ctx->dirfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         ctx->has_dirfd = ctx->dirfd >= 0;
+        is_cached = ctx->has_dirfd;
     }
     pthread_mutex_unlock(&inode->lock);
+    if (!is_cached)
+        atomic_fetch_sub(&priv->n_cached, 1);
     return 0;
+}
+
+
+/* Closes a cached directory fd; the caller holds the inode's lock. */
+void
+posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx)
+{
+    if (ctx == NULL || !ctx->has_dirfd)
+        return;
+    close(ctx->dirfd);
+    ctx->has_dirfd = false;
+    if (posix_priv(xl) != NULL) /* NULL if forgotten after fini */
+        atomic_fetch_sub(&posix_priv(xl)->n_cached, 1);
 }
 
 
@@ -504,10 +526,7 @@ posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid)
         return;
     ctx = vl_inode_ctx(inode, xl);
     pthread_mutex_lock(&inode->lock);
-    if (ctx != NULL && ctx->has_dirfd) {
-        close(ctx->dirfd);
-        ctx->has_dirfd = false;
-    }
+    posix_dirfd_drop_locked(xl, ctx);
     pthread_mutex_unlock(&inode->lock);
     vl_inode_unref(inode);
 }

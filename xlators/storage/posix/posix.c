@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
@@ -251,6 +252,32 @@ fail:
 }
 
 
+/* Directory fds cached in inodes may number as many as the inode LRU
+ * holds: raise the soft NOFILE limit to the hard one (as brick daemons
+ * do) and spend at most half of it on the cache. */
+static long
+posix_fd_budget(vl_xlator_t *xl)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 256;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t old = rl.rlim_cur;
+
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+            vl_log(xl, VL_LOG_INFO, "open file limit raised from %llu to %llu",
+                   (unsigned long long)old, (unsigned long long)rl.rlim_cur);
+        else
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > (rlim_t)1 << 30)
+        return 1L << 30;
+    return (long)(rl.rlim_cur / 2);
+}
+
+
 static int
 posix_init(vl_xlator_t *xl, vl_err_t *err)
 {
@@ -278,6 +305,7 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
         goto out;
     }
     priv->dev = st.st_dev;
+    priv->max_cached = posix_fd_budget(xl);
     rc = posix_root_gfid(priv->root_fd, conf->directory, err);
     if (rc != 0)
         goto out;
@@ -321,10 +349,7 @@ posix_forget(vl_xlator_t *xl, vl_inode_t *inode)
     if (ctx == NULL)
         return;
     pthread_mutex_lock(&inode->lock);
-    if (ctx->has_dirfd) {
-        close(ctx->dirfd);
-        ctx->has_dirfd = false;
-    }
+    posix_dirfd_drop_locked(xl, ctx);
     pthread_mutex_unlock(&inode->lock);
 }
 
@@ -352,6 +377,8 @@ posix_dump(vl_xlator_t *xl, FILE *out)
     if (priv != NULL) {
         fprintf(out, "root_fd=%d\n", priv->root_fd);
         fprintf(out, "handles_fd=%d\n", priv->handles_fd);
+        fprintf(out, "cached_dirfds=%ld\n", atomic_load(&priv->n_cached));
+        fprintf(out, "max_cached_dirfds=%ld\n", priv->max_cached);
     }
 }
 

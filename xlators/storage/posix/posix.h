@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 
@@ -57,6 +58,8 @@ struct posix_priv {
     int root_fd;     /* owned; O_RDONLY|O_DIRECTORY fd of the brick root */
     int handles_fd;  /* owned; O_PATH fd of .mortar/handles */
     dev_t dev;       /* device of the brick root: objects never leave it */
+    long max_cached; /* cap on cached directory fds (half of NOFILE) */
+    atomic_long n_cached; /* directory fds cached in inode ctxs now */
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
@@ -110,6 +113,7 @@ int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
 int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
                     bool *out_owned);
 void posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid);
+void posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx);
 int posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
                          struct posix_obj *obj /* OUT */);
 int posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
