@@ -378,7 +378,11 @@ posix_dir_resolve(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out)
         posix_handle_rel(&cur, hrel);
         len = readlinkat(priv->handles_fd, hrel, target, sizeof(target) - 1);
         if (len < 0) {
-            rc = (errno == ENOENT || errno == EINVAL) ? -ESTALE : -errno;
+            /* EINVAL: the handle is no symlink, so the GFID names a
+             * non-directory. */
+            rc = errno == ENOENT   ? -ESTALE
+                 : errno == EINVAL ? -ENOTDIR
+                                   : -errno;
             goto out;
         }
         target[len] = '\0';

@@ -143,6 +143,11 @@ posix_root_open(const char *dir, int *out, vl_err_t *err)
         vl_err_set(err, "option 'directory' is required");
         return -EINVAL;
     }
+    /* A relative path would depend on the daemon's working directory. */
+    if (dir[0] != '/') {
+        vl_err_set(err, "brick directory %s is not an absolute path", dir);
+        return -EINVAL;
+    }
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
         rc = -errno;
