@@ -14,7 +14,9 @@
  *             Linux, flock and POSIX locks never conflict with each other.
  * Per inode:  a pointer to struct locks_inode in the inode ctx, present
  *             only while the inode has locks or waiters (it then holds an
- *             inode ref and is on locks_priv.inodes).
+ *             inode ref and is on locks_priv.inodes). PARENT_DOWN drops
+ *             everything, since the core frees the inode table before
+ *             fini().
  * Threads:    fops run on io-threads workers or event threads and never
  *             block. locks_priv.lock guards all lock state (also the ctx
  *             pointer); it is dropped before any vl_unwind: granted and
@@ -433,6 +435,10 @@ locks_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         vl_log(xl, VL_LOG_DEBUG, "client %" PRIu64 " disconnected, "
                "dropping its locks", client_id);
         locks_purge_client(xl, &client_id, -ENOTCONN);
+    } else if (ev == VL_EV_PARENT_DOWN && xl->priv != NULL) {
+        /* The graph is going away: the core frees the inode table before
+         * fini(), so every lock (and the inode ref it holds) goes now. */
+        locks_purge_client(xl, NULL, -ENOTCONN);
     }
     return vl_notify_default(xl, ev, data);
 }

@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-io-threads: performance/io-threads over a leaf that records which
+ * thread ran each request and can hold requests behind a gate, so the
+ * tests can see how many workers run at once, in which order queued
+ * requests leave, and what fini does with requests still queued.
+ *
+ * Waits are on conditions with a generous deadline that only turns a hang
+ * into a failure; no assertion depends on timing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "io-threads.h"
+
+#define T_DEADLINE_S 20
+#define T_MAX_SEEN 64
+
+/* ---- the gated leaf ---- */
+
+static struct {
+    pthread_mutex_t lock;     /* guards everything here */
+    pthread_cond_t cond;      /* any change */
+    bool is_open;             /* requests pass the gate */
+    int in_leaf;              /* requests inside leaf_fop now */
+    int max_in_leaf;          /* highest in_leaf seen */
+    int n_seen;               /* requests that entered */
+    vl_fop_t seen[T_MAX_SEEN]; /* their fops, in order of entry */
+    pthread_t tid[T_MAX_SEEN]; /* their threads */
+} leaf = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void
+leaf_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    pthread_mutex_lock(&leaf.lock);
+    if (leaf.n_seen < T_MAX_SEEN) {
+        leaf.seen[leaf.n_seen] = req->op;
+        leaf.tid[leaf.n_seen] = pthread_self();
+    }
+    leaf.n_seen++;
+    leaf.in_leaf++;
+    if (leaf.in_leaf > leaf.max_in_leaf)
+        leaf.max_in_leaf = leaf.in_leaf;
+    pthread_cond_broadcast(&leaf.cond);
+    while (!leaf.is_open)
+        pthread_cond_wait(&leaf.cond, &leaf.lock);
+    leaf.in_leaf--;
+    pthread_cond_broadcast(&leaf.cond);
+    pthread_mutex_unlock(&leaf.lock);
+    req->reply.count = 42;
+    vl_unwind(req, 0);
+}
+
+static const vl_option_t leaf_options[] = {VL_OPT_END};
+
+static const vl_xlator_class_t leaf_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/iot-leaf",
+    .prefix = "iot-leaf",
+    .version = {0, 1, 0},
+    .flags = VL_XL_LEAF,
+    .options = leaf_options,
+    .doc = "Answers every fop with 0 once its gate is open.",
+    .fops = {
+#define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = leaf_fop,
+#include "vol/fops.def"
+#undef VL_FOP
+    },
+};
+
+/* ---- answers ---- */
+
+static struct {
+    pthread_mutex_t lock; /* guards everything here */
+    pthread_cond_t cond;  /* an answer arrived */
+    int n_ok;             /* answers with status 0 */
+    int n_notconn;        /* answers with -ENOTCONN */
+    int n_other;          /* any other answer */
+} ans = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .cond = PTHREAD_COND_INITIALIZER,
+};
+
+static void
+t_done(vl_req_t *req, void *cookie)
+{
+    pthread_mutex_lock(&ans.lock);
+    if (req->status == 0 && req->reply.count == 42)
+        ans.n_ok++;
+    else if (req->status == -ENOTCONN)
+        ans.n_notconn++;
+    else
+        ans.n_other++;
+    pthread_cond_broadcast(&ans.cond);
+    pthread_mutex_unlock(&ans.lock);
+}
+
+/* ---- helpers ---- */
+
+struct t_env {
+    vl_loop_t *loop;   /* unused by io-threads, needed by the graph */
+    vl_graph_t *graph; /* io-threads over the leaf */
+};
+
+static void
+t_deadline(struct timespec *ts)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += T_DEADLINE_S;
+}
+
+
+static vl_volfile_t *
+t_volfile(unsigned threads)
+{
+    char text[512];
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf;
+
+    snprintf(text, sizeof(text),
+             "volume leaf\n"
+             "    type test/iot-leaf\n"
+             "end-volume\n"
+             "volume iot\n"
+             "    type performance/io-threads\n"
+             "    option thread-count %u\n"
+             "    option idle-time 100ms\n"
+             "    subvolumes leaf\n"
+             "end-volume\n",
+             threads);
+    vf = vl_volfile_parse(text, strlen(text), "test", &err);
+    assert_non_null(vf);
+    return vf;
+}
+
+
+static void
+t_start(struct t_env *e, unsigned threads)
+{
+    vl_volfile_t *vf = t_volfile(threads);
+    vl_err_t err = {{0}};
+
+    vl_global_init();
+    vl_registry_add(&leaf_class);
+    vl_registry_add(&xl_performance_io_threads);
+    e->loop = vl_loop_new(1);
+    assert_non_null(e->loop);
+    e->graph = vl_graph_build(vf, e->loop, &err);
+    vl_volfile_free(vf);
+    assert_non_null(e->graph);
+    assert_int_equal(vl_graph_init(e->graph, &err), 0);
+
+    pthread_mutex_lock(&leaf.lock);
+    leaf.is_open = true;
+    leaf.in_leaf = 0;
+    leaf.max_in_leaf = 0;
+    leaf.n_seen = 0;
+    pthread_cond_broadcast(&leaf.cond); /* frees leftovers of a failure */
+    pthread_mutex_unlock(&leaf.lock);
+    pthread_mutex_lock(&ans.lock);
+    ans.n_ok = ans.n_notconn = ans.n_other = 0;
+    pthread_mutex_unlock(&ans.lock);
+}
+
+
+static void
+t_stop(struct t_env *e)
+{
+    if (e->graph != NULL)
+        vl_graph_free(e->graph);
+    vl_loop_free(e->loop);
+}
+
+
+static void
+t_reconfigure(struct t_env *e, unsigned threads)
+{
+    vl_volfile_t *vf = t_volfile(threads);
+    vl_err_t err = {{0}};
+
+    assert_int_equal(vl_graph_reconfigure(e->graph, vf, &err), 0);
+    vl_volfile_free(vf);
+}
+
+
+static void
+t_wind(struct t_env *e, vl_fop_t op)
+{
+    vl_req_t *req = vl_req_new(e->graph->top, op);
+
+    assert_non_null(req);
+    vl_wind(req, t_done, NULL);
+}
+
+
+static void
+t_gate(bool is_open)
+{
+    pthread_mutex_lock(&leaf.lock);
+    leaf.is_open = is_open;
+    pthread_cond_broadcast(&leaf.cond);
+    pthread_mutex_unlock(&leaf.lock);
+}
+
+
+/* Waits until exactly n requests sit in the leaf. */
+static void
+t_wait_in_leaf(int n)
+{
+    struct timespec ts;
+    int rc = 0;
+
+    t_deadline(&ts);
+    pthread_mutex_lock(&leaf.lock);
+    while (leaf.in_leaf != n && rc == 0)
+        rc = pthread_cond_timedwait(&leaf.cond, &leaf.lock, &ts);
+    pthread_mutex_unlock(&leaf.lock);
+    assert_int_equal(rc, 0);
+}
+
+
+/* Waits until ok + notconn + other answers reach these counts. */
+static void
+t_wait_answers(int ok, int notconn)
+{
+    struct timespec ts;
+    int rc = 0;
+
+    int n_ok, n_notconn, n_other;
+
+    t_deadline(&ts);
+    pthread_mutex_lock(&ans.lock);
+    while ((ans.n_ok < ok || ans.n_notconn < notconn) && rc == 0)
+        rc = pthread_cond_timedwait(&ans.cond, &ans.lock, &ts);
+    n_ok = ans.n_ok;
+    n_notconn = ans.n_notconn;
+    n_other = ans.n_other;
+    pthread_mutex_unlock(&ans.lock);
+    /* Assert only without the lock: a failure jumps out of the test. */
+    assert_int_equal(rc, 0);
+    assert_int_equal(n_ok, ok);
+    assert_int_equal(n_notconn, notconn);
+    assert_int_equal(n_other, 0);
+}
+
+
+static size_t
+t_threads(struct t_env *e)
+{
+    struct iot_priv *priv = e->graph->top->priv;
+    size_t n;
+
+    pthread_mutex_lock(&priv->lock);
+    n = priv->n_threads;
+    pthread_mutex_unlock(&priv->lock);
+    return n;
+}
+
+/* Returns the highest number of requests seen in the leaf at once, and
+ * starts counting again. */
+static int
+t_take_max_in_leaf(void)
+{
+    int n;
+
+    pthread_mutex_lock(&leaf.lock);
+    n = leaf.max_in_leaf;
+    leaf.max_in_leaf = 0;
+    pthread_mutex_unlock(&leaf.lock);
+    return n;
+}
+
+
+/* Waits until the pool has n threads (exits happen when woken workers
+ * get to run). */
+static void
+t_wait_threads(struct t_env *e, size_t n)
+{
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
+
+    for (int i = 0; i < T_DEADLINE_S * 1000 && t_threads(e) != n; i++)
+        nanosleep(&pause, NULL);
+    assert_int_equal(t_threads(e), n);
+}
+
+/* ---- tests ---- */
+
+static void
+test_requests_run_on_workers(void **state)
+{
+    struct t_env e = {0};
+
+    t_start(&e, 4);
+    t_wind(&e, VL_FOP_LOOKUP);
+    t_wind(&e, VL_FOP_WRITE);
+    t_wind(&e, VL_FOP_INODELK);
+    t_wait_answers(3, 0);
+    /* All answered: the leaf's records no longer change. */
+    assert_int_equal(leaf.n_seen, 3);
+    for (int i = 0; i < 3; i++)
+        assert_false(pthread_equal(leaf.tid[i], pthread_self()));
+    t_stop(&e);
+}
+
+
+static void
+test_pool_bounded_and_reconfigured(void **state)
+{
+    struct t_env e = {0};
+
+    t_start(&e, 2);
+    t_gate(false);
+    for (int i = 0; i < 6; i++)
+        t_wind(&e, VL_FOP_WRITE);
+    t_wait_in_leaf(2);
+    assert_int_equal(t_threads(&e), 2);
+
+    /* Growing the pool lets two more queued requests reach the leaf. */
+    t_reconfigure(&e, 4);
+    t_wait_in_leaf(4);
+    t_gate(true);
+    t_wait_answers(6, 0);
+    assert_int_equal(t_take_max_in_leaf(), 4);
+
+    /* Shrinking: surplus workers exit, one runs at a time afterwards. */
+    t_reconfigure(&e, 1);
+    t_gate(false);
+    for (int i = 0; i < 3; i++)
+        t_wind(&e, VL_FOP_READ);
+    t_wait_in_leaf(1);
+    t_gate(true);
+    t_wait_answers(9, 0);
+    assert_int_equal(t_take_max_in_leaf(), 1);
+    t_wait_threads(&e, 1);
+    t_stop(&e);
+}
+
+
+static void
+test_priorities_order_queue(void **state)
+{
+    struct t_env e = {0};
+
+    t_start(&e, 1);
+    t_gate(false);
+    t_wind(&e, VL_FOP_WRITE); /* occupies the only worker */
+    t_wait_in_leaf(1);
+    t_wind(&e, VL_FOP_COPY_FILE_RANGE); /* low */
+    t_wind(&e, VL_FOP_WRITE);           /* normal */
+    t_wind(&e, VL_FOP_LOOKUP);          /* high */
+    t_wind(&e, VL_FOP_STAT);            /* high */
+    t_gate(true);
+    t_wait_answers(5, 0);
+    assert_int_equal(leaf.n_seen, 5);
+    assert_int_equal(leaf.seen[0], VL_FOP_WRITE);
+    assert_int_equal(leaf.seen[1], VL_FOP_LOOKUP);
+    assert_int_equal(leaf.seen[2], VL_FOP_STAT);
+    assert_int_equal(leaf.seen[3], VL_FOP_WRITE);
+    assert_int_equal(leaf.seen[4], VL_FOP_COPY_FILE_RANGE);
+    t_stop(&e);
+}
+
+
+static void *
+t_free_graph(void *arg)
+{
+    vl_graph_free(arg);
+    return NULL;
+}
+
+
+static void
+test_fini_answers_queued(void **state)
+{
+    struct t_env e = {0};
+    pthread_t tid;
+
+    t_start(&e, 1);
+    t_gate(false);
+    t_wind(&e, VL_FOP_WRITE);
+    t_wait_in_leaf(1);
+    for (int i = 0; i < 3; i++)
+        t_wind(&e, VL_FOP_LOOKUP);
+
+    /* fini waits for the running request, so run it on another thread;
+     * the queued ones are answered before that wait. */
+    assert_int_equal(pthread_create(&tid, NULL, t_free_graph, e.graph), 0);
+    e.graph = NULL;
+    t_wait_answers(0, 3);
+    t_gate(true);
+    t_wait_answers(1, 3);
+    pthread_join(tid, NULL);
+    t_stop(&e);
+}
+
+
+static void
+test_dump_and_prio_table(void **state)
+{
+    struct t_env e = {0};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    t_start(&e, 3);
+    out = open_memstream(&text, &len);
+    assert_non_null(out);
+    e.graph->top->cls->dump(e.graph->top, out);
+    fclose(out);
+    assert_non_null(strstr(text, "threads=1\n"));
+    assert_non_null(strstr(text, "max_threads=3\n"));
+    assert_non_null(strstr(text, "normal.queued=0\n"));
+    assert_non_null(strstr(text, "least.cap=1\n"));
+    free(text);
+    assert_int_equal(iot_fop_prio(VL_FOP_LOOKUP), IOT_PRIO_HIGH);
+    assert_int_equal(iot_fop_prio(VL_FOP_LK), IOT_PRIO_NORMAL);
+    assert_int_equal(iot_fop_prio(VL_FOP_COPY_FILE_RANGE), IOT_PRIO_LOW);
+    t_stop(&e);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_requests_run_on_workers),
+        cmocka_unit_test(test_pool_bounded_and_reconfigured),
+        cmocka_unit_test(test_priorities_order_queue),
+        cmocka_unit_test(test_fini_answers_queued),
+        cmocka_unit_test(test_dump_and_prio_table),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
