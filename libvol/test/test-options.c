@@ -165,7 +165,8 @@ test_bad_values_and_ranges(void **state)
         {"ratio", "2.5"},   {"ratio", "nan"},    {"mode", "slow"},
         {"dir", "rel/dir"}, {"timeout", "999ms"}, {"timeout", "2d"},
         {"timeout", "2h"},  {"host", "a b"},     {"host", "x/y"},
-        {"allow", "a,,b"},  {"sub", "a b"},      {"count", "99999999999999999999999"},
+        {"allow", "a,,b"},  {"sub", "a b"},
+        {"count", "99999999999999999999999"},
     };
     vl_err_t err;
     size_t i;

@@ -44,6 +44,8 @@ void vl_inode_table_free(vl_inode_table_t *table);
 vl_inode_t *vl_inode_table_root(vl_inode_table_t *table); /* new ref */
 /* Counts for statedump and tests. */
 size_t vl_inode_table_active(vl_inode_table_t *table); /* with refs */
+/* (The table itself holds a ref on the root inode until it is freed, so
+ * the root is always counted as active.) */
 size_t vl_inode_table_lru(vl_inode_table_t *table);    /* unref'd, cached */
 
 /* A fresh, unlinked inode with one ref; NULL on ENOMEM. */

@@ -57,6 +57,11 @@ vl_timer_t *vl_timer_add(vl_loop_t *loop, uint64_t ms, vl_timer_cb *cb,
  * false if it already ran or is running. Frees the timer either way once
  * it has run. */
 bool vl_timer_cancel(vl_timer_t *timer);
+/* Note on lifetime (libvol): the loop frees a timer right after its
+ * callback returns, so a handle is valid only until the callback starts;
+ * the callback (or whoever it tells) must forget the handle. Cancelling
+ * from inside the callback, or while it runs on another thread, returns
+ * false and is safe. */
 
 /* Runs cb(arg) soon on a loop thread; 0 or -ENOMEM. */
 int vl_loop_post(vl_loop_t *loop, vl_task_cb *cb, void *arg);
