@@ -200,9 +200,8 @@ iot_worker(void *arg)
             pthread_mutex_lock(&priv->lock);
             priv->running[p]--;
             priv->n_done++;
-            /* A capped priority may have become runnable for someone. */
-            if (iot_runnable_prio_locked(priv) >= 0)
-                iot_kick_locked(priv);
+            /* This worker looks at the queues again itself; every queued
+             * request already got its own kick when it arrived. */
             continue;
         }
 
