@@ -56,6 +56,10 @@ struct vrpc_conn {
     bool is_again;                    /* callback must loop once more */
     bool is_closed;                   /* vrpc_conn_close ran */
     bool is_connecting;               /* waiting for connect(2) */
+    bool is_close_done;               /* on_close has returned */
+    pthread_t closer;                 /* thread running the close */
+    pthread_t cb_thread;              /* thread running the callback */
+    pthread_cond_t close_cond;        /* signalled when close is done */
     struct vrpc_rm rm;                /* reader's; only the io callback */
     char *stage;                      /* owned; reader's staging buffer */
     size_t stage_len;                 /* valid bytes in stage */
@@ -120,6 +124,12 @@ vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
         rc = -rc;
         goto out;
     }
+    rc = pthread_cond_init(&c->close_cond, NULL);
+    if (rc != 0) {
+        pthread_mutex_destroy(&c->lock);
+        rc = -rc;
+        goto out;
+    }
     atomic_init(&c->refs, 1);
     c->loop = loop;
     c->fd = fd;
@@ -162,6 +172,7 @@ vrpc_conn_unref(vrpc_conn_t *c)
     if (c->fd >= 0)
         close(c->fd);
     pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->close_cond);
     vl_free(c->stage);
     vl_free(c);
 }
@@ -201,10 +212,21 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
 
     pthread_mutex_lock(&c->lock);
     if (c->is_closed) {
+        /* Someone else is closing: wait until on_close has run, so that
+         * when this returns no callback of c is running. Inside c's own
+         * callback we must not wait (the closer may be waiting for that
+         * callback in vl_io_del). */
+        bool is_own_cb = c->is_in_cb
+                         && pthread_equal(c->cb_thread, pthread_self());
+
+        while (!c->is_close_done && !is_own_cb
+               && !pthread_equal(c->closer, pthread_self()))
+            pthread_cond_wait(&c->close_cond, &c->lock);
         pthread_mutex_unlock(&c->lock);
         return;
     }
     c->is_closed = true;
+    c->closer = pthread_self();
     while ((o = c->out_head) != NULL) {
         c->out_head = o->next;
         vl_free(o);
@@ -221,6 +243,10 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     shutdown(c->fd, SHUT_RDWR);
     if (c->ops->on_close != NULL)
         c->ops->on_close(c, reason, c->arg);
+    pthread_mutex_lock(&c->lock);
+    c->is_close_done = true;
+    pthread_cond_broadcast(&c->close_cond);
+    pthread_mutex_unlock(&c->lock);
     if (io != NULL)
         vrpc_conn_unref(c); /* the registration's ref */
 }
@@ -442,9 +468,24 @@ conn_connect_done(vrpc_conn_t *c)
 
 
 static void
+conn_io_run(vl_io_t *io, uint32_t events, vrpc_conn_t *c);
+
+
+/* The registration's ref may go while we run (a close from inside a
+ * record handler), so the callback holds its own. */
+static void
 conn_io_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
 {
-    vrpc_conn_t *c = arg;
+    vrpc_conn_t *c = vrpc_conn_ref(arg);
+
+    conn_io_run(io, events, c);
+    vrpc_conn_unref(c);
+}
+
+
+static void
+conn_io_run(vl_io_t *io, uint32_t events, vrpc_conn_t *c)
+{
     int rc = 0;
 
     pthread_mutex_lock(&c->lock);
@@ -454,6 +495,7 @@ conn_io_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
         return;
     }
     c->is_in_cb = true;
+    c->cb_thread = pthread_self();
     pthread_mutex_unlock(&c->lock);
 
     for (;;) {

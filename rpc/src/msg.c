@@ -121,8 +121,9 @@ vrpc_decode_call(const char *rec, size_t len, struct vrpc_call_hdr *out,
         out->caller.pid = mc.pid;
         out->caller.lk_owner = mc.lk_owner;
         out->caller.n_groups = mc.groups.groups_len;
-        memcpy(out->caller.groups, mc.groups.groups_val,
-               mc.groups.groups_len * sizeof(uint32_t));
+        if (mc.groups.groups_len > 0)
+            memcpy(out->caller.groups, mc.groups.groups_val,
+                   mc.groups.groups_len * sizeof(uint32_t));
         xdr_free((xdrproc_t)xdr_mrt_caller, (char *)&mc);
     }
     /* The verifier is ignored but must be well-formed. */

@@ -92,7 +92,8 @@ void vrpc_conn_unref(vrpc_conn_t *c); /* NULL is allowed */
  * 0, -ENOTCONN (closed), -EMSGSIZE or -ENOMEM. */
 int vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov);
 /* Idempotent; on_close runs (once) with reason. Safe from any thread,
- * including callbacks. */
+ * including callbacks. Outside c's own callbacks it returns only once
+ * on_close has run, whoever started the close. */
 void vrpc_conn_close(vrpc_conn_t *c, int reason);
 /* "127.0.0.1:41000": the peer, for logs and auth. */
 const char *vrpc_conn_peer(const vrpc_conn_t *c);

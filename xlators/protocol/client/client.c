@@ -46,6 +46,7 @@ client_priv_unref(struct client_priv *priv)
     if (atomic_fetch_sub(&priv->refs, 1) != 1)
         return;
     pthread_mutex_destroy(&priv->lock);
+    pthread_cond_destroy(&priv->tick_cond);
     vl_free(priv);
 }
 
@@ -270,8 +271,8 @@ static void
 client_tick(void *arg)
 {
     struct client_priv *priv = arg;
-    vl_xlator_t *xl = priv->xl;
-    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    vl_xlator_t *xl = priv->xl; /* not touched before is_stopping is seen */
+    const struct client_conf *conf;
     vrpc_clnt_t *to_close = NULL, *to_ping = NULL;
     bool do_connect = false, is_armed;
     uint64_t now = vrpc_now_ms(), interval;
@@ -288,6 +289,8 @@ client_tick(void *arg)
         client_priv_unref(priv); /* ours */
         return;
     }
+    priv->n_ticking++;
+    conf = VL_CONF(xl, struct client_conf);
     interval = client_tick_ms(conf, priv->is_connected);
     if (priv->clnt == NULL) {
         do_connect = now >= priv->next_connect_ms;
@@ -333,6 +336,11 @@ client_tick(void *arg)
     }
     if (do_connect)
         client_connect(priv);
+    /* From here on xl may be freed by fini (client_stop waits for this). */
+    pthread_mutex_lock(&priv->lock);
+    priv->n_ticking--;
+    pthread_cond_broadcast(&priv->tick_cond);
+    pthread_mutex_unlock(&priv->lock);
     if (!is_armed)
         client_priv_unref(priv); /* the timer's ref, not re-armed */
     client_priv_unref(priv);     /* ours */
@@ -377,9 +385,14 @@ client_stop(struct client_priv *priv)
     if (priv->clnt != NULL)
         clnt = vrpc_clnt_ref(priv->clnt);
     pthread_mutex_unlock(&priv->lock);
-    /* A tick already running sees is_stopping and drops its ref. */
+    /* A tick already running sees is_stopping and drops its ref; one
+     * that is half-way through is waited for, since it uses xl. */
     if (tick != NULL && vl_timer_cancel(tick))
         client_priv_unref(priv);
+    pthread_mutex_lock(&priv->lock);
+    while (priv->n_ticking > 0)
+        pthread_cond_wait(&priv->tick_cond, &priv->lock);
+    pthread_mutex_unlock(&priv->lock);
     if (clnt != NULL) {
         vrpc_clnt_close(clnt);
         vrpc_clnt_unref(clnt);
@@ -420,6 +433,13 @@ client_init(vl_xlator_t *xl, vl_err_t *err)
     if (rc != 0) {
         vl_free(priv);
         vl_err_set(err, "mutex: %s", strerror(rc));
+        return -rc;
+    }
+    rc = pthread_cond_init(&priv->tick_cond, NULL);
+    if (rc != 0) {
+        pthread_mutex_destroy(&priv->lock);
+        vl_free(priv);
+        vl_err_set(err, "cond: %s", strerror(rc));
         return -rc;
     }
     atomic_init(&priv->refs, 1);

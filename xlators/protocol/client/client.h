@@ -34,6 +34,8 @@ struct client_priv {
     uint64_t next_connect_ms;   /* when to try again (no clnt) */
     uint64_t connect_start_ms;  /* when clnt started connecting */
     vl_timer_t *tick;           /* periodic: reconnect, ping, timeouts */
+    int n_ticking;              /* client_tick calls running */
+    pthread_cond_t tick_cond;   /* signalled when n_ticking drops */
 };
 
 /* Per fd (cls->fd_ctx_size), guarded by fd->lock. */

@@ -429,6 +429,10 @@ server_stop(vl_xlator_t *xl, struct server_priv *priv)
     deadline = vrpc_now_ms() + SERVER_FINI_WAIT_MS;
     while (atomic_load(&priv->n_inflight) > 0 && vrpc_now_ms() < deadline)
         usleep(1000);
+    /* Our done callback has returned, but the core may still be freeing
+     * those requests; the graph must outlive that. */
+    while (vl_graph_pending(xl->graph) > 0 && vrpc_now_ms() < deadline)
+        usleep(1000);
     if (atomic_load(&priv->n_inflight) > 0) {
         vl_log(xl, VL_LOG_ERROR, "%ld requests still in flight at shutdown",
                atomic_load(&priv->n_inflight));

@@ -397,12 +397,23 @@ env_setup(void **state)
 }
 
 
+/* vl_sync_call may return while the core is still freeing the request
+ * (after its done callback): let the graph drain before freeing it. */
+static void
+drain(vl_graph_t *g)
+{
+    for (int i = 0; i < WAIT_MS && vl_graph_pending(g) > 0; i++)
+        usleep(1000);
+}
+
+
 static int
 env_teardown(void **state)
 {
     struct env *e = *state;
 
     if (e->cg != NULL) {
+        drain(e->cg);
         vl_graph_free(e->cg);
         vl_volfile_free(e->cvf);
     }
