@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * test-locks: features/locks over a small recording leaf. Every lock
+ * test-locks: features/locks over the testlib mock (auto-answer on, so
+ * flush comes back at once and the mock counts what reached it). Every lock
  * request is wound from the test thread; since locks never blocks a
  * thread, waiting requests stay unanswered until another request (or an
  * event) releases what they wait for, which the tests check directly.
@@ -20,48 +21,18 @@
 #include <cmocka.h>
 
 #include "builtin.h"
+#include "vl-test.h"
 #include "vol/vol.h"
-
-/* ---- a leaf that answers everything with 0 and counts flushes ---- */
-
-static int leaf_n_flush;
-static int leaf_n_other;
-
-static void
-leaf_fop(vl_xlator_t *xl, vl_req_t *req)
-{
-    if (req->op == VL_FOP_FLUSH)
-        leaf_n_flush++;
-    else
-        leaf_n_other++;
-    vl_unwind(req, 0);
-}
-
-static const vl_option_t leaf_options[] = {VL_OPT_END};
-
-static const vl_xlator_class_t leaf_class = {
-    .abi = VL_XLATOR_ABI,
-    .type = "test/locks-leaf",
-    .prefix = "locks-leaf",
-    .version = {0, 1, 0},
-    .flags = VL_XL_LEAF,
-    .options = leaf_options,
-    .doc = "Answers every fop with 0.",
-    .fops = {
-#define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = leaf_fop,
-#include "vol/fops.def"
-#undef VL_FOP
-    },
-};
 
 /* ---- environment ---- */
 
 struct t_env {
-    vl_loop_t *loop;
-    vl_graph_t *graph;
-    vl_inode_t *file;  /* a regular file */
-    vl_inode_t *dir;   /* a directory */
-    vl_fd_t *fd[4];    /* fds on file */
+    struct vl_test_graph *g; /* locks over the mock */
+    vl_graph_t *graph;       /* g->graph, NULL once freed by a test */
+    vl_xlator_t *mock;       /* the leaf */
+    vl_inode_t *file;        /* a regular file */
+    vl_inode_t *dir;         /* a directory */
+    vl_fd_t *fd[4];          /* fds on file */
 };
 
 struct t_res {
@@ -71,12 +42,13 @@ struct t_res {
 };
 
 static const char t_volfile[] =
-    "volume leaf\n"
-    "    type test/locks-leaf\n"
+    "volume mock\n"
+    "    type debug/mock\n"
+    "    option auto-answer on\n"
     "end-volume\n"
     "volume locks\n"
     "    type features/locks\n"
-    "    subvolumes leaf\n"
+    "    subvolumes mock\n"
     "end-volume\n";
 
 
@@ -84,23 +56,18 @@ static int
 t_setup(void **state)
 {
     struct t_env *e = calloc(1, sizeof(*e));
-    vl_volfile_t *vf;
     vl_err_t err = {{0}};
     vl_gfid_t gfid;
 
     assert_non_null(e);
     vl_global_init();
-    vl_registry_add(&leaf_class);
     vl_registry_add(&xl_features_locks);
-    vf = vl_volfile_parse(t_volfile, strlen(t_volfile), "test", &err);
-    assert_non_null(vf);
-    e->loop = vl_loop_new(1);
-    assert_non_null(e->loop);
-    e->graph = vl_graph_build(vf, e->loop, &err);
-    vl_volfile_free(vf);
-    assert_non_null(e->graph);
-    assert_int_equal(vl_graph_init(e->graph, &err), 0);
-    vl_graph_activate(e->graph);
+    e->g = vl_test_graph_new(t_volfile, &err);
+    if (e->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    e->graph = e->g->graph;
+    e->mock = vl_test_graph_xl(e->g, "mock");
+    assert_non_null(e->mock);
 
     vl_gfid_generate(&gfid);
     e->file = vl_inode_get(e->graph->itable, &gfid, S_IFREG);
@@ -112,8 +79,6 @@ t_setup(void **state)
         e->fd[i] = vl_fd_new(e->file, O_RDWR, 100 + (uint32_t)i);
         assert_non_null(e->fd[i]);
     }
-    leaf_n_flush = 0;
-    leaf_n_other = 0;
     *state = e;
     return 0;
 }
@@ -129,8 +94,7 @@ t_teardown(void **state)
     vl_inode_unref(e->file);
     vl_inode_unref(e->dir);
     if (e->graph != NULL)
-        vl_graph_free(e->graph);
-    vl_loop_free(e->loop);
+        vl_test_graph_free(e->g);
     free(e);
     return 0;
 }
@@ -299,6 +263,8 @@ test_posix_conflicts(void **state)
     assert_int_equal(t_posix(e, 1, 1, F_SETLK, F_RDLCK, 0, 10), 0);
     assert_int_equal(t_posix(e, 3, 1, F_SETLK, F_RDLCK, 0, 5), 0);
     assert_int_equal(t_posix(e, 1, 1, F_SETLK, F_WRLCK, 0, 10), -EAGAIN);
+    /* Lock requests are answered by locks, never by storage. */
+    assert_int_equal(vl_mock_received(e->mock), 0);
 }
 
 
@@ -457,7 +423,9 @@ test_flush_releases_owner_locks(void **state)
     vl_wind(req, t_done, &fr);
     assert_int_equal(fr.n_answers, 1);
     assert_int_equal(fr.status, 0);
-    assert_int_equal(leaf_n_flush, 1); /* passed down */
+    /* Passed down, and the only fop that reached the mock. */
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_FLUSH), 1);
+    assert_int_equal(vl_mock_received(e->mock), 1);
     /* Owner (1,2) still blocks the waiter. */
     assert_int_equal(w.n_answers, 0);
     assert_int_equal(t_getlk(e, 3, 1, F_WRLCK, 0, 10).type, F_UNLCK);
@@ -581,6 +549,7 @@ test_entrylk_basics(void **state)
     assert_int_equal(r.status, -EINVAL);
     t_entrylk(e, "", 1, VL_LOCK_TRY, F_WRLCK, &r);
     assert_int_equal(r.status, -EINVAL);
+    assert_int_equal(vl_mock_received(e->mock), 0);
 }
 
 
@@ -677,7 +646,7 @@ test_teardown_answers_waiters(void **state)
     vl_inode_unref(e->dir);
     e->file = NULL;
     e->dir = NULL;
-    vl_graph_free(e->graph);
+    vl_test_graph_free(e->g);
     e->graph = NULL;
     assert_int_equal(w.n_answers, 1);
     assert_int_equal(w.status, -ENOTCONN);

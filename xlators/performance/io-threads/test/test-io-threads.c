@@ -24,6 +24,7 @@
 
 #include "builtin.h"
 #include "io-threads.h"
+#include "vl-test.h"
 
 #define T_DEADLINE_S 20
 #define T_MAX_SEEN 64
@@ -434,6 +435,57 @@ test_dump_and_prio_table(void **state)
 }
 
 
+/* Over the testlib mock: every request reaches the mock (wound there by
+ * workers, since the mock only records), and the mock's answers come back
+ * unchanged to the winder. */
+static void
+test_over_mock(void **state)
+{
+    static const char text[] =
+        "volume mock\n"
+        "    type debug/mock\n"
+        "end-volume\n"
+        "volume iot\n"
+        "    type performance/io-threads\n"
+        "    option thread-count 3\n"
+        "    subvolumes mock\n"
+        "end-volume\n";
+    struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
+    struct vl_test_result res[5];
+    struct vl_test_graph *g;
+    vl_xlator_t *mock;
+    vl_err_t err = {{0}};
+    size_t n_answered;
+
+    vl_registry_add(&xl_performance_io_threads);
+    g = vl_test_graph_new(text, &err);
+    if (g == NULL)
+        fail_msg("graph: %s", err.msg);
+    mock = vl_test_graph_xl(g, "mock");
+    memset(res, 0, sizeof(res));
+    for (size_t i = 0; i < VL_ARRAY_SIZE(res); i++) {
+        vl_req_t *req = vl_req_new(g->graph->top, i % 2 ? VL_FOP_READ
+                                                        : VL_FOP_LOOKUP);
+
+        assert_non_null(req);
+        vl_test_wind(req, &res[i]);
+    }
+    for (int i = 0; i < T_DEADLINE_S * 1000 && vl_mock_pending(mock) < 5;
+         i++)
+        nanosleep(&pause, NULL);
+    assert_int_equal(vl_mock_pending(mock), 5);
+    assert_int_equal(vl_mock_received_op(mock, VL_FOP_READ), 2);
+    n_answered = vl_mock_reply_all(mock, -EROFS);
+    assert_int_equal(n_answered, 5);
+    for (size_t i = 0; i < VL_ARRAY_SIZE(res); i++) {
+        assert_int_equal(res[i].n_done, 1);
+        assert_int_equal(res[i].status, -EROFS);
+        vl_test_result_clear(&res[i]);
+    }
+    vl_test_graph_free(g);
+}
+
+
 int
 main(void)
 {
@@ -443,6 +495,7 @@ main(void)
         cmocka_unit_test(test_priorities_order_queue),
         cmocka_unit_test(test_fini_answers_queued),
         cmocka_unit_test(test_dump_and_prio_table),
+        cmocka_unit_test(test_over_mock),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
