@@ -14,6 +14,10 @@ Sub-commands:
   mkdir  ROOT N        N mkdir in one parent
   rmdir  ROOT N        N rmdir of what mkdir made
   rename ROOT N        create N empty files untimed, then time N renames
+
+With FSOPS_CAP=S in the environment, smallfile-create, mkdir and rename
+stop after S seconds and print how many they did; read and delete act on
+the files that exist.
   gentar TARFILE NFILES   deterministic source-like tree as a tar file;
                           prints "<entries> <bytes>"
   label DIR            "<fstype>\t<mount source>" from /proc/mounts
@@ -46,10 +50,25 @@ def _files_of_dir(d, ndirs, nfiles):
     return range(d, nfiles, ndirs)
 
 
-def _sf_create(root, dirs, ndirs, nfiles):
+def _deadline():
+    """Monotonic time after which capped loops stop (FSOPS_CAP seconds)."""
+    cap = float(os.environ.get("FSOPS_CAP", "0") or 0)
+    return time.monotonic() + cap if cap > 0 else None
+
+
+def _past(deadline):
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _sf_create(root, dirs, ndirs, nfiles, deadline):
+    done = 0
     for d in dirs:
+        if _past(deadline):
+            break
         os.mkdir(_dir_name(root, d))
         for f in _files_of_dir(d, ndirs, nfiles):
+            if _past(deadline):
+                break
             fd = os.open(_file_name(root, d, f),
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
@@ -57,56 +76,87 @@ def _sf_create(root, dirs, ndirs, nfiles):
                     raise OSError("short write")
             finally:
                 os.close(fd)
+            done += 1
+    return done
 
 
-def _sf_read(root, dirs, ndirs, nfiles):
+def _existing(root, d):
+    """Names in directory d, or [] if a capped create never made it."""
+    try:
+        return os.listdir(_dir_name(root, d))
+    except FileNotFoundError:
+        return []
+
+
+# Read and delete act on what exists (one listdir per directory), so they
+# follow a capped create; the caller checks the count against create's.
+def _sf_read(root, dirs, ndirs, nfiles, deadline):
+    done = 0
     for d in dirs:
-        for f in _files_of_dir(d, ndirs, nfiles):
-            fd = os.open(_file_name(root, d, f), os.O_RDONLY)
+        for name in _existing(root, d):
+            path = os.path.join(_dir_name(root, d), name)
+            fd = os.open(path, os.O_RDONLY)
             try:
                 got = os.read(fd, FILE_SIZE + 1)
             finally:
                 os.close(fd)
             if got != PAYLOAD:
-                raise OSError("content mismatch in %s"
-                              % _file_name(root, d, f))
+                raise OSError("content mismatch in %s" % path)
+            done += 1
+    return done
 
 
-def _sf_delete(root, dirs, ndirs, nfiles):
+def _sf_delete(root, dirs, ndirs, nfiles, deadline):
+    done = 0
     for d in dirs:
-        for f in _files_of_dir(d, ndirs, nfiles):
-            os.unlink(_file_name(root, d, f))
-        os.rmdir(_dir_name(root, d))
+        names = _existing(root, d)
+        for name in names:
+            os.unlink(os.path.join(_dir_name(root, d), name))
+            done += 1
+        if os.path.isdir(_dir_name(root, d)):
+            os.rmdir(_dir_name(root, d))
+    return done
 
 
 def _run_parallel(fn, root, ndirs, nfiles, nproc):
-    """Runs fn over all dirs in nproc processes; returns elapsed seconds."""
+    """Runs fn over all dirs in nproc processes.
+
+    Returns (items done, elapsed seconds). Workers send their counts
+    through a pipe (one short line each, atomic).
+    """
     shares = [list(range(p, ndirs, nproc)) for p in range(nproc)]
+    deadline = _deadline()
     start = time.monotonic()
     if nproc == 1:
-        fn(root, shares[0], ndirs, nfiles)
-        return time.monotonic() - start
+        done = fn(root, shares[0], ndirs, nfiles, deadline)
+        return done, time.monotonic() - start
+    rfd, wfd = os.pipe()
     pids = []
     for share in shares:
         pid = os.fork()
         if pid == 0:
             rc = 0
+            os.close(rfd)
             try:
-                fn(root, share, ndirs, nfiles)
+                n = fn(root, share, ndirs, nfiles, deadline)
+                os.write(wfd, b"%d\n" % n)
             except Exception as exc:  # report and exit non-zero
                 sys.stderr.write("fsops: %s\n" % exc)
                 rc = 1
             os._exit(rc)
         pids.append(pid)
+    os.close(wfd)
     failed = 0
     for pid in pids:
         _, status = os.waitpid(pid, 0)
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             failed += 1
     elapsed = time.monotonic() - start
+    with os.fdopen(rfd, "rb") as counts:
+        done = sum(int(x) for x in counts.read().split())
     if failed:
         raise OSError("%d of %d workers failed" % (failed, nproc))
-    return elapsed
+    return done, elapsed
 
 
 def cmd_smallfile(op, root, ndirs, nfiles, nproc):
@@ -116,19 +166,22 @@ def cmd_smallfile(op, root, ndirs, nfiles, nproc):
         raise ValueError("need NFILES >= NDIRS >= 1 and NPROC >= 1")
     if op == "create":
         os.makedirs(root, exist_ok=True)
-    elapsed = _run_parallel(fn, root, ndirs, nfiles, nproc)
+    done, elapsed = _run_parallel(fn, root, ndirs, nfiles, nproc)
     if op == "delete":
         os.rmdir(root)
-    return nfiles, elapsed
+    return done, elapsed
 
 
 def cmd_mkdir(root, n):
     n = int(n)
     os.makedirs(root, exist_ok=True)
+    deadline = _deadline()
     start = time.monotonic()
-    for i in range(n):
-        os.mkdir(os.path.join(root, "m%06d" % i))
-    return n, time.monotonic() - start
+    done = 0
+    while done < n and not _past(deadline):
+        os.mkdir(os.path.join(root, "m%06d" % done))
+        done += 1
+    return done, time.monotonic() - start
 
 
 def cmd_rmdir(root, n):
@@ -147,15 +200,19 @@ def cmd_rename(root, n):
     for i in range(n):
         os.close(os.open(os.path.join(root, "a%06d" % i),
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    deadline = _deadline()
     start = time.monotonic()
-    for i in range(n):
-        os.rename(os.path.join(root, "a%06d" % i),
-                  os.path.join(root, "b%06d" % i))
+    done = 0
+    while done < n and not _past(deadline):
+        os.rename(os.path.join(root, "a%06d" % done),
+                  os.path.join(root, "b%06d" % done))
+        done += 1
     elapsed = time.monotonic() - start
     for i in range(n):
-        os.unlink(os.path.join(root, "b%06d" % i))
+        os.unlink(os.path.join(root, "%s%06d" % ("b" if i < done else "a",
+                                                 i)))
     os.rmdir(root)
-    return n, elapsed
+    return done, elapsed
 
 
 def cmd_gentar(path, nfiles):

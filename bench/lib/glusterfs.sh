@@ -127,5 +127,6 @@ gfs_teardown() {
     fi
     rm -rf "$GFS_DIR/bricks"
     rmdir "$GFS_DIR/mnt" 2>/dev/null
+    GFS_DIR=
     say "GlusterFS: torn down"
 }
