@@ -225,7 +225,7 @@ wl_meta() {
 # eat the run's time budget: then the rates are over the entries that
 # made it (counted by the find pass), and the values are footnoted.
 wl_tree() {
-    local a b xa xb n wl rc=0 capped=0
+    local a b xa xb n wl msg rc=0 capped=0
     mkdir "$W/tree.x" || return 1
     xa=$(now_ns)
     timeout --kill-after=10 "$S_TREE_CAP" tar -xf "$TREE_TAR" -C "$W/tree.x"
@@ -246,9 +246,9 @@ wl_tree() {
         return 1
     fi
     if ((capped)); then
+        msg="extract capped at ${S_TREE_CAP} s: $n of $TREE_ENTRIES entries"
         for wl in tree_extract_rate tree_find_rate tree_rmrf_rate; do
-            note "$wl" "extract capped at ${S_TREE_CAP} s: $n of" \
-                "$TREE_ENTRIES entries"
+            note "$wl" "$msg"
         done
     fi
     emit tree_extract_rate rate entries/s "$(rate "$n" "$xa" "$xb")"
@@ -261,12 +261,18 @@ wl_tree() {
 }
 
 # ----------------------------------------------------------- aggregate
-# agg_par N CMD: run N copies of a dd command line in parallel; the
-# command text uses {i} for the process index. Fails if any copy fails.
+# agg_par N MODE EACH_MB: N dd processes in parallel, process i writing
+# (MODE write, with fsync) or reading (MODE read) $W/agg.i. Fails if any
+# of them fails.
 agg_par() {
-    local n=$1 cmd=$2 i pids=() rc=0 pid
+    local n=$1 mode=$2 each=$3 i pids=() rc=0 pid
     for ((i = 0; i < n; i++)); do
-        tmo bash -c "${cmd//\{i\}/$i}" &
+        if [[ $mode == write ]]; then
+            tmo dd if=/dev/zero of="$W/agg.$i" bs=1M count="$each" \
+                conv=fsync status=none &
+        else
+            tmo dd if="$W/agg.$i" of=/dev/null bs=1M status=none &
+        fi
         pids+=($!)
     done
     for pid in "${pids[@]}"; do
@@ -281,15 +287,13 @@ wl_agg() {
     for n in 1 2 4 8; do
         each=$((S_AGG_MB / n))
         a=$(now_ns)
-        if agg_par "$n" "dd if=/dev/zero of='$W/agg.{i}' bs=1M \
-                count=$each conv=fsync status=none"; then
+        if agg_par "$n" write "$each"; then
             b=$(now_ns)
             emit "agg_write_${n}p" throughput MB/s \
                 "$(mbps $((each * n * MIB)) "$a" "$b")"
             drop_caches
             a=$(now_ns)
-            if agg_par "$n" "dd if='$W/agg.{i}' of=/dev/null bs=1M \
-                    status=none"; then
+            if agg_par "$n" read "$each"; then
                 b=$(now_ns)
                 emit "agg_read_${n}p" throughput MB/s \
                     "$(mbps $((each * n * MIB)) "$a" "$b")"
