@@ -169,6 +169,10 @@ vl_conf_parse(const vl_option_t *table, const struct vl_kv *kvs,
         rc = vl__opt_parse_value(opt, kvs[i].value, conf, err);
         if (rc != 0)
             goto out;
+        if (opt->flags & VL_OPT_DEPRECATED)
+            vl_glog("options", VL_LOG_WARNING,
+                    "option '%s' is deprecated; use '%s'", kvs[i].key,
+                    opt->replaced_by != NULL ? opt->replaced_by : "-");
         is_given[opt - table] = true;
     }
 

@@ -362,6 +362,44 @@ test_statedump_pending(void **state)
 }
 
 
+static void
+test_check_class(void **state)
+{
+    static const char *const no_values[] = {NULL};
+    static const vl_option_t bad_def[] = {
+        VL_OPT_UINT("count", struct t_conf, count, .def = "99", .max = 16,
+                    .doc = "d"),
+        VL_OPT_END,
+    };
+    static const vl_option_t no_doc[] = {
+        VL_OPT_UINT("count", struct t_conf, count), VL_OPT_END,
+    };
+    static const vl_option_t bad_enum[] = {
+        VL_OPT_ENUM("m", struct { int m; }, m, .values = no_values,
+                    .doc = "d"),
+        VL_OPT_END,
+    };
+    vl_xlator_class_t c = cls_node;
+    vl_err_t err = {{0}};
+
+    assert_int_equal(vl_test_check_class(&vl_test_mock_class, &err), 0);
+    assert_int_equal(vl_test_check_class(&cls_node, &err), 0);
+    c.options = bad_def;
+    assert_int_equal(vl_test_check_class(&c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "default of option 'count'"));
+    c.options = no_doc;
+    assert_int_equal(vl_test_check_class(&c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "has no doc"));
+    c.options = bad_enum;
+    c.conf_size = sizeof(int);
+    assert_int_equal(vl_test_check_class(&c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "enum without values"));
+    c.options = t_opts;
+    c.conf_size = 4; /* too small for the fields */
+    assert_int_equal(vl_test_check_class(&c, &err), -EINVAL);
+}
+
+
 int
 main(void)
 {
@@ -372,6 +410,7 @@ main(void)
         cmocka_unit_test(test_notify_and_ready),
         cmocka_unit_test(test_reconfigure),
         cmocka_unit_test(test_statedump_pending),
+        cmocka_unit_test(test_check_class),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -384,6 +385,62 @@ test_sync_call(void **state)
 }
 
 
+#define MT_THREADS 4
+#define MT_REQS 2000
+
+static atomic_int mt_done; /* answers seen by mt_done_cb */
+
+
+static void
+mt_done_cb(vl_req_t *req, void *cookie)
+{
+    if (req->status == -EROFS)
+        atomic_fetch_add(&mt_done, 1);
+}
+
+
+static void *
+mt_winder(void *arg)
+{
+    vl_xlator_t *top = arg;
+    int i;
+
+    for (i = 0; i < MT_REQS; i++) {
+        vl_req_t *req = vl_req_new(top, VL_FOP_WRITE);
+
+        if (req != NULL)
+            vl_wind(req, mt_done_cb, NULL);
+    }
+    return NULL;
+}
+
+
+static void
+test_threads_wind(void **state)
+{
+    struct vl_test_graph *g = graph_new(
+        "volume m\n type debug/mock\n option auto-answer on\n"
+        " option auto-status -30\nend-volume\n"
+        "volume p\n type test/pass\n subvolumes m\nend-volume\n"
+        "volume c\n type test/child\n subvolumes p\nend-volume\n");
+    pthread_t t[MT_THREADS];
+    int i;
+
+    atomic_store(&mt_done, 0);
+    /* WRITE has empty slots in c and p: both pass it to the mock. */
+    for (i = 0; i < MT_THREADS; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, mt_winder,
+                                        g->graph->top), 0);
+    for (i = 0; i < MT_THREADS; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&mt_done), MT_THREADS * MT_REQS);
+    assert_int_equal(vl_mock_received(vl_test_graph_xl(g, "m")),
+                     MT_THREADS * MT_REQS);
+    assert_int_equal(vl_graph_pending(g->graph), 0);
+    vl_test_graph_free(g);
+}
+
+
 /* One whole scenario; returns false if the graph could not be built. */
 static bool
 scenario(void)
@@ -460,6 +517,7 @@ main(void)
         cmocka_unit_test(test_private_area_zeroed_on_pass),
         cmocka_unit_test(test_double_unwind_aborts),
         cmocka_unit_test(test_sync_call),
+        cmocka_unit_test(test_threads_wind),
         cmocka_unit_test(test_alloc_failure_loop),
     };
 

@@ -310,6 +310,73 @@ vl_test_graph_xl(struct vl_test_graph *g, const char *name)
 }
 
 
+static size_t
+vl_test_type_size(vl_opt_type_t type)
+{
+    switch (type) {
+    case VL_OT_BOOL:
+        return sizeof(bool);
+    case VL_OT_INT:
+        return sizeof(int64_t);
+    case VL_OT_UINT:
+    case VL_OT_SIZE:
+    case VL_OT_TIME:
+        return sizeof(uint64_t);
+    case VL_OT_PERCENT:
+    case VL_OT_DOUBLE:
+        return sizeof(double);
+    case VL_OT_ENUM:
+        return sizeof(int);
+    default:
+        return sizeof(char *);
+    }
+}
+
+
+int
+vl_test_check_class(const vl_xlator_class_t *cls, vl_err_t *err)
+{
+    const vl_option_t *opt;
+    const char *type = cls != NULL && cls->type != NULL ? cls->type : "?";
+
+    if (cls == NULL || cls->abi != VL_XLATOR_ABI || cls->type == NULL
+        || strchr(cls->type, '/') == NULL) {
+        vl_err_set(err, "%s: bad abi or type (want CATEGORY/NAME)", type);
+        return -EINVAL;
+    }
+    for (opt = cls->options; opt != NULL && opt->key != NULL; opt++) {
+        const char *problem = NULL;
+        vl_err_t e = {{0}};
+
+        if (opt->doc == NULL || opt->doc[0] == '\0')
+            problem = "has no doc";
+        else if (opt->size != vl_test_type_size(opt->type)
+                 || opt->offset + opt->size > cls->conf_size)
+            problem = "has a field that does not fit its type or the conf";
+        else if (opt->type == VL_OT_ENUM
+                 && (opt->values == NULL || opt->values[0] == NULL))
+            problem = "is an enum without values";
+        else if ((opt->flags & VL_OPT_DEPRECATED) && opt->replaced_by == NULL)
+            problem = "is deprecated without replaced_by";
+        else if (opt->min != VL_OPT_NO_MIN && opt->max != VL_OPT_NO_MAX
+                 && opt->min > opt->max)
+            problem = "has min > max";
+        if (problem != NULL) {
+            vl_err_set(err, "%s: option '%s' %s", type, opt->key, problem);
+            return -EINVAL;
+        }
+        if (opt->def != NULL
+            && vl_option_validate(cls->options, opt->key, opt->def, &e)
+                   != 0) {
+            vl_err_set(err, "%s: default of option '%s': %s", type, opt->key,
+                       e.msg);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+
 static void
 vl_test_done(vl_req_t *req, void *cookie)
 {

@@ -90,4 +90,11 @@ void vl_test_wind(vl_req_t *req, struct vl_test_result *res);
 /* Frees what res->reply owns and zeroes res. */
 void vl_test_result_clear(struct vl_test_result *res);
 
+/* Conformance of a translator class: ABI and type set, fop table usable,
+ * every option has a key, a doc sentence, a field size that matches its
+ * type, ENUM values, DEPRECATED a replaced_by, min <= max, and a default
+ * (if any) that parses and lies in range. Returns 0 or -EINVAL with err
+ * naming the class and the first problem. */
+int vl_test_check_class(const vl_xlator_class_t *cls, vl_err_t *err /* OUT */);
+
 #endif /* VL_TEST_H */
