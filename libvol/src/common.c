@@ -103,8 +103,8 @@ static void
 vl_global_init_once(void)
 {
     vl__mem_init_from_env();
-    if (vl_log_open(NULL, VL_LOG_INFO) != 0)
-        vl_log_set_level(VL_LOG_INFO);
+    /* Logging already goes to stderr at INFO by default; do not undo a
+     * vl_log_open or level a program set before calling us. */
 }
 
 

@@ -558,9 +558,11 @@ vl_graph_log_pending(vl_graph_t *graph)
 {
     struct vl__graph_core *core = vl__graph_core(graph);
     vl_req_t *req;
+    vl_req_t *next;
 
     pthread_mutex_lock(&core->pend_lock);
-    for (req = core->pend_head; req != NULL; req = vl__req_core(req)->next)
+    for (req = core->pend_head; req != NULL; req = next) {
+        next = vl__req_core(req)->next;
         vl_glog("graph", VL_LOG_ERROR,
                 "graph %llu freed with request %llu (%s) pending: "
                 "wound_from=%s wound_to=%s",
@@ -568,6 +570,11 @@ vl_graph_log_pending(vl_graph_t *graph)
                 vl_fop_name(req->op),
                 req->wound_from != NULL ? req->wound_from->name : "-",
                 req->xl != NULL ? req->xl->name : "-");
+        /* Detach it so that freeing it later does not touch the graph. */
+        req->graph = NULL;
+    }
+    core->pend_head = core->pend_tail = NULL;
+    core->n_pending = 0;
     pthread_mutex_unlock(&core->pend_lock);
 }
 
