@@ -144,7 +144,8 @@ posix_fop_write(vl_xlator_t *xl, vl_req_t *req)
     }
     req->reply.count = n;
     if (fstat(os_fd, &st) == 0)
-        posix_iatt_fill(&st, &a->fd->inode->gfid, &req->reply.iatt);
+        posix_iatt_fill_open(xl, &st, &a->fd->inode->gfid,
+                             &req->reply.iatt);
 out:
     vl_unwind(req, rc);
 }
@@ -177,7 +178,8 @@ posix_fop_fsync(vl_xlator_t *xl, vl_req_t *req)
     if (rc == 0 && (a->datasync ? fdatasync(os_fd) : fsync(os_fd)) < 0)
         rc = -errno;
     if (rc == 0 && fstat(os_fd, &st) == 0)
-        posix_iatt_fill(&st, &a->fd->inode->gfid, &req->reply.iatt);
+        posix_iatt_fill_open(xl, &st, &a->fd->inode->gfid,
+                             &req->reply.iatt);
     vl_unwind(req, rc);
 }
 
@@ -204,7 +206,8 @@ posix_fop_fallocate(vl_xlator_t *xl, vl_req_t *req)
         goto out;
     }
     if (fstat(os_fd, &st) == 0)
-        posix_iatt_fill(&st, &a->fd->inode->gfid, &req->reply.iatt);
+        posix_iatt_fill_open(xl, &st, &a->fd->inode->gfid,
+                             &req->reply.iatt);
 out:
     vl_unwind(req, rc);
 }
@@ -240,7 +243,8 @@ posix_fop_copy_file_range(vl_xlator_t *xl, vl_req_t *req)
     }
     req->reply.count = n;
     if (fstat(fd_out, &st) == 0)
-        posix_iatt_fill(&st, &a->fd_out->inode->gfid, &req->reply.iatt);
+        posix_iatt_fill_open(xl, &st, &a->fd_out->inode->gfid,
+                             &req->reply.iatt);
 out:
     vl_unwind(req, rc);
 }

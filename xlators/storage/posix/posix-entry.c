@@ -139,6 +139,9 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
         }
     } else {
         rc = posix_obj_from_inode(xl, a->loc.inode, &obj);
+        /* An unlinked open file has no name to be looked up by. */
+        if (rc == 0 && obj.atfd == posix_priv(xl)->unlink_fd)
+            rc = -ESTALE;
     }
     if (rc == 0)
         posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
@@ -453,6 +456,10 @@ posix_fop_link(vl_xlator_t *xl, vl_req_t *req)
         goto out;
     if (S_ISDIR(src.st.st_mode)) {
         rc = -EPERM;
+        goto put_src;
+    }
+    if (src.atfd == posix_priv(xl)->unlink_fd) {
+        rc = -ENOENT; /* unlinked while open: no new names */
         goto put_src;
     }
     rc = posix_obj_parent(xl, a->newloc.parent, a->newloc.name, true, &dst);

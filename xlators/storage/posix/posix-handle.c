@@ -251,8 +251,42 @@ posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
     if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return;
     /* The handle itself is one link: nlink 1 means no name is left. */
-    if (st.st_nlink == 1)
-        unlinkat(priv->handles_fd, hrel, 0);
+    if (st.st_nlink != 1)
+        return;
+    /* Still open somewhere: park the handle in .mortar/unlink so fops on
+     * the open file (fstat, fsetxattr...) still resolve its GFID; the
+     * last release() removes it. */
+    if (posix_inode_open_count(xl, gfid) > 0) {
+        char str[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(gfid, str);
+        if (renameat(priv->handles_fd, hrel, priv->unlink_fd, str) == 0)
+            return;
+    }
+    unlinkat(priv->handles_fd, hrel, 0);
+}
+
+
+/* How many posix fds are open on the inode with this GFID. */
+unsigned
+posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_inode_ctx *ctx;
+    vl_inode_t *inode;
+    unsigned n = 0;
+
+    if (xl->graph == NULL || xl->graph->itable == NULL)
+        return 0;
+    inode = vl_inode_find(xl->graph->itable, gfid);
+    if (inode == NULL)
+        return 0;
+    ctx = vl_inode_ctx(inode, xl);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx != NULL)
+        n = ctx->n_open;
+    pthread_mutex_unlock(&inode->lock);
+    vl_inode_unref(inode);
+    return n;
 }
 
 
@@ -577,7 +611,9 @@ posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
         is_dir = S_ISDIR(inode->type);
     } else {
         rc = posix_handle_is_dir(xl, &inode->gfid, &is_dir);
-        if (rc != 0)
+        if (rc == -ESTALE)
+            is_dir = false; /* maybe an unlinked open file, see below */
+        else if (rc != 0)
             return rc;
     }
     if (is_dir) {
@@ -589,12 +625,24 @@ posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
         obj->atfd = priv->handles_fd;
         posix_handle_rel(&inode->gfid, obj->rel);
     }
-    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
-        rc = errno == ENOENT ? -ESTALE : -errno;
-        posix_obj_put(obj);
-        return rc;
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) == 0)
+        return 0;
+    rc = errno == ENOENT ? -ESTALE : -errno;
+    if (rc == -ESTALE && !is_dir) {
+        /* An unlinked file still open: its handle is parked. */
+        char str[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(&inode->gfid, str);
+        if (fstatat(priv->unlink_fd, str, &obj->st, AT_SYMLINK_NOFOLLOW)
+            == 0) {
+            obj->atfd = priv->unlink_fd;
+            strcpy(obj->rel, str);
+            obj->st.st_nlink--; /* the parked handle is no name */
+            return 0;
+        }
     }
-    return 0;
+    posix_obj_put(obj);
+    return rc;
 }
 
 

@@ -39,7 +39,8 @@ posix_fop_stat(vl_xlator_t *xl, vl_req_t *req)
         if (rc == 0 && fstat(os_fd, &obj.st) < 0)
             rc = -errno;
         if (rc == 0)
-            posix_iatt_fill(&obj.st, &a->fd->inode->gfid, &req->reply.iatt);
+            posix_iatt_fill_open(xl, &obj.st, &a->fd->inode->gfid,
+                                 &req->reply.iatt);
         vl_unwind(req, rc);
         return;
     }
@@ -159,11 +160,16 @@ posix_fop_setattr(vl_xlator_t *xl, vl_req_t *req)
     rc = os_fd >= 0 ? fstat(os_fd, &obj.st)
                     : fstatat(obj.atfd, obj.rel, &obj.st,
                               AT_SYMLINK_NOFOLLOW);
+    if (rc == 0 && os_fd < 0 && obj.atfd == posix_priv(xl)->unlink_fd)
+        obj.st.st_nlink--; /* parked: the only link is the handle */
     if (rc < 0) {
         rc = -errno;
         goto out;
     }
-    posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+    if (os_fd >= 0)
+        posix_iatt_fill_open(xl, &obj.st, &obj.gfid, &req->reply.iatt);
+    else
+        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
 out:
     posix_obj_put(&obj);
     vl_unwind(req, rc);

@@ -19,6 +19,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -31,6 +32,10 @@
 
 #include "posix.h"
 #include "../../builtin.h"
+
+
+static unsigned posix_open_count_add(vl_xlator_t *xl, vl_inode_t *inode,
+                                     int delta);
 
 
 void
@@ -62,6 +67,27 @@ posix_iatt_fill(const struct stat *st, const vl_gfid_t *gfid,
 }
 
 
+/* Like posix_iatt_fill for a file reached through an open fd: a file
+ * whose only link is its parked handle (unlinked while open) has no
+ * name left, so nlink 0. */
+void
+posix_iatt_fill_open(vl_xlator_t *xl, const struct stat *st,
+                     const vl_gfid_t *gfid, struct vl_iatt *out /* OUT */)
+{
+    char str[VL_GFID_STR_LEN];
+    struct stat pst;
+
+    posix_iatt_fill(st, gfid, out);
+    if (S_ISDIR(st->st_mode) || st->st_nlink != 1 || vl_gfid_is_null(gfid))
+        return;
+    vl_gfid_to_str(gfid, str);
+    if (fstatat(posix_priv(xl)->unlink_fd, str, &pst, AT_SYMLINK_NOFOLLOW)
+            == 0
+        && pst.st_ino == st->st_ino && pst.st_dev == st->st_dev)
+        out->nlink = 0;
+}
+
+
 int
 posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir)
 {
@@ -82,7 +108,28 @@ posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir)
         }
     }
     pthread_mutex_unlock(&fd->lock);
+    if (rc == 0 && !is_dir)
+        posix_open_count_add(xl, fd->inode, 1);
     return rc;
+}
+
+
+/* Counts open files per inode so unlink can tell whether a handle must
+ * outlive the file's last name; returns the new count. */
+static unsigned
+posix_open_count_add(vl_xlator_t *xl, vl_inode_t *inode, int delta)
+{
+    struct posix_inode_ctx *ctx = vl_inode_ctx(inode, xl);
+    unsigned n = 0;
+
+    if (ctx == NULL)
+        return 0;
+    pthread_mutex_lock(&inode->lock);
+    if (delta > 0 || ctx->n_open > 0)
+        ctx->n_open += (unsigned)delta;
+    n = ctx->n_open;
+    pthread_mutex_unlock(&inode->lock);
+    return n;
 }
 
 
@@ -218,7 +265,35 @@ posix_root_gfid(int fd, const char *dir, vl_err_t *err)
 }
 
 
-/* Creates .mortar/handles and the root's handle; opens handles_fd. */
+/* Empties .mortar/unlink: files parked there were open when the brick
+ * last stopped, and nothing holds them open any more. */
+static int
+posix_unlink_dir_purge(int root_fd)
+{
+    struct dirent *d;
+    DIR *dir;
+    int fd;
+
+    fd = openat(root_fd, POSIX_META_DIR "/" POSIX_UNLINK_DIR,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    dir = fdopendir(fd);
+    if (dir == NULL) {
+        close(fd);
+        return -errno;
+    }
+    while ((d = readdir(dir)) != NULL) {
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            unlinkat(dirfd(dir), d->d_name, 0);
+    }
+    closedir(dir);
+    return 0;
+}
+
+
+/* Creates .mortar/{handles,unlink} and the root's handle; opens
+ * handles_fd and unlink_fd. */
 static int
 posix_meta_setup(vl_xlator_t *xl, const char *dir, vl_err_t *err)
 {
@@ -237,6 +312,15 @@ posix_meta_setup(vl_xlator_t *xl, const char *dir, vl_err_t *err)
                               POSIX_META_DIR "/" POSIX_HANDLES_DIR,
                               O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (priv->handles_fd < 0)
+        goto fail;
+    if (mkdirat(priv->root_fd, POSIX_META_DIR "/" POSIX_UNLINK_DIR, 0700) < 0
+        && errno != EEXIST)
+        goto fail;
+    if (posix_unlink_dir_purge(priv->root_fd) != 0)
+        goto fail;
+    priv->unlink_fd = openat(priv->root_fd, POSIX_META_DIR "/" POSIX_UNLINK_DIR,
+                             O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (priv->unlink_fd < 0)
         goto fail;
     /* The root's handle points at the brick root from handles/00/00. */
     if (mkdirat(priv->handles_fd, "00", 0700) < 0 && errno != EEXIST)
@@ -298,6 +382,7 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     }
     priv->root_fd = -1;
     priv->handles_fd = -1;
+    priv->unlink_fd = -1;
     xl->priv = priv;
 
     rc = posix_root_open(conf->directory, &priv->root_fd, err);
@@ -325,6 +410,8 @@ out:
             close(priv->root_fd);
         if (priv->handles_fd >= 0)
             close(priv->handles_fd);
+        if (priv->unlink_fd >= 0)
+            close(priv->unlink_fd);
         vl_free(priv);
         xl->priv = NULL;
     }
@@ -341,6 +428,7 @@ posix_fini(vl_xlator_t *xl)
         return;
     close(priv->root_fd);
     close(priv->handles_fd);
+    close(priv->unlink_fd);
     vl_free(priv);
     xl->priv = NULL;
 }
@@ -369,6 +457,14 @@ posix_release(vl_xlator_t *xl, vl_fd_t *fd)
     close(ctx->os_fd);
     ctx->is_open = false;
     pthread_mutex_destroy(&ctx->dir_lock);
+    /* The last close of an unlinked file drops its parked handle. */
+    if (!ctx->is_dir && posix_open_count_add(xl, fd->inode, -1) == 0
+        && posix_priv(xl) != NULL && !vl_gfid_is_null(&fd->inode->gfid)) {
+        char str[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(&fd->inode->gfid, str);
+        unlinkat(posix_priv(xl)->unlink_fd, str, 0);
+    }
 }
 
 

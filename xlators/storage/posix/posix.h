@@ -32,6 +32,7 @@
 #define POSIX_XATTR_PREFIX "trusted.mortar."
 #define POSIX_META_DIR ".mortar"
 #define POSIX_HANDLES_DIR "handles"
+#define POSIX_UNLINK_DIR "unlink"
 /* "xx/yy/" + 36 characters + NUL */
 #define POSIX_HANDLE_REL_LEN (6 + VL_GFID_STR_LEN)
 /* "/proc/self/fd/NNNNNNNNNN/" + rel */
@@ -57,6 +58,8 @@ struct posix_conf {
 struct posix_priv {
     int root_fd;     /* owned; O_RDONLY|O_DIRECTORY fd of the brick root */
     int handles_fd;  /* owned; O_PATH fd of .mortar/handles */
+    int unlink_fd;   /* owned; O_PATH fd of .mortar/unlink, where handles
+                        of unlinked but still open files wait */
     dev_t dev;       /* device of the brick root: objects never leave it */
     long max_cached; /* cap on cached directory fds (half of NOFILE) */
     atomic_long n_cached; /* directory fds cached in inode ctxs now */
@@ -68,6 +71,7 @@ struct posix_priv {
 struct posix_inode_ctx {
     int dirfd;       /* owned O_PATH fd of the directory when has_dirfd */
     bool has_dirfd;  /* dirfd is valid; closed by forget() */
+    unsigned n_open; /* open non-directory fds (open/create - release) */
 };
 
 /* Per fd (vl_fd_ctx). Set once by open/create/opendir under fd->lock and
@@ -106,6 +110,7 @@ int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
 int posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
                             const vl_gfid_t *parent, const char *name);
 void posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid);
+unsigned posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid);
 void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
@@ -127,6 +132,8 @@ void posix_obj_put(struct posix_obj *obj);
 int posix_name_check(vl_inode_t *parent, const char *name, bool is_create);
 void posix_iatt_fill(const struct stat *st, const vl_gfid_t *gfid,
                      struct vl_iatt *out /* OUT */);
+void posix_iatt_fill_open(vl_xlator_t *xl, const struct stat *st,
+                          const vl_gfid_t *gfid, struct vl_iatt *out /* OUT */);
 int posix_fd_os(vl_xlator_t *xl, vl_fd_t *fd, int *out /* OUT */);
 int posix_space_check(vl_xlator_t *xl);
 

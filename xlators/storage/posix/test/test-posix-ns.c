@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -177,12 +178,35 @@ test_exchange_dirs_updates_both_handles(void **state)
 }
 
 
+static int
+pt_count_entries(const char *path)
+{
+    struct dirent *d;
+    DIR *dir = opendir(path);
+    int n = 0;
+
+    assert_non_null(dir);
+    while ((d = readdir(dir)) != NULL)
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            n++;
+    closedir(dir);
+    return n;
+}
+
+
+static int pt_setattr(struct pt *t, vl_inode_t *inode, vl_fd_t *fd,
+                      const struct vl_iatt *attr, uint32_t valid,
+                      struct vl_iatt *out);
+
+
 static void
 test_unlink_open_file_keeps_data(void **state)
 {
     struct pt *t = *state;
     vl_inode_t *f = NULL, *d = NULL;
     union vl_fop_args a = {0};
+    struct vl_iatt ia, at = {0};
+    char path[PATH_MAX];
     struct vl_reply r;
     vl_fd_t *fd = NULL;
     char buf[8];
@@ -194,7 +218,35 @@ test_unlink_open_file_keeps_data(void **state)
     assert_int_equal(pt_read(t, fd, 0, buf, sizeof(buf)), 4);
     assert_memory_equal(buf, "data", 4);
     assert_int_equal(pt_unlink(t, t->root, "f"), -ENOENT);
+    /* While open, the GFID still reaches the file (fstat, fchmod on the
+     * client arrive by inode), but a nameless lookup does not. */
+    assert_int_equal(pt_stat(t, f, &ia), 0);
+    assert_int_equal(ia.nlink, 0);
+    assert_int_equal(ia.size, 4);
+    at.mode = 0600;
+    assert_int_equal(pt_setattr(t, f, NULL, &at, VL_SET_MODE, &ia), 0);
+    assert_int_equal(ia.mode & 07777, 0600);
+    assert_int_equal(pt_lookup_gfid(t, &f->gfid, NULL, NULL), -ESTALE);
+    memset(&a, 0, sizeof(a));
+    a.stat.fd = fd;
+    assert_int_equal(pt_call(t, VL_FOP_STAT, &a, &r), 0);
+    assert_int_equal(r.iatt.nlink, 0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &f->gfid));
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
     vl_fd_unref(fd);
+    /* The last close lets go of it for good. */
+    assert_int_equal(pt_stat(t, f, &ia), -ESTALE);
+    snprintf(path, sizeof(path), "%s/.mortar/unlink", t->brick);
+    assert_int_equal(pt_count_entries(path), 0);
+    vl_inode_unref(f);
+
+    /* Not open: the handle goes at once. */
+    assert_int_equal(pt_create(t, t->root, "g", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_unlink(t, t->root, "g"), 0);
+    assert_false(pt_handle_exists(t, &f->gfid, NULL));
+    assert_int_equal(pt_count_entries(path), 0);
+    assert_int_equal(pt_stat(t, f, &ia), -ESTALE);
     vl_inode_unref(f);
 
     assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
