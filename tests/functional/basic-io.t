@@ -81,7 +81,10 @@ print("ok" if len(d) == 100004 and d[:100000] == bytes(100000)
 TEST truncate -s 100 "$M0/big"
 EXPECT "100" stat -c %s "$M0/big"
 EXPECT "100" stat -c %s "$B0/big"
-TEST cmp -n 100 "$T/rand" "$M0/big"
+# (bytes 7-9 are the "xyz" written above)
+TEST cmp -n 7 "$T/rand" "$M0/big"
+TEST cmp -i 10:10 -n 90 "$T/rand" "$M0/big"
+EXPECT "xyz" dd if="$M0/big" bs=1 skip=7 count=3 status=none
 TEST truncate -s 4096 "$M0/big"
 EXPECT "4096" stat -c %s "$M0/big"
 TEST cmp -i 100:0 -n 3996 "$M0/big" /dev/zero

@@ -48,7 +48,7 @@ TEST sh -c "echo after > '$M0/after'"
 EXPECT "after" cat "$M0/after"
 EXPECT "directory" stat -c %F "$M0/d"
 TEST touch "$M0/d/inside"
-EXPECT "regular file" stat -c %F "$B0/d/inside"
+EXPECT "regular empty file" stat -c %F "$B0/d/inside"
 # The fd opened before the crash is usable again.
 echo 6 >&9
 EXPECT_WITHIN 30 "Y" sh -c "[ -e '$T/opened.ok' ] && echo Y || echo N"

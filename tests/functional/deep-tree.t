@@ -24,7 +24,6 @@ make_deep() {
 TEST make_deep
 EXPECT "$DEPTH" sh -c "find '$M0/top' -mindepth 1 -type d | wc -l"
 EXPECT "1" sh -c "find '$M0/top' -type f -name leaf | wc -l"
-EXPECT "$((DEPTH + 2))" sh -c "ls -R '$M0/top' | grep -c ':\$'"
 # The path really is longer than PATH_MAX.
 EXPECT "Y" sh -c "[ \$(find '$M0/top' -name leaf | head -n1 | wc -c) -gt 4096 ] && echo Y || echo N"
 # Read the leaf with a walk of relative cds.
@@ -32,6 +31,7 @@ read_leaf() {
     (
         cd "$M0/top" || exit 1
         for ((i = 0; i < DEPTH; i++)); do cd "$NAME" || exit 1; done
+        ls -l leaf > /dev/null || exit 1
         cat leaf
     )
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fallocate keep-size, punch hole and zero range (the bytes really become
+# fallocate keep-size (-n), punch hole and zero range (the bytes really become
 # zero); copy_file_range; a sparse file beyond 4 GiB.
 # TIMEOUT: 180
 # REQUIRES: root fuse fallocate python3
@@ -47,7 +47,7 @@ EXPECT "yes" range_is "$M0/f" 65536 4096 0
 
 # Keep-size preallocation: blocks are allocated, the size stays 0.
 TEST touch "$M0/pre"
-TEST fallocate -k -o 0 -l 1048576 "$M0/pre"
+TEST fallocate --keep-size -o 0 -l 1048576 "$M0/pre"
 EXPECT "0" stat -c %s "$M0/pre"
 EXPECT "Y" sh -c "[ \$(stat -c %b '$B0/pre') -ge 2048 ] && echo Y || echo N"
 # Plain preallocation grows the size.
@@ -78,10 +78,11 @@ TEST cmp "$M0/src" "$M0/copy"
 EXPECT "100000" cfr "$M0/src" "$M0/part" 12345 100000
 TEST cmp -i 12345:0 -n 100000 "$M0/src" "$M0/part"
 EXPECT "100000" stat -c %s "$M0/part"
-# Out of the mount and into it.
-EXPECT "3276800" cfr "$M0/src" "$T/local-copy" 0 3276800
+# (Across file systems the kernel refuses copy_file_range with EXDEV;
+# cp falls back to read/write there.)
+TEST cp --reflink=never "$M0/src" "$T/local-copy"
 TEST cmp "$M0/src" "$T/local-copy"
-EXPECT "3276800" cfr "$T/local-copy" "$M0/back" 0 3276800
+TEST cp --reflink=never "$T/local-copy" "$M0/back"
 TEST cmp "$M0/src" "$M0/back"
 TEST cp --reflink=never "$M0/src" "$M0/cp-copy"
 TEST cmp "$M0/src" "$M0/cp-copy"

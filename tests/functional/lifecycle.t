@@ -74,7 +74,7 @@ alloc_port P2
 mkdir -p "$T/bricks/b2"
 brick_volfile b2 "$T/bricks/b2" "$P2" > "$T/vol/b2.vol"
 "$MORTARFSD" -N --volfile "$T/vol/b2.vol" --log-file "$T/log/fg.log" \
-    --dump-dir "$T/dump" &
+    --dump-dir "$T/dump" < /dev/null > /dev/null 2>&1 &
 FG=$!
 _T_BG+=("$FG")
 TEST mount_client "$P2" b2 "$M1"

@@ -14,7 +14,6 @@ EXPECT "2" stat -c %h "$M0/a"
 EXPECT "2" stat -c %h "$M0/b"
 EXPECT "$(stat -c %i "$M0/a")" stat -c %i "$M0/b"
 EXPECT "linked" cat "$M0/b"
-EXPECT "2" stat -c %h "$B0/a"
 TEST sh -c "echo more >> '$M0/b'"
 EXPECT "linked more" sh -c "cat '$M0/a' | tr '\n' ' ' | sed 's/ \$//'"
 EXPECT "File exists" pyop link "$M0/a" "$M0/b"
@@ -55,7 +54,6 @@ EXPECT "newer" python3 -c '
 import os, sys
 c = os.stat(sys.argv[1]).st_ctime_ns
 print("newer" if c > int(sys.argv[2]) else "same %d" % c)' "$M0/h1" "$ctime1"
-EXPECT "1" stat -c %h "$B0/h1"
 # unlink of one of two names.
 TEST ln "$M0/h1" "$M0/h4"
 TEST rm "$M0/h1"
@@ -76,6 +74,6 @@ os.pwrite(fd, b"HELLO", 0)
 e = os.pread(fd, 10, 0)
 n = os.fstat(fd).st_nlink
 os.close(fd)
-print("ok" if (d, e, n) == (b"still here", b"HELLOl here", 0) else (d, e, n))' \
+print("ok" if (d, e, n) == (b"still here", b"HELLO here", 0) else (d, e, n))' \
     "$M0/open-unlinked"
 TEST test ! -e "$B0/open-unlinked"

@@ -19,8 +19,7 @@ TEST ! flock -n -s "$M0/lockfile" true
 bg_run flock -x "$M0/lockfile" -c "touch '$T/second'"
 sleep 0.5
 TEST test ! -e "$T/second"
-pkill -KILL -P "$HOLDER" 2> /dev/null
-kill -KILL "$HOLDER" 2> /dev/null
+TEST bg_kill "$HOLDER"
 EXPECT_WITHIN 20 "Y" sh -c "[ -e '$T/second' ] && echo Y || echo N"
 EXPECT_WITHIN 20 "free" sh -c "flock -n -x '$M0/lockfile' true && echo free || echo busy"
 
@@ -79,7 +78,7 @@ fcntl.lockf(fd, fcntl.LOCK_EX, 100, 0)
 open(sys.argv[2], "w").close()' "$M0/lockfile" "$T/fgot"
 sleep 0.5
 TEST test ! -e "$T/fgot"
-kill -KILL "$FHOLDER"
+TEST bg_kill "$FHOLDER"
 EXPECT_WITHIN 20 "Y" sh -c "[ -e '$T/fgot' ] && echo Y || echo N"
 EXPECT_WITHIN 20 "ok" try_lock w 10 50
 # Closing any fd of a process drops its POSIX locks (POSIX semantics).
