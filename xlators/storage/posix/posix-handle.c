@@ -33,6 +33,8 @@
 
 static int posix_dir_resolve(vl_xlator_t *xl, const vl_gfid_t *gfid,
                              int *out);
+static int posix_handle_is_dir(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                               bool *out);
 
 struct posix_chain_elem {
     vl_gfid_t gfid;          /* the directory */
@@ -208,6 +210,7 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     struct posix_priv *priv = posix_priv(xl);
     char target[PATH_MAX];
     char hrel[POSIX_HANDLE_REL_LEN];
+    bool is_dir = false;
     int rc;
     int fd;
 
@@ -223,8 +226,14 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
         return 0;
     if (errno != EEXIST)
         return -errno;
-    /* A handle exists: refuse if it still leads to a live directory with
-     * this GFID (a duplicate GFID), else it is stale: replace it. */
+    /* A handle exists: refuse if it belongs to a non-directory or still
+     * leads to a live directory with this GFID (a duplicate GFID), else
+     * it is stale: replace it. */
+    rc = posix_handle_is_dir(xl, gfid, &is_dir);
+    if (rc != 0 && rc != -ESTALE)
+        return rc;
+    if (rc == 0 && !is_dir)
+        return -EEXIST;
     if (posix_dir_resolve(xl, gfid, &fd) == 0) {
         struct stat dst;
 

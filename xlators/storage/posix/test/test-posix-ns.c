@@ -549,6 +549,30 @@ test_bad_names_and_nosys(void **state)
     assert_int_equal(pt_lookup(t, t->root, "..", NULL, NULL), -EINVAL);
     assert_int_equal(pt_mkdir(t, t->root, "dup", 0755, NULL), 0);
     assert_int_equal(pt_mkdir(t, t->root, "dup", 0755, NULL), -EEXIST);
+    /* A GFID already used by a live object is refused and undone. */
+    {
+        vl_inode_t *f = NULL, *fresh = vl_inode_new(t->graph->itable);
+        char path[PATH_MAX];
+        struct stat st;
+
+        assert_int_equal(pt_create(t, t->root, "owner", O_RDWR, 0644, &f,
+                                   NULL),
+                         0);
+        a.mkdir.loc.parent = t->root;
+        a.mkdir.loc.name = "clash";
+        a.mkdir.loc.inode = fresh;
+        a.mkdir.mode = 0755;
+        a.mkdir.gfid = f->gfid;
+        assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), -EEXIST);
+        vl_reply_clear(&r);
+        snprintf(path, sizeof(path), "%s/clash", t->brick);
+        assert_int_equal(lstat(path, &st), -1);
+        assert_true(pt_handle_exists(t, &f->gfid, &st));
+        assert_true(S_ISREG(st.st_mode));
+        vl_inode_unref(fresh);
+        vl_inode_unref(f);
+        memset(&a, 0, sizeof(a));
+    }
     a.inodelk.loc.inode = t->root;
     assert_int_equal(pt_call(t, VL_FOP_INODELK, &a, &r), -ENOSYS);
     vl_reply_clear(&r);
