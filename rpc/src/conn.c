@@ -8,12 +8,18 @@
  * Output:  vrpc_conn_send (any thread) writes the record directly when the
  *          queue is empty; what the socket does not take is copied into the
  *          queue, and EPOLLOUT is armed to flush it.
- * Threads: the descriptor is one-shot. conn->lock guards the queue, the
- *          flags and re-arming, so a sender never re-arms the descriptor
- *          while the callback runs (it sets is_again instead, and the
- *          callback loops once more before re-arming itself).
- * Lifetime: refcounted; the io registration holds one ref from
- *          vrpc_conn_start until vrpc_conn_close.
+ * Threads: input and output have separate one-shot registrations (the
+ *          output one on a dup of the socket), so that each is re-armed
+ *          only by its own side: the input callback re-arms EPOLLIN itself,
+ *          and EPOLLOUT is armed only while is_out_armed is false (set by
+ *          whoever arms it, cleared by the output callback when it runs).
+ *          Nobody ever re-arms a registration whose event may be pending,
+ *          so no callback runs twice at once. conn->lock guards the queue
+ *          and the flags; the input side (parser, staging) belongs to the
+ *          input callback alone.
+ * Lifetime: refcounted; the registrations hold one ref from
+ *          vrpc_conn_start until vrpc_conn_close, and each callback holds
+ *          its own while it runs.
  */
 #include "config.h"
 
@@ -45,28 +51,35 @@ struct vrpc_out {
 struct vrpc_conn {
     atomic_int refs;                  /* freed at 0 */
     vl_loop_t *loop;                  /* borrowed */
-    int fd;                           /* owned; -1 once closed */
-    vl_io_t *io;                      /* owned; NULL before start/after close */
+    int fd;                           /* owned; closed at the last unref */
+    int out_fd;                       /* owned dup of fd for io_out, or -1 */
     const struct vrpc_conn_ops *ops;  /* borrowed, static */
     void *arg;                        /* for ops */
     pthread_mutex_t lock;             /* guards the fields below it */
+    vl_io_t *io_in;                   /* owned; EPOLLIN on fd */
+    vl_io_t *io_out;                  /* owned; EPOLLOUT on out_fd */
     struct vrpc_out *out_head;        /* owned queue of unsent bytes */
     struct vrpc_out *out_tail;        /* last of the queue */
-    bool is_in_cb;                    /* the io callback is running */
-    bool is_again;                    /* callback must loop once more */
+    bool is_out_armed;                /* an EPOLLOUT event may be pending */
+    bool is_started;                  /* vrpc_conn_start ran */
     bool is_closed;                   /* vrpc_conn_close ran */
-    bool is_connecting;               /* waiting for connect(2) */
     bool is_close_done;               /* on_close has returned */
+    bool is_connecting;               /* waiting for connect(2) */
+    bool is_in_running;               /* the input callback runs... */
+    pthread_t in_thread;              /* ...on this thread */
+    bool is_out_running;              /* the output callback runs... */
+    pthread_t out_thread;             /* ...on this thread */
     pthread_t closer;                 /* thread running the close */
-    pthread_t cb_thread;              /* thread running the callback */
     pthread_cond_t close_cond;        /* signalled when close is done */
-    struct vrpc_rm rm;                /* reader's; only the io callback */
-    char *stage;                      /* owned; reader's staging buffer */
+    struct vrpc_rm rm;                /* input callback's parser */
+    char *stage;                      /* owned; input staging buffer */
     size_t stage_len;                 /* valid bytes in stage */
     size_t stage_off;                 /* bytes of stage already parsed */
     char peer[64];                    /* "addr:port" */
     char peer_addr[48];               /* "addr" */
 };
+
+static void conn_out_cb(vl_io_t *io, int fd, uint32_t events, void *arg);
 
 
 static void
@@ -133,6 +146,7 @@ vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
     atomic_init(&c->refs, 1);
     c->loop = loop;
     c->fd = fd;
+    c->out_fd = -1;
     c->ops = ops;
     c->arg = arg;
     c->is_connecting = is_connecting;
@@ -171,6 +185,8 @@ vrpc_conn_unref(vrpc_conn_t *c)
     vrpc_rm_clear(&c->rm);
     if (c->fd >= 0)
         close(c->fd);
+    if (c->out_fd >= 0)
+        close(c->out_fd);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->close_cond);
     vl_free(c->stage);
@@ -204,11 +220,23 @@ vrpc_conn_is_closed(vrpc_conn_t *c)
 }
 
 
+/* True if the calling thread is inside one of c's callbacks. */
+static bool
+conn_in_own_cb_locked(vrpc_conn_t *c)
+{
+    pthread_t self = pthread_self();
+
+    return (c->is_in_running && pthread_equal(c->in_thread, self))
+           || (c->is_out_running && pthread_equal(c->out_thread, self));
+}
+
+
 void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
     struct vrpc_out *o;
-    vl_io_t *io;
+    vl_io_t *io_in, *io_out;
+    bool had_regs;
 
     pthread_mutex_lock(&c->lock);
     if (c->is_closed) {
@@ -216,10 +244,7 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
          * when this returns no callback of c is running. Inside c's own
          * callback we must not wait (the closer may be waiting for that
          * callback in vl_io_del). */
-        bool is_own_cb = c->is_in_cb
-                         && pthread_equal(c->cb_thread, pthread_self());
-
-        while (!c->is_close_done && !is_own_cb
+        while (!c->is_close_done && !conn_in_own_cb_locked(c)
                && !pthread_equal(c->closer, pthread_self()))
             pthread_cond_wait(&c->close_cond, &c->lock);
         pthread_mutex_unlock(&c->lock);
@@ -232,14 +257,17 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
         vl_free(o);
     }
     c->out_tail = NULL;
-    io = c->io;
-    c->io = NULL;
+    io_in = c->io_in;
+    io_out = c->io_out;
+    c->io_in = NULL;
+    c->io_out = NULL;
+    had_regs = c->is_started;
     pthread_mutex_unlock(&c->lock);
 
-    /* After this the callback is not running (or we are inside it) and no
+    /* After this no callback runs (except the one we may be in) and no
      * sender touches fd: senders check is_closed under the lock. */
-    if (io != NULL)
-        vl_io_del(io);
+    vl_io_del(io_in);
+    vl_io_del(io_out);
     shutdown(c->fd, SHUT_RDWR);
     if (c->ops->on_close != NULL)
         c->ops->on_close(c, reason, c->arg);
@@ -247,8 +275,8 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     c->is_close_done = true;
     pthread_cond_broadcast(&c->close_cond);
     pthread_mutex_unlock(&c->lock);
-    if (io != NULL)
-        vrpc_conn_unref(c); /* the registration's ref */
+    if (had_regs)
+        vrpc_conn_unref(c); /* the registrations' ref */
 }
 
 
@@ -317,6 +345,26 @@ conn_queue_locked(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
 }
 
 
+/* Makes sure an EPOLLOUT event will come (registering the output side on
+ * first use); never re-arms one that may still be pending. */
+static int
+conn_arm_out_locked(vrpc_conn_t *c)
+{
+    int rc = 0;
+
+    if (c->is_out_armed || !c->is_started || c->is_closed)
+        return 0;
+    if (c->io_out == NULL)
+        rc = vl_io_add(c->loop, c->out_fd, EPOLLOUT, conn_out_cb, c,
+                       &c->io_out);
+    else
+        rc = vl_io_modify(c->io_out, EPOLLOUT);
+    if (rc == 0)
+        c->is_out_armed = true;
+    return rc;
+}
+
+
 int
 vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov)
 {
@@ -345,7 +393,7 @@ vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov)
         rc = -ENOTCONN;
         goto out;
     }
-    if (c->out_head == NULL && !c->is_connecting && c->io != NULL) {
+    if (c->out_head == NULL && !c->is_connecting && c->is_started) {
         struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)n};
         ssize_t w;
 
@@ -361,12 +409,8 @@ vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov)
             goto out;
     }
     rc = conn_queue_locked(c, v, n, total, written);
-    if (rc != 0)
-        goto out;
-    if (c->is_in_cb)
-        c->is_again = true;
-    else if (c->io != NULL && !c->is_connecting)
-        (void)vl_io_modify(c->io, EPOLLIN | EPOLLOUT);
+    if (rc == 0 && !c->is_connecting)
+        rc = conn_arm_out_locked(c);
 out:
     pthread_mutex_unlock(&c->lock);
     /* A failed write, or a partial record we could not queue, leaves the
@@ -392,8 +436,7 @@ conn_deliver(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 /* Reads and parses what the socket has. Every byte read is parsed before
  * returning, so nothing waits in the staging buffer for an event that
  * will not come. Returns 0 (would block, or did enough reads for one turn;
- * level-triggered EPOLLIN brings us back) or -errno to close with
- * (-ECONNRESET for EOF). */
+ * EPOLLIN brings us back) or -errno to close with (-ECONNRESET for EOF). */
 static int
 conn_read(vrpc_conn_t *c)
 {
@@ -446,21 +489,67 @@ conn_read(vrpc_conn_t *c)
 }
 
 
-/* Finishes a non-blocking connect; returns 0 or -errno. */
+static void
+conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+{
+    /* The registrations' ref may go while we run (a close from inside a
+     * record handler), so the callback holds its own. */
+    vrpc_conn_t *c = vrpc_conn_ref(arg);
+    int rc;
+
+    pthread_mutex_lock(&c->lock);
+    if (c->is_closed) {
+        pthread_mutex_unlock(&c->lock);
+        vrpc_conn_unref(c);
+        return;
+    }
+    c->is_in_running = true;
+    c->in_thread = pthread_self();
+    pthread_mutex_unlock(&c->lock);
+
+    rc = conn_read(c);
+
+    pthread_mutex_lock(&c->lock);
+    if (rc == 0 && !c->is_closed)
+        rc = vl_io_modify(io, EPOLLIN);
+    pthread_mutex_unlock(&c->lock);
+    /* Close while still marked running: a concurrent closer waits for
+     * this callback in vl_io_del, so we must not wait for it. */
+    if (rc != 0)
+        vrpc_conn_close(c, rc);
+    pthread_mutex_lock(&c->lock);
+    c->is_in_running = false;
+    pthread_mutex_unlock(&c->lock);
+    vrpc_conn_unref(c);
+}
+
+
+/* Finishes a non-blocking connect: 0, or -errno (then the caller closes). */
 static int
 conn_connect_done(vrpc_conn_t *c)
 {
     int err = 0;
     socklen_t sl = sizeof(err);
+    int rc;
 
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) < 0)
-        return -errno;
-    if (err != 0)
+        err = errno;
+    if (err != 0) {
+        if (c->ops->on_connect != NULL)
+            c->ops->on_connect(c, -err, c->arg);
         return -err;
+    }
+    conn_fill_peer(c);
     pthread_mutex_lock(&c->lock);
     c->is_connecting = false;
+    /* Input starts only now, so that a refused connect is reported by
+     * on_connect rather than by a failed read. */
+    rc = c->is_closed ? 0
+                      : vl_io_add(c->loop, c->fd, EPOLLIN, conn_in_cb, c,
+                                  &c->io_in);
     pthread_mutex_unlock(&c->lock);
-    conn_fill_peer(c);
+    if (rc != 0)
+        return rc;
     if (c->ops->on_connect != NULL)
         c->ops->on_connect(c, 0, c->arg);
     return 0;
@@ -468,106 +557,62 @@ conn_connect_done(vrpc_conn_t *c)
 
 
 static void
-conn_io_run(vl_io_t *io, uint32_t events, vrpc_conn_t *c);
-
-
-/* The registration's ref may go while we run (a close from inside a
- * record handler), so the callback holds its own. */
-static void
-conn_io_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+conn_out_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
 {
     vrpc_conn_t *c = vrpc_conn_ref(arg);
-
-    conn_io_run(io, events, c);
-    vrpc_conn_unref(c);
-}
-
-
-static void
-conn_io_run(vl_io_t *io, uint32_t events, vrpc_conn_t *c)
-{
+    bool connecting;
     int rc = 0;
 
     pthread_mutex_lock(&c->lock);
-    if (c->is_in_cb || c->is_closed) {
-        c->is_again = true;
+    if (c->is_closed) {
         pthread_mutex_unlock(&c->lock);
+        vrpc_conn_unref(c);
         return;
     }
-    c->is_in_cb = true;
-    c->cb_thread = pthread_self();
+    c->is_out_armed = false; /* this event fired; arming is allowed again */
+    c->is_out_running = true;
+    c->out_thread = pthread_self();
+    connecting = c->is_connecting;
     pthread_mutex_unlock(&c->lock);
 
-    for (;;) {
-        bool connecting;
+    if (connecting)
+        rc = conn_connect_done(c);
 
-        pthread_mutex_lock(&c->lock);
-        connecting = c->is_connecting;
-        pthread_mutex_unlock(&c->lock);
-        if (connecting && events != 0) {
-            rc = conn_connect_done(c);
-            if (rc != 0) {
-                if (c->ops->on_connect != NULL)
-                    c->ops->on_connect(c, rc, c->arg);
-                break;
-            }
-        }
-        if (!connecting && (events & (EPOLLIN | EPOLLERR | EPOLLHUP))) {
-            rc = conn_read(c);
-            if (rc != 0)
-                break;
-        }
-        pthread_mutex_lock(&c->lock);
-        if (c->is_closed) {
-            c->is_in_cb = false;
-            pthread_mutex_unlock(&c->lock);
-            return;
-        }
-        rc = c->is_connecting ? 0 : conn_flush_locked(c);
-        if (rc != 0) {
-            pthread_mutex_unlock(&c->lock);
-            break;
-        }
-        if (c->is_again) {
-            c->is_again = false;
-            pthread_mutex_unlock(&c->lock);
-            events = c->is_connecting ? 0 : EPOLLIN;
-            continue;
-        }
-        c->is_in_cb = false;
-        if (c->is_connecting)
-            (void)vl_io_modify(io, EPOLLOUT);
-        else
-            (void)vl_io_modify(io, EPOLLIN
-                                       | (c->out_head != NULL ? EPOLLOUT : 0));
-        pthread_mutex_unlock(&c->lock);
-        return;
-    }
-    /* Fatal: close from inside the callback (vl_io_del allows that). */
     pthread_mutex_lock(&c->lock);
-    c->is_in_cb = false;
+    if (rc == 0 && !c->is_closed) {
+        rc = conn_flush_locked(c);
+        if (rc == 0 && c->out_head != NULL)
+            rc = conn_arm_out_locked(c);
+    }
     pthread_mutex_unlock(&c->lock);
-    vrpc_conn_close(c, rc);
+    if (rc != 0)
+        vrpc_conn_close(c, rc); /* still marked running, see conn_in_cb */
+    pthread_mutex_lock(&c->lock);
+    c->is_out_running = false;
+    pthread_mutex_unlock(&c->lock);
+    vrpc_conn_unref(c);
 }
 
 
 int
 vrpc_conn_start(vrpc_conn_t *c)
 {
-    vl_io_t *io = NULL;
-    uint32_t ev;
-    int rc;
+    int rc = 0;
 
-    vrpc_conn_ref(c); /* for the registration */
+    c->out_fd = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+    if (c->out_fd < 0)
+        return -errno;
+    vrpc_conn_ref(c); /* for the registrations */
     pthread_mutex_lock(&c->lock);
-    /* Hold the lock so that the callback cannot run before io is set. */
-    ev = c->is_connecting ? EPOLLOUT
-                          : EPOLLIN | (c->out_head != NULL ? EPOLLOUT : 0);
-    rc = vl_io_add(c->loop, c->fd, ev, conn_io_cb, c, &io);
-    if (rc == 0)
-        c->io = io;
+    c->is_started = true;
+    /* Under the lock so that no callback runs before io_in/io_out are
+     * set. A connecting socket waits for EPOLLOUT first. */
+    if (c->is_connecting)
+        rc = conn_arm_out_locked(c);
+    else
+        rc = vl_io_add(c->loop, c->fd, EPOLLIN, conn_in_cb, c, &c->io_in);
+    if (rc == 0 && !c->is_connecting && c->out_head != NULL)
+        rc = conn_arm_out_locked(c);
     pthread_mutex_unlock(&c->lock);
-    if (rc != 0)
-        vrpc_conn_unref(c);
     return rc;
 }
