@@ -7,6 +7,8 @@
 #   4. builds again with --enable-sanitizers and runs the unit tests,
 #   5. runs the functional tests through real mounts (make
 #      check-functional: prove over tests/functional).
+# With MORTAR_FUNCTIONAL_SANITIZERS=1 the functional tests also run on the
+# sanitizer build (daemons' ASan/UBSan reports fail the test file).
 # Build directories go under $MORTAR_BUILD_ROOT (default a new /tmp dir).
 # Exits non-zero if any step failed; prove's summary is printed last.
 set -euo pipefail
@@ -63,7 +65,7 @@ build() {
 unit_tests() {
     local dir="$BUILD_ROOT/$1"
     if ! make -C "$dir" -j"$JOBS" check > "$dir/check.log" 2>&1; then
-        grep -E '^(FAIL|ERROR|XPASS)' "$dir/check.log" || true
+        grep -E '^(FAIL|ERROR|XPASS|not ok)|\*\*\*' "$dir/check.log" || true
         find "$dir" -name test-suite.log -exec sh -c \
             'grep -q "^# FAIL: *0$" "$1" || tail -n 80 "$1"' _ {} \;
         grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.log" | tail -n 20
@@ -74,8 +76,10 @@ unit_tests() {
 
 functional_tests() {
     local dir="$BUILD_ROOT/$1"
+    # Only the tests/ directory: the tree is already built.
     timeout --kill-after=60 "$FUNCTIONAL_TIMEOUT" \
-        make -C "$dir" check-functional 2>&1 | tee "$BUILD_ROOT/prove.log"
+        make -C "$dir/tests" check-functional 2>&1 |
+        tee "$BUILD_ROOT/prove-$1.log"
     return "${PIPESTATUS[0]}"
 }
 
@@ -86,6 +90,10 @@ if step "build (werror)" build werror --enable-werror; then
 fi
 if step "build (sanitizers)" build asan --enable-werror --enable-sanitizers; then
     step "unit tests (sanitizers)" unit_tests asan || true
+fi
+if [ "${MORTAR_FUNCTIONAL_SANITIZERS:-0}" = 1 ] &&
+   [ -x "$BUILD_ROOT/asan/mortarfsd/mortarfsd" ]; then
+    step "functional tests (sanitizers)" functional_tests asan || true
 fi
 if [ -x "$BUILD_ROOT/werror/mortarfsd/mortarfsd" ]; then
     step "functional tests" functional_tests werror || true
@@ -99,9 +107,9 @@ echo "=== build dirs in $BUILD_ROOT"
 for s in "${PASSED[@]}"; do echo "passed: $s"; done
 for s in "${FAILED[@]+"${FAILED[@]}"}"; do echo "FAILED: $s"; done
 # prove's summary last, so it closes the output.
-if [ -f "$BUILD_ROOT/prove.log" ]; then
+if [ -f "$BUILD_ROOT/prove-werror.log" ]; then
     echo
     sed -n '/^Test Summary Report/,$p;/^All tests successful/,$p' \
-        "$BUILD_ROOT/prove.log"
+        "$BUILD_ROOT/prove-werror.log"
 fi
 [ "${#FAILED[@]}" -eq 0 ]
