@@ -62,6 +62,34 @@ fsd_log_setup(struct fsd_run *run, vl_err_t *err)
 }
 
 
+/* At DEBUG, the volfile actually run (overrides and mount/fuse applied). */
+static void
+fsd_log_volfile(const vl_volfile_t *vf)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+    char *line;
+    char *save = NULL;
+
+    if (vl_log_get_level() < VL_LOG_DEBUG)
+        return;
+    out = open_memstream(&text, &len);
+    if (out == NULL)
+        return;
+    if (vl_volfile_write(vf, out) != 0) {
+        fclose(out);
+        free(text);
+        return;
+    }
+    fclose(out);
+    for (line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save))
+        vl_glog(FSD_DOMAIN, VL_LOG_DEBUG, "volfile: %s", line);
+    free(text);
+}
+
+
 /* Builds and starts the graph; 0 once its top reported it is usable. */
 static int
 fsd_graph_start(struct fsd_run *run, vl_err_t *err)
@@ -172,6 +200,7 @@ main(int argc, char **argv)
             "threads)%s%s", run.opts.volfile, (long)getpid(),
             run.opts.event_threads, run.opts.mountpoint != NULL ? " on " : "",
             run.opts.mountpoint != NULL ? run.opts.mountpoint : "");
+    fsd_log_volfile(run.vf);
     if (fsd_graph_start(&run, &err) != 0)
         goto fail;
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "graph ready");
