@@ -205,7 +205,9 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
                  conf->remote_host, (unsigned long long)conf->remote_port,
                  strerror(-reason));
         vl_log(xl, VL_LOG_WARNING, "%s", msg);
-        client_fail_reason(priv, msg);
+        /* -ENOTCONN: we closed it ourselves and recorded why already. */
+        if (reason != -ENOTCONN)
+            client_fail_reason(priv, msg);
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
     }
     if (mine)

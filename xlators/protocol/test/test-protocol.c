@@ -10,8 +10,8 @@
  * getxattr, caller identity), many concurrent calls, a wrong subvolume
  * and a disallowed address refused with their reasons, garbage on the
  * server port not stopping service, ENOTCONN when the brick graph is
- * freed, CHILD_UP again when it returns, and an fd re-opened after the
- * reconnect.
+ * freed, CHILD_UP again when it returns, an fd re-opened after the
+ * reconnect, and a hung brick declared dead after ping-timeout.
  */
 #include "config.h"
 
@@ -353,6 +353,9 @@ brick_down(struct env *e)
 }
 
 
+static const char *ping_timeout = "5"; /* client option for client_up */
+
+
 static void
 client_up(struct env *e, const char *subvol)
 {
@@ -363,10 +366,10 @@ client_up(struct env *e, const char *subvol)
              " option remote-host 127.0.0.1\n"
              " option remote-port %u\n"
              " option remote-subvolume %s\n"
-             " option ping-timeout 5\n"
+             " option ping-timeout %s\n"
              "end-volume\n"
              "volume t\n type test/top\n subvolumes c\nend-volume\n",
-             e->port, subvol);
+             e->port, subvol, ping_timeout);
     e->cg = graph_up(e->cloop, text, &e->cvf);
 }
 
@@ -845,6 +848,67 @@ test_reconnect_and_reopen(void **state)
 }
 
 
+static void
+hold_done(vl_req_t *req, void *cookie)
+{
+    struct conc *c = cookie;
+
+    pthread_mutex_lock(&c->lock);
+    c->n_done++;
+    c->n_ok = req->status; /* the status itself */
+    pthread_cond_broadcast(&c->cond);
+    pthread_mutex_unlock(&c->lock);
+}
+
+
+/* A brick that stops answering (its loop frozen) is declared dead after
+ * ping-timeout: the pending call fails -ENOTCONN, CHILD_DOWN goes up, and
+ * when the brick thaws the client reconnects. */
+static void
+test_ping_timeout(void **state)
+{
+    struct env *e = *state;
+    struct conc c = {.n_done = 0};
+    struct timespec ts;
+    char wbuf[512];
+    vl_req_t *req;
+    vl_fd_t *fd;
+
+    pthread_mutex_init(&c.lock, NULL);
+    pthread_cond_init(&c.cond, NULL);
+    ping_timeout = "1";
+    brick_up(e, "*");
+    client_up(e, "brick-leaf");
+    ping_timeout = "5";
+    wait_up(e, 1);
+    fd = do_create(e, NULL);
+    memset(wbuf, 1, sizeof(wbuf));
+    assert_int_equal(do_write(e, fd, wbuf, sizeof(wbuf), 0), 0);
+
+    vl_loop_stop(e->sloop); /* the brick hangs */
+    req = vl_req_new(e->cg->top, VL_FOP_READ);
+    assert_non_null(req);
+    req->args.read.fd = fd;
+    req->args.read.size = 512;
+    vl_wind(req, hold_done, &c);
+    assert_int_equal(top_wait(&top.n_down, 1), 1);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&c.lock);
+    while (c.n_done < 1
+           && pthread_cond_timedwait(&c.cond, &c.lock, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&c.lock);
+    assert_int_equal(c.n_done, 1);
+    assert_int_equal(c.n_ok, -ENOTCONN);
+    expect_reason(e, "ping-timeout");
+
+    assert_int_equal(vl_loop_start(e->sloop), 0); /* it comes back */
+    wait_up(e, 2);
+    vl_fd_unref(fd);
+}
+
+
 int
 main(void)
 {
@@ -862,6 +926,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_garbage_does_not_stop_server,
                                         env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_reconnect_and_reopen, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_ping_timeout, env_setup,
                                         env_teardown),
     };
 
