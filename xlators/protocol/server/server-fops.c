@@ -555,7 +555,7 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     call->rec = vl_buf_ref(rec);
     if (vrpc_decode_body(rec->data + body_off, len - body_off,
                          call->desc->args, &call->wa, &used) != 0) {
-        vl_log(xl, VL_LOG_WARNING, "%s: undecodable %s arguments",
+        vl_log(xl, VL_LOG_DEBUG, "%s: undecodable %s arguments",
                vrpc_conn_peer(cl->conn), vl_fop_name(call->op));
         (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
                               NULL, NULL, 0);

@@ -35,6 +35,7 @@
 
 #include "builtin.h"
 #include "vol/vol.h"
+#include "vrpc.h"
 
 #define WAIT_MS 20000
 #define FILE_SIZE (1024 * 1024)
@@ -909,6 +910,110 @@ test_ping_timeout(void **state)
 }
 
 
+struct fuzz {
+    pthread_mutex_t lock; /* guards below */
+    pthread_cond_t cond;  /* on every answer or event */
+    int n_done;           /* answers */
+    int connected;        /* on_connect status, 1 when connected */
+};
+
+static struct fuzz fz;
+
+
+static void
+fuzz_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
+{
+    pthread_mutex_lock(&fz.lock);
+    fz.n_done++;
+    pthread_cond_broadcast(&fz.cond);
+    pthread_mutex_unlock(&fz.lock);
+}
+
+
+static void
+fuzz_connect(vrpc_clnt_t *c, int status, void *arg)
+{
+    pthread_mutex_lock(&fz.lock);
+    fz.connected = status == 0 ? 1 : status;
+    pthread_cond_broadcast(&fz.cond);
+    pthread_mutex_unlock(&fz.lock);
+}
+
+
+static void
+fuzz_wait(int *field, int want)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&fz.lock);
+    while (*field < want
+           && pthread_cond_timedwait(&fz.cond, &fz.lock, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&fz.lock);
+}
+
+
+/* After a valid SETVOLUME, every procedure number gets random argument
+ * bytes: each call is answered (an RPC error or a status), the brick
+ * stays up, and a normal client still works afterwards. */
+static void
+test_fuzz_procedures(void **state)
+{
+    struct env *e = *state;
+    mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "fuzz",
+                             .proto_version = MRT_VERSION};
+    vrpc_clnt_t *c = NULL;
+    vl_err_t err;
+    unsigned seed = 12345;
+    int fd = -1, n = 0;
+
+    memset(&fz, 0, sizeof(fz));
+    pthread_mutex_init(&fz.lock, NULL);
+    pthread_cond_init(&fz.cond, NULL);
+    brick_up(e, "*");
+    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
+    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, fuzz_connect, NULL,
+                                   NULL, &c),
+                     0);
+    assert_int_equal(vrpc_clnt_start(c), 0);
+    fuzz_wait(&fz.connected, 1);
+    assert_int_equal(fz.connected, 1);
+    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                                    MRT_HS_SETVOLUME, NULL,
+                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
+                                    NULL, 0, fuzz_reply, NULL),
+                     0);
+    n++;
+    for (uint32_t proc = 0; proc <= 110; proc++) {
+        for (int round = 0; round < 30; round++) {
+            char body[160];
+            size_t len = (size_t)(rand_r(&seed) % sizeof(body));
+            struct iovec iov = {body, len};
+
+            for (size_t i = 0; i < len; i++) {
+                /* Mostly small numbers, so that lengths are plausible. */
+                body[i] = (char)(rand_r(&seed) % 4 == 0 ? rand_r(&seed) : 0);
+            }
+            assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION,
+                                            proc, NULL, NULL, NULL, &iov, 1,
+                                            fuzz_reply, NULL),
+                             0);
+            n++;
+        }
+    }
+    fuzz_wait(&fz.n_done, n);
+    assert_int_equal(fz.n_done, n);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    assert_int_equal(do_lookup(e, "nothing-here", NULL), -ENOENT);
+}
+
+
 int
 main(void)
 {
@@ -928,6 +1033,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reconnect_and_reopen, env_setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_ping_timeout, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_fuzz_procedures, env_setup,
                                         env_teardown),
     };
 
