@@ -51,11 +51,12 @@ client_fd_num(vl_xlator_t *xl, vl_fd_t *fd, uint64_t gen, uint64_t *out)
 
 
 /* Encodes req's args into w (pointers borrowed from req). Returns 0,
- * -errno, or FD_STALE with *stale set to the fd to re-open. */
+ * -errno, or FD_STALE with *stale set to the fd to re-open. *tmp may get
+ * a gathered WRITE payload, which the caller frees after sending. */
 static int
 client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
               union vrpc_fop_wargs *w, struct iovec *payload, int *n_payload,
-              vl_fd_t **stale)
+              vl_fd_t **stale, char **tmp)
 {
     union vl_fop_args *a = &req->args;
     vl_fd_t *fds[2] = {NULL, NULL};
@@ -149,15 +150,32 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
     case VL_FOP_WRITE: {
         size_t total = 0;
 
-        if (a->write.n_iov < 0 || a->write.n_iov > CLIENT_MAX_IOV)
+        if (a->write.n_iov < 0)
             return -EINVAL;
-        for (int i = 0; i < a->write.n_iov; i++) {
+        for (int i = 0; i < a->write.n_iov; i++)
             total += a->write.iov[i].iov_len;
-            payload[i] = a->write.iov[i];
-        }
         if (total > VRPC_MAX_PAYLOAD)
             return -EINVAL;
-        *n_payload = a->write.n_iov;
+        if (a->write.n_iov <= CLIENT_MAX_IOV) {
+            for (int i = 0; i < a->write.n_iov; i++)
+                payload[i] = a->write.iov[i];
+            *n_payload = a->write.n_iov;
+        } else {
+            /* More pieces than one record takes: gather them once. */
+            size_t pos = 0;
+
+            *tmp = vl_malloc(xl, total > 0 ? total : 1, 0);
+            if (*tmp == NULL)
+                return -ENOMEM;
+            for (int i = 0; i < a->write.n_iov; i++) {
+                memcpy(*tmp + pos, a->write.iov[i].iov_base,
+                       a->write.iov[i].iov_len);
+                pos += a->write.iov[i].iov_len;
+            }
+            payload[0].iov_base = *tmp;
+            payload[0].iov_len = total;
+            *n_payload = 1;
+        }
         fds[0] = a->write.fd;
         nums[0] = &w->write.fd;
         w->write.size = (u_int)total;
@@ -377,6 +395,7 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
     struct iovec payload[CLIENT_MAX_IOV];
     union vrpc_fop_wargs w;
     vl_fd_t *stale = NULL;
+    char *tmp = NULL;
     vrpc_clnt_t *clnt;
     uint64_t gen = 0;
     int n_payload = 0;
@@ -392,21 +411,26 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     memset(&w, 0, sizeof(w));
-    rc = client_encode(xl, req, gen, &w, payload, &n_payload, &stale);
+    rc = client_encode(xl, req, gen, &w, payload, &n_payload, &stale, &tmp);
     if (rc == FD_STALE) {
+        vl_free(tmp);
         client_reopen(xl, req, clnt, gen, stale);
         vrpc_clnt_unref(clnt);
         return;
     }
     if (rc != 0) {
+        vl_free(tmp);
         vrpc_clnt_unref(clnt);
         vl_unwind(req, rc);
         return;
     }
     local->generation = gen;
+    /* The record is written or copied before this returns, so tmp can go
+     * right after (the answer may already have come, too). */
     rc = vrpc_clnt_call(clnt, MRT_FOPS_PROG, MRT_VERSION,
                         VRPC_FOP_PROC(req->op), &req->caller, desc->args, &w,
                         payload, n_payload, client_fop_done, req);
+    vl_free(tmp);
     vrpc_clnt_unref(clnt);
     if (rc != 0)
         vl_unwind(req, rc);

@@ -584,6 +584,29 @@ test_round_trip(void **state)
                      0);
     assert_int_equal(count, 100);
 
+    /* A write in more pieces than one record carries is gathered. */
+    {
+        struct iovec many[12];
+        union vl_fop_args wa;
+
+        for (int i = 0; i < 12; i++) {
+            many[i].iov_base = wbuf + i * 1000;
+            many[i].iov_len = 1000;
+        }
+        memset(&wa, 0, sizeof(wa));
+        wa.write.fd = fd;
+        wa.write.iov = many;
+        wa.write.n_iov = 12;
+        wa.write.offset = 4096;
+        assert_int_equal(
+            vl_sync_call(e->cg->top, VL_FOP_WRITE, &wa, NULL, &r), 0);
+        assert_int_equal(r.count, 12000);
+        vl_reply_clear(&r);
+        assert_int_equal(do_read(e, fd, rbuf, 12000, 4096, &count), 0);
+        assert_int_equal(count, 12000);
+        assert_memory_equal(rbuf, wbuf, 12000);
+    }
+
     /* stat by fd */
     memset(&a, 0, sizeof(a));
     a.stat.fd = fd;
