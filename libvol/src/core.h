@@ -49,7 +49,14 @@ struct vl__req_core {
     atomic_int refs;         /* life ref + one per running dispatch */
     void *unwound_at;        /* return address of the first vl_unwind */
     const char *unwound_by;  /* translator name at the first vl_unwind */
+    void (*on_destroy)(void *arg); /* run after the request is freed */
+    void *on_destroy_arg;    /* for on_destroy */
 };
+
+/* Runs fn(arg) once the request has been freed and is off its graph's
+ * pending list (vl_sync_call waits for this, so the caller may free the
+ * graph as soon as it returns). */
+void vl__req_on_destroy(vl_req_t *req, void (*fn)(void *arg), void *arg);
 
 struct vl__graph_core {
     pthread_mutex_t pend_lock;   /* guards the pending list and n_pending */

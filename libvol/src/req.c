@@ -158,10 +158,26 @@ vl_req_alloc(vl_xlator_t *to, vl_fop_t op)
 static void
 vl_req_destroy(vl_req_t *req)
 {
+    struct vl__req_core *rc = vl__req_core(req);
+    void (*on_destroy)(void *arg) = rc->on_destroy;
+    void *arg = rc->on_destroy_arg;
+
     if (req->graph != NULL)
         vl__graph_pending_del(req->graph, req);
     vl_reply_clear(&req->reply);
     vl_free(req);
+    if (on_destroy != NULL)
+        on_destroy(arg);
+}
+
+
+void
+vl__req_on_destroy(vl_req_t *req, void (*fn)(void *arg), void *arg)
+{
+    struct vl__req_core *rc = vl__req_core(req);
+
+    rc->on_destroy = fn;
+    rc->on_destroy_arg = arg;
 }
 
 

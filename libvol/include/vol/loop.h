@@ -4,9 +4,13 @@
  * timers and cross-thread posting.
  *
  * Every registered descriptor is one-shot: its callback runs on one thread
- * at a time and the descriptor is disarmed until the callback (or anyone)
- * re-arms it with vl_io_modify. This lets several threads share one loop
- * without two of them reading the same socket at once.
+ * at a time and the descriptor is disarmed until it is re-armed with
+ * vl_io_modify. This lets several threads share one loop without two of
+ * them reading the same socket at once. Re-arm only from inside the
+ * callback, or from another thread when no event can be pending (the
+ * descriptor was left disarmed): re-arming an armed descriptor can run
+ * its callback on two threads at once. Use separate registrations (e.g.
+ * a dup'ed fd for output) when two threads must arm independently.
  *
  * Callbacks must not block (no disk I/O, no waiting on a condition): hand
  * such work to a worker (io-threads) or use vl_sync_* on a worker thread.
