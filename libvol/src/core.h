@@ -72,7 +72,26 @@ struct vl__graph_core {
     bool *is_inited;             /* owned; per xls index: init() succeeded */
     bool is_activated;           /* PARENT_UP sent */
     vl_graph_t *reg_next;        /* process graph list; guarded by reg lock */
+    struct vl__retired_conf *retired; /* owned; confs replaced by
+                                         reconfigure, guarded by pend_lock */
 };
+
+/* A configuration replaced by vl_graph_reconfigure. A fop that loaded the
+ * old xl->conf pointer before the swap may still read it, so it is freed
+ * only once every request alive at the swap is gone: when the oldest
+ * pending request's id is at least next_id. */
+struct vl__retired_conf {
+    struct vl__retired_conf *next; /* list link */
+    vl_xlator_t *xl;               /* borrowed; owner of the conf */
+    void *conf;                    /* owned */
+    uint64_t next_id;              /* next request id at the swap */
+};
+
+/* The id the next request will get. */
+uint64_t vl__req_next_id(void);
+/* Frees the retired confs no request can still be reading (all of them
+ * when is_final, at graph teardown). */
+void vl__graph_retired_reap(vl_graph_t *graph, bool is_final);
 
 static inline struct vl__graph_core *
 vl__graph_core(vl_graph_t *graph)

@@ -350,6 +350,8 @@ vl_graph_free_built(vl_graph_t *graph, bool has_core_locks)
     struct vl__graph_core *core = vl__graph_core(graph);
     size_t i;
 
+    if (has_core_locks)
+        vl__graph_retired_reap(graph, true); /* before the xlators go */
     if (graph->itable != NULL)
         vl_inode_table_free(graph->itable);
     for (i = 0; i < graph->n_xls; i++)

@@ -10,7 +10,8 @@
  * with the old values, then swap back).
  *
  * Threads: run by the thread that manages the graph; translators' fops may
- * run meanwhile and read xl->conf (the old conf is freed after the swap).
+ * run meanwhile and read xl->conf: the old conf is retired, not freed, and
+ * reaped once every request that was alive at the swap has finished.
  */
 #include "config.h"
 
@@ -146,6 +147,27 @@ vl_reconf_free_conf(vl_xlator_t *xl, void *conf)
 }
 
 
+/* Puts conf on the graph's retired list; 0 or -ENOMEM (then conf is
+ * simply not freed: a leak, never a use after free). */
+static int
+vl_reconf_retire(vl_graph_t *graph, vl_xlator_t *xl, void *conf)
+{
+    struct vl__graph_core *core = vl__graph_core(graph);
+    struct vl__retired_conf *r = vl_calloc(NULL, 1, sizeof(*r), VL_MT_GRAPH);
+
+    if (r == NULL)
+        return -ENOMEM;
+    r->xl = xl;
+    r->conf = conf;
+    r->next_id = vl__req_next_id();
+    pthread_mutex_lock(&core->pend_lock);
+    r->next = core->retired;
+    core->retired = r;
+    pthread_mutex_unlock(&core->pend_lock);
+    return 0;
+}
+
+
 int
 vl_graph_reconfigure(vl_graph_t *graph, const vl_volfile_t *vf,
                      vl_err_t *err)
@@ -210,8 +232,39 @@ rollback:
 out:
     for (i = 0; i < graph->n_xls; i++) {
         vl_reconf_free_conf(graph->xls[i], rs[i].new_conf);
-        vl_reconf_free_conf(graph->xls[i], rs[i].old_conf);
+        if (rs[i].old_conf != NULL
+            && vl_reconf_retire(graph, graph->xls[i], rs[i].old_conf) != 0)
+            vl_log(graph->xls[i], VL_LOG_WARNING,
+                   "no memory to retire the old configuration; kept it");
     }
     vl_free(rs);
+    vl__graph_retired_reap(graph, false);
     return rc;
+}
+
+
+void
+vl__graph_retired_reap(vl_graph_t *graph, bool is_final)
+{
+    struct vl__graph_core *core = vl__graph_core(graph);
+    struct vl__retired_conf **pp, *dead = NULL, *r;
+    uint64_t oldest;
+
+    pthread_mutex_lock(&core->pend_lock);
+    oldest = core->pend_head != NULL ? core->pend_head->id : UINT64_MAX;
+    for (pp = &core->retired; (r = *pp) != NULL;) {
+        if (is_final || oldest >= r->next_id) {
+            *pp = r->next;
+            r->next = dead;
+            dead = r;
+        } else {
+            pp = &r->next;
+        }
+    }
+    pthread_mutex_unlock(&core->pend_lock);
+    while ((r = dead) != NULL) {
+        dead = r->next;
+        vl_reconf_free_conf(r->xl, r->conf);
+        vl_free(r);
+    }
 }

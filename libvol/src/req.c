@@ -171,6 +171,13 @@ vl_req_destroy(vl_req_t *req)
 }
 
 
+uint64_t
+vl__req_next_id(void)
+{
+    return atomic_load(&vl_req_next_id);
+}
+
+
 void
 vl__req_on_destroy(vl_req_t *req, void (*fn)(void *arg), void *arg)
 {

@@ -325,6 +325,66 @@ test_reconfigure(void **state)
 }
 
 
+/* Reconfigure retires the old conf until the requests alive at the swap
+ * are gone, and toggling an option many times does not grow memory. */
+static void
+test_reconfigure_retires_conf(void **state)
+{
+    static const char fmt[] =
+        "volume mk\n type debug/mock\nend-volume\n"
+        "volume up\n type test/node\n option count %d\n subvolumes mk\n"
+        "end-volume\n";
+    char text[sizeof(fmt) + 16];
+    vl_err_t err = {{0}};
+    struct vl_test_graph *g;
+    struct vl_test_result res = {0};
+    struct vl_mem_stat base, now;
+    vl_volfile_t *v;
+    vl_xlator_t *up;
+    vl_req_t *req;
+    int i;
+
+    snprintf(text, sizeof(text), fmt, 1);
+    g = vl_test_graph_new(text, &err);
+    assert_non_null(g);
+    up = vl_test_graph_xl(g, "up");
+    vl_mem_stat_total(NULL, &base);
+
+    for (i = 0; i < 1000; i++) {
+        snprintf(text, sizeof(text), fmt, 2 + i % 2);
+        v = vf(text);
+        assert_int_equal(vl_graph_reconfigure(g->graph, v, &err), 0);
+        vl_volfile_free(v);
+    }
+    vl_mem_stat_total(NULL, &now);
+    assert_int_equal(now.objects, base.objects);
+
+    /* A request in flight keeps the old confs alive... */
+    req = vl_req_new(g->graph->top, VL_FOP_STAT);
+    vl_test_wind(req, &res);
+    for (i = 0; i < 3; i++) {
+        snprintf(text, sizeof(text), fmt, 5 + i);
+        v = vf(text);
+        assert_int_equal(vl_graph_reconfigure(g->graph, v, &err), 0);
+        vl_volfile_free(v);
+    }
+    assert_int_equal(VL_CONF(up, struct t_conf)->count, 7);
+    vl_mem_stat_total(NULL, &now);
+    assert_true(now.objects > base.objects);
+
+    /* ...until it is answered; the next reconfigure reaps them. */
+    vl_mock_reply_all(vl_test_graph_xl(g, "mk"), 0);
+    assert_int_equal(res.n_done, 1);
+    v = vf(text);
+    assert_int_equal(vl_graph_reconfigure(g->graph, v, &err), 0);
+    vl_volfile_free(v);
+    vl_mem_stat_total(NULL, &now);
+    assert_int_equal(now.objects, base.objects);
+    vl_test_result_clear(&res);
+    vl_test_graph_free(g);
+}
+
+
 static void
 test_statedump_pending(void **state)
 {
@@ -405,6 +465,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_reconfigure_retires_conf),
         cmocka_unit_test(test_build_errors),
         cmocka_unit_test(test_init_order_and_failure),
         cmocka_unit_test(test_notify_and_ready),

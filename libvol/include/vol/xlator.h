@@ -82,7 +82,11 @@ struct vl_mem_acct;
 struct vl_xlator {
     const vl_xlator_class_t *cls; /* borrowed, static */
     char *name;                   /* owned; volfile volume name */
-    void *conf;                   /* owned; parsed options (cls->conf_size) */
+    void *conf;                   /* owned; parsed options (cls->conf_size).
+                                     Reconfigure may swap it: read it while
+                                     handling a request or in init/
+                                     reconfigure; threads and timers keep
+                                     their own copy in priv */
     void *priv;                   /* the translator's runtime state */
     vl_xlator_t **children;       /* owned array of borrowed pointers */
     size_t n_children;
