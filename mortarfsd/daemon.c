@@ -6,7 +6,8 @@
  * child builds the graph and writes one status byte ('0' ready, '1'
  * failed) followed by a one-line reason; the parent prints the reason to
  * stderr and exits 1, or exits 0 once the graph is usable. If the child
- * dies without writing, the parent reports how it died.
+ * dies without writing, the parent reports how it died (and detaches the
+ * mount it may have left).
  * The pid file is opened with O_CREAT and locked with an open-file-
  * description lock (F_OFD_SETLK, so closing another fd of the file does
  * not drop it, as it would a classic POSIX lock): a
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,9 +46,38 @@ fsd_write_all(int fd, const char *buf, size_t len)
 }
 
 
+/* If the top mount on mnt is ours (fuse.mortar), detaches it: a client
+ * that died during startup must not leave a dead mount behind ("Transport
+ * endpoint is not connected" for whoever touches the path next). */
+static void
+fsd_mount_cleanup(const char *mnt)
+{
+    char line[4096];
+    bool is_ours = false;
+    FILE *f;
+
+    f = fopen("/proc/self/mounts", "re");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        char *save = NULL;
+        char *src = strtok_r(line, " ", &save);
+        char *dir = strtok_r(NULL, " ", &save);
+        char *type = strtok_r(NULL, " ", &save);
+
+        if (src != NULL && dir != NULL && type != NULL &&
+            strcmp(dir, mnt) == 0)
+            is_ours = strcmp(type, "fuse.mortar") == 0; /* last one wins */
+    }
+    fclose(f);
+    if (is_ours && umount2(mnt, MNT_DETACH) == 0)
+        fprintf(stderr, "mortarfsd: detached the dead mount on %s\n", mnt);
+}
+
+
 /* The parent side: never returns. */
 static void __attribute__((noreturn))
-fsd_parent_wait(pid_t child, int fd)
+fsd_parent_wait(pid_t child, int fd, const char *mountpoint)
 {
     char buf[1024];
     size_t used = 0;
@@ -80,12 +111,14 @@ fsd_parent_wait(pid_t child, int fd)
     else
         fprintf(stderr, "mortarfsd: startup failed: exited with status "
                 "%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    if (mountpoint != NULL)
+        fsd_mount_cleanup(mountpoint);
     _exit(FSD_EXIT_FAIL);
 }
 
 
 int
-fsd_daemonize(struct fsd_daemon *d, vl_err_t *err)
+fsd_daemonize(struct fsd_daemon *d, const char *mountpoint, vl_err_t *err)
 {
     int fds[2];
     pid_t pid;
@@ -104,7 +137,7 @@ fsd_daemonize(struct fsd_daemon *d, vl_err_t *err)
     }
     if (pid > 0) {
         close(fds[1]);
-        fsd_parent_wait(pid, fds[0]);
+        fsd_parent_wait(pid, fds[0], mountpoint);
     }
     close(fds[0]);
     d->ready_fd = fds[1];

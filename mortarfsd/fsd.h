@@ -86,8 +86,10 @@ struct fsd_daemon {
     char *pid_path; /* borrowed from opts; unlinked at exit */
 };
 /* Forks; the parent waits for the child's status and never returns. In
- * the child returns 0 after setsid. */
-int fsd_daemonize(struct fsd_daemon *d /* OUT */, vl_err_t *err);
+ * the child returns 0 after setsid. mountpoint (or NULL) is detached by
+ * the parent if the child dies during startup leaving it mounted. */
+int fsd_daemonize(struct fsd_daemon *d /* OUT */, const char *mountpoint,
+                  vl_err_t *err);
 /* Redirects stdin/stdout/stderr to /dev/null; 0 or -errno. */
 int fsd_stdio_to_null(void);
 /* Creates and locks the pid file and writes our pid; fails if another

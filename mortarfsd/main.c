@@ -183,7 +183,7 @@ main(int argc, char **argv)
         vl_err_set(&err, "blocking signals: %s", strerror(-rc));
         goto fail_early;
     }
-    if (!run.opts.is_foreground && fsd_daemonize(&run.dmn, &err) != 0)
+    if (!run.opts.is_foreground && fsd_daemonize(&run.dmn, run.opts.mountpoint, &err) != 0)
         goto fail;
 
     /* From here on, in the daemon child (or the foreground process). */

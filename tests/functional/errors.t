@@ -113,6 +113,19 @@ EXPECT_MATCH "nosuchsub" cat "$T/wrongsub.err"
 EXPECT "1" err_lines wrongsub
 EXPECT "N" is_mounted "$M1"
 
+# A client killed while it waits for its brick: the command reports how it
+# died and leaves no dead mount behind.
+( "$MORTARFSD" --volfile "$T/vol/unreach.vol" --log-file "$T/log/killed.log" \
+    --pid-file "$T/run/killed.pid" "$M1" 2> "$T/killed.err"
+  echo $? > "$T/killed.rc" ) < /dev/null > /dev/null 2>&1 &
+EXPECT_WITHIN 10 "Y" is_mounted "$M1"
+EXPECT_WITHIN 10 "Y" sh -c "[ -s '$T/run/killed.pid' ] && echo Y || echo N"
+TEST kill -KILL "$(cat "$T/run/killed.pid")"
+EXPECT_WITHIN 10 "1" cat "$T/killed.rc"
+EXPECT_MATCH "killed by signal 9" cat "$T/killed.err"
+EXPECT "N" is_mounted "$M1"
+rm -f "$T/run/killed.pid"
+
 # 8. Mount point missing, volfile missing, bad command lines (exit 2).
 EXPECT "1" fsd_fails nomnt "$T/vol/wrongsub.vol" "$T/mnt/none"
 EXPECT_MATCH "mnt/none" cat "$T/nomnt.err"
