@@ -241,12 +241,15 @@ out:
 
 
 /* open(2) flags the brick honours; O_CREAT/O_EXCL are handled by create,
- * and anything that could follow a symlink or open a directory is cut. */
+ * and anything that could follow a symlink or open a directory is cut.
+ * O_DIRECT is dropped too: it means "bypass the client's cache", which the
+ * client's kernel already did, and the payloads arriving from the network
+ * are not aligned as O_DIRECT on the brick would demand (EINVAL). */
 int
 posix_open_flags(int32_t flags)
 {
     flags &= ~(O_CREAT | O_EXCL | O_NOCTTY | O_TMPFILE | O_DIRECTORY
-               | O_PATH);
+               | O_PATH | O_DIRECT);
     return flags | O_NOFOLLOW | O_CLOEXEC;
 }
 
