@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd: the CLI grammar (GlusterFS's) and the commands that change the
+ * store: volume create/start/stop/delete/set/reset. Read-only commands are
+ * in cmd-query.c. Every command validates everything first and changes
+ * nothing on failure; the result carries GlusterFS's exit codes (0 ok,
+ * 1 failure, 2 usage) and one error line.
+ * Threads: the worker thread with md_state.lock held.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include "mortard.h"
+
+#define MD_USAGE_CREATE "volume create <NEW-VOLNAME> [transport tcp] " \
+                        "<NEW-BRICK> [force]"
+
+
+static void
+md_usage(struct md_result *r, const char *usage)
+{
+    md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s", usage);
+}
+
+
+/* mkdir -p */
+static int
+md_mkdir_p(const char *path)
+{
+    char buf[4096];
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p != '\0'; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+
+static void
+md_cmd_create(struct md_state *st, int argc, char **argv,
+              struct md_result *r)
+{
+    const char *name;
+    bool force = false;
+    char *host = NULL, *path = NULL;
+    struct md_volume *vol = NULL;
+    vl_gfid_t id;
+    vl_err_t err = {.msg = ""};
+    int first, n_bricks, rc;
+
+    if (argc < 4) {
+        md_usage(r, MD_USAGE_CREATE);
+        return;
+    }
+    name = argv[2];
+    first = 3;
+    if (argc > 1 && strcmp(argv[argc - 1], "force") == 0) {
+        force = true;
+        argc--;
+    }
+    for (int i = first; i < argc && strchr(argv[i], ':') == NULL; i++) {
+        if (strcmp(argv[i], "replica") == 0 ||
+            strcmp(argv[i], "disperse") == 0 ||
+            strcmp(argv[i], "disperse-data") == 0 ||
+            strcmp(argv[i], "redundancy") == 0 ||
+            strcmp(argv[i], "arbiter") == 0 ||
+            strcmp(argv[i], "thin-arbiter") == 0) {
+            md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: %s: "
+                           "failed: %s volumes need cluster translators "
+                           "that are not built yet", name, argv[i]);
+            return;
+        }
+        if (strcmp(argv[i], "transport") == 0 && i + 1 < argc) {
+            if (strcmp(argv[i + 1], "tcp") != 0) {
+                md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: "
+                               "%s: failed: transport %s is not supported "
+                               "(only tcp)", name, argv[i + 1]);
+                return;
+            }
+            first = i + 2;
+            i++;
+            continue;
+        }
+        md_usage(r, MD_USAGE_CREATE);
+        return;
+    }
+    n_bricks = argc - first;
+    if (n_bricks <= 0) {
+        md_usage(r, MD_USAGE_CREATE);
+        return;
+    }
+    if (md_check_volname(name, &err) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume create: %s: failed: "
+                       "%s", name, err.msg);
+        return;
+    }
+    if (md_volume_find(st, name) != NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, EEXIST, "volume create: %s: failed: "
+                       "Volume %s already exists", name, name);
+        return;
+    }
+    if (n_bricks > 1) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: %s: failed: "
+                       "distribute volumes need cluster/distribute, which "
+                       "is not built yet", name);
+        return;
+    }
+    rc = md_parse_brick(argv[first], &host, &path, &err);
+    if (rc == 0)
+        rc = md_check_brick(st, host, path, force, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
+                       name, err.msg);
+        goto out;
+    }
+
+    vol = calloc(1, sizeof(*vol));
+    if (vol == NULL || (vol->bricks = calloc(1, sizeof(*vol->bricks))) ==
+                           NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume create: %s: failed: "
+                       "out of memory", name);
+        goto out;
+    }
+    snprintf(vol->name, sizeof(vol->name), "%s", name);
+    vl_gfid_generate(&id);
+    vl_gfid_to_str(&id, vol->id);
+    vol->status = MD_VOL_CREATED;
+    snprintf(vol->transport, sizeof(vol->transport), "tcp");
+    vol->n_bricks = 1;
+    vol->bricks[0].host = host;
+    vol->bricks[0].path = path;
+    host = path = NULL;
+    snprintf(vol->bricks[0].id, sizeof(vol->bricks[0].id), "brick0");
+    vol->bricks[0].port = md_port_pick(st, &vol->bricks[0]);
+    if (vol->bricks[0].port == 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EADDRINUSE, "volume create: %s: "
+                       "failed: no free brick port from %u", name,
+                       st->brick_base_port);
+        goto out;
+    }
+    /* Commit: the brick directory and its volume id, then the store. */
+    rc = md_mkdir_p(vol->bricks[0].path);
+    if (rc == 0 && setxattr(vol->bricks[0].path, MD_VOLID_XATTR, id.bytes,
+                            sizeof(id.bytes), XATTR_CREATE) != 0)
+        rc = -errno;
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: "
+                       "brick %s: %s", name, vol->bricks[0].path,
+                       strerror(-rc));
+        goto out;
+    }
+    rc = md_volume_save(st, vol, &err);
+    if (rc != 0) {
+        (void)removexattr(vol->bricks[0].path, MD_VOLID_XATTR);
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
+                       name, err.msg);
+        goto out;
+    }
+    md_volume_link(st, vol);
+    vol = NULL;
+    md_sbuf_printf(&r->text, "volume create: %s: success: please start the "
+                   "volume to access data\n", name);
+    md_node_add(r->root, "volCreate", NULL);
+    md_node_add(r->root->last, "volname", name);
+
+out:
+    md_volume_free(vol);
+    free(host);
+    free(path);
+}
+
+
+/* Looks the volume up or fails the command "<what>: NAME: failed: ...". */
+static struct md_volume *
+md_vol_or_fail(struct md_state *st, const char *what, const char *name,
+               struct md_result *r)
+{
+    struct md_volume *vol = md_volume_find(st, name);
+
+    if (vol == NULL)
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "%s: %s: failed: Volume %s "
+                       "does not exist", what, name, name);
+    return vol;
+}
+
+
+/* Starts every brick not running; the first failure stops the rest. */
+static int
+md_bricks_start(struct md_state *st, struct md_volume *vol, vl_err_t *err)
+{
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        int rc = md_brick_start(st, vol, &vol->bricks[i], err);
+
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+
+static int
+md_bricks_stop(struct md_state *st, struct md_volume *vol, vl_err_t *err)
+{
+    int rc = 0;
+
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        int r1 = md_brick_stop(st, vol, &vol->bricks[i], err);
+
+        if (r1 != 0 && rc == 0)
+            rc = r1;
+    }
+    return rc;
+}
+
+
+/* Gives every brick that is not running and whose port someone else took
+ * a new port; returns true if any changed (volfiles must be rewritten). */
+static bool
+md_bricks_fix_ports(struct md_state *st, struct md_volume *vol)
+{
+    bool is_changed = false;
+
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        struct md_brick *b = &vol->bricks[i];
+
+        if (md_brick_pid(st, vol, b) != 0 ||
+            md_port_is_free(st->bind_addr, b->port))
+            continue;
+        uint16_t p = md_port_pick(st, b);
+
+        if (p != 0) {
+            b->port = p;
+            is_changed = true;
+        }
+    }
+    return is_changed;
+}
+
+
+static void
+md_cmd_start(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    struct md_volume *vol;
+    enum md_vol_status old;
+    bool force = argc == 4 && strcmp(argv[3], "force") == 0;
+    vl_err_t err = {.msg = ""};
+    int rc = 0;
+
+    if (argc < 3 || argc > 4 || (argc == 4 && !force)) {
+        md_usage(r, "volume start <VOLNAME> [force]");
+        return;
+    }
+    vol = md_vol_or_fail(st, "volume start", argv[2], r);
+    if (vol == NULL)
+        return;
+    if (vol->status == MD_VOL_STARTED && !force) {
+        md_result_fail(r, MD_EXIT_FAIL, EALREADY, "volume start: %s: failed: "
+                       "Volume %s already started", vol->name, vol->name);
+        return;
+    }
+    old = vol->status;
+    if (md_bricks_fix_ports(st, vol) || old != MD_VOL_STARTED) {
+        vol->status = MD_VOL_STARTED;
+        rc = md_volume_save(st, vol, &err);
+        if (rc != 0) {
+            vol->status = old;
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume start: %s: failed: "
+                           "%s", vol->name, err.msg);
+            return;
+        }
+        md_server_notify();
+    }
+    rc = md_bricks_start(st, vol, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume start: %s: failed: %s",
+                       vol->name, err.msg);
+        return;
+    }
+    md_sbuf_printf(&r->text, "volume start: %s: success\n", vol->name);
+    md_node_add(r->root, "volStart", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+}
+
+
+static void
+md_cmd_stop(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    struct md_volume *vol;
+    bool force = argc == 4 && strcmp(argv[3], "force") == 0;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (argc < 3 || argc > 4 || (argc == 4 && !force)) {
+        md_usage(r, "volume stop <VOLNAME> [force]");
+        return;
+    }
+    vol = md_vol_or_fail(st, "volume stop", argv[2], r);
+    if (vol == NULL)
+        return;
+    if (vol->status != MD_VOL_STARTED && !force) {
+        md_result_fail(r, MD_EXIT_FAIL, EALREADY, "volume stop: %s: failed: "
+                       "Volume %s is not in the started state", vol->name,
+                       vol->name);
+        return;
+    }
+    /* Store first: a crash after this leaves a stopped volume whose
+     * bricks the next `stop force` or start cleans up. */
+    if (vol->status == MD_VOL_STARTED) {
+        vol->status = MD_VOL_STOPPED;
+        rc = md_volume_save(st, vol, &err);
+        if (rc != 0) {
+            vol->status = MD_VOL_STARTED;
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume stop: %s: failed: "
+                           "%s", vol->name, err.msg);
+            return;
+        }
+        md_server_notify();
+    }
+    rc = md_bricks_stop(st, vol, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume stop: %s: failed: %s",
+                       vol->name, err.msg);
+        return;
+    }
+    md_sbuf_printf(&r->text, "volume stop: %s: success\n", vol->name);
+    md_node_add(r->root, "volStop", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+}
+
+
+static void
+md_cmd_delete(struct md_state *st, int argc, char **argv,
+              struct md_result *r)
+{
+    struct md_volume *vol;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (argc != 3) {
+        md_usage(r, "volume delete <VOLNAME>");
+        return;
+    }
+    vol = md_vol_or_fail(st, "volume delete", argv[2], r);
+    if (vol == NULL)
+        return;
+    if (vol->status == MD_VOL_STARTED) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume delete: %s: failed: "
+                       "Volume %s has been started. Volume needs to be "
+                       "stopped before deletion.", vol->name, vol->name);
+        return;
+    }
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        if (md_brick_pid(st, vol, &vol->bricks[i]) != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume delete: %s: "
+                           "failed: brick %s still runs; run volume stop "
+                           "%s force", vol->name, vol->bricks[i].path,
+                           vol->name);
+            return;
+        }
+    rc = md_volume_remove(st, vol, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume delete: %s: failed: %s",
+                       vol->name, err.msg);
+        return;
+    }
+    /* The brick keeps its data; dropping the id lets it be used again. */
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        (void)removexattr(vol->bricks[i].path, MD_VOLID_XATTR);
+    md_volume_unlink(st, vol);
+    md_sbuf_printf(&r->text, "volume delete: %s: success\n", vol->name);
+    md_node_add(r->root, "volDelete", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+    md_server_notify();
+    md_volume_free(vol);
+}
+
+
+/* After an option change: save, tell watchers, restart running bricks if
+ * a brick-side option changed. */
+static int
+md_apply_change(struct md_state *st, struct md_volume *vol,
+                bool is_brick_side, bool *is_saved, vl_err_t *err)
+{
+    int rc = md_volume_save(st, vol, err);
+
+    *is_saved = rc == 0;
+    if (rc != 0)
+        return rc;
+    md_server_notify();
+    if (vol->status != MD_VOL_STARTED || !is_brick_side)
+        return 0;
+    /* mortarfsd cannot reload a volfile in place yet: restart. */
+    rc = md_bricks_stop(st, vol, err);
+    if (rc == 0)
+        rc = md_bricks_start(st, vol, err);
+    if (rc != 0) {
+        vl_err_t inner = *err;
+
+        vl_err_set(err, "option stored, but restarting the bricks failed: "
+                   "%s", inner.msg);
+    }
+    return rc;
+}
+
+
+static void
+md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    const vl_xlator_class_t *cls;
+    struct md_volume *vol;
+    char canon[256], *old = NULL;
+    const char *prev;
+    bool is_saved = false;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (argc == 3 && strcmp(argv[2], "help") == 0) {
+        md_cmd_set_help(r);
+        return;
+    }
+    if (argc != 5) {
+        md_usage(r, "volume set <VOLNAME> <KEY> <VALUE>");
+        return;
+    }
+    vol = md_vol_or_fail(st, "volume set", argv[2], r);
+    if (vol == NULL)
+        return;
+    rc = md_option_resolve(argv[3], argv[4], &cls, NULL, canon,
+                           sizeof(canon), &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume set: failed: %s",
+                       err.msg);
+        return;
+    }
+    prev = md_vol_opt_get(vol, canon);
+    if (prev != NULL && (old = strdup(prev)) == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume set: failed: out of "
+                       "memory");
+        return;
+    }
+    rc = md_vol_opt_set(vol, canon, argv[4]);
+    if (rc != 0)
+        vl_err_set(&err, "out of memory");
+    else
+        rc = md_apply_change(st, vol, strcmp(cls->prefix, "client") != 0,
+                             &is_saved, &err);
+    if (rc != 0 && !is_saved) {
+        if (old != NULL)
+            (void)md_vol_opt_set(vol, canon, old);
+        else
+            (void)md_vol_opt_del(vol, canon);
+    }
+    free(old);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume set: failed: %s",
+                       err.msg);
+        return;
+    }
+    md_sbuf_printf(&r->text, "volume set: success\n");
+    md_node_add(r->root, "volSet", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+    md_node_add(r->root->last, "key", canon);
+    md_node_add(r->root->last, "value", argv[4]);
+}
+
+
+static void
+md_opts_free(struct vl_kv *opts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(opts[i].key);
+        free(opts[i].value);
+    }
+    free(opts);
+}
+
+
+static int
+md_opts_copy(const struct md_volume *vol, struct vl_kv **out, size_t *n)
+{
+    struct vl_kv *c = calloc(vol->n_opts + 1, sizeof(*c));
+
+    if (c == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < vol->n_opts; i++) {
+        c[i].key = strdup(vol->opts[i].key);
+        c[i].value = strdup(vol->opts[i].value);
+        if (c[i].key == NULL || c[i].value == NULL) {
+            md_opts_free(c, i + 1);
+            return -ENOMEM;
+        }
+    }
+    *out = c;
+    *n = vol->n_opts;
+    return 0;
+}
+
+
+/* Puts back the options saved by md_opts_copy (takes them). */
+static void
+md_opts_restore(struct md_volume *vol, struct vl_kv *opts, size_t n)
+{
+    md_opts_free(vol->opts, vol->n_opts);
+    vol->opts = opts;
+    vol->n_opts = n;
+}
+
+
+static void
+md_cmd_reset(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    struct md_volume *vol;
+    const vl_xlator_class_t *cls = NULL;
+    bool is_brick_side = false, is_saved = false;
+    struct vl_kv *saved_opts = NULL;
+    size_t n_saved = 0;
+    char canon[256];
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (argc > 3 && strcmp(argv[argc - 1], "force") == 0)
+        argc--;
+    if (argc < 3 || argc > 4) {
+        md_usage(r, "volume reset <VOLNAME> [option] [force]");
+        return;
+    }
+    vol = md_vol_or_fail(st, "volume reset", argv[2], r);
+    if (vol == NULL)
+        return;
+    rc = md_opts_copy(vol, &saved_opts, &n_saved);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume reset: failed: out "
+                       "of memory");
+        return;
+    }
+    if (argc == 3 || strcmp(argv[3], "all") == 0) {
+        for (size_t i = 0; i < vol->n_opts; i++)
+            if (strncmp(vol->opts[i].key, "client.", 7) != 0)
+                is_brick_side = true;
+        while (vol->n_opts > 0)
+            (void)md_vol_opt_del(vol, vol->opts[0].key);
+    } else {
+        rc = md_option_resolve(argv[3], NULL, &cls, NULL, canon,
+                               sizeof(canon), &err);
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume reset: failed: %s",
+                           err.msg);
+            md_opts_free(saved_opts, n_saved);
+            return;
+        }
+        if (md_vol_opt_get(vol, canon) == NULL) {
+            /* Nothing to do; GlusterFS also succeeds here. */
+            md_opts_free(saved_opts, n_saved);
+            md_sbuf_printf(&r->text, "volume reset: success: reset volume "
+                           "successful\n");
+            return;
+        }
+        (void)md_vol_opt_del(vol, canon);
+        is_brick_side = strcmp(cls->prefix, "client") != 0;
+    }
+    rc = md_apply_change(st, vol, is_brick_side, &is_saved, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume reset: failed: %s",
+                       err.msg);
+        if (!is_saved)
+            md_opts_restore(vol, saved_opts, n_saved);
+        else
+            md_opts_free(saved_opts, n_saved);
+        return;
+    }
+    md_opts_free(saved_opts, n_saved);
+    md_sbuf_printf(&r->text, "volume reset: success: reset volume "
+                   "successful\n");
+    md_node_add(r->root, "volReset", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+}
+
+
+void
+md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    const char *sub = argc > 1 ? argv[1] : "";
+
+    if (argc >= 1 && strcmp(argv[0], "volume") == 0) {
+        if (strcmp(sub, "create") == 0)
+            md_cmd_create(st, argc, argv, r);
+        else if (strcmp(sub, "start") == 0)
+            md_cmd_start(st, argc, argv, r);
+        else if (strcmp(sub, "stop") == 0)
+            md_cmd_stop(st, argc, argv, r);
+        else if (strcmp(sub, "delete") == 0)
+            md_cmd_delete(st, argc, argv, r);
+        else if (strcmp(sub, "info") == 0)
+            md_cmd_info(st, argc, argv, r);
+        else if (strcmp(sub, "status") == 0)
+            md_cmd_status(st, argc, argv, r);
+        else if (strcmp(sub, "list") == 0 && argc == 2)
+            md_cmd_list(st, r);
+        else if (strcmp(sub, "set") == 0)
+            md_cmd_set(st, argc, argv, r);
+        else if (strcmp(sub, "get") == 0)
+            md_cmd_get(st, argc, argv, r);
+        else if (strcmp(sub, "reset") == 0)
+            md_cmd_reset(st, argc, argv, r);
+        else if (strcmp(sub, "statedump") == 0)
+            md_cmd_statedump(st, argc, argv, r);
+        else
+            md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
+                           "volume %s", sub);
+        return;
+    }
+    if (argc >= 1 && (strcmp(argv[0], "peer") == 0 ||
+                      strcmp(argv[0], "pool") == 0)) {
+        md_cmd_peer(st, argc, argv, r);
+        return;
+    }
+    md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: %s",
+                   argc >= 1 ? argv[0] : "(empty)");
+}

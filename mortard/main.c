@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * main: mortard's command line, startup and signals.
+ *
+ * Startup: parse options, block signals, fork (unless -N) with a pipe on
+ * which the child reports readiness, take the pid file lock in run-dir
+ * (a second mortard on the same run-dir fails), load the store, listen on
+ * the unix socket and TCP, then tell the parent. Bricks left running by a
+ * previous mortard are adopted through their pid files (brick.c), never
+ * started twice. Exit (SIGTERM/SIGINT) leaves bricks running, as glusterd
+ * does; `volume stop` stops them. SIGUSR1 writes a statedump to
+ * <run-dir>/dumps; SIGHUP reopens the log.
+ * Threads: the main thread serves signals; server.c runs the rest.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mortard.h"
+#include "xlators/builtin.h"
+
+enum {
+    OPT_STATE_DIR = 256,
+    OPT_RUN_DIR,
+    OPT_LOG_DIR,
+    OPT_MGMT_PORT,
+    OPT_BRICK_BASE_PORT,
+    OPT_BIND,
+    OPT_MORTARFSD,
+    OPT_LOG_LEVEL,
+};
+
+static const struct option md_longopts[] = {
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"run-dir", required_argument, NULL, OPT_RUN_DIR},
+    {"log-dir", required_argument, NULL, OPT_LOG_DIR},
+    {"mgmt-port", required_argument, NULL, OPT_MGMT_PORT},
+    {"brick-base-port", required_argument, NULL, OPT_BRICK_BASE_PORT},
+    {"bind-address", required_argument, NULL, OPT_BIND},
+    {"mortarfsd", required_argument, NULL, OPT_MORTARFSD},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"no-daemon", no_argument, NULL, 'N'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+
+static void
+md_usage_print(FILE *out)
+{
+    fprintf(out,
+            "Usage: mortard [-N] [--state-dir DIR] [--run-dir DIR] "
+            "[--log-dir DIR]\n"
+            "               [--mgmt-port N] [--brick-base-port N] "
+            "[--bind-address ADDR]\n"
+            "               [--mortarfsd PATH] [--log-level LEVEL]\n"
+            "Defaults: state %s, run %s, log %s, mgmt port %d, brick "
+            "ports from %d.\n"
+            "Exit codes: 0 ok, 1 startup failed, 2 bad command line.\n",
+            MD_DEFAULT_STATE_DIR, MD_DEFAULT_RUN_DIR, MD_DEFAULT_LOG_DIR,
+            MD_DEFAULT_MGMT_PORT, MD_DEFAULT_BRICK_BASE_PORT);
+}
+
+
+static int
+md_set_path(char **dst, const char *arg)
+{
+    char cwd[PATH_MAX];
+
+    free(*dst);
+    if (arg[0] == '/') {
+        *dst = strdup(arg);
+    } else {
+        if (getcwd(cwd, sizeof(cwd)) == NULL)
+            return -errno;
+        if (asprintf(dst, "%s/%s", cwd, arg) < 0)
+            *dst = NULL;
+    }
+    return *dst != NULL ? 0 : -ENOMEM;
+}
+
+
+static int
+md_parse_port(const char *arg, uint16_t *out)
+{
+    char *end;
+    long v = strtol(arg, &end, 10);
+
+    if (end == arg || *end != '\0' || v < 1 || v > 65535)
+        return -EINVAL;
+    *out = (uint16_t)v;
+    return 0;
+}
+
+
+/* The mortarfsd next to our own binary, else "mortarfsd" from PATH. */
+static char *
+md_default_fsd(void)
+{
+    char self[PATH_MAX], *slash, *p = NULL;
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+    if (n > 0) {
+        self[n] = '\0';
+        slash = strrchr(self, '/');
+        if (slash != NULL) {
+            *slash = '\0';
+            /* A libtool build runs us from .libs/ behind a wrapper. */
+            slash = strrchr(self, '/');
+            if (slash != NULL && strcmp(slash, "/.libs") == 0)
+                *slash = '\0';
+            if (asprintf(&p, "%s/mortarfsd", self) >= 0 &&
+                access(p, X_OK) == 0)
+                return p;
+            free(p);
+            p = NULL;
+            /* Build tree: mortard/mortard next to mortarfsd/mortarfsd. */
+            if (asprintf(&p, "%s/../mortarfsd/mortarfsd", self) >= 0 &&
+                access(p, X_OK) == 0)
+                return p;
+            free(p);
+        }
+    }
+    return strdup("mortarfsd");
+}
+
+
+static int
+md_opts(int argc, char **argv, struct md_state *st, vl_log_level_t *lvl,
+        bool *is_help)
+{
+    int c, rc = 0;
+
+    st->mgmt_port = MD_DEFAULT_MGMT_PORT;
+    st->brick_base_port = MD_DEFAULT_BRICK_BASE_PORT;
+    while (rc == 0 &&
+           (c = getopt_long(argc, argv, "Nh", md_longopts, NULL)) != -1) {
+        switch (c) {
+        case 'N':
+            st->is_foreground = true;
+            break;
+        case 'h':
+            *is_help = true;
+            break;
+        case OPT_STATE_DIR:
+            rc = md_set_path(&st->state_dir, optarg);
+            break;
+        case OPT_RUN_DIR:
+            rc = md_set_path(&st->run_dir, optarg);
+            break;
+        case OPT_LOG_DIR:
+            rc = md_set_path(&st->log_dir, optarg);
+            break;
+        case OPT_MGMT_PORT:
+            rc = md_parse_port(optarg, &st->mgmt_port);
+            break;
+        case OPT_BRICK_BASE_PORT:
+            rc = md_parse_port(optarg, &st->brick_base_port);
+            break;
+        case OPT_BIND:
+            free(st->bind_addr);
+            st->bind_addr = strdup(optarg);
+            rc = st->bind_addr != NULL ? 0 : -ENOMEM;
+            break;
+        case OPT_MORTARFSD:
+            rc = md_set_path(&st->mortarfsd, optarg);
+            break;
+        case OPT_LOG_LEVEL:
+            rc = vl_log_level_parse(optarg, lvl);
+            break;
+        default:
+            rc = -EINVAL;
+        }
+    }
+    if (rc == 0 && optind != argc)
+        rc = -EINVAL;
+    if (rc == 0 && st->state_dir == NULL)
+        rc = md_set_path(&st->state_dir, MD_DEFAULT_STATE_DIR);
+    if (rc == 0 && st->run_dir == NULL)
+        rc = md_set_path(&st->run_dir, MD_DEFAULT_RUN_DIR);
+    if (rc == 0 && st->log_dir == NULL)
+        rc = md_set_path(&st->log_dir, MD_DEFAULT_LOG_DIR);
+    if (rc == 0 && st->bind_addr == NULL)
+        rc = (st->bind_addr = strdup("0.0.0.0")) != NULL ? 0 : -ENOMEM;
+    if (rc == 0 && st->mortarfsd == NULL)
+        rc = (st->mortarfsd = md_default_fsd()) != NULL ? 0 : -ENOMEM;
+    return rc;
+}
+
+
+/* Parent side of the startup pipe: never returns. */
+static void __attribute__((noreturn))
+md_parent_wait(pid_t child, int fd)
+{
+    char buf[1024];
+    size_t used = 0;
+    int status = 0;
+    ssize_t n;
+
+    while (used < sizeof(buf) - 1) {
+        n = read(fd, buf + used, sizeof(buf) - 1 - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
+    buf[used] = '\0';
+    if (used > 0 && buf[0] == '0')
+        _exit(0);
+    if (used > 0)
+        fprintf(stderr, "mortard: %s\n", buf + 1);
+    else if (waitpid(child, &status, 0) == child && WIFSIGNALED(status))
+        fprintf(stderr, "mortard: startup failed: killed by signal %d\n",
+                WTERMSIG(status));
+    else
+        fprintf(stderr, "mortard: startup failed\n");
+    _exit(1);
+}
+
+
+static int
+md_daemonize(int *ready_fd, vl_err_t *err)
+{
+    int fds[2];
+    pid_t pid;
+
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        vl_err_set(err, "pipe: %s", strerror(errno));
+        return -errno;
+    }
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        vl_err_set(err, "fork: %s", strerror(errno));
+        return -errno;
+    }
+    if (pid > 0) {
+        close(fds[1]);
+        md_parent_wait(pid, fds[0]);
+    }
+    close(fds[0]);
+    *ready_fd = fds[1];
+    if (setsid() < 0 || chdir("/") != 0) {
+        vl_err_set(err, "setsid/chdir: %s", strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+
+static void
+md_report(int fd, int status, const char *msg)
+{
+    char buf[1100];
+    int n;
+
+    if (fd < 0)
+        return;
+    n = snprintf(buf, sizeof(buf), "%c%s", status == 0 ? '0' : '1',
+                 msg != NULL ? msg : "");
+    if (write(fd, buf, (size_t)n) < 0) {
+        /* The parent is gone; nothing to tell. */
+    }
+    close(fd);
+}
+
+
+static int
+md_pidfile_take(struct md_state *st, int *fd_out, vl_err_t *err)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    char path[4096], buf[32];
+    int fd, n;
+
+    snprintf(path, sizeof(path), "%s/mortard.pid", st->run_dir);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        vl_err_set(err, "%s: %s", path, strerror(errno));
+        return -errno;
+    }
+    if (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        vl_err_set(err, "another mortard is running (%s is locked)", path);
+        close(fd);
+        return -EBUSY;
+    }
+    n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+        vl_err_set(err, "%s: %s", path, strerror(errno));
+        close(fd);
+        return -EIO;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+
+static void
+md_statedump(struct md_state *st)
+{
+    char dir[4096], path[4200];
+    FILE *f;
+
+    snprintf(dir, sizeof(dir), "%s/dumps", st->run_dir);
+    (void)mkdir(dir, 0755);
+    snprintf(path, sizeof(path), "%s/mortard.%ld.dump.%lld", dir,
+             (long)getpid(), (long long)time(NULL));
+    f = fopen(path, "we");
+    if (f == NULL) {
+        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "statedump %s: %s", path,
+                strerror(errno));
+        return;
+    }
+    vl_statedump_write(f);
+    pthread_mutex_lock(&st->lock);
+    fprintf(f, "[mortard]\nnode-id=%s\nstore-version=%llu\nstate-dir=%s\n"
+            "run-dir=%s\nmgmt-port=%u\nbrick-base-port=%u\n", st->node_id,
+            (unsigned long long)st->store_version, st->state_dir,
+            st->run_dir, st->mgmt_port, st->brick_base_port);
+    md_server_dump(f);
+    for (struct md_volume *v = st->vols; v != NULL; v = v->next) {
+        fprintf(f, "\n[mortard.volume.%s]\nid=%s\nstatus=%s\nversion=%llu\n"
+                "options=%zu\n", v->name, v->id,
+                md_vol_status_name(v->status),
+                (unsigned long long)v->version, v->n_opts);
+        for (size_t i = 0; i < v->n_bricks; i++)
+            fprintf(f, "brick.%zu=%s:%s port=%u pid=%ld\n", i,
+                    v->bricks[i].host, v->bricks[i].path, v->bricks[i].port,
+                    (long)md_brick_pid(st, v, &v->bricks[i]));
+    }
+    pthread_mutex_unlock(&st->lock);
+    fclose(f);
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "statedump written to %s", path);
+}
+
+
+/* Adopts running bricks (logged); a started volume's dead bricks stay
+ * dead until `volume start force`, as in GlusterFS after a crash. */
+static void
+md_adopt(struct md_state *st)
+{
+    for (struct md_volume *v = st->vols; v != NULL; v = v->next)
+        for (size_t i = 0; i < v->n_bricks; i++) {
+            pid_t pid = md_brick_pid(st, v, &v->bricks[i]);
+
+            if (pid != 0)
+                vl_glog(MD_DOMAIN, VL_LOG_INFO, "adopted brick %s:%s of %s "
+                        "(pid %ld)", v->bricks[i].host, v->bricks[i].path,
+                        v->name, (long)pid);
+            else if (v->status == MD_VOL_STARTED)
+                vl_glog(MD_DOMAIN, VL_LOG_WARNING, "brick %s:%s of started "
+                        "volume %s is not running", v->bricks[i].host,
+                        v->bricks[i].path, v->name);
+        }
+}
+
+
+int
+main(int argc, char **argv)
+{
+    struct md_state st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    vl_log_level_t lvl = VL_LOG_INFO;
+    vl_err_t err = {.msg = ""};
+    bool is_help = false;
+    char logpath[4200];
+    int ready_fd = -1, pid_fd = -1, sig, rc;
+    sigset_t set;
+
+    if (md_opts(argc, argv, &st, &lvl, &is_help) != 0) {
+        fprintf(stderr, "mortard: bad command line (see --help)\n");
+        return 2;
+    }
+    if (is_help) {
+        md_usage_print(stdout);
+        return 0;
+    }
+    vl_global_init();
+    rc = vl_xlators_register_builtin();
+    if (rc != 0) {
+        fprintf(stderr, "mortard: registering translators: %s\n",
+                strerror(-rc));
+        return 1;
+    }
+    (void)signal(SIGPIPE, SIG_IGN);
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    if (!st.is_foreground && md_daemonize(&ready_fd, &err) != 0)
+        goto fail;
+    if (mkdir(st.run_dir, 0755) != 0 && errno != EEXIST) {
+        vl_err_set(&err, "%s: %s", st.run_dir, strerror(errno));
+        goto fail;
+    }
+    if (mkdir(st.log_dir, 0755) != 0 && errno != EEXIST) {
+        vl_err_set(&err, "%s: %s", st.log_dir, strerror(errno));
+        goto fail;
+    }
+    if (md_pidfile_take(&st, &pid_fd, &err) != 0)
+        goto fail;
+    snprintf(logpath, sizeof(logpath), "%s/mortard.log", st.log_dir);
+    rc = vl_log_open(st.is_foreground ? NULL : logpath, lvl);
+    if (rc != 0) {
+        vl_err_set(&err, "%s: %s", logpath, strerror(-rc));
+        goto fail;
+    }
+    if (md_store_load(&st, &err) != 0)
+        goto fail;
+    md_adopt(&st);
+    if (md_server_start(&st, &err) != 0)
+        goto fail;
+    if (!st.is_foreground) {
+        int nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+        if (nfd >= 0) {
+            dup2(nfd, 0);
+            dup2(nfd, 1);
+            dup2(nfd, 2);
+            close(nfd);
+        }
+    }
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "mortard %s ready (pid %ld, node %s, "
+            "state %s, mgmt port %u)", PACKAGE_VERSION, (long)getpid(),
+            st.node_id, st.state_dir, st.mgmt_port);
+    md_report(ready_fd, 0, NULL);
+    ready_fd = -1;
+
+    for (;;) {
+        if (sigwait(&set, &sig) != 0)
+            continue;
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+        if (sig == SIGUSR1)
+            md_statedump(&st);
+        else if (sig == SIGHUP)
+            (void)vl_log_open(st.is_foreground ? NULL : logpath, lvl);
+    }
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "received signal %d, exiting (bricks "
+            "keep running)", sig);
+    md_server_stop();
+    rc = 0;
+    goto out;
+
+fail:
+    vl_glog(MD_DOMAIN, VL_LOG_ERROR, "startup failed: %s", err.msg);
+    if (ready_fd >= 0)
+        md_report(ready_fd, 1, err.msg);
+    else
+        fprintf(stderr, "mortard: %s\n", err.msg);
+    md_server_stop();
+    rc = 1;
+
+out:
+    while (st.vols != NULL) {
+        struct md_volume *v = st.vols;
+
+        md_volume_unlink(&st, v);
+        md_volume_free(v);
+    }
+    if (pid_fd >= 0) {
+        char path[4200];
+
+        snprintf(path, sizeof(path), "%s/mortard.pid", st.run_dir);
+        (void)unlink(path);
+        close(pid_fd);
+    }
+    free(st.state_dir);
+    free(st.run_dir);
+    free(st.log_dir);
+    free(st.mortarfsd);
+    free(st.bind_addr);
+    return rc;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mortard: private declarations of the management daemon.
+ *
+ * main.c      command line, detaching, pid file, signals, statedump
+ * store.c     the on-disk store: atomic files, key=value parsing, volume
+ *             directories swapped in with one rename
+ * validate.c  volume names, bricks, option keys and values
+ * volgen.c    brick and client volfiles generated from a volume
+ * brick.c     brick processes: start, stop, adopt, liveness, ports
+ * output.c    command output as text plus a tree rendered as XML or JSON
+ * cmd.c       the CLI grammar and the volume commands
+ * server.c    the mgmt RPC service (unix socket and TCP), the command
+ *             worker thread and volfile watchers
+ *
+ * Threads: every command, GETSPEC and WATCH runs on the one worker thread
+ * under md_state.lock; loop threads only decode and queue. The main
+ * thread serves signals and takes the lock for a statedump.
+ */
+#ifndef MORTARD_H
+#define MORTARD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "vol/vol.h"
+
+#define MD_DOMAIN "mortard"
+#define MD_VOLNAME_MAX 64
+#define MD_DEFAULT_STATE_DIR "/var/lib/mortar"
+#define MD_DEFAULT_RUN_DIR "/run/mortar"
+#define MD_DEFAULT_LOG_DIR "/var/log/mortar"
+#define MD_DEFAULT_MGMT_PORT 24100
+#define MD_DEFAULT_BRICK_BASE_PORT 24200
+#define MD_BRICK_PORT_SPAN 2000       /* ports tried above the base */
+#define MD_VOLID_XATTR "trusted.mortar.volume-id"
+
+/* CLI exit codes (GlusterFS's). */
+#define MD_EXIT_OK 0
+#define MD_EXIT_FAIL 1
+#define MD_EXIT_USAGE 2
+
+enum md_vol_status {
+    MD_VOL_CREATED = 0,
+    MD_VOL_STARTED,
+    MD_VOL_STOPPED,
+};
+
+struct md_brick {
+    char *host;     /* owned; as given at create */
+    char *path;     /* owned; absolute, normalized */
+    uint16_t port;  /* TCP port the brick listens on */
+    char id[16];    /* "brick<N>", names pid file and volfile */
+};
+
+struct md_volume {
+    char name[MD_VOLNAME_MAX + 1]; /* unique */
+    char id[VL_GFID_STR_LEN];      /* volume UUID */
+    enum md_vol_status status;
+    uint64_t version;              /* bumped by every change */
+    char transport[8];             /* "tcp" */
+    struct md_brick *bricks;       /* owned array */
+    size_t n_bricks;
+    struct vl_kv *opts;            /* owned; canonical key -> value */
+    size_t n_opts;
+    struct md_volume *next;        /* list sorted by name */
+};
+
+/* The daemon's configuration and state. Everything below `lock` is
+ * guarded by it. */
+struct md_state {
+    char *state_dir;          /* owned; absolute */
+    char *run_dir;            /* owned; absolute */
+    char *log_dir;            /* owned; absolute */
+    char *mortarfsd;          /* owned; brick binary */
+    char *bind_addr;          /* owned; mgmt and brick listen address */
+    uint16_t mgmt_port;       /* TCP mgmt port (0 = none) */
+    uint16_t brick_base_port; /* first brick port tried */
+    bool is_foreground;       /* -N */
+    pthread_mutex_t lock;     /* guards what follows */
+    char node_id[VL_GFID_STR_LEN]; /* this node's UUID */
+    uint64_t store_version;   /* store-wide, bumped by every change */
+    struct md_volume *vols;   /* owned list */
+};
+
+/* ---- store.c ---- */
+/* Writes len bytes to dir/name through name.tmp, fsync and rename, then
+ * fsyncs dir. 0 or -errno with err set. */
+int md_write_atomic(const char *dir, const char *name, const char *data,
+                    size_t len, vl_err_t *err);
+/* Parses key=value lines ('#' comments and blank lines skipped); cb gets
+ * each pair and the line number and returns 0 or -errno with err set
+ * (the message is then prefixed with "src:line: "). */
+typedef int md_kv_cb(const char *key, const char *value, int line,
+                     void *arg, vl_err_t *err);
+int md_kv_parse(const char *text, const char *src, md_kv_cb *cb, void *arg,
+                vl_err_t *err);
+/* Reads a whole file (NUL-terminated) into a malloc'd buffer. */
+int md_read_file(const char *path, char **out, size_t *len);
+/* Loads node id, store version and every volume. */
+int md_store_load(struct md_state *st, vl_err_t *err);
+/* Parses a volume directory into a new volume (for load and tests). */
+int md_volume_load(const char *dir, const char *name,
+                   struct md_volume **out, vl_err_t *err);
+/* Bumps vol->version and the store version, writes the volume directory
+ * (info, options, volfiles) and swaps it in atomically. */
+int md_volume_save(struct md_state *st, struct md_volume *vol,
+                   vl_err_t *err);
+/* Removes the volume's directory atomically (rename, then delete). */
+int md_volume_remove(struct md_state *st, const struct md_volume *vol,
+                     vl_err_t *err);
+void md_volume_free(struct md_volume *vol);
+struct md_volume *md_volume_find(struct md_state *st, const char *name);
+void md_volume_link(struct md_state *st, struct md_volume *vol);
+void md_volume_unlink(struct md_state *st, struct md_volume *vol);
+const char *md_vol_status_name(enum md_vol_status s);
+const char *md_vol_opt_get(const struct md_volume *vol, const char *key);
+int md_vol_opt_set(struct md_volume *vol, const char *key,
+                   const char *value);
+/* Returns true if the key was there. */
+bool md_vol_opt_del(struct md_volume *vol, const char *key);
+/* "<state>/vols/<name>" into buf. */
+void md_vol_dir(const struct md_state *st, const char *name, char *buf,
+                size_t len);
+
+/* ---- validate.c ---- */
+int md_check_volname(const char *name, vl_err_t *err);
+/* Splits "host:/path" and normalizes the path (no trailing '/'). */
+int md_parse_brick(const char *arg, char **host, char **path,
+                   vl_err_t *err);
+bool md_host_is_local(const char *host);
+/* Checks a new brick against the store and the file system (nothing is
+ * changed). */
+int md_check_brick(struct md_state *st, const char *host, const char *path,
+                   bool force, vl_err_t *err);
+/* The classes whose options `volume set` may change (those in the
+ * generated graphs); NULL-terminated. */
+const vl_xlator_class_t *const *md_settable_classes(void);
+/* Resolves a user key (prefix.key or a GlusterFS alias) to its class and
+ * option, fills canon ("<prefix>.<key>") and checks the value (if not
+ * NULL). -ENOENT unknown key, -EPERM not settable, -EINVAL bad value. */
+int md_option_resolve(const char *key, const char *value,
+                      const vl_xlator_class_t **cls,
+                      const vl_option_t **opt, char *canon, size_t len,
+                      vl_err_t *err);
+
+/* ---- volgen.c ---- */
+/* Name clients ask the brick for (the volume under protocol/server). */
+void md_brick_subvol(const struct md_volume *vol, const struct md_brick *b,
+                     char *buf, size_t len);
+char *md_volgen_brick(const struct md_state *st,
+                      const struct md_volume *vol, const struct md_brick *b);
+char *md_volgen_client(const struct md_volume *vol);
+
+/* ---- brick.c ---- */
+void md_brick_pidfile(const struct md_state *st, const struct md_volume *vol,
+                      const struct md_brick *b, char *buf, size_t len);
+void md_brick_volfile(const struct md_state *st,
+                      const struct md_volume *vol, const struct md_brick *b,
+                      char *buf, size_t len);
+/* The running brick's pid (pid file + /proc cmdline check), or 0. */
+pid_t md_brick_pid(const struct md_state *st, const struct md_volume *vol,
+                   const struct md_brick *b);
+/* The brick answers on its port. */
+bool md_brick_port_answers(const struct md_state *st,
+                           const struct md_brick *b);
+bool md_port_is_free(const char *addr, uint16_t port);
+/* Picks a free port not used by any brick in the store. 0 if none. */
+uint16_t md_port_pick(struct md_state *st, const struct md_brick *self);
+/* Starts mortarfsd for the brick (volfile must exist); no-op if it runs. */
+int md_brick_start(struct md_state *st, const struct md_volume *vol,
+                   const struct md_brick *b, vl_err_t *err);
+/* SIGTERM, waits; SIGKILL after a timeout. 0 if it is gone. */
+int md_brick_stop(struct md_state *st, const struct md_volume *vol,
+                  const struct md_brick *b, vl_err_t *err);
+
+/* ---- output.c ---- */
+struct md_sbuf {
+    char *data;  /* owned, NUL-terminated (NULL when empty) */
+    size_t len;  /* bytes used */
+    size_t cap;  /* bytes allocated */
+    bool is_oom; /* an append failed */
+};
+void md_sbuf_printf(struct md_sbuf *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void md_sbuf_clear(struct md_sbuf *sb);
+
+/* A node of the structured output: an element with text or children. */
+struct md_node {
+    char *name;             /* owned; element / JSON key */
+    char *text;             /* owned; NULL for a container */
+    bool is_list;           /* JSON: children form an array */
+    struct md_node *kids;   /* owned first child */
+    struct md_node *last;   /* borrowed last child */
+    struct md_node *next;   /* owned next sibling */
+};
+struct md_node *md_node_add(struct md_node *parent, const char *name,
+                            const char *text);
+struct md_node *md_node_addf(struct md_node *parent, const char *name,
+                             const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void md_node_free(struct md_node *n);
+
+/* The result of one command. */
+struct md_result {
+    int ret;               /* exit code */
+    int op_errno;          /* errno of the failure, 0 */
+    char errstr[1024];     /* one line on failure */
+    struct md_sbuf text;   /* text output */
+    struct md_node *root;  /* structured output ("cliOutput" children) */
+};
+void md_result_init(struct md_result *r);
+void md_result_clear(struct md_result *r);
+void md_result_fail(struct md_result *r, int ret, int op_errno,
+                    const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Renders r for format 0/1/2 into out (malloc'd). */
+int md_render(const struct md_result *r, int format, char **out);
+
+/* ---- cmd.c / cmd-query.c ---- */
+void md_cmd_run(struct md_state *st, int argc, char **argv,
+                struct md_result *r);
+void md_cmd_info(struct md_state *st, int argc, char **argv,
+                 struct md_result *r);
+void md_cmd_status(struct md_state *st, int argc, char **argv,
+                   struct md_result *r);
+void md_cmd_list(struct md_state *st, struct md_result *r);
+void md_cmd_get(struct md_state *st, int argc, char **argv,
+                struct md_result *r);
+void md_cmd_set_help(struct md_result *r);
+void md_cmd_peer(struct md_state *st, int argc, char **argv,
+                 struct md_result *r);
+void md_cmd_statedump(struct md_state *st, int argc, char **argv,
+                      struct md_result *r);
+
+/* ---- server.c ---- */
+int md_server_start(struct md_state *st, vl_err_t *err);
+void md_server_stop(void);
+/* Wakes watchers after a volume's version changed. */
+void md_server_notify(void);
+void md_server_dump(FILE *out);
+
+#endif /* MORTARD_H */

@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * server: the mgmt RPC service of rpc/xdr/mgmt.x on the unix socket
+ * <run-dir>/mortard.sock and on TCP --mgmt-port.
+ *
+ * Loop threads decode each call and queue a job; one worker thread runs
+ * the jobs in order with md_state.lock held (commands block: they fork
+ * bricks, wait for them, fsync the store) and sends the reply. A WATCH
+ * whose version is current is parked with a deadline; the worker answers
+ * parked watches when md_server_notify says a volume changed, or after
+ * 30 s with the unchanged spec.
+ * Per-request state: struct md_job (the conn ref, xid, decoded args).
+ * Threads: loop threads (accept, decode), the worker, and the main thread
+ * (start/stop, dump).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mgmt.h"
+#include "mortard.h"
+#include "vrpc.h"
+
+#define MD_WATCH_MAX_MS 30000
+#define MD_WATCHERS_MAX 4096
+
+struct md_job {
+    vrpc_conn_t *conn;       /* one ref */
+    uint32_t xid;            /* of the call */
+    uint32_t proc;           /* MGMT_PROC_* */
+    mgmt_cli_req cli;        /* decoded args (proc CLI) */
+    mgmt_watch_req watch;    /* decoded args (GETSPEC uses .volume) */
+    uint64_t deadline_ms;    /* parked WATCH: answer by then */
+    struct md_job *next;     /* queue or watcher list */
+};
+
+static struct {
+    struct md_state *st;        /* borrowed */
+    vl_loop_t *loop;            /* owned */
+    vrpc_listener_t *tcp;       /* owned */
+    int unix_fd;                /* owned listening socket */
+    vl_io_t *unix_io;           /* owned registration */
+    pthread_t worker;           /* runs the jobs */
+    bool has_worker;            /* worker was started */
+    pthread_mutex_t qlock;      /* guards the queue fields below */
+    pthread_cond_t qcond;       /* signalled on a new job or notify */
+    struct md_job *head;        /* queue (qlock) */
+    struct md_job *tail;        /* queue (qlock) */
+    bool is_stopping;           /* (qlock) */
+    bool is_changed;            /* (qlock) a volume changed: check watches */
+    struct md_job *watchers;    /* worker only */
+    size_t n_watchers;          /* worker only */
+    uint64_t n_calls;           /* (qlock) calls received */
+} md_srv = {.unix_fd = -1, .qlock = PTHREAD_MUTEX_INITIALIZER,
+            .qcond = PTHREAD_COND_INITIALIZER};
+
+
+static void
+md_job_free(struct md_job *j)
+{
+    xdr_free((xdrproc_t)xdr_mgmt_cli_req, (char *)&j->cli);
+    xdr_free((xdrproc_t)xdr_mgmt_watch_req, (char *)&j->watch);
+    vrpc_conn_unref(j->conn);
+    free(j);
+}
+
+
+static void
+md_reply_spec(struct md_state *st, struct md_job *j)
+{
+    mgmt_getspec_rsp rsp = {.errstr = "", .spec = ""};
+    struct md_volume *vol = md_volume_find(st, j->watch.volume);
+    char *spec = NULL;
+
+    if (vol == NULL) {
+        rsp.ret = -1;
+        rsp.op_errno = ENOENT;
+        rsp.errstr = "volume does not exist";
+    } else {
+        spec = md_volgen_client(vol);
+        if (spec == NULL) {
+            rsp.ret = -1;
+            rsp.op_errno = ENOMEM;
+            rsp.errstr = "out of memory";
+        } else {
+            rsp.spec = spec;
+            rsp.spec_version = vol->version;
+        }
+    }
+    (void)vrpc_send_reply(j->conn, j->xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_getspec_rsp, &rsp, NULL, 0);
+    free(spec);
+}
+
+
+static uint64_t
+md_vol_version(struct md_state *st, const char *name)
+{
+    struct md_volume *vol = md_volume_find(st, name);
+
+    return vol != NULL ? vol->version : 0;
+}
+
+
+static void
+md_run_cli(struct md_state *st, struct md_job *j)
+{
+    mgmt_cli_rsp rsp = {.errstr = "", .output = ""};
+    struct md_result r;
+    char *out = NULL;
+
+    md_result_init(&r);
+    if (r.root == NULL) {
+        md_result_fail(&r, MD_EXIT_FAIL, ENOMEM, "out of memory");
+    } else {
+        vl_glog(MD_DOMAIN, VL_LOG_DEBUG, "cli: %u args, first '%s'",
+                j->cli.argv.argv_len,
+                j->cli.argv.argv_len > 0 ? j->cli.argv.argv_val[0] : "");
+        md_cmd_run(st, (int)j->cli.argv.argv_len, j->cli.argv.argv_val, &r);
+    }
+    if (r.ret != 0)
+        vl_glog(MD_DOMAIN, VL_LOG_INFO, "command failed (%d): %s", r.ret,
+                r.errstr);
+    if (md_render(&r, j->cli.format, &out) != 0)
+        md_result_fail(&r, MD_EXIT_FAIL, ENOMEM, "out of memory");
+    rsp.ret = r.ret;
+    rsp.op_errno = r.op_errno;
+    rsp.errstr = r.errstr;
+    rsp.output = out != NULL ? out : "";
+    (void)vrpc_send_reply(j->conn, j->xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_cli_rsp, &rsp, NULL, 0);
+    free(out);
+    md_result_clear(&r);
+}
+
+
+/* Answers parked watches that changed or timed out. */
+static void
+md_scan_watchers(struct md_state *st)
+{
+    uint64_t now = vrpc_now_ms();
+
+    for (struct md_job **pp = &md_srv.watchers; *pp != NULL;) {
+        struct md_job *j = *pp;
+
+        if (md_vol_version(st, j->watch.volume) != j->watch.spec_version ||
+            now >= j->deadline_ms || vrpc_conn_is_closed(j->conn) ||
+            md_srv.is_stopping) {
+            *pp = j->next;
+            md_srv.n_watchers--;
+            md_reply_spec(st, j);
+            md_job_free(j);
+        } else {
+            pp = &j->next;
+        }
+    }
+}
+
+
+static void
+md_run_job(struct md_state *st, struct md_job *j)
+{
+    switch (j->proc) {
+    case MGMT_PROC_CLI:
+        md_run_cli(st, j);
+        break;
+    case MGMT_PROC_GETSPEC:
+        md_reply_spec(st, j);
+        break;
+    case MGMT_PROC_WATCH:
+        if (md_vol_version(st, j->watch.volume) != j->watch.spec_version ||
+            md_srv.n_watchers >= MD_WATCHERS_MAX) {
+            md_reply_spec(st, j);
+            break;
+        }
+        j->deadline_ms = vrpc_now_ms() + MD_WATCH_MAX_MS;
+        j->next = md_srv.watchers;
+        md_srv.watchers = j;
+        md_srv.n_watchers++;
+        return;
+    default:
+        break;
+    }
+    md_job_free(j);
+}
+
+
+static void *
+md_worker(void *arg)
+{
+    struct md_state *st = arg;
+
+    pthread_mutex_lock(&md_srv.qlock);
+    for (;;) {
+        struct md_job *j = md_srv.head;
+
+        if (j == NULL) {
+            struct timespec ts;
+
+            if (md_srv.is_stopping)
+                break;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 1;
+            if (!md_srv.is_changed)
+                (void)pthread_cond_timedwait(&md_srv.qcond, &md_srv.qlock,
+                                             &ts);
+            md_srv.is_changed = false;
+            pthread_mutex_unlock(&md_srv.qlock);
+            pthread_mutex_lock(&st->lock);
+            md_scan_watchers(st);
+            pthread_mutex_unlock(&st->lock);
+            pthread_mutex_lock(&md_srv.qlock);
+            continue;
+        }
+        md_srv.head = j->next;
+        if (md_srv.head == NULL)
+            md_srv.tail = NULL;
+        j->next = NULL;
+        pthread_mutex_unlock(&md_srv.qlock);
+        pthread_mutex_lock(&st->lock);
+        md_run_job(st, j);
+        md_scan_watchers(st);
+        pthread_mutex_unlock(&st->lock);
+        pthread_mutex_lock(&md_srv.qlock);
+    }
+    pthread_mutex_unlock(&md_srv.qlock);
+    pthread_mutex_lock(&st->lock);
+    md_scan_watchers(st); /* is_stopping: answers them all */
+    pthread_mutex_unlock(&st->lock);
+    return NULL;
+}
+
+
+void
+md_server_notify(void)
+{
+    pthread_mutex_lock(&md_srv.qlock);
+    md_srv.is_changed = true;
+    pthread_cond_signal(&md_srv.qcond);
+    pthread_mutex_unlock(&md_srv.qlock);
+}
+
+
+static void
+md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
+{
+    struct vrpc_call_hdr hdr;
+    struct md_job *j;
+    size_t off;
+    bool xid_ok = false;
+    int rc;
+
+    (void)arg;
+    if (vrpc_decode_call(rec->data, len, &hdr, &off, &xid_ok) != 0) {
+        vrpc_conn_close(c, EPROTO);
+        return;
+    }
+    if (hdr.prog != MGMT_PROG || hdr.vers != MGMT_VERSION) {
+        (void)vrpc_send_reply(c, hdr.xid, hdr.prog != MGMT_PROG ?
+                              VRPC_PROG_UNAVAIL : VRPC_PROG_MISMATCH,
+                              NULL, NULL, NULL, 0);
+        return;
+    }
+    if (hdr.proc == MGMT_PROC_NULL) {
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS, NULL, NULL, NULL, 0);
+        return;
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SYSTEM_ERR, NULL, NULL,
+                              NULL, 0);
+        return;
+    }
+    j->xid = hdr.xid;
+    j->proc = hdr.proc;
+    switch (hdr.proc) {
+    case MGMT_PROC_CLI:
+        rc = vrpc_decode_body(rec->data + off, len - off,
+                              (xdrproc_t)xdr_mgmt_cli_req, &j->cli, NULL);
+        if (rc == 0 && (j->cli.format < 0 || j->cli.format > 2))
+            j->cli.format = 0;
+        break;
+    case MGMT_PROC_GETSPEC:
+        rc = vrpc_decode_body(rec->data + off, len - off,
+                              (xdrproc_t)xdr_mgmt_getspec_req, &j->watch,
+                              NULL);
+        break;
+    case MGMT_PROC_WATCH:
+        rc = vrpc_decode_body(rec->data + off, len - off,
+                              (xdrproc_t)xdr_mgmt_watch_req, &j->watch,
+                              NULL);
+        break;
+    default:
+        free(j);
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_PROC_UNAVAIL, NULL, NULL,
+                              NULL, 0);
+        return;
+    }
+    if (rc != 0) {
+        free(j);
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_GARBAGE_ARGS, NULL, NULL,
+                              NULL, 0);
+        return;
+    }
+    j->conn = vrpc_conn_ref(c);
+    pthread_mutex_lock(&md_srv.qlock);
+    md_srv.n_calls++;
+    if (md_srv.tail != NULL)
+        md_srv.tail->next = j;
+    else
+        md_srv.head = j;
+    md_srv.tail = j;
+    pthread_cond_signal(&md_srv.qcond);
+    pthread_mutex_unlock(&md_srv.qlock);
+}
+
+
+static void
+md_on_close(vrpc_conn_t *c, int reason, void *arg)
+{
+    (void)reason;
+    (void)arg;
+    vrpc_conn_unref(c); /* the accept's ref */
+}
+
+
+static const struct vrpc_conn_ops md_conn_ops = {
+    .on_record = md_on_record,
+    .on_close = md_on_close,
+};
+
+
+static void
+md_accept(int fd, const struct sockaddr_storage *peer, void *arg)
+{
+    vrpc_conn_t *c;
+
+    (void)peer;
+    (void)arg;
+    if (vrpc_conn_new(md_srv.loop, fd, false, &md_conn_ops, NULL, &c) != 0)
+        return;
+    if (vrpc_conn_start(c) != 0)
+        vrpc_conn_close(c, ENOTCONN);
+}
+
+
+static void
+md_unix_io(vl_io_t *io, int fd, uint32_t events, void *arg)
+{
+    (void)events;
+    for (int i = 0; i < 32; i++) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+        if (cfd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            break;
+        }
+        md_accept(cfd, NULL, arg);
+    }
+    (void)vl_io_modify(io, EPOLLIN);
+}
+
+
+static int
+md_unix_listen(struct md_state *st, vl_err_t *err)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int fd, rc;
+
+    if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/mortard.sock",
+                         st->run_dir) >= sizeof(sa.sun_path)) {
+        vl_err_set(err, "%s/mortard.sock: path too long", st->run_dir);
+        return -ENAMETOOLONG;
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        vl_err_set(err, "socket: %s", strerror(errno));
+        return -errno;
+    }
+    /* The pid file lock proves no other mortard uses this run dir. */
+    (void)unlink(sa.sun_path);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        chmod(sa.sun_path, 0600) != 0 || listen(fd, 128) != 0) {
+        rc = -errno;
+        vl_err_set(err, "%s: %s", sa.sun_path, strerror(-rc));
+        close(fd);
+        return rc;
+    }
+    md_srv.unix_fd = fd;
+    return vl_io_add(md_srv.loop, fd, EPOLLIN, md_unix_io, NULL,
+                     &md_srv.unix_io);
+}
+
+
+int
+md_server_start(struct md_state *st, vl_err_t *err)
+{
+    int rc;
+
+    md_srv.st = st;
+    md_srv.loop = vl_loop_new(2);
+    if (md_srv.loop == NULL) {
+        vl_err_set(err, "event loop: %s", strerror(errno));
+        return -errno;
+    }
+    rc = vl_loop_start(md_srv.loop);
+    if (rc != 0) {
+        vl_err_set(err, "event loop: %s", strerror(-rc));
+        return rc;
+    }
+    rc = pthread_create(&md_srv.worker, NULL, md_worker, st);
+    if (rc != 0) {
+        vl_err_set(err, "worker thread: %s", strerror(rc));
+        return -rc;
+    }
+    md_srv.has_worker = true;
+    rc = md_unix_listen(st, err);
+    if (rc != 0)
+        return rc;
+    if (st->mgmt_port != 0) {
+        rc = vrpc_listen(md_srv.loop, st->bind_addr, st->mgmt_port,
+                         md_accept, NULL, &md_srv.tcp, err);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+
+void
+md_server_stop(void)
+{
+    if (md_srv.tcp != NULL)
+        vrpc_listener_free(md_srv.tcp);
+    md_srv.tcp = NULL;
+    if (md_srv.unix_io != NULL)
+        vl_io_del(md_srv.unix_io);
+    md_srv.unix_io = NULL;
+    if (md_srv.unix_fd >= 0) {
+        char path[4096];
+
+        snprintf(path, sizeof(path), "%s/mortard.sock", md_srv.st->run_dir);
+        (void)unlink(path);
+        close(md_srv.unix_fd);
+        md_srv.unix_fd = -1;
+    }
+    if (md_srv.has_worker) {
+        pthread_mutex_lock(&md_srv.qlock);
+        md_srv.is_stopping = true;
+        pthread_cond_signal(&md_srv.qcond);
+        pthread_mutex_unlock(&md_srv.qlock);
+        pthread_join(md_srv.worker, NULL);
+        md_srv.has_worker = false;
+    }
+    if (md_srv.loop != NULL) {
+        vl_loop_stop(md_srv.loop);
+        vl_loop_free(md_srv.loop);
+        md_srv.loop = NULL;
+    }
+}
+
+
+void
+md_server_dump(FILE *out)
+{
+    pthread_mutex_lock(&md_srv.qlock);
+    fprintf(out, "calls=%llu\nqueued=%s\nwatchers=%zu\n",
+            (unsigned long long)md_srv.n_calls,
+            md_srv.head != NULL ? "yes" : "no", md_srv.n_watchers);
+    pthread_mutex_unlock(&md_srv.qlock);
+}
