@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,7 +233,12 @@ main(void)
     if (mkdtemp(tmpdir) == NULL)
         return 1;
     rc = cmocka_run_group_tests(tests, NULL, NULL);
-    if (system("rm -rf /tmp/test-store.??????") != 0)
-        rc = rc != 0 ? rc : 1;
+    {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            rc = rc != 0 ? rc : 1;
+    }
     return rc;
 }
