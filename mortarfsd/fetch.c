@@ -62,7 +62,7 @@ fetch_call(int fd, const char *volume, bool is_watch, uint64_t version,
            int timeout_ms, mgmt_getspec_rsp *rsp, vl_err_t *err)
 {
     mgmt_getspec_req greq = {.volume = (char *)volume};
-    mgmt_watch_req wreq = {.volume = (char *)volume, .version = version};
+    mgmt_watch_req wreq = {.volume = (char *)volume, .spec_version = version};
 
     memset(rsp, 0, sizeof(*rsp));
     if (is_watch)
@@ -101,7 +101,7 @@ fetch_take_rsp(mgmt_getspec_rsp *rsp, const char *server,
         return -ENOMEM;
     }
     spec->len = strlen(spec->text);
-    spec->version = rsp->version;
+    spec->version = rsp->spec_version;
     return 0;
 }
 
@@ -147,8 +147,10 @@ fsd_fetch_spec(const struct fsd_vfsrc *src, struct fsd_spec *out,
                 rc = fetch_take_rsp(&rsp, where, out, &one);
                 xdr_free((xdrproc_t)xdr_mgmt_getspec_rsp, (char *)&rsp);
             }
-            if (rc == 0)
+            if (rc == 0) {
+                out->server_index = i;
                 return 0;
+            }
             /* Connect errors already name the server. */
             used += (size_t)snprintf(why + used, sizeof(why) - used,
                                      "%s%s: %s", used > 0 ? "; " : "",
@@ -238,7 +240,7 @@ watch_serve(struct fsd_watch *w, int fd, const char *where)
         }
         is_answered = true;
         rc = 0;
-        if (rsp.ret == 0 && rsp.version != w->version)
+        if (rsp.ret == 0 && rsp.spec_version != w->version)
             rc = fetch_take_rsp(&rsp, where, &spec, &err);
         else if (rsp.ret != 0)
             rc = fetch_take_rsp(&rsp, where, &spec, &err);

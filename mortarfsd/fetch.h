@@ -31,6 +31,7 @@ struct fsd_spec {
     size_t len;
     uint64_t version;  /* mortard's version of the volume's volfile */
     char *server;      /* owned; "host:port" that served it */
+    size_t server_index; /* its index in fsd_vfsrc.servers */
 };
 
 void fsd_spec_clear(struct fsd_spec *spec);

@@ -26,6 +26,8 @@
 #define FSD_DEFAULT_DUMP_DIR "/var/run/mortar"
 #define FSD_DEFAULT_EVENT_THREADS 2
 #define FSD_DEFAULT_READY_TIMEOUT_S 30
+#define FSD_DEFAULT_VOLFILE_PORT 24100
+#define FSD_MAX_VOLFILE_SERVERS 16
 
 /* One "NAME.KEY=VALUE" from --xlator-option, split. */
 struct fsd_xopt {
@@ -35,7 +37,14 @@ struct fsd_xopt {
 
 /* Everything the command line says; filled by fsd_opts_parse. */
 struct fsd_opts {
-    char *volfile;             /* owned; absolute path */
+    char *volfile;             /* owned; absolute path, or NULL with
+                                * vf_servers */
+    char *vf_servers[FSD_MAX_VOLFILE_SERVERS]; /* owned host names:
+                                * --volfile-server, then the backups */
+    size_t n_vf_servers;
+    bool has_vf_server;        /* --volfile-server given */
+    unsigned vf_port;          /* --volfile-server-port */
+    char *vf_id;               /* owned; --volfile-id, the volume */
     char *mountpoint;          /* owned; absolute path or NULL (no FUSE) */
     bool is_foreground;        /* -N: no fork, log to stderr by default */
     char *log_file;            /* owned; NULL = default for the mode */
@@ -63,9 +72,16 @@ void fsd_usage(FILE *out, const char *prog);
 
 /* prepare.c */
 /* Loads opts->volfile, applies the overrides and, with a mount point,
- * appends mount/fuse on top. NULL with err set on any failure. */
+ * appends mount/fuse on top. NULL with err set on any failure. With
+ * is_reload (the graph runs), the mount point is not checked. */
 vl_volfile_t *fsd_volfile_prepare(const struct fsd_opts *opts,
-                                  vl_err_t *err);
+                                  bool is_reload, vl_err_t *err);
+/* The same for a volfile given as text (from mortard); source names it
+ * in messages. */
+vl_volfile_t *fsd_volfile_prepare_text(const struct fsd_opts *opts,
+                                       const char *text, size_t len,
+                                       const char *source, bool is_reload,
+                                       vl_err_t *err);
 /* Applies --xlator-option overrides to vf; returns the volfile to use (vf
  * itself when there are none, else a new one; vf is then freed). NULL
  * with err set on failure (vf freed too). */
@@ -103,9 +119,22 @@ void fsd_report_ready(struct fsd_daemon *d, int status, const char *reason);
 /* signals.c */
 /* Blocks the signals the main thread serves; call before any thread. */
 int fsd_signals_block(sigset_t *set /* OUT */);
-/* Serves signals until SIGTERM/SIGINT; returns the signal that ended it. */
-int fsd_signals_serve(const sigset_t *set, const struct fsd_opts *opts,
-                      const char *log_path);
+struct fsd_watch; /* fetch.h */
+
+/* What the signal loop acts on besides the options. */
+struct fsd_sigctx {
+    const struct fsd_opts *opts; /* borrowed */
+    const char *log_path;        /* borrowed; NULL = stderr */
+    vl_graph_t *graph;           /* borrowed; reconfigured on HUP/USR2 */
+    struct fsd_watch *watch;     /* borrowed; new volfiles, or NULL */
+};
+/* Serves signals until SIGTERM/SIGINT; returns the signal that ended it.
+ * HUP reopens the log and, with --volfile, applies the file again;
+ * USR2 (sent by the watcher) applies a new volfile from mortard. */
+int fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx);
+/* Applies vf (prepared) to the running graph; logs the outcome. */
+int fsd_graph_apply(vl_graph_t *graph, const vl_volfile_t *vf,
+                    const char *what);
 /* Writes a statedump into dir; returns 0 or -errno, path in out. */
 int fsd_statedump(const char *dir, char *out, size_t len);
 

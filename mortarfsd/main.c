@@ -5,11 +5,14 @@
  *
  * Startup, in this order, so that every thread inherits the blocked
  * signal mask and no thread exists at fork time:
- *   parse the command line; load the volfile (+ overrides, + mount/fuse);
+ *   parse the command line; load the volfile, from the file or fetched
+ *   from mortard (+ overrides, + mount/fuse);
  *   block signals; fork unless -N (the parent waits for the child's
  *   status); pid file; log; event loop; build, init, activate the graph;
- *   wait until its top says it is usable; report; serve signals.
- * Threads: main thread only here; the loop's threads run the graph.
+ *   wait until its top says it is usable; report; start the volfile
+ *   watcher (with --volfile-server); serve signals.
+ * Threads: main thread only here; the loop's threads run the graph; the
+ * watcher thread (fetch.c) only hands new volfiles to the main thread.
  */
 #include "config.h"
 
@@ -20,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fetch.h"
 #include "fsd.h"
 #include "xlators/builtin.h"
 
@@ -33,6 +37,10 @@ struct fsd_run {
     vl_loop_t *loop;        /* owned */
     vl_graph_t *graph;      /* owned */
     char *log_path;         /* owned; NULL = stderr */
+    struct fsd_vfsrc src;   /* --volfile-server & co (borrowed strings) */
+    struct fsd_spec spec;   /* owned; the volfile mortard served */
+    fsd_watch_t *watch;     /* owned; follows mortard's versions */
+    char *what;             /* owned; the volfile's name for logs */
 };
 
 
@@ -127,9 +135,47 @@ fsd_graph_start(struct fsd_run *run, vl_err_t *err)
 }
 
 
+/* The volfile to run: the file, or fetched from the volfile servers. */
+static int
+fsd_volfile_get(struct fsd_run *run, vl_err_t *err)
+{
+    int rc;
+
+    if (run->opts.volfile != NULL) {
+        run->what = strdup(run->opts.volfile);
+        if (run->what == NULL) {
+            vl_err_set(err, "out of memory");
+            return -ENOMEM;
+        }
+        run->vf = fsd_volfile_prepare(&run->opts, false, err);
+        return run->vf != NULL ? 0 : -EINVAL;
+    }
+    run->src.servers = run->opts.vf_servers;
+    run->src.n_servers = run->opts.n_vf_servers;
+    run->src.port = (uint16_t)run->opts.vf_port;
+    run->src.volume = run->opts.vf_id;
+    rc = fsd_fetch_spec(&run->src, &run->spec, err);
+    if (rc != 0)
+        return rc;
+    if (asprintf(&run->what, "volfile of '%s' version %llu from %s",
+                 run->opts.vf_id, (unsigned long long)run->spec.version,
+                 run->spec.server) < 0) {
+        run->what = NULL;
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    run->vf = fsd_volfile_prepare_text(&run->opts, run->spec.text,
+                                       run->spec.len, run->what, false, err);
+    return run->vf != NULL ? 0 : -EINVAL;
+}
+
+
 static void
 fsd_run_free(struct fsd_run *run)
 {
+    /* The watcher first: it may still signal us. */
+    fsd_watch_stop(run->watch);
+    run->watch = NULL;
     if (run->graph != NULL)
         vl_graph_free(run->graph);
     if (run->loop != NULL) {
@@ -140,6 +186,8 @@ fsd_run_free(struct fsd_run *run)
         vl_volfile_free(run->vf);
     fsd_pidfile_release(&run->dmn);
     free(run->log_path);
+    free(run->what);
+    fsd_spec_clear(&run->spec);
     fsd_opts_clear(&run->opts);
 }
 
@@ -148,6 +196,7 @@ int
 main(int argc, char **argv)
 {
     struct fsd_run run = {.dmn = {.ready_fd = -1, .pid_fd = -1}};
+    struct fsd_sigctx sigctx = {0};
     vl_err_t err = {.msg = ""};
     sigset_t sigs;
     int status = FSD_EXIT_FAIL;
@@ -175,15 +224,15 @@ main(int argc, char **argv)
         vl_err_set(&err, "registering translators: %s", strerror(-rc));
         goto fail_early;
     }
-    run.vf = fsd_volfile_prepare(&run.opts, &err);
-    if (run.vf == NULL)
+    if (fsd_volfile_get(&run, &err) != 0)
         goto fail_early;
     rc = fsd_signals_block(&sigs);
     if (rc != 0) {
         vl_err_set(&err, "blocking signals: %s", strerror(-rc));
         goto fail_early;
     }
-    if (!run.opts.is_foreground && fsd_daemonize(&run.dmn, run.opts.mountpoint, &err) != 0)
+    if (!run.opts.is_foreground &&
+        fsd_daemonize(&run.dmn, run.opts.mountpoint, &err) != 0)
         goto fail;
 
     /* From here on, in the daemon child (or the foreground process). */
@@ -197,16 +246,29 @@ main(int argc, char **argv)
         goto fail;
     }
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "starting %s (pid %ld, %u event "
-            "threads)%s%s", run.opts.volfile, (long)getpid(),
+            "threads)%s%s", run.what, (long)getpid(),
             run.opts.event_threads, run.opts.mountpoint != NULL ? " on " : "",
             run.opts.mountpoint != NULL ? run.opts.mountpoint : "");
     fsd_log_volfile(run.vf);
     if (fsd_graph_start(&run, &err) != 0)
         goto fail;
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "graph ready");
+    if (run.opts.has_vf_server) {
+        rc = fsd_watch_start(&run.src, run.spec.version,
+                             run.spec.server_index, pthread_self(),
+                             &run.watch);
+        if (rc != 0) {
+            vl_err_set(&err, "volfile watcher thread: %s", strerror(-rc));
+            goto fail;
+        }
+    }
     fsd_report_ready(&run.dmn, 0, NULL);
 
-    (void)fsd_signals_serve(&sigs, &run.opts, run.log_path);
+    sigctx.opts = &run.opts;
+    sigctx.log_path = run.log_path;
+    sigctx.graph = run.graph;
+    sigctx.watch = run.watch;
+    (void)fsd_signals_serve(&sigs, &sigctx);
     fsd_run_free(&run);
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "stopped");
     return FSD_EXIT_OK;

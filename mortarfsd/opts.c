@@ -28,6 +28,10 @@ enum {
     OPT_XLATOR_OPTION,
     OPT_FUSE_OPT,
     OPT_READY_TIMEOUT,
+    OPT_VF_SERVER,
+    OPT_VF_PORT,
+    OPT_VF_ID,
+    OPT_VF_BACKUPS,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -41,6 +45,10 @@ static const struct option fsd_long_opts[] = {
     {"xlator-option", required_argument, NULL, OPT_XLATOR_OPTION},
     {"fuse-opt", required_argument, NULL, OPT_FUSE_OPT},
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
+    {"volfile-server", required_argument, NULL, OPT_VF_SERVER},
+    {"volfile-server-port", required_argument, NULL, OPT_VF_PORT},
+    {"volfile-id", required_argument, NULL, OPT_VF_ID},
+    {"backup-volfile-servers", required_argument, NULL, OPT_VF_BACKUPS},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -52,10 +60,21 @@ fsd_usage(FILE *out, const char *prog)
 {
     fprintf(out,
 "Usage: %s --volfile PATH [OPTION]... [MOUNTPOINT]\n"
+"       %s --volfile-server HOST --volfile-id VOL [OPTION]... MOUNTPOINT\n"
 "Run the translator graph of a volfile (a brick, or with MOUNTPOINT a FUSE\n"
 "client: mount/fuse is put on top of the volfile's top volume).\n"
 "\n"
-"  -f, --volfile PATH          volfile to run (required)\n"
+"  -f, --volfile PATH          volfile to run\n"
+"      --volfile-server HOST[:PORT]\n"
+"                              fetch the client volfile of --volfile-id\n"
+"                              from mortard on HOST instead, and follow\n"
+"                              its changes (live options are applied in\n"
+"                              place; a change of the graph's shape is\n"
+"                              logged and needs a remount)\n"
+"      --volfile-server-port PORT  mortard's port (default %d)\n"
+"      --volfile-id VOL        the volume whose volfile to fetch\n"
+"      --backup-volfile-servers H2[:H3...]\n"
+"                              more servers, tried in order after HOST\n"
 "  -N, --no-daemon             stay in the foreground\n"
 "      --log-file PATH         log file ('-' = stderr); default stderr with\n"
 "                              -N, else " FSD_DEFAULT_LOG_DIR "/NAME.log\n"
@@ -74,11 +93,13 @@ fsd_usage(FILE *out, const char *prog)
 "Without -N the command returns once the graph is usable (the brick\n"
 "listens, the mount works) or prints why it is not.\n"
 "Signals: TERM/INT stop (unmounting), USR1 writes a statedump to\n"
-"DIR/mortarfsd.PID.dump.TIME, HUP reopens the log file.\n"
+"DIR/mortarfsd.PID.dump.TIME, HUP reopens the log file and, with\n"
+"--volfile, reads the file again and applies it to the running graph\n"
+"(live options change in place; any other change is refused and logged).\n"
 "\n"
 "Exit status: %d started / stopped cleanly, %d graph failed to load or\n"
 "start, %d bad command line.\n",
-            prog, FSD_DEFAULT_EVENT_THREADS, FSD_DEFAULT_DUMP_DIR,
+            prog, prog, FSD_DEFAULT_VOLFILE_PORT, FSD_DEFAULT_EVENT_THREADS, FSD_DEFAULT_DUMP_DIR,
             FSD_DEFAULT_READY_TIMEOUT_S, FSD_EXIT_OK, FSD_EXIT_FAIL,
             FSD_EXIT_USAGE);
 }
@@ -241,6 +262,80 @@ fsd_parse_xopt(struct fsd_opts *opts, const char *arg, vl_err_t *err)
 }
 
 
+/* One server name; "" and names with spaces are refused. */
+static int
+fsd_add_vf_server(struct fsd_opts *opts, const char *name, size_t len,
+                  vl_err_t *err)
+{
+    if (len == 0 || memchr(name, ' ', len) != NULL) {
+        vl_err_set(err, "volfile server '%.*s': bad host name", (int)len,
+                   name);
+        return -EINVAL;
+    }
+    if (opts->n_vf_servers == FSD_MAX_VOLFILE_SERVERS) {
+        vl_err_set(err, "more than %d volfile servers",
+                   FSD_MAX_VOLFILE_SERVERS);
+        return -EINVAL;
+    }
+    opts->vf_servers[opts->n_vf_servers] = strndup(name, len);
+    if (opts->vf_servers[opts->n_vf_servers] == NULL)
+        return -ENOMEM;
+    opts->n_vf_servers++;
+    return 0;
+}
+
+
+/* --volfile-server goes first whatever the order on the command line. */
+static int
+fsd_set_vf_server(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    int rc;
+
+    rc = fsd_add_vf_server(opts, arg, strlen(arg), err);
+    if (rc != 0)
+        return rc;
+    /* Move it in front of any backups given before it. */
+    for (size_t i = opts->n_vf_servers - 1; i > 0; i--) {
+        char *tmp = opts->vf_servers[i];
+
+        opts->vf_servers[i] = opts->vf_servers[i - 1];
+        opts->vf_servers[i - 1] = tmp;
+    }
+    return 0;
+}
+
+
+/* H2:H3:... (GlusterFS's separator, so host names only: all use the
+ * --volfile-server-port; IPv6 addresses need brackets). */
+static int
+fsd_add_vf_backups(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    const char *p = arg;
+    int rc = 0;
+
+    if (arg[0] == '\0') {
+        vl_err_set(err, "--backup-volfile-servers: empty list");
+        return -EINVAL;
+    }
+    while (rc == 0 && *p != '\0') {
+        size_t len;
+
+        if (*p == '[') {
+            const char *close = strchr(p, ']');
+
+            len = close != NULL ? (size_t)(close - p) + 1 : strlen(p);
+        } else {
+            len = strcspn(p, ":");
+        }
+        rc = fsd_add_vf_server(opts, p, len, err);
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return rc;
+}
+
+
 static int
 fsd_set_path(char **slot, const char *arg, const char *what, vl_err_t *err)
 {
@@ -293,6 +388,28 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
     case OPT_READY_TIMEOUT:
         return fsd_parse_uint(arg, 1, 86400, "--ready-timeout",
                               &opts->ready_timeout_s, err);
+    case OPT_VF_SERVER:
+        if (opts->has_vf_server) {
+            vl_err_set(err, "--volfile-server given twice (use "
+                       "--backup-volfile-servers)");
+            return -EINVAL;
+        }
+        opts->has_vf_server = true;
+        return fsd_set_vf_server(opts, arg, err);
+    case OPT_VF_PORT:
+        return fsd_parse_uint(arg, 1, 65535, "--volfile-server-port",
+                              &opts->vf_port, err);
+    case OPT_VF_ID:
+        if (arg[0] == '\0' || strchr(arg, '/') != NULL) {
+            vl_err_set(err, "--volfile-id '%s': expected a volume name",
+                       arg);
+            return -EINVAL;
+        }
+        free(opts->vf_id);
+        opts->vf_id = strdup(arg);
+        return opts->vf_id == NULL ? -ENOMEM : 0;
+    case OPT_VF_BACKUPS:
+        return fsd_add_vf_backups(opts, arg, err);
     case 'V':
         opts->is_version = true;
         return 0;
@@ -315,6 +432,7 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
     memset(opts, 0, sizeof(*opts));
     opts->event_threads = FSD_DEFAULT_EVENT_THREADS;
     opts->ready_timeout_s = FSD_DEFAULT_READY_TIMEOUT_S;
+    opts->vf_port = FSD_DEFAULT_VOLFILE_PORT;
 
     /* getopt keeps state across calls (unit tests parse many times). */
     optind = 0;
@@ -357,8 +475,25 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
         rc = -EINVAL;
         goto out;
     }
-    if (opts->volfile == NULL) {
-        vl_err_set(err, "--volfile is required (see --help)");
+    if (opts->n_vf_servers > 0 && !opts->has_vf_server) {
+        vl_err_set(err, "--backup-volfile-servers needs --volfile-server");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->has_vf_server && opts->volfile != NULL) {
+        vl_err_set(err, "--volfile and --volfile-server exclude each other");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->has_vf_server != (opts->vf_id != NULL)) {
+        vl_err_set(err, "--volfile-server and --volfile-id go together "
+                   "(see --help)");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->volfile == NULL && !opts->has_vf_server) {
+        vl_err_set(err, "--volfile or --volfile-server is required (see "
+                   "--help)");
         rc = -EINVAL;
         goto out;
     }
@@ -389,6 +524,9 @@ fsd_opts_clear(struct fsd_opts *opts)
     free(opts->log_file);
     free(opts->pid_file);
     free(opts->dump_dir);
+    free(opts->vf_id);
+    for (size_t i = 0; i < opts->n_vf_servers; i++)
+        free(opts->vf_servers[i]);
     for (size_t i = 0; i < opts->n_xopts; i++) {
         free(opts->xopts[i].arg);
         free(opts->xopts[i].value);

@@ -191,27 +191,29 @@ out:
 }
 
 
-vl_volfile_t *
-fsd_volfile_prepare(const struct fsd_opts *opts, vl_err_t *err)
+/* Checks the mount point (not on a reload: stat of our own mount would
+ * go through the graph), applies the overrides and appends mount/fuse;
+ * takes vf (freed on failure). */
+static vl_volfile_t *
+fsd_volfile_finish(const struct fsd_opts *opts, vl_volfile_t *vf,
+                   bool is_reload, vl_err_t *err)
 {
-    vl_volfile_t *vf;
     struct stat st;
 
-    if (opts->mountpoint != NULL) {
+    if (opts->mountpoint != NULL && !is_reload) {
         if (stat(opts->mountpoint, &st) != 0) {
             vl_err_set(err, "mount point %s: %s", opts->mountpoint,
                        strerror(errno));
+            vl_volfile_free(vf);
             return NULL;
         }
         if (!S_ISDIR(st.st_mode)) {
             vl_err_set(err, "mount point %s: Not a directory",
                        opts->mountpoint);
+            vl_volfile_free(vf);
             return NULL;
         }
     }
-    vf = vl_volfile_load(opts->volfile, err);
-    if (vf == NULL)
-        return NULL;
     vf = fsd_volfile_override(vf, opts->xopts, opts->n_xopts, err);
     if (vf == NULL)
         return NULL;
@@ -222,6 +224,33 @@ fsd_volfile_prepare(const struct fsd_opts *opts, vl_err_t *err)
         return NULL;
     }
     return vf;
+}
+
+
+vl_volfile_t *
+fsd_volfile_prepare(const struct fsd_opts *opts, bool is_reload,
+                    vl_err_t *err)
+{
+    vl_volfile_t *vf;
+
+    vf = vl_volfile_load(opts->volfile, err);
+    if (vf == NULL)
+        return NULL;
+    return fsd_volfile_finish(opts, vf, is_reload, err);
+}
+
+
+vl_volfile_t *
+fsd_volfile_prepare_text(const struct fsd_opts *opts, const char *text,
+                         size_t len, const char *source, bool is_reload,
+                         vl_err_t *err)
+{
+    vl_volfile_t *vf;
+
+    vf = vl_volfile_parse(text, len, source, err);
+    if (vf == NULL)
+        return NULL;
+    return fsd_volfile_finish(opts, vf, is_reload, err);
 }
 
 
@@ -237,6 +266,8 @@ fsd_log_default_path(const struct fsd_opts *opts)
         while (*src == '/')
             src++;
         name = strdup(*src == '\0' ? "root" : src);
+    } else if (opts->volfile == NULL) {
+        name = strdup(opts->vf_id != NULL ? opts->vf_id : "mortarfsd");
     } else {
         src = strrchr(opts->volfile, '/');
         name = strdup(src != NULL ? src + 1 : opts->volfile);

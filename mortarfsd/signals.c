@@ -7,7 +7,10 @@
  * through sigwait: handlers never run on an event thread, and the actions
  * (statedump, log reopen, teardown) run in normal thread context.
  * SIGPIPE is ignored: a peer closing a socket is an error return, not a
- * process kill. mount/fuse sends SIGTERM to the process when the kernel
+ * process kill. HUP also re-reads --volfile and USR2 (sent by the volfile
+ * watcher thread, fetch.c) brings a new volfile from mortard: both are
+ * applied here because the main thread is the one that manages the graph
+ * (vl_graph_reconfigure's rule). mount/fuse sends SIGTERM to the process when the kernel
  * says the mount is gone (umount), which ends the loop the same way.
  */
 #include "config.h"
@@ -20,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fetch.h"
 #include "fsd.h"
 
 #define FSD_DOMAIN "mortarfsd"
@@ -37,6 +41,7 @@ fsd_signals_block(sigset_t *set)
     sigaddset(set, SIGINT);
     sigaddset(set, SIGUSR1);
     sigaddset(set, SIGHUP);
+    sigaddset(set, SIGUSR2);
     rc = pthread_sigmask(SIG_BLOCK, set, NULL);
     return -rc;
 }
@@ -62,8 +67,76 @@ fsd_statedump(const char *dir, char *out, size_t len)
 
 
 int
-fsd_signals_serve(const sigset_t *set, const struct fsd_opts *opts,
-                  const char *log_path)
+fsd_graph_apply(vl_graph_t *graph, const vl_volfile_t *vf, const char *what)
+{
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    rc = vl_graph_reconfigure(graph, vf, &err);
+    if (rc == 0)
+        vl_glog(FSD_DOMAIN, VL_LOG_INFO, "applied %s to the running graph",
+                what);
+    else if (rc == -EXDEV)
+        vl_glog(FSD_DOMAIN, VL_LOG_WARNING, "%s changes more than live "
+                "options (%s): it needs a remount, live graph switch is not "
+                "built yet; the old graph keeps running", what,
+                err.msg[0] != '\0' ? err.msg : "graph shape");
+    else
+        vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "%s not applied: %s", what,
+                err.msg[0] != '\0' ? err.msg : strerror(-rc));
+    return rc;
+}
+
+
+/* HUP: the --volfile file again. */
+static void
+fsd_reload_file(const struct fsd_sigctx *ctx)
+{
+    vl_err_t err = {.msg = ""};
+    vl_volfile_t *vf;
+
+    if (ctx->opts->volfile == NULL || ctx->graph == NULL)
+        return;
+    vf = fsd_volfile_prepare(ctx->opts, true, &err);
+    if (vf == NULL) {
+        vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "reloading %s: %s",
+                ctx->opts->volfile, err.msg);
+        return;
+    }
+    (void)fsd_graph_apply(ctx->graph, vf, ctx->opts->volfile);
+    vl_volfile_free(vf);
+}
+
+
+/* USR2: the newest volfile the watcher got from mortard. */
+static void
+fsd_reload_spec(const struct fsd_sigctx *ctx)
+{
+    struct fsd_spec spec;
+    vl_err_t err = {.msg = ""};
+    vl_volfile_t *vf;
+    char what[512];
+
+    if (ctx->watch == NULL || ctx->graph == NULL ||
+        !fsd_watch_take(ctx->watch, &spec))
+        return;
+    snprintf(what, sizeof(what), "volfile of '%s' version %llu from %s",
+             ctx->opts->vf_id, (unsigned long long)spec.version,
+             spec.server);
+    vf = fsd_volfile_prepare_text(ctx->opts, spec.text, spec.len, what,
+                                  true, &err);
+    if (vf == NULL) {
+        vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "%s: %s", what, err.msg);
+    } else {
+        (void)fsd_graph_apply(ctx->graph, vf, what);
+        vl_volfile_free(vf);
+    }
+    fsd_spec_clear(&spec);
+}
+
+
+int
+fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx)
 {
     char path[4096];
     int sig;
@@ -80,7 +153,7 @@ fsd_signals_serve(const sigset_t *set, const struct fsd_opts *opts,
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
             return sig;
         case SIGUSR1:
-            rc = fsd_statedump(opts->dump_dir, path, sizeof(path));
+            rc = fsd_statedump(ctx->opts->dump_dir, path, sizeof(path));
             if (rc == 0)
                 vl_glog(FSD_DOMAIN, VL_LOG_INFO, "statedump written to %s",
                         path);
@@ -89,9 +162,13 @@ fsd_signals_serve(const sigset_t *set, const struct fsd_opts *opts,
                         path, strerror(-rc));
             break;
         case SIGHUP:
-            rc = vl_log_open(log_path, vl_log_get_level());
+            rc = vl_log_open(ctx->log_path, vl_log_get_level());
             if (rc == 0)
                 vl_glog(FSD_DOMAIN, VL_LOG_INFO, "log reopened");
+            fsd_reload_file(ctx);
+            break;
+        case SIGUSR2:
+            fsd_reload_spec(ctx);
             break;
         default:
             break;

@@ -139,7 +139,8 @@ test_parse_errors(void **state)
     char *extra[] = {"mortarfsd", "-f", "/v", "/m", "/n", NULL};
     char *missing[] = {"mortarfsd", "--volfile", NULL};
 
-    expect_usage_error(no_vol, ARGC(no_vol), "--volfile is required");
+    expect_usage_error(no_vol, ARGC(no_vol),
+                       "--volfile or --volfile-server is required");
     expect_usage_error(threads0, ARGC(threads0), "--event-threads");
     expect_usage_error(threads_x, ARGC(threads_x), "'2x'");
     expect_usage_error(level, ARGC(level), "loud");
@@ -151,6 +152,57 @@ test_parse_errors(void **state)
     expect_usage_error(nomnt, ARGC(nomnt), "without a mount point");
     expect_usage_error(extra, ARGC(extra), "'/n'");
     expect_usage_error(missing, ARGC(missing), "--volfile");
+}
+
+
+static void
+test_parse_volfile_server(void **state)
+{
+    char *argv[] = {"mortarfsd", "--backup-volfile-servers=h2:[::1]:h3",
+                    "--volfile-id", "v0", "--volfile-server", "h1:7",
+                    "--volfile-server-port", "30000", "/m", NULL};
+    char *no_id[] = {"mortarfsd", "--volfile-server", "h", "/m", NULL};
+    char *no_srv[] = {"mortarfsd", "--volfile-id", "v", "/m", NULL};
+    char *both[] = {"mortarfsd", "-f", "/v", "--volfile-server", "h",
+                    "--volfile-id", "v", NULL};
+    char *twice[] = {"mortarfsd", "--volfile-server", "h",
+                     "--volfile-server", "i", "--volfile-id", "v", NULL};
+    char *bad_id[] = {"mortarfsd", "--volfile-server", "h",
+                      "--volfile-id", "a/b", NULL};
+    char *bad_port[] = {"mortarfsd", "--volfile-server", "h",
+                        "--volfile-id", "v", "--volfile-server-port", "0",
+                        NULL};
+    char *backups_only[] = {"mortarfsd", "--backup-volfile-servers", "h",
+                            "--volfile-id", "v", NULL};
+    char *empty_backup[] = {"mortarfsd", "--volfile-server", "h",
+                            "--volfile-id", "v",
+                            "--backup-volfile-servers", "a::b", NULL};
+    struct fsd_opts o;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(parse(argv, ARGC(argv), &o, &err), 0);
+    assert_null(o.volfile);
+    assert_true(o.has_vf_server);
+    assert_int_equal(o.n_vf_servers, 4);
+    assert_string_equal(o.vf_servers[0], "h1:7");
+    assert_string_equal(o.vf_servers[1], "h2");
+    assert_string_equal(o.vf_servers[2], "[::1]");
+    assert_string_equal(o.vf_servers[3], "h3");
+    assert_int_equal(o.vf_port, 30000);
+    assert_string_equal(o.vf_id, "v0");
+    assert_string_equal(o.mountpoint, "/m");
+    fsd_opts_clear(&o);
+
+    expect_usage_error(no_id, ARGC(no_id), "go together");
+    expect_usage_error(no_srv, ARGC(no_srv), "go together");
+    expect_usage_error(both, ARGC(both), "exclude each other");
+    expect_usage_error(twice, ARGC(twice), "given twice");
+    expect_usage_error(bad_id, ARGC(bad_id), "volume name");
+    expect_usage_error(bad_port, ARGC(bad_port), "--volfile-server-port");
+    expect_usage_error(backups_only, ARGC(backups_only),
+                       "needs --volfile-server");
+    expect_usage_error(empty_backup, ARGC(empty_backup), "bad host name");
 }
 
 
@@ -364,6 +416,7 @@ main(void)
         cmocka_unit_test(test_parse_minimal),
         cmocka_unit_test(test_parse_full),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_volfile_server),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_override),
         cmocka_unit_test(test_override_unknown_volume),

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * args: the `mortar` command line.
+ *
+ * Only the CLI's own flags are interpreted here; the command words go to
+ * mortard unchanged (it owns GlusterFS's grammar). Parsing never exits,
+ * so it can be unit-tested. Threads: main thread only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "mgmt-clnt.h"
+
+
+void
+cli_usage(FILE *out)
+{
+    fprintf(out,
+"Usage: mortar [OPTION]... COMMAND [ARG]...\n"
+"Send a management command to mortard and print its answer.\n"
+"\n"
+"      --mode=script           never ask for confirmation\n"
+"      --xml                   ask for XML output\n"
+"      --json                  ask for JSON output\n"
+"      --remote-host=HOST[:PORT]\n"
+"                              talk TCP to mortard on HOST (port %d)\n"
+"      --socket=PATH           mortard's unix socket (default $MORTAR_SOCKET\n"
+"                              or %s)\n"
+"      --timeout=SEC           how long to wait for the answer (default %d)\n"
+"      --version               print the version and exit\n"
+"  -h, --help                  print this help and exit\n"
+"\n"
+"Commands follow GlusterFS's grammar and are parsed by mortard, e.g.\n"
+"  volume create VOL HOST:/BRICK... | volume start VOL | volume stop VOL\n"
+"  volume delete VOL | volume info [VOL] | volume status [VOL]\n"
+"  volume set VOL KEY VALUE | volume reset VOL [KEY] | volume list\n"
+"'mortar help' also prints mortard's own list when it is running.\n"
+"\n"
+"'volume stop' and 'volume delete' ask for confirmation unless\n"
+"--mode=script is given or standard input is not a terminal.\n"
+"Exit status: mortard's answer (0 success), or %d when mortard cannot\n"
+"be reached or the command line is wrong.\n",
+            MGC_DEFAULT_PORT, MGC_DEFAULT_SOCKET, CLI_DEFAULT_TIMEOUT_S,
+            CLI_EXIT_FAIL);
+}
+
+
+/* "--name=value" or "--name value": 1 if arg is this flag (value set,
+ * *i advanced past a separate value), 0 if not, -EINVAL if the value is
+ * missing. */
+static int
+cli_flag_value(int argc, char **argv, int *i, const char *name,
+               const char **value, vl_err_t *err)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+
+    if (strncmp(arg, name, len) != 0)
+        return 0;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+    } else if (arg[len] == '\0') {
+        if (*i + 1 >= argc) {
+            vl_err_set(err, "option '%s' needs a value", name);
+            return -EINVAL;
+        }
+        *value = argv[++*i];
+    } else {
+        return 0;
+    }
+    if ((*value)[0] == '\0') {
+        vl_err_set(err, "option '%s' needs a value", name);
+        return -EINVAL;
+    }
+    return 1;
+}
+
+
+/* 1 if argv[*i] is one of our flags (consumed), 0 if not, or -errno. */
+static int
+cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
+              vl_err_t *err)
+{
+    const char *arg = argv[*i];
+    const char *value = NULL;
+    char *end = NULL;
+    unsigned long n;
+    int rc;
+
+    if (strcmp(arg, "--xml") == 0) {
+        args->format = CLI_FMT_XML;
+        return 1;
+    }
+    if (strcmp(arg, "--json") == 0) {
+        args->format = CLI_FMT_JSON;
+        return 1;
+    }
+    if (strcmp(arg, "--version") == 0) {
+        args->is_version = true;
+        return 1;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        args->is_help = true;
+        return 1;
+    }
+    rc = cli_flag_value(argc, argv, i, "--mode", &value, err);
+    if (rc == 1) {
+        if (strcmp(value, "script") != 0) {
+            vl_err_set(err, "--mode: unknown mode '%s' (only 'script')",
+                       value);
+            return -EINVAL;
+        }
+        args->is_script = true;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--remote-host", &value, err);
+    if (rc == 1) {
+        args->remote_host = value;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--socket", &value, err);
+    if (rc == 1) {
+        args->socket_path = value;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--timeout", &value, err);
+    if (rc == 1) {
+        errno = 0;
+        n = strtoul(value, &end, 10);
+        if (value[0] == '-' || *end != '\0' || errno != 0 || n == 0 ||
+            n > 86400) {
+            vl_err_set(err, "--timeout: '%s' is not a number of seconds "
+                       "in 1-86400", value);
+            return -EINVAL;
+        }
+        args->timeout_s = (unsigned)n;
+        return 1;
+    }
+    return rc;
+}
+
+
+int
+cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
+{
+    const char *env = getenv("MORTAR_SOCKET");
+    int rc = 0;
+
+    memset(args, 0, sizeof(*args));
+    args->socket_path = env != NULL && env[0] != '\0' ? env
+                                                      : MGC_DEFAULT_SOCKET;
+    args->timeout_s = CLI_DEFAULT_TIMEOUT_S;
+    args->cmd = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*args->cmd));
+    if (args->cmd == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    for (int i = 1; i < argc; i++) {
+        rc = cli_args_flag(argc, argv, &i, args, err);
+        if (rc < 0)
+            goto fail;
+        if (rc == 1)
+            continue;
+        if (args->n_cmd == 0 && argv[i][0] == '-') {
+            vl_err_set(err, "unknown option '%s' (see --help)", argv[i]);
+            rc = -EINVAL;
+            goto fail;
+        }
+        args->cmd[args->n_cmd++] = argv[i];
+    }
+    if (args->n_cmd == 1 && strcmp(args->cmd[0], "help") == 0)
+        args->is_help = true;
+    if (args->n_cmd == 0 && !args->is_help && !args->is_version) {
+        vl_err_set(err, "no command given (see --help)");
+        rc = -EINVAL;
+        goto fail;
+    }
+    return 0;
+fail:
+    cli_args_clear(args);
+    return rc;
+}
+
+
+void
+cli_args_clear(struct cli_args *args)
+{
+    free(args->cmd);
+    memset(args, 0, sizeof(*args));
+}
+
+
+const char *
+cli_confirm_question(const struct cli_args *args)
+{
+    if (args->n_cmd < 2 || strcmp(args->cmd[0], "volume") != 0)
+        return NULL;
+    if (strcmp(args->cmd[1], "stop") == 0)
+        return "Stopping volume will make its data inaccessible. Do you "
+               "want to continue? (y/n) ";
+    if (strcmp(args->cmd[1], "delete") == 0)
+        return "Deleting volume will erase all information about the "
+               "volume. Do you want to continue? (y/n) ";
+    return NULL;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cli: private declarations of `mortar`, the command-line client of
+ * mortard.
+ *
+ * args.c parses the CLI's own flags out of argv (everything else is the
+ * command, parsed by mortard); main.c connects, asks for confirmation
+ * where GlusterFS does, makes the MGMT_CLI call and prints the answer.
+ */
+#ifndef MORTAR_CLI_H
+#define MORTAR_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "vol/vol.h"
+
+#define CLI_DEFAULT_TIMEOUT_S 120
+/* Exit status for a bad command line or an unreachable daemon. */
+#define CLI_EXIT_FAIL 1
+
+enum cli_format {
+    CLI_FMT_TEXT = 0, /* values of mgmt.x's MGMT_FMT_* */
+    CLI_FMT_XML = 1,
+    CLI_FMT_JSON = 2,
+};
+
+/* What the command line says; filled by cli_args_parse. */
+struct cli_args {
+    bool is_script;           /* --mode=script: never ask */
+    enum cli_format format;   /* --xml / --json */
+    const char *remote_host;  /* borrowed from argv; NULL = unix socket */
+    const char *socket_path;  /* borrowed (argv, env) or the default */
+    unsigned timeout_s;       /* --timeout */
+    bool is_version;          /* --version */
+    bool is_help;             /* --help, -h, or the command "help" */
+    char **cmd;               /* owned array of borrowed argv strings */
+    int n_cmd;                /* words of the command */
+};
+
+/* Parses argv. The CLI's flags may come before or after the command
+ * words (GlusterFS accepts "volume info --xml"); an unknown flag before
+ * the command is an error. 0, or -EINVAL/-ENOMEM with err set. */
+int cli_args_parse(int argc, char **argv, struct cli_args *args /* OUT */,
+                   vl_err_t *err);
+void cli_args_clear(struct cli_args *args);
+void cli_usage(FILE *out);
+/* The confirmation question for this command, or NULL if none. */
+const char *cli_confirm_question(const struct cli_args *args);
+
+#endif /* MORTAR_CLI_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * mortar: the command-line client of mortard.
+ *
+ * Sends the command words as they are (mortard parses GlusterFS's grammar)
+ * with the wanted output format in one MGMT_CLI call over mortard's unix
+ * socket, or TCP with --remote-host; prints the answer's output to stdout
+ * and its error string to stderr, and exits with the answer's ret.
+ * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
+ * Threads: main thread only.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "mgmt-clnt.h"
+#include "mgmt.h"
+
+#define CLI_CONNECT_TIMEOUT_MS 10000
+#define CLI_HELP_TIMEOUT_MS 3000
+#define CLI_CONN_FAILED "Connection failed. Please check if mortard is " \
+                        "operational."
+
+
+/* Asks on the terminal; true for an answer starting with y or Y. */
+static bool
+cli_confirm(const char *question)
+{
+    char line[64];
+
+    fputs(question, stdout);
+    fflush(stdout);
+    if (fgets(line, sizeof(line), stdin) == NULL)
+        return false;
+    return line[0] == 'y' || line[0] == 'Y';
+}
+
+
+static int
+cli_addr(const struct cli_args *args, struct mgc_addr *addr, vl_err_t *err)
+{
+    if (args->remote_host != NULL)
+        return mgc_addr_parse(args->remote_host, MGC_DEFAULT_PORT, addr,
+                              err);
+    if (mgc_addr_unix(args->socket_path, addr) != 0) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+
+static void
+cli_print(FILE *out, const char *text)
+{
+    size_t len;
+
+    if (text == NULL || text[0] == '\0')
+        return;
+    len = strlen(text);
+    fputs(text, out);
+    if (text[len - 1] != '\n')
+        fputc('\n', out);
+}
+
+
+/* Runs the command in mortard; returns the exit status. With is_quiet
+ * (the help listing) an unreachable daemon is not an error message. */
+static int
+cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
+        bool is_quiet)
+{
+    struct mgc_addr addr = {0};
+    vl_err_t err = {.msg = ""};
+    mgmt_cli_req req = {0};
+    mgmt_cli_rsp rsp = {0};
+    int status = CLI_EXIT_FAIL;
+    int fd = -1;
+    int rc;
+
+    if (cli_addr(args, &addr, &err) != 0) {
+        fprintf(stderr, "mortar: --remote-host: %s\n", err.msg);
+        return CLI_EXIT_FAIL;
+    }
+    rc = mgc_connect(&addr, CLI_CONNECT_TIMEOUT_MS < timeout_ms
+                                ? CLI_CONNECT_TIMEOUT_MS : timeout_ms,
+                     &fd, &err);
+    if (rc != 0) {
+        if (!is_quiet) {
+            fprintf(stderr, "%s\n", CLI_CONN_FAILED);
+            fprintf(stderr, "mortar: %s\n", err.msg);
+        }
+        goto out;
+    }
+    req.argv.argv_len = (u_int)n_cmd;
+    req.argv.argv_val = cmd;
+    req.format = (int)args->format;
+    rc = mgc_call(fd, MGMT_PROG, MGMT_VERSION, MGMT_PROC_CLI,
+                  (xdrproc_t)xdr_mgmt_cli_req, &req,
+                  (xdrproc_t)xdr_mgmt_cli_rsp, &rsp, timeout_ms, &err);
+    if (rc != 0) {
+        if (!is_quiet) {
+            if (rc == -ETIMEDOUT)
+                fprintf(stderr, "Error : Request timed out\n");
+            else
+                fprintf(stderr, "%s\n", CLI_CONN_FAILED);
+            fprintf(stderr, "mortar: %s\n", err.msg);
+        }
+        goto out;
+    }
+    cli_print(stdout, rsp.output);
+    cli_print(stderr, rsp.errstr);
+    status = rsp.ret >= 0 && rsp.ret <= 255 ? rsp.ret : CLI_EXIT_FAIL;
+    xdr_free((xdrproc_t)xdr_mgmt_cli_rsp, (char *)&rsp);
+out:
+    if (fd >= 0)
+        close(fd);
+    mgc_addr_clear(&addr);
+    return status;
+}
+
+
+int
+main(int argc, char **argv)
+{
+    struct cli_args args;
+    vl_err_t err = {.msg = ""};
+    const char *question;
+    char *help_cmd[] = {(char *)"help"};
+    int status;
+
+    if (cli_args_parse(argc, argv, &args, &err) != 0) {
+        fprintf(stderr, "mortar: %s\n", err.msg);
+        return CLI_EXIT_FAIL;
+    }
+    if (args.is_version) {
+        printf("mortar %s\n", PACKAGE_VERSION);
+        status = 0;
+        goto out;
+    }
+    if (args.is_help) {
+        cli_usage(stdout);
+        fflush(stdout);
+        /* mortard knows its commands; list them if it answers. */
+        if (cli_run(&args, help_cmd, 1, CLI_HELP_TIMEOUT_MS, true) != 0)
+            printf("\n(mortard is not reachable: its command list is not "
+                   "shown)\n");
+        status = 0;
+        goto out;
+    }
+    question = cli_confirm_question(&args);
+    if (question != NULL && !args.is_script && isatty(STDIN_FILENO) &&
+        !cli_confirm(question)) {
+        status = CLI_EXIT_FAIL;
+        goto out;
+    }
+    status = cli_run(&args, args.cmd, args.n_cmd,
+                     (int)args.timeout_s * 1000, false);
+out:
+    cli_args_clear(&args);
+    return status;
+}

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-args: the mortar command line (flags before and after the command,
+ * errors, confirmation questions) and mortard address parsing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../cli.h"
+#include "mgmt-clnt.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
+
+
+static void
+test_plain_command(void **state)
+{
+    char *argv[] = {"mortar", "volume", "info", "v0", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    unsetenv("MORTAR_SOCKET");
+    assert_int_equal(cli_args_parse(ARGC(argv), argv, &a, &err), 0);
+    assert_int_equal(a.n_cmd, 3);
+    assert_string_equal(a.cmd[0], "volume");
+    assert_string_equal(a.cmd[2], "v0");
+    assert_int_equal(a.format, CLI_FMT_TEXT);
+    assert_false(a.is_script);
+    assert_null(a.remote_host);
+    assert_string_equal(a.socket_path, MGC_DEFAULT_SOCKET);
+    assert_int_equal(a.timeout_s, CLI_DEFAULT_TIMEOUT_S);
+    assert_null(cli_confirm_question(&a));
+    cli_args_clear(&a);
+}
+
+
+static void
+test_flags_anywhere(void **state)
+{
+    char *argv[] = {"mortar", "--mode=script", "--socket", "/tmp/s",
+                    "volume", "stop", "v0", "--xml", "--timeout=5", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(argv), argv, &a, &err), 0);
+    assert_true(a.is_script);
+    assert_string_equal(a.socket_path, "/tmp/s");
+    assert_int_equal(a.format, CLI_FMT_XML);
+    assert_int_equal(a.timeout_s, 5);
+    assert_int_equal(a.n_cmd, 3);
+    assert_string_equal(a.cmd[2], "v0");
+    assert_non_null(strstr(cli_confirm_question(&a), "Stopping volume"));
+    cli_args_clear(&a);
+}
+
+
+static void
+test_env_socket_and_remote(void **state)
+{
+    char *argv[] = {"mortar", "--json", "--remote-host=h1:24200",
+                    "volume", "delete", "v", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    setenv("MORTAR_SOCKET", "/tmp/env.sock", 1);
+    assert_int_equal(cli_args_parse(ARGC(argv), argv, &a, &err), 0);
+    unsetenv("MORTAR_SOCKET");
+    assert_string_equal(a.socket_path, "/tmp/env.sock");
+    assert_string_equal(a.remote_host, "h1:24200");
+    assert_int_equal(a.format, CLI_FMT_JSON);
+    assert_non_null(strstr(cli_confirm_question(&a), "Deleting volume"));
+    cli_args_clear(&a);
+}
+
+
+static void
+test_errors(void **state)
+{
+    char *unknown[] = {"mortar", "--bogus", "volume", "info", NULL};
+    char *mode[] = {"mortar", "--mode=interactive", "volume", NULL};
+    char *novalue[] = {"mortar", "volume", "info", "--socket", NULL};
+    char *empty[] = {"mortar", "--remote-host=", "volume", NULL};
+    char *timeout[] = {"mortar", "--timeout=0", "volume", NULL};
+    char *nocmd[] = {"mortar", "--xml", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(unknown), unknown, &a, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "--bogus"));
+    assert_int_equal(cli_args_parse(ARGC(mode), mode, &a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "interactive"));
+    assert_int_equal(cli_args_parse(ARGC(novalue), novalue, &a, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "--socket"));
+    assert_int_equal(cli_args_parse(ARGC(empty), empty, &a, &err), -EINVAL);
+    assert_int_equal(cli_args_parse(ARGC(timeout), timeout, &a, &err),
+                     -EINVAL);
+    assert_int_equal(cli_args_parse(ARGC(nocmd), nocmd, &a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "no command"));
+}
+
+
+static void
+test_help_version(void **state)
+{
+    char *help[] = {"mortar", "help", NULL};
+    char *version[] = {"mortar", "--version", NULL};
+    char *vhelp[] = {"mortar", "volume", "help", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(help), help, &a, &err), 0);
+    assert_true(a.is_help);
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(version), version, &a, &err), 0);
+    assert_true(a.is_version);
+    cli_args_clear(&a);
+    /* "volume help" is a command for mortard, not the local help. */
+    assert_int_equal(cli_args_parse(ARGC(vhelp), vhelp, &a, &err), 0);
+    assert_false(a.is_help);
+    assert_int_equal(a.n_cmd, 2);
+    cli_args_clear(&a);
+}
+
+
+static void
+test_addr_parse(void **state)
+{
+    struct mgc_addr addr;
+    vl_err_t err = {.msg = ""};
+    char buf[128];
+
+    (void)state;
+    assert_int_equal(mgc_addr_parse("127.0.0.1", 24100, &addr, &err), 0);
+    assert_string_equal(addr.host, "127.0.0.1");
+    assert_int_equal(addr.port, 24100);
+    mgc_addr_clear(&addr);
+    assert_int_equal(mgc_addr_parse("host:7", 24100, &addr, &err), 0);
+    assert_string_equal(addr.host, "host");
+    assert_int_equal(addr.port, 7);
+    assert_string_equal(mgc_addr_str(&addr, buf, sizeof(buf)), "host:7");
+    mgc_addr_clear(&addr);
+    assert_int_equal(mgc_addr_parse("[::1]:900", 1, &addr, &err), 0);
+    assert_string_equal(addr.host, "::1");
+    assert_int_equal(addr.port, 900);
+    assert_string_equal(mgc_addr_str(&addr, buf, sizeof(buf)), "[::1]:900");
+    mgc_addr_clear(&addr);
+    assert_int_equal(mgc_addr_parse("::1", 5, &addr, &err), 0);
+    assert_string_equal(addr.host, "::1");
+    assert_int_equal(addr.port, 5);
+    mgc_addr_clear(&addr);
+    assert_int_equal(mgc_addr_parse("h:0", 1, &addr, &err), -EINVAL);
+    assert_int_equal(mgc_addr_parse("h:70000", 1, &addr, &err), -EINVAL);
+    assert_int_equal(mgc_addr_parse("h:x", 1, &addr, &err), -EINVAL);
+    assert_int_equal(mgc_addr_parse(":80", 1, &addr, &err), -EINVAL);
+    assert_int_equal(mgc_addr_parse("[::1", 1, &addr, &err), -EINVAL);
+}
+
+
+static void
+test_connect_refused(void **state)
+{
+    struct mgc_addr addr;
+    vl_err_t err = {.msg = ""};
+    int fd = -1;
+
+    (void)state;
+    assert_int_equal(mgc_addr_unix("/nonexistent/mortard.sock", &addr), 0);
+    assert_int_equal(mgc_connect(&addr, 1000, &fd, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent/mortard.sock"));
+    assert_int_equal(fd, -1);
+    mgc_addr_clear(&addr);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plain_command),
+        cmocka_unit_test(test_flags_anywhere),
+        cmocka_unit_test(test_env_socket_and_remote),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_help_version),
+        cmocka_unit_test(test_addr_parse),
+        cmocka_unit_test(test_connect_refused),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
