@@ -285,8 +285,8 @@ fsd_watch_run(void *arg)
                 break;
             }
             if (n_failed > 0)
-                vl_glog(FSD_DOMAIN, VL_LOG_INFO, "volfile server %s "
-                        "reachable again", where);
+                vl_glog(FSD_DOMAIN, VL_LOG_INFO, "connected to volfile "
+                        "server %s", where);
             n_failed = 0;
             if (watch_serve(w, fd, where))
                 backoff = WATCH_BACKOFF_MIN_MS;
