@@ -126,24 +126,46 @@ vfuse_mount(struct vfuse_priv *priv, const struct vfuse_conf *conf,
 
 /* ---- readiness ---- */
 
+/* Cancels the connect-timeout watchdog. Called with priv->lock held: the
+ * watchdog's callback takes that lock first, so while we hold it the timer
+ * cannot finish firing and be freed under vl_timer_cancel. If it already
+ * fired, its callback is on its way and clears is_timer_cb_due itself. */
+static void
+vfuse_timer_cancel_locked(struct vfuse_priv *priv)
+{
+    vl_timer_t *timer = priv->connect_timer;
+
+    priv->connect_timer = NULL;
+    if (timer != NULL && vl_timer_cancel(timer))
+        priv->is_timer_cb_due = false;
+}
+
+
+/* The watchdog's callback is done with priv and the graph. */
+static void
+vfuse_timer_cb_done(struct vfuse_priv *priv)
+{
+    pthread_mutex_lock(&priv->lock);
+    priv->is_timer_cb_due = false;
+    pthread_cond_broadcast(&priv->cond);
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 static void
 vfuse_ready_check(struct vfuse_priv *priv)
 {
-    vl_timer_t *timer = NULL;
     bool is_ready = false;
 
     pthread_mutex_lock(&priv->lock);
     if (!priv->is_ready_sent && priv->is_init_done && priv->is_child_up) {
         priv->is_ready_sent = true;
         is_ready = true;
-        timer = priv->connect_timer;
-        priv->connect_timer = NULL;
+        vfuse_timer_cancel_locked(priv);
     }
     pthread_mutex_unlock(&priv->lock);
     if (!is_ready)
         return;
-    if (timer != NULL)
-        vl_timer_cancel(timer);
     vl_log(priv->xl, VL_LOG_INFO, "mounted %s", priv->mountpoint);
     vl_graph_set_ready(priv->xl->graph, 0, NULL);
 }
@@ -169,7 +191,10 @@ vfuse_connect_timeout(void *arg)
     bool is_init_done;
 
     pthread_mutex_lock(&priv->lock);
-    if (priv->is_ready_sent) {
+    priv->connect_timer = NULL; /* the loop frees it when we return */
+    if (priv->is_ready_sent || priv->is_draining) {
+        priv->is_timer_cb_due = false;
+        pthread_cond_broadcast(&priv->cond);
         pthread_mutex_unlock(&priv->lock);
         return;
     }
@@ -194,6 +219,7 @@ vfuse_connect_timeout(void *arg)
                  (unsigned long long)conf->connect_timeout);
     vl_log(priv->xl, VL_LOG_ERROR, "%s", reason);
     vl_graph_set_ready(priv->xl->graph, -ENOTCONN, reason);
+    vfuse_timer_cb_done(priv);
 }
 
 
@@ -221,7 +247,6 @@ static void
 vfuse_drain(struct vfuse_priv *priv)
 {
     struct timespec until;
-    vl_timer_t *timer;
 
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += VFUSE_DRAIN_MS / 1000;
@@ -232,11 +257,12 @@ vfuse_drain(struct vfuse_priv *priv)
     if (priv->n_inflight > 0)
         vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
                priv->n_inflight);
-    timer = priv->connect_timer;
-    priv->connect_timer = NULL;
+    /* The watchdog must be gone, or finished, before the graph is. */
+    priv->is_draining = true;
+    vfuse_timer_cancel_locked(priv);
+    while (priv->is_timer_cb_due)
+        pthread_cond_wait(&priv->cond, &priv->lock);
     pthread_mutex_unlock(&priv->lock);
-    if (timer != NULL)
-        vl_timer_cancel(timer);
 }
 
 
@@ -268,21 +294,25 @@ fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
     struct vfuse_priv *priv = xl->priv;
     const struct vfuse_conf *conf = VL_CONF(xl, struct vfuse_conf);
     vl_timer_t *timer;
+    bool is_unarmed = false;
 
     switch (ev) {
     case VL_EV_PARENT_UP:
-        timer = vl_timer_add(xl->graph->loop, conf->connect_timeout,
-                             vfuse_connect_timeout, priv);
-        if (timer == NULL)
-            vl_log(xl, VL_LOG_WARNING, "no connect-timeout timer: ENOMEM");
+        /* Armed under priv->lock, which the callback takes first, so the
+         * callback cannot run before the state says it is due. */
         pthread_mutex_lock(&priv->lock);
-        if (priv->connect_timer == NULL && !priv->is_ready_sent) {
+        timer = NULL;
+        if (!priv->is_ready_sent && !priv->is_draining
+            && priv->connect_timer == NULL) {
+            timer = vl_timer_add(xl->graph->loop, conf->connect_timeout,
+                                 vfuse_connect_timeout, priv);
             priv->connect_timer = timer;
-            timer = NULL;
+            priv->is_timer_cb_due = timer != NULL;
+            is_unarmed = timer == NULL;
         }
         pthread_mutex_unlock(&priv->lock);
-        if (timer != NULL)
-            vl_timer_cancel(timer);
+        if (is_unarmed)
+            vl_log(xl, VL_LOG_WARNING, "no connect-timeout timer: ENOMEM");
         return vl_notify_default(xl, ev, data);
     case VL_EV_CHILD_UP:
         pthread_mutex_lock(&priv->lock);

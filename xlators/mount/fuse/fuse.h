@@ -93,14 +93,24 @@ struct vfuse_priv {
                                    thread only */
 
     pthread_mutex_t lock;       /* guards everything below */
-    pthread_cond_t cond;        /* signalled when n_inflight reaches 0 */
+    pthread_cond_t cond;        /* signalled when n_inflight or
+                                   is_timer_cb_due drops */
     vl_buf_t *pool[VFUSE_POOL_MAX]; /* owned refs of spare big buffers */
     size_t n_pool;
     size_t n_inflight;          /* calls alive */
     bool is_init_done;          /* the kernel's INIT is answered */
     bool is_child_up;           /* CHILD_UP reached us */
     bool is_ready_sent;         /* vl_graph_set_ready was called */
-    vl_timer_t *connect_timer;  /* owned; connect-timeout watchdog */
+    vl_timer_t *connect_timer;  /* owned; connect-timeout watchdog, NULL
+                                   once cancelled or its callback ran.
+                                   vl_timer_cancel is only called holding
+                                   lock, so the callback (which takes lock
+                                   first) cannot finish and free it under
+                                   the cancel */
+    bool is_timer_cb_due;       /* the watchdog's callback may still run
+                                   (armed, or fired and not finished) */
+    bool is_draining;           /* teardown started: the callback must not
+                                   touch the graph */
     uint32_t proto_minor;       /* minor the kernel and we agreed on */
     struct vfuse_link inodes;   /* vfuse_inode.link of every inode the
                                    kernel knows (nlookup > 0) */
