@@ -299,7 +299,7 @@ fsd_watch_run(void *arg)
             n_failed++;
             /* Next server; wait once every server has been tried. */
             w->cur = (w->cur + 1) % w->src.n_servers;
-            if (w->cur != 0 && n_failed < w->src.n_servers)
+            if (n_failed % w->src.n_servers != 0)
                 continue;
         }
         if (watch_sleep(w, backoff))
