@@ -45,6 +45,15 @@ TEST wait_for_socket "tcp:127.0.0.1:$PF"
 EXPECT "1" sh -c "MORTARFSD='$MORTARFSD' sh '$MOUNT_MORTAR' 127.0.0.1:/nope '$M1' -o volfile-server-port=$PF,log-file=$T/log/nope.log 2> '$T/nope.err'; echo \$?"
 EXPECT_MATCH "Volume nope does not exist" cat "$T/nope.err"
 EXPECT "N" is_mounted "$M1"
+# No server at all: every one tried, each named with its reason.
+alloc_port PX
+EXPECT "1" sh -c "MORTARFSD='$MORTARFSD' sh '$MOUNT_MORTAR' 127.0.0.1:/v0 '$M1' -o volfile-server-port=$PX,backup-volfile-servers=127.0.0.2,log-file=$T/log/none.log 2> '$T/none.err'; echo \$?"
+EXPECT_MATCH "127.0.0.1:$PX: Connection refused; 127.0.0.2:$PX: Connection refused" cat "$T/none.err"
+EXPECT "N" is_mounted "$M1"
+# Bad mount.mortar input.
+EXPECT_MATCH "expected HOST:/VOLUME" sh -c "sh '$MOUNT_MORTAR' novolume '$M1' 2>&1"
+EXPECT_MATCH "empty volume name" sh -c "sh '$MOUNT_MORTAR' host:/ '$M1' 2>&1"
+EXPECT_MATCH "does not exist" sh -c "sh '$MOUNT_MORTAR' host:/v '$T/nodir' 2>&1"
 
 TEST mount_mortar 127.0.0.1:/v0 "$M0" "volfile-server-port=$PF"
 TEST wait_for_mount "$M0"
