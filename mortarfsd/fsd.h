@@ -6,7 +6,10 @@
  * prepare.c applies --xlator-option overrides and puts mount/fuse on top;
  * daemon.c forks, reports readiness through a pipe and owns the pid file;
  * signals.c blocks signals before any thread exists and serves them with
- * sigwait in the main thread.
+ * sigwait in the main thread (HUP and USR2 reconfigure the graph there);
+ * fetch.c gets the volfile from mortard and runs the watcher thread;
+ * mgmt-clnt.c is the blocking management-protocol client (also used by
+ * the mortar CLI).
  */
 #ifndef MORTARFSD_FSD_H
 #define MORTARFSD_FSD_H
