@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -388,11 +389,61 @@ md_cmd_delete(struct md_state *st, int argc, char **argv,
 }
 
 
-/* After an option change: save, tell watchers, restart running bricks if
- * a brick-side option changed. */
+/* Which processes an option change reaches. */
+enum md_change {
+    MD_CHANGE_CLIENT = 0, /* client.* only: watchers fetch the new volfile */
+    MD_CHANGE_LIVE,       /* brick options, all VL_OPT_LIVE: SIGHUP */
+    MD_CHANGE_RESTART,    /* a brick option that is not live: restart */
+};
+
+
+/* How a change of the option canonically named key reaches the bricks. */
+static enum md_change
+md_change_of(const vl_xlator_class_t *cls, const vl_option_t *opt)
+{
+    if (strcmp(cls->prefix, "client") == 0)
+        return MD_CHANGE_CLIENT;
+    return (opt->flags & VL_OPT_LIVE) ? MD_CHANGE_LIVE : MD_CHANGE_RESTART;
+}
+
+
+/* The strongest of two changes. */
+static enum md_change
+md_change_max(enum md_change a, enum md_change b)
+{
+    return a > b ? a : b;
+}
+
+
+/* Sends SIGHUP to the running bricks: mortarfsd re-reads its --volfile
+ * (already swapped in by md_volume_save) and applies the live options
+ * with vl_graph_reconfigure, keeping its connections. */
+static void
+md_bricks_hup(struct md_state *st, struct md_volume *vol)
+{
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        const struct md_brick *b = &vol->bricks[i];
+        pid_t pid = md_brick_pid(st, vol, b);
+
+        if (pid == 0)
+            continue;
+        if (kill(pid, SIGHUP) == 0)
+            vl_glog(MD_DOMAIN, VL_LOG_INFO, "brick %s:%s of %s (pid %ld) "
+                    "told to reload its volfile (live options)", b->host,
+                    b->path, vol->name, (long)pid);
+        else
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "SIGHUP to brick %s:%s "
+                    "(pid %ld): %s", b->host, b->path, (long)pid,
+                    strerror(errno));
+    }
+}
+
+
+/* After an option change: save, tell watchers, then reload (live) or
+ * restart the running bricks if a brick-side option changed. */
 static int
 md_apply_change(struct md_state *st, struct md_volume *vol,
-                bool is_brick_side, bool *is_saved, vl_err_t *err)
+                enum md_change change, bool *is_saved, vl_err_t *err)
 {
     int rc = md_volume_save(st, vol, err);
 
@@ -400,9 +451,12 @@ md_apply_change(struct md_state *st, struct md_volume *vol,
     if (rc != 0)
         return rc;
     md_server_notify();
-    if (vol->status != MD_VOL_STARTED || !is_brick_side)
+    if (vol->status != MD_VOL_STARTED || change == MD_CHANGE_CLIENT)
         return 0;
-    /* mortarfsd cannot reload a volfile in place yet: restart. */
+    if (change == MD_CHANGE_LIVE) {
+        md_bricks_hup(st, vol);
+        return 0;
+    }
     rc = md_bricks_stop(st, vol, err);
     if (rc == 0)
         rc = md_bricks_start(st, vol, err);
@@ -420,6 +474,7 @@ static void
 md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
 {
     const vl_xlator_class_t *cls;
+    const vl_option_t *opt;
     struct md_volume *vol;
     char canon[256], *old = NULL;
     const char *prev;
@@ -438,7 +493,7 @@ md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
     vol = md_vol_or_fail(st, "volume set", argv[2], r);
     if (vol == NULL)
         return;
-    rc = md_option_resolve(argv[3], argv[4], &cls, NULL, canon,
+    rc = md_option_resolve(argv[3], argv[4], &cls, &opt, canon,
                            sizeof(canon), &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume set: failed: %s",
@@ -455,8 +510,8 @@ md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
     if (rc != 0)
         vl_err_set(&err, "out of memory");
     else
-        rc = md_apply_change(st, vol, strcmp(cls->prefix, "client") != 0,
-                             &is_saved, &err);
+        rc = md_apply_change(st, vol, md_change_of(cls, opt), &is_saved,
+                             &err);
     if (rc != 0 && !is_saved) {
         if (old != NULL)
             (void)md_vol_opt_set(vol, canon, old);
@@ -524,7 +579,9 @@ md_cmd_reset(struct md_state *st, int argc, char **argv, struct md_result *r)
 {
     struct md_volume *vol;
     const vl_xlator_class_t *cls = NULL;
-    bool is_brick_side = false, is_saved = false;
+    const vl_option_t *opt = NULL;
+    enum md_change change = MD_CHANGE_CLIENT;
+    bool is_saved = false;
     struct vl_kv *saved_opts = NULL;
     size_t n_saved = 0;
     char canon[256];
@@ -547,13 +604,18 @@ md_cmd_reset(struct md_state *st, int argc, char **argv, struct md_result *r)
         return;
     }
     if (argc == 3 || strcmp(argv[3], "all") == 0) {
-        for (size_t i = 0; i < vol->n_opts; i++)
-            if (strncmp(vol->opts[i].key, "client.", 7) != 0)
-                is_brick_side = true;
+        for (size_t i = 0; i < vol->n_opts; i++) {
+            /* Stored keys are canonical and were resolved at load. */
+            if (md_option_resolve(vol->opts[i].key, NULL, &cls, &opt,
+                                  canon, sizeof(canon), &err) != 0)
+                change = MD_CHANGE_RESTART;
+            else
+                change = md_change_max(change, md_change_of(cls, opt));
+        }
         while (vol->n_opts > 0)
             (void)md_vol_opt_del(vol, vol->opts[0].key);
     } else {
-        rc = md_option_resolve(argv[3], NULL, &cls, NULL, canon,
+        rc = md_option_resolve(argv[3], NULL, &cls, &opt, canon,
                                sizeof(canon), &err);
         if (rc != 0) {
             md_result_fail(r, MD_EXIT_FAIL, -rc, "volume reset: failed: %s",
@@ -569,9 +631,9 @@ md_cmd_reset(struct md_state *st, int argc, char **argv, struct md_result *r)
             return;
         }
         (void)md_vol_opt_del(vol, canon);
-        is_brick_side = strcmp(cls->prefix, "client") != 0;
+        change = md_change_of(cls, opt);
     }
-    rc = md_apply_change(st, vol, is_brick_side, &is_saved, &err);
+    rc = md_apply_change(st, vol, change, &is_saved, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume reset: failed: %s",
                        err.msg);
