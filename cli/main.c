@@ -70,10 +70,11 @@ cli_print(FILE *out, const char *text)
 
 
 /* Runs the command in mortard; returns the exit status. With is_quiet
- * (the help listing) an unreachable daemon is not an error message. */
+ * (the help listing) nothing but a successful answer's output is
+ * printed, and *is_reached says whether mortard answered at all. */
 static int
 cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
-        bool is_quiet)
+        bool is_quiet, bool *is_reached)
 {
     struct mgc_addr addr = {0};
     vl_err_t err = {.msg = ""};
@@ -113,8 +114,11 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
         }
         goto out;
     }
-    cli_print(stdout, rsp.output);
-    cli_print(stderr, rsp.errstr);
+    *is_reached = true;
+    if (!is_quiet || rsp.ret == 0)
+        cli_print(stdout, rsp.output);
+    if (!is_quiet)
+        cli_print(stderr, rsp.errstr);
     status = rsp.ret >= 0 && rsp.ret <= 255 ? rsp.ret : CLI_EXIT_FAIL;
     xdr_free((xdrproc_t)xdr_mgmt_cli_rsp, (char *)&rsp);
 out:
@@ -132,6 +136,7 @@ main(int argc, char **argv)
     vl_err_t err = {.msg = ""};
     const char *question;
     char *help_cmd[] = {(char *)"help"};
+    bool is_reached = false;
     int status;
 
     if (cli_args_parse(argc, argv, &args, &err) != 0) {
@@ -146,8 +151,10 @@ main(int argc, char **argv)
     if (args.is_help) {
         cli_usage(stdout);
         fflush(stdout);
-        /* mortard knows its commands; list them if it answers. */
-        if (cli_run(&args, help_cmd, 1, CLI_HELP_TIMEOUT_MS, true) != 0)
+        /* mortard knows its commands; list them if it can. */
+        (void)cli_run(&args, help_cmd, 1, CLI_HELP_TIMEOUT_MS, true,
+                      &is_reached);
+        if (!is_reached)
             printf("\n(mortard is not reachable: its command list is not "
                    "shown)\n");
         status = 0;
@@ -160,7 +167,7 @@ main(int argc, char **argv)
         goto out;
     }
     status = cli_run(&args, args.cmd, args.n_cmd,
-                     (int)args.timeout_s * 1000, false);
+                     (int)args.timeout_s * 1000, false, &is_reached);
 out:
     cli_args_clear(&args);
     return status;

@@ -23,6 +23,9 @@ TEST "$MORTAR" volume create v0 "127.0.0.1:$T/bricks/v0" force
 track_brick v0
 TEST "$MORTAR" volume start v0
 EXPECT_MATCH "Status: Started" "$MORTAR" volume info v0
+# help: local usage; mortard is reachable, so no note saying otherwise.
+EXPECT_MATCH "Usage: mortar" "$MORTAR" help
+EXPECT "0" sh -c "'$MORTAR' help | grep -c 'not reachable'"
 # The same over TCP.
 EXPECT_MATCH "Volume Name: v0" "$MORTAR" --remote-host="127.0.0.1:$MGMT_PORT" volume info v0
 
