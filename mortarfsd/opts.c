@@ -99,7 +99,8 @@ fsd_usage(FILE *out, const char *prog)
 "\n"
 "Exit status: %d started / stopped cleanly, %d graph failed to load or\n"
 "start, %d bad command line.\n",
-            prog, prog, FSD_DEFAULT_VOLFILE_PORT, FSD_DEFAULT_EVENT_THREADS, FSD_DEFAULT_DUMP_DIR,
+            prog, prog, FSD_DEFAULT_VOLFILE_PORT, FSD_DEFAULT_EVENT_THREADS,
+            FSD_DEFAULT_DUMP_DIR,
             FSD_DEFAULT_READY_TIMEOUT_S, FSD_EXIT_OK, FSD_EXIT_FAIL,
             FSD_EXIT_USAGE);
 }

@@ -10,8 +10,9 @@
  * process kill. HUP also re-reads --volfile and USR2 (sent by the volfile
  * watcher thread, fetch.c) brings a new volfile from mortard: both are
  * applied here because the main thread is the one that manages the graph
- * (vl_graph_reconfigure's rule). mount/fuse sends SIGTERM to the process when the kernel
- * says the mount is gone (umount), which ends the loop the same way.
+ * (vl_graph_reconfigure's rule). mount/fuse sends SIGTERM to the process
+ * when the kernel says the mount is gone (umount), which ends the loop
+ * the same way.
  */
 #include "config.h"
 
