@@ -319,38 +319,6 @@ md_cmd_set_help(struct md_result *r)
 
 
 void
-md_cmd_peer(struct md_state *st, int argc, char **argv, struct md_result *r)
-{
-    if (strcmp(argv[0], "pool") == 0 && argc == 2 &&
-        strcmp(argv[1], "list") == 0) {
-        struct md_node *p = md_node_add(r->root, "peerStatus", NULL);
-        struct md_node *n = md_node_add(p, "peer", NULL);
-
-        md_sbuf_printf(&r->text, "UUID\t\t\t\t\tHostname \tState\n"
-                       "%s\tlocalhost\tConnected \n", st->node_id);
-        md_node_add(n, "uuid", st->node_id);
-        md_node_add(n, "hostname", "localhost");
-        md_node_add(n, "connected", "1");
-        return;
-    }
-    if (strcmp(argv[0], "peer") == 0 && argc == 2 &&
-        strcmp(argv[1], "status") == 0) {
-        md_sbuf_printf(&r->text, "Number of Peers: 0\n");
-        md_node_add(r->root, "peerStatus", NULL);
-        return;
-    }
-    if (strcmp(argv[0], "peer") == 0 && argc >= 3 &&
-        (strcmp(argv[1], "probe") == 0 || strcmp(argv[1], "detach") == 0)) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "peer %s: failed: not "
-                       "supported yet (single-server mortard)", argv[1]);
-        return;
-    }
-    md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: peer status | pool "
-                   "list | peer probe <HOST>");
-}
-
-
-void
 md_cmd_statedump(struct md_state *st, int argc, char **argv,
                  struct md_result *r)
 {

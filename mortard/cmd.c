@@ -60,6 +60,7 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     struct md_volume *vol = NULL;
     vl_gfid_t id;
     vl_err_t err = {.msg = ""};
+    bool is_local = true;
     int first, n_bricks, rc;
 
     if (argc < 4) {
@@ -120,8 +121,18 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
         return;
     }
     rc = md_parse_brick(argv[first], &host, &path, &err);
-    if (rc == 0)
-        rc = md_check_brick(st, host, path, force, &err);
+    if (rc == 0) {
+        struct md_brick tmp = {.host = host, .path = path};
+
+        is_local = md_brick_is_local(st, &tmp);
+        if (is_local)
+            rc = md_check_brick(st, host, path, force, &err);
+        else if (md_peer_find_host(st, host) == NULL) {
+            vl_err_set(&err, "Host %s is not in 'Peer in Cluster' state",
+                       host);
+            rc = -EHOSTUNREACH;
+        }
+    }
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
                        name, err.msg);
@@ -136,7 +147,9 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
         goto out;
     }
     snprintf(vol->name, sizeof(vol->name), "%s", name);
-    vl_gfid_generate(&id);
+    /* In a transaction the originator chose the id for every node. */
+    if (st->txn.vol_id[0] == '\0' || vl_gfid_parse(st->txn.vol_id, &id) != 0)
+        vl_gfid_generate(&id);
     vl_gfid_to_str(&id, vol->id);
     vol->status = MD_VOL_CREATED;
     snprintf(vol->transport, sizeof(vol->transport), "tcp");
@@ -145,7 +158,9 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     vol->bricks[0].path = path;
     host = path = NULL;
     snprintf(vol->bricks[0].id, sizeof(vol->bricks[0].id), "brick0");
-    vol->bricks[0].port = md_port_pick(st, &vol->bricks[0]);
+    vol->bricks[0].port = st->txn.brick_port != 0
+                              ? st->txn.brick_port
+                              : md_port_pick(st, &vol->bricks[0]);
     if (vol->bricks[0].port == 0) {
         md_result_fail(r, MD_EXIT_FAIL, EADDRINUSE, "volume create: %s: "
                        "failed: no free brick port from %u", name,
@@ -153,8 +168,8 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
         goto out;
     }
     /* Commit: the brick directory and its volume id, then the store. */
-    rc = md_mkdir_p(vol->bricks[0].path);
-    if (rc == 0 && setxattr(vol->bricks[0].path, MD_VOLID_XATTR, id.bytes,
+    rc = is_local ? md_mkdir_p(vol->bricks[0].path) : 0;
+    if (rc == 0 && is_local && setxattr(vol->bricks[0].path, MD_VOLID_XATTR, id.bytes,
                             sizeof(id.bytes), XATTR_CREATE) != 0)
         rc = -errno;
     if (rc != 0) {
@@ -165,7 +180,8 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     }
     rc = md_volume_save(st, vol, &err);
     if (rc != 0) {
-        (void)removexattr(vol->bricks[0].path, MD_VOLID_XATTR);
+        if (is_local)
+            (void)removexattr(vol->bricks[0].path, MD_VOLID_XATTR);
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
                        name, err.msg);
         goto out;
@@ -203,8 +219,10 @@ static int
 md_bricks_start(struct md_state *st, struct md_volume *vol, vl_err_t *err)
 {
     for (size_t i = 0; i < vol->n_bricks; i++) {
-        int rc = md_brick_start(st, vol, &vol->bricks[i], err);
+        int rc = 0;
 
+        if (md_brick_is_local(st, &vol->bricks[i]))
+            rc = md_brick_start(st, vol, &vol->bricks[i], err);
         if (rc != 0)
             return rc;
     }
@@ -234,10 +252,11 @@ md_bricks_fix_ports(struct md_state *st, struct md_volume *vol)
 {
     bool is_changed = false;
 
-    for (size_t i = 0; i < vol->n_bricks; i++) {
+    /* In a transaction every node must store the same port: left alone. */
+    for (size_t i = 0; i < vol->n_bricks && !st->txn.is_set; i++) {
         struct md_brick *b = &vol->bricks[i];
 
-        if (md_brick_pid(st, vol, b) != 0 ||
+        if (!md_brick_is_local(st, b) || md_brick_pid(st, vol, b) != 0 ||
             md_port_is_free(st->bind_addr, b->port))
             continue;
         uint16_t p = md_port_pick(st, b);
@@ -379,7 +398,8 @@ md_cmd_delete(struct md_state *st, int argc, char **argv,
     }
     /* The brick keeps its data; dropping the id lets it be used again. */
     for (size_t i = 0; i < vol->n_bricks; i++)
-        (void)removexattr(vol->bricks[i].path, MD_VOLID_XATTR);
+        if (md_brick_is_local(st, &vol->bricks[i]))
+            (void)removexattr(vol->bricks[i].path, MD_VOLID_XATTR);
     md_volume_unlink(st, vol);
     md_sbuf_printf(&r->text, "volume delete: %s: success\n", vol->name);
     md_node_add(r->root, "volDelete", NULL);
@@ -656,6 +676,10 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
 {
     const char *sub = argc > 1 ? argv[1] : "";
 
+    if (!st->txn.is_set && st->peers != NULL && md_cmd_is_txn(argc, argv)) {
+        md_txn_run(st, argc, argv, r);
+        return;
+    }
     if (argc >= 1 && strcmp(argv[0], "volume") == 0) {
         if (strcmp(sub, "create") == 0)
             md_cmd_create(st, argc, argv, r);

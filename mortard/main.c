@@ -328,6 +328,9 @@ md_statedump(struct md_state *st)
             (unsigned long long)st->store_version, st->state_dir,
             st->run_dir, st->mgmt_port, st->brick_base_port);
     md_server_dump(f);
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        fprintf(f, "peer=%s host=%s port=%u connected=%d\n", p->uuid,
+                p->host, p->port, p->is_connected);
     for (struct md_volume *v = st->vols; v != NULL; v = v->next) {
         fprintf(f, "\n[mortard.volume.%s]\nid=%s\nstatus=%s\nversion=%llu\n"
                 "options=%zu\n", v->name, v->id,
@@ -416,10 +419,12 @@ main(int argc, char **argv)
         vl_err_set(&err, "%s: %s", logpath, strerror(-rc));
         goto fail;
     }
-    if (md_store_load(&st, &err) != 0)
+    if (md_store_load(&st, &err) != 0 || md_peers_load(&st, &err) != 0)
         goto fail;
     md_adopt(&st);
-    if (md_server_start(&st, &err) != 0)
+    md_server_peers_changed(&st);
+    if (md_server_start(&st, &err) != 0 ||
+        md_peer_monitor_start(&st, &err) != 0)
         goto fail;
     if (!st.is_foreground) {
         int nfd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -449,6 +454,7 @@ main(int argc, char **argv)
     }
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "received signal %d, exiting (bricks "
             "keep running)", sig);
+    md_peer_monitor_stop();
     md_server_stop();
     rc = 0;
     goto out;
@@ -459,10 +465,12 @@ fail:
         md_report(ready_fd, 1, err.msg);
     else
         fprintf(stderr, "mortard: %s\n", err.msg);
+    md_peer_monitor_stop();
     md_server_stop();
     rc = 1;
 
 out:
+    md_peers_free(&st);
     while (st.vols != NULL) {
         struct md_volume *v = st.vols;
 

@@ -12,6 +12,10 @@
  * cmd.c       the CLI grammar and the volume commands
  * server.c    the mgmt RPC service (unix socket and TCP), the command
  *             worker thread and volfile watchers
+ * peer.c      peers: the store's peer list, the blocking client used for
+ *             peer calls, hello/probe/detach, membership, liveness and
+ *             catch-up of volume definitions
+ * txn.c       cluster-wide transactions: lock, stage, commit, unlock
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -26,6 +30,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include <rpc/xdr.h>
 
 #include "vol/vol.h"
 
@@ -70,6 +76,22 @@ struct md_volume {
     struct md_volume *next;        /* list sorted by name */
 };
 
+/* Another mortard of the cluster. */
+struct md_peer {
+    char uuid[VL_GFID_STR_LEN]; /* its node id */
+    char *host;                 /* owned; how this node reaches it */
+    uint16_t port;              /* its mgmt TCP port */
+    bool is_connected;          /* its last hello was answered */
+    struct md_peer *next;       /* list in probe order */
+};
+
+/* What the originator of a transaction decided for everyone (commit). */
+struct md_txn_params {
+    bool is_set;                   /* a peer commit is running */
+    char vol_id[VL_GFID_STR_LEN];  /* volume create: the volume's id */
+    uint16_t brick_port;           /* volume create: the brick's port */
+};
+
 /* The daemon's configuration and state. Everything below `lock` is
  * guarded by it. */
 struct md_state {
@@ -85,6 +107,8 @@ struct md_state {
     char node_id[VL_GFID_STR_LEN]; /* this node's UUID */
     uint64_t store_version;   /* store-wide, bumped by every change */
     struct md_volume *vols;   /* owned list */
+    struct md_peer *peers;    /* owned list */
+    struct md_txn_params txn; /* set while a transaction commits */
 };
 
 /* ---- store.c ---- */
@@ -232,10 +256,50 @@ void md_cmd_list(struct md_state *st, struct md_result *r);
 void md_cmd_get(struct md_state *st, int argc, char **argv,
                 struct md_result *r);
 void md_cmd_set_help(struct md_result *r);
-void md_cmd_peer(struct md_state *st, int argc, char **argv,
-                 struct md_result *r);
 void md_cmd_statedump(struct md_state *st, int argc, char **argv,
                       struct md_result *r);
+
+/* ---- peer.c ---- */
+/* How peers reach this node: --bind-address unless it is a wildcard,
+ * else the host name. */
+const char *md_self_host(const struct md_state *st);
+/* A brick lives on this node. */
+bool md_brick_is_local(const struct md_state *st, const struct md_brick *b);
+struct md_peer *md_peer_find_host(struct md_state *st, const char *host);
+int md_peers_load(struct md_state *st, vl_err_t *err);
+void md_peers_free(struct md_state *st);
+/* One blocking call to HOST:PORT (connect, call, read the reply, close)
+ * within timeout_ms. 0, or -errno with err set. */
+int md_peer_call(const char *host, uint16_t port, uint32_t proc,
+                 xdrproc_t afn, void *args, xdrproc_t rfn, void *res,
+                 int timeout_ms, vl_err_t *err);
+/* peer probe/detach/status, pool list. */
+void md_cmd_peer(struct md_state *st, int argc, char **argv,
+                 struct md_result *r);
+/* Starts/stops the liveness and catch-up thread. */
+int md_peer_monitor_start(struct md_state *st, vl_err_t *err);
+void md_peer_monitor_stop(void);
+/* Server side of the peer procedures (worker thread, lock held): each
+ * decodes its arguments from body and sends the reply on c. */
+struct vrpc_conn;
+void md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
+                   uint32_t proc, const char *body, size_t len);
+
+/* ---- txn.c ---- */
+/* A command that changes the store (volume create/start/...). */
+bool md_cmd_is_txn(int argc, char **argv);
+/* Runs such a command on every node: lock, stage, commit, unlock. */
+void md_txn_run(struct md_state *st, int argc, char **argv,
+                struct md_result *r);
+/* Validates a command against this node's store without changing it;
+ * data gets "key=value" lines for the commit (the brick port). */
+int md_txn_stage(struct md_state *st, int argc, char **argv,
+                 struct md_sbuf *data, vl_err_t *err);
+/* The loop-thread side of the lock: lock/unlock phases never wait for
+ * the worker. Returns 0 or -EBUSY. */
+int md_txn_lock(const char *owner, const char *txn_id, vl_err_t *err);
+void md_txn_unlock(const char *txn_id);
+bool md_txn_holds(const char *txn_id);
 
 /* ---- server.c ---- */
 int md_server_start(struct md_state *st, vl_err_t *err);
@@ -243,5 +307,7 @@ void md_server_stop(void);
 /* Wakes watchers after a volume's version changed. */
 void md_server_notify(void);
 void md_server_dump(FILE *out);
+/* Refreshes the loop threads' copy of the peer ids (lock held). */
+void md_server_peers_changed(struct md_state *st);
 
 #endif /* MORTARD_H */

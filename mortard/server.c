@@ -39,6 +39,8 @@ struct md_job {
     mgmt_cli_req cli;        /* decoded args (proc CLI) */
     mgmt_watch_req watch;    /* decoded args (GETSPEC uses .volume) */
     uint64_t deadline_ms;    /* parked WATCH: answer by then */
+    char *body;              /* peer procs: the raw arguments (owned) */
+    size_t body_len;         /* bytes in body */
     struct md_job *next;     /* queue or watcher list */
 };
 
@@ -59,8 +61,11 @@ static struct {
     struct md_job *watchers;    /* worker only */
     size_t n_watchers;          /* worker only */
     uint64_t n_calls;           /* (qlock) calls received */
+    pthread_mutex_t peers_mu;   /* guards peer_ids */
+    char *peer_ids;             /* (peers_mu) uuids of the peers, lines */
 } md_srv = {.unix_fd = -1, .qlock = PTHREAD_MUTEX_INITIALIZER,
-            .qcond = PTHREAD_COND_INITIALIZER};
+            .qcond = PTHREAD_COND_INITIALIZER,
+            .peers_mu = PTHREAD_MUTEX_INITIALIZER};
 
 
 static void
@@ -68,6 +73,7 @@ md_job_free(struct md_job *j)
 {
     xdr_free((xdrproc_t)xdr_mgmt_cli_req, (char *)&j->cli);
     xdr_free((xdrproc_t)xdr_mgmt_watch_req, (char *)&j->watch);
+    free(j->body);
     vrpc_conn_unref(j->conn);
     free(j);
 }
@@ -187,6 +193,9 @@ md_run_job(struct md_state *st, struct md_job *j)
         md_srv.n_watchers++;
         return;
     default:
+        if (j->body != NULL)
+            md_peer_serve(st, j->conn, j->xid, j->proc, j->body,
+                          j->body_len);
         break;
     }
     md_job_free(j);
@@ -227,6 +236,7 @@ md_worker(void *arg)
         pthread_mutex_unlock(&md_srv.qlock);
         pthread_mutex_lock(&st->lock);
         md_run_job(st, j);
+        md_server_peers_changed(st);
         md_scan_watchers(st);
         pthread_mutex_unlock(&st->lock);
         pthread_mutex_lock(&md_srv.qlock);
@@ -246,6 +256,63 @@ md_server_notify(void)
     md_srv.is_changed = true;
     pthread_cond_signal(&md_srv.qcond);
     pthread_mutex_unlock(&md_srv.qlock);
+}
+
+
+/* LOCK and UNLOCK of a transaction, answered here on the loop thread so
+ * that a node whose worker runs its own command still answers at once.
+ * Returns true if the call was one of them (and is answered). */
+static bool
+md_txn_lock_phase(vrpc_conn_t *c, uint32_t xid, const char *body,
+                  size_t len)
+{
+    mgmt_txn_req req = {0};
+    mgmt_status_rsp rsp = {.errstr = "", .data = ""};
+    vl_err_t err = {.msg = ""};
+    bool is_known;
+
+    if (vrpc_decode_body(body, len, (xdrproc_t)xdr_mgmt_txn_req, &req,
+                         NULL) != 0)
+        return false;
+    if (req.phase != MGMT_TXN_LOCK && req.phase != MGMT_TXN_UNLOCK) {
+        xdr_free((xdrproc_t)xdr_mgmt_txn_req, (char *)&req);
+        return false;
+    }
+    pthread_mutex_lock(&md_srv.peers_mu);
+    is_known = md_srv.peer_ids != NULL &&
+               strstr(md_srv.peer_ids, req.from) != NULL;
+    pthread_mutex_unlock(&md_srv.peers_mu);
+    if (!is_known) {
+        rsp.ret = -1;
+        rsp.op_errno = EPERM;
+        rsp.errstr = "the caller is not a peer of this node";
+    } else if (req.phase == MGMT_TXN_UNLOCK) {
+        md_txn_unlock(req.txn_id);
+    } else if (md_txn_lock(req.from, req.txn_id, &err) != 0) {
+        rsp.ret = -1;
+        rsp.op_errno = EBUSY;
+        rsp.errstr = err.msg;
+    }
+    (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_status_rsp, &rsp, NULL, 0);
+    xdr_free((xdrproc_t)xdr_mgmt_txn_req, (char *)&req);
+    return true;
+}
+
+
+void
+md_server_peers_changed(struct md_state *st)
+{
+    struct md_sbuf sb = {0};
+
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        md_sbuf_printf(&sb, "%s\n", p->uuid);
+    pthread_mutex_lock(&md_srv.peers_mu);
+    free(md_srv.peer_ids);
+    md_srv.peer_ids = sb.is_oom ? NULL : sb.data;
+    pthread_mutex_unlock(&md_srv.peers_mu);
+    if (sb.is_oom)
+        md_sbuf_clear(&sb);
 }
 
 
@@ -298,6 +365,22 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
                               (xdrproc_t)xdr_mgmt_watch_req, &j->watch,
                               NULL);
         break;
+    case MGMT_PROC_PEER_TXN:
+        if (md_txn_lock_phase(c, hdr.xid, rec->data + off, len - off)) {
+            free(j);
+            return;
+        }
+        /* stage and commit run on the worker */
+        __attribute__((fallthrough));
+    case MGMT_PROC_PEER_HELLO:
+    case MGMT_PROC_PEER_LIST:
+    case MGMT_PROC_PEER_VOLS:
+        j->body_len = len - off;
+        j->body = malloc(j->body_len + 1);
+        rc = j->body != NULL ? 0 : -ENOMEM;
+        if (rc == 0)
+            memcpy(j->body, rec->data + off, j->body_len);
+        break;
     default:
         free(j);
         (void)vrpc_send_reply(c, hdr.xid, VRPC_PROC_UNAVAIL, NULL, NULL,
@@ -305,6 +388,7 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     }
     if (rc != 0) {
+        free(j->body);
         free(j);
         (void)vrpc_send_reply(c, hdr.xid, VRPC_GARBAGE_ARGS, NULL, NULL,
                               NULL, 0);

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * peer-cmd: the peer commands (peer probe/detach/status, pool list) and
+ * the server side of the peer procedures (HELLO, PEER_LIST, PEER_VOLS,
+ * the stage/commit phases of PEER_TXN).
+ * Threads: the worker thread with md_state.lock held.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer-int.h"
+#include "vrpc.h"
+
+
+/* Sends the whole membership (this node and its peers) to every peer;
+ * a failure is logged (the monitor's catch-up does not carry peers, so
+ * `peer status` on that node lags until the next probe or detach). */
+static void
+md_peers_broadcast(struct md_state *st, const struct md_peer *extra)
+{
+    mgmt_peer_info m[MGMT_PEERS_MAX];
+    mgmt_peer_list_req req = {.from = st->node_id};
+    u_int n = 0;
+
+    m[n].uuid = st->node_id;
+    m[n].host = (char *)md_self_host(st);
+    m[n++].port = st->mgmt_port;
+    for (struct md_peer *p = st->peers; p != NULL && n < MGMT_PEERS_MAX;
+         p = p->next) {
+        m[n].uuid = p->uuid;
+        m[n].host = p->host;
+        m[n++].port = p->port;
+    }
+    req.members.members_val = m;
+    req.members.members_len = n;
+    for (struct md_peer *p = st->peers; ; p = p->next) {
+        const struct md_peer *to = p != NULL ? p : extra;
+        mgmt_status_rsp rsp = {0};
+        vl_err_t err = {.msg = ""};
+
+        if (to == NULL)
+            break;
+        if (md_peer_call(to->host, to->port, MGMT_PROC_PEER_LIST,
+                         (xdrproc_t)xdr_mgmt_peer_list_req, &req,
+                         (xdrproc_t)xdr_mgmt_status_rsp, &rsp,
+                         MD_PEER_TIMEOUT_MS, &err) != 0)
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "peer list to %s: %s",
+                    to->host, err.msg);
+        xdr_free((xdrproc_t)xdr_mgmt_status_rsp, (char *)&rsp);
+        if (p == NULL)
+            break;
+    }
+}
+
+
+/* Splits HOST[:PORT] (an IPv6 address goes in brackets). */
+static int
+md_parse_hostport(const char *arg, char *host, size_t len, uint16_t *port)
+{
+    const char *colon = strrchr(arg, ':');
+    const char *h = arg, *end = NULL;
+    size_t hl;
+
+    *port = MD_DEFAULT_MGMT_PORT;
+    if (arg[0] == '[') {
+        end = strchr(arg, ']');
+        if (end == NULL)
+            return -EINVAL;
+        h = arg + 1;
+        hl = (size_t)(end - h);
+        colon = end[1] == ':' ? end + 1 : NULL;
+    } else if (colon != NULL && strchr(arg, ':') != colon) {
+        colon = NULL; /* a bare IPv6 address */
+        hl = strlen(arg);
+    } else {
+        hl = colon != NULL ? (size_t)(colon - arg) : strlen(arg);
+    }
+    if (hl == 0 || hl >= len || hl >= MGMT_HOST_MAX)
+        return -EINVAL;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    if (colon != NULL) {
+        char *e;
+        long p = strtol(colon + 1, &e, 10);
+
+        if (*e != '\0' || p < 1 || p > 65535)
+            return -EINVAL;
+        *port = (uint16_t)p;
+    }
+    return 0;
+}
+
+
+static void
+md_cmd_probe(struct md_state *st, const char *arg, struct md_result *r)
+{
+    mgmt_hello_req req = {.is_probe = 1};
+    mgmt_hello_rsp rsp = {0};
+    vl_err_t err = {.msg = ""};
+    char host[MGMT_HOST_MAX];
+    uint16_t port;
+    struct md_peer *p;
+
+    if (md_parse_hostport(arg, host, sizeof(host), &port) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "peer probe: failed: bad "
+                       "address '%s' (HOST or HOST:PORT)", arg);
+        return;
+    }
+    if ((strcmp(host, md_self_host(st)) == 0 || md_host_is_local(host)) &&
+        port == st->mgmt_port) {
+        md_sbuf_printf(&r->text, "peer probe: success. Probe on localhost "
+                       "not needed\n");
+        return;
+    }
+    if ((p = md_peer_find_host(st, host)) != NULL) {
+        md_sbuf_printf(&r->text, "peer probe: success. Host %s port %u "
+                       "already in peer list\n", host, p->port);
+        return;
+    }
+    req.self.uuid = st->node_id;
+    req.self.host = (char *)md_self_host(st);
+    req.self.port = st->mgmt_port;
+    req.to_host = host;
+    if (md_peer_call(host, port, MGMT_PROC_PEER_HELLO,
+                     (xdrproc_t)xdr_mgmt_hello_req, &req,
+                     (xdrproc_t)xdr_mgmt_hello_rsp, &rsp,
+                     MD_PEER_TIMEOUT_MS, &err) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EHOSTUNREACH, "peer probe: failed: "
+                       "Probe returned with %s", err.msg);
+        return;
+    }
+    if (rsp.ret != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, rsp.op_errno, "peer probe: failed: "
+                       "%s: %s", host, rsp.errstr);
+        goto out;
+    }
+    if (strcmp(rsp.self.uuid, st->node_id) == 0) {
+        md_sbuf_printf(&r->text, "peer probe: success. Probe on localhost "
+                       "not needed\n");
+        goto out;
+    }
+    if (md_peer_find_uuid(st, rsp.self.uuid) != NULL) {
+        md_sbuf_printf(&r->text, "peer probe: success. Host %s port %u "
+                       "already in peer list\n", host, port);
+        goto out;
+    }
+    p = md_peer_add(st, rsp.self.uuid, host, port);
+    if (p == NULL || md_peers_save(st, &err) != 0) {
+        if (p != NULL)
+            md_peer_remove(st, p);
+        md_result_fail(r, MD_EXIT_FAIL, EIO, "peer probe: failed: %s",
+                       p != NULL ? err.msg : "out of memory");
+        goto out;
+    }
+    p->is_connected = true;
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "peer %s (%s) added", host, p->uuid);
+    md_peers_broadcast(st, NULL);
+    if (md_vols_exchange(st, host, port, true, &err) != 0)
+        vl_glog(MD_DOMAIN, VL_LOG_WARNING, "sending volumes to %s: %s", host,
+                err.msg);
+    md_sbuf_printf(&r->text, "peer probe: success\n");
+    md_node_add(r->root, "peerProbe", NULL);
+    md_node_add(r->root->last, "hostname", host);
+    md_node_add(r->root->last, "uuid", p->uuid);
+
+out:
+    xdr_free((xdrproc_t)xdr_mgmt_hello_rsp, (char *)&rsp);
+}
+
+
+static void
+md_cmd_detach(struct md_state *st, const char *arg, bool force,
+              struct md_result *r)
+{
+    mgmt_peer_list_req req = {.from = st->node_id};
+    mgmt_status_rsp rsp = {0};
+    vl_err_t err = {.msg = ""};
+    char host[MGMT_HOST_MAX];
+    uint16_t port;
+    struct md_peer *p;
+    int rc;
+
+    if (md_parse_hostport(arg, host, sizeof(host), &port) != 0 ||
+        (p = md_peer_find_host(st, host)) == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "peer detach: failed: %s is "
+                       "not part of cluster", arg);
+        return;
+    }
+    for (struct md_volume *v = st->vols; v != NULL; v = v->next)
+        for (size_t i = 0; i < v->n_bricks; i++)
+            if (strcmp(v->bricks[i].host, p->host) == 0) {
+                md_result_fail(r, MD_EXIT_FAIL, EBUSY, "peer detach: failed: "
+                               "Brick(s) with the peer %s exist in cluster "
+                               "(volume %s)", host, v->name);
+                return;
+            }
+    /* An empty membership tells it to forget the cluster. */
+    rc = md_peer_call(p->host, p->port, MGMT_PROC_PEER_LIST,
+                      (xdrproc_t)xdr_mgmt_peer_list_req, &req,
+                      (xdrproc_t)xdr_mgmt_status_rsp, &rsp,
+                      MD_PEER_TIMEOUT_MS, &err);
+    if (rc == 0 && rsp.ret != 0)
+        vl_err_set(&err, "%s", rsp.errstr);
+    xdr_free((xdrproc_t)xdr_mgmt_status_rsp, (char *)&rsp);
+    if ((rc != 0 || rsp.ret != 0) && !force) {
+        md_result_fail(r, MD_EXIT_FAIL, EHOSTUNREACH, "peer detach: failed: "
+                       "%s: %s (use 'force' to detach it anyway)", host,
+                       err.msg);
+        return;
+    }
+    md_peer_remove(st, p);
+    if (md_peers_save(st, &err) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EIO, "peer detach: failed: %s",
+                       err.msg);
+        return;
+    }
+    md_peers_broadcast(st, NULL);
+    md_sbuf_printf(&r->text, "peer detach: success\n");
+    md_node_add(r->root, "peerDetach", NULL);
+}
+
+
+static void
+md_cmd_status_peers(struct md_state *st, bool is_pool, struct md_result *r)
+{
+    struct md_node *ps = md_node_add(r->root, "peerStatus", NULL);
+    size_t n = 0;
+
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        n++;
+    if (is_pool)
+        md_sbuf_printf(&r->text, "UUID\t\t\t\t\tHostname \tState\n");
+    else
+        md_sbuf_printf(&r->text, "Number of Peers: %zu\n", n);
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next) {
+        struct md_node *pn = md_node_add(ps, "peer", NULL);
+
+        if (is_pool)
+            md_sbuf_printf(&r->text, "%s\t%s\t%s \n", p->uuid, p->host,
+                           p->is_connected ? "Connected" : "Disconnected");
+        else
+            md_sbuf_printf(&r->text, "\nHostname: %s\nUuid: %s\nState: "
+                           "Peer in Cluster (%s)\n", p->host, p->uuid,
+                           p->is_connected ? "Connected" : "Disconnected");
+        md_node_add(pn, "uuid", p->uuid);
+        md_node_add(pn, "hostname", p->host);
+        md_node_addf(pn, "port", "%u", p->port);
+        md_node_add(pn, "connected", p->is_connected ? "1" : "0");
+    }
+    if (is_pool) {
+        struct md_node *pn = md_node_add(ps, "peer", NULL);
+
+        md_sbuf_printf(&r->text, "%s\tlocalhost\tConnected \n",
+                       st->node_id);
+        md_node_add(pn, "uuid", st->node_id);
+        md_node_add(pn, "hostname", "localhost");
+        md_node_add(pn, "connected", "1");
+    }
+}
+
+
+void
+md_cmd_peer(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    if (strcmp(argv[0], "pool") == 0 && argc == 2 &&
+        strcmp(argv[1], "list") == 0) {
+        md_cmd_status_peers(st, true, r);
+        return;
+    }
+    if (strcmp(argv[0], "peer") == 0 && argc == 2 &&
+        strcmp(argv[1], "status") == 0) {
+        md_cmd_status_peers(st, false, r);
+        return;
+    }
+    if (strcmp(argv[0], "peer") == 0 && argc == 3 &&
+        strcmp(argv[1], "probe") == 0) {
+        md_cmd_probe(st, argv[2], r);
+        return;
+    }
+    if (strcmp(argv[0], "peer") == 0 && (argc == 3 || argc == 4) &&
+        strcmp(argv[1], "detach") == 0 &&
+        (argc == 3 || strcmp(argv[3], "force") == 0)) {
+        md_cmd_detach(st, argv[2], argc == 4, r);
+        return;
+    }
+    md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: peer status | pool "
+                   "list | peer probe <HOST[:PORT]> | peer detach <HOST> "
+                   "[force]");
+}
+
+
+/* ---- served procedures ------------------------------------------------ */
+
+static void
+md_serve_hello(struct md_state *st, const mgmt_hello_req *req,
+               mgmt_hello_rsp *rsp)
+{
+    struct md_peer *p = md_peer_find_uuid(st, req->self.uuid);
+    vl_err_t err = {.msg = ""};
+    vl_gfid_t g;
+
+    rsp->self.uuid = st->node_id;
+    rsp->self.host = req->to_host;
+    rsp->self.port = st->mgmt_port;
+    rsp->store_version = st->store_version;
+    if (vl_gfid_parse(req->self.uuid, &g) != 0 || req->self.port == 0 ||
+        req->self.port > 65535 || req->self.host[0] == '\0') {
+        rsp->ret = -1;
+        rsp->op_errno = EINVAL;
+        rsp->errstr = "bad hello";
+        return;
+    }
+    if (!req->is_probe || p != NULL ||
+        strcmp(req->self.uuid, st->node_id) == 0) {
+        if (p == NULL && strcmp(req->self.uuid, st->node_id) != 0) {
+            rsp->ret = -1;
+            rsp->op_errno = ENOENT;
+            rsp->errstr = "not a peer of this node";
+        }
+        return;
+    }
+    if (st->peers != NULL) {
+        rsp->ret = -1;
+        rsp->op_errno = EBUSY;
+        rsp->errstr = "is already part of another cluster";
+        return;
+    }
+    if (st->vols != NULL) {
+        rsp->ret = -1;
+        rsp->op_errno = EEXIST;
+        rsp->errstr = "has volumes of its own; only a node without volumes "
+                      "can join a cluster";
+        return;
+    }
+    p = md_peer_add(st, req->self.uuid, req->self.host,
+                    (uint16_t)req->self.port);
+    if (p == NULL || md_peers_save(st, &err) != 0) {
+        if (p != NULL)
+            md_peer_remove(st, p);
+        rsp->ret = -1;
+        rsp->op_errno = EIO;
+        rsp->errstr = "storing the peer failed";
+        return;
+    }
+    p->is_connected = true;
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "probed by %s (%s): now a peer",
+            p->host, p->uuid);
+}
+
+
+static void
+md_serve_list(struct md_state *st, const mgmt_peer_list_req *req,
+              mgmt_status_rsp *rsp)
+{
+    struct md_peer *old = st->peers;
+    vl_err_t err = {.msg = ""};
+
+    if (md_peer_find_uuid(st, req->from) == NULL) {
+        rsp->ret = -1;
+        rsp->op_errno = EPERM;
+        rsp->errstr = "the sender is not a peer of this node";
+        return;
+    }
+    st->peers = NULL;
+    for (u_int i = 0; i < req->members.members_len; i++) {
+        const mgmt_peer_info *m = &req->members.members_val[i];
+        struct md_peer *was = NULL;
+        vl_gfid_t g;
+
+        if (strcmp(m->uuid, st->node_id) == 0 ||
+            vl_gfid_parse(m->uuid, &g) != 0 || m->port == 0 ||
+            m->port > 65535 || m->host[0] == '\0')
+            continue;
+        for (struct md_peer *o = old; o != NULL; o = o->next)
+            if (strcmp(o->uuid, m->uuid) == 0)
+                was = o;
+        struct md_peer *p = md_peer_add(st, m->uuid, m->host,
+                                        (uint16_t)m->port);
+        if (p != NULL && was != NULL)
+            p->is_connected = was->is_connected;
+    }
+    if (md_peers_save(st, &err) != 0) {
+        md_peers_free(st);
+        st->peers = old;
+        rsp->ret = -1;
+        rsp->op_errno = EIO;
+        rsp->errstr = "storing the peers failed";
+        return;
+    }
+    while (old != NULL) {
+        struct md_peer *n = old->next;
+
+        free(old->host);
+        free(old);
+        old = n;
+    }
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "membership from %s: %u member(s)",
+            req->from, req->members.members_len);
+}
+
+
+void
+md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
+              uint32_t proc, const char *body, size_t len)
+{
+    union {
+        mgmt_hello_req hello;
+        mgmt_peer_list_req list;
+        mgmt_vols_msg vols;
+        mgmt_txn_req txn;
+    } a;
+    xdrproc_t afn;
+
+    memset(&a, 0, sizeof(a));
+    switch (proc) {
+    case MGMT_PROC_PEER_HELLO:
+        afn = (xdrproc_t)xdr_mgmt_hello_req;
+        break;
+    case MGMT_PROC_PEER_LIST:
+        afn = (xdrproc_t)xdr_mgmt_peer_list_req;
+        break;
+    case MGMT_PROC_PEER_VOLS:
+        afn = (xdrproc_t)xdr_mgmt_vols_msg;
+        break;
+    case MGMT_PROC_PEER_TXN:
+        afn = (xdrproc_t)xdr_mgmt_txn_req;
+        break;
+    default:
+        (void)vrpc_send_reply(c, xid, VRPC_PROC_UNAVAIL, NULL, NULL, NULL, 0);
+        return;
+    }
+    if (vrpc_decode_body(body, len, afn, &a, NULL) != 0) {
+        (void)vrpc_send_reply(c, xid, VRPC_GARBAGE_ARGS, NULL, NULL, NULL, 0);
+        return;
+    }
+    if (proc == MGMT_PROC_PEER_HELLO) {
+        mgmt_hello_rsp rsp = {.errstr = ""};
+
+        md_serve_hello(st, &a.hello, &rsp);
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_hello_rsp, &rsp, NULL, 0);
+    } else if (proc == MGMT_PROC_PEER_LIST) {
+        mgmt_status_rsp rsp = {.errstr = "", .data = ""};
+
+        md_serve_list(st, &a.list, &rsp);
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_status_rsp, &rsp, NULL, 0);
+    } else if (proc == MGMT_PROC_PEER_VOLS) {
+        mgmt_vols_msg rsp = {.from = ""};
+
+        if (md_peer_find_uuid(st, a.vols.from) == NULL) {
+            rsp.ret = -1;
+            rsp.op_errno = EPERM;
+        } else {
+            md_vols_install(st, &a.vols);
+            if (md_vols_msg_fill(st, &rsp) != 0) {
+                rsp.ret = -1;
+                rsp.op_errno = ENOMEM;
+                rsp.from = st->node_id;
+            }
+        }
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_vols_msg, &rsp, NULL, 0);
+        md_vols_msg_clear(&rsp);
+    } else {
+        mgmt_status_rsp rsp = {.errstr = "", .data = ""};
+        struct md_sbuf data = {0};
+
+        md_txn_serve(st, &a.txn, &rsp, &data);
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_status_rsp, &rsp, NULL, 0);
+        md_sbuf_clear(&data);
+    }
+    xdr_free(afn, (char *)&a);
+}

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * peer: the other mortards of the cluster.
+ *
+ * Store: <state>/peers, key=value lines peer.N.uuid/host/port, written
+ * atomically (md_write_atomic) on every membership change.
+ * Calls between mortards are short blocking connections (connect, one
+ * call, one reply, close) with a deadline, made by the worker thread (a
+ * probe, a transaction) or by the monitor thread; a mortard never calls
+ * a peer while that peer could be blocked calling it back, except that
+ * two commands racing on two nodes both hold a node lock: the deadline
+ * then fails one of them.
+ * Membership: a probe is a HELLO with is_probe set; the probed node
+ * accepts only if it has no peers and no volumes (or already knows the
+ * caller). The prober then sends the whole membership (PEER_LIST) to every
+ * peer, so all nodes list the same cluster, and pushes its volumes.
+ * Liveness and catch-up: the monitor thread says HELLO to every peer
+ * every MD_MONITOR_MS; when a peer answers after having not answered (or
+ * for the first time since start), both sides exchange their volume
+ * definitions (PEER_VOLS) and each installs the ones newer than its own,
+ * starting or stopping the bricks that live on it.
+ * Threads: worker (commands, served calls; md_state.lock held), monitor
+ * (calls without the lock, takes it to record results).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mgmt.h"
+#include "mortard.h"
+#include "peer-int.h"
+#include "vrpc.h"
+
+#define MD_MONITOR_MS 2000
+#define MD_HELLO_TIMEOUT_MS 3000
+
+static struct {
+    pthread_t thread;       /* the monitor */
+    bool has_thread;        /* started */
+    pthread_mutex_t mu;     /* guards is_stopping */
+    pthread_cond_t cond;    /* wakes the monitor to stop */
+    bool is_stopping;       /* (mu) */
+} md_mon = {.mu = PTHREAD_MUTEX_INITIALIZER,
+            .cond = PTHREAD_COND_INITIALIZER};
+
+
+const char *
+md_self_host(const struct md_state *st)
+{
+    static char hn[256];
+
+    if (strcmp(st->bind_addr, "0.0.0.0") != 0 &&
+        strcmp(st->bind_addr, "::") != 0)
+        return st->bind_addr;
+    if (hn[0] == '\0' && gethostname(hn, sizeof(hn) - 1) != 0)
+        snprintf(hn, sizeof(hn), "localhost");
+    return hn;
+}
+
+
+bool
+md_brick_is_local(const struct md_state *st, const struct md_brick *b)
+{
+    if (strcmp(b->host, md_self_host(st)) == 0)
+        return true;
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        if (strcmp(p->host, b->host) == 0)
+            return false;
+    return md_host_is_local(b->host);
+}
+
+
+struct md_peer *
+md_peer_find_host(struct md_state *st, const char *host)
+{
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        if (strcmp(p->host, host) == 0)
+            return p;
+    return NULL;
+}
+
+
+struct md_peer *
+md_peer_find_uuid(struct md_state *st, const char *uuid)
+{
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        if (strcmp(p->uuid, uuid) == 0)
+            return p;
+    return NULL;
+}
+
+
+static void
+md_peer_free(struct md_peer *p)
+{
+    if (p != NULL)
+        free(p->host);
+    free(p);
+}
+
+
+void
+md_peers_free(struct md_state *st)
+{
+    while (st->peers != NULL) {
+        struct md_peer *p = st->peers;
+
+        st->peers = p->next;
+        md_peer_free(p);
+    }
+}
+
+
+/* Appends a new peer (copies its fields). */
+struct md_peer *
+md_peer_add(struct md_state *st, const char *uuid, const char *host,
+            uint16_t port)
+{
+    struct md_peer *p = calloc(1, sizeof(*p)), **pp;
+
+    if (p == NULL || (p->host = strdup(host)) == NULL) {
+        free(p);
+        return NULL;
+    }
+    snprintf(p->uuid, sizeof(p->uuid), "%s", uuid);
+    p->port = port;
+    for (pp = &st->peers; *pp != NULL; pp = &(*pp)->next)
+        ;
+    *pp = p;
+    return p;
+}
+
+
+void
+md_peer_remove(struct md_state *st, struct md_peer *victim)
+{
+    for (struct md_peer **pp = &st->peers; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == victim) {
+            *pp = victim->next;
+            md_peer_free(victim);
+            return;
+        }
+}
+
+
+int
+md_peers_save(struct md_state *st, vl_err_t *err)
+{
+    struct md_sbuf sb = {0};
+    size_t i = 0;
+    int rc;
+
+    md_sbuf_printf(&sb, "# mortard peers: do not edit while mortard runs\n");
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next, i++)
+        md_sbuf_printf(&sb, "peer.%zu.uuid=%s\npeer.%zu.host=%s\n"
+                       "peer.%zu.port=%u\n", i, p->uuid, i, p->host, i,
+                       p->port);
+    if (sb.is_oom) {
+        md_sbuf_clear(&sb);
+        vl_err_set(err, "peers: out of memory");
+        return -ENOMEM;
+    }
+    rc = md_write_atomic(st->state_dir, "peers", sb.data, sb.len, err);
+    md_sbuf_clear(&sb);
+    return rc;
+}
+
+
+/* Parse state of the peers file: the peer being filled. */
+struct md_peers_parse {
+    struct md_state *st;  /* borrowed */
+    struct md_peer *cur;  /* last peer added */
+    long idx;             /* its index in the file */
+};
+
+
+static int
+md_peers_cb(const char *key, const char *value, int line, void *arg,
+            vl_err_t *err)
+{
+    struct md_peers_parse *pp = arg;
+    char *end;
+    long idx;
+    vl_gfid_t g;
+
+    (void)line;
+    if (strncmp(key, "peer.", 5) != 0)
+        goto bad;
+    idx = strtol(key + 5, &end, 10);
+    if (end == key + 5 || *end != '.' || idx < 0)
+        goto bad;
+    end++;
+    if (idx != pp->idx) {
+        if (idx != pp->idx + 1 || strcmp(end, "uuid") != 0 ||
+            vl_gfid_parse(value, &g) != 0)
+            goto bad;
+        pp->cur = md_peer_add(pp->st, value, "", 0);
+        if (pp->cur == NULL)
+            return -ENOMEM;
+        pp->idx = idx;
+        return 0;
+    }
+    if (pp->cur != NULL && strcmp(end, "host") == 0 && value[0] != '\0') {
+        free(pp->cur->host);
+        pp->cur->host = strdup(value);
+        return pp->cur->host != NULL ? 0 : -ENOMEM;
+    }
+    if (pp->cur != NULL && strcmp(end, "port") == 0) {
+        long port = strtol(value, &end, 10);
+
+        if (*end != '\0' || port < 1 || port > 65535)
+            goto bad;
+        pp->cur->port = (uint16_t)port;
+        return 0;
+    }
+bad:
+    vl_err_set(err, "bad line '%s=%s'", key, value);
+    return -EINVAL;
+}
+
+
+int
+md_peers_load(struct md_state *st, vl_err_t *err)
+{
+    struct md_peers_parse pp = {.st = st, .idx = -1};
+    char path[4200], *text = NULL;
+    int rc;
+
+    snprintf(path, sizeof(path), "%s/peers", st->state_dir);
+    rc = md_read_file(path, &text, NULL);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc != 0) {
+        vl_err_set(err, "%s: %s", path, strerror(-rc));
+        return rc;
+    }
+    rc = md_kv_parse(text, path, md_peers_cb, &pp, err);
+    free(text);
+    for (struct md_peer *p = st->peers; rc == 0 && p != NULL; p = p->next)
+        if (p->host[0] == '\0' || p->port == 0) {
+            vl_err_set(err, "%s: peer %s has no host or port", path,
+                       p->uuid);
+            rc = -EINVAL;
+        }
+    if (rc != 0)
+        md_peers_free(st);
+    return rc;
+}
+
+
+/* ---- the blocking client ---------------------------------------------- */
+
+static int
+md_io_all(int fd, char *buf, size_t len, bool is_write, uint64_t deadline)
+{
+    while (len > 0) {
+        struct pollfd pfd = {.fd = fd, .events = is_write ? POLLOUT : POLLIN};
+        uint64_t now = vrpc_now_ms();
+        ssize_t n;
+
+        if (now >= deadline)
+            return -ETIMEDOUT;
+        n = poll(&pfd, 1, (int)(deadline - now));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0)
+            return -ETIMEDOUT;
+        if (n < 0)
+            return -errno;
+        n = is_write ? send(fd, buf, len, MSG_NOSIGNAL) : read(fd, buf, len);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -ECONNRESET;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+
+static int
+md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
+           void *res, uint64_t deadline)
+{
+    char *call = NULL, *rec = NULL;
+    size_t clen, rlen = 0, off;
+    uint32_t mark, xid;
+    int accept, rc;
+    bool is_last = false;
+
+    rc = vrpc_encode_call(1, MGMT_PROG, MGMT_VERSION, proc, NULL, afn, args,
+                          &call, &clen);
+    if (rc != 0)
+        return rc;
+    mark = htonl(VRPC_LAST_FRAG | (uint32_t)clen);
+    rc = md_io_all(fd, (char *)&mark, 4, true, deadline);
+    if (rc == 0)
+        rc = md_io_all(fd, call, clen, true, deadline);
+    vl_free(call);
+    while (rc == 0 && !is_last) {
+        uint32_t n;
+        char *nr;
+
+        rc = md_io_all(fd, (char *)&mark, 4, false, deadline);
+        if (rc != 0)
+            break;
+        mark = ntohl(mark);
+        is_last = (mark & VRPC_LAST_FRAG) != 0;
+        n = mark & ~VRPC_LAST_FRAG;
+        if (rlen + n > VRPC_MAX_RECORD) {
+            rc = -EPROTO;
+            break;
+        }
+        nr = realloc(rec, rlen + n + 1);
+        if (nr == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        rec = nr;
+        rc = md_io_all(fd, rec + rlen, n, false, deadline);
+        rlen += n;
+    }
+    if (rc == 0 && (vrpc_decode_reply(rec, rlen, &xid, &accept, &off) != 0 ||
+                    accept != VRPC_SUCCESS ||
+                    vrpc_decode_body(rec + off, rlen - off, rfn, res,
+                                     NULL) != 0))
+        rc = -EPROTO;
+    free(rec);
+    return rc;
+}
+
+
+int
+md_peer_call(const char *host, uint16_t port, uint32_t proc, xdrproc_t afn,
+             void *args, xdrproc_t rfn, void *res, int timeout_ms,
+             vl_err_t *err)
+{
+    uint64_t deadline = vrpc_now_ms() + (uint64_t)timeout_ms;
+    struct pollfd pfd;
+    int fd = -1, rc, soerr = 0;
+    socklen_t sl = sizeof(soerr);
+
+    rc = vrpc_connect_start(host, port, &fd, err);
+    if (rc != 0)
+        return rc;
+    pfd.fd = fd;
+    pfd.events = POLLOUT;
+    do {
+        rc = poll(&pfd, 1, timeout_ms);
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0) {
+        rc = -ETIMEDOUT;
+    } else if (rc < 0) {
+        rc = -errno;
+    } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) {
+        rc = -errno;
+    } else {
+        rc = -soerr;
+    }
+    if (rc == 0)
+        rc = md_call_on(fd, proc, afn, args, rfn, res, deadline);
+    close(fd);
+    if (rc != 0)
+        vl_err_set(err, "%s:%u: %s", host, port,
+                   rc == -EPROTO ? "bad reply" : strerror(-rc));
+    return rc;
+}
+
+
+/* ---- monitor ------------------------------------------------------------ */
+
+/* A copy of a peer, taken under the lock. */
+struct md_peer_ref {
+    char uuid[VL_GFID_STR_LEN];  /* its id */
+    char host[MGMT_HOST_MAX];    /* its address */
+    uint16_t port;               /* its mgmt port */
+    bool was_connected;          /* before this round */
+};
+
+
+static void
+md_monitor_round(struct md_state *st, bool *is_first)
+{
+    struct md_peer_ref refs[64];
+    size_t n = 0;
+    mgmt_hello_req req = {.to_host = ""};
+
+    pthread_mutex_lock(&st->lock);
+    for (struct md_peer *p = st->peers; p != NULL && n < 64; p = p->next) {
+        snprintf(refs[n].uuid, sizeof(refs[n].uuid), "%s", p->uuid);
+        snprintf(refs[n].host, sizeof(refs[n].host), "%s", p->host);
+        refs[n].port = p->port;
+        refs[n].was_connected = p->is_connected && !*is_first;
+        n++;
+    }
+    pthread_mutex_unlock(&st->lock);
+    *is_first = false;
+    req.self.uuid = st->node_id;
+    req.self.host = (char *)md_self_host(st);
+    req.self.port = st->mgmt_port;
+    for (size_t i = 0; i < n; i++) {
+        mgmt_hello_rsp rsp = {0};
+        vl_err_t err = {.msg = ""};
+        bool is_up;
+        struct md_peer *p;
+
+        req.to_host = refs[i].host;
+        is_up = md_peer_call(refs[i].host, refs[i].port,
+                             MGMT_PROC_PEER_HELLO,
+                             (xdrproc_t)xdr_mgmt_hello_req, &req,
+                             (xdrproc_t)xdr_mgmt_hello_rsp, &rsp,
+                             MD_HELLO_TIMEOUT_MS, &err) == 0 &&
+                rsp.ret == 0 && strcmp(rsp.self.uuid, refs[i].uuid) == 0;
+        xdr_free((xdrproc_t)xdr_mgmt_hello_rsp, (char *)&rsp);
+        pthread_mutex_lock(&st->lock);
+        p = md_peer_find_uuid(st, refs[i].uuid);
+        if (p != NULL && p->is_connected != is_up)
+            vl_glog(MD_DOMAIN, is_up ? VL_LOG_INFO : VL_LOG_WARNING,
+                    "peer %s (%s) is %s", p->host, p->uuid,
+                    is_up ? "connected" : "disconnected");
+        if (p != NULL)
+            p->is_connected = is_up;
+        pthread_mutex_unlock(&st->lock);
+        if (is_up && !refs[i].was_connected)
+            (void)md_vols_exchange(st, refs[i].host, refs[i].port, false,
+                                   &err);
+    }
+}
+
+
+static void *
+md_monitor(void *arg)
+{
+    struct md_state *st = arg;
+    bool is_first = true;
+
+    pthread_mutex_lock(&md_mon.mu);
+    while (!md_mon.is_stopping) {
+        struct timespec ts;
+
+        pthread_mutex_unlock(&md_mon.mu);
+        md_monitor_round(st, &is_first);
+        pthread_mutex_lock(&md_mon.mu);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += MD_MONITOR_MS / 1000;
+        if (!md_mon.is_stopping)
+            (void)pthread_cond_timedwait(&md_mon.cond, &md_mon.mu, &ts);
+    }
+    pthread_mutex_unlock(&md_mon.mu);
+    return NULL;
+}
+
+
+int
+md_peer_monitor_start(struct md_state *st, vl_err_t *err)
+{
+    int rc = pthread_create(&md_mon.thread, NULL, md_monitor, st);
+
+    if (rc != 0) {
+        vl_err_set(err, "peer monitor thread: %s", strerror(rc));
+        return -rc;
+    }
+    md_mon.has_thread = true;
+    return 0;
+}
+
+
+void
+md_peer_monitor_stop(void)
+{
+    if (!md_mon.has_thread)
+        return;
+    pthread_mutex_lock(&md_mon.mu);
+    md_mon.is_stopping = true;
+    pthread_cond_signal(&md_mon.cond);
+    pthread_mutex_unlock(&md_mon.mu);
+    pthread_join(md_mon.thread, NULL);
+    md_mon.has_thread = false;
+}

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * txn: cluster-wide transactions for the commands that change the store
+ * (volume create/start/stop/delete/set/reset) once a node has peers.
+ *
+ * The mortard the CLI talked to drives: LOCK on itself and every peer
+ * (a node holds one lock at a time; a second transaction is refused with
+ * "another transaction is in progress"), STAGE on every node (each
+ * validates the command against its own store; the owner of a new brick
+ * checks its directory and picks its port), COMMIT on every node (each
+ * runs the same command with the originator's decisions: volume id and
+ * brick port, so every store ends up the same; each starts or stops only
+ * the bricks that live on it), UNLOCK. A peer that cannot be reached or
+ * refuses at lock or stage stops the transaction before anything
+ * changed, and the CLI names it. A peer that dies between stage and
+ * commit misses the commit; it catches up (peer-vols.c) when it returns.
+ * Locks expire after MD_LOCK_TTL_MS so a dead originator cannot wedge
+ * the cluster.
+ * The lock lives outside md_state.lock: LOCK/UNLOCK are served on the
+ * loop thread, so a node busy with its own command still answers them.
+ * Threads: worker (run, stage, commit), loop threads (lock, unlock).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "peer-int.h"
+#include "vrpc.h"
+
+#define MD_LOCK_TTL_MS 180000
+
+static struct {
+    pthread_mutex_t mu;                /* guards the fields below */
+    char owner[VL_GFID_STR_LEN];       /* node that holds the lock */
+    char txn_id[VL_GFID_STR_LEN];      /* "" when free */
+    uint64_t expiry_ms;                /* the lock is void after this */
+} md_tl = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static char md_txn_errbuf[1024]; /* worker only: errstr of served calls */
+
+
+int
+md_txn_lock(const char *owner, const char *txn_id, vl_err_t *err)
+{
+    uint64_t now = vrpc_now_ms();
+    int rc = 0;
+
+    pthread_mutex_lock(&md_tl.mu);
+    if (md_tl.txn_id[0] != '\0' && now < md_tl.expiry_ms &&
+        strcmp(md_tl.txn_id, txn_id) != 0) {
+        vl_err_set(err, "another transaction is in progress (locked by "
+                   "node %s)", md_tl.owner);
+        rc = -EBUSY;
+    } else {
+        snprintf(md_tl.owner, sizeof(md_tl.owner), "%s", owner);
+        snprintf(md_tl.txn_id, sizeof(md_tl.txn_id), "%s", txn_id);
+        md_tl.expiry_ms = now + MD_LOCK_TTL_MS;
+    }
+    pthread_mutex_unlock(&md_tl.mu);
+    return rc;
+}
+
+
+void
+md_txn_unlock(const char *txn_id)
+{
+    pthread_mutex_lock(&md_tl.mu);
+    if (strcmp(md_tl.txn_id, txn_id) == 0)
+        md_tl.txn_id[0] = '\0';
+    pthread_mutex_unlock(&md_tl.mu);
+}
+
+
+bool
+md_txn_holds(const char *txn_id)
+{
+    bool is_held;
+
+    pthread_mutex_lock(&md_tl.mu);
+    is_held = txn_id[0] != '\0' && strcmp(md_tl.txn_id, txn_id) == 0 &&
+              vrpc_now_ms() < md_tl.expiry_ms;
+    pthread_mutex_unlock(&md_tl.mu);
+    return is_held;
+}
+
+
+bool
+md_cmd_is_txn(int argc, char **argv)
+{
+    static const char *const subs[] = {"create", "start", "stop", "delete",
+                                       "set", "reset", NULL};
+
+    if (argc < 3 || strcmp(argv[0], "volume") != 0)
+        return false;
+    if (strcmp(argv[1], "set") == 0 && strcmp(argv[2], "help") == 0)
+        return false;
+    for (size_t i = 0; subs[i] != NULL; i++)
+        if (strcmp(argv[1], subs[i]) == 0)
+            return true;
+    return false;
+}
+
+
+static int
+md_stage_create(struct md_state *st, int argc, char **argv,
+                struct md_sbuf *data, vl_err_t *err)
+{
+    bool force = strcmp(argv[argc - 1], "force") == 0;
+    const char *arg = argv[force ? argc - 2 : argc - 1];
+    struct md_brick b = {0};
+    int rc;
+
+    rc = md_check_volname(argv[2], err);
+    if (rc != 0)
+        return rc;
+    if (md_volume_find(st, argv[2]) != NULL) {
+        vl_err_set(err, "Volume %s already exists", argv[2]);
+        return -EEXIST;
+    }
+    rc = md_parse_brick(arg, &b.host, &b.path, err);
+    if (rc != 0)
+        return rc;
+    if (md_brick_is_local(st, &b)) {
+        rc = md_check_brick(st, b.host, b.path, force, err);
+        if (rc == 0) {
+            uint16_t port = md_port_pick(st, NULL);
+
+            if (port == 0) {
+                vl_err_set(err, "no free brick port from %u",
+                           st->brick_base_port);
+                rc = -EADDRINUSE;
+            } else {
+                md_sbuf_printf(data, "brick-port=%u\n", port);
+            }
+        }
+    } else if (md_peer_find_host(st, b.host) == NULL) {
+        vl_err_set(err, "Host %s is not in 'Peer in Cluster' state",
+                   b.host);
+        rc = -EHOSTUNREACH;
+    }
+    free(b.host);
+    free(b.path);
+    return rc;
+}
+
+
+int
+md_txn_stage(struct md_state *st, int argc, char **argv,
+             struct md_sbuf *data, vl_err_t *err)
+{
+    const char *sub = argv[1];
+    bool force = strcmp(argv[argc - 1], "force") == 0;
+    struct md_volume *vol;
+
+    if (strcmp(sub, "create") == 0)
+        return argc >= 4 ? md_stage_create(st, argc, argv, data, err)
+                         : -EINVAL;
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        vl_err_set(err, "Volume %s does not exist", argv[2]);
+        return -ENOENT;
+    }
+    if (strcmp(sub, "start") == 0 && vol->status == MD_VOL_STARTED &&
+        !force) {
+        vl_err_set(err, "Volume %s already started", vol->name);
+        return -EALREADY;
+    }
+    if (strcmp(sub, "stop") == 0 && vol->status != MD_VOL_STARTED &&
+        !force) {
+        vl_err_set(err, "Volume %s is not in the started state", vol->name);
+        return -EALREADY;
+    }
+    if (strcmp(sub, "delete") == 0 && vol->status == MD_VOL_STARTED) {
+        vl_err_set(err, "Volume %s has been started. Volume needs to be "
+                   "stopped before deletion.", vol->name);
+        return -EBUSY;
+    }
+    if (strcmp(sub, "set") == 0 && argc == 5) {
+        char canon[256];
+
+        return md_option_resolve(argv[3], argv[4], NULL, NULL, canon,
+                                 sizeof(canon), err);
+    }
+    return 0;
+}
+
+
+/* Parses the commit parameters into st->txn. */
+static void
+md_txn_params_set(struct md_state *st, const char *params)
+{
+    const char *p;
+
+    memset(&st->txn, 0, sizeof(st->txn));
+    st->txn.is_set = true;
+    p = strstr(params, "volume-id=");
+    if (p != NULL) {
+        size_t n = strcspn(p + 10, "\n");
+
+        if (n < sizeof(st->txn.vol_id))
+            snprintf(st->txn.vol_id, n + 1, "%s", p + 10);
+    }
+    p = strstr(params, "brick-port=");
+    if (p != NULL) {
+        long port = strtol(p + 11, NULL, 10);
+
+        if (port > 0 && port < 65536)
+            st->txn.brick_port = (uint16_t)port;
+    }
+}
+
+
+/* Commits on this node; r gets the command's result. */
+static void
+md_txn_commit_local(struct md_state *st, int argc, char **argv,
+                    const char *params, struct md_result *r)
+{
+    md_txn_params_set(st, params);
+    md_cmd_run(st, argc, argv, r);
+    memset(&st->txn, 0, sizeof(st->txn));
+}
+
+
+void
+md_txn_serve(struct md_state *st, const mgmt_txn_req *req,
+             mgmt_status_rsp *rsp, struct md_sbuf *data)
+{
+    int argc = (int)req->argv.argv_len;
+    char **argv = req->argv.argv_val;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    md_txn_errbuf[0] = '\0';
+    rsp->errstr = md_txn_errbuf;
+    if (!md_txn_holds(req->txn_id)) {
+        snprintf(md_txn_errbuf, sizeof(md_txn_errbuf), "no lock is held "
+                 "for this transaction (expired?)");
+        rc = -ENOLCK;
+    } else if (!md_cmd_is_txn(argc, argv)) {
+        snprintf(md_txn_errbuf, sizeof(md_txn_errbuf), "not a "
+                 "transaction command");
+        rc = -EINVAL;
+    } else if (req->phase == MGMT_TXN_STAGE) {
+        rc = md_txn_stage(st, argc, argv, data, &err);
+        snprintf(md_txn_errbuf, sizeof(md_txn_errbuf), "%s", err.msg);
+        rsp->data = data->data != NULL ? data->data : "";
+    } else if (req->phase == MGMT_TXN_COMMIT) {
+        struct md_result r;
+
+        md_result_init(&r);
+        if (r.root == NULL) {
+            rc = -ENOMEM;
+        } else {
+            md_txn_commit_local(st, argc, argv, req->params, &r);
+            rc = r.ret != 0 ? -(r.op_errno != 0 ? r.op_errno : EIO) : 0;
+            snprintf(md_txn_errbuf, sizeof(md_txn_errbuf), "%s", r.errstr);
+        }
+        md_result_clear(&r);
+    } else {
+        snprintf(md_txn_errbuf, sizeof(md_txn_errbuf), "bad phase %d",
+                 req->phase);
+        rc = -EINVAL;
+    }
+    rsp->ret = rc != 0 ? -1 : 0;
+    rsp->op_errno = -rc;
+}
+
+
+/* One phase on one peer. 0, or -errno with why (transport or refusal). */
+static int
+md_txn_call(struct md_peer *p, mgmt_txn_req *req, int timeout_ms,
+            char *data, size_t dlen, vl_err_t *why)
+{
+    mgmt_status_rsp rsp = {0};
+    int rc;
+
+    rc = md_peer_call(p->host, p->port, MGMT_PROC_PEER_TXN,
+                      (xdrproc_t)xdr_mgmt_txn_req, req,
+                      (xdrproc_t)xdr_mgmt_status_rsp, &rsp, timeout_ms,
+                      why);
+    if (rc == 0 && rsp.ret != 0) {
+        vl_err_set(why, "%s", rsp.errstr[0] != '\0' ? rsp.errstr
+                                                    : strerror(rsp.op_errno));
+        rc = rsp.op_errno != 0 ? -rsp.op_errno : -EIO;
+    }
+    if (rc == 0 && data != NULL)
+        snprintf(data, dlen, "%s", rsp.data);
+    xdr_free((xdrproc_t)xdr_mgmt_status_rsp, (char *)&rsp);
+    return rc;
+}
+
+
+void
+md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    char txn_id[VL_GFID_STR_LEN], vol_id[VL_GFID_STR_LEN];
+    char params[256], data[256], port_data[256] = "";
+    struct md_sbuf sdata = {0};
+    mgmt_txn_req req = {.from = st->node_id, .params = ""};
+    struct md_peer *p, *locked_end = NULL;
+    vl_err_t err = {.msg = ""};
+    vl_gfid_t g;
+    int rc;
+
+    vl_gfid_generate(&g);
+    vl_gfid_to_str(&g, txn_id);
+    req.txn_id = txn_id;
+    req.argv.argv_len = (u_int)argc;
+    req.argv.argv_val = argv;
+    if (md_txn_lock(st->node_id, txn_id, &err) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "%s %s: failed: %s", argv[0],
+                       argv[1], err.msg);
+        return;
+    }
+    req.phase = MGMT_TXN_LOCK;
+    for (p = st->peers; p != NULL; p = p->next) {
+        rc = md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "%s %s: failed: Locking "
+                           "failed on %s: %s", argv[0], argv[1], p->host,
+                           err.msg);
+            locked_end = p;
+            goto unlock;
+        }
+    }
+    rc = md_txn_stage(st, argc, argv, &sdata, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "%s %s: %s: failed: %s",
+                       argv[0], argv[1], argv[2], err.msg);
+        goto unlock;
+    }
+    if (sdata.data != NULL)
+        snprintf(port_data, sizeof(port_data), "%s", sdata.data);
+    req.phase = MGMT_TXN_STAGE;
+    for (p = st->peers; p != NULL; p = p->next) {
+        rc = md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, data, sizeof(data),
+                         &err);
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "%s %s: %s: failed: "
+                           "Staging failed on %s: %s", argv[0], argv[1],
+                           argv[2], p->host, err.msg);
+            goto unlock;
+        }
+        if (strstr(data, "brick-port=") != NULL)
+            snprintf(port_data, sizeof(port_data), "%s", data);
+    }
+    vl_gfid_generate(&g);
+    vl_gfid_to_str(&g, vol_id);
+    snprintf(params, sizeof(params), "volume-id=%s\n%s", vol_id, port_data);
+    req.params = params;
+    md_txn_commit_local(st, argc, argv, params, r);
+    req.phase = MGMT_TXN_COMMIT;
+    for (p = st->peers; p != NULL; p = p->next) {
+        rc = md_txn_call(p, &req, MD_COMMIT_TIMEOUT_MS, NULL, 0, &err);
+        if (rc != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_ERROR, "commit of '%s %s %s' failed "
+                    "on %s: %s", argv[0], argv[1], argv[2], p->host,
+                    err.msg);
+            if (r->ret == 0)
+                md_result_fail(r, MD_EXIT_FAIL, -rc, "%s %s: %s: failed: "
+                               "Commit failed on %s: %s", argv[0], argv[1],
+                               argv[2], p->host, err.msg);
+        }
+    }
+
+unlock:
+    req.phase = MGMT_TXN_UNLOCK;
+    for (p = st->peers; p != NULL && p != locked_end; p = p->next)
+        (void)md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
+    md_txn_unlock(txn_id);
+    md_sbuf_clear(&sdata);
+}
