@@ -332,7 +332,7 @@ test_reconfigure_retires_conf(void **state)
 {
     static const char fmt[] =
         "volume mk\n type debug/mock\nend-volume\n"
-        "volume up\n type test/node\n option count %d\n subvolumes mk\n"
+        "volume b\n type test/node\n option count %d\n subvolumes mk\n"
         "end-volume\n";
     char text[sizeof(fmt) + 16];
     vl_err_t err = {{0}};
@@ -347,7 +347,7 @@ test_reconfigure_retires_conf(void **state)
     snprintf(text, sizeof(text), fmt, 1);
     g = vl_test_graph_new(text, &err);
     assert_non_null(g);
-    up = vl_test_graph_xl(g, "up");
+    up = vl_test_graph_xl(g, "b");
     vl_mem_stat_total(NULL, &base);
 
     for (i = 0; i < 1000; i++) {
