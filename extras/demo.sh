@@ -1,27 +1,40 @@
 #!/usr/bin/env bash
-# demo.sh: brings up a one-brick Mortar volume mounted at /mnt/mortar.
-#   extras/demo.sh [start]   write the volfiles under /var/lib/mortar-demo,
-#                            start the brick (port 24010) and the client
-#   extras/demo.sh stop      unmount and stop both
-# Uses the mortarfsd in PATH (make install puts it in /usr/local/sbin), or
-# $MORTARFSD. Logs: /var/log/mortar/. Needs root and /dev/fuse.
+# demo.sh: brings up a one-brick Mortar volume "demo" mounted at /mnt/mortar,
+# the way an administrator would: mortard, the mortar CLI, mount -t mortar.
+#   extras/demo.sh [start]   start mortard (loopback only), create and start
+#                            the volume on /var/lib/mortar-demo/brick, mount
+#   extras/demo.sh stop      unmount, stop and delete the volume, stop mortard
+# Uses mortard, mortar and /sbin/mount.mortar as `make install` puts them.
+# State: /var/lib/mortar-demo; logs: /var/log/mortar. Needs root and
+# /dev/fuse.
 set -euo pipefail
 
 STATE=/var/lib/mortar-demo
 MNT="${MORTAR_DEMO_MOUNT:-/mnt/mortar}"
-PORT="${MORTAR_DEMO_PORT:-24010}"
 RUN=/run/mortar-demo
-MORTARFSD="${MORTARFSD:-$(command -v mortarfsd || echo /usr/local/sbin/mortarfsd)}"
+SOCK="$RUN/mortard.sock"
+PORT="${MORTAR_DEMO_PORT:-24100}"
+export PATH="/usr/local/sbin:/usr/sbin:/sbin:$PATH"
+
+cli() {
+    mortar --mode=script --socket="$SOCK" "$@"
+}
+
+is_mounted() {
+    awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
+}
 
 stop() {
-    if awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; then
+    if is_mounted; then
         umount "$MNT" || umount -l "$MNT"
     fi
-    for p in client brick; do
-        if [ -f "$RUN/$p.pid" ]; then
-            kill -TERM "$(cat "$RUN/$p.pid")" 2> /dev/null || true
-        fi
-    done
+    if [ -S "$SOCK" ]; then
+        cli volume stop demo > /dev/null 2>&1 || true
+        cli volume delete demo > /dev/null 2>&1 || true
+    fi
+    if [ -f "$RUN/mortard.pid" ]; then
+        kill -TERM "$(cat "$RUN/mortard.pid")" 2> /dev/null || true
+    fi
     echo "demo stopped"
 }
 
@@ -30,56 +43,36 @@ start() {
         echo "demo.sh: run as root (FUSE mounts need it)" >&2
         exit 1
     fi
-    if [ ! -x "$MORTARFSD" ]; then
-        echo "demo.sh: mortarfsd not found (make install, or set MORTARFSD)" >&2
-        exit 1
-    fi
-    if awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; then
+    for tool in mortard mortar mortarfsd; do
+        if ! command -v "$tool" > /dev/null; then
+            echo "demo.sh: $tool not found (run make install first)" >&2
+            exit 1
+        fi
+    done
+    if is_mounted; then
         echo "demo.sh: something is already mounted on $MNT" >&2
         exit 1
     fi
     mkdir -p "$STATE/brick" "$RUN" "$MNT"
-    cat > "$STATE/brick.vol" <<VOL
-volume demo-posix
-    type storage/posix
-    option directory $STATE/brick
-end-volume
-
-volume demo-locks
-    type features/locks
-    subvolumes demo-posix
-end-volume
-
-volume demo
-    type performance/io-threads
-    subvolumes demo-locks
-end-volume
-
-volume demo-server
-    type protocol/server
-    option transport.socket.listen-port $PORT
-    option transport.socket.bind-address 127.0.0.1
-    option auth.addr.demo.allow 127.0.0.1
-    subvolumes demo
-end-volume
-VOL
-    cat > "$STATE/client.vol" <<VOL
-volume demo-client
-    type protocol/client
-    option remote-host 127.0.0.1
-    option remote-port $PORT
-    option remote-subvolume demo
-end-volume
-VOL
-    "$MORTARFSD" --volfile "$STATE/brick.vol" --pid-file "$RUN/brick.pid"
-    "$MORTARFSD" --volfile "$STATE/client.vol" --pid-file "$RUN/client.pid" \
-        "$MNT"
-    echo "demo volume mounted on $MNT (brick $STATE/brick, port $PORT)"
-    echo "stop it with: $0 stop"
+    if [ ! -S "$SOCK" ] || ! cli volume list > /dev/null 2>&1; then
+        mortard --state-dir "$STATE/mortard" --run-dir "$RUN" \
+            --bind-address 127.0.0.1 --mgmt-port "$PORT"
+    fi
+    if ! cli volume info demo > /dev/null 2>&1; then
+        # force: the demo brick lives on the root file system.
+        cli volume create demo 127.0.0.1:"$STATE/brick" force
+    fi
+    cli volume start demo force > /dev/null
+    mount -t mortar -o volfile-server-port="$PORT" 127.0.0.1:/demo "$MNT"
+    cli volume status demo
+    echo "demo volume mounted on $MNT"
 }
 
 case "${1:-start}" in
 start) start ;;
 stop) stop ;;
-*) echo "usage: $0 [start|stop]" >&2; exit 2 ;;
+*)
+    echo "usage: $0 [start|stop]" >&2
+    exit 2
+    ;;
 esac
