@@ -75,7 +75,8 @@ md_vols_msg_fill(struct md_state *st, mgmt_vols_msg *msg)
 
 /* Starts or stops this node's bricks of vol to match its status. */
 static void
-md_vol_bricks_sync(struct md_state *st, struct md_volume *vol, bool is_new)
+md_vol_bricks_sync(struct md_state *st, struct md_volume *vol,
+                   bool is_replaced)
 {
     for (size_t i = 0; i < vol->n_bricks; i++) {
         struct md_brick *b = &vol->bricks[i];
@@ -84,7 +85,7 @@ md_vol_bricks_sync(struct md_state *st, struct md_volume *vol, bool is_new)
 
         if (!md_brick_is_local(st, b))
             continue;
-        if (vol->status != MD_VOL_STARTED || is_new)
+        if (vol->status != MD_VOL_STARTED || is_replaced)
             rc = md_brick_stop(st, vol, b, &err);
         if (rc == 0 && vol->status == MD_VOL_STARTED)
             rc = md_brick_start(st, vol, b, &err);
