@@ -2,6 +2,9 @@
 /*
  * buf: refcounted byte buffers for bulk data (read replies, write payloads,
  * RPC records). Data is page-aligned so it can go straight to O_DIRECT I/O.
+ * Data blocks of 64 KiB and more are recycled through per-size-class free
+ * lists, so bulk I/O does not pay for fresh (unfaulted) pages on every
+ * request.
  */
 #ifndef VOL_BUF_H
 #define VOL_BUF_H
@@ -13,6 +16,7 @@ typedef struct vl_buf {
     atomic_int refs; /* the buffer is freed when this drops to 0 */
     size_t size;     /* bytes usable at data */
     char *data;      /* page-aligned, owned */
+    int pool_class;  /* core's: size class data came from, or -1 */
 } vl_buf_t;
 
 /* Returns a buffer with one ref, or NULL on ENOMEM. */

@@ -71,6 +71,8 @@ vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry)
     out.fh = (uint64_t)(uintptr_t)fd;
     if (conf->is_direct_io && !is_dir)
         out.open_flags |= FOPEN_DIRECT_IO;
+    else if (conf->is_keep_cache && !is_dir)
+        out.open_flags |= FOPEN_KEEP_CACHE;
     if (entry != NULL) {
         iov[n].iov_base = (void *)entry;
         iov[n++].iov_len = sizeof(*entry);

@@ -534,6 +534,11 @@ static const vl_option_t fuse_options[] = {
     VL_OPT_BOOL("direct-io-mode", struct vfuse_conf, is_direct_io,
                 .def = "off",
                 .doc = "Bypass the kernel page cache for file data."),
+    VL_OPT_BOOL("keep-cache", struct vfuse_conf, is_keep_cache,
+                .def = "on", .aliases = {"fopen-keep-cache"},
+                .doc = "Keep a file's cached pages across opens; the "
+                       "kernel drops them when it sees the file's size or "
+                       "mtime change (FUSE_AUTO_INVAL_DATA)."),
     VL_OPT_BOOL("writeback-cache", struct vfuse_conf, is_writeback,
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "
