@@ -20,6 +20,10 @@ fi
 H1=10.213.77.1
 H2=10.213.77.2
 H3=10.213.77.3
+# Errors go to stderr; match them too.
+ncli_err() {
+    ncli "$@" 2>&1
+}
 connected_peers() {
     ncli "$1" peer status | grep -c "Peer in Cluster (Connected)"
 }
@@ -27,7 +31,8 @@ connected_peers() {
 TEST node_mortard 1
 TEST node_mortard 2
 TEST node_mortard 3
-TEST ip netns exec "${NS[1]}" ping -c 1 -W 2 "$H3"
+# Node 1 reaches node 3's mgmt port through the bridge.
+TEST ip netns exec "${NS[1]}" bash -c "exec 3<>/dev/tcp/$H3/24100"
 
 # Probe by address; every node ends up with the two others.
 EXPECT "peer probe: success" ncli 1 peer probe "$H2"
@@ -36,7 +41,7 @@ EXPECT_MATCH "already in peer list" ncli 1 peer probe "$H2"
 EXPECT_MATCH "Probe on localhost" ncli 1 peer probe "$H1"
 TEST ! ncli 1 peer probe 10.213.77.9
 for i in 1 2 3; do
-    EXPECT "Number of Peers: 2" sh -c "ncli() { '$MDCTL' -s '$T/n'\$1'/run/mortard.sock' \"\${@:2}\"; }; ncli $i peer status | head -n 1"
+    EXPECT "Number of Peers: 2" bash -c "ncli() { '$MDCTL' -s '$T/n'\$1'/run/mortard.sock' \"\${@:2}\"; }; ncli $i peer status | head -n 1"
     EXPECT_WITHIN 15 "2" connected_peers "$i"
 done
 EXPECT_MATCH "Hostname: $H1" ncli 2 peer status
@@ -50,9 +55,9 @@ TEST [ -s "$T/n2/state/peers" ]
 # Create on node 1 a volume whose brick lives on node 2.
 B2="$T/n2/brick"
 _T_PIDFILES+=("$T/n2/run/v2-brick0.pid")
-EXPECT_MATCH "not in 'Peer in Cluster' state" ncli 1 volume create vx 10.213.77.9:/x force
+EXPECT_MATCH "not in 'Peer in Cluster' state" ncli_err 1 volume create vx 10.213.77.9:/x force
 mkdir -p "$T/n2/notadir-parent" && touch "$T/n2/notadir"
-EXPECT_MATCH "Staging failed on $H2: .*not a directory" ncli 1 volume create vx "$H2:$T/n2/notadir" force
+EXPECT_MATCH "Staging failed on $H2: .*not a directory" ncli_err 1 volume create vx "$H2:$T/n2/notadir" force
 TEST ncli 1 volume create v2 "$H2:$B2" force
 TEST getfattr -n trusted.mortar.volume-id "$B2"
 for i in 1 2 3; do
@@ -84,7 +89,7 @@ EXPECT_WITHIN 10 "N" proc_alive "$(cat "$T/n3/run/mortard.pid" 2> /dev/null || e
 S1=$(node_store_sum 1)
 S2=$(node_store_sum 2)
 S3=$(node_store_sum 3)
-EXPECT_MATCH "failed: Locking failed on $H3" ncli 1 volume set v2 client.ping-timeout 20
+EXPECT_MATCH "failed: Locking failed on $H3" ncli_err 1 volume set v2 client.ping-timeout 20
 TEST ! ncli 2 volume set v2 performance.io-thread-count 4
 EXPECT "$S1" node_store_sum 1
 EXPECT "$S2" node_store_sum 2
