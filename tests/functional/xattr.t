@@ -87,3 +87,22 @@ except OSError as e:
     print(os.strerror(e.errno))' "$M0/f"
 # And the file kept its identity.
 EXPECT "$(stat -c %i "$M0/f")" sh -c "echo 3 > /proc/sys/vm/drop_caches; stat -c %i '$M0/f'"
+
+# POSIX ACLs and SELinux labels are not supported unless the mount asks
+# (mount/fuse options acl, selinux): refused at once, like a file system
+# without them, and `ls -l` still works.
+XATTR_ERR='
+import os, sys
+try:
+    if sys.argv[2] == "get":
+        os.getxattr(sys.argv[1], sys.argv[3])
+    else:
+        os.setxattr(sys.argv[1], sys.argv[3], b"x")
+    print("ok")
+except OSError as e:
+    print(os.strerror(e.errno))'
+EXPECT "Operation not supported" python3 -c "$XATTR_ERR" "$M0/f" get security.selinux
+EXPECT "Operation not supported" python3 -c "$XATTR_ERR" "$M0/f" get system.posix_acl_access
+EXPECT "Operation not supported" python3 -c "$XATTR_ERR" "$M0/f" set security.selinux
+EXPECT "Operation not supported" python3 -c "$XATTR_ERR" "$M0/f" get system.posix_acl_default
+TEST ls -l "$M0/f"

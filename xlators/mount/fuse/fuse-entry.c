@@ -474,6 +474,25 @@ vfuse_statfs(struct vfuse_call *call)
 
 /* ---- xattrs ---- */
 
+/* POSIX ACLs and SELinux labels are not enforced by Mortar yet. Unless
+ * the mount asks for them (options acl, selinux), their xattrs are
+ * refused here with EOPNOTSUPP, as by a file system without that support,
+ * instead of costing a brick round trip for every `ls -l` entry (ls asks
+ * for both on each file). */
+static int
+vfuse_xattr_check(struct vfuse_call *call, const char *name)
+{
+    const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
+
+    if (name == NULL)
+        return 0;
+    if (!conf->is_acl && strncmp(name, "system.posix_acl_", 17) == 0)
+        return -EOPNOTSUPP;
+    if (!conf->is_selinux && strcmp(name, "security.selinux") == 0)
+        return -EOPNOTSUPP;
+    return 0;
+}
+
 /* Payload: fuse_setxattr_in (compat size: SETXATTR_EXT is not
  * negotiated), name NUL, value. */
 void
@@ -499,6 +518,8 @@ vfuse_setxattr(struct vfuse_call *call)
             rc = -EINVAL;
         else
             a->value = call->arg + off + name_len + 1;
+        if (rc == 0)
+            rc = vfuse_xattr_check(call, a->name);
     }
     vfuse_send(call, req, rc, vfuse_status_done);
 }
@@ -553,8 +574,7 @@ vfuse_getxattr_common(struct vfuse_call *call, bool is_list)
         a->size = in.size;
         if (!is_list) {
             a->name = vfuse_arg_str(call, sizeof(in), NULL);
-            if (a->name == NULL)
-                rc = -EINVAL;
+            rc = a->name == NULL ? -EINVAL : vfuse_xattr_check(call, a->name);
         }
         if (a->loc.inode == NULL)
             rc = -EINVAL;
@@ -589,6 +609,8 @@ vfuse_removexattr(struct vfuse_call *call)
         if (vfuse_call_inode(call) == NULL
             || VL_ARGS(req, removexattr)->name == NULL)
             rc = -EINVAL;
+        else
+            rc = vfuse_xattr_check(call, VL_ARGS(req, removexattr)->name);
     }
     vfuse_send(call, req, rc, vfuse_status_done);
 }

@@ -539,6 +539,13 @@ static const vl_option_t fuse_options[] = {
                 .doc = "Keep a file's cached pages across opens; the "
                        "kernel drops them when it sees the file's size or "
                        "mtime change (FUSE_AUTO_INVAL_DATA)."),
+    VL_OPT_BOOL("acl", struct vfuse_conf, is_acl, .def = "off",
+                .doc = "Pass POSIX ACL xattrs (system.posix_acl_*) to the "
+                       "bricks; off answers EOPNOTSUPP, as a file system "
+                       "without ACLs does (Mortar does not enforce ACLs)."),
+    VL_OPT_BOOL("selinux", struct vfuse_conf, is_selinux, .def = "off",
+                .doc = "Pass security.selinux labels to the bricks; off "
+                       "answers EOPNOTSUPP without a brick round trip."),
     VL_OPT_BOOL("writeback-cache", struct vfuse_conf, is_writeback,
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "

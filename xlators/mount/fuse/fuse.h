@@ -57,6 +57,8 @@ struct vfuse_conf {
     char *fsname;              /* owned by the conf; may be NULL */
     bool is_direct_io;         /* FOPEN_DIRECT_IO on every open */
     bool is_keep_cache;        /* FOPEN_KEEP_CACHE on every file open */
+    bool is_acl;               /* pass system.posix_acl_* xattrs down */
+    bool is_selinux;           /* pass security.selinux down */
     bool is_writeback;         /* FUSE_WRITEBACK_CACHE */
     uint64_t connect_timeout;  /* ms to wait for CHILD_UP */
 };
