@@ -519,9 +519,10 @@ static const vl_option_t fuse_options[] = {
                 .aliases = {"reader-thread-count"},
                 .doc = "Threads reading requests from /dev/fuse."),
     VL_OPT_UINT("read-ahead-kb", struct vfuse_conf, read_ahead_kb,
-                .min = 0, .max = 1024 * 1024, .def = "1024",
+                .min = 0, .max = 1024 * 1024, .def = "4096",
                 .doc = "Kernel read-ahead of the mount (its bdi's "
-                       "read_ahead_kb) in KiB; 0 leaves the kernel's."),
+                       "read_ahead_kb) in KiB; 0 leaves the kernel's. "
+                       "4 MiB keeps several 1 MiB reads in flight."),
     VL_OPT_SIZE("max-write", struct vfuse_conf, max_write,
                 .min = 4096, .max = 1024 * 1024, .def = "1MiB",
                 .doc = "Largest READ or WRITE request the kernel sends."),

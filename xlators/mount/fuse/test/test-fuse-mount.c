@@ -571,7 +571,7 @@ test_mount_stat_ls_cat(void **state)
     assert_int_equal(stat(path, &st), -1);
     assert_int_equal(errno, ENOENT);
 
-    /* The bdi read-ahead was raised to the default 1024 KiB. */
+    /* The bdi read-ahead was raised to the default 4096 KiB. */
     assert_int_equal(stat(env.dir, &st), 0);
     snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
              major(st.st_dev), minor(st.st_dev));
@@ -581,7 +581,7 @@ test_mount_stat_ls_cat(void **state)
         close(fd);
         assert_true(n > 0);
         buf[n] = '\0';
-        assert_int_equal(atoi(buf), 1024);
+        assert_int_equal(atoi(buf), 4096);
     }
 
     /* ls: READDIR(PLUS) packing and cookies. */
