@@ -24,8 +24,8 @@
 
 
 /* Gives a just-created object at (obj->atfd, obj->rel) its GFID, owner,
- * mode and handle; removes it again on failure. mode is ignored for
- * symlinks. */
+ * mode and handle, and answers its attributes in req->reply.iatt; removes
+ * it again on failure. mode is ignored for symlinks. */
 static int
 posix_entry_finish(vl_xlator_t *xl, vl_req_t *req, struct posix_obj *obj,
                    vl_inode_t *parent, const vl_gfid_t *gfid, uint32_t mode)
@@ -69,6 +69,7 @@ posix_entry_finish(vl_xlator_t *xl, vl_req_t *req, struct posix_obj *obj,
     if (rc != 0)
         goto undo;
     obj->gfid = *gfid;
+    posix_iatt_fill(&obj->st, &obj->gfid, &req->reply.iatt);
     return 0;
 undo:
     vl_log(xl, VL_LOG_WARNING, "undoing creation of %s: %s", obj->rel,
@@ -174,8 +175,6 @@ posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req)
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
                             a->mode & ~a->umask);
-    if (rc == 0)
-        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
 put:
     posix_obj_put(&obj);
 out:
@@ -199,8 +198,6 @@ posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
                             a->mode & ~a->umask);
-    if (rc == 0)
-        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
 put:
     posix_obj_put(&obj);
 out:
@@ -231,8 +228,6 @@ posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid, 0777);
-    if (rc == 0)
-        posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
 put:
     posix_obj_put(&obj);
 out:
