@@ -253,6 +253,7 @@ locks_range_grant_locked(struct locks_priv *priv, struct locks_inode *li,
             is_progress = true;
         }
     }
+    locks_mig_after_change_locked(priv, li, ans);
 }
 
 

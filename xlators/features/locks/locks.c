@@ -8,11 +8,16 @@
  *             child; flush (drops the caller's POSIX locks on the inode,
  *             then passes down); release(fd) (drops the flock and POSIX
  *             locks tied to that fd); CLIENT_DISCONNECT (drops all locks of
- *             the client, answers its waiters -ENOTCONN, then forwards).
+ *             the client, answers its waiters -ENOTCONN, then forwards);
+ *             write, fallocate, setattr, copy_file_range, read, fsync,
+ *             stat, lseek and setxattr for the migration freeze
+ *             (locks-migrate.c).
  * Owners:     POSIX locks and inodelk/entrylk belong to (caller.client_id,
  *             caller.lk_owner); flock locks to the open fd, so, as on
  *             Linux, flock and POSIX locks never conflict with each other.
- * Per inode:  a pointer to struct locks_inode in the inode ctx, present
+ * Per inode:  struct locks_ictx in the inode ctx: the migrated flag, the
+ *             count of modifying fops in flight, and a pointer to struct
+ *             locks_inode, present
  *             only while the inode has locks or waiters (it then holds an
  *             inode ref and is on locks_priv.inodes). PARENT_DOWN drops
  *             everything, since the core frees the inode table before
@@ -58,6 +63,8 @@ locks_answers_init(struct locks_answers *ans)
     locks_list_init(&ans->ranges);
     locks_list_init(&ans->entries);
     locks_list_init(&ans->inodes);
+    locks_list_init(&ans->released);
+    locks_list_init(&ans->replies);
 }
 
 
@@ -84,6 +91,21 @@ locks_answers_flush(struct locks_answers *ans)
         locks_entry_free(w);
         vl_unwind(req, status);
     }
+    while (!locks_list_empty(&ans->replies)) {
+        struct locks_held *h =
+            locks_container(ans->replies.next, struct locks_held, link);
+
+        locks_list_del(&h->link);
+        vl_unwind(h->req, h->status);
+    }
+    /* In FIFO order, each one through the same checks as a new fop. */
+    while (!locks_list_empty(&ans->released)) {
+        struct locks_held *h =
+            locks_container(ans->released.next, struct locks_held, link);
+
+        locks_list_del(&h->link);
+        locks_mig_redispatch(h->req);
+    }
     while (!locks_list_empty(&ans->inodes)) {
         struct locks_inode *li =
             locks_container(ans->inodes.next, struct locks_inode, link);
@@ -99,13 +121,11 @@ struct locks_inode *
 locks_inode_get_locked(struct locks_priv *priv, vl_xlator_t *xl,
                        vl_inode_t *inode, bool create)
 {
-    struct locks_inode **slot = vl_inode_ctx(inode, xl);
+    struct locks_ictx *ictx = locks_ictx(xl, inode);
     struct locks_inode *li;
 
-    if (slot == NULL)
-        return NULL;
-    if (*slot != NULL || !create)
-        return *slot;
+    if (ictx->li != NULL || !create)
+        return ictx->li;
     li = vl_calloc(xl, 1, sizeof(*li), LOCKS_MT_INODE);
     if (li == NULL)
         return NULL;
@@ -113,9 +133,11 @@ locks_inode_get_locked(struct locks_priv *priv, vl_xlator_t *xl,
     locks_list_init(&li->waiting);
     locks_list_init(&li->entry_held);
     locks_list_init(&li->entry_waiting);
+    locks_list_init(&li->frozen);
+    locks_list_init(&li->parked);
     li->inode = vl_inode_ref(inode);
     locks_list_insert_before(&priv->inodes, &li->link);
-    *slot = li;
+    ictx->li = li;
     return li;
 }
 
@@ -125,15 +147,14 @@ locks_inode_maybe_drop_locked(struct locks_priv *priv,
                               struct locks_inode *li,
                               struct locks_answers *ans)
 {
-    struct locks_inode **slot;
-
     if (li == NULL || !locks_list_empty(&li->held)
         || !locks_list_empty(&li->waiting)
         || !locks_list_empty(&li->entry_held)
-        || !locks_list_empty(&li->entry_waiting))
+        || !locks_list_empty(&li->entry_waiting)
+        || !locks_list_empty(&li->frozen)
+        || !locks_list_empty(&li->parked))
         return;
-    slot = vl_inode_ctx(li->inode, priv->xl);
-    *slot = NULL;
+    locks_ictx(priv->xl, li->inode)->li = NULL;
     locks_list_del(&li->link);
     /* The inode ref is dropped in locks_answers_flush, without the mutex,
      * since the last unref may run forget hooks. */
@@ -194,6 +215,12 @@ locks_range_request(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
         rc = locks_range_apply_locked(priv, li, want);
         if (rc == 0)
             locks_range_grant_locked(priv, li, &ans);
+        if (rc == 0 && locks_mig_park_locked(priv, li, want, req)) {
+            /* A freeze: answered once the writes in flight are done. */
+            pthread_mutex_unlock(&priv->lock);
+            locks_answers_flush(&ans);
+            return;
+        }
         goto out_drop;
     }
     if (mode == LOCKS_TRY) {
@@ -252,6 +279,8 @@ locks_lk(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EBADF);
         return;
     }
+    if (locks_mig_moved(xl, req, a->fd))
+        return;
     switch (a->cmd) {
     case F_GETLK:
         mode = LOCKS_GET;
@@ -371,6 +400,9 @@ locks_flush(vl_xlator_t *xl, vl_req_t *req)
         pthread_mutex_unlock(&priv->lock);
         locks_answers_flush(&ans);
     }
+    /* The locks went with close semantics; the file itself moved. */
+    if (a->fd != NULL && locks_mig_moved(xl, req, a->fd))
+        return;
     vl_pass(req, VL_FIRST_CHILD(xl));
 }
 
@@ -436,8 +468,14 @@ locks_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
                "dropping its locks", client_id);
         locks_purge_client(xl, &client_id, -ENOTCONN);
     } else if (ev == VL_EV_PARENT_DOWN && xl->priv != NULL) {
+        struct locks_priv *priv = xl->priv;
+
         /* The graph is going away: the core frees the inode table before
-         * fini(), so every lock (and the inode ref it holds) goes now. */
+         * fini(), so every lock (and the inode ref it holds) goes now;
+         * fops held by a freeze are answered, not run. */
+        pthread_mutex_lock(&priv->lock);
+        priv->is_down = true;
+        pthread_mutex_unlock(&priv->lock);
         locks_purge_client(xl, NULL, -ENOTCONN);
     }
     return vl_notify_default(xl, ev, data);
@@ -518,11 +556,16 @@ const vl_xlator_class_t xl_features_locks = {
     .version = {0, 1, 0},
     .flags = VL_XL_ONE_CHILD,
     .conf_size = 0,
-    .inode_ctx_size = sizeof(struct locks_inode *),
+    .req_priv_size = sizeof(struct locks_held),
+    .inode_ctx_size = sizeof(struct locks_ictx),
     .options = locks_options,
     .mem_types = locks_mem_types,
     .doc = "Brick-side POSIX, flock, inode and entry locks, kept in memory; "
-           "blocked requests wait in queues and are answered when granted.",
+           "blocked requests wait in queues and are answered when granted. "
+           "Also the rebalance's migration freeze: while an inodelk in "
+           "domain mortar.dht.migrate is held, modifying fops of other "
+           "clients on that inode wait, and after the setxattr "
+           "mortar.dht.migrated its fd fops answer EREMCHG.",
     .init = locks_init,
     .fini = locks_fini,
     .notify = locks_notify,
@@ -533,5 +576,14 @@ const vl_xlator_class_t xl_features_locks = {
         [VL_FOP_INODELK] = locks_inodelk,
         [VL_FOP_ENTRYLK] = locks_entrylk,
         [VL_FOP_FLUSH] = locks_flush,
+        [VL_FOP_WRITE] = locks_mig_write,
+        [VL_FOP_FALLOCATE] = locks_mig_fallocate,
+        [VL_FOP_SETATTR] = locks_mig_setattr,
+        [VL_FOP_COPY_FILE_RANGE] = locks_mig_copy_file_range,
+        [VL_FOP_READ] = locks_mig_read,
+        [VL_FOP_FSYNC] = locks_mig_fsync,
+        [VL_FOP_STAT] = locks_mig_stat,
+        [VL_FOP_LSEEK] = locks_mig_lseek,
+        [VL_FOP_SETXATTR] = locks_mig_setxattr,
     },
 };

@@ -2,7 +2,9 @@
 /*
  * locks private definitions: lock records, per-inode lock state and the
  * engines shared by locks.c (fops, events), locks-range.c (byte-range
- * locks: POSIX, flock, inodelk) and locks-entry.c (entrylk).
+ * locks: POSIX, flock, inodelk), locks-entry.c (entrylk) and
+ * locks-migrate.c (the rebalance's migration freeze and the "migrated"
+ * flag, see doc/rebalance.md).
  *
  * All lock state of one translator instance is guarded by one mutex,
  * locks_priv.lock (not by inode->lock): lock traffic is light next to data
@@ -13,6 +15,7 @@
 #define MORTAR_LOCKS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,8 +118,9 @@ struct locks_entry {
 };
 
 /* Lock state of one inode, in the inode's ctx area through a pointer.
- * Exists only while it holds a lock or a waiter; while it exists it holds
- * a ref on the inode and sits on locks_priv.inodes. */
+ * Exists only while it holds a lock, a waiter or a request held by the
+ * migration freeze; while it exists it holds a ref on the inode and sits
+ * on locks_priv.inodes. */
 struct locks_inode {
     struct locks_list link;          /* in locks_priv.inodes */
     vl_inode_t *inode;               /* owned ref */
@@ -124,6 +128,36 @@ struct locks_inode {
     struct locks_list waiting;       /* struct locks_range, FIFO */
     struct locks_list entry_held;    /* struct locks_entry, granted */
     struct locks_list entry_waiting; /* struct locks_entry, FIFO */
+    struct locks_list frozen;        /* struct locks_held: modifying fops
+                                      * queued by the freeze, FIFO */
+    struct locks_list parked;        /* struct locks_held: granted freeze
+                                      * INODELKs answered once the
+                                      * modifying fops in flight drain */
+};
+
+/* The migration freeze (locks-migrate.c): an INODELK in this domain makes
+ * modifying fops of other clients wait; this setxattr marks the inode
+ * migrated, after which its fd fops answer -EREMCHG. */
+#define LOCKS_MIGRATE_DOMAIN "mortar.dht.migrate"
+#define LOCKS_MIGRATED_XATTR "mortar.dht.migrated"
+
+/* The per-inode ctx area of this translator. It lives as long as the
+ * brick's inode, so the migrated flag does too (no ref is held for it). */
+struct locks_ictx {
+    struct locks_inode *li;  /* priv->lock; lock state, or NULL */
+    atomic_bool is_migrated; /* set once by the migrated setxattr; read
+                              * without the mutex by non-modifying fops */
+    uint32_t n_inflight;     /* priv->lock; modifying fops passed down
+                              * and not answered yet */
+};
+
+/* In the request's private area (VL_REQ_PRIV) while locks keeps a request
+ * outside the range engine: frozen, parked, or collected for an answer. */
+struct locks_held {
+    struct locks_list link; /* in locks_inode.frozen/.parked or
+                             * locks_answers.released/.replies */
+    vl_req_t *req;          /* the request this area belongs to */
+    int status;             /* answer, in locks_answers.replies */
 };
 
 /* Runtime state of one locks instance (xl->priv). */
@@ -131,6 +165,8 @@ struct locks_priv {
     pthread_mutex_t lock;    /* guards every locks_inode and lock record */
     struct locks_list inodes; /* struct locks_inode with any lock */
     vl_xlator_t *xl;         /* borrowed; this translator */
+    bool is_down;            /* lock; PARENT_DOWN seen: frozen fops are
+                              * answered -ENOTCONN instead of released */
 };
 
 /* Requests answered after the mutex is dropped: waiters that were granted
@@ -139,6 +175,8 @@ struct locks_answers {
     struct locks_list ranges;  /* struct locks_range with req and status */
     struct locks_list entries; /* struct locks_entry with req and status */
     struct locks_list inodes;  /* struct locks_inode to free */
+    struct locks_list released; /* struct locks_held: frozen fops to run */
+    struct locks_list replies;  /* struct locks_held: answer with status */
 };
 
 /* locks.c */
@@ -194,5 +232,33 @@ void locks_entry_purge_client_locked(struct locks_priv *priv,
                                      struct locks_answers *ans);
 void locks_entry_dump_locked(struct locks_inode *li, FILE *out,
                              const char *prefix);
+
+/* locks-migrate.c */
+/* The ctx area of inode (never NULL: the class reserves it). */
+struct locks_ictx *locks_ictx(vl_xlator_t *xl, vl_inode_t *inode);
+/* After any change of li's held locks (end of locks_range_grant_locked):
+ * parks freeze INODELKs just granted while modifying fops are in flight,
+ * and releases the frozen fops once no freeze is held. */
+void locks_mig_after_change_locked(struct locks_priv *priv,
+                                   struct locks_inode *li,
+                                   struct locks_answers *ans);
+/* For an INODELK granted at once: parks req (true) when want is a freeze
+ * and modifying fops are still in flight on li's inode. */
+bool locks_mig_park_locked(struct locks_priv *priv, struct locks_inode *li,
+                           const struct locks_range *want, vl_req_t *req);
+/* Runs a frozen fop again after the freeze went away. */
+void locks_mig_redispatch(vl_req_t *req);
+/* The fops of locks-migrate.c. */
+void locks_mig_write(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_fallocate(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_setattr(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_copy_file_range(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_read(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_fsync(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_stat(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_lseek(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_setxattr(vl_xlator_t *xl, vl_req_t *req);
+/* True (and req answered -EREMCHG) if fd's inode was migrated. */
+bool locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd);
 
 #endif /* MORTAR_LOCKS_H */

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * locks-migrate: the brick side of a file migration (doc/rebalance.md).
+ *
+ * The freeze: while an INODELK in domain "mortar.dht.migrate" is held on
+ * an inode, WRITE, FALLOCATE, SETATTR with VL_SET_SIZE and
+ * COPY_FILE_RANGE (into that inode) from any other client (caller
+ * client_id) are queued, not failed, on locks_inode.frozen, and run again
+ * in FIFO order once no freeze is held. A freeze is only answered once the
+ * modifying fops already passed down (counted in locks_ictx.n_inflight)
+ * are done, so the rebalance's final look at the source sees every write
+ * that was acknowledged before it.
+ *
+ * The migrated flag: SETXATTR "mortar.dht.migrated" (sent by the rebalance
+ * under the freeze, never passed to posix) sets locks_ictx.is_migrated;
+ * from then on every fd fop on the inode (read, write, fsync, fstat,
+ * fsetattr, fallocate, lseek, copy_file_range, lk, flush), and any
+ * truncate, answers -EREMCHG, also the frozen fops released at unlock.
+ * cluster/distribute then finds the file on its new subvolume.
+ *
+ * Intercepts: write, fallocate, setattr, copy_file_range (counted and
+ *             possibly frozen), read, fsync, stat, lseek (checked for the
+ *             flag), setxattr (the flag).
+ * Per request: struct locks_held in VL_REQ_PRIV while frozen or parked.
+ * Threads: io-threads workers; priv->lock guards frozen/parked lists and
+ *          n_inflight; is_migrated is atomic so reads need no mutex.
+ *          Requests are answered or re-run only after the mutex is dropped.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+
+#include "locks.h"
+
+
+struct locks_ictx *
+locks_ictx(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    return vl_inode_ctx(inode, xl);
+}
+
+
+static bool
+locks_mig_is_freeze(const struct locks_range *lk)
+{
+    return lk->kind == LOCKS_INODELK && lk->type != F_UNLCK
+           && lk->domain != NULL
+           && strcmp(lk->domain, LOCKS_MIGRATE_DOMAIN) == 0;
+}
+
+
+/* Is a freeze held on li by a client other than client_id (NULL: by
+ * anyone)? */
+static bool
+locks_mig_frozen_locked(struct locks_inode *li, const uint64_t *client_id)
+{
+    for (struct locks_list *n = li->held.next; n != &li->held; n = n->next) {
+        const struct locks_range *lk =
+            locks_container(n, struct locks_range, link);
+
+        if (locks_mig_is_freeze(lk)
+            && (client_id == NULL || lk->owner.client_id != *client_id))
+            return true;
+    }
+    return false;
+}
+
+
+static void
+locks_mig_hold(struct locks_list *list, vl_req_t *req, int status)
+{
+    struct locks_held *h = VL_REQ_PRIV(req, struct locks_held);
+
+    h->req = req;
+    h->status = status;
+    locks_list_insert_before(list, &h->link);
+}
+
+
+/* Moves every request of from to the tail of to, with status. */
+static void
+locks_mig_move_all(struct locks_list *from, struct locks_list *to,
+                   int status)
+{
+    while (!locks_list_empty(from)) {
+        struct locks_held *h =
+            locks_container(from->next, struct locks_held, link);
+
+        locks_list_del(&h->link);
+        h->status = status;
+        locks_list_insert_before(to, &h->link);
+    }
+}
+
+
+void
+locks_mig_after_change_locked(struct locks_priv *priv, struct locks_inode *li,
+                              struct locks_answers *ans)
+{
+    struct locks_ictx *ictx = locks_ictx(priv->xl, li->inode);
+    struct locks_list *n = ans->ranges.next;
+
+    /* Freezes granted just now wait for the writes in flight. */
+    while (ictx->n_inflight > 0 && n != &ans->ranges) {
+        struct locks_range *w = locks_container(n, struct locks_range, link);
+
+        n = n->next;
+        if (w->status != 0 || !locks_mig_is_freeze(w) || w->req == NULL
+            || w->req->op != VL_FOP_INODELK
+            || w->req->args.inodelk.loc.inode != li->inode)
+            continue;
+        locks_list_del(&w->link);
+        locks_mig_hold(&li->parked, w->req, 0);
+        locks_range_free(w);
+    }
+    if (locks_mig_frozen_locked(li, NULL))
+        return;
+    /* No freeze left (unlocked, or its owner went away). */
+    locks_mig_move_all(&li->parked, &ans->replies, -ENOTCONN);
+    if (priv->is_down)
+        locks_mig_move_all(&li->frozen, &ans->replies, -ENOTCONN);
+    else
+        locks_mig_move_all(&li->frozen, &ans->released, 0);
+}
+
+
+bool
+locks_mig_park_locked(struct locks_priv *priv, struct locks_inode *li,
+                      const struct locks_range *want, vl_req_t *req)
+{
+    if (!locks_mig_is_freeze(want)
+        || locks_ictx(priv->xl, li->inode)->n_inflight == 0)
+        return false;
+    locks_mig_hold(&li->parked, req, 0);
+    return true;
+}
+
+
+/* The inode a modifying fop changes. */
+static vl_inode_t *
+locks_mig_target(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_WRITE:
+        return req->args.write.fd->inode;
+    case VL_FOP_FALLOCATE:
+        return req->args.fallocate.fd->inode;
+    case VL_FOP_COPY_FILE_RANGE:
+        return req->args.copy_file_range.fd_out->inode;
+    case VL_FOP_SETATTR:
+        return req->args.setattr.fd != NULL ? req->args.setattr.fd->inode
+                                            : req->args.setattr.loc.inode;
+    default:
+        return NULL;
+    }
+}
+
+
+/* One modifying fop less in flight; answers parked freezes at zero. */
+static void
+locks_mig_inflight_done(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct locks_priv *priv = xl->priv;
+    struct locks_ictx *ictx = locks_ictx(xl, inode);
+    struct locks_answers ans;
+
+    locks_answers_init(&ans);
+    pthread_mutex_lock(&priv->lock);
+    if (ictx->n_inflight > 0)
+        ictx->n_inflight--;
+    if (ictx->n_inflight == 0 && ictx->li != NULL)
+        locks_mig_move_all(&ictx->li->parked, &ans.replies, 0);
+    pthread_mutex_unlock(&priv->lock);
+    locks_answers_flush(&ans);
+}
+
+
+static void
+locks_mig_modify_done(vl_req_t *child, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    int status = child->status;
+
+    vl_reply_move(req, child);
+    locks_mig_inflight_done(xl, locks_mig_target(req));
+    vl_unwind(req, status);
+}
+
+
+/* A modifying fop on inode: -EREMCHG if migrated, queued while another
+ * client's freeze is held, else counted and wound. */
+static void
+locks_mig_modify(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct locks_priv *priv = xl->priv;
+    vl_inode_t *inode = locks_mig_target(req);
+    struct locks_ictx *ictx;
+    vl_req_t *child;
+
+    if (inode == NULL) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    ictx = locks_ictx(xl, inode);
+    pthread_mutex_lock(&priv->lock);
+    if (atomic_load(&ictx->is_migrated)) {
+        pthread_mutex_unlock(&priv->lock);
+        vl_unwind(req, -EREMCHG);
+        return;
+    }
+    if (ictx->li != NULL
+        && locks_mig_frozen_locked(ictx->li, &req->caller.client_id)) {
+        locks_mig_hold(&ictx->li->frozen, req, 0);
+        pthread_mutex_unlock(&priv->lock);
+        return;
+    }
+    ictx->n_inflight++;
+    pthread_mutex_unlock(&priv->lock);
+
+    child = vl_req_child(req, VL_FIRST_CHILD(xl));
+    if (child == NULL) {
+        locks_mig_inflight_done(xl, inode);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(child, locks_mig_modify_done, req);
+}
+
+
+void
+locks_mig_redispatch(vl_req_t *req)
+{
+    locks_mig_modify(req->xl, req);
+}
+
+
+bool
+locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd)
+{
+    if (fd == NULL || fd->inode == NULL
+        || !atomic_load(&locks_ictx(xl, fd->inode)->is_migrated))
+        return false;
+    vl_unwind(req, -EREMCHG);
+    return true;
+}
+
+
+void
+locks_mig_write(vl_xlator_t *xl, vl_req_t *req)
+{
+    if (req->args.write.fd == NULL || req->args.write.fd->inode == NULL) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    locks_mig_modify(xl, req);
+}
+
+
+void
+locks_mig_fallocate(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_fallocate_args *a = VL_ARGS(req, fallocate);
+
+    if (a->fd == NULL || a->fd->inode == NULL) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    locks_mig_modify(xl, req);
+}
+
+
+void
+locks_mig_copy_file_range(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_copy_file_range_args *a = VL_ARGS(req, copy_file_range);
+
+    if (a->fd_in == NULL || a->fd_in->inode == NULL || a->fd_out == NULL
+        || a->fd_out->inode == NULL) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    if (locks_mig_moved(xl, req, a->fd_in))
+        return;
+    locks_mig_modify(xl, req);
+}
+
+
+/* Truncates (by fd or by name) are frozen; other fd setattrs only
+ * checked; setattr by name without a size passes. */
+void
+locks_mig_setattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_setattr_args *a = VL_ARGS(req, setattr);
+
+    if (a->valid & VL_SET_SIZE) {
+        if (a->fd == NULL && a->loc.inode == NULL) {
+            vl_unwind(req, -EINVAL);
+            return;
+        }
+        locks_mig_modify(xl, req);
+        return;
+    }
+    if (locks_mig_moved(xl, req, a->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_read(vl_xlator_t *xl, vl_req_t *req)
+{
+    if (locks_mig_moved(xl, req, VL_ARGS(req, read)->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_fsync(vl_xlator_t *xl, vl_req_t *req)
+{
+    if (locks_mig_moved(xl, req, VL_ARGS(req, fsync)->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_stat(vl_xlator_t *xl, vl_req_t *req)
+{
+    if (locks_mig_moved(xl, req, VL_ARGS(req, stat)->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_lseek(vl_xlator_t *xl, vl_req_t *req)
+{
+    if (locks_mig_moved(xl, req, VL_ARGS(req, lseek)->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+/* The migrated mark is answered here; a brick never stores it. */
+void
+locks_mig_setxattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_setxattr_args *a = VL_ARGS(req, setxattr);
+
+    if (a->name == NULL || strcmp(a->name, LOCKS_MIGRATED_XATTR) != 0) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    if (a->loc.inode == NULL || a->value == NULL || a->size == 0) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    atomic_store(&locks_ictx(xl, a->loc.inode)->is_migrated, true);
+    vl_log(xl, VL_LOG_DEBUG, "inode migrated to %.*s", (int)a->size,
+           (const char *)a->value);
+    vl_unwind(req, 0);
+}

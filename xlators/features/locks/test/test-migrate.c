@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-migrate: the migration freeze and the migrated flag of
+ * features/locks, over the testlib mock without auto-answer, so the tests
+ * see exactly which requests reach the child and can keep a write "in
+ * flight" below locks while a freeze is asked for.
+ *
+ * Client 1 plays the rebalance process (it holds the freeze), client 2 a
+ * FUSE client writing to the file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "vl-test.h"
+#include "vol/vol.h"
+
+#define T_REBAL 1  /* client id of the rebalance process */
+#define T_WRITER 2 /* client id of an ordinary client */
+
+struct t_env {
+    struct vl_test_graph *g; /* locks over the mock */
+    vl_xlator_t *mock;       /* the leaf, answers by hand */
+    vl_inode_t *file;        /* a regular file */
+    vl_fd_t *fd;             /* open on file (the writer's) */
+    char data[8];            /* write payload */
+    struct iovec iov;        /* over data */
+};
+
+static const char t_volfile[] =
+    "volume mock\n"
+    "    type debug/mock\n"
+    "end-volume\n"
+    "volume locks\n"
+    "    type features/locks\n"
+    "    subvolumes mock\n"
+    "end-volume\n";
+
+
+static int
+t_setup(void **state)
+{
+    struct t_env *e = calloc(1, sizeof(*e));
+    vl_err_t err = {{0}};
+    vl_gfid_t gfid;
+
+    assert_non_null(e);
+    vl_global_init();
+    vl_registry_add(&xl_features_locks);
+    e->g = vl_test_graph_new(t_volfile, &err);
+    if (e->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    e->mock = vl_test_graph_xl(e->g, "mock");
+    vl_gfid_generate(&gfid);
+    e->file = vl_inode_get(e->g->graph->itable, &gfid, S_IFREG);
+    assert_non_null(e->file);
+    e->fd = vl_fd_new(e->file, O_RDWR, 42);
+    assert_non_null(e->fd);
+    memcpy(e->data, "abcdefg", 8);
+    e->iov.iov_base = e->data;
+    e->iov.iov_len = sizeof(e->data);
+    *state = e;
+    return 0;
+}
+
+
+static int
+t_teardown(void **state)
+{
+    struct t_env *e = *state;
+
+    vl_fd_unref(e->fd);
+    vl_inode_unref(e->file);
+    vl_test_graph_free(e->g);
+    free(e);
+    return 0;
+}
+
+
+static vl_req_t *
+t_req(struct t_env *e, vl_fop_t op, uint64_t client)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, op);
+
+    assert_non_null(req);
+    req->caller.client_id = client;
+    req->caller.lk_owner = 77;
+    return req;
+}
+
+
+static void
+t_freeze(struct t_env *e, enum vl_lock_cmd cmd, struct vl_test_result *res)
+{
+    vl_req_t *req = t_req(e, VL_FOP_INODELK, T_REBAL);
+    struct vl_inodelk_args *a = &req->args.inodelk;
+
+    a->domain = "mortar.dht.migrate";
+    a->loc.inode = e->file;
+    a->cmd = cmd;
+    a->flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a->flock.whence = SEEK_SET;
+    vl_test_wind(req, res);
+}
+
+
+static void
+t_write(struct t_env *e, uint64_t client, off_t off,
+        struct vl_test_result *res)
+{
+    vl_req_t *req = t_req(e, VL_FOP_WRITE, client);
+
+    req->args.write.fd = e->fd;
+    req->args.write.iov = &e->iov;
+    req->args.write.n_iov = 1;
+    req->args.write.offset = off;
+    vl_test_wind(req, res);
+}
+
+
+/* An fd fop of the writer without payload: read, fsync, fstat, lseek,
+ * flush, ftruncate (SETATTR with size) or fchmod (SETATTR mode). */
+static void
+t_fdop(struct t_env *e, vl_fop_t op, uint32_t valid,
+       struct vl_test_result *res)
+{
+    vl_req_t *req = t_req(e, op, T_WRITER);
+
+    switch (op) {
+    case VL_FOP_READ:
+        req->args.read.fd = e->fd;
+        req->args.read.size = 4096;
+        break;
+    case VL_FOP_FSYNC:
+        req->args.fsync.fd = e->fd;
+        break;
+    case VL_FOP_STAT:
+        req->args.stat.fd = e->fd;
+        break;
+    case VL_FOP_LSEEK:
+        req->args.lseek.fd = e->fd;
+        req->args.lseek.whence = SEEK_DATA;
+        break;
+    case VL_FOP_FLUSH:
+        req->args.flush.fd = e->fd;
+        break;
+    case VL_FOP_FALLOCATE:
+        req->args.fallocate.fd = e->fd;
+        req->args.fallocate.len = 4096;
+        break;
+    case VL_FOP_LK:
+        req->args.lk.fd = e->fd;
+        req->args.lk.cmd = F_SETLK;
+        req->args.lk.flock.type = F_WRLCK;
+        break;
+    case VL_FOP_SETATTR:
+        req->args.setattr.fd = e->fd;
+        req->args.setattr.valid = valid;
+        req->args.setattr.attr.mode = 0600;
+        break;
+    default:
+        fail_msg("t_fdop: fop %d", (int)op);
+    }
+    vl_test_wind(req, res);
+}
+
+
+static void
+t_migrated(struct t_env *e, struct vl_test_result *res)
+{
+    vl_req_t *req = t_req(e, VL_FOP_SETXATTR, T_REBAL);
+
+    req->args.setxattr.loc.inode = e->file;
+    req->args.setxattr.name = "mortar.dht.migrated";
+    req->args.setxattr.value = "vol-b2";
+    req->args.setxattr.size = 6;
+    vl_test_wind(req, res);
+}
+
+
+/* Answers every request waiting in the mock with 0; returns how many. */
+static size_t
+t_mock_ok(struct t_env *e)
+{
+    return vl_mock_reply_all(e->mock, 0);
+}
+
+/* ---- tests ---- */
+
+/* A write from another client waits while the freeze is held and runs
+ * at unlock; reads, the holder's own writes and chmod are not held. */
+static void
+test_freeze_queues_write(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result lk = {0};
+    struct vl_test_result w1 = {0};
+    struct vl_test_result w2 = {0};
+    struct vl_test_result tr = {0};
+    struct vl_test_result rd = {0};
+    struct vl_test_result own = {0};
+    struct vl_test_result ch = {0};
+    struct vl_test_result un = {0};
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_true(lk.is_done);
+    assert_int_equal(lk.status, 0);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+
+    t_write(e, T_WRITER, 0, &w1);
+    t_write(e, T_WRITER, 8, &w2);
+    t_fdop(e, VL_FOP_SETATTR, VL_SET_SIZE, &tr);
+    assert_false(w1.is_done);
+    assert_false(w2.is_done);
+    assert_false(tr.is_done);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_WRITE), 0);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_SETATTR), 0);
+
+    /* Not frozen: reads, chmod, and the freeze holder's own writes. */
+    t_fdop(e, VL_FOP_READ, 0, &rd);
+    t_fdop(e, VL_FOP_SETATTR, VL_SET_MODE, &ch);
+    t_write(e, T_REBAL, 100, &own);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_READ), 1);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_SETATTR), 1);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_WRITE), 1);
+    assert_int_equal(t_mock_ok(e), 3);
+    assert_true(rd.is_done && ch.is_done && own.is_done);
+
+    /* Unlock: the held fops reach the child in their order. */
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_true(un.is_done);
+    assert_int_equal(un.status, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 3);
+    {
+        vl_req_t *r = vl_mock_pop(e->mock);
+
+        assert_int_equal(r->op, VL_FOP_WRITE);
+        assert_int_equal(r->args.write.offset, 0);
+        r->reply.count = 8;
+        vl_unwind(r, 0);
+        r = vl_mock_pop(e->mock);
+        assert_int_equal(r->op, VL_FOP_WRITE);
+        assert_int_equal(r->args.write.offset, 8);
+        vl_unwind(r, 0);
+        r = vl_mock_pop(e->mock);
+        assert_int_equal(r->op, VL_FOP_SETATTR);
+        vl_unwind(r, 0);
+    }
+    assert_true(w1.is_done && w2.is_done && tr.is_done);
+    assert_int_equal(w1.n_done, 1);
+    assert_int_equal(w1.status, 0);
+    assert_int_equal(w1.reply.count, 8);
+    assert_int_equal(w2.status, 0);
+    assert_int_equal(tr.status, 0);
+
+    /* Without a freeze, writes pass straight through. */
+    vl_test_result_clear(&w1);
+    t_write(e, T_WRITER, 0, &w1);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_mock_ok(e);
+    assert_int_equal(w1.status, 0);
+    vl_test_result_clear(&w1);
+    vl_test_result_clear(&w2);
+    vl_test_result_clear(&tr);
+    vl_test_result_clear(&rd);
+    vl_test_result_clear(&own);
+    vl_test_result_clear(&ch);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&un);
+}
+
+
+/* After the migrated setxattr, the held write and every later fd fop
+ * answer -EREMCHG without reaching the child; the mark is not stored. */
+static void
+test_migrated_eremchg(void **state)
+{
+    struct t_env *e = *state;
+    static const vl_fop_t fd_ops[] = {
+        VL_FOP_READ, VL_FOP_FSYNC, VL_FOP_STAT, VL_FOP_LSEEK,
+        VL_FOP_FLUSH, VL_FOP_FALLOCATE, VL_FOP_LK,
+    };
+    struct vl_test_result lk = {0};
+    struct vl_test_result w = {0};
+    struct vl_test_result mig = {0};
+    struct vl_test_result un = {0};
+    struct vl_test_result r = {0};
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_int_equal(lk.status, 0);
+    t_write(e, T_WRITER, 0, &w);
+    assert_false(w.is_done);
+    t_migrated(e, &mig);
+    assert_true(mig.is_done);
+    assert_int_equal(mig.status, 0);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_int_equal(un.status, 0);
+    assert_true(w.is_done);
+    assert_int_equal(w.n_done, 1);
+    assert_int_equal(w.status, -EREMCHG);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+
+    for (size_t i = 0; i < VL_ARRAY_SIZE(fd_ops); i++) {
+        t_fdop(e, fd_ops[i], 0, &r);
+        assert_true(r.is_done);
+        assert_int_equal(r.status, -EREMCHG);
+        vl_test_result_clear(&r);
+    }
+    t_fdop(e, VL_FOP_SETATTR, VL_SET_SIZE, &r);
+    assert_int_equal(r.status, -EREMCHG);
+    vl_test_result_clear(&r);
+    t_fdop(e, VL_FOP_SETATTR, VL_SET_MODE, &r);
+    assert_int_equal(r.status, -EREMCHG);
+    vl_test_result_clear(&r);
+    vl_test_result_clear(&w);
+    t_write(e, T_WRITER, 0, &w);
+    assert_int_equal(w.status, -EREMCHG);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+
+    /* Fops by name still reach the brick (stat, lookup...). */
+    {
+        vl_req_t *req = t_req(e, VL_FOP_STAT, T_WRITER);
+
+        req->args.stat.loc.inode = e->file;
+        vl_test_wind(req, &r);
+        assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_STAT), 1);
+        t_mock_ok(e);
+        assert_int_equal(r.status, 0);
+    }
+    vl_test_result_clear(&r);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&mig);
+    vl_test_result_clear(&un);
+}
+
+
+/* A freeze asked for while a write is in flight below locks is answered
+ * only when that write is done. */
+static void
+test_freeze_waits_inflight(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result w = {0};
+    struct vl_test_result lk = {0};
+    struct vl_test_result un = {0};
+
+    t_write(e, T_WRITER, 0, &w);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_false(lk.is_done);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_true(w.is_done);
+    assert_int_equal(w.status, 0);
+    assert_true(lk.is_done);
+    assert_int_equal(lk.n_done, 1);
+    assert_int_equal(lk.status, 0);
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_int_equal(un.status, 0);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&un);
+}
+
+
+/* The rebalance process dies holding the freeze: its disconnect
+ * releases the held write, which then runs normally. */
+static void
+test_freeze_owner_disconnect(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result lk = {0};
+    struct vl_test_result w = {0};
+    uint64_t client = T_REBAL;
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_int_equal(lk.status, 0);
+    t_write(e, T_WRITER, 0, &w);
+    assert_false(w.is_done);
+    assert_int_equal(
+        vl_notify(e->g->graph->top, VL_EV_CLIENT_DISCONNECT, &client), 0);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_WRITE), 1);
+    t_mock_ok(e);
+    assert_true(w.is_done);
+    assert_int_equal(w.status, 0);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&w);
+}
+
+
+/* Teardown with a frozen write answers it (-ENOTCONN), exactly once. */
+static void
+test_freeze_teardown(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result lk = {0};
+    struct vl_test_result w = {0};
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    t_write(e, T_WRITER, 0, &w);
+    assert_false(w.is_done);
+    vl_fd_unref(e->fd);
+    e->fd = NULL;
+    vl_inode_unref(e->file);
+    e->file = NULL;
+    vl_test_graph_free(e->g);
+    e->g = NULL;
+    assert_true(w.is_done);
+    assert_int_equal(w.n_done, 1);
+    assert_int_equal(w.status, -ENOTCONN);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&w);
+}
+
+
+/* Bad input: the migrated mark without a value. */
+static void
+test_migrated_bad_input(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result r = {0};
+    vl_req_t *req = t_req(e, VL_FOP_SETXATTR, T_REBAL);
+
+    req->args.setxattr.loc.inode = e->file;
+    req->args.setxattr.name = "mortar.dht.migrated";
+    vl_test_wind(req, &r);
+    assert_int_equal(r.status, -EINVAL);
+    vl_test_result_clear(&r);
+    /* Not migrated: writes still go through. */
+    t_write(e, T_WRITER, 0, &r);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+}
+
+
+static int
+t_teardown_maybe(void **state)
+{
+    struct t_env *e = *state;
+
+    if (e->g == NULL) {
+        free(e);
+        return 0;
+    }
+    return t_teardown(state);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_freeze_queues_write, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_migrated_eremchg, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_freeze_waits_inflight, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_freeze_owner_disconnect,
+                                        t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_freeze_teardown, t_setup,
+                                        t_teardown_maybe),
+        cmocka_unit_test_setup_teardown(test_migrated_bad_input, t_setup,
+                                        t_teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
