@@ -3,12 +3,19 @@
  * posix-dir: directory listing.
  *
  * Intercepts: opendir, readdir (and readdirplus).
- * Offsets are the file system's own d_off cookies from getdents64, so a
- * listing resumes exactly after the last entry returned even while the
- * directory changes. ".mortar" is skipped at the brick root. Each entry's
- * inode number is derived from its GFID, as stat reports it.
+ * Offsets are small: an entry's d_off is its position in the directory
+ * stream (1 for the first entry read, counting "." and ".."), not the file
+ * system's cookie (ext4 gives 63-bit hashes, which leave no room for
+ * cluster/distribute to add its subvolume index). The fd remembers the
+ * kernel offset of the position it stopped at, so a listing that goes on
+ * from where the last readdir ended (the usual case) resumes exactly even
+ * while the directory changes; any other offset re-reads the stream from
+ * the start and counts entries (slower; exact if the directory did not
+ * change meanwhile). ".mortar" is skipped at the brick root (but
+ * counted). Each entry's inode number is derived from its GFID, as stat
+ * reports it.
  * Per fd:  struct posix_fd_ctx; dir_lock serialises lseek + getdents64
- *          on the shared directory fd.
+ *          on the shared directory fd and guards dir_pos / dir_kpos.
  * Threads: io-threads workers.
  */
 #include "config.h"
@@ -77,11 +84,51 @@ posix_dirent_cost(const char *name, bool plus)
 }
 
 
-/* Adds one getdents64 entry to the reply. Returns 0, 1 if it vanished
- * meanwhile (skipped), or -errno. */
+/* Positions dfd at stream position pos (see the file comment): at once
+ * when pos is where the last readdir stopped, else by counting entries
+ * from the start. Called with ctx->dir_lock held. Returns 0 or -errno. */
+static int
+posix_readdir_seek_locked(struct posix_fd_ctx *ctx, int dfd, uint64_t pos,
+                          char *buf)
+{
+    uint64_t at = 0;
+    off_t kpos = 0;
+
+    if (pos == ctx->dir_pos) {
+        if (lseek(dfd, ctx->dir_kpos, SEEK_SET) < 0)
+            return -errno;
+        return 0;
+    }
+    if (lseek(dfd, 0, SEEK_SET) < 0)
+        return -errno;
+    while (at < pos) {
+        ssize_t n = getdents64(dfd, buf, POSIX_DIRBUF_SIZE);
+
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break; /* past the end: the listing is over */
+        for (ssize_t i = 0; i < n && at < pos;) {
+            const struct dirent64 *d = (const void *)(buf + i);
+
+            i += d->d_reclen;
+            at++;
+            kpos = d->d_off;
+        }
+    }
+    ctx->dir_pos = at;
+    ctx->dir_kpos = kpos;
+    if (lseek(dfd, kpos, SEEK_SET) < 0)
+        return -errno;
+    return 0;
+}
+
+
+/* Adds one getdents64 entry to the reply with cookie off. Returns 0, 1 if
+ * it vanished meanwhile (skipped), or -errno. */
 static int
 posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
-                  const struct dirent64 *d, bool plus,
+                  const struct dirent64 *d, int64_t off, bool plus,
                   struct vl_dirent_list *list)
 {
     const char *name = d->d_name;
@@ -110,7 +157,7 @@ posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
     if (!vl_gfid_is_null(&gfid))
         ino = vl_gfid_to_ino(&gfid);
     (void)xl;
-    return vl_dirent_list_add(list, ino, d->d_off, d->d_type, name,
+    return vl_dirent_list_add(list, ino, off, d->d_type, name,
                               has_iatt ? &iatt : NULL);
 }
 
@@ -127,6 +174,8 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     bool is_eof = false;
     bool is_root;
     char *buf = NULL;
+    uint64_t pos = 0;
+    off_t kpos = 0;
     int dfd;
     int rc;
 
@@ -152,10 +201,11 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     }
 
     pthread_mutex_lock(&ctx->dir_lock);
-    if (lseek(dfd, a->offset, SEEK_SET) < 0) {
-        rc = -errno;
+    rc = posix_readdir_seek_locked(ctx, dfd, (uint64_t)a->offset, buf);
+    if (rc != 0)
         goto unlock;
-    }
+    pos = ctx->dir_pos;
+    kpos = ctx->dir_kpos;
     while (!is_full) {
         ssize_t n = getdents64(dfd, buf, POSIX_DIRBUF_SIZE);
 
@@ -167,27 +217,34 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
             is_eof = true;
             break;
         }
-        for (ssize_t pos = 0; pos < n;) {
-            const struct dirent64 *d = (const void *)(buf + pos);
+        for (ssize_t i = 0; i < n;) {
+            const struct dirent64 *d = (const void *)(buf + i);
             size_t cost;
 
-            pos += d->d_reclen;
-            if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0)
+            i += d->d_reclen;
+            if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0) {
+                pos++;
+                kpos = d->d_off;
                 continue;
+            }
             cost = posix_dirent_cost(d->d_name, a->plus);
             /* Always make progress: the first entry goes in anyway. */
             if (list->n > 0 && used + cost > budget) {
                 is_full = true;
                 break;
             }
-            rc = posix_readdir_add(xl, dfd, a->fd, is_root, d, a->plus,
-                                   list);
+            rc = posix_readdir_add(xl, dfd, a->fd, is_root, d,
+                                   (int64_t)(pos + 1), a->plus, list);
             if (rc < 0)
                 goto unlock;
             rc = 0;
+            pos++;
+            kpos = d->d_off;
             used += cost;
         }
     }
+    ctx->dir_pos = pos;
+    ctx->dir_kpos = kpos;
 unlock:
     pthread_mutex_unlock(&ctx->dir_lock);
     if (rc != 0)

@@ -5,7 +5,10 @@
  * Intercepts: stat, setattr, access, readlink, statfs, setxattr,
  *             getxattr (and listing with name NULL), removexattr.
  * The brick's own xattrs (trusted.mortar.*) cannot be read, set or
- * removed by clients (EPERM) and are left out of listings. Nothing
+ * removed by clients (EPERM) and are left out of listings, except the
+ * keys of cluster/distribute (trusted.mortar.dht and trusted.mortar.dht.*:
+ * directory layouts, link file targets), which clients must manage; they
+ * are still left out of listings so that users never copy them. Nothing
  * follows a symlink: *at() calls take AT_SYMLINK_NOFOLLOW, xattrs use
  * the l*xattr calls on /proc/self/fd/<atfd>/<rel>.
  * Threads: io-threads workers; no locks of our own.
@@ -24,6 +27,8 @@
 #include "posix.h"
 
 #define POSIX_XATTR_SIZE_MAX (64 * 1024) /* Linux XATTR_SIZE_MAX */
+/* The one subtree of the brick's prefix clients may use (distribute). */
+#define POSIX_DHT_XATTR "trusted.mortar.dht"
 
 
 void
@@ -285,9 +290,14 @@ posix_xattr_name_check(const char *name)
         return -EINVAL;
     if (strlen(name) > XATTR_NAME_MAX)
         return -ERANGE;
-    if (strncmp(name, POSIX_XATTR_PREFIX, strlen(POSIX_XATTR_PREFIX)) == 0)
-        return -EPERM;
-    return 0;
+    if (strncmp(name, POSIX_XATTR_PREFIX, strlen(POSIX_XATTR_PREFIX)) != 0)
+        return 0;
+    /* distribute's keys: exactly the layout key or below it. */
+    if (strncmp(name, POSIX_DHT_XATTR, strlen(POSIX_DHT_XATTR)) == 0
+        && (name[strlen(POSIX_DHT_XATTR)] == '\0'
+            || name[strlen(POSIX_DHT_XATTR)] == '.'))
+        return 0;
+    return -EPERM;
 }
 
 

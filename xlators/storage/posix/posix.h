@@ -81,6 +81,10 @@ struct posix_fd_ctx {
     bool is_open;         /* os_fd is valid */
     bool is_dir;          /* opened by opendir */
     pthread_mutex_t dir_lock; /* serialises lseek+getdents on a directory */
+    uint64_t dir_pos;     /* directories, under dir_lock: entries read so
+                             far, the cookie of the next readdir */
+    off_t dir_kpos;       /* under dir_lock: the kernel's offset matching
+                             dir_pos (posix-dir.c) */
 };
 
 /* An object resolved for one fop. */

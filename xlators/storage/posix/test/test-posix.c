@@ -317,6 +317,107 @@ test_readdir_offsets_resume(void **state)
 }
 
 
+/* Reads one batch of dir at off through fd; names go into out (strdup'd,
+ * count returned) and the last cookie into *last. */
+static size_t
+pt_readdir_batch(struct pt *t, vl_fd_t *fd, off_t off, size_t budget,
+                 char **out, size_t max, off_t *last, bool *eof)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    size_t n = 0;
+
+    a.readdir.fd = fd;
+    a.readdir.size = budget;
+    a.readdir.offset = off;
+    assert_int_equal(pt_call(t, VL_FOP_READDIR, &a, &r), 0);
+    for (size_t i = 0; i < r.entries.n && n < max; i++) {
+        /* Cookies are stream positions: small, leaving room above. */
+        assert_true(r.entries.ents[i].off > 0);
+        assert_true(r.entries.ents[i].off < (1LL << 32));
+        *last = r.entries.ents[i].off;
+        out[n++] = strdup(r.entries.ents[i].name);
+    }
+    *eof = r.entries.eof;
+    vl_reply_clear(&r);
+    return n;
+}
+
+
+static void
+test_readdir_cookies_small_and_reseek(void **state)
+{
+    struct pt *t = *state;
+    enum { N = 300, MAXN = N + 8 };
+    vl_inode_t *dir = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_fd_t *fd1, *fd2;
+    char *all[MAXN], *tail[MAXN];
+    size_t n_all = 0, n_tail = 0, mid;
+    off_t off = 0, mid_off = 0, last = 0;
+    bool eof = false;
+    char name[32];
+
+    assert_int_equal(pt_mkdir(t, t->root, "cookies", 0755, &dir), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "file-%04d", i);
+        assert_int_equal(pt_create(t, dir, name, O_RDWR, 0644, NULL, NULL),
+                         0);
+    }
+    fd1 = vl_fd_new(dir, O_RDONLY, 1);
+    fd2 = vl_fd_new(dir, O_RDONLY, 1);
+    assert_non_null(fd1);
+    assert_non_null(fd2);
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd1;
+    assert_int_equal(pt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    a.opendir.fd = fd2;
+    assert_int_equal(pt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+
+    /* Sequential listing: positions 1, 2, 3... in order. */
+    while (!eof) {
+        size_t got = pt_readdir_batch(t, fd1, off, 512, all + n_all,
+                                      MAXN - n_all, &last, &eof);
+
+        assert_true(got > 0 || eof);
+        n_all += got;
+        assert_int_equal(last, (off_t)n_all);
+        off = last;
+    }
+    assert_int_equal(n_all, N + 2);
+    mid = n_all / 2;
+    mid_off = (off_t)mid;
+
+    /* Another fd jumps to the middle cookie: it counts its way there and
+     * returns exactly the second half. */
+    eof = false;
+    off = mid_off;
+    while (!eof) {
+        n_tail += pt_readdir_batch(t, fd2, off, 512, tail + n_tail,
+                                   MAXN - n_tail, &last, &eof);
+        off = last;
+    }
+    assert_int_equal(n_tail, n_all - mid);
+    for (size_t i = 0; i < n_tail; i++) {
+        assert_string_equal(tail[i], all[mid + i]);
+        free(tail[i]);
+    }
+    /* Back to the start on fd1 (a rewind) gives the first name again. */
+    n_tail = pt_readdir_batch(t, fd1, 0, 64, tail, 1, &last, &eof);
+    assert_int_equal(n_tail, 1);
+    assert_string_equal(tail[0], all[0]);
+    free(tail[0]);
+    for (size_t i = 0; i < n_all; i++)
+        free(all[i]);
+    vl_fd_unref(fd1);
+    vl_fd_unref(fd2);
+    vl_inode_unref(dir);
+}
+
+
 static void
 test_mortar_dir_hidden(void **state)
 {
@@ -406,6 +507,29 @@ test_xattrs_and_trusted_mortar_refused(void **state)
                               &r), -EPERM);
     vl_reply_clear(&r);
 
+    /* distribute's keys pass: the layout key and the ones below it. */
+    assert_int_equal(pt_xattr(t, VL_FOP_SETXATTR, f, "trusted.mortar.dht",
+                              "layout", 0, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_SETXATTR, f,
+                              "trusted.mortar.dht.linkto", "b-1", 0, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_GETXATTR, f,
+                              "trusted.mortar.dht.linkto", NULL, 64, &r), 0);
+    assert_int_equal(r.count, 3);
+    assert_memory_equal(r.xattr, "b-1", 3);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_GETXATTR, f, "trusted.mortar.dht",
+                              NULL, 64, &r), 0);
+    assert_int_equal(r.count, 6);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_SETXATTR, f, "trusted.mortar.dhtx",
+                              "x", 0, &r), -EPERM);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_GETXATTR, f, "trusted.mortar.dhtx",
+                              NULL, 64, &r), -EPERM);
+    vl_reply_clear(&r);
+
     /* Listing hides the GFID. */
     assert_int_equal(pt_xattr(t, VL_FOP_GETXATTR, f, NULL, NULL, 4096, &r),
                      0);
@@ -418,6 +542,13 @@ test_xattrs_and_trusted_mortar_refused(void **state)
         i += (int64_t)strlen(n) + 1;
     }
     assert_true(has_user);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_REMOVEXATTR, f,
+                              "trusted.mortar.dht.linkto", NULL, 0, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_xattr(t, VL_FOP_GETXATTR, f,
+                              "trusted.mortar.dht.linkto", NULL, 64, &r),
+                     -ENODATA);
     vl_reply_clear(&r);
 
     assert_int_equal(pt_xattr(t, VL_FOP_REMOVEXATTR, f, "user.color", NULL, 0,
@@ -742,6 +873,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_lookup_heals_handmade, pt_setup,
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(test_deep_tree_beyond_path_max,
+                                        pt_setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_cookies_small_and_reseek,
                                         pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_offsets_resume,
                                         pt_setup, pt_teardown),
