@@ -15,6 +15,7 @@
 #define MORTARFSD_FSD_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -63,6 +64,10 @@ struct fsd_opts {
     size_t n_fuse_opts;
     bool is_help;              /* --help: print usage, exit 0 */
     bool is_version;           /* --version: print version, exit 0 */
+    bool is_rebalance;         /* --rebalance: run the rebalance, no FUSE */
+    char *rebal_state;         /* owned; --rebalance-state, absolute */
+    bool is_fix_layout;        /* --fix-layout: layouts only, no moves */
+    unsigned rebal_throttle;   /* --throttle: files moved in parallel */
 };
 
 /* opts.c */
@@ -140,5 +145,110 @@ int fsd_graph_apply(vl_graph_t *graph, const vl_volfile_t *vf,
                     const char *what);
 /* Writes a statedump into dir; returns 0 or -errno, path in out. */
 int fsd_statedump(const char *dir, char *out, size_t len);
+
+/* ---- rebalance (rebalance.c, rebalance-migrate.c, rebalance-state.c;
+ * see doc/rebalance.md) ---- */
+
+#define FSD_REBAL_THROTTLE_DEFAULT 2 /* "normal" */
+#define FSD_REBAL_THROTTLE_MAX 64
+#define FSD_REBAL_CURSOR_MAX 4096    /* bytes of the cursor path */
+
+/* Parses --throttle: lazy 1, normal 2, aggressive 4, or a number in
+ * 1..FSD_REBAL_THROTTLE_MAX; 0 or -EINVAL. */
+int fsd_rebal_throttle_parse(const char *s, unsigned *out);
+
+enum fsd_rebal_status {
+    FSD_REBAL_RUNNING = 0,
+    FSD_REBAL_COMPLETED,
+    FSD_REBAL_FAILED,
+    FSD_REBAL_STOPPED,
+};
+
+/* The state file's contents (key=value lines, see doc/rebalance.md). */
+struct fsd_rebal_state {
+    enum fsd_rebal_status status; /* status= */
+    long pid;                     /* pid= of the rebalance process */
+    int64_t started;              /* started= unix seconds */
+    int64_t updated;              /* updated= unix seconds */
+    uint64_t scanned_files;       /* scanned_files= names looked at */
+    uint64_t scanned_dirs;        /* scanned_dirs= directories done */
+    uint64_t scanned_bytes;       /* scanned_bytes= data bytes looked at */
+    uint64_t moved_files;         /* moved_files= */
+    uint64_t moved_bytes;         /* moved_bytes= */
+    uint64_t failed_files;        /* failed_files= */
+    uint64_t skipped_files;       /* skipped_files= */
+    uint64_t total_bytes;         /* total_bytes= estimate, for the ETA */
+    int64_t eta_seconds;          /* eta_seconds= -1 unknown */
+    char cursor[FSD_REBAL_CURSOR_MAX]; /* cursor= last fully done dir */
+    char error[512];              /* error= last failure, one line */
+};
+
+/* rebalance-state.c */
+const char *fsd_rebal_status_name(enum fsd_rebal_status status);
+/* Writes st to path crash-safely: path.tmp, fsync, rename, fsync of the
+ * directory. 0 or -errno. */
+int fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st);
+/* Reads path (a torn path.tmp is never looked at). 0, -ENOENT, -EINVAL
+ * (not a state file) or -errno. */
+int fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st);
+/* Crawl order of directory paths ("/", "/a", "/a/b", "/b"): depth-first,
+ * names in strcmp order; <0, 0, >0 like strcmp. */
+int fsd_rebal_path_cmp(const char *a, const char *b);
+/* True when a resumed crawl skips dir's own work: it is at or before
+ * cursor in crawl order (its subdirectories are still visited). */
+bool fsd_rebal_cursor_skip(const char *dir, const char *cursor);
+/* Updates st->eta_seconds from the bytes scanned so far at now. */
+void fsd_rebal_eta_update(struct fsd_rebal_state *st, int64_t now);
+
+/* rebalance-migrate.c */
+/* What one subvolume holds under a name. */
+enum fsd_rebal_kind {
+    FSD_RK_NONE = 0, /* nothing */
+    FSD_RK_DIR,      /* a directory */
+    FSD_RK_DATA,     /* a regular file with data */
+    FSD_RK_LINK,     /* a link file (mode S_ISVTX, size 0) */
+    FSD_RK_MARKER,   /* a migration in progress (S_ISVTX|S_ISGID) */
+    FSD_RK_OTHER,    /* symlink, device, fifo, socket */
+};
+struct fsd_rebal_ent {
+    enum fsd_rebal_kind kind; /* FSD_RK_NONE: the subvolume has no entry */
+    struct vl_iatt iatt;      /* as its readdirplus gave it */
+};
+/* What the per-name work needs of the run. */
+struct fsd_rebal_io {
+    vl_xlator_t *top;          /* borrowed; cluster/distribute */
+    vl_xlator_t *const *subs;  /* borrowed; top->children */
+    size_t n_subs;
+    const atomic_bool *stop;   /* borrowed; set by SIGTERM */
+};
+enum fsd_rebal_outcome {
+    FSD_RO_IN_PLACE = 0, /* nothing to move (maybe cleaned up) */
+    FSD_RO_MOVED,        /* migrated; *bytes says how much */
+    FSD_RO_SKIPPED,      /* left where it is (hard link, not regular) */
+    FSD_RO_FAILED,       /* why says what */
+    FSD_RO_STOPPED,      /* abandoned cleanly for SIGTERM */
+};
+enum fsd_rebal_kind fsd_rebal_classify(const struct vl_iatt *iatt);
+/* Puts the name (one entry per subvolume in ents) on its hashed
+ * subvolume, cleaning up markers, stale link files and stale sources.
+ * *bytes gets the bytes moved (with FSD_RO_MOVED), else 0. */
+enum fsd_rebal_outcome fsd_rebal_file(const struct fsd_rebal_io *io,
+                                      vl_inode_t *dir, const char *name,
+                                      const struct fsd_rebal_ent *ents,
+                                      uint64_t *bytes, char *why,
+                                      size_t why_len);
+
+/* rebalance.c */
+struct fsd_rebal_conf {
+    const char *state_path; /* borrowed; --rebalance-state */
+    bool is_fix_layout;     /* --fix-layout */
+    unsigned n_workers;     /* --throttle */
+};
+/* Runs the rebalance on graph (cluster/distribute on top, ready) until
+ * done or SIGTERM/SIGINT (from sigs, blocked in every thread). Returns
+ * the process exit status: FSD_EXIT_OK when completed or stopped,
+ * FSD_EXIT_FAIL on failure. */
+int fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
+                      const sigset_t *sigs);
 
 #endif /* MORTARFSD_FSD_H */

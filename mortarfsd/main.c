@@ -253,6 +253,19 @@ main(int argc, char **argv)
     if (fsd_graph_start(&run, &err) != 0)
         goto fail;
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "graph ready");
+    if (run.opts.is_rebalance) {
+        /* rebalance.c: crawl and move files, then exit. */
+        struct fsd_rebal_conf rconf = {
+            .state_path = run.opts.rebal_state,
+            .is_fix_layout = run.opts.is_fix_layout,
+            .n_workers = run.opts.rebal_throttle,
+        };
+
+        fsd_report_ready(&run.dmn, 0, NULL);
+        status = fsd_rebalance_run(run.graph, &rconf, &sigs);
+        fsd_run_free(&run);
+        return status;
+    }
     if (run.opts.has_vf_server) {
         rc = fsd_watch_start(&run.src, run.spec.version,
                              run.spec.server_index, pthread_self(),

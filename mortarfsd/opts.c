@@ -32,6 +32,10 @@ enum {
     OPT_VF_PORT,
     OPT_VF_ID,
     OPT_VF_BACKUPS,
+    OPT_REBALANCE,
+    OPT_REBAL_STATE,
+    OPT_FIX_LAYOUT,
+    OPT_THROTTLE,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -49,6 +53,10 @@ static const struct option fsd_long_opts[] = {
     {"volfile-server-port", required_argument, NULL, OPT_VF_PORT},
     {"volfile-id", required_argument, NULL, OPT_VF_ID},
     {"backup-volfile-servers", required_argument, NULL, OPT_VF_BACKUPS},
+    {"rebalance", no_argument, NULL, OPT_REBALANCE},
+    {"rebalance-state", required_argument, NULL, OPT_REBAL_STATE},
+    {"fix-layout", no_argument, NULL, OPT_FIX_LAYOUT},
+    {"throttle", required_argument, NULL, OPT_THROTTLE},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -87,6 +95,13 @@ fsd_usage(FILE *out, const char *prog)
 "      --fuse-opt KEY=VALUE    option of the mount/fuse translator\n"
 "  -o KEY[=VALUE][,...]        same, mount(8) style (bare KEY means on)\n"
 "      --ready-timeout SEC     how long to wait for the graph (default %d)\n"
+"      --rebalance             run the rebalance of the volume (top must be\n"
+"                              cluster/distribute; no mount point) and exit\n"
+"      --rebalance-state FILE  its progress file (required; resumed from\n"
+"                              when it says running or stopped)\n"
+"      --fix-layout            only fix directory layouts, move no file\n"
+"      --throttle T            files moved in parallel: lazy (1), normal\n"
+"                              (2, default), aggressive (4) or a number\n"
 "  -V, --version               print the version and exit\n"
 "  -h, --help                  print this help and exit\n"
 "\n"
@@ -411,6 +426,22 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
         return opts->vf_id == NULL ? -ENOMEM : 0;
     case OPT_VF_BACKUPS:
         return fsd_add_vf_backups(opts, arg, err);
+    case OPT_REBALANCE:
+        opts->is_rebalance = true;
+        return 0;
+    case OPT_REBAL_STATE:
+        return fsd_set_path(&opts->rebal_state, arg, "--rebalance-state",
+                            err);
+    case OPT_FIX_LAYOUT:
+        opts->is_fix_layout = true;
+        return 0;
+    case OPT_THROTTLE:
+        if (fsd_rebal_throttle_parse(arg, &opts->rebal_throttle) != 0) {
+            vl_err_set(err, "--throttle '%s': expected lazy, normal, "
+                       "aggressive or 1-%d", arg, FSD_REBAL_THROTTLE_MAX);
+            return -EINVAL;
+        }
+        return 0;
     case 'V':
         opts->is_version = true;
         return 0;
@@ -498,6 +529,23 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
         rc = -EINVAL;
         goto out;
     }
+    if (opts->is_rebalance
+        && (opts->mountpoint != NULL || opts->rebal_state == NULL)) {
+        vl_err_set(err, "--rebalance needs --rebalance-state and no mount "
+                   "point");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (!opts->is_rebalance && (opts->rebal_state != NULL
+                                || opts->is_fix_layout
+                                || opts->rebal_throttle != 0)) {
+        vl_err_set(err, "--rebalance-state, --fix-layout and --throttle "
+                   "need --rebalance");
+        rc = -EINVAL;
+        goto out;
+    }
+    if (opts->is_rebalance && opts->rebal_throttle == 0)
+        opts->rebal_throttle = FSD_REBAL_THROTTLE_DEFAULT;
     if (opts->n_fuse_opts > 0 && opts->mountpoint == NULL) {
         vl_err_set(err, "fuse options given without a mount point");
         rc = -EINVAL;
@@ -526,6 +574,7 @@ fsd_opts_clear(struct fsd_opts *opts)
     free(opts->pid_file);
     free(opts->dump_dir);
     free(opts->vf_id);
+    free(opts->rebal_state);
     for (size_t i = 0; i < opts->n_vf_servers; i++)
         free(opts->vf_servers[i]);
     for (size_t i = 0; i < opts->n_xopts; i++) {

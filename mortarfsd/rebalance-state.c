@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rebalance-state: the rebalance's progress file and the crawl order it
+ * resumes by.
+ *
+ * The file is key=value lines (doc/rebalance.md). It is replaced whole,
+ * crash-safely: written to FILE.tmp, fsync'ed, renamed over FILE, and the
+ * directory fsync'ed, so a reader (mortard's status, the next run) sees
+ * the old or the new contents, never a mix; a torn FILE.tmp left by a
+ * crash is simply overwritten by the next write. Unknown keys are ignored
+ * when reading (newer writers), missing ones keep their zero value.
+ * The cursor and error values are escaped (%25, %0A, %0D) so that any
+ * path fits on one line.
+ * Threads: pure functions; the caller serialises access to one state.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsd.h"
+
+static const char *const fsd_rebal_status_names[] = {
+    [FSD_REBAL_RUNNING] = "running",
+    [FSD_REBAL_COMPLETED] = "completed",
+    [FSD_REBAL_FAILED] = "failed",
+    [FSD_REBAL_STOPPED] = "stopped",
+};
+
+
+const char *
+fsd_rebal_status_name(enum fsd_rebal_status status)
+{
+    if ((size_t)status >= VL_ARRAY_SIZE(fsd_rebal_status_names))
+        return "unknown";
+    return fsd_rebal_status_names[status];
+}
+
+
+int
+fsd_rebal_throttle_parse(const char *s, unsigned *out)
+{
+    char *end = NULL;
+    unsigned long v;
+
+    if (strcmp(s, "lazy") == 0)
+        v = 1;
+    else if (strcmp(s, "normal") == 0)
+        v = 2;
+    else if (strcmp(s, "aggressive") == 0)
+        v = 4;
+    else {
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v < 1
+            || v > FSD_REBAL_THROTTLE_MAX)
+            return -EINVAL;
+    }
+    *out = (unsigned)v;
+    return 0;
+}
+
+
+/* Writes value with '%', CR and LF escaped. */
+static void
+fsd_rebal_put_escaped(FILE *out, const char *key, const char *value)
+{
+    fprintf(out, "%s=", key);
+    for (const char *p = value; *p != '\0'; p++) {
+        if (*p == '%' || *p == '\n' || *p == '\r')
+            fprintf(out, "%%%02X", (unsigned)(unsigned char)*p);
+        else
+            fputc(*p, out);
+    }
+    fputc('\n', out);
+}
+
+
+/* Undoes fsd_rebal_put_escaped into dst (len bytes); -EINVAL if it does
+ * not fit or an escape is malformed. */
+static int
+fsd_rebal_get_escaped(const char *src, char *dst, size_t len)
+{
+    size_t n = 0;
+
+    for (const char *p = src; *p != '\0'; p++) {
+        char c = *p;
+
+        if (c == '%') {
+            unsigned v;
+
+            if (sscanf(p + 1, "%2X", &v) != 1 || p[1] == '\0'
+                || p[2] == '\0')
+                return -EINVAL;
+            c = (char)v;
+            p += 2;
+        }
+        if (n + 1 >= len)
+            return -EINVAL;
+        dst[n++] = c;
+    }
+    dst[n] = '\0';
+    return 0;
+}
+
+
+int
+fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
+{
+    char tmp[PATH_MAX];
+    char dir[PATH_MAX];
+    char *slash;
+    FILE *out = NULL;
+    int fd = -1;
+    int rc = 0;
+
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+        return -ENAMETOOLONG;
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    out = fdopen(fd, "w");
+    if (out == NULL) {
+        rc = -errno;
+        close(fd);
+        goto out;
+    }
+    fprintf(out, "status=%s\n", fsd_rebal_status_name(st->status));
+    fprintf(out, "pid=%ld\n", st->pid);
+    fprintf(out, "started=%" PRId64 "\n", st->started);
+    fprintf(out, "updated=%" PRId64 "\n", st->updated);
+    fprintf(out, "scanned_files=%" PRIu64 "\n", st->scanned_files);
+    fprintf(out, "scanned_dirs=%" PRIu64 "\n", st->scanned_dirs);
+    fprintf(out, "scanned_bytes=%" PRIu64 "\n", st->scanned_bytes);
+    fprintf(out, "moved_files=%" PRIu64 "\n", st->moved_files);
+    fprintf(out, "moved_bytes=%" PRIu64 "\n", st->moved_bytes);
+    fprintf(out, "failed_files=%" PRIu64 "\n", st->failed_files);
+    fprintf(out, "skipped_files=%" PRIu64 "\n", st->skipped_files);
+    fprintf(out, "total_bytes=%" PRIu64 "\n", st->total_bytes);
+    fprintf(out, "eta_seconds=%" PRId64 "\n", st->eta_seconds);
+    fsd_rebal_put_escaped(out, "cursor", st->cursor);
+    fsd_rebal_put_escaped(out, "error", st->error);
+    if (fflush(out) != 0 || fsync(fileno(out)) != 0)
+        rc = -errno;
+    if (fclose(out) != 0 && rc == 0)
+        rc = -errno;
+    if (rc != 0)
+        goto out;
+    if (rename(tmp, path) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    /* The rename itself must survive a crash too. */
+    snprintf(dir, sizeof(dir), "%s", path);
+    slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash != NULL)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    return 0;
+out:
+    unlink(tmp);
+    return rc;
+}
+
+
+static int
+fsd_rebal_u64(const char *v, uint64_t *out)
+{
+    char *end = NULL;
+
+    errno = 0;
+    *out = strtoull(v, &end, 10);
+    return v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ? -EINVAL
+                                                                   : 0;
+}
+
+
+static int
+fsd_rebal_i64(const char *v, int64_t *out)
+{
+    char *end = NULL;
+
+    errno = 0;
+    *out = strtoll(v, &end, 10);
+    return v[0] == '\0' || *end != '\0' || errno != 0 ? -EINVAL : 0;
+}
+
+
+/* One key=value line; unknown keys are accepted and ignored. */
+static int
+fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
+                     const char *v, bool *has_status)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } u64s[] = {
+        {"scanned_files", offsetof(struct fsd_rebal_state, scanned_files)},
+        {"scanned_dirs", offsetof(struct fsd_rebal_state, scanned_dirs)},
+        {"scanned_bytes", offsetof(struct fsd_rebal_state, scanned_bytes)},
+        {"moved_files", offsetof(struct fsd_rebal_state, moved_files)},
+        {"moved_bytes", offsetof(struct fsd_rebal_state, moved_bytes)},
+        {"failed_files", offsetof(struct fsd_rebal_state, failed_files)},
+        {"skipped_files", offsetof(struct fsd_rebal_state, skipped_files)},
+        {"total_bytes", offsetof(struct fsd_rebal_state, total_bytes)},
+    };
+    int64_t i64;
+
+    if (strcmp(key, "status") == 0) {
+        for (size_t i = 0; i < VL_ARRAY_SIZE(fsd_rebal_status_names); i++) {
+            if (strcmp(v, fsd_rebal_status_names[i]) == 0) {
+                st->status = (enum fsd_rebal_status)i;
+                *has_status = true;
+                return 0;
+            }
+        }
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < VL_ARRAY_SIZE(u64s); i++)
+        if (strcmp(key, u64s[i].key) == 0)
+            return fsd_rebal_u64(v, (uint64_t *)(void *)((char *)st
+                                                         + u64s[i].off));
+    if (strcmp(key, "pid") == 0) {
+        if (fsd_rebal_i64(v, &i64) != 0)
+            return -EINVAL;
+        st->pid = (long)i64;
+        return 0;
+    }
+    if (strcmp(key, "started") == 0)
+        return fsd_rebal_i64(v, &st->started);
+    if (strcmp(key, "updated") == 0)
+        return fsd_rebal_i64(v, &st->updated);
+    if (strcmp(key, "eta_seconds") == 0)
+        return fsd_rebal_i64(v, &st->eta_seconds);
+    if (strcmp(key, "cursor") == 0)
+        return fsd_rebal_get_escaped(v, st->cursor, sizeof(st->cursor));
+    if (strcmp(key, "error") == 0)
+        return fsd_rebal_get_escaped(v, st->error, sizeof(st->error));
+    return 0;
+}
+
+
+int
+fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st)
+{
+    bool has_status = false;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    FILE *in;
+    int rc = 0;
+
+    memset(st, 0, sizeof(*st));
+    st->eta_seconds = -1;
+    in = fopen(path, "re");
+    if (in == NULL)
+        return -errno;
+    while (rc == 0 && (len = getline(&line, &cap, in)) >= 0) {
+        char *eq;
+
+        if (len > 0 && line[len - 1] == '\n')
+            line[--len] = '\0';
+        if (len == 0 || line[0] == '#')
+            continue;
+        eq = strchr(line, '=');
+        if (eq == NULL) {
+            rc = -EINVAL;
+            break;
+        }
+        *eq = '\0';
+        rc = fsd_rebal_state_line(st, line, eq + 1, &has_status);
+    }
+    if (rc == 0 && ferror(in))
+        rc = -EIO;
+    if (rc == 0 && !has_status)
+        rc = -EINVAL;
+    free(line);
+    fclose(in);
+    return rc;
+}
+
+
+/* Length of the first component of p (p has no leading '/'). */
+static size_t
+fsd_rebal_comp_len(const char *p)
+{
+    return strcspn(p, "/");
+}
+
+
+int
+fsd_rebal_path_cmp(const char *a, const char *b)
+{
+    /* Walk both paths component by component: a parent comes before its
+     * children (preorder), siblings in strcmp order of their names. */
+    for (;;) {
+        size_t la;
+        size_t lb;
+        int c;
+
+        while (*a == '/')
+            a++;
+        while (*b == '/')
+            b++;
+        if (*a == '\0' || *b == '\0')
+            return (*a != '\0') - (*b != '\0');
+        la = fsd_rebal_comp_len(a);
+        lb = fsd_rebal_comp_len(b);
+        c = memcmp(a, b, la < lb ? la : lb);
+        if (c != 0)
+            return c;
+        if (la != lb)
+            return la < lb ? -1 : 1;
+        a += la;
+        b += lb;
+    }
+}
+
+
+bool
+fsd_rebal_cursor_skip(const char *dir, const char *cursor)
+{
+    if (cursor == NULL || cursor[0] == '\0')
+        return false;
+    return fsd_rebal_path_cmp(dir, cursor) <= 0;
+}
+
+
+void
+fsd_rebal_eta_update(struct fsd_rebal_state *st, int64_t now)
+{
+    int64_t elapsed = now - st->started;
+
+    if (st->status != FSD_REBAL_RUNNING) {
+        st->eta_seconds = st->status == FSD_REBAL_COMPLETED ? 0 : -1;
+        return;
+    }
+    if (st->scanned_bytes == 0 || st->total_bytes == 0 || elapsed <= 0) {
+        st->eta_seconds = -1;
+        return;
+    }
+    if (st->scanned_bytes >= st->total_bytes) {
+        st->eta_seconds = 0;
+        return;
+    }
+    /* The rate of scanning so far over the bytes still to look at. */
+    st->eta_seconds = (int64_t)((double)elapsed
+                                * (double)(st->total_bytes - st->scanned_bytes)
+                                / (double)st->scanned_bytes);
+}

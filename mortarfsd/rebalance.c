@@ -1,0 +1,686 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rebalance: mortarfsd --rebalance. Crawls the volume through the graph's
+ * cluster/distribute and puts every file on its hashed subvolume
+ * (doc/rebalance.md).
+ *
+ * Crawl: depth-first from the root, subdirectories in strcmp order of
+ * their names (fsd_rebal_path_cmp's order, which the cursor relies on).
+ * For each directory: setxattr mortar.dht.fix-layout through distribute;
+ * list it on every subvolume (readdirplus on each protocol/client), so
+ * that link files, markers and stale copies are seen where they are;
+ * unless --fix-layout, hand every name to the worker pool (--throttle
+ * workers, each running fsd_rebal_file) and wait for all of them; if
+ * none failed or was abandoned, setxattr mortar.dht.commit-layout; then
+ * the directory is the new cursor. A resumed run (state file running or
+ * stopped) skips the work of directories at or before its cursor but
+ * still walks into them.
+ * Threads: the main thread serves SIGTERM/SIGINT (sigtimedwait) and
+ * writes the state file every second; one crawler thread; the workers.
+ * run.lock guards the state counters and the job queue of the current
+ * directory; stop is atomic.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsd.h"
+
+#define RB_DOMAIN "rebalance"
+#define RB_READDIR_SIZE (128 * 1024)
+#define RB_FIX_LAYOUT "mortar.dht.fix-layout"
+#define RB_COMMIT_LAYOUT "mortar.dht.commit-layout"
+
+/* One name of the directory being worked on. */
+struct rb_job {
+    char *name;                 /* owned */
+    struct fsd_rebal_ent *ents; /* owned; one per subvolume */
+};
+
+/* One (name, subvolume) pair from a listing, before grouping by name. */
+struct rb_seen {
+    char *name;               /* owned */
+    size_t sub;               /* subvolume index */
+    struct fsd_rebal_ent ent; /* what it is there */
+};
+
+struct rb_run {
+    const struct fsd_rebal_conf *conf; /* borrowed */
+    vl_graph_t *graph;                 /* borrowed */
+    struct fsd_rebal_io io;            /* the subvolumes, stop */
+    atomic_bool stop;                  /* SIGTERM/SIGINT seen */
+    atomic_bool is_crawl_done;         /* the crawler has finished */
+    pthread_mutex_t lock;              /* guards the fields below */
+    pthread_cond_t cond;               /* jobs queued / all jobs done */
+    struct fsd_rebal_state st;         /* counters, cursor, error */
+    char resume[FSD_REBAL_CURSOR_MAX]; /* cursor this run started from */
+    vl_inode_t *qdir;                  /* directory of the queued jobs */
+    struct rb_job *jobs;               /* borrowed from the crawler */
+    size_t n_jobs;
+    size_t next_job;                   /* first job not taken */
+    size_t n_jobs_done;
+    bool is_dir_incomplete;            /* a job failed or was abandoned */
+    bool is_exit;                      /* workers must return */
+    bool has_failed;                   /* this run had a failure */
+};
+
+
+static int64_t
+rb_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+
+/* Records a failure (why) in the state; with is_file, counts it. */
+static void
+rb_fail(struct rb_run *run, bool is_file, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+rb_fail(struct rb_run *run, bool is_file, const char *fmt, ...)
+{
+    char msg[sizeof(run->st.error)];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    vl_glog(RB_DOMAIN, VL_LOG_ERROR, "%s", msg);
+    pthread_mutex_lock(&run->lock);
+    snprintf(run->st.error, sizeof(run->st.error), "%s", msg);
+    if (is_file)
+        run->st.failed_files++;
+    run->has_failed = true;
+    pthread_mutex_unlock(&run->lock);
+}
+
+
+static void *
+rb_worker(void *arg)
+{
+    struct rb_run *run = arg;
+
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        struct rb_job *job;
+        vl_inode_t *dir;
+        enum fsd_rebal_outcome out;
+        uint64_t bytes = 0;
+        uint64_t seen = 0;
+        char why[sizeof(run->st.error)] = "";
+
+        while (!run->is_exit && run->next_job >= run->n_jobs)
+            pthread_cond_wait(&run->cond, &run->lock);
+        if (run->is_exit)
+            break;
+        job = &run->jobs[run->next_job++];
+        dir = run->qdir;
+        pthread_mutex_unlock(&run->lock);
+
+        for (size_t i = 0; i < run->io.n_subs; i++)
+            if (job->ents[i].kind == FSD_RK_DATA)
+                seen = job->ents[i].iatt.size;
+        if (atomic_load(&run->stop))
+            out = FSD_RO_STOPPED;
+        else
+            out = fsd_rebal_file(&run->io, dir, job->name, job->ents,
+                                 &bytes, why, sizeof(why));
+        if (out == FSD_RO_FAILED)
+            rb_fail(run, true, "%s", why[0] != '\0' ? why : job->name);
+
+        pthread_mutex_lock(&run->lock);
+        if (out != FSD_RO_STOPPED) {
+            run->st.scanned_files++;
+            run->st.scanned_bytes += seen;
+        }
+        if (out == FSD_RO_MOVED) {
+            run->st.moved_files++;
+            run->st.moved_bytes += bytes;
+        } else if (out == FSD_RO_SKIPPED) {
+            run->st.skipped_files++;
+        } else if (out == FSD_RO_FAILED || out == FSD_RO_STOPPED) {
+            run->is_dir_incomplete = true;
+        }
+        if (++run->n_jobs_done == run->n_jobs)
+            pthread_cond_broadcast(&run->cond);
+    }
+    pthread_mutex_unlock(&run->lock);
+    return NULL;
+}
+
+
+static int
+rb_call(vl_xlator_t *xl, vl_fop_t op, const union vl_fop_args *args,
+        struct vl_reply *reply)
+{
+    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_reply tmp = {0};
+    int rc;
+
+    rc = vl_sync_call(xl, op, args, &caller, reply != NULL ? reply : &tmp);
+    vl_reply_clear(&tmp);
+    return rc;
+}
+
+
+static int
+rb_dir_setxattr(struct rb_run *run, vl_inode_t *dir, const char *key)
+{
+    union vl_fop_args a = {0};
+
+    a.setxattr.loc.inode = dir;
+    a.setxattr.name = key;
+    a.setxattr.value = "1";
+    a.setxattr.size = 1;
+    return rb_call(run->io.top, VL_FOP_SETXATTR, &a, NULL);
+}
+
+
+static int
+rb_seen_cmp(const void *pa, const void *pb)
+{
+    const struct rb_seen *a = pa;
+    const struct rb_seen *b = pb;
+    int c = strcmp(a->name, b->name);
+
+    if (c != 0)
+        return c;
+    return a->sub < b->sub ? -1 : a->sub > b->sub;
+}
+
+
+static int
+rb_seen_add(struct rb_seen **arr, size_t *n, size_t *cap, const char *name,
+            size_t sub, const struct vl_iatt *iatt)
+{
+    struct rb_seen *s;
+
+    if (*n == *cap) {
+        size_t ncap = *cap != 0 ? *cap * 2 : 256;
+        struct rb_seen *na = realloc(*arr, ncap * sizeof(*na));
+
+        if (na == NULL)
+            return -ENOMEM;
+        *arr = na;
+        *cap = ncap;
+    }
+    s = &(*arr)[*n];
+    s->name = strdup(name);
+    if (s->name == NULL)
+        return -ENOMEM;
+    s->sub = sub;
+    s->ent.iatt = *iatt;
+    s->ent.kind = fsd_rebal_classify(iatt);
+    (*n)++;
+    return 0;
+}
+
+
+/* Lists dir on subvolume sub into the flat array. */
+static int
+rb_list_sub(struct rb_run *run, vl_inode_t *dir, size_t sub,
+            struct rb_seen **arr, size_t *n, size_t *cap)
+{
+    vl_xlator_t *xl = run->io.subs[sub];
+    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY | O_DIRECTORY, (uint32_t)getpid());
+    union vl_fop_args a = {0};
+    int64_t off = 0;
+    int rc;
+
+    if (fd == NULL)
+        return -ENOMEM;
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    rc = rb_call(xl, VL_FOP_OPENDIR, &a, NULL);
+    while (rc == 0) {
+        struct vl_reply r = {0};
+
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = fd;
+        a.readdir.size = RB_READDIR_SIZE;
+        a.readdir.offset = (off_t)off;
+        a.readdir.plus = true;
+        rc = rb_call(xl, VL_FOP_READDIR, &a, &r);
+        for (size_t i = 0; rc == 0 && i < r.entries.n; i++) {
+            const struct vl_dirent *d = &r.entries.ents[i];
+
+            off = d->off;
+            if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
+                continue;
+            if (!d->has_iatt) {
+                rc = -EPROTO; /* readdirplus without attributes */
+                break;
+            }
+            rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
+        }
+        if (rc == 0 && (r.entries.n == 0 || r.entries.eof)) {
+            vl_reply_clear(&r);
+            break;
+        }
+        vl_reply_clear(&r);
+    }
+    vl_fd_unref(fd);
+    if (rc != 0)
+        rb_fail(run, false, "listing a directory on %s: %s", xl->name,
+                strerror(-rc));
+    return rc;
+}
+
+
+static void
+rb_jobs_free(struct rb_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(jobs[i].name);
+        free(jobs[i].ents);
+    }
+    free(jobs);
+}
+
+
+/* Lists dir everywhere and groups by name: files go to *jobs, names
+ * that are a directory on some subvolume to *subdirs (sorted). */
+static int
+rb_list(struct rb_run *run, vl_inode_t *dir, struct rb_job **jobs,
+        size_t *n_jobs, char ***subdirs, size_t *n_subdirs)
+{
+    struct rb_seen *seen = NULL;
+    size_t n_seen = 0;
+    size_t cap = 0;
+    int rc = 0;
+
+    *jobs = NULL;
+    *n_jobs = 0;
+    *subdirs = NULL;
+    *n_subdirs = 0;
+    for (size_t s = 0; rc == 0 && s < run->io.n_subs; s++)
+        rc = rb_list_sub(run, dir, s, &seen, &n_seen, &cap);
+    if (rc == 0 && n_seen > 0) {
+        qsort(seen, n_seen, sizeof(*seen), rb_seen_cmp);
+        *jobs = calloc(n_seen, sizeof(**jobs));
+        *subdirs = calloc(n_seen, sizeof(**subdirs));
+        if (*jobs == NULL || *subdirs == NULL)
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < n_seen;) {
+        size_t j = i;
+        bool is_dir = false;
+        struct fsd_rebal_ent *ents = calloc(run->io.n_subs, sizeof(*ents));
+
+        if (ents == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        for (; j < n_seen && strcmp(seen[j].name, seen[i].name) == 0; j++) {
+            ents[seen[j].sub] = seen[j].ent;
+            is_dir |= seen[j].ent.kind == FSD_RK_DIR;
+        }
+        if (is_dir) {
+            free(ents);
+            (*subdirs)[(*n_subdirs)++] = seen[i].name;
+            seen[i].name = NULL;
+        } else {
+            (*jobs)[*n_jobs].name = seen[i].name;
+            (*jobs)[(*n_jobs)++].ents = ents;
+            seen[i].name = NULL;
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < n_seen; i++)
+        free(seen[i].name);
+    free(seen);
+    if (rc != 0) {
+        rb_jobs_free(*jobs, *n_jobs);
+        for (size_t i = 0; i < *n_subdirs; i++)
+            free((*subdirs)[i]);
+        free(*subdirs);
+        *jobs = NULL;
+        *subdirs = NULL;
+        *n_jobs = *n_subdirs = 0;
+    }
+    return rc;
+}
+
+
+/* Hands the jobs of dir to the workers and waits until all are done;
+ * true if every one succeeded (nothing failed or abandoned). */
+static bool
+rb_run_jobs(struct rb_run *run, vl_inode_t *dir, struct rb_job *jobs,
+            size_t n_jobs)
+{
+    bool is_complete;
+
+    pthread_mutex_lock(&run->lock);
+    run->qdir = dir;
+    run->jobs = jobs;
+    run->n_jobs = n_jobs;
+    run->next_job = 0;
+    run->n_jobs_done = 0;
+    run->is_dir_incomplete = false;
+    pthread_cond_broadcast(&run->cond);
+    while (run->n_jobs_done < run->n_jobs)
+        pthread_cond_wait(&run->cond, &run->lock);
+    is_complete = !run->is_dir_incomplete;
+    run->qdir = NULL;
+    run->jobs = NULL;
+    run->n_jobs = run->next_job = run->n_jobs_done = 0;
+    pthread_mutex_unlock(&run->lock);
+    return is_complete;
+}
+
+
+/* The linked inode of name in dir through distribute; NULL on error. */
+static vl_inode_t *
+rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
+              const char *path)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    vl_inode_t *fresh = vl_inode_new(dir->table);
+    vl_inode_t *linked = NULL;
+    int rc;
+
+    if (fresh == NULL) {
+        rb_fail(run, false, "%s: out of memory", path);
+        return NULL;
+    }
+    a.lookup.loc.parent = dir;
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = fresh;
+    rc = rb_call(run->io.top, VL_FOP_LOOKUP, &a, &r);
+    if (rc == 0 && !S_ISDIR(r.iatt.mode))
+        rc = -ENOTDIR;
+    if (rc == 0) {
+        linked = vl_inode_link(fresh, &r.iatt);
+        if (linked == NULL)
+            rc = -ENOMEM;
+    }
+    if (rc != 0)
+        rb_fail(run, false, "lookup of directory %s: %s", path,
+                strerror(-rc));
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    return linked;
+}
+
+
+/* One directory, then its subdirectories. */
+static void
+rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
+{
+    bool is_skipped = fsd_rebal_cursor_skip(path, run->resume);
+    bool is_complete = true;
+    struct rb_job *jobs = NULL;
+    char **subdirs = NULL;
+    size_t n_jobs = 0;
+    size_t n_subdirs = 0;
+    int rc;
+
+    if (atomic_load(&run->stop))
+        return;
+    if (!is_skipped) {
+        rc = rb_dir_setxattr(run, dir, RB_FIX_LAYOUT);
+        if (rc != 0) {
+            rb_fail(run, false, "fix-layout of %s: %s", path, strerror(-rc));
+            is_complete = false;
+        }
+    }
+    if (rb_list(run, dir, &jobs, &n_jobs, &subdirs, &n_subdirs) != 0)
+        return;
+    if (!is_skipped && is_complete && !run->conf->is_fix_layout)
+        is_complete = rb_run_jobs(run, dir, jobs, n_jobs);
+    rb_jobs_free(jobs, n_jobs);
+    if (!is_skipped && is_complete && !run->conf->is_fix_layout
+        && !atomic_load(&run->stop)) {
+        rc = rb_dir_setxattr(run, dir, RB_COMMIT_LAYOUT);
+        if (rc != 0) {
+            rb_fail(run, false, "commit-layout of %s: %s", path,
+                    strerror(-rc));
+            is_complete = false;
+        }
+    }
+    if (!is_skipped && !atomic_load(&run->stop)) {
+        pthread_mutex_lock(&run->lock);
+        run->st.scanned_dirs++;
+        /* A directory with failures is not redone by a resumed run
+         * either: the error and counters report it. */
+        snprintf(run->st.cursor, sizeof(run->st.cursor), "%s", path);
+        pthread_mutex_unlock(&run->lock);
+    }
+
+    for (size_t i = 0; i < n_subdirs; i++) {
+        char child_path[FSD_REBAL_CURSOR_MAX];
+        vl_inode_t *child;
+        int len;
+
+        if (atomic_load(&run->stop))
+            break;
+        len = snprintf(child_path, sizeof(child_path), "%s/%s",
+                       strcmp(path, "/") == 0 ? "" : path, subdirs[i]);
+        if (len < 0 || (size_t)len >= sizeof(child_path)) {
+            rb_fail(run, false, "%s/%s: path too long for the cursor", path,
+                    subdirs[i]);
+            continue;
+        }
+        child = rb_lookup_dir(run, dir, subdirs[i], child_path);
+        if (child == NULL)
+            continue;
+        rb_dir(run, child, child_path);
+        vl_inode_unref(child);
+    }
+    for (size_t i = 0; i < n_subdirs; i++)
+        free(subdirs[i]);
+    free(subdirs);
+}
+
+
+static void *
+rb_crawler(void *arg)
+{
+    struct rb_run *run = arg;
+    vl_inode_t *root = vl_inode_table_root(run->graph->itable);
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    int rc;
+
+    a.lookup.loc.inode = root;
+    rc = rb_call(run->io.top, VL_FOP_LOOKUP, &a, &r);
+    vl_reply_clear(&r);
+    if (rc != 0)
+        rb_fail(run, false, "lookup of the root: %s", strerror(-rc));
+    else
+        rb_dir(run, root, "/");
+    vl_inode_unref(root);
+    atomic_store(&run->is_crawl_done, true);
+    return NULL;
+}
+
+
+/* Sum of used bytes of the subvolumes' file systems (each counted once),
+ * the estimate of what the crawl will look at. */
+static uint64_t
+rb_total_bytes(struct rb_run *run)
+{
+    unsigned long fsids[64];
+    size_t n_fsids = 0;
+    uint64_t total = 0;
+    vl_inode_t *root = vl_inode_table_root(run->graph->itable);
+
+    for (size_t i = 0; i < run->io.n_subs; i++) {
+        union vl_fop_args a = {0};
+        struct vl_reply r = {0};
+        bool is_dup = false;
+
+        a.statfs.loc.inode = root;
+        if (rb_call(run->io.subs[i], VL_FOP_STATFS, &a, &r) == 0) {
+            for (size_t j = 0; j < n_fsids; j++)
+                is_dup |= fsids[j] == r.statvfs.f_fsid;
+            if (!is_dup && n_fsids < VL_ARRAY_SIZE(fsids))
+                fsids[n_fsids++] = r.statvfs.f_fsid;
+            if (!is_dup)
+                total += (uint64_t)(r.statvfs.f_blocks - r.statvfs.f_bfree)
+                         * r.statvfs.f_frsize;
+        }
+        vl_reply_clear(&r);
+    }
+    vl_inode_unref(root);
+    return total;
+}
+
+
+/* Writes the state file from a snapshot of the counters. */
+static void
+rb_state_flush(struct rb_run *run)
+{
+    struct fsd_rebal_state *snap = malloc(sizeof(*snap));
+    int rc;
+
+    if (snap == NULL)
+        return;
+    pthread_mutex_lock(&run->lock);
+    run->st.updated = rb_now();
+    fsd_rebal_eta_update(&run->st, run->st.updated);
+    *snap = run->st;
+    pthread_mutex_unlock(&run->lock);
+    rc = fsd_rebal_state_write(run->conf->state_path, snap);
+    if (rc != 0)
+        vl_glog(RB_DOMAIN, VL_LOG_WARNING, "writing %s: %s",
+                run->conf->state_path, strerror(-rc));
+    free(snap);
+}
+
+
+/* Starts from the state file when it says running or stopped. */
+static void
+rb_state_init(struct rb_run *run)
+{
+    int rc = fsd_rebal_state_read(run->conf->state_path, &run->st);
+
+    if (rc == 0 && (run->st.status == FSD_REBAL_RUNNING
+                    || run->st.status == FSD_REBAL_STOPPED)) {
+        vl_glog(RB_DOMAIN, VL_LOG_INFO, "resuming after '%s' (%" PRIu64
+                " files moved so far)", run->st.cursor, run->st.moved_files);
+        snprintf(run->resume, sizeof(run->resume), "%s", run->st.cursor);
+    } else {
+        if (rc != 0 && rc != -ENOENT)
+            vl_glog(RB_DOMAIN, VL_LOG_WARNING, "%s: %s; starting afresh",
+                    run->conf->state_path, strerror(-rc));
+        memset(&run->st, 0, sizeof(run->st));
+        run->st.started = rb_now();
+        run->st.total_bytes = rb_total_bytes(run);
+    }
+    run->st.status = FSD_REBAL_RUNNING;
+    run->st.pid = (long)getpid();
+    run->st.error[0] = '\0';
+}
+
+
+/* Waits for the crawler, serving signals and flushing the state. */
+static void
+rb_serve(struct rb_run *run, const sigset_t *sigs)
+{
+    struct timespec tick = {.tv_sec = 1};
+
+    while (!atomic_load(&run->is_crawl_done)) {
+        int sig = sigtimedwait(sigs, NULL, &tick);
+
+        if ((sig == SIGTERM || sig == SIGINT) && !atomic_load(&run->stop)) {
+            vl_glog(RB_DOMAIN, VL_LOG_INFO, "signal %d: stopping after the "
+                    "files in flight", sig);
+            atomic_store(&run->stop, true);
+        }
+        rb_state_flush(run);
+    }
+}
+
+
+int
+fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
+                  const sigset_t *sigs)
+{
+    struct rb_run *run = calloc(1, sizeof(*run));
+    pthread_t *workers = NULL;
+    size_t n_workers = 0;
+    pthread_t crawler;
+    bool has_crawler = false;
+    int status = FSD_EXIT_FAIL;
+
+    if (run == NULL)
+        return FSD_EXIT_FAIL;
+    run->conf = conf;
+    run->graph = graph;
+    run->io.top = graph->top;
+    run->io.subs = graph->top->children;
+    run->io.n_subs = graph->top->n_children;
+    run->io.stop = &run->stop;
+    pthread_mutex_init(&run->lock, NULL);
+    pthread_cond_init(&run->cond, NULL);
+    if (strcmp(graph->top->cls->type, "cluster/distribute") != 0) {
+        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "the volfile's top is %s, not "
+                "cluster/distribute: nothing to rebalance",
+                graph->top->cls->type);
+        goto out;
+    }
+    rb_state_init(run);
+    rb_state_flush(run);
+    vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s over %zu subvolumes, %u in "
+            "parallel", conf->is_fix_layout ? "fix-layout" : "rebalance",
+            run->io.n_subs, conf->n_workers);
+
+    workers = calloc(conf->n_workers, sizeof(*workers));
+    if (workers == NULL) {
+        rb_fail(run, false, "out of memory");
+        goto finish;
+    }
+    for (; n_workers < conf->n_workers; n_workers++)
+        if (pthread_create(&workers[n_workers], NULL, rb_worker, run) != 0)
+            break;
+    if (n_workers == 0
+        || pthread_create(&crawler, NULL, rb_crawler, run) != 0) {
+        rb_fail(run, false, "cannot start threads");
+        goto finish;
+    }
+    has_crawler = true;
+    rb_serve(run, sigs);
+
+finish:
+    if (has_crawler)
+        pthread_join(crawler, NULL);
+    pthread_mutex_lock(&run->lock);
+    run->is_exit = true;
+    pthread_cond_broadcast(&run->cond);
+    pthread_mutex_unlock(&run->lock);
+    for (size_t i = 0; i < n_workers; i++)
+        pthread_join(workers[i], NULL);
+    free(workers);
+    if (atomic_load(&run->stop))
+        run->st.status = FSD_REBAL_STOPPED;
+    else if (run->has_failed)
+        run->st.status = FSD_REBAL_FAILED;
+    else
+        run->st.status = FSD_REBAL_COMPLETED;
+    rb_state_flush(run);
+    vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s: %" PRIu64 " files moved (%" PRIu64
+            " bytes), %" PRIu64 " scanned, %" PRIu64 " failed, %" PRIu64
+            " skipped", fsd_rebal_status_name(run->st.status),
+            run->st.moved_files, run->st.moved_bytes, run->st.scanned_files,
+            run->st.failed_files, run->st.skipped_files);
+    status = run->st.status == FSD_REBAL_FAILED ? FSD_EXIT_FAIL
+                                                : FSD_EXIT_OK;
+out:
+    pthread_cond_destroy(&run->cond);
+    pthread_mutex_destroy(&run->lock);
+    free(run);
+    return status;
+}
