@@ -25,7 +25,7 @@
 vl_inode_t *
 vfuse_call_inode(struct vfuse_call *call)
 {
-    return vfuse_inode_peek(call->priv, call->hdr.nodeid);
+    return vfuse_call_node(call, 0);
 }
 
 
@@ -59,6 +59,7 @@ vfuse_entry_done(vl_req_t *req, void *cookie)
 {
     struct vfuse_call *call = cookie;
     struct vfuse_priv *priv = call->priv;
+    struct vfuse_session *sess = call->sess;
     const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
     struct fuse_entry_out out;
     vl_inode_t *linked;
@@ -88,11 +89,15 @@ vfuse_entry_done(vl_req_t *req, void *cookie)
         vfuse_reply_err(call, -ENOMEM);
         return;
     }
-    nodeid = vfuse_inode_remember(priv, linked);
+    nodeid = vfuse_inode_remember(call, linked);
+    if (nodeid == 0) {
+        vfuse_reply_err(call, -ENOMEM);
+        return;
+    }
     vfuse_entry_fill(priv, &out, nodeid, &req->reply.iatt);
     /* A kernel that dropped the request never counted the lookup. */
     if (vfuse_reply_buf(call, &out, sizeof(out)) == -ENOENT)
-        vfuse_inode_forget(priv, nodeid, 1);
+        vfuse_inode_forget(sess, nodeid, 1);
 }
 
 
@@ -159,7 +164,7 @@ vfuse_getattr(struct vfuse_call *call)
         a = VL_ARGS(req, stat);
         a->loc.inode = vfuse_call_inode(call);
         if (in.getattr_flags & FUSE_GETATTR_FH)
-            a->fd = (vl_fd_t *)(uintptr_t)in.fh;
+            a->fd = vfuse_call_fh(call, 0);
         if (a->loc.inode == NULL)
             rc = -EINVAL;
     }
@@ -180,7 +185,7 @@ vfuse_setattr(struct vfuse_call *call)
     memcpy(&in, call->arg, sizeof(in));
     vfuse_setattr_from_in(&in, &attr, &valid);
     if (in.valid & FATTR_FH)
-        fd = (vl_fd_t *)(uintptr_t)in.fh;
+        fd = vfuse_call_fh(call, 0);
     if (in.valid & FATTR_LOCKOWNER)
         call->caller.lk_owner = in.lock_owner;
     /* Nothing to change (only FH/LOCKOWNER): the kernel wants attributes. */
@@ -332,7 +337,7 @@ vfuse_link(struct vfuse_call *call)
     int rc = 0;
 
     memcpy(&in, call->arg, sizeof(in));
-    old = vfuse_inode_peek(call->priv, in.oldnodeid);
+    old = vfuse_call_node(call, 1);
     if (req != NULL) {
         a = VL_ARGS(req, link);
         a->oldloc.inode = old;
@@ -387,8 +392,7 @@ vfuse_rmdir(struct vfuse_call *call)
 /* Payload after the fixed part: oldname NUL newname NUL. The source's
  * inode is not known here (no dentry cache); bricks resolve parent+name. */
 static void
-vfuse_rename_common(struct vfuse_call *call, uint64_t newdir, uint32_t flags,
-                    size_t off)
+vfuse_rename_common(struct vfuse_call *call, uint32_t flags, size_t off)
 {
     vl_req_t *req = vfuse_req_new(call, VL_FOP_RENAME);
     struct vl_rename_args *a;
@@ -399,7 +403,7 @@ vfuse_rename_common(struct vfuse_call *call, uint64_t newdir, uint32_t flags,
         a = VL_ARGS(req, rename);
         a->oldloc.parent = vfuse_call_inode(call);
         a->oldloc.name = vfuse_arg_str(call, off, &old_len);
-        a->newloc.parent = vfuse_inode_peek(call->priv, newdir);
+        a->newloc.parent = vfuse_call_node(call, 1);
         if (a->oldloc.name != NULL)
             a->newloc.name = vfuse_arg_str(call, off + old_len + 1, NULL);
         a->flags = flags;
@@ -417,7 +421,7 @@ vfuse_rename(struct vfuse_call *call)
     struct fuse_rename_in in;
 
     memcpy(&in, call->arg, sizeof(in));
-    vfuse_rename_common(call, in.newdir, 0, sizeof(in));
+    vfuse_rename_common(call, 0, sizeof(in));
 }
 
 
@@ -427,7 +431,7 @@ vfuse_rename2(struct vfuse_call *call)
     struct fuse_rename2_in in;
 
     memcpy(&in, call->arg, sizeof(in));
-    vfuse_rename_common(call, in.newdir, in.flags, sizeof(in));
+    vfuse_rename_common(call, in.flags, sizeof(in));
 }
 
 

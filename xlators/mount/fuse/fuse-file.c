@@ -5,9 +5,10 @@
  * FSYNCDIR, RELEASEDIR, GETLK, SETLK, SETLKW, FALLOCATE, LSEEK and
  * COPY_FILE_RANGE.
  *
- * File handles are vl_fd_t pointers: OPEN/CREATE/OPENDIR give the kernel
- * one ref, RELEASE/RELEASEDIR drop it (the last unref runs every
- * translator's release hook).
+ * File handles are struct vfuse_handle pointers (fuse-table.c) holding a
+ * ref on the fd of one graph: OPEN/CREATE/OPENDIR make one, RELEASE and
+ * RELEASEDIR free it (the fd's last unref runs every translator's release
+ * hook). Handlers get the fd of their own graph from fuse-resolve.c.
  *
  * Privilege killing (HANDLE_KILLPRIV_V2 makes it ours): a WRITE flagged
  * FUSE_WRITE_KILL_SUIDGID whose post-write attributes still show setuid
@@ -24,13 +25,6 @@
 #include <sys/stat.h>
 
 #include "fuse.h"
-
-
-static vl_fd_t *
-vfuse_fh(uint64_t fh)
-{
-    return (vl_fd_t *)(uintptr_t)fh;
-}
 
 
 /* Winds SETATTR(KILL_SUIDGID) on call->fd or fd, answering through then. */
@@ -54,21 +48,31 @@ vfuse_kill_suidgid(struct vfuse_call *call, vl_fd_t *fd, vl_done_fn *then)
 
 /* ---- OPEN / CREATE / OPENDIR ---- */
 
-/* Hands the kernel its ref on call->fd and answers with the handle. */
+/* Makes the kernel's handle for call->fd (object gfid, type) and answers
+ * with it. */
 static void
-vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry)
+vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry,
+                 const vl_gfid_t *gfid, uint32_t type)
 {
     const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
     struct fuse_open_out out;
     struct iovec iov[2];
     int n = 0;
-    vl_fd_t *fd = vfuse_fd_give(call->priv, call->fd);
     bool is_dir = call->hdr.opcode == FUSE_OPENDIR;
     uint64_t nodeid = entry != NULL ? entry->nodeid : 0;
-    struct vfuse_priv *priv = call->priv;
+    struct vfuse_session *sess = call->sess;
+    uint64_t gen = call->priv->gen;
+    uint64_t fh;
 
+    fh = vfuse_handle_new(&sess->table, call->fd, gen, gfid, type, is_dir);
+    if (fh == 0) {
+        vfuse_reply_err(call, -ENOMEM);
+        if (nodeid != 0)
+            vfuse_inode_forget(sess, nodeid, 1);
+        return;
+    }
     memset(&out, 0, sizeof(out));
-    out.fh = (uint64_t)(uintptr_t)fd;
+    out.fh = fh;
     if (conf->is_direct_io && !is_dir)
         out.open_flags |= FOPEN_DIRECT_IO;
     else if (conf->is_keep_cache && !is_dir)
@@ -80,11 +84,22 @@ vfuse_open_reply(struct vfuse_call *call, const struct fuse_entry_out *entry)
     iov[n].iov_base = &out;
     iov[n++].iov_len = sizeof(out);
     if (vfuse_reply(call, 0, iov, n) == -ENOENT) {
-        /* The kernel never saw the handle (or the entry): undo both. */
-        vl_fd_unref(vfuse_fd_take(priv, (uint64_t)(uintptr_t)fd));
+        /* The kernel never saw the handle (or the entry): undo both. The
+         * fd's graph is alive: the call pinned it until vfuse_reply. */
+        vl_fd_unref(vfuse_handle_free(&sess->table, fh, gen));
         if (nodeid != 0)
-            vfuse_inode_forget(priv, nodeid, 1);
+            vfuse_inode_forget(sess, nodeid, 1);
     }
+}
+
+
+/* OPEN/OPENDIR answer: the handle is for the resolved node. */
+static void
+vfuse_open_answer(struct vfuse_call *call)
+{
+    vl_inode_t *inode = vfuse_call_inode(call);
+
+    vfuse_open_reply(call, NULL, &inode->gfid, inode->type);
 }
 
 
@@ -94,7 +109,7 @@ vfuse_open_killed(vl_req_t *req, void *cookie)
     if (req->status != 0)
         vfuse_reply_err(cookie, req->status);
     else
-        vfuse_open_reply(cookie, NULL);
+        vfuse_open_answer(cookie);
 }
 
 
@@ -114,7 +129,7 @@ vfuse_open_done(vl_req_t *req, void *cookie)
         vfuse_kill_suidgid(call, call->fd, vfuse_open_killed);
         return;
     }
-    vfuse_open_reply(call, NULL);
+    vfuse_open_answer(call);
 }
 
 
@@ -164,6 +179,7 @@ vfuse_create_done(vl_req_t *req, void *cookie)
     struct vfuse_call *call = cookie;
     struct fuse_entry_out entry;
     vl_inode_t *linked;
+    uint64_t nodeid;
 
     if (req->status != 0) {
         vfuse_reply_err(call, req->status);
@@ -174,10 +190,14 @@ vfuse_create_done(vl_req_t *req, void *cookie)
         vfuse_reply_err(call, -ENOMEM);
         return;
     }
-    vfuse_entry_fill(call->priv, &entry,
-                     vfuse_inode_remember(call->priv, linked),
-                     &req->reply.iatt);
-    vfuse_open_reply(call, &entry);
+    nodeid = vfuse_inode_remember(call, linked);
+    if (nodeid == 0) {
+        vfuse_reply_err(call, -ENOMEM);
+        return;
+    }
+    vfuse_entry_fill(call->priv, &entry, nodeid, &req->reply.iatt);
+    vfuse_open_reply(call, &entry, &req->reply.iatt.gfid,
+                     req->reply.iatt.mode & S_IFMT);
 }
 
 
@@ -250,7 +270,7 @@ vfuse_read(struct vfuse_call *call)
     if (req != NULL) {
         req->caller = call->caller;
         a = VL_ARGS(req, read);
-        a->fd = vfuse_fh(in.fh);
+        a->fd = vfuse_call_fh(call, 0);
         a->size = in.size;
         a->offset = (off_t)in.offset;
         a->flags = in.flags;
@@ -297,7 +317,7 @@ vfuse_write_done(vl_req_t *req, void *cookie)
     }
     if ((in->write_flags & FUSE_WRITE_KILL_SUIDGID)
         && (req->reply.iatt.mode & (S_ISUID | S_ISGID))) {
-        vfuse_kill_suidgid(call, vfuse_fh(in->fh), vfuse_write_killed);
+        vfuse_kill_suidgid(call, vfuse_call_fh(call, 0), vfuse_write_killed);
         return;
     }
     vfuse_write_reply(call);
@@ -325,7 +345,7 @@ vfuse_write(struct vfuse_call *call)
     req = vfuse_req_new(call, VL_FOP_WRITE);
     if (req != NULL) {
         a = VL_ARGS(req, write);
-        a->fd = vfuse_fh(in.fh);
+        a->fd = vfuse_call_fh(call, 0);
         a->iov = &call->iov;
         a->n_iov = 1;
         a->offset = (off_t)in.offset;
@@ -348,7 +368,7 @@ vfuse_flush(struct vfuse_call *call)
     call->caller.lk_owner = in.lock_owner;
     req = vfuse_req_new(call, VL_FOP_FLUSH);
     if (req != NULL)
-        VL_ARGS(req, flush)->fd = vfuse_fh(in.fh);
+        VL_ARGS(req, flush)->fd = vfuse_call_fh(call, 0);
     vfuse_send(call, req, 0, vfuse_status_done);
 }
 
@@ -361,7 +381,7 @@ vfuse_fsync(struct vfuse_call *call)
 
     memcpy(&in, call->arg, sizeof(in));
     if (req != NULL) {
-        VL_ARGS(req, fsync)->fd = vfuse_fh(in.fh);
+        VL_ARGS(req, fsync)->fd = vfuse_call_fh(call, 0);
         VL_ARGS(req, fsync)->datasync = in.fsync_flags & FUSE_FSYNC_FDATASYNC;
     }
     vfuse_send(call, req, 0, vfuse_status_done);
@@ -383,8 +403,10 @@ vfuse_release_done(vl_req_t *req, void *cookie)
 }
 
 
-/* The call takes the kernel's ref on the fd (call->fd), dropped when the
- * call ends. flock(2) locks die with the file: unlock them first. */
+/* Frees the kernel's handle; the call takes its fd ref (call->fd, dropped
+ * when the call ends) if the fd is of the call's graph; one of an older
+ * graph is dropped at once, and its flock(2) locks went with that graph's
+ * connection. flock(2) locks die with the file: unlock them first. */
 void
 vfuse_release(struct vfuse_call *call)
 {
@@ -393,8 +415,8 @@ vfuse_release(struct vfuse_call *call)
     vl_req_t *req;
 
     memcpy(&in, call->arg, sizeof(in));
-    call->fd = vfuse_fd_take(call->priv, in.fh);
-    if (!(in.release_flags & FUSE_RELEASE_FLOCK_UNLOCK)
+    call->fd = vfuse_handle_free(&call->sess->table, in.fh, call->priv->gen);
+    if (call->fd == NULL || !(in.release_flags & FUSE_RELEASE_FLOCK_UNLOCK)
         || call->hdr.opcode == FUSE_RELEASEDIR) {
         vfuse_reply_err(call, 0);
         return;
@@ -444,8 +466,8 @@ vfuse_plus_entry(struct vfuse_call *call, const struct vl_dirent *ent,
     vl_inode_unref(fresh);
     if (linked == NULL)
         return;
-    vfuse_entry_fill(call->priv, out,
-                     vfuse_inode_remember(call->priv, linked), &ent->iatt);
+    vfuse_entry_fill(call->priv, out, vfuse_inode_remember(call, linked),
+                     &ent->iatt);
 }
 
 
@@ -453,7 +475,7 @@ static void
 vfuse_readdir_done(vl_req_t *req, void *cookie)
 {
     struct vfuse_call *call = cookie;
-    struct vfuse_priv *priv = call->priv;
+    struct vfuse_session *sess = call->sess;
     const struct fuse_read_in *in = (const void *)call->arg;
     bool plus = call->hdr.opcode == FUSE_READDIRPLUS;
     size_t size = in->size;
@@ -490,7 +512,7 @@ vfuse_readdir_done(vl_req_t *req, void *cookie)
             struct fuse_direntplus *dp = (void *)(out + at);
 
             if (dp->entry_out.nodeid != 0)
-                vfuse_inode_forget(priv, dp->entry_out.nodeid, 1);
+                vfuse_inode_forget(sess, dp->entry_out.nodeid, 1);
             at += vfuse_dirent_size(dp->dirent.namelen, true);
         }
     }
@@ -508,7 +530,7 @@ vfuse_readdir_common(struct vfuse_call *call, bool plus)
     memcpy(&in, call->arg, sizeof(in));
     if (req != NULL) {
         a = VL_ARGS(req, readdir);
-        a->fd = vfuse_fh(in.fh);
+        a->fd = vfuse_call_fh(call, 0);
         a->size = in.size;
         a->offset = (off_t)in.offset;
         a->plus = plus;
@@ -561,7 +583,7 @@ vfuse_lk_common(struct vfuse_call *call, int cmd)
     req = vfuse_req_new(call, VL_FOP_LK);
     if (req != NULL) {
         a = VL_ARGS(req, lk);
-        a->fd = vfuse_fh(in.fh);
+        a->fd = vfuse_call_fh(call, 0);
         a->cmd = cmd;
         a->is_flock = in.lk_flags & FUSE_LK_FLOCK;
         rc = vfuse_flock_from_fuse(&in.lk, &a->flock);
@@ -604,7 +626,7 @@ vfuse_fallocate(struct vfuse_call *call)
     memcpy(&in, call->arg, sizeof(in));
     if (req != NULL) {
         a = VL_ARGS(req, fallocate);
-        a->fd = vfuse_fh(in.fh);
+        a->fd = vfuse_call_fh(call, 0);
         a->mode = (int32_t)in.mode;
         a->offset = (off_t)in.offset;
         a->len = (off_t)in.length;
@@ -636,7 +658,7 @@ vfuse_lseek(struct vfuse_call *call)
 
     memcpy(&in, call->arg, sizeof(in));
     if (req != NULL) {
-        VL_ARGS(req, lseek)->fd = vfuse_fh(in.fh);
+        VL_ARGS(req, lseek)->fd = vfuse_call_fh(call, 0);
         VL_ARGS(req, lseek)->offset = (off_t)in.offset;
         VL_ARGS(req, lseek)->whence = (int32_t)in.whence;
     }
@@ -672,9 +694,9 @@ vfuse_copy_file_range(struct vfuse_call *call)
     memcpy(&in, call->arg, sizeof(in));
     if (req != NULL) {
         a = VL_ARGS(req, copy_file_range);
-        a->fd_in = vfuse_fh(in.fh_in);
+        a->fd_in = vfuse_call_fh(call, 0);
         a->off_in = (off_t)in.off_in;
-        a->fd_out = vfuse_fh(in.fh_out);
+        a->fd_out = vfuse_call_fh(call, 1);
         a->off_out = (off_t)in.off_out;
         a->len = in.len;
         a->flags = (uint32_t)in.flags;

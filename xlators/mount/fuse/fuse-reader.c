@@ -8,10 +8,12 @@
  *          messages are copied into their call so the reader keeps its
  *          buffer; a big one (a WRITE payload, a large xattr value) keeps
  *          its buffer until answered, and the reader takes a spare from
- *          priv->pool (or a new one). Finished buffers nobody else holds go
+ *          sess->pool (or a new one). Finished buffers nobody else holds go
  *          back to the pool.
- * Nodeids: vl_inode_t pointers; while the kernel's lookup count on a nodeid
- *          (struct vfuse_inode in the inode ctx) is > 0 we hold one ref.
+ * Nodeids: struct vfuse_node pointers of the session's table
+ *          (fuse-table.c); the handlers see resolved inodes only.
+ * Graphs:  each message goes to the session's active instance, which the
+ *          call pins (sess->n_inflight) until it ends.
  * Threads: conf->reader_threads readers block in poll/read; handlers only
  *          build requests and wind them, never wait. Replies are written
  *          from whichever thread answers (writev is atomic per message).
@@ -28,6 +30,8 @@
 #include <unistd.h>
 
 #include "fuse.h"
+
+#define VFUSE_DOMAIN "fuse"
 
 struct vfuse_op {
     vfuse_handler_fn *fn; /* NULL: ENOSYS */
@@ -78,76 +82,109 @@ static const struct vfuse_op vfuse_ops[] = {
 /* ---- buffers and calls ---- */
 
 static vl_buf_t *
-vfuse_pool_get(struct vfuse_priv *priv)
+vfuse_pool_get(struct vfuse_session *sess)
 {
     vl_buf_t *buf = NULL;
 
-    pthread_mutex_lock(&priv->lock);
-    if (priv->n_pool > 0)
-        buf = priv->pool[--priv->n_pool];
-    pthread_mutex_unlock(&priv->lock);
+    pthread_mutex_lock(&sess->lock);
+    if (sess->n_pool > 0)
+        buf = sess->pool[--sess->n_pool];
+    pthread_mutex_unlock(&sess->lock);
     if (buf == NULL)
-        buf = vl_buf_new(priv->buf_size);
+        buf = vl_buf_new(sess->buf_size);
     return buf;
 }
 
 
 static void
-vfuse_pool_put(struct vfuse_priv *priv, vl_buf_t *buf)
+vfuse_pool_put(struct vfuse_session *sess, vl_buf_t *buf)
 {
     /* refs == 1 means we hold the only ref, so nobody can take another:
      * the buffer is free to reuse. A translator that kept a ref (e.g. to
      * cache written data) keeps the buffer; then it is simply dropped. */
     if (atomic_load(&buf->refs) == 1) {
-        pthread_mutex_lock(&priv->lock);
-        if (priv->n_pool < VFUSE_POOL_MAX) {
-            priv->pool[priv->n_pool++] = buf;
+        pthread_mutex_lock(&sess->lock);
+        if (sess->n_pool < VFUSE_POOL_MAX) {
+            sess->pool[sess->n_pool++] = buf;
             buf = NULL;
         }
-        pthread_mutex_unlock(&priv->lock);
+        pthread_mutex_unlock(&sess->lock);
     }
     vl_buf_unref(buf);
 }
 
 
 void
-vfuse_pool_clear(struct vfuse_priv *priv)
+vfuse_pool_clear(struct vfuse_session *sess)
 {
-    while (priv->n_pool > 0)
-        vl_buf_unref(priv->pool[--priv->n_pool]);
+    while (sess->n_pool > 0)
+        vl_buf_unref(sess->pool[--sess->n_pool]);
 }
 
 
-/* Makes the call for the message of n bytes in r->buf. */
-static struct vfuse_call *
-vfuse_call_new(struct vfuse_reader *r, size_t n)
+/* The active instance, pinned for one call; NULL if there is none. */
+static struct vfuse_priv *
+vfuse_priv_pin(struct vfuse_session *sess)
 {
-    struct vfuse_priv *priv = r->priv;
+    struct vfuse_priv *priv;
+
+    pthread_mutex_lock(&sess->lock);
+    priv = sess->active;
+    if (priv != NULL)
+        priv->n_inflight++;
+    pthread_mutex_unlock(&sess->lock);
+    return priv;
+}
+
+
+static void
+vfuse_priv_unpin(struct vfuse_session *sess, struct vfuse_priv *priv)
+{
+    pthread_mutex_lock(&sess->lock);
+    if (--priv->n_inflight == 0)
+        pthread_cond_broadcast(&sess->cond);
+    pthread_mutex_unlock(&sess->lock);
+}
+
+
+/* Makes the call for the message of n bytes in r->buf, pinned to the
+ * active graph. NULL with *rc set on failure. */
+static struct vfuse_call *
+vfuse_call_new(struct vfuse_reader *r, size_t n, int *rc)
+{
+    struct vfuse_session *sess = r->sess;
+    struct vfuse_priv *priv = vfuse_priv_pin(sess);
     struct vfuse_call *call;
     const char *msg;
     vl_buf_t *spare;
 
+    *rc = -ENOTCONN;
+    if (priv == NULL)
+        return NULL;
+    *rc = -ENOMEM;
+
     if (n <= VFUSE_COPY_MAX) {
         call = vl_malloc(priv->xl, sizeof(*call) + n, VFUSE_MT_CALL);
         if (call == NULL)
-            return NULL;
+            goto fail;
         memset(call, 0, sizeof(*call));
         memcpy(call->inline_msg, r->buf->data, n);
         msg = call->inline_msg;
     } else {
         call = vl_calloc(priv->xl, 1, sizeof(*call), VFUSE_MT_CALL);
         if (call == NULL)
-            return NULL;
-        spare = vfuse_pool_get(priv);
+            goto fail;
+        spare = vfuse_pool_get(sess);
         if (spare == NULL) {
             vl_free(call);
-            return NULL;
+            goto fail;
         }
         call->buf = r->buf;
         r->buf = spare;
         msg = call->buf->data;
     }
     call->priv = priv;
+    call->sess = sess;
     call->xl = priv->xl;
     memcpy(&call->hdr, msg, sizeof(call->hdr));
     call->arg = msg + sizeof(struct fuse_in_header);
@@ -155,11 +192,10 @@ vfuse_call_new(struct vfuse_reader *r, size_t n)
     call->caller.uid = call->hdr.uid;
     call->caller.gid = call->hdr.gid;
     call->caller.pid = call->hdr.pid;
-
-    pthread_mutex_lock(&priv->lock);
-    priv->n_inflight++;
-    pthread_mutex_unlock(&priv->lock);
     return call;
+fail:
+    vfuse_priv_unpin(sess, priv);
+    return NULL;
 }
 
 
@@ -167,24 +203,28 @@ void
 vfuse_call_end(struct vfuse_call *call)
 {
     struct vfuse_priv *priv = call->priv;
+    struct vfuse_session *sess = call->sess;
 
+    /* Every ref here is into the call's graph, alive while pinned. */
     vl_inode_unref(call->inode);
     vl_fd_unref(call->fd);
+    for (int i = 0; i < 2; i++) {
+        vl_inode_unref(call->node_inode[i]);
+        vl_fd_unref(call->fh_fd[i]);
+    }
+    vl_inode_unref(call->res_inode);
+    vl_fd_unref(call->res_fd);
     if (call->buf != NULL)
-        vfuse_pool_put(priv, call->buf);
+        vfuse_pool_put(sess, call->buf);
     vl_free(call);
-
-    pthread_mutex_lock(&priv->lock);
-    if (--priv->n_inflight == 0)
-        pthread_cond_broadcast(&priv->cond);
-    pthread_mutex_unlock(&priv->lock);
+    vfuse_priv_unpin(sess, priv);
 }
 
 
 /* ---- replies ---- */
 
 static int
-vfuse_write_reply(struct vfuse_priv *priv, uint64_t unique, int status,
+vfuse_write_reply(struct vfuse_session *sess, uint64_t unique, int status,
                   const struct iovec *iov, int n_iov)
 {
     struct fuse_out_header out;
@@ -206,12 +246,12 @@ vfuse_write_reply(struct vfuse_priv *priv, uint64_t unique, int status,
     out.len = (uint32_t)len;
     out.error = status;
     out.unique = unique;
-    n = writev(priv->fuse_fd, vec, 1 + (n_iov < 7 ? n_iov : 7));
+    n = writev(sess->fuse_fd, vec, 1 + (n_iov < 7 ? n_iov : 7));
     /* ENOENT: the request was interrupted and is gone; ENODEV: unmounted. */
     if (n >= 0)
         return 0;
     if (errno != ENOENT && errno != ENODEV)
-        vl_log(priv->xl, VL_LOG_WARNING, "reply %llu to /dev/fuse: %s",
+        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "reply %llu to /dev/fuse: %s",
                (unsigned long long)unique, strerror(errno));
     return -errno;
 }
@@ -221,7 +261,7 @@ int
 vfuse_reply(struct vfuse_call *call, int status, const struct iovec *iov,
             int n_iov)
 {
-    int rc = vfuse_write_reply(call->priv, call->hdr.unique, status, iov,
+    int rc = vfuse_write_reply(call->sess, call->hdr.unique, status, iov,
                                n_iov);
 
     vfuse_call_end(call);
@@ -276,157 +316,21 @@ vfuse_req_new(struct vfuse_call *call, vl_fop_t op)
 
 /* ---- nodeids ---- */
 
-vl_inode_t *
-vfuse_inode_peek(struct vfuse_priv *priv, uint64_t nodeid)
-{
-    if (nodeid == FUSE_ROOT_ID)
-        return priv->root;
-    return (vl_inode_t *)(uintptr_t)nodeid;
-}
-
-
-void
-vfuse_list_init(struct vfuse_link *head)
-{
-    head->prev = head;
-    head->next = head;
-}
-
-
-static void
-vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l)
-{
-    l->next = head->next;
-    l->prev = head;
-    head->next->prev = l;
-    head->next = l;
-}
-
-
-static void
-vfuse_list_del(struct vfuse_link *l)
-{
-    l->prev->next = l->next;
-    l->next->prev = l->prev;
-    l->prev = NULL;
-    l->next = NULL;
-}
-
-
-/* Takes the caller's ref on linked and returns the nodeid to give the
- * kernel, counting one lookup. */
 uint64_t
-vfuse_inode_remember(struct vfuse_priv *priv, vl_inode_t *linked)
+vfuse_inode_remember(struct vfuse_call *call, vl_inode_t *linked)
 {
-    struct vfuse_inode *ctx;
-    bool is_first;
-
-    if (linked == priv->root) {
+    if (linked == call->priv->root) {
         vl_inode_unref(linked);
         return FUSE_ROOT_ID;
     }
-    ctx = vl_inode_ctx(linked, priv->xl);
-    pthread_mutex_lock(&linked->lock);
-    is_first = ctx->nlookup++ == 0;
-    if (is_first) {
-        ctx->inode = linked;
-        pthread_mutex_lock(&priv->lock);
-        vfuse_list_add(&priv->inodes, &ctx->link);
-        pthread_mutex_unlock(&priv->lock);
-    }
-    pthread_mutex_unlock(&linked->lock);
-    if (!is_first)
-        vl_inode_unref(linked);
-    return (uint64_t)(uintptr_t)linked;
+    return vfuse_node_remember(&call->sess->table, linked, call->priv->gen);
 }
 
 
 void
-vfuse_inode_forget(struct vfuse_priv *priv, uint64_t nodeid, uint64_t n)
+vfuse_inode_forget(struct vfuse_session *sess, uint64_t nodeid, uint64_t n)
 {
-    vl_inode_t *inode = vfuse_inode_peek(priv, nodeid);
-    struct vfuse_inode *ctx;
-    bool is_last = false;
-
-    if (nodeid == 0 || inode == priv->root)
-        return;
-    ctx = vl_inode_ctx(inode, priv->xl);
-    pthread_mutex_lock(&inode->lock);
-    if (ctx->nlookup > 0) {
-        ctx->nlookup = n >= ctx->nlookup ? 0 : ctx->nlookup - n;
-        is_last = ctx->nlookup == 0;
-    }
-    if (is_last) {
-        pthread_mutex_lock(&priv->lock);
-        vfuse_list_del(&ctx->link);
-        pthread_mutex_unlock(&priv->lock);
-    }
-    pthread_mutex_unlock(&inode->lock);
-    if (is_last)
-        vl_inode_unref(inode);
-}
-
-
-/* Gives the kernel a handle: a new ref on fd, tracked until RELEASE. */
-vl_fd_t *
-vfuse_fd_give(struct vfuse_priv *priv, vl_fd_t *fd)
-{
-    struct vfuse_fd *ctx = vl_fd_ctx(fd, priv->xl);
-
-    vl_fd_ref(fd);
-    ctx->fd = fd;
-    pthread_mutex_lock(&priv->lock);
-    vfuse_list_add(&priv->fds, &ctx->link);
-    pthread_mutex_unlock(&priv->lock);
-    return fd;
-}
-
-
-/* Takes back the kernel's handle (RELEASE): the caller owns its ref. */
-vl_fd_t *
-vfuse_fd_take(struct vfuse_priv *priv, uint64_t fh)
-{
-    vl_fd_t *fd = (vl_fd_t *)(uintptr_t)fh;
-    struct vfuse_fd *ctx = vl_fd_ctx(fd, priv->xl);
-
-    pthread_mutex_lock(&priv->lock);
-    if (ctx->link.next != NULL)
-        vfuse_list_del(&ctx->link);
-    pthread_mutex_unlock(&priv->lock);
-    return fd;
-}
-
-
-/* Teardown, once readers are stopped and no call is in flight: drop every
- * ref the kernel would have released with FORGET or RELEASE, so the
- * inode table can be freed cleanly. */
-void
-vfuse_drop_kernel_refs(struct vfuse_priv *priv)
-{
-    struct vfuse_link *l;
-
-    pthread_mutex_lock(&priv->lock);
-    while ((l = priv->fds.next) != &priv->fds) {
-        struct vfuse_fd *ctx =
-            (void *)((char *)l - offsetof(struct vfuse_fd, link));
-
-        vfuse_list_del(l);
-        pthread_mutex_unlock(&priv->lock);
-        vl_fd_unref(ctx->fd);
-        pthread_mutex_lock(&priv->lock);
-    }
-    while ((l = priv->inodes.next) != &priv->inodes) {
-        struct vfuse_inode *ctx =
-            (void *)((char *)l - offsetof(struct vfuse_inode, link));
-        vl_inode_t *inode = ctx->inode;
-
-        vfuse_list_del(l);
-        ctx->nlookup = 0;
-        pthread_mutex_unlock(&priv->lock);
-        vl_inode_unref(inode);
-        pthread_mutex_lock(&priv->lock);
-    }
-    pthread_mutex_unlock(&priv->lock);
+    vfuse_node_forget(&sess->table, nodeid, n);
 }
 
 
@@ -462,23 +366,23 @@ vfuse_attr_fill(struct vfuse_priv *priv, struct fuse_attr_out *out,
 /* ---- protocol messages ---- */
 
 static void
-vfuse_bdi_raise(struct vfuse_priv *priv)
+vfuse_bdi_raise(struct vfuse_session *sess)
 {
-    const struct vfuse_conf *conf = VL_CONF(priv->xl, struct vfuse_conf);
     char path[96];
     char val[32];
     int fd;
     int len;
 
-    if (!priv->has_bdi || conf->read_ahead_kb == 0)
+    if (!sess->has_bdi || sess->read_ahead_kb == 0)
         return;
     snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb",
-             priv->bdi_major, priv->bdi_minor);
+             sess->bdi_major, sess->bdi_minor);
     len = snprintf(val, sizeof(val), "%llu",
-                   (unsigned long long)conf->read_ahead_kb);
+                   (unsigned long long)sess->read_ahead_kb);
     fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || write(fd, val, (size_t)len) != len)
-        vl_log(priv->xl, VL_LOG_WARNING, "set %s to %s: %s", path, val,
+        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "set %s to %s: %s", path,
+                val,
                strerror(errno));
     if (fd >= 0)
         close(fd);
@@ -536,10 +440,10 @@ vfuse_init(struct vfuse_call *call)
     out.time_gran = 1;
     out.max_pages = (uint16_t)n_pages;
 
-    pthread_mutex_lock(&priv->lock);
-    priv->proto_minor = out.minor;
-    priv->max_write = out.max_write;
-    pthread_mutex_unlock(&priv->lock);
+    pthread_mutex_lock(&call->sess->lock);
+    call->sess->proto_minor = out.minor;
+    call->sess->max_write = out.max_write;
+    pthread_mutex_unlock(&call->sess->lock);
     vl_log(call->xl, VL_LOG_INFO,
            "fuse %u.%u (kernel %u.%u) flags 0x%llx max_write %u "
            "max_background %u", out.major, out.minor, in.major, in.minor,
@@ -548,7 +452,7 @@ vfuse_init(struct vfuse_call *call)
 
     /* The kernel clamps the bdi's read-ahead to max_readahead while it
      * processes our reply, so raise it only now. */
-    vfuse_bdi_raise(priv);
+    vfuse_bdi_raise(call->sess);
     vfuse_init_answered(priv);
 }
 
@@ -573,7 +477,7 @@ vfuse_forgets(struct vfuse_reader *r, const struct fuse_in_header *hdr,
         if (arg_len < sizeof(in))
             return;
         memcpy(&in, arg, sizeof(in));
-        vfuse_inode_forget(r->priv, hdr->nodeid, in.nlookup);
+        vfuse_inode_forget(r->sess, hdr->nodeid, in.nlookup);
         return;
     }
     if (arg_len < sizeof(*bin))
@@ -585,7 +489,7 @@ vfuse_forgets(struct vfuse_reader *r, const struct fuse_in_header *hdr,
         if (at + sizeof(one) > arg_len)
             break;
         memcpy(&one, arg + at, sizeof(one));
-        vfuse_inode_forget(r->priv, one.nodeid, one.nlookup);
+        vfuse_inode_forget(r->sess, one.nodeid, one.nlookup);
     }
 }
 
@@ -593,7 +497,7 @@ vfuse_forgets(struct vfuse_reader *r, const struct fuse_in_header *hdr,
 static void
 vfuse_reply_early(struct vfuse_reader *r, uint64_t unique, int status)
 {
-    (void)vfuse_write_reply(r->priv, unique, status, NULL, 0);
+    (void)vfuse_write_reply(r->sess, unique, status, NULL, 0);
 }
 
 
@@ -606,14 +510,15 @@ vfuse_process(struct vfuse_reader *r, size_t n)
     const struct vfuse_op *op = NULL;
     struct vfuse_call *call;
     bool is_init_done;
+    int rc;
 
     if (n < sizeof(hdr)) {
-        vl_log(r->priv->xl, VL_LOG_WARNING, "short fuse message (%zu)", n);
+        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "short fuse message (%zu)", n);
         return;
     }
     memcpy(&hdr, r->buf->data, sizeof(hdr));
     if (hdr.len != n) {
-        vl_log(r->priv->xl, VL_LOG_WARNING, "fuse message len %u read %zu",
+        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "fuse message len %u read %zu",
                hdr.len, n);
         vfuse_reply_early(r, hdr.unique, -EIO);
         return;
@@ -626,9 +531,9 @@ vfuse_process(struct vfuse_reader *r, size_t n)
     if (hdr.opcode == FUSE_INTERRUPT)
         return;
 
-    pthread_mutex_lock(&r->priv->lock);
-    is_init_done = r->priv->is_init_done;
-    pthread_mutex_unlock(&r->priv->lock);
+    pthread_mutex_lock(&r->sess->lock);
+    is_init_done = r->sess->is_init_done;
+    pthread_mutex_unlock(&r->sess->lock);
     if (hdr.opcode != FUSE_INIT && !is_init_done) {
         vfuse_reply_early(r, hdr.unique, -EIO);
         return;
@@ -644,9 +549,9 @@ vfuse_process(struct vfuse_reader *r, size_t n)
         vfuse_reply_early(r, hdr.unique, -EINVAL);
         return;
     }
-    call = vfuse_call_new(r, n);
+    call = vfuse_call_new(r, n, &rc);
     if (call == NULL) {
-        vfuse_reply_early(r, hdr.unique, -ENOMEM);
+        vfuse_reply_early(r, hdr.unique, rc);
         return;
     }
     if (hdr.opcode == FUSE_INIT)
@@ -654,22 +559,22 @@ vfuse_process(struct vfuse_reader *r, size_t n)
     else if (hdr.opcode == FUSE_DESTROY)
         vfuse_destroy(call);
     else
-        op->fn(call);
+        vfuse_resolve_run(call, op->fn);
 }
 
 
 /* Returns false when the reader must exit. */
 static bool
-vfuse_wait(struct vfuse_priv *priv)
+vfuse_wait(struct vfuse_session *sess)
 {
     struct pollfd pfd[2] = {
-        {.fd = priv->fuse_fd, .events = POLLIN},
-        {.fd = priv->stop_fd, .events = POLLIN},
+        {.fd = sess->fuse_fd, .events = POLLIN},
+        {.fd = sess->stop_fd, .events = POLLIN},
     };
 
     if (poll(pfd, 2, -1) < 0 && errno != EINTR)
         return false;
-    return !atomic_load(&priv->is_stopping);
+    return !atomic_load(&sess->is_stopping);
 }
 
 
@@ -677,11 +582,11 @@ static void *
 vfuse_reader_main(void *arg)
 {
     struct vfuse_reader *r = arg;
-    struct vfuse_priv *priv = r->priv;
+    struct vfuse_session *sess = r->sess;
     ssize_t n;
 
-    while (!atomic_load(&priv->is_stopping)) {
-        n = read(priv->fuse_fd, r->buf->data, r->buf->size);
+    while (!atomic_load(&sess->is_stopping)) {
+        n = read(sess->fuse_fd, r->buf->data, r->buf->size);
         if (n >= 0) {
             vfuse_process(r, (size_t)n);
             continue;
@@ -689,22 +594,23 @@ vfuse_reader_main(void *arg)
         if (errno == EINTR || errno == ENOENT)
             continue; /* ENOENT: the request was aborted before we read */
         if (errno == EAGAIN) {
-            if (!vfuse_wait(priv))
+            if (!vfuse_wait(sess))
                 break;
             continue;
         }
         if (errno == ENODEV) {
             /* Unmounted behind our back (umount, fusermount -u): let the
              * process tear the graph down. Only the first reader says so. */
-            if (!atomic_exchange(&priv->is_gone, true)
-                && !atomic_load(&priv->is_stopping)) {
-                vl_log(priv->xl, VL_LOG_INFO, "%s was unmounted; stopping",
-                       priv->mountpoint);
+            if (!atomic_exchange(&sess->is_gone, true)
+                && !atomic_load(&sess->is_stopping)) {
+                vl_glog(VFUSE_DOMAIN, VL_LOG_INFO, "%s was unmounted; stopping",
+                       sess->mountpoint);
                 kill(getpid(), SIGTERM);
             }
             break;
         }
-        vl_log(priv->xl, VL_LOG_ERROR, "read /dev/fuse: %s", strerror(errno));
+        vl_glog(VFUSE_DOMAIN, VL_LOG_ERROR, "read /dev/fuse: %s",
+                strerror(errno));
         break;
     }
     return NULL;
@@ -712,27 +618,27 @@ vfuse_reader_main(void *arg)
 
 
 int
-vfuse_readers_start(struct vfuse_priv *priv)
+vfuse_readers_start(struct vfuse_session *sess)
 {
     sigset_t all;
     sigset_t old;
     int rc = 0;
 
-    for (size_t i = 0; i < priv->n_readers; i++) {
-        priv->readers[i].priv = priv;
-        priv->readers[i].buf = vl_buf_new(priv->buf_size);
-        if (priv->readers[i].buf == NULL)
+    for (size_t i = 0; i < sess->n_readers; i++) {
+        sess->readers[i].sess = sess;
+        sess->readers[i].buf = vl_buf_new(sess->buf_size);
+        if (sess->readers[i].buf == NULL)
             return -ENOMEM;
     }
     /* Readers never take signals: the process's own thread does. */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    for (size_t i = 0; i < priv->n_readers; i++) {
-        rc = -pthread_create(&priv->readers[i].thread, NULL,
-                             vfuse_reader_main, &priv->readers[i]);
+    for (size_t i = 0; i < sess->n_readers; i++) {
+        rc = -pthread_create(&sess->readers[i].thread, NULL,
+                             vfuse_reader_main, &sess->readers[i]);
         if (rc != 0)
             break;
-        priv->readers[i].is_started = true;
+        sess->readers[i].is_started = true;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
@@ -740,18 +646,19 @@ vfuse_readers_start(struct vfuse_priv *priv)
 
 
 void
-vfuse_readers_stop(struct vfuse_priv *priv)
+vfuse_readers_stop(struct vfuse_session *sess)
 {
     uint64_t one = 1;
 
-    atomic_store(&priv->is_stopping, true);
-    if (priv->stop_fd >= 0 && write(priv->stop_fd, &one, sizeof(one)) < 0)
-        vl_log(priv->xl, VL_LOG_WARNING, "wake readers: %s", strerror(errno));
-    for (size_t i = 0; i < priv->n_readers; i++) {
-        if (priv->readers[i].is_started)
-            pthread_join(priv->readers[i].thread, NULL);
-        priv->readers[i].is_started = false;
-        vl_buf_unref(priv->readers[i].buf);
-        priv->readers[i].buf = NULL;
+    atomic_store(&sess->is_stopping, true);
+    if (sess->stop_fd >= 0 && write(sess->stop_fd, &one, sizeof(one)) < 0)
+        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "wake readers: %s",
+                strerror(errno));
+    for (size_t i = 0; i < sess->n_readers; i++) {
+        if (sess->readers[i].is_started)
+            pthread_join(sess->readers[i].thread, NULL);
+        sess->readers[i].is_started = false;
+        vl_buf_unref(sess->readers[i].buf);
+        sess->readers[i].buf = NULL;
     }
 }

@@ -5,17 +5,19 @@
  * libvol requests (protocol spoken directly from <linux/fuse.h>, no
  * libfuse).
  *
- * This file: the class, its options, init/fini/notify, mount and unmount,
- * and readiness (ready once the kernel's INIT is answered and the child is
- * up; failed if the child is not up within connect-timeout).
+ * This file: the class, its options, init/fini/notify and readiness
+ * (ready once the kernel's INIT is answered and the child is up; failed
+ * if the child is not up within connect-timeout). One instance per graph;
+ * the mount itself is a session shared by the instances of successive
+ * graphs (fuse-session.c), so a graph switch needs no remount.
  *
  * Intercepts: nothing (it is the top; it creates requests).
- * Per inode:  struct vfuse_inode (kernel lookup count), see fuse-reader.c.
- * Per fd:     nothing; the vl_fd_t pointer is the kernel's file handle.
+ * Per inode:  nothing; nodeids are session objects (fuse-table.c).
+ * Per fd:     nothing; file handles are session objects too.
  * Per req:    nothing; per message a struct vfuse_call (fuse.h).
  * Threads:    reader threads (fuse-reader.c); done callbacks write replies
- *             from whatever thread answers. priv->lock guards readiness,
- *             the buffer pool and the in-flight count.
+ *             from whatever thread answers. priv->lock guards readiness;
+ *             sess->lock the active instance and in-flight counts.
  */
 #include "config.h"
 
@@ -32,97 +34,6 @@
 
 #include "builtin.h"
 #include "fuse.h"
-
-/* How long fini waits for requests still down the graph. */
-#define VFUSE_DRAIN_MS 5000
-
-
-/* ---- mounting ---- */
-
-/* Undoes mountinfo's octal escapes ("\040" for a space) in place. */
-static void
-vfuse_unescape(char *s)
-{
-    char *w = s;
-
-    for (char *r = s; *r != '\0'; w++) {
-        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0'
-            && r[2] <= '7' && r[3] >= '0' && r[3] <= '7') {
-            *w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-            r += 4;
-        } else {
-            *w = *r++;
-        }
-    }
-    *w = '\0';
-}
-
-
-/* Finds our mount's device number in /proc/self/mountinfo. stat() of the
- * mount point would cost a FUSE GETATTR through a child that is not up
- * yet; mountinfo has the same major:minor without a round trip. */
-static void
-vfuse_find_bdi(struct vfuse_priv *priv)
-{
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    char *line = NULL;
-    size_t cap = 0;
-
-    if (f == NULL)
-        return;
-    while (getline(&line, &cap, f) > 0) {
-        unsigned maj;
-        unsigned min;
-        char mp[PATH_MAX];
-        char *dash;
-        char fstype[64];
-
-        if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, mp) != 3)
-            continue;
-        dash = strstr(line, " - ");
-        if (dash == NULL || sscanf(dash + 3, "%63s", fstype) != 1)
-            continue;
-        vfuse_unescape(mp);
-        if (strcmp(fstype, "fuse.mortar") != 0
-            || strcmp(mp, priv->mountpoint) != 0)
-            continue;
-        /* The last match is the mount on top, ours. */
-        priv->bdi_major = maj;
-        priv->bdi_minor = min;
-        priv->has_bdi = true;
-    }
-    free(line);
-    fclose(f);
-}
-
-
-static int
-vfuse_mount(struct vfuse_priv *priv, const struct vfuse_conf *conf,
-            vl_err_t *err)
-{
-    const char *source = conf->fsname;
-    unsigned long flags = MS_NOSUID | MS_NODEV;
-    char opts[256];
-
-    if (source == NULL || source[0] == '\0')
-        source = VL_FIRST_CHILD(priv->xl)->name;
-    if (conf->is_ro)
-        flags |= MS_RDONLY;
-    snprintf(opts, sizeof(opts),
-             "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other,"
-             "default_permissions,max_read=%u",
-             priv->fuse_fd, (unsigned)conf->max_write);
-    if (mount(source, priv->mountpoint, "fuse.mortar", flags, opts) != 0) {
-        int rc = -errno;
-
-        vl_err_set(err, "mount %s: %s", priv->mountpoint, strerror(-rc));
-        return rc;
-    }
-    priv->is_mounted = true;
-    vfuse_find_bdi(priv);
-    return 0;
-}
-
 
 /* ---- readiness ---- */
 
@@ -152,13 +63,28 @@ vfuse_timer_cb_done(struct vfuse_priv *priv)
 }
 
 
+static bool
+vfuse_is_init_done(struct vfuse_priv *priv)
+{
+    bool is_done;
+
+    pthread_mutex_lock(&priv->sess->lock);
+    is_done = priv->sess->is_init_done;
+    pthread_mutex_unlock(&priv->sess->lock);
+    return is_done;
+}
+
+
+/* Ready once the kernel's INIT is answered (for an adopted mount, long
+ * ago) and the child is up. */
 static void
 vfuse_ready_check(struct vfuse_priv *priv)
 {
+    bool is_init_done = vfuse_is_init_done(priv);
     bool is_ready = false;
 
     pthread_mutex_lock(&priv->lock);
-    if (!priv->is_ready_sent && priv->is_init_done && priv->is_child_up) {
+    if (!priv->is_ready_sent && is_init_done && priv->is_child_up) {
         priv->is_ready_sent = true;
         is_ready = true;
         vfuse_timer_cancel_locked(priv);
@@ -166,7 +92,8 @@ vfuse_ready_check(struct vfuse_priv *priv)
     pthread_mutex_unlock(&priv->lock);
     if (!is_ready)
         return;
-    vl_log(priv->xl, VL_LOG_INFO, "mounted %s", priv->mountpoint);
+    vl_log(priv->xl, VL_LOG_INFO, "graph %llu ready on %s",
+           (unsigned long long)priv->gen, priv->sess->mountpoint);
     vl_graph_set_ready(priv->xl->graph, 0, NULL);
 }
 
@@ -174,9 +101,9 @@ vfuse_ready_check(struct vfuse_priv *priv)
 void
 vfuse_init_answered(struct vfuse_priv *priv)
 {
-    pthread_mutex_lock(&priv->lock);
-    priv->is_init_done = true;
-    pthread_mutex_unlock(&priv->lock);
+    pthread_mutex_lock(&priv->sess->lock);
+    priv->sess->is_init_done = true;
+    pthread_mutex_unlock(&priv->sess->lock);
     vfuse_ready_check(priv);
 }
 
@@ -186,9 +113,9 @@ vfuse_connect_timeout(void *arg)
 {
     struct vfuse_priv *priv = arg;
     const struct vfuse_conf *conf = VL_CONF(priv->xl, struct vfuse_conf);
+    bool is_init_done = vfuse_is_init_done(priv);
     char reason[512] = "";
     char last[400] = "";
-    bool is_init_done;
 
     pthread_mutex_lock(&priv->lock);
     priv->connect_timer = NULL; /* the loop frees it when we return */
@@ -199,7 +126,6 @@ vfuse_connect_timeout(void *arg)
         return;
     }
     priv->is_ready_sent = true;
-    is_init_done = priv->is_init_done;
     pthread_mutex_unlock(&priv->lock);
 
     /* With a zero timeout this only copies the last error a translator
@@ -211,7 +137,7 @@ vfuse_connect_timeout(void *arg)
     else if (!is_init_done)
         snprintf(reason, sizeof(reason),
                  "mount %s: no FUSE INIT from the kernel within %llu ms",
-                 priv->mountpoint,
+                 priv->sess->mountpoint,
                  (unsigned long long)conf->connect_timeout);
     else
         snprintf(reason, sizeof(reason), "%s not up within %llu ms",
@@ -225,39 +151,11 @@ vfuse_connect_timeout(void *arg)
 
 /* ---- teardown ---- */
 
-/* Stops taking kernel requests: unmount, then join the readers. */
+/* The watchdog must be gone, or finished, before the graph is. */
 static void
-vfuse_stop(struct vfuse_priv *priv)
+vfuse_timer_stop(struct vfuse_priv *priv)
 {
-    atomic_store(&priv->is_stopping, true);
-    /* Unmount first: a lazy unmount never needs the daemon, and closing
-     * /dev/fuse below aborts whatever the kernel still has queued. */
-    if (priv->is_mounted && !atomic_load(&priv->is_gone)
-        && umount2(priv->mountpoint, MNT_DETACH) != 0 && errno != EINVAL)
-        vl_log(priv->xl, VL_LOG_WARNING, "umount %s: %s", priv->mountpoint,
-               strerror(errno));
-    priv->is_mounted = false;
-    if (priv->readers != NULL)
-        vfuse_readers_stop(priv);
-}
-
-
-/* Waits (bounded) for the calls still down the graph. */
-static void
-vfuse_drain(struct vfuse_priv *priv)
-{
-    struct timespec until;
-
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += VFUSE_DRAIN_MS / 1000;
     pthread_mutex_lock(&priv->lock);
-    while (priv->n_inflight > 0
-           && pthread_cond_timedwait(&priv->cond, &priv->lock, &until) == 0)
-        ;
-    if (priv->n_inflight > 0)
-        vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
-               priv->n_inflight);
-    /* The watchdog must be gone, or finished, before the graph is. */
     priv->is_draining = true;
     vfuse_timer_cancel_locked(priv);
     while (priv->is_timer_cb_due)
@@ -266,25 +164,25 @@ vfuse_drain(struct vfuse_priv *priv)
 }
 
 
-/* PARENT_DOWN: the core frees the inode table right after it, before
- * fini(), so every ref the bridge holds for the kernel goes now. */
-static void
-vfuse_release_refs(struct vfuse_priv *priv)
-{
-    vfuse_drain(priv);
-    vfuse_drop_kernel_refs(priv);
-    vl_inode_unref(priv->root);
-    priv->root = NULL;
-    priv->is_torn_down = true;
-}
-
-
+/* PARENT_DOWN. The core frees the inode table right after it, before
+ * fini(), so every ref into this graph goes now. The last instance of the
+ * mount unmounts first and passes PARENT_DOWN down at once (pending calls
+ * fail); an old graph after a switch first waits for its calls to finish
+ * normally, and leaves the mount alone. */
 static void
 vfuse_teardown(vl_xlator_t *xl, struct vfuse_priv *priv)
 {
-    vfuse_stop(priv);
+    if (vfuse_session_is_sole(priv))
+        vfuse_session_stop(priv->sess);
+    else
+        vfuse_session_drain(priv, false);
     vl_notify_default(xl, VL_EV_PARENT_DOWN, NULL);
-    vfuse_release_refs(priv);
+    vfuse_session_drain(priv, true);
+    vfuse_timer_stop(priv);
+    vfuse_table_drop_gen(&priv->sess->table, priv->gen);
+    vl_inode_unref(priv->root);
+    priv->root = NULL;
+    priv->is_torn_down = true;
 }
 
 
@@ -341,20 +239,14 @@ fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 static void
 vfuse_priv_free(struct vfuse_priv *priv)
 {
-    vfuse_stop(priv);
-    vfuse_drain(priv);
-    if (!priv->is_torn_down)
+    if (priv->sess != NULL && !priv->is_torn_down) {
         /* Freed without PARENT_DOWN: the inode table may be gone already,
-         * so the refs held for the kernel cannot be dropped safely. */
+         * so the refs into it cannot be dropped safely. */
         vl_log(priv->xl, VL_LOG_WARNING, "fini without PARENT_DOWN: "
-               "leaving kernel-held inode and fd refs");
-    if (priv->fuse_fd >= 0)
-        close(priv->fuse_fd);
-    if (priv->stop_fd >= 0)
-        close(priv->stop_fd);
-    vfuse_pool_clear(priv);
-    vl_free(priv->readers);
-    vl_free(priv->mountpoint);
+               "leaving this graph's inode and fd refs");
+        vfuse_timer_stop(priv);
+    }
+    vfuse_session_detach(priv);
     pthread_cond_destroy(&priv->cond);
     pthread_mutex_destroy(&priv->lock);
     vl_free(priv);
@@ -366,9 +258,7 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
 {
     const struct vfuse_conf *conf = VL_CONF(xl, struct vfuse_conf);
     struct vfuse_priv *priv;
-    char path[PATH_MAX];
-    size_t room;
-    int rc = -ENOMEM;
+    int rc;
 
     if (geteuid() != 0) {
         vl_err_set(err, "mount %s: %s (mount/fuse needs root)",
@@ -381,61 +271,27 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
         return -ENOMEM;
     }
     priv->xl = xl;
-    priv->fuse_fd = -1;
-    priv->stop_fd = -1;
+    priv->gen = xl->graph->id;
     pthread_mutex_init(&priv->lock, NULL);
     pthread_cond_init(&priv->cond, NULL);
-    vfuse_list_init(&priv->inodes);
-    vfuse_list_init(&priv->fds);
-
-    if (realpath(conf->mountpoint, path) == NULL) {
-        rc = -errno;
-        vl_err_set(err, "mount %s: %s", conf->mountpoint, strerror(-rc));
-        goto out;
-    }
-    priv->mountpoint = vl_strdup(xl, path, VFUSE_MT_PRIV);
-    priv->n_readers = conf->reader_threads;
-    priv->readers = vl_calloc(xl, priv->n_readers, sizeof(*priv->readers),
-                              VFUSE_MT_READER);
+    /* Before attaching: a new session's readers may pass the kernel's
+     * first message to priv at once. */
     priv->root = vl_inode_table_root(xl->graph->itable);
-    if (priv->mountpoint == NULL || priv->readers == NULL
-        || priv->root == NULL) {
+    if (priv->root == NULL) {
         vl_err_set(err, "mount/fuse: out of memory");
         rc = -ENOMEM;
         goto out;
     }
-    /* The kernel wants a read buffer of at least max_write + headers, and
-     * SETXATTR may carry 64 KiB values whatever max_write is. */
-    room = conf->max_write > 128 * VL_KiB ? conf->max_write : 128 * VL_KiB;
-    priv->buf_size = room + VFUSE_HDR_ROOM;
-
-    priv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    /* Non-blocking so that readers sleep in poll() next to stop_fd. */
-    priv->fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-    if (priv->stop_fd < 0 || priv->fuse_fd < 0) {
-        rc = -errno;
-        vl_err_set(err, "mount %s: open /dev/fuse: %s", priv->mountpoint,
-                   strerror(-rc));
-        goto out;
-    }
-    rc = vfuse_mount(priv, conf, err);
+    rc = vfuse_session_attach(priv, conf, err);
     if (rc != 0)
         goto out;
-    rc = vfuse_readers_start(priv);
-    if (rc != 0) {
-        vl_err_set(err, "mount %s: starting readers: %s", priv->mountpoint,
-                   strerror(-rc));
-        goto out;
-    }
     xl->priv = priv;
-    priv = NULL;
-    rc = 0;
+    return 0;
 out:
-    if (priv != NULL) {
-        vfuse_stop(priv);
-        vfuse_release_refs(priv);
-        vfuse_priv_free(priv);
-    }
+    vl_inode_unref(priv->root);
+    pthread_cond_destroy(&priv->cond);
+    pthread_mutex_destroy(&priv->lock);
+    vl_free(priv);
     return rc;
 }
 
@@ -456,17 +312,31 @@ static void
 fuse_dump(vl_xlator_t *xl, FILE *out)
 {
     struct vfuse_priv *priv = xl->priv;
+    struct vfuse_session *sess;
+    size_t n_nodes;
+    size_t n_handles;
+    size_t n_here;
 
-    if (priv == NULL)
+    if (priv == NULL || priv->sess == NULL)
         return;
-    pthread_mutex_lock(&priv->lock);
-    fprintf(out, "mountpoint=%s\n", priv->mountpoint);
-    fprintf(out, "proto_minor=%u\n", priv->proto_minor);
-    fprintf(out, "max_write=%u\n", priv->max_write);
+    sess = priv->sess;
+    vfuse_table_counts(&sess->table, &n_nodes, &n_handles, &n_here,
+                       priv->gen);
+    pthread_mutex_lock(&sess->lock);
+    fprintf(out, "mountpoint=%s\n", sess->mountpoint);
+    fprintf(out, "graph=%llu\n", (unsigned long long)priv->gen);
+    fprintf(out, "active=%d\n", sess->active == priv);
+    fprintf(out, "graphs_attached=%zu\n", sess->n_attached);
+    fprintf(out, "proto_minor=%u\n", sess->proto_minor);
+    fprintf(out, "max_write=%u\n", sess->max_write);
     fprintf(out, "inflight=%zu\n", priv->n_inflight);
-    fprintf(out, "pool=%zu\n", priv->n_pool);
-    fprintf(out, "init_done=%d\nchild_up=%d\n", priv->is_init_done,
-            priv->is_child_up);
+    fprintf(out, "pool=%zu\n", sess->n_pool);
+    fprintf(out, "nodes=%zu\nhandles=%zu\nobjects_in_graph=%zu\n", n_nodes,
+            n_handles, n_here);
+    fprintf(out, "init_done=%d\n", sess->is_init_done);
+    pthread_mutex_unlock(&sess->lock);
+    pthread_mutex_lock(&priv->lock);
+    fprintf(out, "child_up=%d\n", priv->is_child_up);
     pthread_mutex_unlock(&priv->lock);
 }
 
@@ -571,8 +441,6 @@ const vl_xlator_class_t xl_mount_fuse = {
     .version = {0, 1, 0},
     .flags = VL_XL_ONE_CHILD | VL_XL_TOP_ONLY,
     .conf_size = sizeof(struct vfuse_conf),
-    .inode_ctx_size = sizeof(struct vfuse_inode),
-    .fd_ctx_size = sizeof(struct vfuse_fd),
     .options = fuse_options,
     .mem_types = fuse_mem_types,
     .doc = "FUSE bridge: mounts the volume through /dev/fuse (kernel "

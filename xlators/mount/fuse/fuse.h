@@ -3,16 +3,22 @@
  * mount/fuse private header: configuration, runtime state, the per-message
  * call object and the helpers shared by the bridge's files.
  *
- *   fuse.c        class, options, init/fini/notify, mount, readiness
- *   fuse-reader.c reader threads, message buffers, dispatch, replies,
- *                 INIT/DESTROY/FORGET
- *   fuse-entry.c  name and inode operations (lookup ... xattrs)
- *   fuse-file.c   fd operations (open ... copy_file_range)
- *   fuse-conv.c   pure conversions (attributes, dirents, setattr bits,
- *                 device numbers, locks), unit-tested
+ *   fuse.c         class, options, init/fini/notify, readiness
+ *   fuse-session.c the mount that outlives graphs: find/create/adopt,
+ *                  mount(2), unmount, draining an old graph
+ *   fuse-table.c   the session's nodes and handles, unit-tested
+ *   fuse-resolve.c makes a message's nodeids and fhs objects of the
+ *                  call's graph (lookup by GFID, reopen)
+ *   fuse-reader.c  reader threads, message buffers, dispatch, replies,
+ *                  INIT/DESTROY/FORGET
+ *   fuse-entry.c   name and inode operations (lookup ... xattrs)
+ *   fuse-file.c    fd operations (open ... copy_file_range)
+ *   fuse-conv.c    pure conversions (attributes, dirents, setattr bits,
+ *                  device numbers, locks), unit-tested
  *
- * Nodeids are vl_inode_t pointers (FUSE_ROOT_ID is the table's root) and
- * file handles are vl_fd_t pointers: the kernel hands back what we gave it.
+ * Nodeids are struct vfuse_node pointers (FUSE_ROOT_ID is the graph's
+ * root) and file handles are struct vfuse_handle pointers, both owned by
+ * the session, so a graph switch changes nothing the kernel sees.
  */
 #ifndef MORTAR_FUSE_H
 #define MORTAR_FUSE_H
@@ -69,39 +75,103 @@ struct vfuse_link {
     struct vfuse_link *next;
 };
 
+struct vfuse_session;
+
+/* One nodeid the kernel knows (nodeids are pointers to these). It outlives
+ * graphs: inode is a ref into the graph of generation gen (graph->id), or
+ * NULL after that graph was retired; a call in a newer graph looks the
+ * GFID up there (fuse-resolve.c) and moves the node. */
+struct vfuse_node {
+    vl_gfid_t gfid;            /* immutable */
+    uint32_t type;             /* S_IFMT bits, for vl_inode_get */
+    uint64_t nlookup;          /* kernel lookups not yet forgotten */
+    vl_inode_t *inode;         /* owned ref or NULL */
+    uint64_t gen;              /* graph id of inode, 0 when NULL */
+    struct vfuse_node *hnext;  /* hash chain by gfid */
+    struct vfuse_link link;    /* on table->nodes */
+};
+
+/* One file handle the kernel holds (fhs are pointers to these). */
+struct vfuse_handle {
+    vl_gfid_t gfid;            /* the open object */
+    uint32_t type;             /* S_IFMT bits */
+    int32_t flags;             /* open flags, reused to reopen */
+    uint32_t pid;              /* pid that opened it */
+    bool is_dir;               /* OPENDIR handle */
+    vl_fd_t *fd;               /* owned ref or NULL (graph retired) */
+    uint64_t gen;              /* graph id of fd, 0 when NULL */
+    struct vfuse_link link;    /* on table->handles */
+};
+
+/* The session's nodes and handles (fuse-table.c). All fields and every
+ * node's and handle's inode/fd/gen/nlookup are guarded by lock. Refs into
+ * a graph are dropped under lock, and a graph drops every ref into it
+ * under lock before its inode table goes, so holding lock keeps the graph
+ * of any node's inode or handle's fd alive. */
+struct vfuse_table {
+    pthread_mutex_t lock;      /* guards everything here */
+    struct vfuse_node **hash;  /* owned array of n_buckets chains */
+    size_t n_buckets;
+    size_t n_nodes;            /* nodes alive */
+    size_t n_handles;          /* handles alive */
+    struct vfuse_link nodes;   /* every node */
+    struct vfuse_link handles; /* every handle */
+};
+
 struct vfuse_reader {
-    struct vfuse_priv *priv; /* borrowed */
-    pthread_t thread;        /* joined by fini */
+    struct vfuse_session *sess; /* borrowed */
+    pthread_t thread;        /* joined by vfuse_readers_stop */
     bool is_started;         /* thread was created */
     vl_buf_t *buf;           /* owned ref; the read(2) target */
 };
 
-struct vfuse_priv {
-    vl_xlator_t *xl;            /* borrowed; this translator */
+/* The mount: /dev/fuse, readers and the tables. Outlives graphs: the
+ * first mount/fuse instance creates it, an instance of a newer graph on
+ * the same mount point adopts it (fuse-session.c). */
+struct vfuse_session {
+    char *conf_mountpoint;      /* owned; as the option said (match key) */
+    char *mountpoint;           /* owned; canonical path we mounted */
     int fuse_fd;                /* owned; /dev/fuse, -1 when closed */
     int stop_fd;                /* owned eventfd: wakes readers at stop */
-    char *mountpoint;           /* owned; canonical path that we mounted */
-    bool is_mounted;            /* mount(2) succeeded, not unmounted yet */
+    bool is_mounted;            /* mount(2) done, not unmounted yet */
     unsigned bdi_major;         /* st_dev of the mount, for sysfs */
     unsigned bdi_minor;
     bool has_bdi;               /* bdi_major/minor are known */
-    vl_inode_t *root;           /* owned ref on the table's root */
+    uint64_t read_ahead_kb;     /* from the creating instance's conf */
     size_t buf_size;            /* bytes of every reader buffer */
-    uint32_t max_write;         /* negotiated max_write */
     struct vfuse_reader *readers; /* owned array of n_readers */
     size_t n_readers;
-    atomic_bool is_stopping;    /* fini started: readers exit */
+    atomic_bool is_stopping;    /* readers exit */
     atomic_bool is_gone;        /* the kernel said ENODEV (unmounted) */
-    bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
-                                   thread only */
+    struct vfuse_table table;   /* nodes and handles */
+    struct vfuse_session *next; /* on the process's session list */
 
     pthread_mutex_t lock;       /* guards everything below */
-    pthread_cond_t cond;        /* signalled when n_inflight or
-                                   is_timer_cb_due drops */
+    pthread_cond_t cond;        /* signalled when an instance's n_inflight
+                                   drops to 0 or is_abort is set */
     vl_buf_t *pool[VFUSE_POOL_MAX]; /* owned refs of spare big buffers */
     size_t n_pool;
-    size_t n_inflight;          /* calls alive */
+    struct vfuse_priv *active;  /* borrowed; instance serving calls */
+    size_t n_attached;          /* instances using the session */
     bool is_init_done;          /* the kernel's INIT is answered */
+    bool is_abort;              /* stop waiting for old graphs to drain */
+    uint32_t proto_minor;       /* minor the kernel and we agreed on */
+    uint32_t max_write;         /* negotiated max_write */
+};
+
+/* One mount/fuse instance: the top of one graph. */
+struct vfuse_priv {
+    vl_xlator_t *xl;            /* borrowed; this translator */
+    struct vfuse_session *sess; /* borrowed; attached until fini */
+    vl_inode_t *root;           /* owned ref on this graph's root */
+    uint64_t gen;               /* xl->graph->id */
+    bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
+                                   thread only */
+    size_t n_inflight;          /* calls pinned to this graph; guarded
+                                   by sess->lock */
+
+    pthread_mutex_t lock;       /* guards everything below */
+    pthread_cond_t cond;        /* signalled when is_timer_cb_due drops */
     bool is_child_up;           /* CHILD_UP reached us */
     bool is_ready_sent;         /* vl_graph_set_ready was called */
     vl_timer_t *connect_timer;  /* owned; connect-timeout watchdog, NULL
@@ -114,26 +184,6 @@ struct vfuse_priv {
                                    (armed, or fired and not finished) */
     bool is_draining;           /* teardown started: the callback must not
                                    touch the graph */
-    uint32_t proto_minor;       /* minor the kernel and we agreed on */
-    struct vfuse_link inodes;   /* vfuse_inode.link of every inode the
-                                   kernel knows (nlookup > 0) */
-    struct vfuse_link fds;      /* vfuse_fd.link of every fd the kernel
-                                   holds a handle to */
-};
-
-/* Lock order: inode->lock, then priv->lock. */
-struct vfuse_inode {
-    uint64_t nlookup;       /* kernel lookups not yet forgotten; guarded by
-                               inode->lock. While > 0 we hold one ref. */
-    vl_inode_t *inode;      /* borrowed back pointer, set with link */
-    struct vfuse_link link; /* on priv->inodes while nlookup > 0 */
-};
-
-/* So that teardown can drop the kernel's handles when it never sends
- * RELEASE (connection aborted with files open). */
-struct vfuse_fd {
-    vl_fd_t *fd;            /* borrowed back pointer */
-    struct vfuse_link link; /* on priv->fds while the kernel holds it */
 };
 
 struct vfuse_call;
@@ -142,8 +192,9 @@ typedef void vfuse_handler_fn(struct vfuse_call *call);
 /* One kernel message and everything needed to answer it. Freed by
  * vfuse_call_end once the reply is written. */
 struct vfuse_call {
-    struct vfuse_priv *priv;  /* borrowed */
-    vl_xlator_t *xl;          /* borrowed; the bridge */
+    struct vfuse_priv *priv;  /* borrowed; pinned (priv->n_inflight) */
+    struct vfuse_session *sess; /* borrowed */
+    vl_xlator_t *xl;          /* borrowed; the bridge of the call's graph */
     struct fuse_in_header hdr; /* copy of the header */
     const char *arg;          /* the opcode's payload (after the header) */
     uint32_t arg_len;         /* bytes at arg */
@@ -155,6 +206,16 @@ struct vfuse_call {
                                  the kernel's ref at release */
     struct iovec iov;         /* WRITE payload; args point here */
     int64_t count;            /* bytes written, kept across a follow-up */
+    /* Resolution (fuse-resolve.c): the nodeids and fhs the message names,
+     * made objects of the call's graph before the handler runs. */
+    uint64_t want_node[2];    /* nodeids to resolve, 0 = none */
+    vl_inode_t *node_inode[2]; /* owned refs, in the call's graph */
+    uint64_t want_fh[2];      /* fhs to resolve, 0 = none */
+    vl_fd_t *fh_fd[2];        /* owned refs, in the call's graph */
+    unsigned res_step;        /* next item: nodes 0-1, then fhs 2-3 */
+    vfuse_handler_fn *then;   /* handler to run once resolved */
+    vl_inode_t *res_inode;    /* owned; inode being looked up */
+    vl_fd_t *res_fd;          /* owned; fd being reopened */
     _Alignas(16) char inline_msg[]; /* the message when it was copied */
 };
 
@@ -181,10 +242,65 @@ void vfuse_flock_to_fuse(const struct vl_flock *fl,
 uint64_t vfuse_init_want(const struct vfuse_conf *conf);
 bool vfuse_is_dot_or_dotdot(const char *name);
 
+/* --- fuse-table.c: nodes and handles (unit-tested) --- */
+int vfuse_table_init(struct vfuse_table *t);
+/* Drops every ref and frees every node and handle. */
+void vfuse_table_clear(struct vfuse_table *t);
+/* Counts one kernel lookup of linked (caller's ref taken), found in graph
+ * gen; returns the nodeid, or 0 on ENOMEM (ref dropped). */
+uint64_t vfuse_node_remember(struct vfuse_table *t, vl_inode_t *linked,
+                             uint64_t gen);
+/* Subtracts n lookups; frees the node at 0. */
+void vfuse_node_forget(struct vfuse_table *t, uint64_t nodeid, uint64_t n);
+/* The node's inode with a new ref if it is in graph gen, else NULL with
+ * its gfid and type in the outputs. */
+vl_inode_t *vfuse_node_get(struct vfuse_table *t, uint64_t nodeid,
+                           uint64_t gen, vl_gfid_t *gfid /* OUT */,
+                           uint32_t *type /* OUT */);
+/* Moves the node to inode (a ref is taken) if gen is newer than its. */
+void vfuse_node_update(struct vfuse_table *t, uint64_t nodeid,
+                       vl_inode_t *inode, uint64_t gen);
+/* A new handle for fd (a ref is taken) opened in graph gen; 0 on ENOMEM.
+ * gfid and type describe the open object. */
+uint64_t vfuse_handle_new(struct vfuse_table *t, vl_fd_t *fd, uint64_t gen,
+                          const vl_gfid_t *gfid, uint32_t type,
+                          bool is_dir);
+/* As vfuse_node_get for handles; flags, is_dir and pid are outputs too. */
+vl_fd_t *vfuse_handle_get(struct vfuse_table *t, uint64_t fh, uint64_t gen,
+                          struct vfuse_handle *copy /* OUT */);
+void vfuse_handle_update(struct vfuse_table *t, uint64_t fh, vl_fd_t *fd,
+                         uint64_t gen);
+/* RELEASE: frees the handle. Returns its fd ref (the caller owns it) if it
+ * is in graph gen; an fd of another graph is dropped here. */
+vl_fd_t *vfuse_handle_free(struct vfuse_table *t, uint64_t fh, uint64_t gen);
+/* A graph is going: drops every ref into it (nodes and handles stay). */
+void vfuse_table_drop_gen(struct vfuse_table *t, uint64_t gen);
+/* Counts for statedump and tests. */
+void vfuse_table_counts(struct vfuse_table *t, size_t *n_nodes /* OUT */,
+                        size_t *n_handles /* OUT */,
+                        size_t *n_in_gen /* OUT */, uint64_t gen);
+void vfuse_list_init(struct vfuse_link *head);
+void vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l);
+void vfuse_list_del(struct vfuse_link *l);
+
+/* --- fuse-session.c --- */
+/* Finds the session of conf's mount point or creates it (mounts); the
+ * instance is attached (sess->n_attached). */
+int vfuse_session_attach(struct vfuse_priv *priv,
+                         const struct vfuse_conf *conf, vl_err_t *err);
+/* Detaches; the last instance unmounts, stops readers and frees it. */
+void vfuse_session_detach(struct vfuse_priv *priv);
+/* True if priv is the only instance using its session. */
+bool vfuse_session_is_sole(struct vfuse_priv *priv);
+/* Unmounts and joins the readers (the last instance's teardown). */
+void vfuse_session_stop(struct vfuse_session *sess);
+/* Waits until no call runs in priv's graph (or the wait is aborted). */
+void vfuse_session_drain(struct vfuse_priv *priv, bool is_bounded);
+
 /* --- fuse-reader.c --- */
-int vfuse_readers_start(struct vfuse_priv *priv);
-void vfuse_readers_stop(struct vfuse_priv *priv);
-void vfuse_pool_clear(struct vfuse_priv *priv);
+int vfuse_readers_start(struct vfuse_session *sess);
+void vfuse_readers_stop(struct vfuse_session *sess);
+void vfuse_pool_clear(struct vfuse_session *sess);
 /* Each of these writes the answer and ends the call (frees it). They
  * return 0 or the -errno of writing it (-ENOENT: the kernel dropped the
  * request, e.g. interrupted, and did not see the answer). */
@@ -194,9 +310,10 @@ int vfuse_reply_err(struct vfuse_call *call, int status);
 int vfuse_reply_buf(struct vfuse_call *call, const void *data, size_t len);
 /* Ends a call without a reply (the kernel expects none). */
 void vfuse_call_end(struct vfuse_call *call);
-vl_inode_t *vfuse_inode_peek(struct vfuse_priv *priv, uint64_t nodeid);
-uint64_t vfuse_inode_remember(struct vfuse_priv *priv, vl_inode_t *linked);
-void vfuse_inode_forget(struct vfuse_priv *priv, uint64_t nodeid, uint64_t n);
+/* Counts a kernel lookup of linked (ref taken) and returns the nodeid. */
+uint64_t vfuse_inode_remember(struct vfuse_call *call, vl_inode_t *linked);
+void vfuse_inode_forget(struct vfuse_session *sess, uint64_t nodeid,
+                        uint64_t n);
 const char *vfuse_arg_str(const struct vfuse_call *call, size_t off,
                           size_t *len /* OUT, may be NULL */);
 void vfuse_entry_fill(struct vfuse_priv *priv, struct fuse_entry_out *out,
@@ -204,10 +321,14 @@ void vfuse_entry_fill(struct vfuse_priv *priv, struct fuse_entry_out *out,
 void vfuse_attr_fill(struct vfuse_priv *priv, struct fuse_attr_out *out,
                      const struct vl_iatt *iatt);
 vl_req_t *vfuse_req_new(struct vfuse_call *call, vl_fop_t op);
-vl_fd_t *vfuse_fd_give(struct vfuse_priv *priv, vl_fd_t *fd);
-vl_fd_t *vfuse_fd_take(struct vfuse_priv *priv, uint64_t fh);
-void vfuse_drop_kernel_refs(struct vfuse_priv *priv);
-void vfuse_list_init(struct vfuse_link *head);
+
+/* --- fuse-resolve.c --- */
+/* Makes the nodeids and fhs of the message objects of the call's graph
+ * (lookup by GFID, reopen), then runs fn; answers the call on failure. */
+void vfuse_resolve_run(struct vfuse_call *call, vfuse_handler_fn *fn);
+/* The resolved inode of want_node[i] / fd of want_fh[i] (borrowed). */
+vl_inode_t *vfuse_call_node(struct vfuse_call *call, int i);
+vl_fd_t *vfuse_call_fh(struct vfuse_call *call, int i);
 
 /* --- fuse-entry.c: shared by the handlers --- */
 vl_inode_t *vfuse_call_inode(struct vfuse_call *call);

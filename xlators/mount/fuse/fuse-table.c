@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fuse-table: the session's nodes (nodeid -> GFID, lookup count, inode of
+ * one graph) and handles (fh -> GFID, open flags, fd of one graph).
+ *
+ * Nodeids and fhs are pointers to these objects, which belong to the
+ * session, not to a graph: a graph switch leaves them in place and only
+ * their inode/fd refs move, lazily, to the newer graph (fuse-resolve.c).
+ * One node per GFID (a hash by GFID), so the kernel never sees two
+ * nodeids for one object.
+ *
+ * Threads: every function takes t->lock. Inode and fd refs are dropped
+ * while holding it: a graph drops every ref into it (vfuse_table_drop_gen)
+ * under the same lock before its inode table goes, so under the lock the
+ * graph of any ref found here is still alive.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuse.h"
+
+#define VFUSE_NODE_BUCKETS 4096
+
+#define VFUSE_CONTAINER(ptr, type, member)                                   \
+    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+
+void
+vfuse_list_init(struct vfuse_link *head)
+{
+    head->prev = head;
+    head->next = head;
+}
+
+
+void
+vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l)
+{
+    l->next = head->next;
+    l->prev = head;
+    head->next->prev = l;
+    head->next = l;
+}
+
+
+void
+vfuse_list_del(struct vfuse_link *l)
+{
+    l->prev->next = l->next;
+    l->next->prev = l->prev;
+    l->prev = NULL;
+    l->next = NULL;
+}
+
+
+int
+vfuse_table_init(struct vfuse_table *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->hash = vl_calloc(NULL, VFUSE_NODE_BUCKETS, sizeof(*t->hash),
+                        VL_MT_MISC);
+    if (t->hash == NULL)
+        return -ENOMEM;
+    t->n_buckets = VFUSE_NODE_BUCKETS;
+    vfuse_list_init(&t->nodes);
+    vfuse_list_init(&t->handles);
+    pthread_mutex_init(&t->lock, NULL);
+    return 0;
+}
+
+
+static size_t
+vfuse_gfid_bucket(const struct vfuse_table *t, const vl_gfid_t *gfid)
+{
+    uint64_t h = 0;
+
+    /* GFIDs are random UUIDs: their last bytes hash well as they are. */
+    memcpy(&h, gfid->bytes + 8, sizeof(h));
+    return (size_t)(h % t->n_buckets);
+}
+
+
+static struct vfuse_node *
+vfuse_node_find_locked(struct vfuse_table *t, const vl_gfid_t *gfid)
+{
+    struct vfuse_node *n = t->hash[vfuse_gfid_bucket(t, gfid)];
+
+    while (n != NULL && !vl_gfid_equal(&n->gfid, gfid))
+        n = n->hnext;
+    return n;
+}
+
+
+static void
+vfuse_node_unhash_locked(struct vfuse_table *t, struct vfuse_node *node)
+{
+    struct vfuse_node **pp = &t->hash[vfuse_gfid_bucket(t, &node->gfid)];
+
+    while (*pp != NULL && *pp != node)
+        pp = &(*pp)->hnext;
+    if (*pp != NULL)
+        *pp = node->hnext;
+}
+
+
+static void
+vfuse_node_free_locked(struct vfuse_table *t, struct vfuse_node *node)
+{
+    vfuse_node_unhash_locked(t, node);
+    vfuse_list_del(&node->link);
+    t->n_nodes--;
+    vl_inode_unref(node->inode);
+    vl_free(node);
+}
+
+
+uint64_t
+vfuse_node_remember(struct vfuse_table *t, vl_inode_t *linked, uint64_t gen)
+{
+    struct vfuse_node *node;
+
+    pthread_mutex_lock(&t->lock);
+    node = vfuse_node_find_locked(t, &linked->gfid);
+    if (node == NULL) {
+        node = vl_calloc(NULL, 1, sizeof(*node), VL_MT_MISC);
+        if (node == NULL) {
+            vl_inode_unref(linked);
+            pthread_mutex_unlock(&t->lock);
+            return 0;
+        }
+        node->gfid = linked->gfid;
+        node->hnext = t->hash[vfuse_gfid_bucket(t, &node->gfid)];
+        t->hash[vfuse_gfid_bucket(t, &node->gfid)] = node;
+        vfuse_list_add(&t->nodes, &node->link);
+        t->n_nodes++;
+    }
+    node->nlookup++;
+    if (linked->type != 0)
+        node->type = linked->type;
+    if (node->inode == NULL || gen > node->gen) {
+        /* First sight, or seen in a newer graph: follow it there. */
+        vl_inode_unref(node->inode);
+        node->inode = linked;
+        node->gen = gen;
+    } else {
+        vl_inode_unref(linked);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return (uint64_t)(uintptr_t)node;
+}
+
+
+void
+vfuse_node_forget(struct vfuse_table *t, uint64_t nodeid, uint64_t n)
+{
+    struct vfuse_node *node = (struct vfuse_node *)(uintptr_t)nodeid;
+
+    if (nodeid == 0 || nodeid == FUSE_ROOT_ID)
+        return;
+    pthread_mutex_lock(&t->lock);
+    node->nlookup = n >= node->nlookup ? 0 : node->nlookup - n;
+    if (node->nlookup == 0)
+        vfuse_node_free_locked(t, node);
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+vl_inode_t *
+vfuse_node_get(struct vfuse_table *t, uint64_t nodeid, uint64_t gen,
+               vl_gfid_t *gfid, uint32_t *type)
+{
+    struct vfuse_node *node = (struct vfuse_node *)(uintptr_t)nodeid;
+    vl_inode_t *inode = NULL;
+
+    pthread_mutex_lock(&t->lock);
+    if (node->inode != NULL && node->gen == gen)
+        inode = vl_inode_ref(node->inode);
+    *gfid = node->gfid;
+    *type = node->type;
+    pthread_mutex_unlock(&t->lock);
+    return inode;
+}
+
+
+void
+vfuse_node_update(struct vfuse_table *t, uint64_t nodeid, vl_inode_t *inode,
+                  uint64_t gen)
+{
+    struct vfuse_node *node = (struct vfuse_node *)(uintptr_t)nodeid;
+
+    pthread_mutex_lock(&t->lock);
+    if (node->inode == NULL || gen > node->gen) {
+        vl_inode_unref(node->inode);
+        node->inode = vl_inode_ref(inode);
+        node->gen = gen;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+uint64_t
+vfuse_handle_new(struct vfuse_table *t, vl_fd_t *fd, uint64_t gen,
+                 const vl_gfid_t *gfid, uint32_t type, bool is_dir)
+{
+    struct vfuse_handle *h = vl_calloc(NULL, 1, sizeof(*h), VL_MT_MISC);
+
+    if (h == NULL)
+        return 0;
+    h->gfid = *gfid;
+    h->type = type;
+    h->flags = fd->flags;
+    h->pid = fd->pid;
+    h->is_dir = is_dir;
+    h->fd = vl_fd_ref(fd);
+    h->gen = gen;
+    pthread_mutex_lock(&t->lock);
+    vfuse_list_add(&t->handles, &h->link);
+    t->n_handles++;
+    pthread_mutex_unlock(&t->lock);
+    return (uint64_t)(uintptr_t)h;
+}
+
+
+vl_fd_t *
+vfuse_handle_get(struct vfuse_table *t, uint64_t fh, uint64_t gen,
+                 struct vfuse_handle *copy)
+{
+    struct vfuse_handle *h = (struct vfuse_handle *)(uintptr_t)fh;
+    vl_fd_t *fd = NULL;
+
+    pthread_mutex_lock(&t->lock);
+    if (h->fd != NULL && h->gen == gen)
+        fd = vl_fd_ref(h->fd);
+    *copy = *h;
+    copy->fd = NULL;
+    pthread_mutex_unlock(&t->lock);
+    return fd;
+}
+
+
+void
+vfuse_handle_update(struct vfuse_table *t, uint64_t fh, vl_fd_t *fd,
+                    uint64_t gen)
+{
+    struct vfuse_handle *h = (struct vfuse_handle *)(uintptr_t)fh;
+
+    pthread_mutex_lock(&t->lock);
+    if (h->fd == NULL || gen > h->gen) {
+        vl_fd_unref(h->fd);
+        h->fd = vl_fd_ref(fd);
+        h->gen = gen;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+vl_fd_t *
+vfuse_handle_free(struct vfuse_table *t, uint64_t fh, uint64_t gen)
+{
+    struct vfuse_handle *h = (struct vfuse_handle *)(uintptr_t)fh;
+    vl_fd_t *fd = NULL;
+
+    pthread_mutex_lock(&t->lock);
+    vfuse_list_del(&h->link);
+    t->n_handles--;
+    if (h->fd != NULL && h->gen == gen)
+        fd = h->fd;
+    else
+        vl_fd_unref(h->fd); /* its graph is alive: we hold the lock */
+    pthread_mutex_unlock(&t->lock);
+    vl_free(h);
+    return fd;
+}
+
+
+void
+vfuse_table_drop_gen(struct vfuse_table *t, uint64_t gen)
+{
+    pthread_mutex_lock(&t->lock);
+    for (struct vfuse_link *l = t->nodes.next; l != &t->nodes; l = l->next) {
+        struct vfuse_node *n = VFUSE_CONTAINER(l, struct vfuse_node, link);
+
+        if (n->inode != NULL && n->gen == gen) {
+            vl_inode_unref(n->inode);
+            n->inode = NULL;
+            n->gen = 0;
+        }
+    }
+    for (struct vfuse_link *l = t->handles.next; l != &t->handles;
+         l = l->next) {
+        struct vfuse_handle *h =
+            VFUSE_CONTAINER(l, struct vfuse_handle, link);
+
+        if (h->fd != NULL && h->gen == gen) {
+            vl_fd_unref(h->fd);
+            h->fd = NULL;
+            h->gen = 0;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+void
+vfuse_table_counts(struct vfuse_table *t, size_t *n_nodes, size_t *n_handles,
+                   size_t *n_in_gen, uint64_t gen)
+{
+    size_t n = 0;
+
+    pthread_mutex_lock(&t->lock);
+    for (struct vfuse_link *l = t->nodes.next; l != &t->nodes; l = l->next)
+        if (VFUSE_CONTAINER(l, struct vfuse_node, link)->gen == gen)
+            n++;
+    for (struct vfuse_link *l = t->handles.next; l != &t->handles;
+         l = l->next)
+        if (VFUSE_CONTAINER(l, struct vfuse_handle, link)->gen == gen)
+            n++;
+    *n_nodes = t->n_nodes;
+    *n_handles = t->n_handles;
+    *n_in_gen = n;
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+void
+vfuse_table_clear(struct vfuse_table *t)
+{
+    struct vfuse_link *l;
+
+    if (t->hash == NULL)
+        return;
+    pthread_mutex_lock(&t->lock);
+    while ((l = t->handles.next) != &t->handles) {
+        struct vfuse_handle *h =
+            VFUSE_CONTAINER(l, struct vfuse_handle, link);
+
+        vfuse_list_del(l);
+        vl_fd_unref(h->fd);
+        vl_free(h);
+    }
+    t->n_handles = 0;
+    while ((l = t->nodes.next) != &t->nodes)
+        vfuse_node_free_locked(t, VFUSE_CONTAINER(l, struct vfuse_node,
+                                                  link));
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_destroy(&t->lock);
+    vl_free(t->hash);
+    t->hash = NULL;
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-fuse-table: the session's nodes and handles (fuse-table.c), which
+ * outlive graphs. Two inode tables stand for two graphs (generations 1
+ * and 2); the tests check lookup counting, one node per GFID, lazy moves
+ * to a newer generation only, dropping the refs of a retired generation
+ * (the inode tables then free cleanly, which they only do once every ref
+ * is gone), and handle release.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "fuse.h"
+
+struct fixture {
+    struct vfuse_table t;   /* under test */
+    vl_inode_table_t *g1;   /* "graph" 1's inodes */
+    vl_inode_table_t *g2;   /* "graph" 2's inodes */
+};
+
+
+static int
+setup(void **state)
+{
+    struct fixture *f = test_calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    assert_int_equal(vfuse_table_init(&f->t), 0);
+    f->g1 = vl_inode_table_new(NULL, 0, 16);
+    f->g2 = vl_inode_table_new(NULL, 0, 16);
+    assert_non_null(f->g1);
+    assert_non_null(f->g2);
+    *state = f;
+    return 0;
+}
+
+
+static int
+teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    vfuse_table_clear(&f->t);
+    vl_inode_table_free(f->g1);
+    vl_inode_table_free(f->g2);
+    test_free(f);
+    return 0;
+}
+
+
+static vl_gfid_t
+gfid_n(uint8_t n)
+{
+    vl_gfid_t g;
+
+    memset(&g, 0, sizeof(g));
+    g.bytes[0] = 0xab;
+    g.bytes[15] = n;
+    return g;
+}
+
+
+/* An inode for gfid in table, with a new ref. */
+static vl_inode_t *
+inode_in(vl_inode_table_t *table, uint8_t n)
+{
+    vl_gfid_t g = gfid_n(n);
+    vl_inode_t *inode = vl_inode_get(table, &g, S_IFREG);
+
+    assert_non_null(inode);
+    return inode;
+}
+
+
+static void
+test_remember_counts_and_dedupes(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t a = vfuse_node_remember(&f->t, inode_in(f->g1, 1), 1);
+    uint64_t b = vfuse_node_remember(&f->t, inode_in(f->g1, 1), 1);
+    uint64_t c = vfuse_node_remember(&f->t, inode_in(f->g1, 2), 1);
+    size_t n_nodes;
+    size_t n_handles;
+    size_t n_gen;
+
+    assert_true(a != 0 && a != FUSE_ROOT_ID);
+    assert_int_equal(a, b); /* one nodeid per GFID */
+    assert_int_not_equal(a, c);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 2);
+    assert_int_equal(n_handles, 0);
+    assert_int_equal(n_gen, 2);
+    /* The table holds one ref per node, not per lookup. */
+    assert_int_equal(vl_inode_table_active(f->g1), 1 + 2);
+
+    vfuse_node_forget(&f->t, a, 1);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 2);
+    vfuse_node_forget(&f->t, a, 1);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 1);
+    assert_int_equal(vl_inode_table_active(f->g1), 1 + 1);
+    /* Forgetting more than remembered frees, once. */
+    vfuse_node_forget(&f->t, c, 99);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 0);
+    assert_int_equal(vl_inode_table_active(f->g1), 1);
+}
+
+
+static void
+test_node_follows_newer_graph_only(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t id = vfuse_node_remember(&f->t, inode_in(f->g1, 3), 1);
+    vl_inode_t *in2 = inode_in(f->g2, 3);
+    vl_inode_t *got;
+    vl_gfid_t gfid;
+    vl_gfid_t want = gfid_n(3);
+    uint32_t type = 0;
+
+    got = vfuse_node_get(&f->t, id, 1, &gfid, &type);
+    assert_non_null(got);
+    assert_ptr_equal(got->table, f->g1);
+    vl_inode_unref(got);
+    /* Asked for in graph 2: not there yet, but the GFID says where. */
+    got = vfuse_node_get(&f->t, id, 2, &gfid, &type);
+    assert_null(got);
+    assert_true(vl_gfid_equal(&gfid, &want));
+    assert_int_equal(type, S_IFREG);
+
+    vfuse_node_update(&f->t, id, in2, 2);
+    got = vfuse_node_get(&f->t, id, 2, &gfid, &type);
+    assert_ptr_equal(got, in2);
+    vl_inode_unref(got);
+    /* The graph-1 ref went with the move. */
+    assert_int_equal(vl_inode_table_active(f->g1), 1);
+    /* A late call of graph 1 does not move it back. */
+    got = inode_in(f->g1, 3);
+    vfuse_node_update(&f->t, id, got, 1);
+    vl_inode_unref(got);
+    got = vfuse_node_get(&f->t, id, 2, &gfid, &type);
+    assert_ptr_equal(got, in2);
+    vl_inode_unref(got);
+    vl_inode_unref(in2);
+    /* Remembering it in graph 1 again counts but keeps graph 2's inode. */
+    assert_int_equal(vfuse_node_remember(&f->t, inode_in(f->g1, 3), 1), id);
+    got = vfuse_node_get(&f->t, id, 2, &gfid, &type);
+    assert_ptr_equal(got->table, f->g2);
+    vl_inode_unref(got);
+    vfuse_node_forget(&f->t, id, 2);
+    assert_int_equal(vl_inode_table_active(f->g2), 1);
+    assert_int_equal(vl_inode_table_active(f->g1), 1);
+}
+
+
+static void
+test_drop_gen_releases_graph(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t id = vfuse_node_remember(&f->t, inode_in(f->g1, 4), 1);
+    vl_inode_t *in = inode_in(f->g1, 5);
+    vl_gfid_t g5 = gfid_n(5);
+    vl_fd_t *fd = vl_fd_new(in, O_RDWR | O_CREAT | O_TRUNC, 42);
+    uint64_t fh = vfuse_handle_new(&f->t, fd, 1, &g5, S_IFREG, false);
+    struct vfuse_handle copy;
+    vl_gfid_t gfid;
+    uint32_t type;
+    size_t n_nodes;
+    size_t n_handles;
+    size_t n_gen;
+
+    assert_int_not_equal(fh, 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 1);
+    assert_int_equal(n_handles, 1);
+    assert_int_equal(n_gen, 2);
+
+    /* Graph 1 retires: every ref into it goes; the objects stay. */
+    vfuse_table_drop_gen(&f->t, 1);
+    assert_int_equal(vl_inode_table_active(f->g1), 1);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 1);
+    assert_int_equal(n_nodes, 1);
+    assert_int_equal(n_handles, 1);
+    assert_int_equal(n_gen, 0);
+    assert_null(vfuse_node_get(&f->t, id, 1, &gfid, &type));
+    assert_null(vfuse_handle_get(&f->t, fh, 2, &copy));
+    /* What a reopen needs survives. */
+    assert_true(vl_gfid_equal(&copy.gfid, &g5));
+    assert_int_equal(copy.flags, O_RDWR | O_CREAT | O_TRUNC);
+    assert_int_equal(copy.pid, 42);
+    assert_false(copy.is_dir);
+    assert_null(copy.fd);
+
+    /* Reopened in graph 2. */
+    in = inode_in(f->g2, 5);
+    fd = vl_fd_new(in, O_RDWR, 42);
+    vfuse_handle_update(&f->t, fh, fd, 2);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    fd = vfuse_handle_get(&f->t, fh, 2, &copy);
+    assert_non_null(fd);
+    assert_ptr_equal(fd->inode->table, f->g2);
+    vl_fd_unref(fd);
+    /* RELEASE in graph 2 hands over the fd; in graph 1 it drops it. */
+    fd = vfuse_handle_free(&f->t, fh, 2);
+    assert_non_null(fd);
+    vl_fd_unref(fd);
+    vfuse_table_counts(&f->t, &n_nodes, &n_handles, &n_gen, 2);
+    assert_int_equal(n_handles, 0);
+    assert_int_equal(vl_inode_table_active(f->g2), 1);
+    vfuse_node_forget(&f->t, id, 1);
+}
+
+
+static void
+test_release_other_graph(void **state)
+{
+    struct fixture *f = *state;
+    vl_inode_t *in = inode_in(f->g1, 6);
+    vl_gfid_t g6 = gfid_n(6);
+    vl_fd_t *fd = vl_fd_new(in, O_RDONLY, 1);
+    uint64_t fh = vfuse_handle_new(&f->t, fd, 1, &g6, S_IFDIR, true);
+
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    /* A call of graph 2 releases a handle still in graph 1. */
+    assert_null(vfuse_handle_free(&f->t, fh, 2));
+    assert_int_equal(vl_inode_table_active(f->g1), 1);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_remember_counts_and_dedupes,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_follows_newer_graph_only,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_gen_releases_graph, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_release_other_graph, setup,
+                                        teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    vl_global_init();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
