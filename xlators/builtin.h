@@ -12,6 +12,7 @@ extern const vl_xlator_class_t xl_debug_trace;
 extern const vl_xlator_class_t xl_protocol_client;
 extern const vl_xlator_class_t xl_protocol_server;
 extern const vl_xlator_class_t xl_mount_fuse;
+extern const vl_xlator_class_t xl_cluster_distribute;
 
 /* Registers every class above; 0 or -errno. Idempotent. */
 int vl_xlators_register_builtin(void);

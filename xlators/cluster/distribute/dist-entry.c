@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-entry: namespace fops of distribute (rename is in dist-rename.c).
+ *
+ * create/mknod/symlink: on the hashed subvolume in one round trip; when
+ *   that one is short of space (min-free-disk) or decommissioned, the data
+ *   goes to the subvolume with most free space and a link file (mode
+ *   ---------T, xattr trusted.mortar.dht.linkto) to the hashed one.
+ * mkdir: on every up subvolume in parallel with the same GFID, then the
+ *   layout xattr on each; a failure undoes the created copies.
+ * rmdir: on every subvolume; ENOTEMPTY anywhere recreates the removed
+ *   copies (a copy holding only link files is emptied first).
+ * unlink: data on the cached subvolume and the link file on the hashed
+ *   one, in parallel (one round trip).
+ * link: hard link on the cached subvolume plus a link file on the new
+ *   name's hashed subvolume when different.
+ *
+ * Intercepts: create, mknod, symlink, mkdir, rmdir, unlink, link.
+ * Threads:    children's callbacks; dist-worker.c threads.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dist.h"
+
+
+static void
+dist_task_or_fail(vl_xlator_t *xl, vl_req_t *req,
+                  void (*fn)(vl_xlator_t *xl, vl_req_t *req))
+{
+    int rc = dist_task_run(xl, req, fn);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* ---- link files ---- */
+
+int
+dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
+                     vl_inode_t *parent, const char *name,
+                     const vl_gfid_t *gfid)
+{
+    const char *target = xl->children[to]->name;
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.mknod.loc.parent = parent;
+    a.mknod.loc.name = name;
+    a.mknod.mode = DIST_LINK_MODE;
+    a.mknod.gfid = *gfid;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_MKNOD, &a, &call);
+    vl_reply_clear(&call.reply);
+    if (rc == -EEXIST) {
+        memset(&a, 0, sizeof(a));
+        a.lookup.loc.parent = parent;
+        a.lookup.loc.name = name;
+        rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_LOOKUP, &a, &call);
+        if (rc == 0 && (!dist_iatt_is_linkfile(&call.reply.iatt)
+                        || !vl_gfid_equal(&call.reply.iatt.gfid, gfid)))
+            rc = -EEXIST;
+        vl_reply_clear(&call.reply);
+    }
+    if (rc != 0)
+        return rc;
+    memset(&a, 0, sizeof(a));
+    a.setxattr.loc.parent = parent;
+    a.setxattr.loc.name = name;
+    a.setxattr.name = DIST_XATTR_LINKTO;
+    a.setxattr.value = target;
+    a.setxattr.size = strlen(target) + 1;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_SETXATTR, &a, &call);
+    vl_reply_clear(&call.reply);
+    if (rc != 0) {
+        memset(&a, 0, sizeof(a));
+        a.unlink.loc.parent = parent;
+        a.unlink.loc.name = name;
+        dist_call_sync(xl, req, (unsigned)at, VL_FOP_UNLINK, &a, &call);
+        vl_reply_clear(&call.reply);
+    }
+    return rc;
+}
+
+
+static int
+dist_entry_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at,
+                     vl_inode_t *parent, const char *name)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc.parent = parent;
+    a.unlink.loc.name = name;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_UNLINK, &a, &call);
+    vl_reply_clear(&call.reply);
+    return rc;
+}
+
+
+/* ---- create, mknod, symlink ---- */
+
+static struct vl_loc *
+dist_new_loc(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_CREATE:
+        return &req->args.create.loc;
+    case VL_FOP_MKNOD:
+        return &req->args.mknod.loc;
+    default:
+        return &req->args.symlink.loc;
+    }
+}
+
+
+static const vl_gfid_t *
+dist_new_gfid(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_CREATE:
+        return &req->args.create.gfid;
+    case VL_FOP_MKNOD:
+        return &req->args.mknod.gfid;
+    default:
+        return &req->args.symlink.gfid;
+    }
+}
+
+
+static void
+dist_new_set_ctx(vl_xlator_t *xl, vl_req_t *req, int data, int hashed)
+{
+    dist_ictx_set_file(xl, dist_new_loc(req)->inode, data, hashed,
+                       data != hashed);
+    if (req->op == VL_FOP_CREATE && req->args.create.fd != NULL) {
+        struct dist_fd_ctx *f = vl_fd_ctx(req->args.create.fd, xl);
+
+        pthread_mutex_lock(&req->args.create.fd->lock);
+        f->has_subvol = true;
+        f->subvol = data;
+        f->flags = req->args.create.flags;
+        pthread_mutex_unlock(&req->args.create.fd->lock);
+    }
+}
+
+
+static void
+dist_new_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    int status = r->status;
+
+    if (status == 0)
+        dist_new_set_ctx(req->xl, req, local->subvol, local->subvol);
+    vl_reply_move(req, r);
+    vl_unwind(req, status);
+}
+
+
+/* Data elsewhere: link file on the hashed subvolume first, so that the
+ * name is never visible without a way to its data. */
+static void
+dist_new_elsewhere_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_loc *loc = dist_new_loc(req);
+    int hashed = local->subvol2, data = local->subvol;
+    int rc;
+
+    rc = dist_linkfile_create(xl, req, hashed, data, loc->parent, loc->name,
+                              dist_new_gfid(req));
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    rc = dist_child_sync(xl, req, (unsigned)data);
+    if (rc != 0)
+        dist_entry_unlink_at(xl, req, hashed, loc->parent, loc->name);
+    else
+        dist_new_set_ctx(xl, req, data, hashed);
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_new_entry(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_loc *loc = dist_new_loc(req);
+    int hashed, data;
+    vl_req_t *r;
+
+    hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
+    if (hashed == -ESTALE) {
+        dist_with_parent_layout(xl, req, loc->parent, dist_new_entry);
+        return;
+    }
+    if (hashed < 0 || !dist_is_up(xl, (unsigned)hashed)) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    data = dist_pick_data_subvol(xl, hashed);
+    local->subvol = data;
+    local->subvol2 = hashed;
+    if (data != hashed) {
+        dist_task_or_fail(xl, req, dist_new_elsewhere_task);
+        return;
+    }
+    r = vl_req_child(req, xl->children[data]);
+    if (r == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(r, dist_new_done, req);
+}
+
+
+void
+dist_create(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_new_entry(xl, req);
+}
+
+
+void
+dist_mknod(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_new_entry(xl, req);
+}
+
+
+void
+dist_symlink(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_new_entry(xl, req);
+}
+
+
+/* ---- mkdir ---- */
+
+static void
+dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                uint64_t mask)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].rmdir.loc.parent = loc->parent;
+        args[i].rmdir.loc.name = loc->name;
+    }
+    dist_fan_sync(xl, req, mask, VL_FOP_RMDIR, args, calls);
+    dist_calls_clear(calls, n);
+}
+
+
+static void
+dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
+    struct dist_layout *layout;
+    unsigned n = priv->n;
+    uint64_t up = dist_up_mask(xl), made = 0, exist = 0;
+    int hashed, first = -1, rc = 0;
+
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed < 0 || !(up & (1ULL << hashed))) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, up, VL_FOP_MKDIR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!(up & (1ULL << i)))
+            continue;
+        if (calls[i].status == 0) {
+            made |= 1ULL << i;
+            if (first < 0 || (int)i == hashed)
+                first = (int)i;
+        } else if (calls[i].status == -EEXIST) {
+            exist |= 1ULL << i;
+        } else if (calls[i].status != -ENOTCONN && rc == 0) {
+            rc = calls[i].status;
+        }
+    }
+    if (rc == 0 && ((exist & (1ULL << hashed)) || made == 0))
+        rc = made == 0 && exist == 0 ? -ENOTCONN : -EEXIST;
+    if (rc != 0) {
+        dist_calls_clear(calls, n);
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_unwind(req, rc);
+        return;
+    }
+    vl_reply_clear(&req->reply);
+    req->reply.iatt = calls[first].reply.iatt;
+    dist_calls_clear(calls, n);
+
+    layout = vl_malloc(xl, sizeof(*layout), DIST_MT_LAYOUT);
+    if (layout == NULL) {
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    dist_layout_default(layout, n, priv->decommissioned, 1,
+                        DIST_FLAG_COMMITTED);
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        dist_layout_encode(&layout->r[i], vals[i]);
+        args[i].setxattr.loc.parent = a->loc.parent;
+        args[i].setxattr.loc.name = a->loc.name;
+        args[i].setxattr.name = DIST_XATTR_LAYOUT;
+        args[i].setxattr.value = vals[i];
+        args[i].setxattr.size = DIST_LAYOUT_SIZE;
+    }
+    /* Stale copies that were there already (EEXIST) get it too. */
+    dist_fan_sync(xl, req, made | exist, VL_FOP_SETXATTR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (((made | exist) & (1ULL << i)) && calls[i].status != 0
+            && rc == 0)
+            rc = calls[i].status;
+        if (!(up & (1ULL << i)))
+            layout->r[i].err = -ENOTCONN;
+    }
+    dist_calls_clear(calls, n);
+    if (rc != 0) {
+        vl_free(layout);
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_unwind(req, rc);
+        return;
+    }
+    dist_ictx_set_layout(xl, a->loc.inode, layout);
+    vl_unwind(req, 0);
+}
+
+
+void
+dist_mkdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+
+    if (dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL) == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->loc.parent, dist_mkdir);
+        return;
+    }
+    dist_task_or_fail(xl, req, dist_mkdir_task);
+}
+
+
+/* ---- rmdir ---- */
+
+/* Empties subvolume i's copy of dir if it holds only link files; true
+ * when it did (then rmdir may be retried there). */
+static bool
+dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                       vl_inode_t *dir)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY, 0);
+    char **names = NULL;
+    size_t n_names = 0;
+    bool is_links = true, is_eof = false;
+    int64_t off = 0;
+
+    if (fd == NULL)
+        return false;
+    memset(&a, 0, sizeof(a));
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    if (dist_call_sync(xl, req, i, VL_FOP_OPENDIR, &a, &call) != 0)
+        is_links = false;
+    vl_reply_clear(&call.reply);
+    while (is_links && !is_eof) {
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = fd;
+        a.readdir.size = 65536;
+        a.readdir.offset = off;
+        a.readdir.plus = true;
+        if (dist_call_sync(xl, req, i, VL_FOP_READDIR, &a, &call) != 0) {
+            is_links = false;
+            break;
+        }
+        is_eof = call.reply.entries.eof || call.reply.entries.n == 0;
+        for (size_t k = 0; k < call.reply.entries.n && is_links; k++) {
+            struct vl_dirent *e = &call.reply.entries.ents[k];
+            char **grown;
+
+            off = e->off;
+            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+                continue;
+            if (!e->has_iatt || !dist_iatt_is_linkfile(&e->iatt)) {
+                is_links = false;
+                break;
+            }
+            grown = vl_realloc(names, (n_names + 1) * sizeof(*names));
+            if (grown == NULL) {
+                is_links = false;
+                break;
+            }
+            names = grown;
+            names[n_names] = vl_strdup(xl, e->name, DIST_MT_TEXT);
+            if (names[n_names] == NULL)
+                is_links = false;
+            else
+                n_names++;
+        }
+        vl_reply_clear(&call.reply);
+    }
+    for (size_t k = 0; k < n_names; k++) {
+        if (is_links)
+            dist_entry_unlink_at(xl, req, (int)i, dir, names[k]);
+        vl_free(names[k]);
+    }
+    vl_free(names);
+    vl_fd_unref(fd);
+    return is_links && n_names > 0;
+}
+
+
+/* Puts back the copies removed by an rmdir that failed elsewhere. */
+static void
+dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, uint64_t removed,
+                int survivor)
+{
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    struct vl_loc loc = {.parent = a->loc.parent, .name = a->loc.name,
+                         .inode = a->loc.inode};
+    union vl_fop_args la;
+    struct dist_call call;
+    struct vl_iatt iatt;
+
+    if (removed == 0)
+        return;
+    memset(&la, 0, sizeof(la));
+    la.lookup.loc = loc;
+    if (dist_call_sync(xl, req, (unsigned)survivor, VL_FOP_LOOKUP, &la,
+                       &call) == 0) {
+        vl_reply_clear(&call.reply);
+        /* A named directory lookup recreates and re-lays the copies. */
+        dist_dir_sync(xl, req, &loc, false, &iatt);
+    }
+    vl_reply_clear(&call.reply);
+}
+
+
+static void
+dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t up = dist_up_mask(xl), removed = 0, full = 0;
+    int rc = 0, survivor = -1;
+
+    if (n < 64 && up != (1ULL << n) - 1) {
+        vl_unwind(req, -ENOTCONN); /* it would come back with the brick */
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, up, VL_FOP_RMDIR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        int st = calls[i].status;
+
+        if (st == 0 || st == -ENOENT) {
+            removed |= st == 0 ? 1ULL << i : 0;
+        } else if (st == -ENOTEMPTY) {
+            full |= 1ULL << i;
+        } else if (rc == 0) {
+            rc = st;
+            survivor = (int)i;
+        }
+    }
+    dist_calls_clear(calls, n);
+    if (rc == 0 && full != 0 && a->loc.inode != NULL) {
+        /* Only link files left there: clean, then try again. */
+        for (unsigned i = 0; i < n && rc == 0; i++) {
+            if (!(full & (1ULL << i)))
+                continue;
+            if (!dist_rmdir_clean_links(xl, req, i, a->loc.inode)) {
+                rc = -ENOTEMPTY;
+                survivor = (int)i;
+            }
+        }
+        if (rc == 0) {
+            dist_fan_sync(xl, req, full, VL_FOP_RMDIR, args, calls);
+            for (unsigned i = 0; i < n; i++)
+                if ((full & (1ULL << i)) && calls[i].status != 0
+                    && calls[i].status != -ENOENT && rc == 0) {
+                    rc = calls[i].status;
+                    survivor = (int)i;
+                } else if (full & (1ULL << i)) {
+                    removed |= 1ULL << i;
+                }
+            dist_calls_clear(calls, n);
+        }
+    } else if (rc == 0 && full != 0) {
+        rc = -ENOTEMPTY;
+        survivor = __builtin_ctzll(full);
+    }
+    if (rc != 0 && survivor >= 0)
+        dist_rmdir_undo(xl, req, removed, survivor);
+    vl_unwind(req, rc);
+}
+
+
+void
+dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_task_or_fail(xl, req, dist_rmdir_task);
+}
+
+
+/* ---- unlink ---- */
+
+static void
+dist_unlink_both_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+
+    if (r->xl == req->xl->children[local->subvol]) {
+        local->status2 = r->status;
+        vl_reply_move(req, r);
+    }
+    if (vl_fanout_arrive(&local->fan, 0))
+        vl_unwind(req, local->status2);
+}
+
+
+static void
+dist_unlink_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_unlink_args *a = VL_ARGS(req, unlink);
+    struct vl_iatt iatt;
+    int data, hashed, rc;
+
+    rc = dist_find_file_sync(xl, req, &a->loc, &data, &iatt);
+    if (rc == 0 && S_ISDIR(iatt.mode))
+        rc = -EISDIR;
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    rc = dist_child_sync(xl, req, (unsigned)data);
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (rc == 0 && hashed >= 0 && hashed != data)
+        dist_entry_unlink_at(xl, req, hashed, a->loc.parent, a->loc.name);
+    vl_unwind(req, rc);
+}
+
+
+void
+dist_unlink(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_unlink_args *a = VL_ARGS(req, unlink);
+    int cached, hashed;
+    vl_req_t *r1, *r2;
+
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->loc.parent, dist_unlink);
+        return;
+    }
+    cached = dist_ictx_cached(xl, a->loc.inode);
+    if (cached < 0 || !dist_is_up(xl, (unsigned)cached)) {
+        dist_task_or_fail(xl, req, dist_unlink_task);
+        return;
+    }
+    if (hashed < 0 || hashed == cached) {
+        vl_pass(req, xl->children[cached]);
+        return;
+    }
+    local->subvol = cached;
+    local->subvol2 = hashed;
+    local->status2 = -EIO;
+    r1 = vl_req_child(req, xl->children[cached]);
+    r2 = vl_req_child(req, xl->children[hashed]);
+    if (r1 == NULL || r2 == NULL) {
+        if (r1 != NULL)
+            vl_req_free_unwound(r1);
+        if (r2 != NULL)
+            vl_req_free_unwound(r2);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_fanout_begin(&local->fan, 2);
+    vl_wind(r1, dist_unlink_both_done, req);
+    vl_wind(r2, dist_unlink_both_done, req);
+}
+
+
+/* ---- link ---- */
+
+static void
+dist_link_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_link_args *a = VL_ARGS(req, link);
+    vl_inode_t *inode = a->oldloc.inode;
+    int cached, hashed, rc;
+
+    if (inode == NULL || S_ISDIR(inode->type)) {
+        vl_unwind(req, -EPERM);
+        return;
+    }
+    cached = dist_ictx_cached(xl, inode);
+    if (cached < 0) {
+        struct vl_iatt iatt;
+
+        rc = dist_find_file_sync(xl, req, &a->oldloc, &cached, &iatt);
+        if (rc != 0) {
+            vl_unwind(req, rc);
+            return;
+        }
+    }
+    hashed = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    if (hashed >= 0 && hashed != cached && !dist_is_up(xl, (unsigned)hashed)) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    rc = dist_child_sync(xl, req, (unsigned)cached);
+    if (rc == 0 && hashed >= 0 && hashed != cached) {
+        rc = dist_linkfile_create(xl, req, hashed, cached, a->newloc.parent,
+                                  a->newloc.name, &inode->gfid);
+        if (rc != 0) /* no name without a way to it: take it back */
+            dist_entry_unlink_at(xl, req, cached, a->newloc.parent,
+                                 a->newloc.name);
+    }
+    vl_unwind(req, rc);
+}
+
+
+void
+dist_link(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_link_args *a = VL_ARGS(req, link);
+
+    if (dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL)
+        == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->newloc.parent, dist_link);
+        return;
+    }
+    dist_task_or_fail(xl, req, dist_link_task);
+}

@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-lookup: lookup through distribute, and directory self-heal.
+ *
+ * Fast paths (one round trip): a name goes to its hashed subvolume; a
+ * regular file found there is the answer; a miss is ENOENT when the
+ * parent's range there is COMMITTED and lookup-optimize is on. A known
+ * file (revalidate, nameless) goes to its cached subvolume only.
+ * Slow paths (worker): a link file or an uncommitted miss looks on every
+ * subvolume and puts a link file on the hashed one when the data is
+ * elsewhere; a directory is looked up on every subvolume, attributes
+ * merged, missing copies created (same GFID, mode, owner), the layout read
+ * from all and repaired if it has holes, overlaps or missing parts.
+ *
+ * Intercepts: lookup.
+ * Per inode:  layout (directories) and cached/hashed subvolume (files).
+ * Threads:    callbacks of children; dist-worker.c threads.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dist.h"
+
+static void dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req);
+static void dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req);
+static void dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req);
+
+
+static void
+dist_run_or_fail(vl_xlator_t *xl, vl_req_t *req,
+                 void (*fn)(vl_xlator_t *xl, vl_req_t *req))
+{
+    int rc = dist_task_run(xl, req, fn);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* ---- parent layouts ---- */
+
+static void
+dist_parent_layout_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_loc loc = {.inode = local->parent};
+    struct vl_iatt iatt;
+    int rc;
+
+    local->is_layout_tried = true;
+    rc = dist_dir_sync(xl, req, &loc, false, &iatt);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    local->redo(xl, req);
+}
+
+
+void
+dist_with_parent_layout(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
+                        vl_fop_fn *redo)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+
+    if (local->is_layout_tried || parent == NULL) {
+        vl_unwind(req, -EIO); /* fetched, and still none */
+        return;
+    }
+    local->parent = parent;
+    local->redo = redo;
+    dist_run_or_fail(xl, req, dist_parent_layout_task);
+}
+
+
+/* ---- fast paths ---- */
+
+static void
+dist_lookup_named_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    const struct dist_conf *conf = VL_CONF(xl, struct dist_conf);
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    int status = r->status;
+
+    if (status == 0 && S_ISDIR(r->reply.iatt.mode)) {
+        dist_run_or_fail(xl, req, dist_lookup_dir_task);
+        return;
+    }
+    if (status == 0 && dist_iatt_is_linkfile(&r->reply.iatt)) {
+        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        return;
+    }
+    if (status == -ENOENT && !(local->status2 && conf->is_lookup_optimize)) {
+        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        return;
+    }
+    if (status == 0)
+        dist_ictx_set_file(xl, a->loc.inode, local->subvol, local->subvol,
+                           false);
+    vl_reply_move(req, r);
+    vl_unwind(req, status);
+}
+
+
+/* Revalidation of a known file on its cached subvolume. */
+static void
+dist_lookup_cached_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    bool is_named = a->loc.parent != NULL && a->loc.name != NULL;
+
+    if (r->status != 0 || dist_iatt_is_linkfile(&r->reply.iatt)
+        || S_ISDIR(r->reply.iatt.mode)) {
+        if (r->status != 0 && r->status != -ENOENT && r->status != -ESTALE) {
+            int status = r->status;
+
+            vl_unwind(req, status);
+            return;
+        }
+        dist_run_or_fail(xl, req, is_named ? dist_lookup_all_task
+                                           : dist_lookup_gfid_task);
+        return;
+    }
+    vl_reply_move(req, r);
+    vl_unwind(req, 0);
+}
+
+
+static void
+dist_lookup_wind(vl_xlator_t *xl, vl_req_t *req, int subvol, vl_done_fn *fn)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    vl_req_t *r;
+
+    local->subvol = subvol;
+    r = vl_req_child(req, xl->children[subvol]);
+    if (r == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(r, fn, req);
+}
+
+
+void
+dist_lookup(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    vl_inode_t *inode = a->loc.inode;
+    bool is_named = a->loc.parent != NULL && a->loc.name != NULL;
+    bool is_known = inode != NULL && !vl_gfid_is_null(&inode->gfid);
+    bool committed = false;
+    int idx;
+
+    if (is_known && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid))) {
+        dist_run_or_fail(xl, req, dist_lookup_dir_task);
+        return;
+    }
+    if (is_known) {
+        idx = dist_ictx_cached(xl, inode);
+        if (idx >= 0 && dist_is_up(xl, (unsigned)idx)) {
+            dist_lookup_wind(xl, req, idx, dist_lookup_cached_done);
+            return;
+        }
+    }
+    if (!is_named) {
+        if (inode == NULL || vl_gfid_is_null(&inode->gfid)) {
+            vl_unwind(req, -EINVAL);
+            return;
+        }
+        dist_run_or_fail(xl, req, dist_lookup_gfid_task);
+        return;
+    }
+    idx = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, &committed);
+    if (idx == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->loc.parent, dist_lookup);
+        return;
+    }
+    if (idx < 0 || !dist_is_up(xl, (unsigned)idx)) {
+        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        return;
+    }
+    local->status2 = committed; /* read by dist_lookup_named_done */
+    dist_lookup_wind(xl, req, idx, dist_lookup_named_done);
+}
+
+
+/* ---- slow paths (workers) ---- */
+
+static void
+dist_reply_iatt(vl_req_t *req, const struct vl_iatt *iatt)
+{
+    vl_reply_clear(&req->reply);
+    req->reply.iatt = *iatt;
+}
+
+
+int
+dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                    int *data, struct vl_iatt *iatt)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t up = dist_up_mask(xl);
+    int hashed = -1, rc = -ENOENT;
+    bool has_down = false;
+
+    *data = -1;
+    if (loc->parent != NULL && loc->name != NULL)
+        hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++)
+        args[i].lookup.loc = *loc;
+    dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        const struct vl_iatt *ia = &calls[i].reply.iatt;
+
+        if (calls[i].status == -ENOTCONN || !(up & (1ULL << i)))
+            has_down = true;
+        if (calls[i].status != 0) {
+            if (calls[i].status != -ENOENT && calls[i].status != -ENOTCONN
+                && calls[i].status != -ESTALE)
+                rc = calls[i].status;
+            continue;
+        }
+        if (dist_iatt_is_linkfile(ia))
+            continue;
+        /* The copy on the hashed subvolume wins over a stale one. */
+        if (*data < 0 || (int)i == hashed) {
+            *data = (int)i;
+            *iatt = *ia;
+        }
+    }
+    dist_calls_clear(calls, n);
+    if (*data >= 0)
+        return 0;
+    if (rc == -ENOENT && has_down)
+        rc = -ENOTCONN; /* it may be on the subvolume that is down */
+    return rc;
+}
+
+
+/* Named lookup everywhere: after a link file or an uncommitted miss. */
+static void
+dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    struct vl_iatt iatt;
+    int hashed, data, rc;
+
+    rc = dist_find_file_sync(xl, req, &a->loc, &data, &iatt);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    if (S_ISDIR(iatt.mode)) {
+        dist_lookup_dir_task(xl, req);
+        return;
+    }
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed >= 0 && hashed != data && dist_is_up(xl, (unsigned)hashed)) {
+        union vl_fop_args la;
+        struct dist_call call;
+
+        /* A link file on the hashed subvolume, unless one is there. */
+        memset(&la, 0, sizeof(la));
+        la.lookup.loc = a->loc;
+        if (dist_call_sync(xl, req, (unsigned)hashed, VL_FOP_LOOKUP, &la,
+                           &call) == -ENOENT)
+            dist_linkfile_create(xl, req, hashed, data, a->loc.parent,
+                                 a->loc.name, &iatt.gfid);
+        vl_reply_clear(&call.reply);
+    }
+    dist_ictx_set_file(xl, a->loc.inode, data, hashed,
+                       hashed >= 0 && hashed != data);
+    dist_reply_iatt(req, &iatt);
+    vl_unwind(req, 0);
+}
+
+
+/* Nameless lookup (GFID only) of something that is not a known
+ * directory: directories on all, files wherever they are. */
+static void
+dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    struct vl_loc loc = {.inode = a->loc.inode};
+    struct vl_iatt iatt;
+    int data, rc;
+
+    rc = dist_find_file_sync(xl, req, &loc, &data, &iatt);
+    if (rc == -ENOENT)
+        rc = -ESTALE;
+    if (rc == 0 && S_ISDIR(iatt.mode)) {
+        rc = dist_dir_sync(xl, req, &loc, false, &iatt);
+    } else if (rc == 0) {
+        pthread_mutex_lock(&a->loc.inode->lock);
+        dist_ictx(xl, a->loc.inode)->cached = data;
+        dist_ictx(xl, a->loc.inode)->has_cached = true;
+        pthread_mutex_unlock(&a->loc.inode->lock);
+    }
+    if (rc == 0)
+        dist_reply_iatt(req, &iatt);
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    struct vl_iatt iatt;
+    int rc;
+
+    rc = dist_dir_sync(xl, req, &a->loc, false, &iatt);
+    if (rc == -ENOTDIR) {
+        /* Not a directory after all (replaced meanwhile): as a file. */
+        dist_lookup_all_task(xl, req);
+        return;
+    }
+    if (rc == 0)
+        dist_reply_iatt(req, &iatt);
+    vl_unwind(req, rc);
+}
+
+
+/* ---- directory heal and layouts ---- */
+
+/* True when the directory has no entries on any of the subvolumes in
+ * mask (a directory made by hand: its layout may be committed). */
+static bool
+dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                  uint64_t mask)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    vl_inode_t *inode = loc->inode;
+    bool is_empty = true;
+    vl_fd_t *fd;
+
+    if (inode == NULL)
+        return false;
+    fd = vl_fd_new(inode, O_RDONLY, 0);
+    if (fd == NULL)
+        return false;
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].opendir.loc = *loc;
+        args[i].opendir.fd = fd;
+    }
+    if (dist_fan_sync(xl, req, mask, VL_FOP_OPENDIR, args, calls)
+        != __builtin_popcountll(mask))
+        is_empty = false;
+    dist_calls_clear(calls, n);
+    for (unsigned i = 0; i < n && is_empty; i++) {
+        memset(&args[i], 0, sizeof(args[i]));
+        args[i].readdir.fd = fd;
+        args[i].readdir.size = 4096;
+    }
+    if (is_empty) {
+        dist_fan_sync(xl, req, mask, VL_FOP_READDIR, args, calls);
+        for (unsigned i = 0; i < n; i++) {
+            if (!(mask & (1ULL << i)))
+                continue;
+            if (calls[i].status != 0)
+                is_empty = false;
+            for (size_t k = 0; k < calls[i].reply.entries.n; k++) {
+                const char *name = calls[i].reply.entries.ents[k].name;
+
+                if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+                    is_empty = false;
+            }
+        }
+        dist_calls_clear(calls, n);
+    }
+    vl_fd_unref(fd);
+    return is_empty;
+}
+
+
+/* Creates the directory where it is missing (named loc only). */
+static void
+dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
+                      const struct vl_loc *loc, const struct vl_iatt *base,
+                      uint64_t missing, struct dist_call *lk)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t made = 0;
+
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].mkdir.loc.parent = loc->parent;
+        args[i].mkdir.loc.name = loc->name;
+        args[i].mkdir.loc.inode = loc->inode;
+        args[i].mkdir.mode = base->mode & 07777;
+        args[i].mkdir.gfid = base->gfid;
+    }
+    dist_fan_sync(xl, req, missing, VL_FOP_MKDIR, args, calls);
+    for (unsigned i = 0; i < n; i++)
+        if ((missing & (1ULL << i)) && calls[i].status == 0) {
+            made |= 1ULL << i;
+            vl_reply_clear(&lk[i].reply);
+            lk[i].status = 0;
+            lk[i].reply.iatt = calls[i].reply.iatt;
+        }
+    dist_calls_clear(calls, n);
+    if (made == 0)
+        return;
+    atomic_fetch_add(&dist_priv(xl)->n_heals, 1);
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].setattr.loc.parent = loc->parent;
+        args[i].setattr.loc.name = loc->name;
+        args[i].setattr.attr = *base;
+        args[i].setattr.valid = VL_SET_UID | VL_SET_GID;
+    }
+    dist_fan_sync(xl, req, made, VL_FOP_SETATTR, args, calls);
+    dist_calls_clear(calls, n);
+    vl_log(xl, VL_LOG_INFO, "healed directory %s on %d subvolume(s)",
+           loc->name, __builtin_popcountll(made));
+}
+
+
+/* Reads the layout xattr of every subvolume where the directory is. */
+static void
+dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                 const struct dist_call *lk, struct dist_layout *l)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t present = 0;
+
+    memset(l, 0, sizeof(*l));
+    l->n = n;
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        if (lk[i].status == 0 && S_ISDIR(lk[i].reply.iatt.mode))
+            present |= 1ULL << i;
+        l->r[i].err = lk[i].status == 0 ? 0
+                      : lk[i].status == -ESTALE ? -ENOENT : lk[i].status;
+        args[i].getxattr.loc.parent = loc->parent;
+        args[i].getxattr.loc.name = loc->name;
+        args[i].getxattr.loc.inode = loc->inode;
+        args[i].getxattr.name = DIST_XATTR_LAYOUT;
+        args[i].getxattr.size = 64;
+    }
+    dist_fan_sync(xl, req, present, VL_FOP_GETXATTR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!(present & (1ULL << i)))
+            continue;
+        if (calls[i].status != 0)
+            l->r[i].err = calls[i].status;
+        else if (dist_layout_decode(calls[i].reply.xattr,
+                                    (size_t)calls[i].reply.count, &l->r[i])
+                 != 0)
+            l->r[i].err = -EINVAL;
+    }
+    dist_calls_clear(calls, n);
+}
+
+
+/* Writes new ranges to the subvolumes in mask; failures mark err. */
+void
+dist_layout_write(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                  struct dist_layout *l, uint64_t mask)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
+    unsigned n = dist_priv(xl)->n;
+
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        dist_layout_encode(&l->r[i], vals[i]);
+        args[i].setxattr.loc.parent = loc->parent;
+        args[i].setxattr.loc.name = loc->name;
+        args[i].setxattr.loc.inode = loc->inode;
+        args[i].setxattr.name = DIST_XATTR_LAYOUT;
+        args[i].setxattr.value = vals[i];
+        args[i].setxattr.size = DIST_LAYOUT_SIZE;
+    }
+    dist_fan_sync(xl, req, mask, VL_FOP_SETXATTR, args, calls);
+    for (unsigned i = 0; i < n; i++)
+        if (mask & (1ULL << i))
+            l->r[i].err = calls[i].status;
+    dist_calls_clear(calls, n);
+}
+
+
+static void
+dist_layout_store(vl_xlator_t *xl, const struct vl_loc *loc,
+                  const vl_gfid_t *gfid, const struct dist_layout *l)
+{
+    vl_inode_t *targets[2] = {loc->inode, NULL};
+
+    if (gfid != NULL && !vl_gfid_is_null(gfid))
+        targets[1] = vl_inode_find(xl->graph->itable, gfid);
+    if (targets[1] == targets[0]) {
+        vl_inode_unref(targets[1]);
+        targets[1] = NULL;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct dist_layout *copy;
+
+        if (targets[k] == NULL)
+            continue;
+        copy = vl_malloc(xl, sizeof(*copy), DIST_MT_LAYOUT);
+        if (copy != NULL) {
+            *copy = *l;
+            dist_ictx_set_layout(xl, targets[k], copy);
+        }
+    }
+    vl_inode_unref(targets[1]);
+}
+
+
+int
+dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+              bool fix, struct vl_iatt *out)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call lk[DIST_MAX_SUBVOLS];
+    struct dist_layout l;
+    struct dist_anomalies an;
+    unsigned n = priv->n;
+    uint64_t up = dist_up_mask(xl), missing = 0, present = 0;
+    int base = -1, hashed = -1, rc = -ENOENT;
+    bool is_named = loc->parent != NULL && loc->name != NULL;
+
+    if (is_named)
+        hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++)
+        args[i].lookup.loc = *loc;
+    dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, lk);
+    for (unsigned i = 0; i < n; i++) {
+        if (lk[i].status == 0 && S_ISDIR(lk[i].reply.iatt.mode)) {
+            if (base < 0 || (int)i == hashed)
+                base = (int)i;
+        } else if (lk[i].status == 0) {
+            rc = -ENOTDIR;
+        } else if (lk[i].status != -ENOENT && lk[i].status != -ESTALE
+                   && lk[i].status != -ENOTCONN && rc == -ENOENT) {
+            rc = lk[i].status;
+        }
+    }
+    if (base < 0) {
+        if (rc == -ENOENT && up != (1ULL << n) - 1 && n < 64)
+            rc = -ENOTCONN;
+        if (rc == -ENOENT && !is_named)
+            rc = -ESTALE;
+        goto out;
+    }
+    *out = lk[base].reply.iatt;
+    for (unsigned i = 0; i < n; i++) {
+        const struct vl_iatt *ia = &lk[i].reply.iatt;
+
+        if (lk[i].status == 0 && S_ISDIR(ia->mode)
+            && vl_gfid_equal(&ia->gfid, &out->gfid)) {
+            present |= 1ULL << i;
+            if (ia->mtime > out->mtime || (ia->mtime == out->mtime
+                                           && ia->mtime_ns > out->mtime_ns)) {
+                out->mtime = ia->mtime;
+                out->mtime_ns = ia->mtime_ns;
+            }
+            if (ia->ctime > out->ctime || (ia->ctime == out->ctime
+                                           && ia->ctime_ns > out->ctime_ns)) {
+                out->ctime = ia->ctime;
+                out->ctime_ns = ia->ctime_ns;
+            }
+            if (ia->atime > out->atime) {
+                out->atime = ia->atime;
+                out->atime_ns = ia->atime_ns;
+            }
+        } else if ((up & (1ULL << i))
+                   && (lk[i].status == -ENOENT || lk[i].status == -ESTALE)) {
+            missing |= 1ULL << i;
+        }
+    }
+    if (missing != 0 && is_named)
+        dist_dir_heal_missing(xl, req, loc, out, missing, lk);
+
+    dist_layout_read(xl, req, loc, lk, &l);
+    for (unsigned i = 0; i < n; i++)
+        if (!(up & (1ULL << i)))
+            l.r[i].err = -ENOTCONN;
+    if (fix || dist_layout_check(&l, &an)) {
+        uint64_t write_mask = 0;
+        uint32_t gen = dist_layout_max_generation(&l) + 1;
+
+        for (unsigned i = 0; i < n; i++)
+            if (l.r[i].err == 0 || l.r[i].err == -ENODATA
+                || l.r[i].err == -EINVAL)
+                write_mask |= 1ULL << i;
+        if (!fix && an.n_holes == 0 && an.n_overlaps == 0) {
+            /* Only missing copies (a new brick): no range for them. */
+            uint32_t flags = dist_layout_is_committed(&l)
+                             ? DIST_FLAG_COMMITTED : 0;
+
+            write_mask &= an.missing;
+            for (unsigned i = 0; i < n; i++)
+                if (an.missing & (1ULL << i)) {
+                    memset(&l.r[i], 0, sizeof(l.r[i]));
+                    l.r[i].generation = gen - 1;
+                    l.r[i].flags = flags;
+                }
+        } else {
+            uint32_t flags = 0;
+
+            /* Nothing anywhere and nothing inside: a fresh directory
+             * made outside distribute; safe to commit. */
+            if (!fix && an.n_missing == n && dist_dir_is_empty(xl, req, loc,
+                                                               write_mask))
+                flags = DIST_FLAG_COMMITTED;
+            dist_layout_default(&l, n, priv->decommissioned, gen, flags);
+            for (unsigned i = 0; i < n; i++)
+                if (!(write_mask & (1ULL << i)))
+                    l.r[i].err = (up & (1ULL << i)) ? -ENOENT : -ENOTCONN;
+        }
+        dist_layout_write(xl, req, loc, &l, write_mask);
+        atomic_fetch_add(&priv->n_heals, 1);
+        vl_log(xl, VL_LOG_INFO, "layout of %s %s (generation %u)",
+               loc->name != NULL ? loc->name : "(gfid)",
+               fix ? "fixed" : "repaired", gen);
+    }
+    dist_layout_store(xl, loc, &out->gfid, &l);
+    rc = 0;
+out:
+    dist_calls_clear(lk, n);
+    return rc;
+}

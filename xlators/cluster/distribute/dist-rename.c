@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-rename: rename through distribute.
+ *
+ * A file is renamed where its data is (cached subvolume S). When the new
+ * name hashes elsewhere (NH != S) a link file for it goes to NH (after
+ * removing whatever the replaced target had there); the old name's link
+ * file on its hashed subvolume is removed; a replaced target's data on a
+ * third subvolume is removed. The data never moves, so one rename on S is
+ * the commit point and an open fd stays valid.
+ * A directory is renamed on every subvolume: the new name's hashed one
+ * first, then the others in parallel; a failure renames the done ones
+ * back. Every subvolume must be up (a copy left under the old name would
+ * come back through heal).
+ * RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is refused (EINVAL).
+ *
+ * Intercepts: rename.
+ * Threads:    dist-worker.c threads.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dist.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+
+static int
+dist_rename_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at,
+                      vl_inode_t *parent, const char *name)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc.parent = parent;
+    a.unlink.loc.name = name;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_UNLINK, &a, &call);
+    vl_reply_clear(&call.reply);
+    return rc;
+}
+
+
+static void
+dist_rename_file(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    vl_inode_t *inode = a->oldloc.inode;
+    struct vl_iatt iatt, tiatt;
+    int src, oh, nh, target = -1;
+    int rc;
+
+    src = dist_ictx_cached(xl, inode);
+    if (src < 0 || !dist_is_up(xl, (unsigned)src)) {
+        rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
+        if (rc != 0) {
+            vl_unwind(req, rc);
+            return;
+        }
+    }
+    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
+    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    if (nh < 0 || !dist_is_up(xl, (unsigned)nh)) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    {
+        struct vl_loc tloc = {.parent = a->newloc.parent,
+                              .name = a->newloc.name};
+
+        rc = dist_find_file_sync(xl, req, &tloc, &target, &tiatt);
+        if (rc == 0 && (a->flags & RENAME_NOREPLACE)) {
+            vl_unwind(req, -EEXIST);
+            return;
+        }
+        if (rc == 0 && S_ISDIR(tiatt.mode)) {
+            vl_unwind(req, -EISDIR);
+            return;
+        }
+        if (rc == 0 && vl_gfid_equal(&tiatt.gfid, &inode->gfid)) {
+            /* Two names of one file: POSIX says do nothing. */
+            vl_reply_clear(&req->reply);
+            req->reply.iatt = tiatt;
+            vl_unwind(req, 0);
+            return;
+        }
+        if (rc != 0 && rc != -ENOENT) {
+            vl_unwind(req, rc);
+            return;
+        }
+        if (rc != 0)
+            target = -1;
+    }
+
+    /* The commit point: the data's name changes where it lives. */
+    rc = dist_child_sync(xl, req, (unsigned)src);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    if (nh != src) {
+        /* The target's data or link file under the new name on NH. */
+        if (target == nh || target >= 0)
+            dist_rename_unlink_at(xl, req, nh, a->newloc.parent,
+                                  a->newloc.name);
+        rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
+                                  a->newloc.name, &inode->gfid);
+        if (rc != 0)
+            vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: no link file on "
+                   "%s: %s (lookup will heal)", a->oldloc.name,
+                   a->newloc.name, xl->children[nh]->name, strerror(-rc));
+        rc = 0;
+    }
+    if (target >= 0 && target != src && target != nh)
+        dist_rename_unlink_at(xl, req, target, a->newloc.parent,
+                              a->newloc.name);
+    if (oh >= 0 && oh != src
+        && !(oh == nh && a->oldloc.parent == a->newloc.parent
+             && strcmp(a->oldloc.name, a->newloc.name) == 0))
+        dist_rename_unlink_at(xl, req, oh, a->oldloc.parent,
+                              a->oldloc.name);
+    dist_ictx_set_file(xl, inode, src, nh, nh != src);
+    vl_unwind(req, 0);
+}
+
+
+static void
+dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t up = dist_up_mask(xl), done = 0;
+    int nh, rc;
+
+    if (n < 64 && up != (1ULL << n) - 1) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    if (nh < 0)
+        nh = 0;
+    rc = dist_child_sync(xl, req, (unsigned)nh);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    done |= 1ULL << nh;
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, up & ~done, VL_FOP_RENAME, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!((up & ~(1ULL << nh)) & (1ULL << i)))
+            continue;
+        if (calls[i].status == 0)
+            done |= 1ULL << i;
+        else if (rc == 0)
+            rc = calls[i].status;
+    }
+    dist_calls_clear(calls, n);
+    if (rc != 0) {
+        /* Back to the old name where it was done. */
+        for (unsigned i = 0; i < n; i++) {
+            memset(&args[i], 0, sizeof(args[i]));
+            args[i].rename.oldloc.parent = a->newloc.parent;
+            args[i].rename.oldloc.name = a->newloc.name;
+            args[i].rename.oldloc.inode = a->oldloc.inode;
+            args[i].rename.newloc.parent = a->oldloc.parent;
+            args[i].rename.newloc.name = a->oldloc.name;
+        }
+        dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
+        dist_calls_clear(calls, n);
+        vl_reply_clear(&req->reply);
+    }
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_rename_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    vl_inode_t *inode = a->oldloc.inode;
+
+    if (inode != NULL && S_ISDIR(inode->type))
+        dist_rename_dir(xl, req);
+    else
+        dist_rename_file(xl, req);
+}
+
+
+/* Both parents' layouts must be known before the task can run. */
+void
+dist_rename(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    int rc;
+
+    if (a->flags & RENAME_EXCHANGE) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (a->flags & ~(uint32_t)RENAME_NOREPLACE) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (a->oldloc.inode == NULL || a->oldloc.parent == NULL
+        || a->newloc.parent == NULL || a->oldloc.name == NULL
+        || a->newloc.name == NULL) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL)
+        == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->oldloc.parent, dist_rename);
+        return;
+    }
+    if (dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL)
+        == -ESTALE) {
+        VL_REQ_PRIV(req, struct dist_local)->is_layout_tried = false;
+        dist_with_parent_layout(xl, req, a->newloc.parent, dist_rename);
+        return;
+    }
+    rc = dist_task_run(xl, req, dist_rename_task);
+    if (rc != 0)
+        vl_unwind(req, rc);
+}

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-worker: distribute's worker threads and blocking child calls.
+ *
+ * The common file fops (lookup of a file, create, open, stat, read,
+ * write, unlink...) are asynchronous: one wind, one answer. The rare
+ * multi-step ones (directory lookup with heal, mkdir/rmdir/rename of
+ * directories, link files beyond the first, the EREMCHG reroute, layout
+ * fixing) run as a task on a worker thread of this translator, which may
+ * wait: loop threads never do. A worker winds to several children in
+ * parallel and sleeps until all answered (dist_fan_sync).
+ *
+ * Intercepts: nothing.
+ * State:      struct dist_workers in priv: a FIFO of tasks (the nodes live
+ *             in the requests' private areas) and up to DIST_WORKERS_MAX
+ *             threads, started on demand and joined at fini.
+ * Threads:    workers->lock guards the queue and counters; a fan-out's
+ *             struct dist_wait has its own lock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "dist.h"
+
+#define DIST_WORKERS_MAX 8
+
+struct dist_workers {
+    pthread_mutex_t lock;      /* guards everything below */
+    pthread_cond_t cond;       /* tasks queued or stopping */
+    struct dist_task *head;    /* (lock) oldest queued task */
+    struct dist_task *tail;    /* (lock) newest queued task */
+    pthread_t threads[DIST_WORKERS_MAX]; /* (lock) started threads */
+    unsigned n_threads;        /* (lock) entries of threads in use */
+    unsigned n_idle;           /* (lock) threads waiting for work */
+    bool is_stopping;          /* (lock) fini: exit when the queue is empty */
+    vl_xlator_t *xl;           /* borrowed; the translator */
+};
+
+/* Completion of a blocking fan-out. */
+struct dist_wait {
+    pthread_mutex_t lock; /* guards pending */
+    pthread_cond_t cond;  /* signalled when pending drops to 0 */
+    int pending;          /* (lock) children not answered */
+};
+
+/* Cookie of one child call of a fan-out. */
+struct dist_wait_slot {
+    struct dist_wait *wait;  /* borrowed; the fan-out */
+    struct dist_call *call;  /* borrowed; where the answer goes */
+    vl_req_t *parent;        /* dist_child_sync: reply goes here */
+};
+
+
+static void *
+dist_worker_main(void *arg)
+{
+    struct dist_workers *w = arg;
+
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        struct dist_task *t = w->head;
+
+        if (t == NULL) {
+            if (w->is_stopping)
+                break;
+            w->n_idle++;
+            pthread_cond_wait(&w->cond, &w->lock);
+            w->n_idle--;
+            continue;
+        }
+        w->head = t->next;
+        if (w->head == NULL)
+            w->tail = NULL;
+        t->next = NULL;
+        pthread_mutex_unlock(&w->lock);
+        t->fn(w->xl, t->req); /* t may be gone once fn answered */
+        pthread_mutex_lock(&w->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+
+int
+dist_workers_new(vl_xlator_t *xl)
+{
+    struct dist_workers *w;
+
+    w = vl_calloc(xl, 1, sizeof(*w), DIST_MT_PRIV);
+    if (w == NULL)
+        return -ENOMEM;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    w->xl = xl;
+    dist_priv(xl)->workers = w;
+    return 0;
+}
+
+
+void
+dist_workers_free(vl_xlator_t *xl)
+{
+    struct dist_workers *w = dist_priv(xl)->workers;
+
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->is_stopping = true;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    for (unsigned i = 0; i < w->n_threads; i++)
+        pthread_join(w->threads[i], NULL);
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+    vl_free(w);
+    dist_priv(xl)->workers = NULL;
+}
+
+
+int
+dist_task_run(vl_xlator_t *xl, vl_req_t *req,
+              void (*fn)(vl_xlator_t *xl, vl_req_t *req))
+{
+    struct dist_workers *w = dist_priv(xl)->workers;
+    struct dist_task *t;
+    int rc = 0;
+
+    if (req != NULL)
+        t = &VL_REQ_PRIV(req, struct dist_local)->task;
+    else
+        t = &dist_priv(xl)->statfs_task;
+    t->fn = fn;
+    t->req = req;
+    t->next = NULL;
+    pthread_mutex_lock(&w->lock);
+    if (w->is_stopping) {
+        rc = -ESHUTDOWN;
+        goto unlock;
+    }
+    if (w->n_idle == 0 && w->n_threads < DIST_WORKERS_MAX) {
+        int err = pthread_create(&w->threads[w->n_threads], NULL,
+                                 dist_worker_main, w);
+
+        if (err == 0)
+            w->n_threads++;
+        else if (w->n_threads == 0)
+            rc = -err; /* nobody would ever run it */
+    }
+    if (rc == 0) {
+        if (w->tail != NULL)
+            w->tail->next = t;
+        else
+            w->head = t;
+        w->tail = t;
+        pthread_cond_signal(&w->cond);
+    }
+unlock:
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+
+static void
+dist_wait_arrive(struct dist_wait *wait)
+{
+    pthread_mutex_lock(&wait->lock);
+    if (--wait->pending == 0)
+        pthread_cond_broadcast(&wait->cond);
+    pthread_mutex_unlock(&wait->lock);
+}
+
+
+static void
+dist_fan_done(vl_req_t *r, void *cookie)
+{
+    struct dist_wait_slot *slot = cookie;
+
+    if (slot->parent != NULL) {
+        vl_reply_move(slot->parent, r);
+    } else {
+        slot->call->reply = r->reply; /* moved: the core frees nothing */
+        memset(&r->reply, 0, sizeof(r->reply));
+    }
+    slot->call->status = r->status;
+    dist_wait_arrive(slot->wait);
+}
+
+
+int
+dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
+              const union vl_fop_args *args, struct dist_call *calls)
+{
+    struct dist_wait_slot slots[DIST_MAX_SUBVOLS];
+    struct dist_wait wait;
+    unsigned n = dist_priv(xl)->n;
+    int n_ok = 0;
+
+    pthread_mutex_init(&wait.lock, NULL);
+    pthread_cond_init(&wait.cond, NULL);
+    wait.pending = 1; /* ours, dropped after the last wind */
+    for (unsigned i = 0; i < n; i++) {
+        memset(&calls[i], 0, sizeof(calls[i]));
+        calls[i].status = -ENOTCONN;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        vl_req_t *r;
+
+        if (!(mask & (1ULL << i)))
+            continue;
+        r = vl_req_new_op(req, xl->children[i], op);
+        if (r == NULL) {
+            calls[i].status = -ENOMEM;
+            continue;
+        }
+        r->args = args[i];
+        slots[i].wait = &wait;
+        slots[i].call = &calls[i];
+        slots[i].parent = NULL;
+        pthread_mutex_lock(&wait.lock);
+        wait.pending++;
+        pthread_mutex_unlock(&wait.lock);
+        vl_wind(r, dist_fan_done, &slots[i]);
+    }
+    pthread_mutex_lock(&wait.lock);
+    wait.pending--;
+    while (wait.pending > 0)
+        pthread_cond_wait(&wait.cond, &wait.lock);
+    pthread_mutex_unlock(&wait.lock);
+    pthread_cond_destroy(&wait.cond);
+    pthread_mutex_destroy(&wait.lock);
+    for (unsigned i = 0; i < n; i++)
+        if ((mask & (1ULL << i)) && calls[i].status == 0)
+            n_ok++;
+    return n_ok;
+}
+
+
+int
+dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
+               const union vl_fop_args *args, struct dist_call *call)
+{
+    union vl_fop_args all[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+
+    all[i] = *args;
+    dist_fan_sync(xl, req, 1ULL << i, op, all, calls);
+    *call = calls[i];
+    return call->status;
+}
+
+
+int
+dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i)
+{
+    struct dist_wait_slot slot;
+    struct dist_wait wait;
+    struct dist_call call = {.status = 0};
+    vl_req_t *r;
+
+    r = vl_req_child(req, xl->children[i]);
+    if (r == NULL)
+        return -ENOMEM;
+    pthread_mutex_init(&wait.lock, NULL);
+    pthread_cond_init(&wait.cond, NULL);
+    wait.pending = 1;
+    slot.wait = &wait;
+    slot.call = &call;
+    slot.parent = req;
+    vl_wind(r, dist_fan_done, &slot);
+    pthread_mutex_lock(&wait.lock);
+    while (wait.pending > 0)
+        pthread_cond_wait(&wait.cond, &wait.lock);
+    pthread_mutex_unlock(&wait.lock);
+    pthread_cond_destroy(&wait.cond);
+    pthread_mutex_destroy(&wait.lock);
+    return call.status;
+}
+
+
+void
+dist_calls_clear(struct dist_call *calls, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        vl_reply_clear(&calls[i].reply);
+}

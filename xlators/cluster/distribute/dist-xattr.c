@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-xattr: extended attributes through distribute, and its virtual
+ * keys (answered here, never sent to a brick):
+ *   getxattr mortar.dht.pathinfo      "<cached>[ hashed=<hashed>][ linkto]"
+ *   getxattr mortar.dht.layout        one line per subvolume:
+ *                                     "<subvol> <start> <stop> <gen> <flags>"
+ *   setxattr mortar.dht.fix-layout    new default layout, not committed
+ *   setxattr mortar.dht.commit-layout set COMMITTED on every copy
+ * Users never see or touch the bricks' own trusted.mortar.* keys (EPERM).
+ * Other keys: files on the cached subvolume; directories read from the
+ * first up subvolume and changed on all.
+ *
+ * Intercepts: getxattr, setxattr, removexattr.
+ * Threads:    callers' threads; dist-worker.c threads for the layout keys.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dist.h"
+
+#define DIST_BRICK_PREFIX "trusted.mortar."
+#define DIST_VX_PREFIX "mortar.dht."
+
+
+static bool
+dist_is_dir_inode(vl_inode_t *inode)
+{
+    return inode != NULL
+           && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid));
+}
+
+
+/* Answers a getxattr with text (size rules of getxattr(2)). */
+static void
+dist_xattr_answer_text(vl_xlator_t *xl, vl_req_t *req, const char *text)
+{
+    size_t len = strlen(text);
+    size_t size = req->args.getxattr.size;
+
+    req->reply.count = (int64_t)len;
+    if (size == 0) {
+        vl_unwind(req, 0);
+        return;
+    }
+    if (size < len) {
+        vl_unwind(req, -ERANGE);
+        return;
+    }
+    req->reply.xattr = vl_strdup(xl, text, DIST_MT_TEXT);
+    vl_unwind(req, req->reply.xattr == NULL ? -ENOMEM : 0);
+}
+
+
+static void
+dist_pathinfo(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
+{
+    struct dist_inode_ctx *ctx = dist_ictx(xl, inode);
+    char text[1024];
+    int cached = -1, hashed = -1;
+    bool has_link = false;
+    size_t len;
+
+    if (dist_is_dir_inode(inode)) {
+        uint64_t up = dist_up_mask(xl);
+
+        len = 0;
+        text[0] = '\0';
+        for (unsigned i = 0; i < dist_priv(xl)->n && len < sizeof(text);
+             i++)
+            if (up & (1ULL << i))
+                len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                        "%s%s", len > 0 ? " " : "",
+                                        xl->children[i]->name);
+        dist_xattr_answer_text(xl, req, text);
+        return;
+    }
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_cached) {
+        cached = ctx->cached;
+        hashed = ctx->hashed;
+        has_link = ctx->has_linkfile;
+    }
+    pthread_mutex_unlock(&inode->lock);
+    if (cached < 0) {
+        vl_unwind(req, -ESTALE); /* not looked up through us */
+        return;
+    }
+    len = (size_t)snprintf(text, sizeof(text), "%s",
+                           xl->children[cached]->name);
+    if (hashed >= 0 && hashed != cached)
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                " hashed=%s", xl->children[hashed]->name);
+    if (has_link && len < sizeof(text))
+        snprintf(text + len, sizeof(text) - len, " linkto");
+    dist_xattr_answer_text(xl, req, text);
+}
+
+
+static void
+dist_layout_text_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    struct vl_loc loc = {.inode = a->loc.inode};
+    struct dist_inode_ctx *ctx = dist_ictx(xl, a->loc.inode);
+    struct dist_layout l;
+    struct vl_iatt iatt;
+    char text[DIST_MAX_SUBVOLS * 80];
+    size_t len = 0;
+    bool has_layout = false;
+    int rc;
+
+    rc = dist_dir_sync(xl, req, &loc, false, &iatt);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    pthread_mutex_lock(&a->loc.inode->lock);
+    if (ctx->layout != NULL) {
+        l = *ctx->layout;
+        has_layout = true;
+    }
+    pthread_mutex_unlock(&a->loc.inode->lock);
+    if (!has_layout) {
+        vl_unwind(req, -ENODATA);
+        return;
+    }
+    text[0] = '\0';
+    for (unsigned i = 0; i < l.n && len < sizeof(text); i++) {
+        const struct dist_range *r = &l.r[i];
+        bool ok = r->err == 0;
+
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                "%s %08x %08x %u %u\n",
+                                xl->children[i]->name, ok ? r->start : 0,
+                                ok ? r->stop : 0, ok ? r->generation : 0,
+                                ok ? r->flags : 0);
+    }
+    dist_xattr_answer_text(xl, req, text);
+}
+
+
+void
+dist_getxattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    vl_inode_t *inode = a->loc.inode;
+    int rc;
+
+    if (inode == NULL) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (a->name != NULL && strcmp(a->name, DIST_VX_PATHINFO) == 0) {
+        dist_pathinfo(xl, req, inode);
+        return;
+    }
+    if (a->name != NULL && strcmp(a->name, DIST_VX_LAYOUT) == 0) {
+        if (!dist_is_dir_inode(inode)) {
+            vl_unwind(req, -ENOTDIR);
+            return;
+        }
+        rc = dist_task_run(xl, req, dist_layout_text_task);
+        if (rc != 0)
+            vl_unwind(req, rc);
+        return;
+    }
+    if (a->name != NULL
+        && strncmp(a->name, DIST_BRICK_PREFIX, strlen(DIST_BRICK_PREFIX))
+               == 0) {
+        vl_unwind(req, -EPERM);
+        return;
+    }
+    dist_fop_route_xattr(xl, req);
+}
+
+
+/* fix-layout and commit-layout of a directory. */
+static void
+dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_setxattr_args *a = VL_ARGS(req, setxattr);
+    bool is_fix = strcmp(a->name, DIST_VX_FIX_LAYOUT) == 0;
+    struct dist_inode_ctx *ctx = dist_ictx(xl, a->loc.inode);
+    struct dist_layout *l;
+    struct vl_iatt iatt;
+    uint64_t mask = 0;
+    int rc;
+
+    rc = dist_dir_sync(xl, req, &a->loc, is_fix, &iatt);
+    if (rc != 0 || is_fix) {
+        vl_unwind(req, rc);
+        return;
+    }
+    l = vl_malloc(xl, sizeof(*l), DIST_MT_LAYOUT);
+    if (l == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    pthread_mutex_lock(&a->loc.inode->lock);
+    if (ctx->layout != NULL)
+        *l = *ctx->layout;
+    else
+        rc = -ENODATA;
+    pthread_mutex_unlock(&a->loc.inode->lock);
+    if (rc != 0) {
+        vl_free(l);
+        vl_unwind(req, rc);
+        return;
+    }
+    for (unsigned i = 0; i < l->n; i++) {
+        if (l->r[i].err != 0)
+            continue;
+        l->r[i].flags |= DIST_FLAG_COMMITTED;
+        mask |= 1ULL << i;
+    }
+    if (mask != dist_up_mask(xl))
+        rc = -ENOTCONN; /* a copy we cannot mark: do not claim it */
+    if (rc == 0) {
+        dist_layout_write(xl, req, &a->loc, l, mask);
+        for (unsigned i = 0; i < l->n; i++)
+            if ((mask & (1ULL << i)) && l->r[i].err != 0 && rc == 0)
+                rc = l->r[i].err;
+    }
+    if (rc == 0)
+        dist_ictx_set_layout(xl, a->loc.inode, l);
+    else
+        vl_free(l);
+    vl_unwind(req, rc);
+}
+
+
+void
+dist_setxattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_setxattr_args *a = VL_ARGS(req, setxattr);
+    int rc;
+
+    if (a->name == NULL || a->loc.inode == NULL) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (strcmp(a->name, DIST_VX_FIX_LAYOUT) == 0
+        || strcmp(a->name, DIST_VX_COMMIT_LAYOUT) == 0) {
+        if (!dist_is_dir_inode(a->loc.inode)) {
+            vl_unwind(req, -ENOTDIR);
+            return;
+        }
+        rc = dist_task_run(xl, req, dist_layout_set_task);
+        if (rc != 0)
+            vl_unwind(req, rc);
+        return;
+    }
+    if (strncmp(a->name, DIST_VX_PREFIX, strlen(DIST_VX_PREFIX)) == 0) {
+        vl_unwind(req, -ENOTSUP);
+        return;
+    }
+    if (strncmp(a->name, DIST_BRICK_PREFIX, strlen(DIST_BRICK_PREFIX)) == 0) {
+        vl_unwind(req, -EPERM);
+        return;
+    }
+    dist_fop_route_xattr(xl, req);
+}
+
+
+void
+dist_removexattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_removexattr_args *a = VL_ARGS(req, removexattr);
+
+    if (a->name == NULL || a->loc.inode == NULL) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (strncmp(a->name, DIST_BRICK_PREFIX, strlen(DIST_BRICK_PREFIX)) == 0) {
+        vl_unwind(req, -EPERM);
+        return;
+    }
+    dist_fop_route_xattr(xl, req);
+}

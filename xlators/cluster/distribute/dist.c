@@ -1,0 +1,1130 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cluster/distribute: one namespace over N subvolumes. A name lives on
+ * the subvolume whose layout range (of its parent directory) holds the
+ * name's hash; directories exist on every subvolume. See
+ * doc/distribute.md for formats and algorithms.
+ *
+ * This file: class, options, init/fini/notify (CHILD_UP once one child is
+ * up and every child answered or its first-connect grace expired;
+ * CHILD_DOWN when all are down; readiness when distribute is the top of
+ * its graph), statfs (sum over up subvolumes, also the free-space cache
+ * of min-free-disk), dump, and routing of the inode and fd fops of files
+ * to the subvolume holding the data, with the EREMCHG reroute (the file
+ * moved: find it by GFID, reopen the fd there, retry once).
+ *
+ * Intercepts: every fop (entry fops in dist-entry.c / dist-rename.c,
+ *             lookup in dist-lookup.c, directories in dist-readdir.c,
+ *             xattrs in dist-xattr.c).
+ * Per inode:  struct dist_inode_ctx (layout of a directory; cached and
+ *             hashed subvolume of a file), inode->lock.
+ * Per fd:     struct dist_fd_ctx (subvolume and flags of an open file).
+ * Per req:    struct dist_local.
+ * Threads:    fast paths run on the caller's thread and answer from the
+ *             child's callback; slow paths on dist-worker.c threads.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "builtin.h"
+#include "dist.h"
+
+static void dist_route_wind(vl_xlator_t *xl, vl_req_t *req, int subvol);
+static void dist_reroute_task(vl_xlator_t *xl, vl_req_t *req);
+
+
+/* ---- small helpers ---- */
+
+uint64_t
+dist_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+
+int
+dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child)
+{
+    for (size_t i = 0; i < xl->n_children; i++)
+        if (xl->children[i] == child)
+            return (int)i;
+    return -1;
+}
+
+
+int
+dist_subvol_by_name(vl_xlator_t *xl, const char *name, size_t len)
+{
+    while (len > 0 && name[len - 1] == '\0')
+        len--;
+    for (size_t i = 0; i < xl->n_children; i++)
+        if (strlen(xl->children[i]->name) == len
+            && memcmp(xl->children[i]->name, name, len) == 0)
+            return (int)i;
+    return -1;
+}
+
+
+bool
+dist_is_up(vl_xlator_t *xl, unsigned i)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    bool up;
+
+    pthread_mutex_lock(&priv->lock);
+    up = priv->is_up[i] || priv->is_local[i];
+    pthread_mutex_unlock(&priv->lock);
+    return up;
+}
+
+
+uint64_t
+dist_up_mask(vl_xlator_t *xl)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    uint64_t mask = 0;
+
+    pthread_mutex_lock(&priv->lock);
+    for (unsigned i = 0; i < priv->n; i++)
+        if (priv->is_up[i] || priv->is_local[i])
+            mask |= 1ULL << i;
+    pthread_mutex_unlock(&priv->lock);
+    return mask;
+}
+
+
+bool
+dist_iatt_is_linkfile(const struct vl_iatt *iatt)
+{
+    uint32_t perm = iatt->mode & 07777;
+
+    return S_ISREG(iatt->mode)
+           && (perm == S_ISVTX || perm == (S_ISVTX | S_ISGID));
+}
+
+
+struct dist_inode_ctx *
+dist_ictx(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    return vl_inode_ctx(inode, xl);
+}
+
+
+void
+dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
+                     struct dist_layout *layout)
+{
+    struct dist_inode_ctx *ctx = dist_ictx(xl, inode);
+    struct dist_layout *old;
+
+    pthread_mutex_lock(&inode->lock);
+    old = ctx->layout;
+    ctx->layout = layout;
+    ctx->layout_ms = dist_now_ms();
+    pthread_mutex_unlock(&inode->lock);
+    vl_free(old);
+}
+
+
+int
+dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
+                   bool *committed)
+{
+    struct dist_inode_ctx *ctx = dist_ictx(xl, parent);
+    int idx = -ESTALE;
+
+    pthread_mutex_lock(&parent->lock);
+    if (ctx->layout != NULL) {
+        idx = dist_layout_search(ctx->layout, name);
+        if (idx < 0)
+            idx = -EDOM;
+        else if (committed != NULL)
+            *committed = (ctx->layout->r[idx].flags & DIST_FLAG_COMMITTED)
+                         != 0;
+    }
+    pthread_mutex_unlock(&parent->lock);
+    return idx;
+}
+
+
+void
+dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
+                   int hashed, bool has_linkfile)
+{
+    struct dist_inode_ctx *ctx;
+
+    if (inode == NULL)
+        return;
+    ctx = dist_ictx(xl, inode);
+    pthread_mutex_lock(&inode->lock);
+    ctx->cached = cached;
+    ctx->hashed = hashed;
+    ctx->has_cached = cached >= 0;
+    ctx->has_linkfile = has_linkfile;
+    pthread_mutex_unlock(&inode->lock);
+}
+
+
+int
+dist_ictx_cached(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct dist_inode_ctx *ctx;
+    int idx = -1;
+
+    if (inode == NULL)
+        return -1;
+    ctx = dist_ictx(xl, inode);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_cached)
+        idx = ctx->cached;
+    pthread_mutex_unlock(&inode->lock);
+    return idx;
+}
+
+
+static bool
+dist_inode_is_dir(vl_inode_t *inode)
+{
+    return inode != NULL
+           && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid));
+}
+
+
+static int
+dist_first_up(vl_xlator_t *xl)
+{
+    uint64_t mask = dist_up_mask(xl);
+
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
+        if (mask & (1ULL << i))
+            return (int)i;
+    return -1;
+}
+
+
+/* ---- free space (min-free-disk) and statfs ---- */
+
+static bool
+dist_is_short_locked(struct dist_priv *priv, unsigned i)
+{
+    uint64_t need = priv->min_free_bytes;
+
+    if (!priv->has_space[i])
+        return false;
+    if (priv->min_free_pct > 0)
+        need = (uint64_t)((double)priv->total[i] * priv->min_free_pct
+                          / 100.0);
+    return priv->avail[i] < need
+           || (priv->min_free_pct >= 100.0 && priv->total[i] > 0);
+}
+
+
+static void
+dist_statfs_store(vl_xlator_t *xl, const struct dist_call *calls)
+{
+    struct dist_priv *priv = dist_priv(xl);
+
+    pthread_mutex_lock(&priv->lock);
+    for (unsigned i = 0; i < priv->n; i++) {
+        const struct statvfs *sv = &calls[i].reply.statvfs;
+        uint64_t frsize = sv->f_frsize ? sv->f_frsize : sv->f_bsize;
+
+        if (calls[i].status != 0)
+            continue;
+        priv->avail[i] = (uint64_t)sv->f_bavail * frsize;
+        priv->total[i] = (uint64_t)sv->f_blocks * frsize;
+        priv->has_space[i] = true;
+    }
+    priv->statfs_ms = dist_now_ms();
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+static int
+dist_statfs_fan(vl_xlator_t *xl, vl_req_t *req, struct dist_call *calls)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    vl_inode_t *root = vl_inode_table_root(xl->graph->itable);
+    int n_ok;
+
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++) {
+        if (req != NULL)
+            args[i].statfs = req->args.statfs;
+        else
+            args[i].statfs.loc.inode = root;
+    }
+    n_ok = dist_fan_sync(xl, req, dist_up_mask(xl), VL_FOP_STATFS, args,
+                         calls);
+    dist_statfs_store(xl, calls);
+    vl_inode_unref(root);
+    return n_ok;
+}
+
+
+static void
+dist_statfs_bg_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct dist_priv *priv = dist_priv(xl);
+
+    (void)req;
+    dist_statfs_fan(xl, NULL, calls);
+    dist_calls_clear(calls, priv->n);
+    pthread_mutex_lock(&priv->lock);
+    priv->is_statfs_busy = false;
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+int
+dist_pick_data_subvol(vl_xlator_t *xl, int hashed)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    bool refresh = false;
+    int best = hashed;
+
+    pthread_mutex_lock(&priv->lock);
+    if (!priv->is_statfs_busy && priv->min_free_pct + priv->min_free_bytes
+                                     > 0
+        && dist_now_ms() - priv->statfs_ms > DIST_STATFS_MAX_AGE_MS) {
+        priv->is_statfs_busy = true;
+        refresh = true;
+    }
+    if (dist_is_short_locked(priv, (unsigned)hashed)
+        || (priv->decommissioned & (1ULL << hashed))) {
+        uint64_t most = 0;
+        int cand = -1;
+
+        for (unsigned i = 0; i < priv->n; i++) {
+            if (!(priv->is_up[i] || priv->is_local[i])
+                || (priv->decommissioned & (1ULL << i))
+                || !priv->has_space[i])
+                continue;
+            if (cand < 0 || priv->avail[i] > most) {
+                cand = (int)i;
+                most = priv->avail[i];
+            }
+        }
+        if (cand >= 0)
+            best = cand;
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (refresh && dist_task_run(xl, NULL, dist_statfs_bg_task) != 0) {
+        pthread_mutex_lock(&priv->lock);
+        priv->is_statfs_busy = false;
+        pthread_mutex_unlock(&priv->lock);
+    }
+    return best;
+}
+
+
+/* Sums the up subvolumes in units of the first one's fragment size. */
+static void
+dist_statfs_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct statvfs *out = &req->reply.statvfs;
+    unsigned n = dist_priv(xl)->n;
+    uint64_t unit = 0, blocks = 0, bfree = 0, bavail = 0;
+    uint64_t files = 0, ffree = 0;
+    int rc = -ENOTCONN;
+
+    dist_statfs_fan(xl, req, calls);
+    for (unsigned i = 0; i < n; i++) {
+        const struct statvfs *sv = &calls[i].reply.statvfs;
+        uint64_t fr = sv->f_frsize ? sv->f_frsize : sv->f_bsize;
+
+        if (calls[i].status != 0) {
+            if (rc != 0 && calls[i].status != -ENOTCONN)
+                rc = calls[i].status;
+            continue;
+        }
+        if (unit == 0) {
+            unit = fr ? fr : 4096;
+            *out = *sv;
+            rc = 0;
+        }
+        blocks += (uint64_t)sv->f_blocks * fr / unit;
+        bfree += (uint64_t)sv->f_bfree * fr / unit;
+        bavail += (uint64_t)sv->f_bavail * fr / unit;
+        files += sv->f_files;
+        ffree += sv->f_ffree;
+    }
+    if (rc == 0) {
+        out->f_blocks = blocks;
+        out->f_bfree = bfree;
+        out->f_bavail = bavail;
+        out->f_files = files;
+        out->f_ffree = ffree;
+        out->f_favail = ffree;
+    }
+    dist_calls_clear(calls, n);
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_statfs(vl_xlator_t *xl, vl_req_t *req)
+{
+    int rc = dist_task_run(xl, req, dist_statfs_task);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* ---- routing of inode and fd fops ---- */
+
+/* The inode a fop is about (file or directory), or NULL. */
+static vl_inode_t *
+dist_req_inode(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_STAT:
+        return req->args.stat.fd != NULL ? req->args.stat.fd->inode
+                                         : req->args.stat.loc.inode;
+    case VL_FOP_SETATTR:
+        return req->args.setattr.fd != NULL ? req->args.setattr.fd->inode
+                                            : req->args.setattr.loc.inode;
+    case VL_FOP_ACCESS:
+        return req->args.access.loc.inode;
+    case VL_FOP_READLINK:
+        return req->args.readlink.loc.inode;
+    case VL_FOP_OPEN:
+        return req->args.open.loc.inode;
+    case VL_FOP_READ:
+        return req->args.read.fd->inode;
+    case VL_FOP_WRITE:
+        return req->args.write.fd->inode;
+    case VL_FOP_FLUSH:
+        return req->args.flush.fd->inode;
+    case VL_FOP_FSYNC:
+        return req->args.fsync.fd->inode;
+    case VL_FOP_LK:
+        return req->args.lk.fd->inode;
+    case VL_FOP_FALLOCATE:
+        return req->args.fallocate.fd->inode;
+    case VL_FOP_LSEEK:
+        return req->args.lseek.fd->inode;
+    case VL_FOP_COPY_FILE_RANGE:
+        return req->args.copy_file_range.fd_in->inode;
+    case VL_FOP_INODELK:
+        return req->args.inodelk.loc.inode;
+    case VL_FOP_GETXATTR:
+        return req->args.getxattr.loc.inode;
+    case VL_FOP_SETXATTR:
+        return req->args.setxattr.loc.inode;
+    case VL_FOP_REMOVEXATTR:
+        return req->args.removexattr.loc.inode;
+    default:
+        return NULL;
+    }
+}
+
+
+/* The fd a fop works through (NULL for inode fops). */
+static vl_fd_t *
+dist_req_fd(vl_req_t *req)
+{
+    unsigned flags = vl_fop_flags(req->op);
+
+    if (req->op == VL_FOP_STAT)
+        return req->args.stat.fd;
+    if (req->op == VL_FOP_SETATTR)
+        return req->args.setattr.fd;
+    if (req->op == VL_FOP_COPY_FILE_RANGE)
+        return req->args.copy_file_range.fd_in;
+    if (req->op == VL_FOP_OPEN)
+        return NULL;
+    if ((flags & VL_F_FD) && !(flags & VL_F_LOC))
+        return req->args.read.fd; /* fd is the first member of each */
+    return NULL;
+}
+
+
+static int
+dist_fd_subvol(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    struct dist_fd_ctx *ctx = vl_fd_ctx(fd, xl);
+    int idx = -1;
+
+    pthread_mutex_lock(&fd->lock);
+    if (ctx->has_subvol)
+        idx = ctx->subvol;
+    pthread_mutex_unlock(&fd->lock);
+    return idx;
+}
+
+
+static void
+dist_fd_set(vl_xlator_t *xl, vl_fd_t *fd, int subvol, int32_t flags)
+{
+    struct dist_fd_ctx *ctx = vl_fd_ctx(fd, xl);
+
+    pthread_mutex_lock(&fd->lock);
+    ctx->has_subvol = true;
+    ctx->subvol = subvol;
+    ctx->flags = flags;
+    pthread_mutex_unlock(&fd->lock);
+}
+
+
+/* Where a fop on a file goes: the fd's subvolume, else the inode's
+ * cached one; -1 when unknown. */
+static int
+dist_route_target(vl_xlator_t *xl, vl_req_t *req)
+{
+    vl_fd_t *fd = dist_req_fd(req);
+    int idx = -1;
+
+    if (fd != NULL)
+        idx = dist_fd_subvol(xl, fd);
+    if (idx < 0)
+        idx = dist_ictx_cached(xl, dist_req_inode(req));
+    return idx;
+}
+
+
+static bool
+dist_is_moved_error(vl_req_t *req, int status)
+{
+    vl_inode_t *inode = dist_req_inode(req);
+
+    if (status == -EREMCHG)
+        return true;
+    if (status != -ESTALE && status != -ENOENT)
+        return false;
+    return inode != NULL && (inode->type == 0 || S_ISREG(inode->type));
+}
+
+
+static void
+dist_route_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    int status = r->status;
+
+    if (status != 0 && !local->is_retry && dist_is_moved_error(req, status)) {
+        if (dist_task_run(xl, req, dist_reroute_task) == 0)
+            return;
+    }
+    if (status == -EREMCHG)
+        status = -ESTALE; /* never up: the retry failed too */
+    vl_reply_move(req, r);
+    if (status == 0 && req->op == VL_FOP_OPEN)
+        dist_fd_set(xl, req->args.open.fd, local->subvol,
+                    req->args.open.flags);
+    vl_unwind(req, status);
+}
+
+
+static void
+dist_route_wind(vl_xlator_t *xl, vl_req_t *req, int subvol)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    vl_req_t *r;
+
+    local->subvol = subvol;
+    r = vl_req_child(req, xl->children[subvol]);
+    if (r == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(r, dist_route_done, req);
+}
+
+
+/* Finds where the file lives now (GFID on every subvolume), reopens the
+ * fd there and retries the fop once; also serves fops whose file has no
+ * known subvolume yet. */
+static void
+dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct dist_priv *priv = dist_priv(xl);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    vl_inode_t *inode = dist_req_inode(req);
+    vl_fd_t *fd = dist_req_fd(req);
+    int found = -1;
+    int rc;
+
+    local->is_retry = true;
+    atomic_fetch_add(&priv->n_reroutes, 1);
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < priv->n; i++)
+        args[i].lookup.loc.inode = inode;
+    dist_fan_sync(xl, req, dist_up_mask(xl), VL_FOP_LOOKUP, args, calls);
+    for (unsigned i = 0; i < priv->n && found < 0; i++)
+        if (calls[i].status == 0 && !dist_iatt_is_linkfile(&calls[i].reply.iatt)
+            && (S_ISREG(calls[i].reply.iatt.mode)
+                || !S_ISREG(inode->type)))
+            found = (int)i;
+    dist_calls_clear(calls, priv->n);
+    if (found < 0) {
+        vl_unwind(req, -ESTALE);
+        return;
+    }
+    pthread_mutex_lock(&inode->lock);
+    dist_ictx(xl, inode)->cached = found;
+    dist_ictx(xl, inode)->has_cached = true;
+    pthread_mutex_unlock(&inode->lock);
+    if (req->op == VL_FOP_COPY_FILE_RANGE) {
+        int out = dist_fd_subvol(xl, req->args.copy_file_range.fd_out);
+
+        if (out >= 0 && out != found) {
+            vl_unwind(req, -EXDEV);
+            return;
+        }
+    }
+    if (fd != NULL && dist_fd_subvol(xl, fd) != found) {
+        struct dist_call call;
+        union vl_fop_args oa;
+        int32_t flags = fd->flags;
+        struct dist_fd_ctx *fctx = vl_fd_ctx(fd, xl);
+
+        pthread_mutex_lock(&fd->lock);
+        if (fctx->has_subvol)
+            flags = fctx->flags;
+        pthread_mutex_unlock(&fd->lock);
+        memset(&oa, 0, sizeof(oa));
+        oa.open.loc.inode = inode;
+        oa.open.flags = flags & ~(O_CREAT | O_EXCL | O_TRUNC);
+        oa.open.fd = fd;
+        rc = dist_call_sync(xl, req, (unsigned)found, VL_FOP_OPEN, &oa, &call);
+        vl_reply_clear(&call.reply);
+        if (rc != 0) {
+            vl_unwind(req, rc == -EREMCHG ? -ESTALE : rc);
+            return;
+        }
+        dist_fd_set(xl, fd, found, flags);
+    }
+    local->subvol = found;
+    rc = dist_child_sync(xl, req, (unsigned)found);
+    if (rc == 0 && req->op == VL_FOP_OPEN)
+        dist_fd_set(xl, req->args.open.fd, found, req->args.open.flags);
+    vl_unwind(req, rc == -EREMCHG ? -ESTALE : rc);
+}
+
+
+/* Directories: reads go to the first up subvolume, changes to all. */
+static void
+dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    int first = -1, rc = -ENOTCONN;
+
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, dist_up_mask(xl), req->op, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (calls[i].status == 0 && first < 0)
+            first = (int)i;
+        else if (calls[i].status != 0 && calls[i].status != -ENOTCONN)
+            rc = calls[i].status;
+    }
+    if (first >= 0 && rc == -ENOTCONN) {
+        rc = 0;
+        req->reply = calls[first].reply;
+        memset(&calls[first].reply, 0, sizeof(calls[first].reply));
+    }
+    dist_calls_clear(calls, n);
+    vl_unwind(req, rc);
+}
+
+
+/* stat, setattr, access, readlink, open, read, write, flush, fsync, lk,
+ * fallocate, lseek, copy_file_range, inodelk and file xattrs. */
+static void
+dist_fop_route(vl_xlator_t *xl, vl_req_t *req)
+{
+    vl_inode_t *inode = dist_req_inode(req);
+    int idx;
+    int rc;
+
+    if (dist_inode_is_dir(inode)) {
+        if (req->op == VL_FOP_SETATTR || req->op == VL_FOP_SETXATTR
+            || req->op == VL_FOP_REMOVEXATTR) {
+            rc = dist_task_run(xl, req, dist_dir_all_task);
+            if (rc != 0)
+                vl_unwind(req, rc);
+            return;
+        }
+        idx = dist_first_up(xl);
+        if (idx < 0)
+            vl_unwind(req, -ENOTCONN);
+        else
+            vl_pass(req, xl->children[idx]);
+        return;
+    }
+    if (req->op == VL_FOP_COPY_FILE_RANGE) {
+        int in = dist_fd_subvol(xl, req->args.copy_file_range.fd_in);
+        int out = dist_fd_subvol(xl, req->args.copy_file_range.fd_out);
+
+        if (in >= 0 && out >= 0 && in != out) {
+            vl_unwind(req, -EXDEV); /* the kernel falls back to copying */
+            return;
+        }
+    }
+    idx = dist_route_target(xl, req);
+    if (idx < 0) {
+        rc = dist_task_run(xl, req, dist_reroute_task);
+        if (rc != 0)
+            vl_unwind(req, rc);
+        return;
+    }
+    dist_route_wind(xl, req, idx);
+}
+
+
+void
+dist_fop_route_xattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_fop_route(xl, req);
+}
+
+
+/* entrylk goes to the subvolume of the name (first up without one). */
+static void
+dist_entrylk(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_entrylk_args *a = VL_ARGS(req, entrylk);
+    int idx = -1;
+
+    if (a->loc.parent != NULL && a->loc.name != NULL)
+        idx = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (idx < 0)
+        idx = dist_first_up(xl);
+    if (idx < 0)
+        vl_unwind(req, -ENOTCONN);
+    else
+        vl_pass(req, xl->children[idx]);
+}
+
+
+/* ---- lifecycle ---- */
+
+static bool
+dist_subtree_is_local(vl_xlator_t *xl)
+{
+    if (strcmp(xl->cls->type, "protocol/client") == 0)
+        return false;
+    for (size_t i = 0; i < xl->n_children; i++)
+        if (!dist_subtree_is_local(xl->children[i]))
+            return false;
+    return true;
+}
+
+
+static int
+dist_parse_min_free(const char *s, double *pct, uint64_t *bytes)
+{
+    size_t len = s != NULL ? strlen(s) : 0;
+    char *end = NULL;
+
+    *pct = 0;
+    *bytes = 0;
+    if (len == 0)
+        return 0;
+    if (s[len - 1] == '%') {
+        double v = strtod(s, &end);
+
+        if (end != s + len - 1 || v < 0 || v > 100)
+            return -EINVAL;
+        *pct = v;
+        return 0;
+    }
+    return vl_parse_size(s, bytes);
+}
+
+
+static int
+dist_cross_check(const void *conf_v, vl_err_t *err)
+{
+    const struct dist_conf *conf = conf_v;
+    double pct;
+    uint64_t bytes;
+
+    if (dist_parse_min_free(conf->min_free_disk, &pct, &bytes) != 0) {
+        vl_err_set(err, "min-free-disk '%s': want a percent (10%%) or a "
+                   "size (5GB)", conf->min_free_disk);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
+static int
+dist_parse_decommissioned(vl_xlator_t *xl, const char *list, uint64_t *mask,
+                          vl_err_t *err)
+{
+    const char *p = list;
+
+    *mask = 0;
+    while (p != NULL && *p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        int idx;
+
+        while (len > 0 && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        if (len > 0) {
+            idx = dist_subvol_by_name(xl, p, len);
+            if (idx < 0) {
+                vl_err_set(err, "decommissioned-bricks: '%.*s' is not a "
+                           "subvolume", (int)len, p);
+                return -EINVAL;
+            }
+            *mask |= 1ULL << idx;
+        }
+        p = end != NULL ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+
+static int
+dist_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    const struct dist_conf *conf = VL_CONF(xl, struct dist_conf);
+    struct dist_priv *priv;
+    int rc;
+
+    if (xl->n_children == 0 || xl->n_children > DIST_MAX_SUBVOLS) {
+        vl_err_set(err, "distribute takes 1 to %d subvolumes, not %zu",
+                   DIST_MAX_SUBVOLS, xl->n_children);
+        return -EINVAL;
+    }
+    priv = vl_calloc(xl, 1, sizeof(*priv), DIST_MT_PRIV);
+    if (priv == NULL)
+        return -ENOMEM;
+    priv->xl = xl;
+    priv->n = (unsigned)xl->n_children;
+    pthread_mutex_init(&priv->lock, NULL);
+    xl->priv = priv;
+    rc = dist_parse_min_free(conf->min_free_disk, &priv->min_free_pct,
+                             &priv->min_free_bytes);
+    if (rc == 0)
+        rc = dist_parse_decommissioned(xl, conf->decommissioned,
+                                       &priv->decommissioned, err);
+    if (rc == 0 && priv->decommissioned == (1ULL << priv->n) - 1
+        && priv->n < 64) {
+        vl_err_set(err, "decommissioned-bricks: every subvolume is listed");
+        rc = -EINVAL;
+    }
+    if (rc == 0)
+        rc = dist_workers_new(xl);
+    if (rc != 0) {
+        pthread_mutex_destroy(&priv->lock);
+        vl_free(priv);
+        xl->priv = NULL;
+        return rc;
+    }
+    for (unsigned i = 0; i < priv->n; i++)
+        priv->is_local[i] = dist_subtree_is_local(xl->children[i]);
+    return 0;
+}
+
+
+static void
+dist_fini(vl_xlator_t *xl)
+{
+    struct dist_priv *priv = dist_priv(xl);
+
+    if (priv == NULL)
+        return;
+    dist_workers_free(xl);
+    pthread_mutex_destroy(&priv->lock);
+    vl_free(priv);
+    xl->priv = NULL;
+}
+
+
+static void
+dist_forget(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct dist_inode_ctx *ctx = dist_ictx(xl, inode);
+
+    vl_free(ctx->layout);
+    ctx->layout = NULL;
+}
+
+
+/* Sends CHILD_UP/CHILD_DOWN upward and readiness when at the top. */
+static void
+dist_up_check(vl_xlator_t *xl)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    bool send_up = false, send_down = false, ready = false;
+    unsigned n_up = 0;
+
+    pthread_mutex_lock(&priv->lock);
+    for (unsigned i = 0; i < priv->n; i++)
+        if (priv->is_up[i] || priv->is_local[i])
+            n_up++;
+    if (!priv->is_up_sent && n_up > 0
+        && (n_up == priv->n || priv->is_grace_over)) {
+        priv->is_up_sent = true;
+        send_up = true;
+    } else if (priv->is_up_sent && n_up == 0) {
+        priv->is_up_sent = false;
+        send_down = true;
+    }
+    if (xl->n_parents == 0 && !priv->is_ready_set && n_up == priv->n) {
+        priv->is_ready_set = true;
+        ready = true;
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (send_up)
+        vl_notify_parents(xl, VL_EV_CHILD_UP);
+    if (send_down)
+        vl_notify_parents(xl, VL_EV_CHILD_DOWN);
+    if (ready)
+        vl_graph_set_ready(xl->graph, 0, "every subvolume is up");
+}
+
+
+static void
+dist_grace_over(void *arg)
+{
+    vl_xlator_t *xl = arg;
+    struct dist_priv *priv = dist_priv(xl);
+
+    pthread_mutex_lock(&priv->lock);
+    priv->grace_timer = NULL;
+    priv->is_grace_over = true;
+    pthread_mutex_unlock(&priv->lock);
+    dist_up_check(xl);
+}
+
+
+static void
+dist_ready_timeout(void *arg)
+{
+    vl_xlator_t *xl = arg;
+    struct dist_priv *priv = dist_priv(xl);
+    char reason[512];
+    size_t len = 0;
+    bool fire = false;
+
+    reason[0] = '\0';
+    pthread_mutex_lock(&priv->lock);
+    priv->ready_timer = NULL;
+    if (!priv->is_ready_set) {
+        priv->is_ready_set = true;
+        fire = true;
+        len = (size_t)snprintf(reason, sizeof(reason), "subvolumes down:");
+        for (unsigned i = 0; i < priv->n && len < sizeof(reason); i++)
+            if (!priv->is_up[i] && !priv->is_local[i])
+                len += (size_t)snprintf(reason + len, sizeof(reason) - len,
+                                        " %s", xl->children[i]->name);
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (fire)
+        vl_graph_set_ready(xl->graph, -ENOTCONN, reason);
+}
+
+
+static int
+dist_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    const struct dist_conf *conf = VL_CONF(xl, struct dist_conf);
+    struct dist_priv *priv = dist_priv(xl);
+    vl_timer_t *t1 = NULL, *t2 = NULL;
+    int idx;
+
+    switch (ev) {
+    case VL_EV_PARENT_UP:
+        pthread_mutex_lock(&priv->lock);
+        if (priv->grace_timer == NULL && !priv->is_grace_over)
+            priv->grace_timer = vl_timer_add(xl->graph->loop,
+                                             DIST_FIRST_CONNECT_GRACE_MS,
+                                             dist_grace_over, xl);
+        if (xl->n_parents == 0 && priv->ready_timer == NULL
+            && !priv->is_ready_set)
+            priv->ready_timer = vl_timer_add(xl->graph->loop,
+                                             conf->connect_timeout,
+                                             dist_ready_timeout, xl);
+        pthread_mutex_unlock(&priv->lock);
+        vl_notify_default(xl, ev, data);
+        dist_up_check(xl);
+        return 0;
+    case VL_EV_PARENT_DOWN:
+        pthread_mutex_lock(&priv->lock);
+        t1 = priv->grace_timer;
+        t2 = priv->ready_timer;
+        priv->grace_timer = NULL;
+        priv->ready_timer = NULL;
+        priv->is_grace_over = true;
+        priv->is_ready_set = true;
+        pthread_mutex_unlock(&priv->lock);
+        if (t1 != NULL)
+            vl_timer_cancel(t1);
+        if (t2 != NULL)
+            vl_timer_cancel(t2);
+        return vl_notify_default(xl, ev, data);
+    case VL_EV_CHILD_UP:
+    case VL_EV_CHILD_DOWN:
+        idx = dist_subvol_index(xl, data);
+        if (idx < 0)
+            return 0;
+        pthread_mutex_lock(&priv->lock);
+        priv->is_up[idx] = ev == VL_EV_CHILD_UP;
+        pthread_mutex_unlock(&priv->lock);
+        vl_log(xl, VL_LOG_INFO, "subvolume %s %s", xl->children[idx]->name,
+               ev == VL_EV_CHILD_UP ? "up" : "down");
+        dist_up_check(xl);
+        return 0;
+    default:
+        return vl_notify_default(xl, ev, data);
+    }
+}
+
+
+static void
+dist_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    (void)xl;
+    (void)fd; /* nothing owned in the fd ctx */
+}
+
+
+static void
+dist_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct dist_priv *priv = dist_priv(xl);
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    fprintf(out, "subvolumes=%u\n", priv->n);
+    for (unsigned i = 0; i < priv->n; i++) {
+        fprintf(out, "subvol.%u.name=%s\n", i, xl->children[i]->name);
+        fprintf(out, "subvol.%u.up=%d\n", i,
+                (priv->is_up[i] || priv->is_local[i]) ? 1 : 0);
+        fprintf(out, "subvol.%u.decommissioned=%d\n", i,
+                (priv->decommissioned >> i) & 1 ? 1 : 0);
+        if (priv->has_space[i])
+            fprintf(out, "subvol.%u.avail_bytes=%" PRIu64 "\n", i,
+                    priv->avail[i]);
+    }
+    fprintf(out, "child_up_sent=%d\n", priv->is_up_sent ? 1 : 0);
+    pthread_mutex_unlock(&priv->lock);
+    fprintf(out, "reroutes=%" PRIu64 "\n", (uint64_t)priv->n_reroutes);
+    fprintf(out, "heals=%" PRIu64 "\n", (uint64_t)priv->n_heals);
+}
+
+
+static const vl_option_t dist_options[] = {
+    VL_OPT_STR("min-free-disk", struct dist_conf, min_free_disk,
+               .def = "10%", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+               .aliases = {"cluster.min-free-disk"},
+               .doc = "Free space (percent of the brick, or a size) below "
+                      "which a subvolume gets no new files: the data goes "
+                      "to the subvolume with most free space and a link "
+                      "file to the hashed one."),
+    VL_OPT_STR("decommissioned-bricks", struct dist_conf, decommissioned,
+               .def = "", .flags = VL_OPT_ADVANCED,
+               .doc = "Comma-separated subvolume names that get no range "
+                      "in new or fixed layouts and no new files "
+                      "(remove-brick)."),
+    VL_OPT_BOOL("lookup-optimize", struct dist_conf, is_lookup_optimize,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.lookup-optimize"},
+                .doc = "Answer ENOENT after a miss on the hashed subvolume "
+                       "when the directory's layout is committed, instead "
+                       "of looking on every subvolume."),
+    VL_OPT_TIME("connect-timeout", struct dist_conf, connect_timeout,
+                .min = 1, .max = 3600 * 1000LL, .def = "10s",
+                .flags = VL_OPT_ADVANCED,
+                .doc = "When distribute is the top of its graph (the "
+                       "rebalance process): how long to wait for every "
+                       "subvolume before the graph is declared failed."),
+    VL_OPT_STR("rebal-throttle", struct dist_conf, rebal_throttle,
+               .def = "normal", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+               .aliases = {"cluster.rebal-throttle"},
+               .doc = "Parallel file migrations of the rebalance process: "
+                      "lazy, normal, aggressive or a number; the "
+                      "translator itself does not use it."),
+    VL_OPT_END,
+};
+
+static const char *const dist_mem_types[] = {"misc", "priv", "layout",
+                                             "local", "text", NULL};
+
+const vl_xlator_class_t xl_cluster_distribute = {
+    .abi = VL_XLATOR_ABI,
+    .type = "cluster/distribute",
+    .prefix = "cluster",
+    .version = {0, 1, 0},
+    .flags = VL_XL_MANY_CHILDREN,
+    .conf_size = sizeof(struct dist_conf),
+    .req_priv_size = sizeof(struct dist_local),
+    .inode_ctx_size = sizeof(struct dist_inode_ctx),
+    .fd_ctx_size = sizeof(struct dist_fd_ctx),
+    .options = dist_options,
+    .mem_types = dist_mem_types,
+    .doc = "Spreads files over its subvolumes by a hash of their names; "
+           "directories exist on every subvolume with a layout of hash "
+           "ranges. No metadata server.",
+    .init = dist_init,
+    .fini = dist_fini,
+    .cross_check = dist_cross_check,
+    .notify = dist_notify,
+    .forget = dist_forget,
+    .release = dist_release,
+    .dump = dist_dump,
+    .fops = {
+        [VL_FOP_LOOKUP] = dist_lookup,
+        [VL_FOP_STAT] = dist_fop_route,
+        [VL_FOP_SETATTR] = dist_fop_route,
+        [VL_FOP_ACCESS] = dist_fop_route,
+        [VL_FOP_READLINK] = dist_fop_route,
+        [VL_FOP_MKNOD] = dist_mknod,
+        [VL_FOP_MKDIR] = dist_mkdir,
+        [VL_FOP_UNLINK] = dist_unlink,
+        [VL_FOP_RMDIR] = dist_rmdir,
+        [VL_FOP_SYMLINK] = dist_symlink,
+        [VL_FOP_RENAME] = dist_rename,
+        [VL_FOP_LINK] = dist_link,
+        [VL_FOP_CREATE] = dist_create,
+        [VL_FOP_OPEN] = dist_fop_route,
+        [VL_FOP_READ] = dist_fop_route,
+        [VL_FOP_WRITE] = dist_fop_route,
+        [VL_FOP_FLUSH] = dist_fop_route,
+        [VL_FOP_FSYNC] = dist_fop_route,
+        [VL_FOP_OPENDIR] = dist_opendir,
+        [VL_FOP_READDIR] = dist_readdir,
+        [VL_FOP_STATFS] = dist_statfs,
+        [VL_FOP_SETXATTR] = dist_setxattr,
+        [VL_FOP_GETXATTR] = dist_getxattr,
+        [VL_FOP_REMOVEXATTR] = dist_removexattr,
+        [VL_FOP_LK] = dist_fop_route,
+        [VL_FOP_INODELK] = dist_fop_route,
+        [VL_FOP_ENTRYLK] = dist_entrylk,
+        [VL_FOP_FALLOCATE] = dist_fop_route,
+        [VL_FOP_COPY_FILE_RANGE] = dist_fop_route,
+        [VL_FOP_LSEEK] = dist_fop_route,
+    },
+};
+

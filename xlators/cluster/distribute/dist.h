@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist.h: private types of cluster/distribute, shared by its files.
+ *
+ *   dist-hash.c     the name hash (MurmurHash3 x86_32, seed 0)
+ *   dist-layout.c   layouts: encode/decode, default, search, anomalies
+ *   dist.c          class, options, init/fini/notify, statfs, dump,
+ *                   routing of inode and fd fops, EREMCHG reroute
+ *   dist-lookup.c   lookup (named, revalidate, nameless), directory heal
+ *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, unlink, link
+ *   dist-rename.c   rename of files and directories
+ *   dist-readdir.c  opendir, readdir(plus) with encoded cookies
+ *   dist-xattr.c    getxattr/setxattr/removexattr incl. virtual keys
+ *
+ * Subvolume i is xl->children[i]; on disk it is known by its name.
+ */
+#ifndef MORTAR_DIST_H
+#define MORTAR_DIST_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/statvfs.h>
+
+#include "vol/vol.h"
+#include "dist-hash.h"
+
+#define DIST_XATTR_LAYOUT "trusted.mortar.dht"
+#define DIST_XATTR_LINKTO "trusted.mortar.dht.linkto"
+#define DIST_VX_PATHINFO "mortar.dht.pathinfo"
+#define DIST_VX_FIX_LAYOUT "mortar.dht.fix-layout"
+#define DIST_VX_COMMIT_LAYOUT "mortar.dht.commit-layout"
+#define DIST_VX_LAYOUT "mortar.dht.layout"
+
+#define DIST_LAYOUT_SIZE 20 /* five big-endian u32s */
+#define DIST_LAYOUT_FORMAT 1
+#define DIST_FLAG_HAS_RANGE (1u << 0)
+#define DIST_FLAG_COMMITTED (1u << 1)
+
+/* Subvolume masks are uint64_t; readdir cookies keep the index in bits
+ * 48..55 and the brick's cookie below. */
+#define DIST_MAX_SUBVOLS 64
+#define DIST_COOKIE_SHIFT 48
+#define DIST_COOKIE_MASK ((1ULL << DIST_COOKIE_SHIFT) - 1)
+
+/* Link files and migration markers (contract). */
+#define DIST_LINK_MODE (S_IFREG | S_ISVTX)
+#define DIST_MARKER_MODE (S_IFREG | S_ISVTX | S_ISGID)
+
+/* How often free space is re-read for min-free-disk. */
+#define DIST_STATFS_MAX_AGE_MS 5000
+/* Grace after PARENT_UP for children that never answer their first
+ * connect (protocol/client only reports success). */
+#define DIST_FIRST_CONNECT_GRACE_MS 2000
+
+enum dist_mem_type {
+    DIST_MT_MISC = 0,
+    DIST_MT_PRIV,
+    DIST_MT_LAYOUT,
+    DIST_MT_LOCAL,
+    DIST_MT_TEXT,
+};
+
+/* One subvolume's share of a directory (decoded xattr). */
+struct dist_range {
+    uint32_t generation; /* layout generation written with it */
+    uint32_t start;      /* first hash value, inclusive */
+    uint32_t stop;       /* last hash value, inclusive */
+    uint32_t flags;      /* DIST_FLAG_* */
+    int err;             /* 0, or why it is missing (-ENODATA, -ENOTCONN,
+                            -ENOENT for a missing directory...) */
+};
+
+/* A directory's layout: one range per subvolume, by index. Immutable once
+ * published in an inode ctx (replaced as a whole). */
+struct dist_layout {
+    unsigned n;                            /* subvolumes */
+    struct dist_range r[DIST_MAX_SUBVOLS]; /* by subvolume index */
+};
+
+/* Problems dist_layout_check finds. */
+struct dist_anomalies {
+    unsigned n_holes;    /* hash values no range covers (counted as gaps) */
+    unsigned n_overlaps; /* pairs of ranges that intersect */
+    unsigned n_missing;  /* up subvolumes without a layout xattr */
+    unsigned n_down;     /* subvolumes that could not be asked */
+    uint64_t missing;    /* mask of those missing */
+};
+
+/* A unit of work for distribute's worker threads (dist-worker.c): the
+ * slow paths run there with blocking calls to the children. Lives in the
+ * request's private area (or in priv for background work). */
+struct dist_task {
+    struct dist_task *next;  /* queue link, (workers lock) */
+    void (*fn)(vl_xlator_t *xl, vl_req_t *req); /* the work */
+    vl_req_t *req;           /* borrowed; the request it serves, or NULL */
+};
+
+struct dist_workers;
+
+/* One child's answer in a blocking fan-out. */
+struct dist_call {
+    int status;            /* 0 or -errno; -ENOTCONN when not asked */
+    struct vl_reply reply; /* owned; cleared with dist_calls_clear */
+};
+
+/* Per request (VL_REQ_PRIV), owned by the translator handling it. */
+struct dist_local {
+    struct dist_task task;  /* queue node when handed to a worker */
+    int subvol;             /* where the request went */
+    int subvol2;            /* second target (unlink's link file...) */
+    bool is_retry;          /* the EREMCHG reroute was done */
+    vl_fanout_t fan;        /* async fan-outs */
+    int status2;            /* second target's status */
+    bool is_layout_tried;   /* the parent's layout was fetched once */
+    vl_inode_t *parent;     /* borrowed from the args: layout to fetch */
+    vl_fop_fn *redo;        /* fop to run again once it is known */
+};
+
+/* Parsed options (xl->conf). */
+struct dist_conf {
+    char *min_free_disk;   /* owned by the conf: "10%" or a size */
+    char *decommissioned;  /* owned by the conf: comma-separated names */
+    bool is_lookup_optimize; /* trust COMMITTED layouts for ENOENT */
+    uint64_t connect_timeout; /* ms; top-of-graph readiness */
+    char *rebal_throttle;  /* owned by the conf: read by the rebalancer */
+};
+
+/* Runtime state (xl->priv). lock guards everything marked so. */
+struct dist_priv {
+    vl_xlator_t *xl;          /* borrowed; the translator */
+    unsigned n;               /* children */
+    pthread_mutex_t lock;     /* guards the fields below marked (lock) */
+    bool is_up[DIST_MAX_SUBVOLS];     /* (lock) child reported up */
+    bool is_local[DIST_MAX_SUBVOLS];  /* no network below: always up */
+    uint64_t decommissioned;  /* mask, immutable after init */
+    double min_free_pct;      /* from min-free-disk, 0 if a size */
+    uint64_t min_free_bytes;  /* from min-free-disk, 0 if a percent */
+    uint64_t avail[DIST_MAX_SUBVOLS]; /* (lock) bytes free, statfs cache */
+    uint64_t total[DIST_MAX_SUBVOLS]; /* (lock) bytes total */
+    bool has_space[DIST_MAX_SUBVOLS]; /* (lock) avail/total are known */
+    uint64_t statfs_ms;       /* (lock) when the cache was filled */
+    bool is_statfs_busy;      /* (lock) a refresh is in flight */
+    bool is_up_sent;          /* (lock) CHILD_UP went to the parents */
+    bool is_grace_over;       /* (lock) first-connect grace expired */
+    bool is_ready_set;        /* (lock) top of graph: set_ready called */
+    vl_timer_t *grace_timer;  /* (lock) owned until it runs */
+    vl_timer_t *ready_timer;  /* (lock) owned until it runs */
+    atomic_uint_fast64_t n_reroutes; /* EREMCHG reroutes done (dump) */
+    atomic_uint_fast64_t n_heals;    /* directory heals done (dump) */
+    struct dist_workers *workers;    /* owned; dist-worker.c */
+    struct dist_task statfs_task;    /* (lock: is_statfs_busy) background
+                                        statfs refresh */
+};
+
+/* Per inode (vl_inode_ctx), guarded by inode->lock. */
+struct dist_inode_ctx {
+    struct dist_layout *layout; /* directories: owned, NULL until known */
+    uint64_t layout_ms;         /* when the layout was fetched */
+    int cached;                 /* files: subvolume with the data, -1 */
+    int hashed;                 /* files: subvolume of the name, -1 */
+    bool has_cached;            /* cached is valid */
+    bool has_linkfile;          /* a link file on hashed is known */
+};
+
+/* Per fd (vl_fd_ctx), guarded by fd->lock. Directories keep one child fd
+ * per up subvolume (opendir); files the subvolume they are open on. */
+struct dist_fd_ctx {
+    bool has_subvol;            /* files: subvol is valid */
+    int subvol;                 /* files: where the fd is open */
+    int32_t flags;              /* files: the open flags, for reopen */
+    uint64_t dir_open;          /* directories: mask of opened children */
+};
+
+/* Shorthands. */
+static inline struct dist_priv *
+dist_priv(vl_xlator_t *xl)
+{
+    return xl->priv;
+}
+
+
+/* dist-layout.c: pure functions. */
+void dist_layout_encode(const struct dist_range *r,
+                        unsigned char out[DIST_LAYOUT_SIZE]);
+int dist_layout_decode(const void *buf, size_t len,
+                       struct dist_range *out /* OUT */);
+/* Default ranges for n subvolumes, skipping those in skip_mask. */
+void dist_layout_default(struct dist_layout *out, unsigned n,
+                         uint64_t skip_mask, uint32_t generation,
+                         uint32_t flags);
+/* The subvolume whose range holds hash, or -1. */
+int dist_layout_search_hash(const struct dist_layout *layout, uint32_t hash);
+int dist_layout_search(const struct dist_layout *layout, const char *name);
+/* Fills an; returns true when the layout needs repair. */
+bool dist_layout_check(const struct dist_layout *layout,
+                       struct dist_anomalies *an /* OUT */);
+/* Highest generation in the layout. */
+uint32_t dist_layout_max_generation(const struct dist_layout *layout);
+/* True if every range with a layout is COMMITTED. */
+bool dist_layout_is_committed(const struct dist_layout *layout);
+
+/* dist-worker.c: worker threads and blocking calls (workers only). */
+int dist_workers_new(vl_xlator_t *xl);
+void dist_workers_free(vl_xlator_t *xl);
+/* Queues fn(xl, req) on a worker; 0 or -errno (then nothing runs). */
+int dist_task_run(vl_xlator_t *xl, vl_req_t *req,
+                  void (*fn)(vl_xlator_t *xl, vl_req_t *req));
+/* Winds op to every child in mask in parallel (args by child index) on
+ * behalf of req (its caller), waits, fills calls (n entries). Returns how
+ * many answered 0. */
+int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+                  vl_fop_t op, const union vl_fop_args *args,
+                  struct dist_call *calls /* OUT */);
+/* Same for one child; returns the status, reply in *call. */
+int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
+                   const union vl_fop_args *args,
+                   struct dist_call *call /* OUT */);
+/* Sends req's own fop (args copied) to child i, waits, moves the reply
+ * into req; returns the status. */
+int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);
+void dist_calls_clear(struct dist_call *calls, unsigned n);
+
+/* dist.c */
+int dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child);
+int dist_subvol_by_name(vl_xlator_t *xl, const char *name, size_t len);
+bool dist_is_up(vl_xlator_t *xl, unsigned i);
+uint64_t dist_up_mask(vl_xlator_t *xl);
+uint64_t dist_now_ms(void);
+/* Layout helpers on inode ctx (inode->lock taken inside). */
+struct dist_inode_ctx *dist_ictx(vl_xlator_t *xl, vl_inode_t *inode);
+void dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
+                          struct dist_layout *layout /* taken */);
+/* The hashed subvolume of name in parent, or -errno (-ESTALE: no layout
+ * known, -ENOENT: no range holds the hash). committed (may be NULL) tells
+ * whether the hashed range is COMMITTED. */
+int dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent,
+                       const char *name, bool *committed);
+void dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
+                        int hashed, bool has_linkfile);
+/* Cached subvolume of a file, or -1. */
+int dist_ictx_cached(vl_xlator_t *xl, vl_inode_t *inode);
+bool dist_iatt_is_linkfile(const struct vl_iatt *iatt);
+/* Subvolume for a new file: hashed unless it is short of space or
+ * decommissioned. */
+int dist_pick_data_subvol(vl_xlator_t *xl, int hashed);
+/* Routes an inode fop (file xattrs...) like stat: to the cached
+ * subvolume of a file, with the EREMCHG reroute. */
+void dist_fop_route_xattr(vl_xlator_t *xl, vl_req_t *req);
+
+/* dist-lookup.c */
+void dist_lookup(vl_xlator_t *xl, vl_req_t *req);
+/* Directory lookup on every up subvolume by loc (named: parent + name,
+ * or nameless: inode), merging attributes into *out, healing missing
+ * copies (named only), fetching, checking and repairing the layout
+ * (fix: always rewrite a fresh default without COMMITTED) and storing it
+ * in the inode ctx. Worker threads only. 0 or -errno. */
+int dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                  bool fix, struct vl_iatt *out /* OUT */);
+/* Writes l's ranges to the subvolumes in mask (worker only); each
+ * range's err becomes the write's status. */
+void dist_layout_write(vl_xlator_t *xl, vl_req_t *req,
+                       const struct vl_loc *loc, struct dist_layout *l,
+                       uint64_t mask);
+/* Runs redo(xl, req) on a worker once parent's layout is known (fetched
+ * once); answers req with the error otherwise. */
+void dist_with_parent_layout(vl_xlator_t *xl, vl_req_t *req,
+                             vl_inode_t *parent, vl_fop_fn *redo);
+/* Finds the data of a named file on every up subvolume (worker only):
+ * 0 with *data (and *iatt), -ENOENT, or another error. */
+int dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req,
+                        const struct vl_loc *loc, int *data,
+                        struct vl_iatt *iatt /* OUT */);
+
+/* dist-entry.c */
+void dist_create(vl_xlator_t *xl, vl_req_t *req);
+void dist_mknod(vl_xlator_t *xl, vl_req_t *req);
+void dist_symlink(vl_xlator_t *xl, vl_req_t *req);
+void dist_mkdir(vl_xlator_t *xl, vl_req_t *req);
+void dist_rmdir(vl_xlator_t *xl, vl_req_t *req);
+void dist_unlink(vl_xlator_t *xl, vl_req_t *req);
+void dist_link(vl_xlator_t *xl, vl_req_t *req);
+/* Creates a link file for gfid at parent/name on subvolume at, pointing
+ * to subvolume to (worker only); an existing link file of that GFID is
+ * updated. 0 or -errno. */
+int dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
+                         vl_inode_t *parent, const char *name,
+                         const vl_gfid_t *gfid);
+
+/* dist-rename.c */
+void dist_rename(vl_xlator_t *xl, vl_req_t *req);
+
+/* dist-readdir.c */
+void dist_opendir(vl_xlator_t *xl, vl_req_t *req);
+void dist_readdir(vl_xlator_t *xl, vl_req_t *req);
+
+/* dist-xattr.c */
+void dist_getxattr(vl_xlator_t *xl, vl_req_t *req);
+void dist_setxattr(vl_xlator_t *xl, vl_req_t *req);
+void dist_removexattr(vl_xlator_t *xl, vl_req_t *req);
+
+#endif /* MORTAR_DIST_H */

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-dist-ns: namespace fops of cluster/distribute checked on the
+ * bricks: rename across hash ranges (link file on the new hashed brick,
+ * data read back after a restart), hard links and unlink with link files,
+ * rmdir (ENOTEMPTY keeps every copy; only link files: cleaned), lookup
+ * healing a directory missing on one brick and a layout hole, the file
+ * moved by hand (stale cached brick: found again by GFID), and the
+ * virtual xattrs (pathinfo, layout, fix-layout, commit-layout).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "dist-test.h"
+
+
+static void
+dt_expect_linkfile(struct dt *t, int brick, const char *rel, int target)
+{
+    char path[PATH_MAX], to[64], want[16];
+    mode_t mode;
+    ssize_t n;
+
+    assert_true(dt_exists(t, brick, rel, &mode));
+    assert_true(S_ISREG(mode));
+    assert_int_equal(mode & 07777, S_ISVTX);
+    dt_path(t, brick, rel, path, sizeof(path));
+    n = getxattr(path, "trusted.mortar.dht.linkto", to, sizeof(to));
+    assert_true(n > 0);
+    snprintf(want, sizeof(want), "b%d", target);
+    assert_string_equal(to, want);
+}
+
+
+static int
+dt_files_on_disk(struct dt *t, const char *rel)
+{
+    int n = 0;
+
+    for (int b = 0; b < DT_BRICKS; b++)
+        if (dt_exists(t, b, rel, NULL))
+            n++;
+    return n;
+}
+
+
+static void
+test_rename_across_ranges(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *d = NULL, *f = NULL;
+    vl_fd_t *fd = NULL;
+    char a[32], b[32], rel[64], buf[64];
+    struct vl_iatt ia;
+
+    dt_name_on(0, "a", a, sizeof(a));
+    dt_name_on(2, "b", b, sizeof(b));
+    assert_int_equal(dt_mkdir(t, t->root, "r", &d), 0);
+    assert_int_equal(dt_create(t, d, a, &f, &fd), 0);
+    assert_int_equal(dt_write(t, fd, 0, "moved data"), 0);
+    vl_fd_unref(fd);
+    assert_int_equal(dt_rename(t, d, a, f, d, b), 0);
+    /* Data stays on brick 0 under the new name; link file on brick 2. */
+    snprintf(rel, sizeof(rel), "r/%s", b);
+    assert_true(dt_exists(t, 0, rel, NULL));
+    dt_expect_linkfile(t, 2, rel, 0);
+    snprintf(rel, sizeof(rel), "r/%s", a);
+    assert_int_equal(dt_files_on_disk(t, rel), 0);
+    vl_inode_unref(f);
+    vl_inode_unref(d);
+
+    /* Read back through a fresh graph. */
+    dt_restart(t);
+    assert_int_equal(dt_lookup(t, t->root, "r", NULL, &d), 0);
+    assert_int_equal(dt_lookup(t, d, a, NULL, NULL), -ENOENT);
+    assert_int_equal(dt_lookup(t, d, b, &ia, &f), 0);
+    assert_int_equal(ia.size, 10);
+    assert_int_equal(dt_open(t, f, O_RDONLY, &fd), 0);
+    assert_int_equal(dt_read(t, fd, 0, buf, sizeof(buf)), 10);
+    assert_string_equal(buf, "moved data");
+    vl_fd_unref(fd);
+
+    /* Back to a name on brick 0: the link file on brick 2 goes. */
+    assert_int_equal(dt_rename(t, d, b, f, d, a), 0);
+    snprintf(rel, sizeof(rel), "r/%s", b);
+    assert_int_equal(dt_files_on_disk(t, rel), 0);
+    snprintf(rel, sizeof(rel), "r/%s", a);
+    assert_int_equal(dt_files_on_disk(t, rel), 1);
+    vl_inode_unref(f);
+    vl_inode_unref(d);
+}
+
+
+static void
+test_rename_replaces_target_elsewhere(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    char a[32], b[32];
+
+    dt_name_on(1, "x", a, sizeof(a));
+    dt_name_on(3, "y", b, sizeof(b));
+    assert_int_equal(dt_create(t, t->root, a, &f, NULL), 0);
+    assert_int_equal(dt_create(t, t->root, b, NULL, NULL), 0);
+    assert_true(dt_exists(t, 3, b, NULL));
+    assert_int_equal(dt_rename(t, t->root, a, f, t->root, b), 0);
+    /* Target's data on brick 3 replaced by a link file to brick 1. */
+    dt_expect_linkfile(t, 3, b, 1);
+    assert_true(dt_exists(t, 1, b, NULL));
+    assert_int_equal(dt_files_on_disk(t, a), 0);
+    vl_inode_unref(f);
+}
+
+
+static void
+test_link_and_unlink_with_linkfiles(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    char src[32], dst[32];
+
+    dt_name_on(0, "l", src, sizeof(src));
+    dt_name_on(3, "m", dst, sizeof(dst));
+    assert_int_equal(dt_create(t, t->root, src, &f, NULL), 0);
+    a.link.oldloc.inode = f;
+    a.link.newloc.parent = t->root;
+    a.link.newloc.name = dst;
+    assert_int_equal(dt_call(t, VL_FOP_LINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    /* Hard link on brick 0, link file on brick 3. */
+    assert_true(dt_exists(t, 0, dst, NULL));
+    dt_expect_linkfile(t, 3, dst, 0);
+    vl_inode_unref(f);
+
+    dt_restart(t);
+    assert_int_equal(dt_lookup(t, t->root, dst, NULL, NULL), 0);
+    assert_int_equal(dt_unlink(t, t->root, dst), 0);
+    assert_int_equal(dt_files_on_disk(t, dst), 0);
+    assert_true(dt_exists(t, 0, src, NULL));
+    assert_int_equal(dt_unlink(t, t->root, src), 0);
+    assert_int_equal(dt_files_on_disk(t, src), 0);
+    assert_int_equal(dt_lookup(t, t->root, src, NULL, NULL), -ENOENT);
+}
+
+
+static void
+test_rmdir(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *d = NULL;
+    char name[32], rel[64], path[PATH_MAX];
+
+    assert_int_equal(dt_mkdir(t, t->root, "full", &d), 0);
+    dt_name_on(2, "k", name, sizeof(name));
+    assert_int_equal(dt_create(t, d, name, NULL, NULL), 0);
+    vl_inode_unref(d);
+    assert_int_equal(dt_rmdir(t, t->root, "full"), -ENOTEMPTY);
+    for (int b = 0; b < DT_BRICKS; b++) {
+        ssize_t n;
+
+        assert_true(dt_exists(t, b, "full", NULL));
+        dt_path(t, b, "full", path, sizeof(path));
+        n = getxattr(path, "trusted.mortar.dht", NULL, 0);
+        assert_int_equal(n, 20);
+    }
+    snprintf(rel, sizeof(rel), "full/%s", name);
+    assert_int_equal(dt_lookup(t, t->root, "full", NULL, &d), 0);
+    assert_int_equal(dt_unlink(t, d, name), 0);
+    vl_inode_unref(d);
+
+    /* A stale link file alone on brick 1 does not keep it alive. */
+    dt_path(t, 1, "full/stale", path, sizeof(path));
+    {
+        int fd = open(path, O_CREAT | O_WRONLY, 0);
+
+        vl_gfid_t g;
+
+        assert_true(fd >= 0);
+        assert_int_equal(fchmod(fd, S_ISVTX), 0);
+        vl_gfid_generate(&g);
+        assert_int_equal(fsetxattr(fd, "trusted.mortar.gfid", g.bytes, 16,
+                                   0), 0);
+        close(fd);
+    }
+    assert_int_equal(dt_rmdir(t, t->root, "full"), 0);
+    assert_int_equal(dt_files_on_disk(t, "full"), 0);
+    assert_int_equal(dt_lookup(t, t->root, "full", NULL, NULL), -ENOENT);
+}
+
+
+static void
+test_heal_missing_dir_and_hole(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *d = NULL;
+    char path[PATH_MAX];
+    unsigned char val[64];
+    struct vl_iatt ia;
+    mode_t mode;
+
+    assert_int_equal(dt_mkdir(t, t->root, "h", &d), 0);
+    vl_inode_unref(d);
+    assert_int_equal(dt_mkdir(t, t->root, "hole", &d), 0);
+    vl_inode_unref(d);
+    dt_restart(t);
+    /* Brick 2 loses "h"; brick 1 loses the layout of "hole". */
+    dt_path(t, 2, "h", path, sizeof(path));
+    assert_int_equal(rmdir(path), 0);
+    dt_path(t, 1, "hole", path, sizeof(path));
+    assert_int_equal(removexattr(path, "trusted.mortar.dht"), 0);
+
+    assert_int_equal(dt_lookup(t, t->root, "h", &ia, NULL), 0);
+    assert_true(S_ISDIR(ia.mode));
+    assert_true(dt_exists(t, 2, "h", &mode));
+    assert_true(S_ISDIR(mode));
+    dt_path(t, 2, "h", path, sizeof(path));
+    assert_int_equal(getxattr(path, "trusted.mortar.dht", val, sizeof(val)),
+                     20);
+    /* The others do not cover its range: the layout is rebuilt. */
+    assert_int_equal(val[19] & 1, 1);
+    assert_int_equal(val[7], 2);
+
+    assert_int_equal(dt_lookup(t, t->root, "hole", &ia, &d), 0);
+    dt_path(t, 1, "hole", path, sizeof(path));
+    assert_int_equal(getxattr(path, "trusted.mortar.dht", val, sizeof(val)),
+                     20);
+    assert_int_equal(val[19] & 1, 1); /* range given back */
+    assert_int_equal(val[7], 2);      /* generation 2 */
+    /* And files can be created in every range again. */
+    for (int b = 0; b < DT_BRICKS; b++) {
+        char name[32];
+
+        dt_name_on(b, "n", name, sizeof(name));
+        assert_int_equal(dt_create(t, d, name, NULL, NULL), 0);
+    }
+    vl_inode_unref(d);
+}
+
+
+static void
+test_moved_file_found_again(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    struct vl_iatt ia;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    char name[32], from[PATH_MAX], to[PATH_MAX];
+
+    dt_name_on(0, "mv", name, sizeof(name));
+    assert_int_equal(dt_create(t, t->root, name, &f, NULL), 0);
+    /* Move the data by hand to brick 3 (name and GFID handle), leaving a
+     * link file on brick 0, as a finished migration would. */
+    {
+        char cmd[12 * PATH_MAX];
+        char hdir[PATH_MAX], g[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(&f->gfid, g);
+        dt_path(t, 0, name, from, sizeof(from));
+        dt_path(t, 3, name, to, sizeof(to));
+        snprintf(hdir, sizeof(hdir), "%s/b3/.mortar/handles/%.2s/%.2s",
+                 t->base, g, g + 2);
+        snprintf(cmd, sizeof(cmd),
+                 "cp -a --preserve=all %s %s && mkdir -p %s && ln %s %s/%s "
+                 "&& rm -f %s/b0/.mortar/handles/%.2s/%.2s/%s && "
+                 "chmod 1000 %s && truncate -s 0 %s && "
+                 "setfattr -n trusted.mortar.dht.linkto -v b3 %s",
+                 from, to, hdir, to, hdir, g, t->base, g, g + 2, g, from,
+                 from, from);
+        assert_int_equal(system(cmd), 0);
+    }
+    /* The cached brick (0) answers with the link file now: stat goes
+     * there, sees ESTALE on the handle, and finds the data on brick 3. */
+    a.stat.loc.inode = f;
+    assert_int_equal(dt_call(t, VL_FOP_STAT, &a, &r), 0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &f->gfid));
+    assert_int_equal(r.iatt.mode & 07777, 0644);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.getxattr.loc.inode = f;
+    a.getxattr.name = "mortar.dht.pathinfo";
+    a.getxattr.size = 256;
+    assert_int_equal(dt_call(t, VL_FOP_GETXATTR, &a, &r), 0);
+    assert_non_null(strstr(r.xattr, "b3"));
+    vl_reply_clear(&r);
+    vl_inode_unref(f);
+
+    /* A fresh lookup follows the link file. */
+    dt_restart(t);
+    assert_int_equal(dt_lookup(t, t->root, name, &ia, &f), 0);
+    assert_int_equal(ia.mode & 07777, 0644);
+    memset(&a, 0, sizeof(a));
+    a.getxattr.loc.inode = f;
+    a.getxattr.name = "mortar.dht.pathinfo";
+    a.getxattr.size = 256;
+    assert_int_equal(dt_call(t, VL_FOP_GETXATTR, &a, &r), 0);
+    assert_string_equal(r.xattr, "b3 hashed=b0 linkto");
+    vl_reply_clear(&r);
+    vl_inode_unref(f);
+}
+
+
+static void
+test_virtual_layout_keys(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *d = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    char path[PATH_MAX];
+    unsigned char val[64];
+
+    assert_int_equal(dt_mkdir(t, t->root, "v", &d), 0);
+    a.getxattr.loc.inode = d;
+    a.getxattr.name = "mortar.dht.layout";
+    a.getxattr.size = 4096;
+    assert_int_equal(dt_call(t, VL_FOP_GETXATTR, &a, &r), 0);
+    assert_string_equal(r.xattr, "b0 00000000 3fffffff 1 3\n"
+                                 "b1 40000000 7fffffff 1 3\n"
+                                 "b2 80000000 bfffffff 1 3\n"
+                                 "b3 c0000000 ffffffff 1 3\n");
+    vl_reply_clear(&r);
+
+    memset(&a, 0, sizeof(a));
+    a.setxattr.loc.inode = d;
+    a.setxattr.name = "mortar.dht.fix-layout";
+    a.setxattr.value = "1";
+    a.setxattr.size = 1;
+    assert_int_equal(dt_call(t, VL_FOP_SETXATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    dt_path(t, 0, "v", path, sizeof(path));
+    assert_int_equal(getxattr(path, "trusted.mortar.dht", val, sizeof(val)),
+                     20);
+    assert_int_equal(val[7], 2);  /* generation 2 */
+    assert_int_equal(val[19], 1); /* not committed */
+
+    a.setxattr.name = "mortar.dht.commit-layout";
+    assert_int_equal(dt_call(t, VL_FOP_SETXATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    for (int b = 0; b < DT_BRICKS; b++) {
+        dt_path(t, b, "v", path, sizeof(path));
+        assert_int_equal(getxattr(path, "trusted.mortar.dht", val,
+                                  sizeof(val)), 20);
+        assert_int_equal(val[7], 2);
+        assert_int_equal(val[19], 3);
+    }
+    /* Users cannot touch the bricks' keys. */
+    a.setxattr.name = "trusted.mortar.dht";
+    assert_int_equal(dt_call(t, VL_FOP_SETXATTR, &a, &r), -EPERM);
+    vl_reply_clear(&r);
+    vl_inode_unref(d);
+}
+
+
+const struct CMUnitTest dt_ns_tests[] = {
+    cmocka_unit_test_setup_teardown(test_rename_across_ranges, dt_setup,
+                                    dt_teardown),
+    cmocka_unit_test_setup_teardown(test_rename_replaces_target_elsewhere,
+                                    dt_setup, dt_teardown),
+    cmocka_unit_test_setup_teardown(test_link_and_unlink_with_linkfiles,
+                                    dt_setup, dt_teardown),
+    cmocka_unit_test_setup_teardown(test_rmdir, dt_setup, dt_teardown),
+    cmocka_unit_test_setup_teardown(test_heal_missing_dir_and_hole,
+                                    dt_setup, dt_teardown),
+    cmocka_unit_test_setup_teardown(test_moved_file_found_again, dt_setup,
+                                    dt_teardown),
+    cmocka_unit_test_setup_teardown(test_virtual_layout_keys, dt_setup,
+                                    dt_teardown),
+};
+const size_t dt_n_ns_tests = VL_ARRAY_SIZE(dt_ns_tests);

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests of distribute's layouts: encoding, default ranges (also with
+ * decommissioned subvolumes), search, anomaly detection, and the spread of
+ * 10,000 names over 4 subvolumes (within +-10% of even). */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "dist.h"
+
+
+static void
+test_encode_decode(void **state)
+{
+    struct dist_range r = {.generation = 7, .start = 0x40000000,
+                           .stop = 0x7fffffff,
+                           .flags = DIST_FLAG_HAS_RANGE
+                                    | DIST_FLAG_COMMITTED};
+    static const unsigned char want[DIST_LAYOUT_SIZE] = {
+        0, 0, 0, 1, 0, 0, 0, 7, 0x40, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff,
+        0, 0, 0, 3};
+    unsigned char buf[DIST_LAYOUT_SIZE];
+    struct dist_range back;
+
+    (void)state;
+    dist_layout_encode(&r, buf);
+    assert_memory_equal(buf, want, sizeof(want));
+    assert_int_equal(dist_layout_decode(buf, sizeof(buf), &back), 0);
+    assert_int_equal(back.generation, 7);
+    assert_int_equal(back.start, 0x40000000u);
+    assert_int_equal(back.stop, 0x7fffffffu);
+    assert_int_equal(back.flags, 3);
+    /* Wrong size, wrong format, reversed range. */
+    assert_int_equal(dist_layout_decode(buf, 19, &back), -EINVAL);
+    assert_int_equal(dist_layout_decode(NULL, 20, &back), -EINVAL);
+    buf[3] = 2;
+    assert_int_equal(dist_layout_decode(buf, sizeof(buf), &back), -EINVAL);
+    r.start = 10;
+    r.stop = 5;
+    dist_layout_encode(&r, buf);
+    assert_int_equal(dist_layout_decode(buf, sizeof(buf), &back), -EINVAL);
+}
+
+
+static void
+test_default_layout(void **state)
+{
+    struct dist_layout l;
+    struct dist_anomalies an;
+
+    (void)state;
+    dist_layout_default(&l, 4, 0, 1, DIST_FLAG_COMMITTED);
+    assert_int_equal(l.n, 4);
+    assert_int_equal(l.r[0].start, 0);
+    assert_int_equal(l.r[0].stop, 0x3fffffffu);
+    assert_int_equal(l.r[1].start, 0x40000000u);
+    assert_int_equal(l.r[3].stop, 0xffffffffu);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(l.r[i].flags,
+                         DIST_FLAG_HAS_RANGE | DIST_FLAG_COMMITTED);
+    assert_false(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_holes + an.n_overlaps + an.n_missing, 0);
+    assert_true(dist_layout_is_committed(&l));
+
+    /* Three subvolumes: the last takes the remainder. */
+    dist_layout_default(&l, 3, 0, 1, 0);
+    assert_int_equal(l.r[0].stop + 1, l.r[1].start);
+    assert_int_equal(l.r[1].stop + 1, l.r[2].start);
+    assert_int_equal(l.r[2].stop, 0xffffffffu);
+    assert_false(dist_layout_check(&l, &an));
+    assert_false(dist_layout_is_committed(&l));
+
+    /* Subvolume 1 decommissioned: no range, the others cover it all. */
+    dist_layout_default(&l, 4, 1ULL << 1, 2, 0);
+    assert_false(l.r[1].flags & DIST_FLAG_HAS_RANGE);
+    assert_int_equal(l.r[0].start, 0);
+    assert_int_equal(l.r[3].stop, 0xffffffffu);
+    assert_int_equal(l.r[0].stop + 1, l.r[2].start);
+    assert_false(dist_layout_check(&l, &an));
+    for (int i = 0; i < 100; i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "n%d", i);
+        assert_int_not_equal(dist_layout_search(&l, name), 1);
+    }
+    /* One subvolume. */
+    dist_layout_default(&l, 1, 0, 1, 0);
+    assert_int_equal(l.r[0].start, 0);
+    assert_int_equal(l.r[0].stop, 0xffffffffu);
+}
+
+
+static void
+test_search_matches_hash(void **state)
+{
+    struct dist_layout l;
+
+    (void)state;
+    dist_layout_default(&l, 4, 0, 1, 0);
+    for (int i = 0; i < 1000; i++) {
+        char name[32];
+        int len = snprintf(name, sizeof(name), "f-%d", i);
+        uint32_t h = dist_hash_name(name, (size_t)len);
+        int s = dist_layout_search(&l, name);
+
+        assert_in_range(s, 0, 3);
+        assert_true(l.r[s].start <= h && h <= l.r[s].stop);
+        assert_int_equal(s, (int)(h >> 30));
+    }
+    /* A subvolume whose layout could not be read holds nothing. */
+    l.r[2].err = -ENOTCONN;
+    assert_int_equal(dist_layout_search_hash(&l, 0x80000000u), -1);
+}
+
+
+static void
+test_spread_10000_over_4(void **state)
+{
+    struct dist_layout l;
+    unsigned count[4] = {0};
+
+    (void)state;
+    dist_layout_default(&l, 4, 0, 1, 0);
+    for (int i = 0; i < 10000; i++) {
+        char name[32];
+
+        snprintf(name, sizeof(name), "file%05d.txt", i);
+        count[dist_layout_search(&l, name)]++;
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_in_range(count[i], 2250, 2750);
+    }
+}
+
+
+static void
+test_anomalies(void **state)
+{
+    struct dist_layout l;
+    struct dist_anomalies an;
+
+    (void)state;
+    /* A hole: subvolume 1's range cleared. */
+    dist_layout_default(&l, 4, 0, 1, 0);
+    l.r[1].flags &= ~DIST_FLAG_HAS_RANGE;
+    assert_true(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_holes, 1);
+    assert_int_equal(an.n_overlaps, 0);
+
+    /* An overlap. */
+    dist_layout_default(&l, 4, 0, 1, 0);
+    l.r[2].start -= 10;
+    assert_true(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_overlaps, 1);
+
+    /* Missing on one subvolume (new brick): repair wanted. */
+    dist_layout_default(&l, 4, 0, 1, 0);
+    l.r[3].err = -ENODATA;
+    assert_true(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_missing, 1);
+    assert_int_equal(an.missing, 1ULL << 3);
+    assert_int_equal(an.n_holes, 1);
+
+    /* Hole at the end with a subvolume down: no repair. */
+    l.r[3].err = -ENOTCONN;
+    assert_false(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_down, 1);
+
+    /* Nothing anywhere (made by hand on the bricks). */
+    memset(&l, 0, sizeof(l));
+    l.n = 2;
+    l.r[0].err = -ENODATA;
+    l.r[1].err = -ENODATA;
+    assert_true(dist_layout_check(&l, &an));
+    assert_int_equal(an.n_missing, 2);
+    assert_int_equal(dist_layout_max_generation(&l), 0);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode_decode),
+        cmocka_unit_test(test_default_layout),
+        cmocka_unit_test(test_search_matches_hash),
+        cmocka_unit_test(test_spread_10000_over_4),
+        cmocka_unit_test(test_anomalies),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
