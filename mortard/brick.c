@@ -199,6 +199,40 @@ md_port_pick(struct md_state *st, const struct md_brick *self)
 }
 
 
+bool
+md_pid_has_pidfile(pid_t pid, const char *pidfile)
+{
+    return md_pid_is_brick(pid, pidfile);
+}
+
+
+uint16_t
+md_port_pick_excl(struct md_state *st, const uint16_t *taken,
+                  size_t n_taken)
+{
+    for (unsigned p = st->brick_base_port;
+         p < (unsigned)st->brick_base_port + MD_BRICK_PORT_SPAN && p < 65536;
+         p++) {
+        bool is_taken = false;
+
+        for (size_t i = 0; i < n_taken && !is_taken; i++)
+            is_taken = taken[i] == p;
+        for (struct md_volume *v = st->vols; v != NULL && !is_taken;
+             v = v->next)
+            for (size_t i = 0; i < v->n_bricks; i++)
+                if (v->bricks[i].port == p)
+                    is_taken = true;
+        if (is_taken)
+            continue;
+        /* Every node of a transaction must choose the same port, so only
+         * the store decides there. */
+        if (st->txn.is_set || md_port_is_free(st->bind_addr, (uint16_t)p))
+            return (uint16_t)p;
+    }
+    return 0;
+}
+
+
 /* Reads up to len-1 bytes of fd until EOF into buf, trimmed to one line. */
 static void
 md_read_msg(int fd, char *buf, size_t len)

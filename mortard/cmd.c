@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd: the CLI grammar (GlusterFS's) and the commands that change the
- * store: volume create/start/stop/delete/set/reset. Read-only commands are
- * in cmd-query.c. Every command validates everything first and changes
+ * store: volume create (one brick, or several: distribute) /start/stop/
+ * delete/set/reset. Read-only commands are in cmd-query.c, add-brick and
+ * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command validates everything first and changes
  * nothing on failure; the result carries GlusterFS's exit codes (0 ok,
  * 1 failure, 2 usage) and one error line.
  * Threads: the worker thread with md_state.lock held.
@@ -50,17 +51,84 @@ md_mkdir_p(const char *path)
 }
 
 
+void
+md_bricks_unstamp(struct md_state *st, struct md_brick *bricks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (md_brick_is_local(st, &bricks[i]))
+            (void)removexattr(bricks[i].path, MD_VOLID_XATTR);
+}
+
+
+/* Creates the brick directories and stamps them with the volume id;
+ * on failure the ones already stamped are unstamped. */
+int
+md_bricks_stamp(struct md_state *st, struct md_brick *bricks, size_t n,
+                const vl_gfid_t *id, vl_err_t *err)
+{
+    size_t i;
+    int rc = 0;
+
+    for (i = 0; i < n && rc == 0; i++) {
+        if (!md_brick_is_local(st, &bricks[i]))
+            continue;
+        rc = md_mkdir_p(bricks[i].path);
+        if (rc == 0 && setxattr(bricks[i].path, MD_VOLID_XATTR, id->bytes,
+                                sizeof(id->bytes), XATTR_CREATE) != 0)
+            rc = -errno;
+        if (rc != 0)
+            vl_err_set(err, "brick %s: %s", bricks[i].path, strerror(-rc));
+    }
+    if (rc != 0)
+        md_bricks_unstamp(st, bricks, i - 1);
+    return rc;
+}
+
+
+int
+md_bricks_fill(struct md_state *st, struct md_volume *vol,
+               struct md_brick *nb, char **hosts, char **paths, size_t n,
+               vl_err_t *err)
+{
+    uint16_t *taken = calloc(n + 1, sizeof(*taken));
+    int rc = 0;
+
+    if (taken == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        nb[i].host = hosts[i];
+        nb[i].path = paths[i];
+        hosts[i] = paths[i] = NULL;
+        snprintf(nb[i].id, sizeof(nb[i].id), "brick%u", vol->next_brick++);
+        /* A one-brick create in a transaction: the owner chose. */
+        if (n == 1 && st->txn.brick_port != 0)
+            nb[i].port = st->txn.brick_port;
+        else
+            nb[i].port = md_port_pick_excl(st, taken, i);
+        if (nb[i].port == 0) {
+            vl_err_set(err, "no free brick port from %u",
+                       st->brick_base_port);
+            rc = -EADDRINUSE;
+        }
+        taken[i] = nb[i].port;
+    }
+    free(taken);
+    return rc;
+}
+
+
 static void
 md_cmd_create(struct md_state *st, int argc, char **argv,
               struct md_result *r)
 {
     const char *name;
     bool force = false;
-    char *host = NULL, *path = NULL;
+    char **hosts = NULL, **paths = NULL;
     struct md_volume *vol = NULL;
     vl_gfid_t id;
     vl_err_t err = {.msg = ""};
-    bool is_local = true;
     int first, n_bricks, rc;
 
     if (argc < 4) {
@@ -114,36 +182,21 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
                        "Volume %s already exists", name, name);
         return;
     }
-    if (n_bricks > 1) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: %s: failed: "
-                       "distribute volumes need cluster/distribute, which "
-                       "is not built yet", name);
-        return;
+    hosts = calloc((size_t)n_bricks, sizeof(*hosts));
+    paths = calloc((size_t)n_bricks, sizeof(*paths));
+    vol = calloc(1, sizeof(*vol));
+    if (hosts == NULL || paths == NULL || vol == NULL ||
+        (vol->bricks = calloc((size_t)n_bricks, sizeof(*vol->bricks))) ==
+            NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume create: %s: failed: "
+                       "out of memory", name);
+        goto out;
     }
-    rc = md_parse_brick(argv[first], &host, &path, &err);
-    if (rc == 0) {
-        struct md_brick tmp = {.host = host, .path = path};
-
-        is_local = md_brick_is_local(st, &tmp);
-        if (is_local)
-            rc = md_check_brick(st, host, path, force, &err);
-        else if (md_peer_find_host(st, host) == NULL) {
-            vl_err_set(&err, "Host %s is not in 'Peer in Cluster' state",
-                       host);
-            rc = -EHOSTUNREACH;
-        }
-    }
+    rc = md_check_new_bricks(st, argv + first, n_bricks, force, hosts, paths,
+                             &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
                        name, err.msg);
-        goto out;
-    }
-
-    vol = calloc(1, sizeof(*vol));
-    if (vol == NULL || (vol->bricks = calloc(1, sizeof(*vol->bricks))) ==
-                           NULL) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume create: %s: failed: "
-                       "out of memory", name);
         goto out;
     }
     snprintf(vol->name, sizeof(vol->name), "%s", name);
@@ -153,35 +206,21 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     vl_gfid_to_str(&id, vol->id);
     vol->status = MD_VOL_CREATED;
     snprintf(vol->transport, sizeof(vol->transport), "tcp");
-    vol->n_bricks = 1;
-    vol->bricks[0].host = host;
-    vol->bricks[0].path = path;
-    host = path = NULL;
-    snprintf(vol->bricks[0].id, sizeof(vol->bricks[0].id), "brick0");
-    vol->bricks[0].port = st->txn.brick_port != 0
-                              ? st->txn.brick_port
-                              : md_port_pick(st, &vol->bricks[0]);
-    if (vol->bricks[0].port == 0) {
-        md_result_fail(r, MD_EXIT_FAIL, EADDRINUSE, "volume create: %s: "
-                       "failed: no free brick port from %u", name,
-                       st->brick_base_port);
-        goto out;
-    }
-    /* Commit: the brick directory and its volume id, then the store. */
-    rc = is_local ? md_mkdir_p(vol->bricks[0].path) : 0;
-    if (rc == 0 && is_local && setxattr(vol->bricks[0].path, MD_VOLID_XATTR, id.bytes,
-                            sizeof(id.bytes), XATTR_CREATE) != 0)
-        rc = -errno;
+    vol->n_bricks = (size_t)n_bricks;
+    rc = md_bricks_fill(st, vol, vol->bricks, hosts, paths,
+                        (size_t)n_bricks, &err);
+    /* Commit: the brick directories and their volume id, then the
+     * store. */
+    if (rc == 0)
+        rc = md_bricks_stamp(st, vol->bricks, vol->n_bricks, &id, &err);
     if (rc != 0) {
-        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: "
-                       "brick %s: %s", name, vol->bricks[0].path,
-                       strerror(-rc));
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
+                       name, err.msg);
         goto out;
     }
     rc = md_volume_save(st, vol, &err);
     if (rc != 0) {
-        if (is_local)
-            (void)removexattr(vol->bricks[0].path, MD_VOLID_XATTR);
+        md_bricks_unstamp(st, vol->bricks, vol->n_bricks);
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
                        name, err.msg);
         goto out;
@@ -195,8 +234,12 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
 
 out:
     md_volume_free(vol);
-    free(host);
-    free(path);
+    for (int i = 0; hosts != NULL && paths != NULL && i < n_bricks; i++) {
+        free(hosts[i]);
+        free(paths[i]);
+    }
+    free(hosts);
+    free(paths);
 }
 
 
@@ -349,7 +392,13 @@ md_cmd_stop(struct md_state *st, int argc, char **argv, struct md_result *r)
         }
         md_server_notify();
     }
-    rc = md_bricks_stop(st, vol, &err);
+    /* A migration cannot go on without bricks: it stops cleanly and
+     * `rebalance start` resumes it after the next volume start. */
+    rc = md_rebal_stop(st, vol, false, &err);
+    if (rc == 0)
+        rc = md_rebal_stop(st, vol, true, &err);
+    if (rc == 0)
+        rc = md_bricks_stop(st, vol, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume stop: %s: failed: %s",
                        vol->name, err.msg);
@@ -400,6 +449,8 @@ md_cmd_delete(struct md_state *st, int argc, char **argv,
     for (size_t i = 0; i < vol->n_bricks; i++)
         if (md_brick_is_local(st, &vol->bricks[i]))
             (void)removexattr(vol->bricks[i].path, MD_VOLID_XATTR);
+    md_rebal_forget(st, vol, false);
+    md_rebal_forget(st, vol, true);
     md_volume_unlink(st, vol);
     md_sbuf_printf(&r->text, "volume delete: %s: success\n", vol->name);
     md_node_add(r->root, "volDelete", NULL);
@@ -421,7 +472,11 @@ enum md_change {
 static enum md_change
 md_change_of(const vl_xlator_class_t *cls, const vl_option_t *opt)
 {
-    if (strcmp(cls->prefix, "client") == 0)
+    /* client.*, cluster.* (distribute) and diagnostics.* live in the
+     * client volfile only. */
+    if (strcmp(cls->prefix, "client") == 0 ||
+        strcmp(cls->prefix, "cluster") == 0 ||
+        strcmp(cls->prefix, "diagnostics") == 0)
         return MD_CHANGE_CLIENT;
     return (opt->flags & VL_OPT_LIVE) ? MD_CHANGE_LIVE : MD_CHANGE_RESTART;
 }
@@ -671,13 +726,59 @@ md_cmd_reset(struct md_state *st, int argc, char **argv, struct md_result *r)
 }
 
 
+/* The text node named name among parent's children. */
+static struct md_node *
+md_node_child(struct md_node *parent, const char *name)
+{
+    for (struct md_node *n = parent != NULL ? parent->kids : NULL; n != NULL;
+         n = n->next)
+        if (strcmp(n->name, name) == 0)
+            return n;
+    return NULL;
+}
+
+
+/* volume status, plus for one volume its rebalance/remove-brick task
+ * (GlusterFS's "Task Status of Volume"). */
+static void
+md_cmd_status_tasks(struct md_state *st, int argc, char **argv,
+                    struct md_result *r)
+{
+    struct md_volume *vol;
+    struct md_node *vl, *v;
+
+    md_cmd_status(st, argc, argv, r);
+    if (r->ret != 0 || argc < 3 || strcmp(argv[2], "all") == 0 ||
+        strcmp(argv[2], "detail") == 0 ||
+        (vol = md_volume_find(st, argv[2])) == NULL)
+        return;
+    vl = md_node_child(md_node_child(r->root, "volStatus"), "volumes");
+    v = vl != NULL ? vl->last : NULL;
+    if (v != NULL)
+        md_rebal_task_status(st, vol, r, v);
+}
+
+
+/* Set while md_txn_run runs for a command this node received. */
+static bool md_is_txn_origin;
+
+
+bool
+md_txn_is_origin(const struct md_state *st)
+{
+    return !st->txn.is_set || md_is_txn_origin;
+}
+
+
 void
 md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
 {
     const char *sub = argc > 1 ? argv[1] : "";
 
     if (!st->txn.is_set && st->peers != NULL && md_cmd_is_txn(argc, argv)) {
+        md_is_txn_origin = true;
         md_txn_run(st, argc, argv, r);
+        md_is_txn_origin = false;
         return;
     }
     if (argc >= 1 && strcmp(argv[0], "volume") == 0) {
@@ -692,7 +793,7 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
         else if (strcmp(sub, "info") == 0)
             md_cmd_info(st, argc, argv, r);
         else if (strcmp(sub, "status") == 0)
-            md_cmd_status(st, argc, argv, r);
+            md_cmd_status_tasks(st, argc, argv, r);
         else if (strcmp(sub, "list") == 0 && argc == 2)
             md_cmd_list(st, r);
         else if (strcmp(sub, "set") == 0)
@@ -703,6 +804,12 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
             md_cmd_reset(st, argc, argv, r);
         else if (strcmp(sub, "statedump") == 0)
             md_cmd_statedump(st, argc, argv, r);
+        else if (strcmp(sub, "add-brick") == 0)
+            md_cmd_add_brick(st, argc, argv, r);
+        else if (strcmp(sub, "remove-brick") == 0)
+            md_cmd_remove_brick(st, argc, argv, r);
+        else if (strcmp(sub, "rebalance") == 0)
+            md_cmd_rebalance(st, argc, argv, r);
         else
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
                            "volume %s", sub);

@@ -61,6 +61,8 @@ struct md_brick {
     char *path;     /* owned; absolute, normalized */
     uint16_t port;  /* TCP port the brick listens on */
     char id[16];    /* "brick<N>", names pid file and volfile */
+    bool is_decommissioned; /* remove-brick start..stop/commit: no new
+                             * files, migrated away (stored) */
 };
 
 struct md_volume {
@@ -73,6 +75,8 @@ struct md_volume {
     size_t n_bricks;
     struct vl_kv *opts;            /* owned; canonical key -> value */
     size_t n_opts;
+    unsigned next_brick;           /* N of the next "brick<N>" id: ids are
+                                    * never reused (linkto names them) */
     struct md_volume *next;        /* list sorted by name */
 };
 
@@ -309,5 +313,63 @@ void md_server_notify(void);
 void md_server_dump(FILE *out);
 /* Refreshes the loop threads' copy of the peer ids (lock held). */
 void md_server_peers_changed(struct md_state *st);
+
+/* ---- distribute volumes (mgmtdist: validate.c, brick.c, cmd-brick.c,
+ * rebalance.c, cmd.c) ---- */
+/* Checks the n bricks of a create/add-brick command: syntax, duplicates
+ * and nesting within the command, the store, the local file system or
+ * peer membership. On success hosts[i]/paths[i] are malloc'd. */
+int md_check_new_bricks(struct md_state *st, char *const *args, int n,
+                        bool force, char **hosts, char **paths,
+                        vl_err_t *err);
+/* A free brick port used by no brick of the store nor in taken[]; in a
+ * transaction (every node must agree) the local bind test is skipped. */
+uint16_t md_port_pick_excl(struct md_state *st, const uint16_t *taken,
+                           size_t n_taken);
+/* pid is alive and was started with "--pid-file pidfile". */
+bool md_pid_has_pidfile(pid_t pid, const char *pidfile);
+/* True while this node originates the running transaction (processes
+ * that run on one node only, like the rebalance, start there). */
+bool md_txn_is_origin(const struct md_state *st);
+/* cmd.c: creates the local brick directories and sets the volume id on
+ * them (undone on failure); unstamp removes the id again. */
+int md_bricks_stamp(struct md_state *st, struct md_brick *bricks, size_t n,
+                    const vl_gfid_t *id, vl_err_t *err);
+void md_bricks_unstamp(struct md_state *st, struct md_brick *bricks,
+                       size_t n);
+/* Moves hosts/paths (checked) into nb[0..n) with new ids and ports. */
+int md_bricks_fill(struct md_state *st, struct md_volume *vol,
+                   struct md_brick *nb, char **hosts, char **paths,
+                   size_t n, vl_err_t *err);
+/* volume add-brick / remove-brick. */
+void md_cmd_add_brick(struct md_state *st, int argc, char **argv,
+                      struct md_result *r);
+void md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
+                         struct md_result *r);
+/* volume rebalance. */
+void md_cmd_rebalance(struct md_state *st, int argc, char **argv,
+                      struct md_result *r);
+/* The rebalance (is_remove: remove-brick migration) of vol runs here. */
+pid_t md_rebal_pid(const struct md_state *st, const struct md_volume *vol,
+                   bool is_remove);
+/* Starts mortarfsd --rebalance; keeps an existing state file (resume). */
+int md_rebal_start(struct md_state *st, const struct md_volume *vol,
+                   bool is_remove, bool is_fix_layout, vl_err_t *err);
+/* SIGTERM and wait; 0 if none runs any more. */
+int md_rebal_stop(struct md_state *st, const struct md_volume *vol,
+                  bool is_remove, vl_err_t *err);
+/* The effective status: "in progress", "completed", "failed", "stopped",
+ * or NULL if none was ever started (no state file, no process). */
+const char *md_rebal_status(const struct md_state *st,
+                            const struct md_volume *vol, bool is_remove);
+/* Renders the GlusterFS-like status table into r. */
+int md_rebal_show(struct md_state *st, const struct md_volume *vol,
+                  bool is_remove, struct md_result *r, vl_err_t *err);
+/* Removes the state file (a fresh remove-brick start). */
+void md_rebal_forget(const struct md_state *st, const struct md_volume *vol,
+                     bool is_remove);
+/* `volume status VOL` task section (text and tree under v). */
+void md_rebal_task_status(struct md_state *st, const struct md_volume *vol,
+                          struct md_result *r, struct md_node *v);
 
 #endif /* MORTARD_H */

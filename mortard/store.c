@@ -3,8 +3,9 @@
  * store: mortard's on-disk state under --state-dir.
  *
  *   mortard.info          node-id=UUID, version=N (store-wide version)
- *   vols/NAME/info        id, name, type, status, version, transport and
- *                         brick.N.{host,path,port,id}
+ *   vols/NAME/info        id, name, type, status, version, transport,
+ *                         next-brick and brick.N.{host,path,port,id,
+ *                         decommissioned}
  *   vols/NAME/options     canonical key=value of what `volume set` changed
  *   vols/NAME/BRICK.vol   generated volfiles; client.vol (brick and client)
  *
@@ -389,6 +390,10 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         if (vol->bricks == NULL)
             return -ENOMEM;
         vol->n_bricks = n;
+    } else if (strcmp(key, "next-brick") == 0) {
+        if (md_parse_u64(value, UINT32_MAX, &n) != 0)
+            goto bad;
+        vol->next_brick = (unsigned)n;
     } else if (strncmp(key, "brick.", 6) == 0) {
         char *end;
         unsigned long i = strtoul(key + 6, &end, 10);
@@ -415,6 +420,9 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         } else if (strcmp(end, "id") == 0 && value[0] != '\0' &&
                    strlen(value) < sizeof(b->id) && !strchr(value, '/')) {
             snprintf(b->id, sizeof(b->id), "%s", value);
+        } else if (strcmp(end, "decommissioned") == 0 &&
+                   (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
+            b->is_decommissioned = value[0] == '1';
         } else {
             goto bad;
         }
@@ -488,6 +496,19 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
             b->id[0] == '\0') {
             vl_err_set(err, "%s: brick.%zu is incomplete", path, i);
             goto fail;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(vol->bricks[j].id, b->id) == 0) {
+                vl_err_set(err, "%s: brick.%zu repeats id %s", path, i,
+                           b->id);
+                goto fail;
+            }
+        /* Stores written before next-brick existed: past every id. */
+        if (strncmp(b->id, "brick", 5) == 0) {
+            unsigned long k = strtoul(b->id + 5, NULL, 10);
+
+            if (k >= vol->next_brick && k < UINT32_MAX)
+                vol->next_brick = (unsigned)k + 1;
         }
     }
     snprintf(path, sizeof(path), "%s/options", dir);
@@ -658,18 +679,21 @@ md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
 {
     md_sbuf_printf(sb, "# mortard volume info: do not edit while mortard "
                    "runs\nid=%s\nname=%s\ntype=distribute\nstatus=%s\n"
-                   "version=%" PRIu64 "\ntransport=%s\nbrick-count=%zu\n",
-                   vol->id, vol->name,
+                   "version=%" PRIu64 "\ntransport=%s\nnext-brick=%u\n"
+                   "brick-count=%zu\n", vol->id, vol->name,
                    vol->status == MD_VOL_STARTED   ? "started"
                    : vol->status == MD_VOL_STOPPED ? "stopped"
                                                    : "created",
-                   vol->version, vol->transport, vol->n_bricks);
+                   vol->version, vol->transport, vol->next_brick,
+                   vol->n_bricks);
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
 
         md_sbuf_printf(sb, "brick.%zu.host=%s\nbrick.%zu.path=%s\n"
                        "brick.%zu.port=%u\nbrick.%zu.id=%s\n", i, b->host,
                        i, b->path, i, b->port, i, b->id);
+        if (b->is_decommissioned)
+            md_sbuf_printf(sb, "brick.%zu.decommissioned=1\n", i);
     }
     return sb->is_oom ? -ENOMEM : 0;
 }

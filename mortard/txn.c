@@ -90,10 +90,13 @@ bool
 md_cmd_is_txn(int argc, char **argv)
 {
     static const char *const subs[] = {"create", "start", "stop", "delete",
-                                       "set", "reset", NULL};
+                                       "set", "reset", "add-brick", NULL};
 
     if (argc < 3 || strcmp(argv[0], "volume") != 0)
         return false;
+    /* remove-brick ... status only reads. */
+    if (strcmp(argv[1], "remove-brick") == 0)
+        return strcmp(argv[argc - 1], "status") != 0;
     if (strcmp(argv[1], "set") == 0 && strcmp(argv[2], "help") == 0)
         return false;
     for (size_t i = 0; subs[i] != NULL; i++)

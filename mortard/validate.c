@@ -251,16 +251,95 @@ md_check_brick(struct md_state *st, const char *host, const char *path,
 }
 
 
+int
+md_check_new_bricks(struct md_state *st, char *const *args, int n,
+                    bool force, char **hosts, char **paths, vl_err_t *err)
+{
+    int rc = 0, i;
+
+    memset(hosts, 0, (size_t)n * sizeof(*hosts));
+    memset(paths, 0, (size_t)n * sizeof(*paths));
+    for (i = 0; i < n && rc == 0; i++) {
+        struct md_brick tmp = {0};
+
+        rc = md_parse_brick(args[i], &hosts[i], &paths[i], err);
+        if (rc != 0)
+            break;
+        tmp.host = hosts[i];
+        tmp.path = paths[i];
+        for (int j = 0; j < i && rc == 0; j++) {
+            bool is_same_host = strcmp(hosts[j], hosts[i]) == 0 ||
+                                (md_brick_is_local(st, &tmp) &&
+                                 md_host_is_local(hosts[j]));
+
+            if (!is_same_host)
+                continue;
+            if (strcmp(paths[j], paths[i]) == 0) {
+                vl_err_set(err, "brick %s is given more than once",
+                           args[i]);
+                rc = -EINVAL;
+            } else if (md_path_within(paths[i], paths[j]) ||
+                       md_path_within(paths[j], paths[i])) {
+                vl_err_set(err, "bricks %s and %s are nested", args[j],
+                           args[i]);
+                rc = -EINVAL;
+            }
+        }
+        if (rc != 0)
+            break;
+        if (md_brick_is_local(st, &tmp)) {
+            rc = md_check_brick(st, hosts[i], paths[i], force, err);
+        } else if (md_peer_find_host(st, hosts[i]) == NULL) {
+            vl_err_set(err, "Host %s is not in 'Peer in Cluster' state",
+                       hosts[i]);
+            rc = -EHOSTUNREACH;
+        }
+    }
+    if (rc != 0)
+        for (i = 0; i < n; i++) {
+            free(hosts[i]);
+            free(paths[i]);
+            hosts[i] = paths[i] = NULL;
+        }
+    return rc;
+}
+
+
 static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
-    "protocol/server", "protocol/client", NULL,
+    "protocol/server", "protocol/client", "cluster/distribute", NULL,
+};
+
+
+/* Options of mortard itself that shape the client graph; no translator
+ * reads them (volgen does). */
+struct md_diag_conf {
+    bool is_client_trace; /* debug/trace on top of the client graph */
+};
+
+static const vl_option_t md_diag_options[] = {
+    VL_OPT_BOOL("client-trace", struct md_diag_conf, is_client_trace,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .doc = "Put debug/trace at the top of the client graph "
+                       "(right under mount/fuse): every fop of the mount "
+                       "is logged. Clients switch graphs live."),
+    VL_OPT_END,
+};
+
+static const vl_xlator_class_t md_diag_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "mortard/diagnostics",
+    .prefix = "diagnostics",
+    .options = md_diag_options,
+    .doc = "Client graph shape options of mortard.",
 };
 
 
 const vl_xlator_class_t *const *
 md_settable_classes(void)
 {
-    static const vl_xlator_class_t *classes[VL_ARRAY_SIZE(md_settable_types)];
+    static const vl_xlator_class_t
+        *classes[VL_ARRAY_SIZE(md_settable_types) + 1];
     size_t n = 0;
 
     /* Registration is done once at startup, before any caller. */
@@ -270,6 +349,7 @@ md_settable_classes(void)
         if (c != NULL)
             classes[n++] = c;
     }
+    classes[n++] = &md_diag_class;
     classes[n] = NULL;
     return classes;
 }

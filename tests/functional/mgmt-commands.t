@@ -43,8 +43,8 @@ TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks force
 TEST check_fail 1 volume create v2 127.0.0.1:relative force
 TEST check_fail 1 volume create v2 192.0.2.7:$T/bricks/x force
 TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x
-TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/y force
-EXPECT_MATCH "distribute volumes need cluster/distribute" cat "$T/f.err"
+TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/x force
+EXPECT_MATCH "given more than once" cat "$T/f.err"
 TEST check_fail 1 volume create v2 replica 2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/y force
 TEST check_fail 2 volume create v2
 TEST touch "$T/bricks/afile"

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-brick: `volume add-brick VOL BRICK... [force]` and
+ * `volume remove-brick VOL BRICK... start|status|stop|commit|force`.
+ *
+ * add-brick validates like create, appends the bricks (new ids, never
+ * reused), saves (the client volfile gains the subvolumes; watching
+ * clients refetch it) and starts the new bricks of a started volume;
+ * nothing else is touched. Data moves only with `rebalance`.
+ * remove-brick start marks the bricks decommissioned in the store (the
+ * client volfile names them in `decommissioned-bricks` of distribute:
+ * no new files land there) and runs the migration (rebalance.c, state
+ * file VOL.remove.state). stop ends it and clears the marks. commit,
+ * once the migration completed, drops the bricks: store first, then
+ * their processes are stopped and their volume id removed. force drops
+ * them without migrating (their files are no longer in the volume).
+ * Every command checks everything first and changes nothing on failure.
+ * Threads: the worker thread with md_state.lock held.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mortard.h"
+
+#define MD_USAGE_ADD "volume add-brick <VOLNAME> <NEW-BRICK> ... [force]"
+#define MD_USAGE_REMOVE "volume remove-brick <VOLNAME> <BRICK> ... " \
+                        "<start|stop|status|commit|force>"
+
+
+/* A rebalance or remove-brick of vol runs or is not committed: why, or
+ * NULL. */
+static const char *
+md_vol_busy(struct md_state *st, const struct md_volume *vol)
+{
+    if (md_rebal_pid(st, vol, false) != 0)
+        return "a rebalance is running (stop it or wait)";
+    if (md_rebal_pid(st, vol, true) != 0)
+        return "a remove-brick migration is running";
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        if (vol->bricks[i].is_decommissioned)
+            return "a remove-brick task is not committed (commit or stop "
+                   "it first)";
+    return NULL;
+}
+
+
+void
+md_cmd_add_brick(struct md_state *st, int argc, char **argv,
+                 struct md_result *r)
+{
+    struct md_volume *vol;
+    struct md_brick *nb;
+    char **hosts = NULL, **paths = NULL;
+    const char *busy;
+    bool force = false;
+    unsigned old_next;
+    size_t old_n, n;
+    vl_gfid_t id;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (argc > 3 && strcmp(argv[argc - 1], "force") == 0) {
+        force = true;
+        argc--;
+    }
+    if (argc < 4) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s", MD_USAGE_ADD);
+        return;
+    }
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "volume add-brick: failed: "
+                       "Volume %s does not exist", argv[2]);
+        return;
+    }
+    if (strchr(argv[3], ':') == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
+                       "'%s': only distribute volumes exist (replica, "
+                       "disperse and arbiter are not built yet)", argv[3]);
+        return;
+    }
+    busy = md_vol_busy(st, vol);
+    if (busy != NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume add-brick: failed: "
+                       "Volume %s: %s", vol->name, busy);
+        return;
+    }
+    if (vl_gfid_parse(vol->id, &id) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume add-brick: failed: "
+                       "Volume %s has a bad id", vol->name);
+        return;
+    }
+    n = (size_t)(argc - 3);
+    hosts = calloc(n, sizeof(*hosts));
+    paths = calloc(n, sizeof(*paths));
+    nb = realloc(vol->bricks, (vol->n_bricks + n) * sizeof(*nb));
+    if (nb != NULL)
+        vol->bricks = nb;
+    if (hosts == NULL || paths == NULL || nb == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume add-brick: failed: "
+                       "out of memory");
+        goto out;
+    }
+    rc = md_check_new_bricks(st, argv + 3, (int)n, force, hosts, paths,
+                             &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume add-brick: failed: %s",
+                       err.msg);
+        goto out;
+    }
+    old_n = vol->n_bricks;
+    old_next = vol->next_brick;
+    nb = &vol->bricks[old_n];
+    memset(nb, 0, n * sizeof(*nb));
+    rc = md_bricks_fill(st, vol, nb, hosts, paths, n, &err);
+    if (rc == 0)
+        rc = md_bricks_stamp(st, nb, n, &id, &err);
+    if (rc == 0) {
+        vol->n_bricks = old_n + n;
+        rc = md_volume_save(st, vol, &err);
+        if (rc != 0) {
+            vol->n_bricks = old_n;
+            md_bricks_unstamp(st, nb, n);
+        }
+    }
+    if (rc != 0) {
+        for (size_t i = 0; i < n; i++) {
+            free(nb[i].host);
+            free(nb[i].path);
+        }
+        vol->next_brick = old_next;
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume add-brick: failed: %s",
+                       err.msg);
+        goto out;
+    }
+    md_server_notify();
+    for (size_t i = 0; vol->status == MD_VOL_STARTED && i < n; i++) {
+        struct md_brick *b = &vol->bricks[old_n + i];
+
+        if (!md_brick_is_local(st, b))
+            continue;
+        rc = md_brick_start(st, vol, b, &err);
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume add-brick: failed: "
+                           "bricks added, but %s (retry with volume start "
+                           "%s force)", err.msg, vol->name);
+            goto out;
+        }
+    }
+    md_sbuf_printf(&r->text, "volume add-brick: success\n");
+    md_node_add(r->root, "volAddBrick", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+    md_node_addf(r->root->last, "brickCount", "%zu", vol->n_bricks);
+
+out:
+    for (size_t i = 0; hosts != NULL && paths != NULL && i < n; i++) {
+        free(hosts[i]);
+        free(paths[i]);
+    }
+    free(hosts);
+    free(paths);
+}
+
+
+/* Finds the bricks named in args[0..n) in vol: idx[i] gets each index.
+ * Unknown, repeated or all bricks: -errno with err set. */
+static int
+md_remove_find(struct md_state *st, struct md_volume *vol,
+               char *const *args, size_t n, size_t *idx, vl_err_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *host = NULL, *path = NULL;
+        int rc = md_parse_brick(args[i], &host, &path, err);
+        struct md_brick tmp = {.host = host, .path = path};
+
+        if (rc != 0)
+            return rc;
+        idx[i] = vol->n_bricks;
+        for (size_t j = 0; j < vol->n_bricks; j++) {
+            const struct md_brick *b = &vol->bricks[j];
+
+            if (strcmp(b->path, path) == 0 &&
+                (strcmp(b->host, host) == 0 ||
+                 (md_brick_is_local(st, b) && md_brick_is_local(st, &tmp))))
+                idx[i] = j;
+        }
+        free(host);
+        free(path);
+        if (idx[i] == vol->n_bricks) {
+            vl_err_set(err, "Incorrect brick %s for volume %s", args[i],
+                       vol->name);
+            return -ENOENT;
+        }
+        for (size_t j = 0; j < i; j++)
+            if (idx[j] == idx[i]) {
+                vl_err_set(err, "brick %s is given more than once",
+                           args[i]);
+                return -EINVAL;
+            }
+    }
+    if (n >= vol->n_bricks) {
+        vl_err_set(err, "Deleting all the bricks of the volume is not "
+                   "allowed (use volume delete)");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
+/* The given bricks are exactly the decommissioned ones. */
+static bool
+md_remove_matches(const struct md_volume *vol, const size_t *idx, size_t n)
+{
+    size_t n_dec = 0;
+
+    for (size_t j = 0; j < vol->n_bricks; j++)
+        if (vol->bricks[j].is_decommissioned)
+            n_dec++;
+    for (size_t i = 0; i < n; i++)
+        if (!vol->bricks[idx[i]].is_decommissioned)
+            return false;
+    return n_dec == n;
+}
+
+
+/* Sets is_decommissioned of the bricks in idx to on and saves; restored
+ * on failure. */
+static int
+md_remove_mark(struct md_state *st, struct md_volume *vol, const size_t *idx,
+               size_t n, bool on, vl_err_t *err)
+{
+    int rc;
+
+    for (size_t j = 0; j < vol->n_bricks; j++)
+        if (!on)
+            vol->bricks[j].is_decommissioned = false;
+    for (size_t i = 0; i < n && on; i++)
+        vol->bricks[idx[i]].is_decommissioned = true;
+    rc = md_volume_save(st, vol, err);
+    if (rc != 0)
+        for (size_t i = 0; i < n; i++)
+            vol->bricks[idx[i]].is_decommissioned = !on;
+    else
+        md_server_notify();
+    return rc;
+}
+
+
+/* Drops the bricks in idx: store first, then their processes stop and
+ * their volume id goes (the directory can be reused). */
+static int
+md_remove_drop(struct md_state *st, struct md_volume *vol, const size_t *idx,
+               size_t n, vl_err_t *err)
+{
+    struct md_brick *keep, *gone;
+    struct md_brick *old = vol->bricks;
+    size_t old_n = vol->n_bricks, nk = 0, ng = 0;
+    int rc;
+
+    keep = calloc(old_n, sizeof(*keep));
+    gone = calloc(n, sizeof(*gone));
+    if (keep == NULL || gone == NULL) {
+        free(keep);
+        free(gone);
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t j = 0; j < old_n; j++) {
+        bool is_gone = false;
+
+        for (size_t i = 0; i < n; i++)
+            is_gone = is_gone || idx[i] == j;
+        if (is_gone)
+            gone[ng++] = old[j];
+        else
+            keep[nk++] = old[j];
+    }
+    for (size_t j = 0; j < nk; j++)
+        keep[j].is_decommissioned = false;
+    vol->bricks = keep;
+    vol->n_bricks = nk;
+    rc = md_volume_save(st, vol, err);
+    if (rc != 0) {
+        vol->bricks = old;
+        vol->n_bricks = old_n;
+        free(keep);
+        free(gone);
+        return rc;
+    }
+    free(old);
+    md_server_notify();
+    for (size_t i = 0; i < ng; i++) {
+        vl_err_t e2 = {.msg = ""};
+
+        if (md_brick_stop(st, vol, &gone[i], &e2) != 0)
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "removed brick %s:%s: %s",
+                    gone[i].host, gone[i].path, e2.msg);
+    }
+    md_bricks_unstamp(st, gone, ng);
+    for (size_t i = 0; i < ng; i++) {
+        free(gone[i].host);
+        free(gone[i].path);
+    }
+    free(gone);
+    md_rebal_forget(st, vol, true);
+    return 0;
+}
+
+
+void
+md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
+                    struct md_result *r)
+{
+    static const char *const ops[] = {"start", "status", "stop", "commit",
+                                      "force", NULL};
+    struct md_volume *vol;
+    const char *op = argc > 0 ? argv[argc - 1] : "", *busy;
+    bool is_commit_force = false;
+    size_t n, *idx = NULL;
+    vl_err_t err = {.msg = ""};
+    bool is_op = false;
+    int rc;
+
+    for (size_t i = 0; ops[i] != NULL; i++)
+        is_op = is_op || strcmp(op, ops[i]) == 0;
+    if (strcmp(op, "force") == 0 && argc > 5 &&
+        strcmp(argv[argc - 2], "commit") == 0) {
+        is_commit_force = true;
+        argc--;
+    }
+    if (argc < 5 || !is_op) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s",
+                       MD_USAGE_REMOVE);
+        return;
+    }
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "volume remove-brick %s: "
+                       "failed: Volume %s does not exist", op, argv[2]);
+        return;
+    }
+    if (is_commit_force)
+        op = "force";
+    n = (size_t)(argc - 4);
+    idx = calloc(n, sizeof(*idx));
+    if (idx == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume remove-brick %s: "
+                       "failed: out of memory", op);
+        return;
+    }
+    rc = md_remove_find(st, vol, argv + 3, n, idx, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick %s: "
+                       "failed: %s", op, err.msg);
+        goto out;
+    }
+    if (strcmp(op, "start") == 0) {
+        busy = md_vol_busy(st, vol);
+        if (vol->status != MD_VOL_STARTED) {
+            md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, "volume remove-brick "
+                           "start: failed: Volume %s needs to be started "
+                           "before remove-brick (or use force)", vol->name);
+        } else if (busy != NULL) {
+            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
+                           "start: failed: Volume %s: %s", vol->name, busy);
+        } else if ((rc = md_remove_mark(st, vol, idx, n, true, &err)) != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick "
+                           "start: failed: %s", err.msg);
+        } else {
+            /* The migration runs on the node the command came to. */
+            if (md_txn_is_origin(st)) {
+                md_rebal_forget(st, vol, true);
+                rc = md_rebal_start(st, vol, true, false, &err);
+            }
+            if (rc != 0) {
+                vl_err_t e2 = {.msg = ""};
+
+                (void)md_remove_mark(st, vol, idx, n, false, &e2);
+                md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick "
+                               "start: failed: %s", err.msg);
+            } else {
+                md_sbuf_printf(&r->text, "volume remove-brick start: "
+                               "success\n");
+                md_node_add(r->root, "volRemoveBrick", NULL);
+                md_node_add(r->root->last, "volname", vol->name);
+                md_node_add(r->root->last, "op", "start");
+            }
+        }
+        goto out;
+    }
+    if (strcmp(op, "force") != 0 && !md_remove_matches(vol, idx, n)) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume remove-brick %s: "
+                       "failed: no remove-brick was started for exactly "
+                       "these bricks of %s", op, vol->name);
+        goto out;
+    }
+    if (strcmp(op, "status") == 0) {
+        rc = md_rebal_show(st, vol, true, r, &err);
+        if (rc != 0)
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick "
+                           "status: failed: %s", err.msg);
+        goto out;
+    }
+    if (strcmp(op, "stop") == 0) {
+        rc = md_txn_is_origin(st) ? md_rebal_stop(st, vol, true, &err) : 0;
+        if (rc == 0)
+            rc = md_remove_mark(st, vol, idx, n, false, &err);
+        if (rc != 0)
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick stop: "
+                           "failed: %s", err.msg);
+        else
+            md_sbuf_printf(&r->text, "volume remove-brick stop: success\n"
+                           "Files already migrated stay where they are "
+                           "now; the bricks stay in the volume.\n");
+        goto out;
+    }
+    if (strcmp(op, "commit") == 0 && md_txn_is_origin(st)) {
+        const char *s = md_rebal_status(st, vol, true);
+
+        if (s == NULL || strcmp(s, "completed") != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
+                           "commit: failed: the migration of data off the "
+                           "bricks is %s; commit once it completed (or use "
+                           "force: data on them is lost)",
+                           s != NULL ? s : "not started");
+            goto out;
+        }
+    }
+    /* commit, or force: end a migration still running, then drop. */
+    busy = md_rebal_pid(st, vol, false) != 0 ? "a rebalance is running"
+                                             : NULL;
+    if (busy != NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick %s: "
+                       "failed: Volume %s: %s", op, vol->name, busy);
+        goto out;
+    }
+    rc = md_txn_is_origin(st) ? md_rebal_stop(st, vol, true, &err) : 0;
+    if (rc == 0)
+        rc = md_remove_drop(st, vol, idx, n, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick %s: "
+                       "failed: %s", op, err.msg);
+        goto out;
+    }
+    if (strcmp(op, "force") == 0)
+        md_sbuf_printf(&r->text, "Warning: remove-brick force did not "
+                       "migrate data: files that were on the removed "
+                       "bricks are no longer in the volume (data loss).\n");
+    md_sbuf_printf(&r->text, "volume remove-brick %s: success\n", op);
+    if (strcmp(op, "commit") == 0)
+        md_sbuf_printf(&r->text, "Check the removed bricks to ensure all "
+                       "files were migrated; copy any file left there back "
+                       "through a mount before reusing the brick.\n");
+    md_node_add(r->root, "volRemoveBrick", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+    md_node_add(r->root->last, "op", op);
+
+out:
+    free(idx);
+}
