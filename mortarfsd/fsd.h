@@ -133,16 +133,31 @@ struct fsd_watch; /* fetch.h */
 struct fsd_sigctx {
     const struct fsd_opts *opts; /* borrowed */
     const char *log_path;        /* borrowed; NULL = stderr */
-    vl_graph_t *graph;           /* borrowed; reconfigured on HUP/USR2 */
+    vl_graph_t **graph;          /* borrowed; the running graph,
+                                    reconfigured on HUP/USR2 or replaced
+                                    by a graph switch (switch.c) */
     struct fsd_watch *watch;     /* borrowed; new volfiles, or NULL */
 };
 /* Serves signals until SIGTERM/SIGINT; returns the signal that ended it.
  * HUP reopens the log and, with --volfile, applies the file again;
  * USR2 (sent by the watcher) applies a new volfile from mortard. */
 int fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx);
-/* Applies vf (prepared) to the running graph; logs the outcome. */
-int fsd_graph_apply(vl_graph_t *graph, const vl_volfile_t *vf,
-                    const char *what);
+/* Applies vf (prepared) to the running graph *graph; logs the outcome.
+ * A FUSE client whose new volfile changes more than live options
+ * switches to a new graph (*graph replaced). */
+int fsd_graph_apply(vl_graph_t **graph, const vl_volfile_t *vf,
+                    const char *what, const struct fsd_opts *opts);
+
+/* switch.c */
+/* Builds and starts a graph from vf and moves the mount of *graph to it
+ * once it is ready; the old graph is freed on the reaper thread when its
+ * calls are done. On failure the old graph keeps serving (one log line).
+ * Returns 0 or -errno. Main thread only. */
+int fsd_switch_graph(vl_graph_t **graph, const vl_volfile_t *vf,
+                     const char *what, unsigned ready_timeout_s);
+/* Frees the graphs still waiting for their calls (ending the waits) and
+ * joins the reaper thread. Before the running graph is freed. */
+void fsd_switch_shutdown(void);
 /* Writes a statedump into dir; returns 0 or -errno, path in out. */
 int fsd_statedump(const char *dir, char *out, size_t len);
 

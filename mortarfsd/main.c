@@ -279,7 +279,7 @@ main(int argc, char **argv)
 
     sigctx.opts = &run.opts;
     sigctx.log_path = run.log_path;
-    sigctx.graph = run.graph;
+    sigctx.graph = &run.graph;
     sigctx.watch = run.watch;
     (void)fsd_signals_serve(&sigs, &sigctx);
     fsd_run_free(&run);

@@ -10,9 +10,11 @@
  * process kill. HUP also re-reads --volfile and USR2 (sent by the volfile
  * watcher thread, fetch.c) brings a new volfile from mortard: both are
  * applied here because the main thread is the one that manages the graph
- * (vl_graph_reconfigure's rule). mount/fuse sends SIGTERM to the process
- * when the kernel says the mount is gone (umount), which ends the loop
- * the same way.
+ * (vl_graph_reconfigure's rule). A FUSE client's volfile that changes
+ * more than live options switches the mount to a new graph (switch.c);
+ * the old graphs are freed before this loop returns. mount/fuse sends
+ * SIGTERM to the process when the kernel says the mount is gone (umount),
+ * which ends the loop the same way.
  */
 #include "config.h"
 
@@ -26,6 +28,7 @@
 
 #include "fetch.h"
 #include "fsd.h"
+#include "xlators/mount/fuse/fuse-switch.h"
 
 #define FSD_DOMAIN "mortarfsd"
 
@@ -68,19 +71,24 @@ fsd_statedump(const char *dir, char *out, size_t len)
 
 
 int
-fsd_graph_apply(vl_graph_t *graph, const vl_volfile_t *vf, const char *what)
+fsd_graph_apply(vl_graph_t **graph, const vl_volfile_t *vf, const char *what,
+                const struct fsd_opts *opts)
 {
     vl_err_t err = {.msg = ""};
     int rc;
 
-    rc = vl_graph_reconfigure(graph, vf, &err);
+    rc = vl_graph_reconfigure(*graph, vf, &err);
     if (rc == 0)
         vl_glog(FSD_DOMAIN, VL_LOG_INFO, "applied %s to the running graph",
                 what);
+    else if (rc == -EXDEV && opts->mountpoint != NULL
+             && vfuse_switch_is_fuse(*graph))
+        rc = fsd_switch_graph(graph, vf, what, opts->ready_timeout_s);
     else if (rc == -EXDEV)
+        /* A brick's port and state cannot move to a second graph. */
         vl_glog(FSD_DOMAIN, VL_LOG_WARNING, "%s changes more than live "
-                "options (%s): it needs a remount, live graph switch is not "
-                "built yet; the old graph keeps running", what,
+                "options (%s): it needs a remount (a restart of this "
+                "process); the old graph keeps running", what,
                 err.msg[0] != '\0' ? err.msg : "graph shape");
     else
         vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "%s not applied: %s", what,
@@ -96,7 +104,8 @@ fsd_reload_file(const struct fsd_sigctx *ctx)
     vl_err_t err = {.msg = ""};
     vl_volfile_t *vf;
 
-    if (ctx->opts->volfile == NULL || ctx->graph == NULL)
+    if (ctx->opts->volfile == NULL || ctx->graph == NULL
+        || *ctx->graph == NULL)
         return;
     vf = fsd_volfile_prepare(ctx->opts, true, &err);
     if (vf == NULL) {
@@ -104,7 +113,7 @@ fsd_reload_file(const struct fsd_sigctx *ctx)
                 ctx->opts->volfile, err.msg);
         return;
     }
-    (void)fsd_graph_apply(ctx->graph, vf, ctx->opts->volfile);
+    (void)fsd_graph_apply(ctx->graph, vf, ctx->opts->volfile, ctx->opts);
     vl_volfile_free(vf);
 }
 
@@ -118,7 +127,7 @@ fsd_reload_spec(const struct fsd_sigctx *ctx)
     vl_volfile_t *vf;
     char what[512];
 
-    if (ctx->watch == NULL || ctx->graph == NULL ||
+    if (ctx->watch == NULL || ctx->graph == NULL || *ctx->graph == NULL ||
         !fsd_watch_take(ctx->watch, &spec))
         return;
     snprintf(what, sizeof(what), "volfile of '%s' version %llu from %s",
@@ -129,7 +138,7 @@ fsd_reload_spec(const struct fsd_sigctx *ctx)
     if (vf == NULL) {
         vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "%s: %s", what, err.msg);
     } else {
-        (void)fsd_graph_apply(ctx->graph, vf, what);
+        (void)fsd_graph_apply(ctx->graph, vf, what, ctx->opts);
         vl_volfile_free(vf);
     }
     fsd_spec_clear(&spec);
@@ -152,6 +161,7 @@ fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx)
         case SIGINT:
             vl_glog(FSD_DOMAIN, VL_LOG_INFO, "received %s, shutting down",
                     sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            fsd_switch_shutdown();
             return sig;
         case SIGUSR1:
             rc = fsd_statedump(ctx->opts->dump_dir, path, sizeof(path));
