@@ -252,6 +252,9 @@ rb_list_sub(struct rb_run *run, vl_inode_t *dir, size_t sub,
         a.readdir.offset = (off_t)off;
         a.readdir.plus = true;
         rc = rb_call(xl, VL_FOP_READDIR, &a, &r);
+        vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: readdir at %" PRId64 ": %d, "
+                "%zu entries%s", xl->name, off, rc, r.entries.n,
+                r.entries.eof ? ", eof" : "");
         for (size_t i = 0; rc == 0 && i < r.entries.n; i++) {
             const struct vl_dirent *d = &r.entries.ents[i];
 

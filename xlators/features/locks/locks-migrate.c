@@ -12,15 +12,19 @@
  * that was acknowledged before it.
  *
  * The migrated flag: SETXATTR "mortar.dht.migrated" (sent by the rebalance
- * under the freeze, never passed to posix) sets locks_ictx.is_migrated;
- * from then on every fd fop on the inode (read, write, fsync, fstat,
- * fsetattr, fallocate, lseek, copy_file_range, lk, flush), and any
- * truncate, answers -EREMCHG, also the frozen fops released at unlock.
+ * under the freeze, never passed to posix) bumps locks_ictx.mig_epoch and
+ * sets is_migrated; from then on every fd fop through an fd opened before
+ * (read, write, fsync, fstat, fsetattr, fallocate, lseek, copy_file_range,
+ * lk, flush) answers -EREMCHG, also the frozen fops released at unlock,
+ * and so do open and truncate by name until the GFID is created on this
+ * brick again (a later rebalance moving the file back: create and mknod
+ * clear is_migrated, and fds opened from then on carry the new epoch).
  * cluster/distribute then finds the file on its new subvolume.
  *
  * Intercepts: write, fallocate, setattr, copy_file_range (counted and
  *             possibly frozen), read, fsync, stat, lseek (checked for the
- *             flag), setxattr (the flag).
+ *             flag), setxattr (the flag), open, create, mknod (epochs).
+ * Per fd:     struct locks_fctx, the epoch it was opened in.
  * Per request: struct locks_held in VL_REQ_PRIV while frozen or parked.
  * Threads: io-threads workers; priv->lock guards frozen/parked lists and
  *          n_inflight; is_migrated is atomic so reads need no mutex.
@@ -138,6 +142,47 @@ locks_mig_park_locked(struct locks_priv *priv, struct locks_inode *li,
 }
 
 
+/* The fd a modifying fop writes through, or NULL (truncate by name). */
+static vl_fd_t *
+locks_mig_target_fd(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_WRITE:
+        return req->args.write.fd;
+    case VL_FOP_FALLOCATE:
+        return req->args.fallocate.fd;
+    case VL_FOP_COPY_FILE_RANGE:
+        return req->args.copy_file_range.fd_out;
+    case VL_FOP_SETATTR:
+        return req->args.setattr.fd;
+    default:
+        return NULL;
+    }
+}
+
+
+static bool
+locks_mig_fd_stale(vl_xlator_t *xl, const vl_fd_t *fd)
+{
+    struct locks_fctx *fctx = vl_fd_ctx((vl_fd_t *)fd, xl);
+
+    return atomic_load(&locks_ictx(xl, fd->inode)->mig_epoch)
+           > atomic_load(&fctx->epoch);
+}
+
+
+/* Has the file this modifying fop targets moved away? */
+static bool
+locks_mig_is_moved(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
+{
+    vl_fd_t *fd = locks_mig_target_fd(req);
+
+    if (fd != NULL)
+        return locks_mig_fd_stale(xl, fd);
+    return atomic_load(&locks_ictx(xl, inode)->is_migrated);
+}
+
+
 /* The inode a modifying fop changes. */
 static vl_inode_t *
 locks_mig_target(vl_req_t *req)
@@ -206,7 +251,7 @@ locks_mig_modify(vl_xlator_t *xl, vl_req_t *req)
     }
     ictx = locks_ictx(xl, inode);
     pthread_mutex_lock(&priv->lock);
-    if (atomic_load(&ictx->is_migrated)) {
+    if (locks_mig_is_moved(xl, req, inode)) {
         pthread_mutex_unlock(&priv->lock);
         vl_unwind(req, -EREMCHG);
         return;
@@ -240,8 +285,7 @@ locks_mig_redispatch(vl_req_t *req)
 bool
 locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd)
 {
-    if (fd == NULL || fd->inode == NULL
-        || !atomic_load(&locks_ictx(xl, fd->inode)->is_migrated))
+    if (fd == NULL || fd->inode == NULL || !locks_mig_fd_stale(xl, fd))
         return false;
     vl_unwind(req, -EREMCHG);
     return true;
@@ -359,8 +403,85 @@ locks_mig_setxattr(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EINVAL);
         return;
     }
+    atomic_fetch_add(&locks_ictx(xl, a->loc.inode)->mig_epoch, 1);
     atomic_store(&locks_ictx(xl, a->loc.inode)->is_migrated, true);
     vl_log(xl, VL_LOG_DEBUG, "inode migrated to %.*s", (int)a->size,
            (const char *)a->value);
     vl_unwind(req, 0);
+}
+
+
+/* Records in fd the epoch of inode, so it is stale after a migration. */
+static void
+locks_mig_stamp(vl_xlator_t *xl, vl_fd_t *fd, vl_inode_t *inode)
+{
+    struct locks_fctx *fctx;
+
+    if (fd == NULL || inode == NULL)
+        return;
+    fctx = vl_fd_ctx(fd, xl);
+    atomic_store(&fctx->epoch,
+                 atomic_load(&locks_ictx(xl, inode)->mig_epoch));
+}
+
+
+/* Opening a file that moved away (and was not created here again)
+ * answers -EREMCHG: the open must follow it too. */
+void
+locks_mig_open(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_open_args *a = VL_ARGS(req, open);
+
+    if (a->loc.inode != NULL) {
+        if (atomic_load(&locks_ictx(xl, a->loc.inode)->is_migrated)) {
+            vl_unwind(req, -EREMCHG);
+            return;
+        }
+        locks_mig_stamp(xl, a->fd, a->loc.inode);
+    }
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+/* The brick's inode of a GFID being created (new ref), if it has one. */
+static vl_inode_t *
+locks_mig_created(vl_xlator_t *xl, const struct vl_loc *loc,
+                  const vl_gfid_t *gfid)
+{
+    if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid))
+        return vl_inode_ref(loc->inode);
+    if (vl_gfid_is_null(gfid) || xl->graph == NULL)
+        return NULL;
+    return vl_inode_find(xl->graph->itable, gfid);
+}
+
+
+/* A file created here with a GFID that once moved away: it is back. */
+void
+locks_mig_create(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_create_args *a = VL_ARGS(req, create);
+    vl_inode_t *inode = locks_mig_created(xl, &a->loc, &a->gfid);
+
+    if (inode != NULL) {
+        atomic_store(&locks_ictx(xl, inode)->is_migrated, false);
+        if (a->fd != NULL && a->fd->inode == inode)
+            locks_mig_stamp(xl, a->fd, inode);
+        vl_inode_unref(inode);
+    }
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_mknod(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_mknod_args *a = VL_ARGS(req, mknod);
+    vl_inode_t *inode = locks_mig_created(xl, &a->loc, &a->gfid);
+
+    if (inode != NULL) {
+        atomic_store(&locks_ictx(xl, inode)->is_migrated, false);
+        vl_inode_unref(inode);
+    }
+    vl_pass(req, VL_FIRST_CHILD(xl));
 }

@@ -558,6 +558,7 @@ const vl_xlator_class_t xl_features_locks = {
     .conf_size = 0,
     .req_priv_size = sizeof(struct locks_held),
     .inode_ctx_size = sizeof(struct locks_ictx),
+    .fd_ctx_size = sizeof(struct locks_fctx),
     .options = locks_options,
     .mem_types = locks_mem_types,
     .doc = "Brick-side POSIX, flock, inode and entry locks, kept in memory; "
@@ -585,5 +586,8 @@ const vl_xlator_class_t xl_features_locks = {
         [VL_FOP_STAT] = locks_mig_stat,
         [VL_FOP_LSEEK] = locks_mig_lseek,
         [VL_FOP_SETXATTR] = locks_mig_setxattr,
+        [VL_FOP_OPEN] = locks_mig_open,
+        [VL_FOP_CREATE] = locks_mig_create,
+        [VL_FOP_MKNOD] = locks_mig_mknod,
     },
 };

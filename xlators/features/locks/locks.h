@@ -142,13 +142,23 @@ struct locks_inode {
 #define LOCKS_MIGRATED_XATTR "mortar.dht.migrated"
 
 /* The per-inode ctx area of this translator. It lives as long as the
- * brick's inode, so the migrated flag does too (no ref is held for it). */
+ * brick's inode, so the migrated state does too (no ref is held for it).
+ * A file can come back to this brick later with the same GFID (another
+ * rebalance): fds opened before a migration stay moved (their epoch is
+ * older), while the new copy is usable. */
 struct locks_ictx {
     struct locks_inode *li;  /* priv->lock; lock state, or NULL */
-    atomic_bool is_migrated; /* set once by the migrated setxattr; read
-                              * without the mutex by non-modifying fops */
+    atomic_uint mig_epoch;   /* migrated setxattrs seen; fds opened
+                              * before the last one answer -EREMCHG */
+    atomic_bool is_migrated; /* migrated away and not created here again:
+                              * open and truncate by name answer -EREMCHG */
     uint32_t n_inflight;     /* priv->lock; modifying fops passed down
                               * and not answered yet */
+};
+
+/* The per-fd ctx area: the inode's mig_epoch when the fd was opened. */
+struct locks_fctx {
+    atomic_uint epoch; /* set at open/create, before winding */
 };
 
 /* In the request's private area (VL_REQ_PRIV) while locks keeps a request
@@ -258,7 +268,11 @@ void locks_mig_fsync(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_stat(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_lseek(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_setxattr(vl_xlator_t *xl, vl_req_t *req);
-/* True (and req answered -EREMCHG) if fd's inode was migrated. */
+void locks_mig_open(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_create(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_mknod(vl_xlator_t *xl, vl_req_t *req);
+/* True (and req answered -EREMCHG) if fd's inode was migrated since fd
+ * was opened. */
 bool locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd);
 
 #endif /* MORTAR_LOCKS_H */

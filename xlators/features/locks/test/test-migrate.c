@@ -446,6 +446,79 @@ test_migrated_bad_input(void **state)
 }
 
 
+/* The file comes back to this brick (a later rebalance creates the
+ * GFID here again): fds opened before the migration still answer
+ * -EREMCHG, the new copy's fds work; open by GFID answers -EREMCHG only
+ * until then. */
+static void
+test_migrated_file_returns(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result r = {0};
+    vl_fd_t *fd2 = vl_fd_new(e->file, O_RDWR, 43);
+    vl_fd_t *fd3 = vl_fd_new(e->file, O_RDWR, 44);
+    vl_req_t *req;
+
+    assert_non_null(fd2);
+    assert_non_null(fd3);
+    t_migrated(e, &r);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+
+    req = t_req(e, VL_FOP_OPEN, T_WRITER);
+    req->args.open.loc.inode = e->file;
+    req->args.open.fd = fd3;
+    vl_test_wind(req, &r);
+    assert_int_equal(r.status, -EREMCHG);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+    vl_test_result_clear(&r);
+
+    /* The rebalance creates it again with the same GFID. */
+    req = t_req(e, VL_FOP_CREATE, T_REBAL);
+    req->args.create.loc.inode = e->file;
+    req->args.create.loc.name = "f";
+    req->args.create.gfid = e->file->gfid;
+    req->args.create.fd = fd2;
+    vl_test_wind(req, &r);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+
+    req = t_req(e, VL_FOP_WRITE, T_REBAL);
+    req->args.write.fd = fd2;
+    req->args.write.iov = &e->iov;
+    req->args.write.n_iov = 1;
+    vl_test_wind(req, &r);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_WRITE), 1);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+
+    /* The old fd stays moved. */
+    t_write(e, T_WRITER, 0, &r);
+    assert_int_equal(r.status, -EREMCHG);
+    vl_test_result_clear(&r);
+
+    /* Opens work again and their fds too. */
+    req = t_req(e, VL_FOP_OPEN, T_WRITER);
+    req->args.open.loc.inode = e->file;
+    req->args.open.fd = fd3;
+    vl_test_wind(req, &r);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+    req = t_req(e, VL_FOP_READ, T_WRITER);
+    req->args.read.fd = fd3;
+    req->args.read.size = 10;
+    vl_test_wind(req, &r);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(r.status, 0);
+    vl_test_result_clear(&r);
+    vl_fd_unref(fd2);
+    vl_fd_unref(fd3);
+}
+
+
 static int
 t_teardown_maybe(void **state)
 {
@@ -474,6 +547,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_freeze_teardown, t_setup,
                                         t_teardown_maybe),
         cmocka_unit_test_setup_teardown(test_migrated_bad_input, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_migrated_file_returns, t_setup,
                                         t_teardown),
     };
 
