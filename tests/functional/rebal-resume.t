@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A rebalance killed with -9 mid-way (a marker may be left on a
+# destination, a freeze held on a source) is started again: it resumes
+# after its cursor with its counters and completes; every checksum
+# matches, the count is the same, no file is data on two bricks, no link
+# file or marker is left. SIGTERM stops a run cleanly (status stopped,
+# exit 0) and the next run completes too.
+# TIMEOUT: 900
+# REQUIRES: root fuse python3
+. "$(dirname "$0")/../lib/include.rc"
+
+NFILES=${REBAL_NFILES:-500}
+
+count_data() {
+    for b in "$@"; do brick_data_files "$T/bricks/$b"; done | wc -l
+}
+dup_data() {
+    for b in b0 b1 b2 b3; do brick_data_files "$T/bricks/$b"; done |
+        sort | uniq -d | wc -l
+}
+specials() {
+    for b in b0 b1 b2 b3; do brick_special_files "$T/bricks/$b"; done
+}
+count_mount() {
+    find "$M0" -type f | wc -l
+}
+# moved_at_least FILE N: Y once the state file counts N moved files.
+moved_at_least() {
+    local v
+    v="$(state_value "$1" moved_files)"
+    [ -n "$v" ] && [ "$v" -ge "$2" ] && echo Y
+}
+
+for i in 0 1 2 3; do
+    alloc_port "P$i"
+    mkdir -p "$T/bricks/b$i"
+done
+TEST start_brick b0 "$T/bricks/b0" "$P0"
+TEST start_brick b1 "$T/bricks/b1" "$P1"
+TEST start_brick b2 "$T/bricks/b2" "$P2"
+TEST start_brick b3 "$T/bricks/b3" "$P3"
+dist_volfile "b0:$P0" "b1:$P1" > "$T/vol/dist2.vol"
+dist_volfile "b0:$P0" "b1:$P1" "b2:$P2" > "$T/vol/dist3.vol"
+dist_volfile "b0:$P0" "b1:$P1" "b2:$P2" "b3:$P3" > "$T/vol/dist4.vol"
+
+TEST mount_volfile "$T/vol/dist2.vol" "$M0"
+TEST rebal_tool gen "$M0" "$NFILES" "$T/sums"
+TEST umount_client "$M0"
+
+# 2 -> 3, one file at a time, killed -9 once some files have moved.
+S="$T/rebal.state"
+TEST start_fsd rebal --rebalance --volfile "$T/vol/dist3.vol" \
+    --rebalance-state "$S" --throttle lazy
+EXPECT_WITHIN 300 "Y" moved_at_least "$S" 30
+TEST kill -KILL "$(fsd_pid rebal)"
+EXPECT_WITHIN 20 "N" is_alive "$(fsd_pid rebal)"
+EXPECT "running" state_value "$S" status
+MOVED_BEFORE="$(state_value "$S" moved_files)"
+CURSOR_BEFORE="$(state_value "$S" cursor)"
+
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist3.vol" \
+    --rebalance-state "$S" --throttle normal -N --log-file "$T/log/rebal2.log"
+EXPECT "completed" state_value "$S" status
+EXPECT "0" state_value "$S" failed_files
+EXPECT "Y" moved_at_least "$S" $((MOVED_BEFORE + 1))
+if [ -n "$CURSOR_BEFORE" ]; then
+    EXPECT_MATCH "resuming after '$CURSOR_BEFORE'" cat "$T/log/rebal2.log"
+fi
+
+TEST mount_volfile "$T/vol/dist3.vol" "$M0"
+EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
+EXPECT "$NFILES" count_mount
+EXPECT "$NFILES" count_data b0 b1 b2
+EXPECT "0" dup_data
+EXPECT "" specials
+for b in b0 b1 b2; do
+    EXPECT_MATCH "^[1-9][0-9]*$" count_data $b
+done
+TEST umount_client "$M0"
+
+# 3 -> 4, stopped with SIGTERM: status stopped, exit 0; then completed.
+S4="$T/rebal4.state"
+TEST start_fsd rebal4 --rebalance --volfile "$T/vol/dist4.vol" \
+    --rebalance-state "$S4" --throttle 3
+EXPECT_WITHIN 300 "Y" moved_at_least "$S4" 10
+TEST stop_pid "$(fsd_pid rebal4)" TERM
+EXPECT "stopped" state_value "$S4" status
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist4.vol" \
+    --rebalance-state "$S4" -N --log-file "$T/log/rebal4b.log"
+EXPECT "completed" state_value "$S4" status
+TEST mount_volfile "$T/vol/dist4.vol" "$M0"
+EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
+EXPECT "$NFILES" count_mount
+EXPECT "$NFILES" count_data b0 b1 b2 b3
+EXPECT "0" dup_data
+EXPECT "" specials
