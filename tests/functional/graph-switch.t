@@ -36,12 +36,14 @@ end-volume
 VOL
 EXPECT "1" grep -c "type debug/trace" "$T/vol/traced.vol"
 
-# A process with one fd open on $M0/held for the whole test: "w OFF TEXT"
-# writes TEXT at OFF, "r OFF LEN" reads; answers one line.
+# A process with one fd open on $M0/held and one on the directory $M0
+# for the whole test: "w OFF TEXT" writes TEXT at OFF, "r OFF LEN" reads,
+# "l" lists the directory through its fd; answers one line.
 coproc HOLD {
     python3 -u -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+dfd = os.open(os.path.dirname(sys.argv[1]), os.O_RDONLY | os.O_DIRECTORY)
 for line in sys.stdin:
     p = line.rstrip("\n").split(" ", 2)
     try:
@@ -50,6 +52,8 @@ for line in sys.stdin:
             print("ok")
         elif p[0] == "r":
             print(os.pread(fd, int(p[2]), int(p[1])).decode() or "EOF")
+        elif p[0] == "l":
+            print(len(os.listdir(dfd)))
     except OSError as e:
         print(os.strerror(e.errno))
 ' "$M0/held"
@@ -102,6 +106,25 @@ freed_count() {
 EXPECT "ok" hold w 0 "generation-0"
 EXPECT "generation-0" hold r 0 12
 
+# Load during the switches, so that they happen with calls in flight
+# (old graphs drain them) and with handles opened in one graph and used
+# or released in the next: write, read back, list, in a loop.
+mkdir -p "$M0/load"
+load_loop() {
+    local i=0
+    while [ ! -e "$T/load-stop" ]; do
+        echo "load $i" > "$M0/load/f" || echo "write $i" >> "$T/load-errors"
+        [ "$(cat "$M0/load/f")" = "load $i" ] ||
+            echo "read $i" >> "$T/load-errors"
+        ls "$M0/load" > /dev/null || echo "ls $i" >> "$T/load-errors"
+        i=$((i + 1))
+    done
+    echo "$i" > "$T/load-count"
+}
+load_loop &
+LOAD_PID=$!
+_T_BG+=("$LOAD_PID")
+
 FAILED_AT=""
 for ((n = 1; n <= N_SWITCH; n++)); do
     vol="$T/vol/plain.vol"
@@ -117,8 +140,9 @@ for ((n = 1; n <= N_SWITCH; n++)); do
         [ "$(hold r 0 $((11 + ${#n})))" = "generation-$n" ] ||
             { FAILED_AT="r$n"; break; }
         echo "file $n" > "$M0/f$n" || { FAILED_AT="c$n"; break; }
-        [ "$(ls "$M0" | wc -l)" -eq $((n / 50 + 1)) ] ||
+        [ "$(ls "$M0" | wc -l)" -eq $((n / 50 + 2)) ] ||
             { FAILED_AT="ls$n"; break; }
+        [ "$(hold l)" -eq $((n / 50 + 2)) ] || { FAILED_AT="l$n"; break; }
     fi
     if ((n == 100)); then
         EXPECT_WITHIN 30 "100" freed_count
@@ -127,6 +151,10 @@ for ((n = 1; n <= N_SWITCH; n++)); do
     fi
 done
 EXPECT "" echo "$FAILED_AT"
+touch "$T/load-stop"
+wait "$LOAD_PID"
+EXPECT "" sh -c "cat '$T/load-errors' 2> /dev/null"
+EXPECT_MATCH "^[1-9][0-9]+" cat "$T/load-count"
 EXPECT "$N_SWITCH" grep -c 'without a remount' "$CLOG"
 EXPECT_WITHIN 60 "$N_SWITCH" freed_count
 EXPECT "Y" is_alive "$CPID"
@@ -138,7 +166,8 @@ EXPECT "1" sh -c "awk '\$5 == \"$M0\"' /proc/self/mountinfo | wc -l"
 EXPECT "generation-$N_SWITCH" hold r 0 $((11 + ${#N_SWITCH}))
 EXPECT "generation-$N_SWITCH" cat "$B0/held"
 EXPECT "file 50" cat "$M0/f50"
-EXPECT "$((N_SWITCH / 50 + 1))" sh -c "ls '$M0' | wc -l"
+EXPECT "$((N_SWITCH / 50 + 2))" sh -c "ls '$M0' | wc -l"
+EXPECT "$((N_SWITCH / 50 + 2))" hold l
 
 # Exactly one graph left, and no growth between switch 100 and the end.
 DUMP=$(statedump_of "$CPID")
