@@ -4,7 +4,14 @@
  * volume info/status/list/get, volume set help, peer status, pool list,
  * peer probe (refused until peers exist) and volume statedump (signals
  * the bricks). Text output follows GlusterFS's layout.
- * Threads: the worker thread with md_state.lock held.
+ * volume status asks each peer holding bricks of the volumes shown for
+ * their state (BRICK_STATUS, answered on the peer's loop thread), one
+ * thread per peer, all in parallel, each call bounded by
+ * MD_STATUS_TIMEOUT_MS; a peer that does not answer has its bricks shown
+ * N/A (online N) and is named after the table.
+ * Threads: the worker thread with md_state.lock held; status's asking
+ * threads read only their own copies and the volumes, which the worker
+ * (holding the lock) keeps alive until it has joined them.
  */
 #include "config.h"
 
@@ -14,7 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mgmt.h"
 #include "mortard.h"
+
+/* A peer asked for its bricks' state must answer within this. */
+#define MD_STATUS_TIMEOUT_MS 3000
 
 
 static void
@@ -99,8 +110,198 @@ md_cmd_info(struct md_state *st, int argc, char **argv, struct md_result *r)
 }
 
 
+/* What one peer said about its bricks, asked by its own thread. */
+struct md_rstat {
+    struct md_peer *peer;            /* borrowed (lock held throughout) */
+    const char *host;                /* borrowed; brick host as stored */
+    size_t n_vols;                   /* requests below */
+    mgmt_brick_status_req *reqs;     /* owned arrays; strings borrowed */
+    mgmt_brick_status_rsp *rsps;     /* decoded answers (xdr_free) */
+    bool *has_rsp;                   /* rsps[i] is valid */
+    char err[300];                   /* why it did not answer, or "" */
+    pthread_t thread;                /* the asking thread */
+    bool has_thread;                 /* thread was started */
+};
+
+/* Every peer holding bricks of the volumes shown. */
+struct md_rstats {
+    struct md_rstat *v;              /* owned */
+    size_t n;
+};
+
+
+static void *
+md_rstat_ask(void *arg)
+{
+    struct md_rstat *rs = arg;
+
+    for (size_t i = 0; i < rs->n_vols && rs->err[0] == '\0'; i++) {
+        vl_err_t err = {.msg = ""};
+
+        if (rs->reqs[i].bricks.bricks_len == 0)
+            continue;
+        if (md_peer_call(rs->peer->host, rs->peer->port,
+                         MGMT_PROC_BRICK_STATUS,
+                         (xdrproc_t)xdr_mgmt_brick_status_req, &rs->reqs[i],
+                         (xdrproc_t)xdr_mgmt_brick_status_rsp,
+                         &rs->rsps[i], MD_STATUS_TIMEOUT_MS, &err) != 0) {
+            snprintf(rs->err, sizeof(rs->err), "%s", err.msg);
+            break;
+        }
+        rs->has_rsp[i] = true;
+        if (rs->rsps[i].ret != 0)
+            snprintf(rs->err, sizeof(rs->err), "%s",
+                     strerror(rs->rsps[i].op_errno));
+    }
+    return NULL;
+}
+
+
+static struct md_rstat *
+md_rstat_of(struct md_rstats *all, const char *host)
+{
+    for (size_t i = 0; i < all->n; i++)
+        if (strcmp(all->v[i].host, host) == 0)
+            return &all->v[i];
+    return NULL;
+}
+
+
 static void
-md_status_one(struct md_state *st, struct md_volume *vol, bool is_detail,
+md_rstats_free(struct md_rstats *all)
+{
+    for (size_t i = 0; i < all->n; i++) {
+        struct md_rstat *rs = &all->v[i];
+
+        for (size_t k = 0; k < rs->n_vols; k++) {
+            free(rs->reqs[k].bricks.bricks_val);
+            if (rs->has_rsp[k])
+                xdr_free((xdrproc_t)xdr_mgmt_brick_status_rsp,
+                         (char *)&rs->rsps[k]);
+        }
+        free(rs->reqs);
+        free(rs->rsps);
+        free(rs->has_rsp);
+    }
+    free(all->v);
+    all->v = NULL;
+    all->n = 0;
+}
+
+
+/* Asks, in parallel (one thread per peer), every peer holding bricks of
+ * vols[0..n_vols) for their state. A peer that cannot be asked gets err
+ * set. -ENOMEM only. */
+static int
+md_rstats_gather(struct md_state *st, struct md_volume **vols,
+                 size_t n_vols, struct md_rstats *all)
+{
+    for (size_t k = 0; k < n_vols; k++)
+        for (size_t i = 0; i < vols[k]->n_bricks; i++) {
+            struct md_brick *b = &vols[k]->bricks[i];
+            struct md_rstat *rs, *nv;
+
+            if (md_brick_is_local(st, b) || md_rstat_of(all, b->host))
+                continue;
+            nv = realloc(all->v, (all->n + 1) * sizeof(*nv));
+            if (nv == NULL)
+                return -ENOMEM;
+            all->v = nv;
+            rs = &all->v[all->n];
+            memset(rs, 0, sizeof(*rs));
+            rs->host = b->host;
+            rs->peer = md_peer_find_host(st, b->host);
+            rs->reqs = calloc(n_vols, sizeof(*rs->reqs));
+            rs->rsps = calloc(n_vols, sizeof(*rs->rsps));
+            rs->has_rsp = calloc(n_vols, sizeof(*rs->has_rsp));
+            all->n++;
+            if (rs->reqs == NULL || rs->rsps == NULL || rs->has_rsp == NULL)
+                return -ENOMEM;
+            rs->n_vols = n_vols;
+            if (rs->peer == NULL)
+                snprintf(rs->err, sizeof(rs->err), "not a peer of this "
+                         "node");
+        }
+    for (size_t r = 0; r < all->n; r++) {
+        struct md_rstat *rs = &all->v[r];
+
+        for (size_t k = 0; k < n_vols; k++) {
+            mgmt_brick_status_req *q = &rs->reqs[k];
+
+            q->volume = vols[k]->name;
+            q->bricks.bricks_val = calloc(vols[k]->n_bricks + 1,
+                                          sizeof(*q->bricks.bricks_val));
+            if (q->bricks.bricks_val == NULL)
+                return -ENOMEM;
+            for (size_t i = 0; i < vols[k]->n_bricks; i++) {
+                struct md_brick *b = &vols[k]->bricks[i];
+                mgmt_brick_ref *ref;
+
+                if (strcmp(b->host, rs->host) != 0)
+                    continue;
+                ref = &q->bricks.bricks_val[q->bricks.bricks_len++];
+                ref->id = b->id;
+                ref->port = b->port;
+            }
+        }
+    }
+    for (size_t r = 0; r < all->n; r++) {
+        struct md_rstat *rs = &all->v[r];
+
+        if (rs->err[0] != '\0')
+            continue;
+        rs->has_thread = pthread_create(&rs->thread, NULL, md_rstat_ask,
+                                        rs) == 0;
+        if (!rs->has_thread)
+            md_rstat_ask(rs);
+    }
+    for (size_t r = 0; r < all->n; r++)
+        if (all->v[r].has_thread)
+            pthread_join(all->v[r].thread, NULL);
+    return 0;
+}
+
+
+/* The state of brick i of vols[k]: local, or as its node answered. */
+static void
+md_brick_state(struct md_state *st, struct md_rstats *all,
+               struct md_volume *vol, size_t k, const struct md_brick *b,
+               long *pid, bool *is_online, bool *is_known,
+               const char **peerid)
+{
+    struct md_rstat *rs;
+
+    *pid = -1;
+    *is_online = false;
+    *is_known = true;
+    *peerid = st->node_id;
+    if (md_brick_is_local(st, b)) {
+        pid_t p = md_brick_pid(st, vol, b);
+
+        *pid = p != 0 ? (long)p : -1L;
+        *is_online = p != 0 && md_brick_port_answers(st, b);
+        return;
+    }
+    rs = md_rstat_of(all, b->host);
+    *is_known = false;
+    *peerid = rs != NULL && rs->peer != NULL ? rs->peer->uuid : "";
+    if (rs == NULL || rs->err[0] != '\0' || !rs->has_rsp[k])
+        return;
+    for (u_int i = 0; i < rs->rsps[k].bricks.bricks_len; i++) {
+        const mgmt_brick_state *bs = &rs->rsps[k].bricks.bricks_val[i];
+
+        if (strcmp(bs->id, b->id) == 0) {
+            *pid = (long)bs->pid;
+            *is_online = bs->online != 0;
+            *is_known = true;
+        }
+    }
+}
+
+
+static void
+md_status_one(struct md_state *st, struct md_rstats *all,
+              struct md_volume *vol, size_t k, bool is_detail,
               struct md_result *r, struct md_node *vl)
 {
     struct md_node *v = md_node_add(vl, "volume", NULL);
@@ -115,33 +316,68 @@ md_status_one(struct md_state *st, struct md_volume *vol, bool is_detail,
                        "------------------------------");
     for (size_t i = 0; i < vol->n_bricks; i++) {
         struct md_brick *b = &vol->bricks[i];
-        pid_t pid = md_brick_pid(st, vol, b);
-        bool is_online = pid != 0 && md_brick_port_answers(st, b);
         struct md_node *n = md_node_add(v, "node", NULL);
-        char name[4200];
+        const char *peerid;
+        char name[4200], port[16], pidstr[24];
+        bool is_online, is_known;
+        long pid;
 
+        md_brick_state(st, all, vol, k, b, &pid, &is_online, &is_known,
+                       &peerid);
+        snprintf(port, sizeof(port), "%u", b->port);
+        snprintf(pidstr, sizeof(pidstr), "%ld", pid);
+        if (!is_known) {
+            snprintf(port, sizeof(port), "N/A");
+            snprintf(pidstr, sizeof(pidstr), "N/A");
+        }
         snprintf(name, sizeof(name), "Brick %s:%s", b->host, b->path);
         if (is_detail)
             md_sbuf_printf(&r->text, "----------------------------------"
                            "--------------------------------------------\n"
                            "Brick                : %s\nTCP Port             "
-                           ": %u\nOnline               : %s\nPid            "
-                           "      : %ld\nVolfile Version      : %llu\n",
-                           name + 6, b->port, is_online ? "Y" : "N",
-                           pid != 0 ? (long)pid : -1L,
+                           ": %s\nOnline               : %s\nPid            "
+                           "      : %s\nVolfile Version      : %llu\n",
+                           name + 6, port, is_online ? "Y" : "N", pidstr,
                            (unsigned long long)vol->version);
         else
-            md_sbuf_printf(&r->text, "%-50s %-9u %-6s %ld\n", name, b->port,
-                           is_online ? "Y" : "N",
-                           pid != 0 ? (long)pid : -1L);
+            md_sbuf_printf(&r->text, "%-50s %-9s %-6s %s\n", name, port,
+                           is_online ? "Y" : "N", pidstr);
         md_node_add(n, "hostname", b->host);
         md_node_add(n, "path", b->path);
-        md_node_add(n, "peerid", st->node_id);
+        md_node_add(n, "peerid", peerid);
         md_node_addf(n, "status", "%d", is_online ? 1 : 0);
-        md_node_addf(n, "port", "%u", b->port);
-        md_node_addf(n, "pid", "%ld", pid != 0 ? (long)pid : -1L);
+        md_node_add(n, "port", port);
+        md_node_add(n, "pid", pidstr);
     }
     md_sbuf_printf(&r->text, "\n");
+}
+
+
+/* Names the peers that did not answer, in text and structured output. */
+static void
+md_status_unreachable(struct md_rstats *all, struct md_result *r,
+                      struct md_node *vs)
+{
+    struct md_node *ul = NULL;
+
+    for (size_t i = 0; i < all->n; i++) {
+        struct md_rstat *rs = &all->v[i];
+        struct md_node *pn;
+
+        if (rs->err[0] == '\0')
+            continue;
+        md_sbuf_printf(&r->text, "Peer %s did not answer (%s): the state "
+                       "of its bricks is not known\n", rs->host, rs->err);
+        if (ul == NULL) {
+            ul = md_node_add(vs, "unreachablePeers", NULL);
+            if (ul != NULL)
+                ul->is_list = true;
+        }
+        pn = md_node_add(ul, "peer", NULL);
+        md_node_add(pn, "hostname", rs->host);
+        md_node_add(pn, "uuid", rs->peer != NULL ? rs->peer->uuid : "");
+        md_node_add(pn, "error", rs->err);
+    }
 }
 
 
@@ -152,7 +388,9 @@ md_cmd_status(struct md_state *st, int argc, char **argv,
     const char *which = "all";
     bool is_detail = false;
     struct md_node *vs, *vl;
-    size_t n = 0;
+    struct md_rstats all = {0};
+    struct md_volume **vols;
+    size_t n = 0, n_vols = 0;
 
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "detail") == 0 && i == argc - 1)
@@ -179,18 +417,37 @@ md_cmd_status(struct md_state *st, int argc, char **argv,
             return;
         }
     }
+    for (struct md_volume *v = st->vols; v != NULL; v = v->next)
+        n_vols++;
+    vols = calloc(n_vols + 1, sizeof(*vols));
+    if (vols == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "out of memory");
+        return;
+    }
+    n_vols = 0;
+    for (struct md_volume *v = st->vols; v != NULL; v = v->next)
+        if (v->status == MD_VOL_STARTED &&
+            (strcmp(which, "all") == 0 || strcmp(which, v->name) == 0))
+            vols[n_vols++] = v;
+    if (md_rstats_gather(st, vols, n_vols, &all) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "out of memory");
+        goto out;
+    }
     vs = md_node_add(r->root, "volStatus", NULL);
     vl = md_node_add(vs, "volumes", NULL);
     if (vl != NULL)
         vl->is_list = true;
-    for (struct md_volume *v = st->vols; v != NULL; v = v->next)
-        if (v->status == MD_VOL_STARTED &&
-            (strcmp(which, "all") == 0 || strcmp(which, v->name) == 0)) {
-            md_status_one(st, v, is_detail, r, vl);
-            n++;
-        }
+    for (size_t k = 0; k < n_vols; k++) {
+        md_status_one(st, &all, vols[k], k, is_detail, r, vl);
+        n++;
+    }
+    md_status_unreachable(&all, r, vs);
     if (n == 0 && strcmp(which, "all") == 0)
         md_sbuf_printf(&r->text, "No volumes present\n");
+
+out:
+    md_rstats_free(&all);
+    free(vols);
 }
 
 

@@ -289,6 +289,14 @@ struct vrpc_conn;
 void md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
                    uint32_t proc, const char *body, size_t len);
 
+/* Procedures answered on the loop thread without md_state.lock
+ * (BRICK_STATUS: reads pid files and probes local ports only, so a node
+ * whose worker waits on a peer still answers). Returns false if proc is
+ * not one of them. */
+bool md_peer_serve_fast(struct md_state *st, struct vrpc_conn *c,
+                        uint32_t xid, uint32_t proc, const char *body,
+                        size_t len);
+
 /* ---- txn.c ---- */
 /* A command that changes the store (volume create/start/...). */
 bool md_cmd_is_txn(int argc, char **argv);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * peer-cmd: the peer commands (peer probe/detach/status, pool list) and
- * the server side of the peer procedures (HELLO, PEER_LIST, PEER_VOLS,
- * the stage/commit phases of PEER_TXN).
- * Threads: the worker thread with md_state.lock held.
+ * the server side of the peer procedures (HELLO, PEER_LIST, PEER_MEMBERS,
+ * PEER_VOLS, PEER_SYNC, the stage/commit phases of PEER_TXN) and
+ * BRICK_STATUS.
+ * Threads: the worker thread with md_state.lock held, except
+ * md_peer_serve_fast (BRICK_STATUS), which runs on a loop thread without
+ * it and reads only the daemon's fixed configuration (run dir, bind
+ * address) and the brick pid files.
  */
 #include "config.h"
 
@@ -15,27 +19,20 @@
 #include "vrpc.h"
 
 
-/* Sends the whole membership (this node and its peers) to every peer;
- * a failure is logged (the monitor's catch-up does not carry peers, so
- * `peer status` on that node lags until the next probe or detach). */
+/* Sends the whole membership (this node and its peers) with its
+ * generation to every peer (and extra); a failure is logged: a peer that
+ * missed it catches up (PEER_SYNC carries the membership) when the
+ * monitor sees it again. */
 static void
 md_peers_broadcast(struct md_state *st, const struct md_peer *extra)
 {
-    mgmt_peer_info m[MGMT_PEERS_MAX];
-    mgmt_peer_list_req req = {.from = st->node_id};
-    u_int n = 0;
+    mgmt_members_req req = {.from = st->node_id};
 
-    m[n].uuid = st->node_id;
-    m[n].host = (char *)md_self_host(st);
-    m[n++].port = st->mgmt_port;
-    for (struct md_peer *p = st->peers; p != NULL && n < MGMT_PEERS_MAX;
-         p = p->next) {
-        m[n].uuid = p->uuid;
-        m[n].host = p->host;
-        m[n++].port = p->port;
+    if (md_members_fill(st, &req.m) != 0) {
+        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "peer list: out of memory");
+        xdr_free((xdrproc_t)xdr_mgmt_members, (char *)&req.m);
+        return;
     }
-    req.members.members_val = m;
-    req.members.members_len = n;
     for (struct md_peer *p = st->peers; ; p = p->next) {
         const struct md_peer *to = p != NULL ? p : extra;
         mgmt_status_rsp rsp = {0};
@@ -43,8 +40,8 @@ md_peers_broadcast(struct md_state *st, const struct md_peer *extra)
 
         if (to == NULL)
             break;
-        if (md_peer_call(to->host, to->port, MGMT_PROC_PEER_LIST,
-                         (xdrproc_t)xdr_mgmt_peer_list_req, &req,
+        if (md_peer_call(to->host, to->port, MGMT_PROC_PEER_MEMBERS,
+                         (xdrproc_t)xdr_mgmt_members_req, &req,
                          (xdrproc_t)xdr_mgmt_status_rsp, &rsp,
                          MD_PEER_TIMEOUT_MS, &err) != 0)
             vl_glog(MD_DOMAIN, VL_LOG_WARNING, "peer list to %s: %s",
@@ -53,6 +50,7 @@ md_peers_broadcast(struct md_state *st, const struct md_peer *extra)
         if (p == NULL)
             break;
     }
+    xdr_free((xdrproc_t)xdr_mgmt_members, (char *)&req.m);
 }
 
 
@@ -148,7 +146,9 @@ md_cmd_probe(struct md_state *st, const char *arg, struct md_result *r)
         goto out;
     }
     p = md_peer_add(st, rsp.self.uuid, host, port);
+    md_members_gen_set(md_members_gen_get() + 1);
     if (p == NULL || md_peers_save(st, &err) != 0) {
+        md_members_gen_set(md_members_gen_get() - 1);
         if (p != NULL)
             md_peer_remove(st, p);
         md_result_fail(r, MD_EXIT_FAIL, EIO, "peer probe: failed: %s",
@@ -212,6 +212,7 @@ md_cmd_detach(struct md_state *st, const char *arg, bool force,
         return;
     }
     md_peer_remove(st, p);
+    md_members_gen_set(md_members_gen_get() + 1);
     if (md_peers_save(st, &err) != 0) {
         md_result_fail(r, MD_EXIT_FAIL, EIO, "peer detach: failed: %s",
                        err.msg);
@@ -365,6 +366,8 @@ md_serve_list(struct md_state *st, const mgmt_peer_list_req *req,
         return;
     }
     st->peers = NULL;
+    if (req->members.members_len == 0)
+        md_members_gen_set(0); /* detached: a new cluster starts over */
     for (u_int i = 0; i < req->members.members_len; i++) {
         const mgmt_peer_info *m = &req->members.members_val[i];
         struct md_peer *was = NULL;
@@ -411,6 +414,8 @@ md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
         mgmt_peer_list_req list;
         mgmt_vols_msg vols;
         mgmt_txn_req txn;
+        mgmt_members_req members;
+        mgmt_sync_msg sync;
     } a;
     xdrproc_t afn;
 
@@ -427,6 +432,12 @@ md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
         break;
     case MGMT_PROC_PEER_TXN:
         afn = (xdrproc_t)xdr_mgmt_txn_req;
+        break;
+    case MGMT_PROC_PEER_MEMBERS:
+        afn = (xdrproc_t)xdr_mgmt_members_req;
+        break;
+    case MGMT_PROC_PEER_SYNC:
+        afn = (xdrproc_t)xdr_mgmt_sync_msg;
         break;
     default:
         (void)vrpc_send_reply(c, xid, VRPC_PROC_UNAVAIL, NULL, NULL, NULL, 0);
@@ -448,6 +459,43 @@ md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
         md_serve_list(st, &a.list, &rsp);
         (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
                               (xdrproc_t)xdr_mgmt_status_rsp, &rsp, NULL, 0);
+    } else if (proc == MGMT_PROC_PEER_MEMBERS) {
+        mgmt_status_rsp rsp = {.errstr = "", .data = ""};
+
+        if (md_peer_find_uuid(st, a.members.from) == NULL) {
+            rsp.ret = -1;
+            rsp.op_errno = EPERM;
+            rsp.errstr = "the sender is not a peer of this node";
+        } else if (md_members_adopt(st, a.members.from, &a.members.m) != 0) {
+            rsp.ret = -1;
+            rsp.op_errno = EIO;
+            rsp.errstr = "storing the peers failed";
+        }
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_status_rsp, &rsp, NULL, 0);
+    } else if (proc == MGMT_PROC_PEER_SYNC) {
+        mgmt_sync_msg rsp;
+
+        memset(&rsp, 0, sizeof(rsp));
+        if (md_peer_find_uuid(st, a.sync.from) == NULL) {
+            rsp.ret = -1;
+            rsp.op_errno = EPERM;
+        } else {
+            md_sync_apply(st, &a.sync);
+            if (md_sync_msg_fill(st, &rsp) != 0) {
+                xdr_free((xdrproc_t)xdr_mgmt_sync_msg, (char *)&rsp);
+                memset(&rsp, 0, sizeof(rsp));
+                rsp.ret = -1;
+                rsp.op_errno = ENOMEM;
+            }
+        }
+        if (rsp.from == NULL)
+            rsp.from = st->node_id; /* borrowed: not freed below */
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_sync_msg, &rsp, NULL, 0);
+        if (rsp.from == st->node_id)
+            rsp.from = NULL;
+        xdr_free((xdrproc_t)xdr_mgmt_sync_msg, (char *)&rsp);
     } else if (proc == MGMT_PROC_PEER_VOLS) {
         mgmt_vols_msg rsp = {.from = ""};
 
@@ -475,4 +523,72 @@ md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
         md_sbuf_clear(&data);
     }
     xdr_free(afn, (char *)&a);
+}
+
+
+/* A brick id as the store writes it: "brick" and digits. */
+static bool
+md_brick_id_ok(const char *id)
+{
+    if (strncmp(id, "brick", 5) != 0 || id[5] == '\0')
+        return false;
+    for (const char *p = id + 5; *p != '\0'; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+
+bool
+md_peer_serve_fast(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
+                   uint32_t proc, const char *body, size_t len)
+{
+    mgmt_brick_status_req req;
+    mgmt_brick_status_rsp rsp;
+    struct md_volume v;
+
+    if (proc != MGMT_PROC_BRICK_STATUS)
+        return false;
+    memset(&req, 0, sizeof(req));
+    memset(&rsp, 0, sizeof(rsp));
+    if (vrpc_decode_body(body, len, (xdrproc_t)xdr_mgmt_brick_status_req,
+                         &req, NULL) != 0) {
+        (void)vrpc_send_reply(c, xid, VRPC_GARBAGE_ARGS, NULL, NULL, NULL, 0);
+        return true;
+    }
+    memset(&v, 0, sizeof(v));
+    rsp.bricks.bricks_val = calloc(req.bricks.bricks_len + 1,
+                                   sizeof(*rsp.bricks.bricks_val));
+    if (rsp.bricks.bricks_val == NULL) {
+        rsp.ret = -1;
+        rsp.op_errno = ENOMEM;
+    } else if (md_check_volname(req.volume, NULL) != 0) {
+        rsp.ret = -1;
+        rsp.op_errno = EINVAL;
+    } else {
+        snprintf(v.name, sizeof(v.name), "%s", req.volume);
+    }
+    for (u_int i = 0; rsp.ret == 0 && i < req.bricks.bricks_len; i++) {
+        const mgmt_brick_ref *ref = &req.bricks.bricks_val[i];
+        mgmt_brick_state *bs = &rsp.bricks.bricks_val[i];
+        struct md_brick b = {.host = (char *)"", .port = (uint16_t)ref->port};
+        pid_t pid = 0;
+
+        bs->id = ref->id;
+        bs->port = ref->port;
+        if (md_brick_id_ok(ref->id) && ref->port > 0 && ref->port < 65536 &&
+            strlen(ref->id) < sizeof(b.id)) {
+            snprintf(b.id, sizeof(b.id), "%s", ref->id);
+            pid = md_brick_pid(st, &v, &b);
+        }
+        bs->pid = pid != 0 ? (int64_t)pid : -1;
+        bs->online = pid != 0 && md_brick_port_answers(st, &b);
+        rsp.bricks.bricks_len++;
+    }
+    (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_brick_status_rsp, &rsp, NULL,
+                          0);
+    free(rsp.bricks.bricks_val);
+    xdr_free((xdrproc_t)xdr_mgmt_brick_status_req, (char *)&req);
+    return true;
 }

@@ -2,8 +2,12 @@
 /*
  * peer: the other mortards of the cluster.
  *
- * Store: <state>/peers, key=value lines peer.N.uuid/host/port, written
- * atomically (md_write_atomic) on every membership change.
+ * Store: <state>/peers, key=value lines generation= and
+ * peer.N.uuid/host/port, written atomically (md_write_atomic) on every
+ * membership change. The generation is bumped by the node that probes or
+ * detaches and travels with the membership (PEER_MEMBERS, PEER_SYNC): a
+ * node adopts a membership only if its generation is newer than its own,
+ * so a node that was down during a probe or detach catches up on return.
  * Calls between mortards are short blocking connections (connect, one
  * call, one reply, close) with a deadline, made by the worker thread (a
  * probe, a transaction) or by the monitor thread; a mortard never calls
@@ -16,9 +20,11 @@
  * peer, so all nodes list the same cluster, and pushes its volumes.
  * Liveness and catch-up: the monitor thread says HELLO to every peer
  * every MD_MONITOR_MS; when a peer answers after having not answered (or
- * for the first time since start), both sides exchange their volume
- * definitions (PEER_VOLS) and each installs the ones newer than its own,
- * starting or stopping the bricks that live on it.
+ * for the first time since start), both sides exchange their state
+ * (PEER_SYNC: volume definitions, tombstones of deleted volumes, the
+ * membership) and each applies what is newer than its own, starting,
+ * stopping or removing the bricks that live on it (peer-vols.c). Only
+ * then is the peer marked connected.
  * Threads: worker (commands, served calls; md_state.lock held), monitor
  * (calls without the lock, takes it to record results).
  */
@@ -41,6 +47,9 @@
 
 #define MD_MONITOR_MS 2000
 #define MD_HELLO_TIMEOUT_MS 3000
+
+/* Generation of the membership (md_state.lock). */
+static uint64_t md_members_gen;
 
 static struct {
     pthread_t thread;       /* the monitor */
@@ -158,7 +167,8 @@ md_peers_save(struct md_state *st, vl_err_t *err)
     size_t i = 0;
     int rc;
 
-    md_sbuf_printf(&sb, "# mortard peers: do not edit while mortard runs\n");
+    md_sbuf_printf(&sb, "# mortard peers: do not edit while mortard runs\n"
+                   "generation=%llu\n", (unsigned long long)md_members_gen);
     for (struct md_peer *p = st->peers; p != NULL; p = p->next, i++)
         md_sbuf_printf(&sb, "peer.%zu.uuid=%s\npeer.%zu.host=%s\n"
                        "peer.%zu.port=%u\n", i, p->uuid, i, p->host, i,
@@ -192,6 +202,14 @@ md_peers_cb(const char *key, const char *value, int line, void *arg,
     vl_gfid_t g;
 
     (void)line;
+    if (strcmp(key, "generation") == 0) {
+        unsigned long long gen = strtoull(value, &end, 10);
+
+        if (end == value || *end != '\0')
+            goto bad;
+        md_members_gen = gen;
+        return 0;
+    }
     if (strncmp(key, "peer.", 5) != 0)
         goto bad;
     idx = strtol(key + 5, &end, 10);
@@ -253,6 +271,120 @@ md_peers_load(struct md_state *st, vl_err_t *err)
     if (rc != 0)
         md_peers_free(st);
     return rc;
+}
+
+
+uint64_t
+md_members_gen_get(void)
+{
+    return md_members_gen;
+}
+
+
+void
+md_members_gen_set(uint64_t gen)
+{
+    md_members_gen = gen;
+}
+
+
+/* Copies one member into the next slot of m (strings duplicated). */
+static int
+md_member_put(mgmt_members *m, const char *uuid, const char *host,
+              uint16_t port)
+{
+    mgmt_peer_info *i = &m->members.members_val[m->members.members_len++];
+
+    i->uuid = strdup(uuid);
+    i->host = strdup(host);
+    i->port = port;
+    return i->uuid != NULL && i->host != NULL ? 0 : -ENOMEM;
+}
+
+
+int
+md_members_fill(struct md_state *st, mgmt_members *m)
+{
+    u_int n = 1;
+    int rc;
+
+    for (struct md_peer *p = st->peers; p != NULL; p = p->next)
+        n++;
+    if (n > MGMT_PEERS_MAX)
+        n = MGMT_PEERS_MAX;
+    m->generation = md_members_gen;
+    m->members.members_len = 0;
+    m->members.members_val = calloc(n, sizeof(*m->members.members_val));
+    if (m->members.members_val == NULL)
+        return -ENOMEM;
+    rc = md_member_put(m, st->node_id, md_self_host(st), st->mgmt_port);
+    for (struct md_peer *p = st->peers;
+         rc == 0 && p != NULL && m->members.members_len < n; p = p->next)
+        rc = md_member_put(m, p->uuid, p->host, p->port);
+    return rc; /* on failure the caller xdr_frees what was filled */
+}
+
+
+int
+md_members_adopt(struct md_state *st, const char *from,
+                 const mgmt_members *m)
+{
+    struct md_peer *old = st->peers;
+    vl_err_t err = {.msg = ""};
+    bool has_self = false;
+    int rc;
+
+    if (m->generation <= md_members_gen)
+        return 0;
+    for (u_int i = 0; i < m->members.members_len; i++)
+        if (strcmp(m->members.members_val[i].uuid, st->node_id) == 0)
+            has_self = true;
+    if (!has_self) {
+        /* Detached while away: the detach itself tells a node to leave
+         * (an empty PEER_LIST); a catch-up never makes it forget. */
+        vl_glog(MD_DOMAIN, VL_LOG_WARNING, "membership %llu from %s does "
+                "not list this node: ignored",
+                (unsigned long long)m->generation, from);
+        return 0;
+    }
+    st->peers = NULL;
+    for (u_int i = 0; i < m->members.members_len; i++) {
+        const mgmt_peer_info *mi = &m->members.members_val[i];
+        struct md_peer *was = NULL, *p;
+        vl_gfid_t g;
+
+        if (strcmp(mi->uuid, st->node_id) == 0 ||
+            vl_gfid_parse(mi->uuid, &g) != 0 || mi->port == 0 ||
+            mi->port > 65535 || mi->host[0] == '\0' ||
+            md_peer_find_uuid(st, mi->uuid) != NULL)
+            continue;
+        for (struct md_peer *o = old; o != NULL; o = o->next)
+            if (strcmp(o->uuid, mi->uuid) == 0)
+                was = o;
+        p = md_peer_add(st, mi->uuid, mi->host, (uint16_t)mi->port);
+        if (p != NULL && was != NULL)
+            p->is_connected = was->is_connected;
+    }
+    md_members_gen = m->generation;
+    rc = md_peers_save(st, &err);
+    if (rc != 0) {
+        md_peers_free(st);
+        st->peers = old;
+        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "membership from %s: %s", from,
+                err.msg);
+        return rc;
+    }
+    while (old != NULL) {
+        struct md_peer *n = old->next;
+
+        md_peer_free(old);
+        old = n;
+    }
+    md_server_peers_changed(st);
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "membership generation %llu from %s: "
+            "%u member(s)", (unsigned long long)m->generation, from,
+            m->members.members_len);
+    return 0;
 }
 
 
@@ -397,6 +529,7 @@ md_monitor_round(struct md_state *st, bool *is_first)
     mgmt_hello_req req = {.to_host = ""};
 
     pthread_mutex_lock(&st->lock);
+    md_sync_track(st);
     for (struct md_peer *p = st->peers; p != NULL && n < 64; p = p->next) {
         snprintf(refs[n].uuid, sizeof(refs[n].uuid), "%s", p->uuid);
         snprintf(refs[n].host, sizeof(refs[n].host), "%s", p->host);
@@ -423,6 +556,15 @@ md_monitor_round(struct md_state *st, bool *is_first)
                              MD_HELLO_TIMEOUT_MS, &err) == 0 &&
                 rsp.ret == 0 && strcmp(rsp.self.uuid, refs[i].uuid) == 0;
         xdr_free((xdrproc_t)xdr_mgmt_hello_rsp, (char *)&rsp);
+        /* A returning peer counts as connected (and takes part in
+         * transactions again) only once both sides caught up. */
+        if (is_up && !refs[i].was_connected &&
+            md_vols_exchange(st, refs[i].host, refs[i].port, false,
+                             &err) != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "catch-up with %s: %s",
+                    refs[i].host, err.msg);
+            is_up = false;
+        }
         pthread_mutex_lock(&st->lock);
         p = md_peer_find_uuid(st, refs[i].uuid);
         if (p != NULL && p->is_connected != is_up)
@@ -432,9 +574,6 @@ md_monitor_round(struct md_state *st, bool *is_first)
         if (p != NULL)
             p->is_connected = is_up;
         pthread_mutex_unlock(&st->lock);
-        if (is_up && !refs[i].was_connected)
-            (void)md_vols_exchange(st, refs[i].host, refs[i].port, false,
-                                   &err);
     }
 }
 

@@ -44,6 +44,13 @@ struct md_job {
     struct md_job *next;     /* queue or watcher list */
 };
 
+/* An accepted connection, listed so that shutdown can close the ones
+ * still open (long-polling WATCH clients) and free them. */
+struct md_conn {
+    vrpc_conn_t *conn;          /* the accept's ref (dropped at close) */
+    struct md_conn *next;       /* md_srv.conns list */
+};
+
 static struct {
     struct md_state *st;        /* borrowed */
     vl_loop_t *loop;            /* owned */
@@ -63,9 +70,12 @@ static struct {
     uint64_t n_calls;           /* (qlock) calls received */
     pthread_mutex_t peers_mu;   /* guards peer_ids */
     char *peer_ids;             /* (peers_mu) uuids of the peers, lines */
+    pthread_mutex_t conns_mu;   /* guards conns */
+    struct md_conn *conns;      /* (conns_mu) accepted, not yet closed */
 } md_srv = {.unix_fd = -1, .qlock = PTHREAD_MUTEX_INITIALIZER,
             .qcond = PTHREAD_COND_INITIALIZER,
-            .peers_mu = PTHREAD_MUTEX_INITIALIZER};
+            .peers_mu = PTHREAD_MUTEX_INITIALIZER,
+            .conns_mu = PTHREAD_MUTEX_INITIALIZER};
 
 
 static void
@@ -365,6 +375,11 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
                               (xdrproc_t)xdr_mgmt_watch_req, &j->watch,
                               NULL);
         break;
+    case MGMT_PROC_BRICK_STATUS:
+        (void)md_peer_serve_fast(md_srv.st, c, hdr.xid, hdr.proc,
+                                 rec->data + off, len - off);
+        free(j);
+        return;
     case MGMT_PROC_PEER_TXN:
         if (md_txn_lock_phase(c, hdr.xid, rec->data + off, len - off)) {
             free(j);
@@ -375,6 +390,8 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
     case MGMT_PROC_PEER_HELLO:
     case MGMT_PROC_PEER_LIST:
     case MGMT_PROC_PEER_VOLS:
+    case MGMT_PROC_PEER_SYNC:
+    case MGMT_PROC_PEER_MEMBERS:
         j->body_len = len - off;
         j->body = malloc(j->body_len + 1);
         rc = j->body != NULL ? 0 : -ENOMEM;
@@ -410,8 +427,20 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
 static void
 md_on_close(vrpc_conn_t *c, int reason, void *arg)
 {
+    struct md_conn *mc = arg;
+
     (void)reason;
-    (void)arg;
+    if (mc != NULL) {
+        pthread_mutex_lock(&md_srv.conns_mu);
+        for (struct md_conn **pp = &md_srv.conns; *pp != NULL;
+             pp = &(*pp)->next)
+            if (*pp == mc) {
+                *pp = mc->next;
+                break;
+            }
+        pthread_mutex_unlock(&md_srv.conns_mu);
+        free(mc);
+    }
     vrpc_conn_unref(c); /* the accept's ref */
 }
 
@@ -427,12 +456,44 @@ md_accept(int fd, const struct sockaddr_storage *peer, void *arg)
 {
     vrpc_conn_t *c;
 
+    struct md_conn *mc = calloc(1, sizeof(*mc));
+
     (void)peer;
     (void)arg;
-    if (vrpc_conn_new(md_srv.loop, fd, false, &md_conn_ops, NULL, &c) != 0)
+    if (mc == NULL) {
+        close(fd);
         return;
+    }
+    if (vrpc_conn_new(md_srv.loop, fd, false, &md_conn_ops, mc, &c) != 0) {
+        free(mc);
+        return;
+    }
+    mc->conn = c;
+    pthread_mutex_lock(&md_srv.conns_mu);
+    mc->next = md_srv.conns;
+    md_srv.conns = mc;
+    pthread_mutex_unlock(&md_srv.conns_mu);
     if (vrpc_conn_start(c) != 0)
         vrpc_conn_close(c, ENOTCONN);
+}
+
+
+/* Closes every connection still open (on_close unlists and frees it). */
+static void
+md_close_conns(void)
+{
+    for (;;) {
+        vrpc_conn_t *c = NULL;
+
+        pthread_mutex_lock(&md_srv.conns_mu);
+        if (md_srv.conns != NULL)
+            c = vrpc_conn_ref(md_srv.conns->conn);
+        pthread_mutex_unlock(&md_srv.conns_mu);
+        if (c == NULL)
+            break;
+        vrpc_conn_close(c, ESHUTDOWN); /* returns after on_close ran */
+        vrpc_conn_unref(c);
+    }
 }
 
 
@@ -537,6 +598,9 @@ md_server_stop(void)
         close(md_srv.unix_fd);
         md_srv.unix_fd = -1;
     }
+    /* No new connection can come: close the open ones (their records
+     * already queued still run below; the replies go nowhere). */
+    md_close_conns();
     if (md_srv.has_worker) {
         pthread_mutex_lock(&md_srv.qlock);
         md_srv.is_stopping = true;
@@ -550,6 +614,10 @@ md_server_stop(void)
         vl_loop_free(md_srv.loop);
         md_srv.loop = NULL;
     }
+    pthread_mutex_lock(&md_srv.peers_mu);
+    free(md_srv.peer_ids);
+    md_srv.peer_ids = NULL;
+    pthread_mutex_unlock(&md_srv.peers_mu);
 }
 
 

@@ -10,10 +10,13 @@
  * checks its directory and picks its port), COMMIT on every node (each
  * runs the same command with the originator's decisions: volume id and
  * brick port, so every store ends up the same; each starts or stops only
- * the bricks that live on it), UNLOCK. A peer that cannot be reached or
- * refuses at lock or stage stops the transaction before anything
- * changed, and the CLI names it. A peer that dies between stage and
- * commit misses the commit; it catches up (peer-vols.c) when it returns.
+ * the bricks that live on it), UNLOCK. A peer the liveness monitor knows
+ * as disconnected takes no part (as in GlusterFS): it catches up
+ * (peer-vols.c: definitions, deletions, membership) when it returns; a
+ * new brick may not live on it. A peer believed connected that cannot be
+ * reached or refuses at lock or stage stops the transaction before
+ * anything changed, and the CLI names it. A peer that dies between stage
+ * and commit misses the commit; it catches up when it returns.
  * Locks expire after MD_LOCK_TTL_MS so a dead originator cannot wedge
  * the cluster.
  * The lock lives outside md_state.lock: LOCK/UNLOCK are served on the
@@ -141,6 +144,9 @@ md_stage_create(struct md_state *st, int argc, char **argv,
     } else if (md_peer_find_host(st, b.host) == NULL) {
         vl_err_set(err, "Host %s is not in 'Peer in Cluster' state",
                    b.host);
+        rc = -EHOSTUNREACH;
+    } else if (!md_peer_find_host(st, b.host)->is_connected) {
+        vl_err_set(err, "Host %s is not connected", b.host);
         rc = -EHOSTUNREACH;
     }
     free(b.host);
@@ -319,6 +325,8 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
     }
     req.phase = MGMT_TXN_LOCK;
     for (p = st->peers; p != NULL; p = p->next) {
+        if (!p->is_connected)
+            continue; /* catches up when it returns (peer-vols.c) */
         rc = md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
         if (rc != 0) {
             md_result_fail(r, MD_EXIT_FAIL, -rc, "%s %s: failed: Locking "
@@ -338,6 +346,8 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
         snprintf(port_data, sizeof(port_data), "%s", sdata.data);
     req.phase = MGMT_TXN_STAGE;
     for (p = st->peers; p != NULL; p = p->next) {
+        if (!p->is_connected)
+            continue; /* catches up when it returns (peer-vols.c) */
         rc = md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, data, sizeof(data),
                          &err);
         if (rc != 0) {
@@ -356,6 +366,8 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
     md_txn_commit_local(st, argc, argv, params, r);
     req.phase = MGMT_TXN_COMMIT;
     for (p = st->peers; p != NULL; p = p->next) {
+        if (!p->is_connected)
+            continue; /* catches up when it returns (peer-vols.c) */
         rc = md_txn_call(p, &req, MD_COMMIT_TIMEOUT_MS, NULL, 0, &err);
         if (rc != 0) {
             vl_glog(MD_DOMAIN, VL_LOG_ERROR, "commit of '%s %s %s' failed "
@@ -371,7 +383,8 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
 unlock:
     req.phase = MGMT_TXN_UNLOCK;
     for (p = st->peers; p != NULL && p != locked_end; p = p->next)
-        (void)md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
+        if (p->is_connected)
+            (void)md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
     md_txn_unlock(txn_id);
     md_sbuf_clear(&sdata);
 }

@@ -15,12 +15,15 @@
  * Intercepts: every fop (client-fops.c), release.
  * Per fd:     struct client_fd (remote fd number, connection generation).
  * Per req:    struct client_local.
- * Threads:    priv->lock guards the connection state; callbacks run on
- *             loop threads; fops may come from any thread.
+ * Threads:    priv->lock guards the connection state and priv->conf's
+ *             ping-timeout (live: reconfigure); callbacks run on loop
+ *             threads and read priv->conf, a copy of the options made at
+ *             init; fops may come from any thread.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -47,6 +50,8 @@ client_priv_unref(struct client_priv *priv)
         return;
     pthread_mutex_destroy(&priv->lock);
     pthread_cond_destroy(&priv->tick_cond);
+    free(priv->conf.remote_host);
+    free(priv->conf.remote_subvolume);
     vl_free(priv);
 }
 
@@ -93,7 +98,7 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
 {
     struct client_priv *priv = cookie;
     vl_xlator_t *xl = priv->xl;
-    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    const struct client_conf *conf = &priv->conf;
     mrt_setvolume_rsp r;
     vrpc_clnt_t *clnt = NULL;
     char msg[700];
@@ -146,7 +151,7 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
 {
     struct client_priv *priv = arg;
     vl_xlator_t *xl = priv->xl;
-    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    const struct client_conf *conf = &priv->conf;
     mrt_setvolume_args a;
     char ident[MRT_IDENT_MAX];
     int rc;
@@ -179,7 +184,7 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
 {
     struct client_priv *priv = arg;
     vl_xlator_t *xl = priv->xl;
-    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    const struct client_conf *conf = &priv->conf;
     bool down = false, mine = false;
 
     pthread_mutex_lock(&priv->lock);
@@ -221,7 +226,7 @@ static void
 client_connect(struct client_priv *priv)
 {
     vl_xlator_t *xl = priv->xl;
-    const struct client_conf *conf = VL_CONF(xl, struct client_conf);
+    const struct client_conf *conf = &priv->conf;
     vrpc_clnt_t *clnt = NULL;
     vl_err_t err = {{0}};
     int fd = -1, rc;
@@ -292,7 +297,7 @@ client_tick(void *arg)
         return;
     }
     priv->n_ticking++;
-    conf = VL_CONF(xl, struct client_conf);
+    conf = &priv->conf;
     interval = client_tick_ms(conf, priv->is_connected);
     if (priv->clnt == NULL) {
         do_connect = now >= priv->next_connect_ms;
@@ -446,6 +451,21 @@ client_init(vl_xlator_t *xl, vl_err_t *err)
     }
     atomic_init(&priv->refs, 1);
     priv->xl = xl;
+    /* Loop threads and timers read this copy, never xl->conf (which
+     * reconfigure swaps and frees). */
+    priv->conf = *VL_CONF(xl, struct client_conf);
+    priv->conf.remote_host = strdup(priv->conf.remote_host);
+    priv->conf.remote_subvolume = strdup(priv->conf.remote_subvolume);
+    if (priv->conf.remote_host == NULL ||
+        priv->conf.remote_subvolume == NULL) {
+        free(priv->conf.remote_host);
+        free(priv->conf.remote_subvolume);
+        pthread_cond_destroy(&priv->tick_cond);
+        pthread_mutex_destroy(&priv->lock);
+        vl_free(priv);
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
     priv->backoff_ms = CLIENT_BACKOFF_START_MS;
     xl->priv = priv;
     return 0;
@@ -465,6 +485,24 @@ client_fini(vl_xlator_t *xl)
 }
 
 
+/* ping-timeout is the only live option: the tick reads it under
+ * priv->lock, so the next tick uses the new value. */
+static int
+client_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
+{
+    const struct client_conf *nc = new_conf;
+    struct client_priv *priv = xl->priv;
+
+    (void)err;
+    pthread_mutex_lock(&priv->lock);
+    priv->conf.ping_timeout_ms = nc->ping_timeout_ms;
+    pthread_mutex_unlock(&priv->lock);
+    vl_log(xl, VL_LOG_INFO, "ping-timeout now %llu ms",
+           (unsigned long long)nc->ping_timeout_ms);
+    return 0;
+}
+
+
 static void
 client_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -473,9 +511,11 @@ client_dump(vl_xlator_t *xl, FILE *out)
     if (priv == NULL)
         return;
     pthread_mutex_lock(&priv->lock);
-    fprintf(out, "connected=%d\ngeneration=%llu\npending=%zu\n",
+    fprintf(out, "connected=%d\ngeneration=%llu\npending=%zu\n"
+            "ping_timeout_ms=%llu\n",
             priv->is_connected, (unsigned long long)priv->generation,
-            priv->clnt != NULL ? vrpc_clnt_pending(priv->clnt) : 0);
+            priv->clnt != NULL ? vrpc_clnt_pending(priv->clnt) : 0,
+            (unsigned long long)priv->conf.ping_timeout_ms);
     pthread_mutex_unlock(&priv->lock);
 }
 
@@ -493,7 +533,7 @@ static const vl_option_t client_options[] = {
                       "protocol/server child)."),
     VL_OPT_TIME("ping-timeout", struct client_conf, ping_timeout_ms,
                 .min = 0, .max = 3600 * 1000, .def = "42",
-                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT | VL_OPT_LIVE,
                 .aliases = {"network.ping-timeout"},
                 .doc = "Time without any reply, while calls are pending, "
                        "after which the brick is declared dead (0: never)."),
@@ -521,6 +561,7 @@ const vl_xlator_class_t xl_protocol_client = {
            "over TCP; reconnects with backoff and re-opens files.",
     .init = client_init,
     .fini = client_fini,
+    .reconfigure = client_reconfigure,
     .notify = client_notify,
     .release = client_release,
     .dump = client_dump,

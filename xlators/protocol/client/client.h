@@ -23,6 +23,8 @@ struct client_conf {
 struct client_priv {
     atomic_int refs;            /* fini's, the tick timer's, the clnt's */
     vl_xlator_t *xl;            /* borrowed; this translator */
+    struct client_conf conf;    /* copy of the options (strings owned);
+                                   ping_timeout_ms guarded by lock */
     pthread_mutex_t lock;       /* guards every field below */
     vrpc_clnt_t *clnt;          /* owned ref; the current connection */
     bool is_connected;          /* SETVOLUME accepted on clnt */
