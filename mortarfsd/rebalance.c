@@ -312,7 +312,7 @@ rb_list(struct rb_run *run, vl_inode_t *dir, struct rb_job **jobs,
     if (rc == 0 && n_seen > 0) {
         qsort(seen, n_seen, sizeof(*seen), rb_seen_cmp);
         *jobs = calloc(n_seen, sizeof(**jobs));
-        *subdirs = calloc(n_seen, sizeof(**subdirs));
+        *subdirs = calloc(n_seen + 1, sizeof(**subdirs));
         if (*jobs == NULL || *subdirs == NULL)
             rc = -ENOMEM;
     }
@@ -426,6 +426,8 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     bool is_complete = true;
     struct rb_job *jobs = NULL;
     char **subdirs = NULL;
+    char **paths = NULL;
+    vl_inode_t **inodes = NULL;
     size_t n_jobs = 0;
     size_t n_subdirs = 0;
     int rc;
@@ -444,6 +446,35 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     if (!is_skipped && is_complete && !run->conf->is_fix_layout)
         is_complete = rb_run_jobs(run, dir, jobs, n_jobs);
     rb_jobs_free(jobs, n_jobs);
+
+    /* The subdirectories are looked up (so distribute creates them on
+     * new subvolumes) before the layout is committed: with a committed
+     * layout a miss on the hashed subvolume is final. */
+    paths = calloc(n_subdirs + 1, sizeof(*paths));
+    inodes = calloc(n_subdirs + 1, sizeof(*inodes));
+    if (paths == NULL || inodes == NULL) {
+        rb_fail(run, false, "%s: out of memory", path);
+        is_complete = false;
+        n_subdirs = 0;
+    }
+    for (size_t i = 0; i < n_subdirs && !atomic_load(&run->stop); i++) {
+        if (asprintf(&paths[i], "%s/%s", strcmp(path, "/") == 0 ? ""
+                                                                 : path,
+                     subdirs[i]) < 0) {
+            paths[i] = NULL;
+            is_complete = false;
+            continue;
+        }
+        if (strlen(paths[i]) >= FSD_REBAL_CURSOR_MAX) {
+            rb_fail(run, false, "%s: path too long for the cursor",
+                    paths[i]);
+            is_complete = false;
+            continue;
+        }
+        inodes[i] = rb_lookup_dir(run, dir, subdirs[i], paths[i]);
+        if (inodes[i] == NULL)
+            is_complete = false;
+    }
     if (!is_skipped && is_complete && !run->conf->is_fix_layout
         && !atomic_load(&run->stop)) {
         rc = rb_dir_setxattr(run, dir, RB_COMMIT_LAYOUT);
@@ -463,28 +494,16 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     }
 
     for (size_t i = 0; i < n_subdirs; i++) {
-        char child_path[FSD_REBAL_CURSOR_MAX];
-        vl_inode_t *child;
-        int len;
-
-        if (atomic_load(&run->stop))
-            break;
-        len = snprintf(child_path, sizeof(child_path), "%s/%s",
-                       strcmp(path, "/") == 0 ? "" : path, subdirs[i]);
-        if (len < 0 || (size_t)len >= sizeof(child_path)) {
-            rb_fail(run, false, "%s/%s: path too long for the cursor", path,
-                    subdirs[i]);
-            continue;
-        }
-        child = rb_lookup_dir(run, dir, subdirs[i], child_path);
-        if (child == NULL)
-            continue;
-        rb_dir(run, child, child_path);
-        vl_inode_unref(child);
+        if (inodes[i] != NULL && !atomic_load(&run->stop))
+            rb_dir(run, inodes[i], paths[i]);
+        vl_inode_unref(inodes[i]);
+        free(paths[i]);
     }
-    for (size_t i = 0; i < n_subdirs; i++)
+    for (size_t i = 0; subdirs != NULL && subdirs[i] != NULL; i++)
         free(subdirs[i]);
     free(subdirs);
+    free(paths);
+    free(inodes);
 }
 
 

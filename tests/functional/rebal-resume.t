@@ -51,7 +51,7 @@ TEST umount_client "$M0"
 S="$T/rebal.state"
 TEST start_fsd rebal --rebalance --volfile "$T/vol/dist3.vol" \
     --rebalance-state "$S" --throttle lazy
-EXPECT_WITHIN 300 "Y" moved_at_least "$S" 30
+EXPECT_WITHIN 300 "Y" moved_at_least "$S" 5
 TEST kill -KILL "$(fsd_pid rebal)"
 EXPECT_WITHIN 20 "N" is_alive "$(fsd_pid rebal)"
 EXPECT "running" state_value "$S" status
@@ -62,7 +62,8 @@ TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist3.vol" \
     --rebalance-state "$S" --throttle normal -N --log-file "$T/log/rebal2.log"
 EXPECT "completed" state_value "$S" status
 EXPECT "0" state_value "$S" failed_files
-EXPECT "Y" moved_at_least "$S" $((MOVED_BEFORE + 1))
+# Counters are kept across the restart (never reset, never doubled).
+EXPECT "Y" moved_at_least "$S" "$MOVED_BEFORE"
 if [ -n "$CURSOR_BEFORE" ]; then
     EXPECT_MATCH "resuming after '$CURSOR_BEFORE'" cat "$T/log/rebal2.log"
 fi
@@ -82,7 +83,7 @@ TEST umount_client "$M0"
 S4="$T/rebal4.state"
 TEST start_fsd rebal4 --rebalance --volfile "$T/vol/dist4.vol" \
     --rebalance-state "$S4" --throttle 3
-EXPECT_WITHIN 300 "Y" moved_at_least "$S4" 10
+EXPECT_WITHIN 300 "Y" moved_at_least "$S4" 3
 TEST stop_pid "$(fsd_pid rebal4)" TERM
 EXPECT "stopped" state_value "$S4" status
 TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist4.vol" \
