@@ -47,6 +47,7 @@ dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
                      const vl_gfid_t *gfid)
 {
     const char *target = xl->children[to]->name;
+    vl_inode_t *tmp;
     union vl_fop_args a;
     struct dist_call call;
     int rc;
@@ -70,14 +71,17 @@ dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
     }
     if (rc != 0)
         return rc;
+    tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
+    if (tmp == NULL)
+        return -ENOMEM;
     memset(&a, 0, sizeof(a));
-    a.setxattr.loc.parent = parent;
-    a.setxattr.loc.name = name;
+    a.setxattr.loc.inode = tmp;
     a.setxattr.name = DIST_XATTR_LINKTO;
     a.setxattr.value = target;
     a.setxattr.size = strlen(target) + 1;
     rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_SETXATTR, &a, &call);
     vl_reply_clear(&call.reply);
+    vl_inode_unref(tmp);
     if (rc != 0) {
         memset(&a, 0, sizeof(a));
         a.unlink.loc.parent = parent;
@@ -275,6 +279,7 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
     struct dist_layout *layout;
+    vl_inode_t *tmp;
     unsigned n = priv->n;
     uint64_t up = dist_up_mask(xl), made = 0, exist = 0;
     int hashed, first = -1, rc = 0;
@@ -320,17 +325,24 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     }
     dist_layout_default(layout, n, priv->decommissioned, 1,
                         DIST_FLAG_COMMITTED);
+    tmp = dist_inode_for_gfid(xl, &a->gfid, S_IFDIR);
+    if (tmp == NULL) {
+        vl_free(layout);
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
         dist_layout_encode(&layout->r[i], vals[i]);
-        args[i].setxattr.loc.parent = a->loc.parent;
-        args[i].setxattr.loc.name = a->loc.name;
+        args[i].setxattr.loc.inode = tmp;
         args[i].setxattr.name = DIST_XATTR_LAYOUT;
         args[i].setxattr.value = vals[i];
         args[i].setxattr.size = DIST_LAYOUT_SIZE;
     }
     /* Stale copies that were there already (EEXIST) get it too. */
     dist_fan_sync(xl, req, made | exist, VL_FOP_SETXATTR, args, calls);
+    vl_inode_unref(tmp);
     for (unsigned i = 0; i < n; i++) {
         if (((made | exist) & (1ULL << i)) && calls[i].status != 0
             && rc == 0)
@@ -369,18 +381,34 @@ dist_mkdir(vl_xlator_t *xl, vl_req_t *req)
  * when it did (then rmdir may be retried there). */
 static bool
 dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
-                       vl_inode_t *dir)
+                       const struct vl_loc *loc)
 {
     union vl_fop_args a;
     struct dist_call call;
-    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY, 0);
+    vl_inode_t *dir;
+    vl_fd_t *fd;
     char **names = NULL;
     size_t n_names = 0;
     bool is_links = true, is_eof = false;
     int64_t off = 0;
 
-    if (fd == NULL)
+    /* The kernel gives no inode for rmdir: find the GFID there. */
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = loc->parent;
+    a.lookup.loc.name = loc->name;
+    if (dist_call_sync(xl, req, i, VL_FOP_LOOKUP, &a, &call) != 0) {
+        vl_reply_clear(&call.reply);
         return false;
+    }
+    dir = dist_inode_for_gfid(xl, &call.reply.iatt.gfid, S_IFDIR);
+    vl_reply_clear(&call.reply);
+    if (dir == NULL)
+        return false;
+    fd = vl_fd_new(dir, O_RDONLY, 0);
+    if (fd == NULL) {
+        vl_inode_unref(dir);
+        return false;
+    }
     memset(&a, 0, sizeof(a));
     a.opendir.loc.inode = dir;
     a.opendir.fd = fd;
@@ -430,6 +458,7 @@ dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
     }
     vl_free(names);
     vl_fd_unref(fd);
+    vl_inode_unref(dir);
     return is_links && n_names > 0;
 }
 
@@ -490,12 +519,12 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
         }
     }
     dist_calls_clear(calls, n);
-    if (rc == 0 && full != 0 && a->loc.inode != NULL) {
+    if (rc == 0 && full != 0) {
         /* Only link files left there: clean, then try again. */
         for (unsigned i = 0; i < n && rc == 0; i++) {
             if (!(full & (1ULL << i)))
                 continue;
-            if (!dist_rmdir_clean_links(xl, req, i, a->loc.inode)) {
+            if (!dist_rmdir_clean_links(xl, req, i, &a->loc)) {
                 rc = -ENOTEMPTY;
                 survivor = (int)i;
             }
@@ -512,9 +541,6 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
                 }
             dist_calls_clear(calls, n);
         }
-    } else if (rc == 0 && full != 0) {
-        rc = -ENOTEMPTY;
-        survivor = __builtin_ctzll(full);
     }
     if (rc != 0 && survivor >= 0)
         dist_rmdir_undo(xl, req, removed, survivor);

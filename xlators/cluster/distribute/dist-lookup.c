@@ -393,8 +393,9 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 /* Creates the directory where it is missing (named loc only). */
 static void
 dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
-                      const struct vl_loc *loc, const struct vl_iatt *base,
-                      uint64_t missing, struct dist_call *lk)
+                      const struct vl_loc *loc, const struct vl_loc *iloc,
+                      const struct vl_iatt *base, uint64_t missing,
+                      struct dist_call *lk)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
@@ -423,8 +424,7 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
     atomic_fetch_add(&dist_priv(xl)->n_heals, 1);
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
-        args[i].setattr.loc.parent = loc->parent;
-        args[i].setattr.loc.name = loc->name;
+        args[i].setattr.loc = *iloc;
         args[i].setattr.attr = *base;
         args[i].setattr.valid = VL_SET_UID | VL_SET_GID;
     }
@@ -538,6 +538,8 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     struct dist_call lk[DIST_MAX_SUBVOLS];
     struct dist_layout l;
     struct dist_anomalies an;
+    struct vl_loc iloc = {.inode = NULL};
+    vl_inode_t *tmp = NULL;
     unsigned n = priv->n;
     uint64_t up = dist_up_mask(xl), missing = 0, present = 0;
     int base = -1, hashed = -1, rc = -ENOENT;
@@ -593,10 +595,17 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             missing |= 1ULL << i;
         }
     }
+    /* Inode fops below name the directory by GFID (as the wire does). */
+    tmp = dist_inode_for_gfid(xl, &out->gfid, S_IFDIR);
+    if (tmp == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    iloc.inode = tmp;
     if (missing != 0 && is_named)
-        dist_dir_heal_missing(xl, req, loc, out, missing, lk);
+        dist_dir_heal_missing(xl, req, loc, &iloc, out, missing, lk);
 
-    dist_layout_read(xl, req, loc, lk, &l);
+    dist_layout_read(xl, req, &iloc, lk, &l);
     for (unsigned i = 0; i < n; i++)
         if (!(up & (1ULL << i)))
             l.r[i].err = -ENOTCONN;
@@ -625,15 +634,15 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 
             /* Nothing anywhere and nothing inside: a fresh directory
              * made outside distribute; safe to commit. */
-            if (!fix && an.n_missing == n && dist_dir_is_empty(xl, req, loc,
-                                                               write_mask))
+            if (!fix && an.n_missing == n
+                && dist_dir_is_empty(xl, req, &iloc, write_mask))
                 flags = DIST_FLAG_COMMITTED;
             dist_layout_default(&l, n, priv->decommissioned, gen, flags);
             for (unsigned i = 0; i < n; i++)
                 if (!(write_mask & (1ULL << i)))
                     l.r[i].err = (up & (1ULL << i)) ? -ENOENT : -ENOTCONN;
         }
-        dist_layout_write(xl, req, loc, &l, write_mask);
+        dist_layout_write(xl, req, &iloc, &l, write_mask);
         atomic_fetch_add(&priv->n_heals, 1);
         vl_log(xl, VL_LOG_INFO, "layout of %s %s (generation %u)",
                loc->name != NULL ? loc->name : "(gfid)",
@@ -642,6 +651,7 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     dist_layout_store(xl, loc, &out->gfid, &l);
     rc = 0;
 out:
+    vl_inode_unref(tmp);
     dist_calls_clear(lk, n);
     return rc;
 }

@@ -53,22 +53,15 @@ dist_rename_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at,
 
 
 static void
-dist_rename_file(vl_xlator_t *xl, vl_req_t *req)
+dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
+                 const vl_gfid_t *gfid)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
-    vl_inode_t *inode = a->oldloc.inode;
-    struct vl_iatt iatt, tiatt;
-    int src, oh, nh, target = -1;
+    vl_inode_t *inode;
+    struct vl_iatt tiatt;
+    int oh, nh, target = -1;
     int rc;
 
-    src = dist_ictx_cached(xl, inode);
-    if (src < 0 || !dist_is_up(xl, (unsigned)src)) {
-        rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
-        if (rc != 0) {
-            vl_unwind(req, rc);
-            return;
-        }
-    }
     oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
     nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
     if (nh < 0 || !dist_is_up(xl, (unsigned)nh)) {
@@ -88,7 +81,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req)
             vl_unwind(req, -EISDIR);
             return;
         }
-        if (rc == 0 && vl_gfid_equal(&tiatt.gfid, &inode->gfid)) {
+        if (rc == 0 && vl_gfid_equal(&tiatt.gfid, gfid)) {
             /* Two names of one file: POSIX says do nothing. */
             vl_reply_clear(&req->reply);
             req->reply.iatt = tiatt;
@@ -111,11 +104,11 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req)
     }
     if (nh != src) {
         /* The target's data or link file under the new name on NH. */
-        if (target == nh || target >= 0)
+        if (target >= 0)
             dist_rename_unlink_at(xl, req, nh, a->newloc.parent,
                                   a->newloc.name);
         rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
-                                  a->newloc.name, &inode->gfid);
+                                  a->newloc.name, gfid);
         if (rc != 0)
             vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: no link file on "
                    "%s: %s (lookup will heal)", a->oldloc.name,
@@ -130,7 +123,10 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req)
              && strcmp(a->oldloc.name, a->newloc.name) == 0))
         dist_rename_unlink_at(xl, req, oh, a->oldloc.parent,
                               a->oldloc.name);
+    inode = a->oldloc.inode != NULL ? vl_inode_ref(a->oldloc.inode)
+                                    : vl_inode_find(xl->graph->itable, gfid);
     dist_ictx_set_file(xl, inode, src, nh, nh != src);
+    vl_inode_unref(inode);
     vl_unwind(req, 0);
 }
 
@@ -188,16 +184,37 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* Finds what is renamed (FUSE gives no inode: the kernel's dentry is not
+ * ours) and where its data is. */
 static void
 dist_rename_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
     vl_inode_t *inode = a->oldloc.inode;
+    struct vl_iatt iatt;
+    int src = -1;
+    int rc;
 
-    if (inode != NULL && S_ISDIR(inode->type))
+    if (inode != NULL && S_ISDIR(inode->type)) {
         dist_rename_dir(xl, req);
-    else
-        dist_rename_file(xl, req);
+        return;
+    }
+    if (inode != NULL && !vl_gfid_is_null(&inode->gfid)) {
+        src = dist_ictx_cached(xl, inode);
+        iatt.gfid = inode->gfid;
+    }
+    if (src < 0 || !dist_is_up(xl, (unsigned)src)) {
+        rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
+        if (rc != 0) {
+            vl_unwind(req, rc);
+            return;
+        }
+        if (S_ISDIR(iatt.mode)) {
+            dist_rename_dir(xl, req);
+            return;
+        }
+    }
+    dist_rename_file(xl, req, src, &iatt.gfid);
 }
 
 
@@ -216,7 +233,7 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EINVAL);
         return;
     }
-    if (a->oldloc.inode == NULL || a->oldloc.parent == NULL
+    if (a->oldloc.parent == NULL
         || a->newloc.parent == NULL || a->oldloc.name == NULL
         || a->newloc.name == NULL) {
         vl_unwind(req, -EINVAL);

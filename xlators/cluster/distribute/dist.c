@@ -114,6 +114,24 @@ dist_iatt_is_linkfile(const struct vl_iatt *iatt)
 }
 
 
+vl_inode_t *
+dist_inode_for_gfid(vl_xlator_t *xl, const vl_gfid_t *gfid, uint32_t type)
+{
+    vl_inode_t *inode = vl_inode_find(xl->graph->itable, gfid);
+
+    if (inode != NULL)
+        return inode;
+    inode = vl_inode_new(xl->graph->itable);
+    if (inode == NULL)
+        return NULL;
+    /* Never linked (not in the table's hash), so nobody else finds it;
+     * the GFID only names the object to the children. */
+    inode->gfid = *gfid;
+    inode->type = type;
+    return inode;
+}
+
+
 struct dist_inode_ctx *
 dist_ictx(vl_xlator_t *xl, vl_inode_t *inode)
 {

@@ -242,6 +242,11 @@ void dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
 /* Cached subvolume of a file, or -1. */
 int dist_ictx_cached(vl_xlator_t *xl, vl_inode_t *inode);
 bool dist_iatt_is_linkfile(const struct vl_iatt *iatt);
+/* An inode carrying gfid for inode fops on the children (the wire names
+ * objects by GFID): the linked one if any, else a private inode that is
+ * never linked and goes away at its unref. New ref or NULL. */
+vl_inode_t *dist_inode_for_gfid(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                                uint32_t type);
 /* Subvolume for a new file: hashed unless it is short of space or
  * decommissioned. */
 int dist_pick_data_subvol(vl_xlator_t *xl, int hashed);

@@ -69,7 +69,4 @@ int dt_hashed(const char *name);
 /* A name that hashes to brick want (prefix + counter). */
 void dt_name_on(int want, const char *prefix, char *buf, size_t len);
 
-extern const struct CMUnitTest dt_ns_tests[];
-extern const size_t dt_n_ns_tests;
-
 #endif /* MORTAR_DIST_TEST_H */

@@ -89,7 +89,7 @@ test_rename_across_ranges(void **state)
     vl_fd_unref(fd);
 
     /* Back to a name on brick 0: the link file on brick 2 goes. */
-    assert_int_equal(dt_rename(t, d, b, f, d, a), 0);
+    assert_int_equal(dt_rename(t, d, b, NULL, d, a), 0); /* as FUSE */
     snprintf(rel, sizeof(rel), "r/%s", b);
     assert_int_equal(dt_files_on_disk(t, rel), 0);
     snprintf(rel, sizeof(rel), "r/%s", a);
@@ -362,19 +362,25 @@ test_virtual_layout_keys(void **state)
 }
 
 
-const struct CMUnitTest dt_ns_tests[] = {
-    cmocka_unit_test_setup_teardown(test_rename_across_ranges, dt_setup,
-                                    dt_teardown),
-    cmocka_unit_test_setup_teardown(test_rename_replaces_target_elsewhere,
-                                    dt_setup, dt_teardown),
-    cmocka_unit_test_setup_teardown(test_link_and_unlink_with_linkfiles,
-                                    dt_setup, dt_teardown),
-    cmocka_unit_test_setup_teardown(test_rmdir, dt_setup, dt_teardown),
-    cmocka_unit_test_setup_teardown(test_heal_missing_dir_and_hole,
-                                    dt_setup, dt_teardown),
-    cmocka_unit_test_setup_teardown(test_moved_file_found_again, dt_setup,
-                                    dt_teardown),
-    cmocka_unit_test_setup_teardown(test_virtual_layout_keys, dt_setup,
-                                    dt_teardown),
-};
-const size_t dt_n_ns_tests = VL_ARRAY_SIZE(dt_ns_tests);
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rename_across_ranges, dt_setup,
+                                        dt_teardown),
+        cmocka_unit_test_setup_teardown(test_rename_replaces_target_elsewhere,
+                                        dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_link_and_unlink_with_linkfiles,
+                                        dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_rmdir, dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_heal_missing_dir_and_hole,
+                                        dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_moved_file_found_again, dt_setup,
+                                        dt_teardown),
+        cmocka_unit_test_setup_teardown(test_virtual_layout_keys, dt_setup,
+                                        dt_teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests_name("dist-ns", tests, NULL, NULL);
+}

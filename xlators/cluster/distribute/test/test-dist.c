@@ -5,7 +5,7 @@
  * and found again after a restart, readdir(plus) of a directory spread
  * over the bricks with no duplicates, statfs sum, min-free-disk 100%
  * (data elsewhere behind link files), class conformance. More namespace
- * tests are in test-dist-ns.c.
+ * tests are in test-dist-ns.c (its own program).
  */
 #include "config.h"
 
@@ -262,11 +262,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_min_free_disk_full, dt_setup,
                                         dt_teardown),
     };
-    int rc;
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
-    rc = cmocka_run_group_tests_name("dist", tests, NULL, NULL);
-    rc |= _cmocka_run_group_tests("dist-ns", dt_ns_tests, dt_n_ns_tests,
-                                  NULL, NULL);
-    return rc;
+    return cmocka_run_group_tests_name("dist", tests, NULL, NULL);
 }
