@@ -118,7 +118,7 @@ struct md_rstat {
     mgmt_brick_status_req *reqs;     /* owned arrays; strings borrowed */
     mgmt_brick_status_rsp *rsps;     /* decoded answers (xdr_free) */
     bool *has_rsp;                   /* rsps[i] is valid */
-    char err[300];                   /* why it did not answer, or "" */
+    char err[sizeof(((vl_err_t *)NULL)->msg)]; /* why it did not answer */
     pthread_t thread;                /* the asking thread */
     bool has_thread;                 /* thread was started */
 };
