@@ -163,7 +163,10 @@ dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
     int idx = -ESTALE;
 
     pthread_mutex_lock(&parent->lock);
-    if (ctx->layout != NULL) {
+    /* An old layout may predate a fix-layout or a rebalance: a miss on a
+     * COMMITTED range would be trusted wrongly, a create misplaced. */
+    if (ctx->layout != NULL
+        && dist_now_ms() - ctx->layout_ms <= DIST_LAYOUT_TRUST_MS) {
         idx = dist_layout_search(ctx->layout, name);
         if (idx < 0)
             idx = -EDOM;

@@ -50,6 +50,9 @@
 
 /* How often free space is re-read for min-free-disk. */
 #define DIST_STATFS_MAX_AGE_MS 5000
+/* How long a directory's layout is used before it is read again (the
+ * rebalance may change it under a running client). */
+#define DIST_LAYOUT_TRUST_MS 3000
 /* Grace after PARENT_UP for children that never answer their first
  * connect (protocol/client only reports success). */
 #define DIST_FIRST_CONNECT_GRACE_MS 2000
@@ -233,8 +236,8 @@ struct dist_inode_ctx *dist_ictx(vl_xlator_t *xl, vl_inode_t *inode);
 void dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
                           struct dist_layout *layout /* taken */);
 /* The hashed subvolume of name in parent, or -errno (-ESTALE: no layout
- * known, -ENOENT: no range holds the hash). committed (may be NULL) tells
- * whether the hashed range is COMMITTED. */
+ * known or older than DIST_LAYOUT_TRUST_MS, -EDOM: no range holds it).
+ * committed (may be NULL) tells whether the hashed range is COMMITTED. */
 int dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent,
                        const char *name, bool *committed);
 void dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
