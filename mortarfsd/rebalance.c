@@ -72,6 +72,7 @@ struct rb_run {
     bool is_dir_incomplete;            /* a job failed or was abandoned */
     bool is_exit;                      /* workers must return */
     bool has_failed;                   /* this run had a failure */
+    pthread_t main_thread;             /* woken (SIGUSR2) when done */
 };
 
 
@@ -525,6 +526,9 @@ rb_crawler(void *arg)
         rb_dir(run, root, "/");
     vl_inode_unref(root);
     atomic_store(&run->is_crawl_done, true);
+    /* Wakes the main thread's sigtimedwait (the signal is blocked
+     * everywhere and only ever taken there). */
+    pthread_kill(run->main_thread, SIGUSR2);
     return NULL;
 }
 
@@ -642,6 +646,7 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
         return FSD_EXIT_FAIL;
     run->conf = conf;
     run->graph = graph;
+    run->main_thread = pthread_self();
     run->io.top = graph->top;
     run->io.subs = graph->top->children;
     run->io.n_subs = graph->top->n_children;

@@ -318,6 +318,68 @@ test_classify(void **state)
 }
 
 
+static int
+t_parse(struct fsd_opts *o, vl_err_t *err, ...)
+{
+    char *argv[16];
+    int argc = 0;
+    va_list ap;
+
+    va_start(ap, err);
+    argv[argc++] = (char *)"mortarfsd";
+    while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
+        argc++;
+    va_end(ap);
+    argv[argc] = NULL;
+    return fsd_opts_parse(argc, argv, o, err);
+}
+
+
+/* The command line of the rebalance mode. */
+static void
+test_opts(void **state)
+{
+    struct fsd_opts o;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(t_parse(&o, &err, "--rebalance", "--volfile=/v.vol",
+                             "--rebalance-state=/s", "--fix-layout",
+                             "--throttle=aggressive", "-N", NULL), 0);
+    assert_true(o.is_rebalance);
+    assert_true(o.is_fix_layout);
+    assert_string_equal(o.rebal_state, "/s");
+    assert_int_equal(o.rebal_throttle, 4);
+    assert_null(o.mountpoint);
+    fsd_opts_clear(&o);
+
+    /* Default throttle, with the volfile server. */
+    assert_int_equal(t_parse(&o, &err, "--rebalance",
+                             "--volfile-server=127.0.0.1",
+                             "--volfile-server-port=24100",
+                             "--volfile-id=vol", "--rebalance-state", "/s",
+                             NULL), 0);
+    assert_int_equal(o.rebal_throttle, FSD_REBAL_THROTTLE_DEFAULT);
+    assert_false(o.is_fix_layout);
+    fsd_opts_clear(&o);
+
+    /* No state file, a mount point, options without --rebalance, a bad
+     * throttle. */
+    assert_int_equal(t_parse(&o, &err, "--rebalance", "--volfile=/v.vol",
+                             NULL), -EINVAL);
+    assert_non_null(strstr(err.msg, "--rebalance-state"));
+    assert_int_equal(t_parse(&o, &err, "--rebalance", "--volfile=/v.vol",
+                             "--rebalance-state=/s", "/mnt", NULL), -EINVAL);
+    assert_int_equal(t_parse(&o, &err, "--volfile=/v.vol", "--fix-layout",
+                             NULL), -EINVAL);
+    assert_non_null(strstr(err.msg, "need --rebalance"));
+    assert_int_equal(t_parse(&o, &err, "--rebalance", "--volfile=/v.vol",
+                             "--rebalance-state=/s", "--throttle=fast",
+                             NULL), -EINVAL);
+    assert_non_null(strstr(err.msg, "--throttle 'fast'"));
+}
+
+
 int
 main(void)
 {
@@ -333,6 +395,7 @@ main(void)
         cmocka_unit_test(test_eta),
         cmocka_unit_test(test_throttle),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_opts),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
