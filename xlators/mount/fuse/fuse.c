@@ -172,13 +172,18 @@ vfuse_timer_stop(struct vfuse_priv *priv)
 static void
 vfuse_teardown(vl_xlator_t *xl, struct vfuse_priv *priv)
 {
-    if (vfuse_session_is_sole(priv))
+    if (vfuse_session_is_sole(priv)) {
         vfuse_session_stop(priv->sess);
-    else
+    } else {
         vfuse_session_drain(priv, false);
+        /* While the children are still connected, so that the release
+         * hooks of the old fds reach the bricks. */
+        vfuse_table_drop_gen(&priv->sess->table, priv->gen);
+    }
     vl_notify_default(xl, VL_EV_PARENT_DOWN, NULL);
     vfuse_session_drain(priv, true);
     vfuse_timer_stop(priv);
+    /* (Again: calls cut short at exit may have made new refs.) */
     vfuse_table_drop_gen(&priv->sess->table, priv->gen);
     vl_inode_unref(priv->root);
     priv->root = NULL;
