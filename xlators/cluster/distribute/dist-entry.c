@@ -11,7 +11,9 @@
  * rmdir: on every subvolume; ENOTEMPTY anywhere recreates the removed
  *   copies (a copy holding only link files is emptied first).
  * unlink: data on the cached subvolume and the link file on the hashed
- *   one, in parallel (one round trip).
+ *   one, in parallel (one round trip); when the file's place is unknown
+ *   (the kernel gives no inode with unlink) the name is unlinked on every
+ *   subvolume at once, still one round trip.
  * link: hard link on the cached subvolume plus a link file on the new
  *   name's hashed subvolume when different.
  *
@@ -572,25 +574,68 @@ dist_unlink_both_done(vl_req_t *r, void *cookie)
 }
 
 
+/* The name on every subvolume at once: the data where it is, the link
+ * file on the hashed one, ENOENT elsewhere. One round trip without
+ * knowing where the file is (the kernel gives no inode with unlink). */
 static void
-dist_unlink_task(vl_xlator_t *xl, vl_req_t *req)
+dist_unlink_all_done(vl_req_t *r, void *cookie)
 {
-    struct vl_unlink_args *a = VL_ARGS(req, unlink);
-    struct vl_iatt iatt;
-    int data, hashed, rc;
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    int st = r->status;
 
-    rc = dist_find_file_sync(xl, req, &a->loc, &data, &iatt);
-    if (rc == 0 && S_ISDIR(iatt.mode))
-        rc = -EISDIR;
-    if (rc != 0) {
+    if (st == 0) {
+        bool no = false;
+
+        if (atomic_compare_exchange_strong(&local->has_reply, &no, true))
+            vl_reply_move(req, r);
+    } else if (st == -ENOTCONN) {
+        atomic_fetch_add(&local->n_down, 1);
+    } else if (st != -ENOENT && st != -ESTALE) {
+        int zero = 0;
+
+        atomic_compare_exchange_strong(&local->hard_err, &zero, st);
+    }
+    if (vl_fanout_arrive(&local->fan, st)) {
+        int rc = atomic_load(&local->hard_err);
+
+        if (rc == 0 && !atomic_load(&local->has_reply))
+            rc = atomic_load(&local->n_down) > 0 ? -ENOTCONN : -ENOENT;
         vl_unwind(req, rc);
+    }
+}
+
+
+static void
+dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    vl_req_t *rs[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n, k = 0;
+    uint64_t up = dist_up_mask(xl);
+
+    for (unsigned i = 0; i < n; i++) {
+        if (!(up & (1ULL << i)))
+            continue;
+        rs[k] = vl_req_child(req, xl->children[i]);
+        if (rs[k] == NULL) {
+            while (k > 0)
+                vl_req_free_unwound(rs[--k]);
+            vl_unwind(req, -ENOMEM);
+            return;
+        }
+        k++;
+    }
+    if (k == 0) {
+        vl_unwind(req, -ENOTCONN);
         return;
     }
-    rc = dist_child_sync(xl, req, (unsigned)data);
-    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
-    if (rc == 0 && hashed >= 0 && hashed != data)
-        dist_entry_unlink_at(xl, req, hashed, a->loc.parent, a->loc.name);
-    vl_unwind(req, rc);
+    atomic_store(&local->hard_err, 0);
+    atomic_store(&local->n_down, (int)(n - k));
+    atomic_store(&local->has_reply, false);
+    vl_fanout_begin(&local->fan, (int)k);
+    for (unsigned j = 0; j < k; j++)
+        vl_wind(rs[j], dist_unlink_all_done, req);
 }
 
 
@@ -609,7 +654,7 @@ dist_unlink(vl_xlator_t *xl, vl_req_t *req)
     }
     cached = dist_ictx_cached(xl, a->loc.inode);
     if (cached < 0 || !dist_is_up(xl, (unsigned)cached)) {
-        dist_task_or_fail(xl, req, dist_unlink_task);
+        dist_unlink_all(xl, req);
         return;
     }
     if (hashed < 0 || hashed == cached) {

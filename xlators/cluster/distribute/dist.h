@@ -119,6 +119,10 @@ struct dist_local {
     bool is_layout_tried;   /* the parent's layout was fetched once */
     vl_inode_t *parent;     /* borrowed from the args: layout to fetch */
     vl_fop_fn *redo;        /* fop to run again once it is known */
+    atomic_int hard_err;    /* fan-outs: first error that is not ENOENT
+                               nor ENOTCONN */
+    atomic_int n_down;      /* fan-outs: children that were not reached */
+    atomic_bool has_reply;  /* fan-outs: a reply was moved up already */
 };
 
 /* Parsed options (xl->conf). */
