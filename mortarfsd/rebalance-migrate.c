@@ -484,8 +484,9 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     /* 1. The source as it is now. */
     step = "stat source";
     rc = rb_lookup(xs, dir, name, &st1);
-    if (rc == 0 && !vl_gfid_equal(&st1.gfid, &inode->gfid))
-        rc = -ESTALE; /* replaced since the listing */
+    if (rc == -ENOENT
+        || (rc == 0 && !vl_gfid_equal(&st1.gfid, &inode->gfid)))
+        return FSD_RO_IN_PLACE; /* removed or replaced since the listing */
     if (rc != 0)
         goto fail;
     if (!S_ISREG(st1.mode) || st1.nlink > 1)
@@ -629,6 +630,15 @@ rb_ensure_linkfile(vl_xlator_t *xh, vl_inode_t *dir, const char *name,
         a.mknod.mode = S_IFREG | S_ISVTX;
         a.mknod.gfid = inode->gfid;
         rc = rb_call(xh, VL_FOP_MKNOD, &a, 0, NULL);
+        if (rc == -EEXIST) {
+            /* Another name of this hard-linked file already has its link
+             * file there: this name becomes a hard link of it. */
+            memset(&a, 0, sizeof(a));
+            a.link.oldloc.inode = inode;
+            a.link.newloc.parent = dir;
+            a.link.newloc.name = name;
+            rc = rb_call(xh, VL_FOP_LINK, &a, 0, NULL);
+        }
     }
     if (rc == 0)
         rc = rb_setxattr(xh, inode, RB_LINKTO, src_name,
@@ -729,6 +739,8 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
         return FSD_RO_IN_PLACE;
     }
     rc = rb_hashed(io, dir, name, &inode, &hashed);
+    if (rc == -ENOENT)
+        return FSD_RO_IN_PLACE; /* removed since the listing */
     if (rc != 0) {
         snprintf(why, why_len, "'%s': where it hashes: %s", name,
                  strerror(-rc));

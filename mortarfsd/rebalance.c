@@ -275,6 +275,8 @@ rb_list_sub(struct rb_run *run, vl_inode_t *dir, size_t sub,
         vl_reply_clear(&r);
     }
     vl_fd_unref(fd);
+    if (rc == -ENOENT || rc == -ESTALE)
+        return 0; /* removed meanwhile: nothing in it */
     if (rc != 0)
         rb_fail(run, false, "listing a directory on %s: %s", xl->name,
                 strerror(-rc));
@@ -410,7 +412,9 @@ rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
         if (linked == NULL)
             rc = -ENOMEM;
     }
-    if (rc != 0)
+    if (rc == -ENOENT)
+        vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s: removed meanwhile", path);
+    else if (rc != 0)
         rb_fail(run, false, "lookup of directory %s: %s", path,
                 strerror(-rc));
     vl_reply_clear(&r);
