@@ -70,7 +70,9 @@ touch "$T/w/stop" "$T/r/stop"
 EXPECT_WITHIN 60 "Y" sh -c "[ -e '$T/w/done' ] && [ -e '$T/r/done' ] && echo Y"
 EXPECT "none" sh -c "cat '$T/w/error' '$T/r/error' 2> /dev/null || echo none"
 
-# Everything through the mount that saw the moves, then a fresh one.
+# Everything through the mount that saw the moves (its distribute must
+# notice the new layouts the rebalance committed, also the root's, which
+# FUSE never looks up again), then through a fresh one.
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums" "$T/w"
 EXPECT "$NFILES" count_mount
 TEST umount_client "$M0"

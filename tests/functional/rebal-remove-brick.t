@@ -61,6 +61,8 @@ EXPECT "0" count_data b1
 EXPECT "" specials b1
 EXPECT "$NFILES" count_data b0 b2
 EXPECT "0" dup_data
+# Through the mount that was up during the rebalance (its distribute must
+# notice the new committed layouts, the root's too).
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
 EXPECT "$NFILES" count_mount
 TEST umount_client "$M0"
