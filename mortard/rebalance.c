@@ -152,12 +152,45 @@ md_rebal_read(const struct md_state *st, const struct md_volume *vol,
 }
 
 
+/* The pid of the last process mortard spawned (VOL[.remove].spawn), or
+ * 0. */
+static pid_t
+md_rebal_spawned(const struct md_state *st, const struct md_volume *vol,
+                 bool is_remove)
+{
+    char path[4096], *text = NULL;
+    long pid;
+
+    md_rebal_path(st, vol, is_remove, "spawn", path, sizeof(path));
+    if (md_read_file(path, &text, NULL) != 0)
+        return 0;
+    pid = strtol(text, NULL, 10);
+    free(text);
+    return pid > 1 ? (pid_t)pid : 0;
+}
+
+
+/* The last spawned process is gone without ever writing the state file
+ * (it failed at startup: bad volfile, bricks down). */
+static bool
+md_rebal_lost(const struct md_state *st, const struct md_volume *vol,
+              bool is_remove, int read_rc, const struct md_rebal_info *in)
+{
+    pid_t sp = md_rebal_spawned(st, vol, is_remove);
+
+    return sp != 0 && (read_rc != 0 || in->pid != (long long)sp);
+}
+
+
 /* The status the CLI shows, given the process and the state file. */
 static const char *
-md_rebal_eff(pid_t pid, int read_rc, const struct md_rebal_info *in)
+md_rebal_eff(pid_t pid, int read_rc, const struct md_rebal_info *in,
+             bool is_lost)
 {
     if (pid != 0)
         return "in progress";
+    if (is_lost)
+        return "failed";
     if (read_rc != 0)
         return NULL;
     if (strcmp(in->status, "completed") == 0)
@@ -175,8 +208,10 @@ md_rebal_status(const struct md_state *st, const struct md_volume *vol,
 {
     struct md_rebal_info in;
     pid_t pid = md_rebal_pid(st, vol, is_remove);
+    int read_rc = md_rebal_read(st, vol, is_remove, &in);
 
-    return md_rebal_eff(pid, md_rebal_read(st, vol, is_remove, &in), &in);
+    return md_rebal_eff(pid, read_rc, &in,
+                        md_rebal_lost(st, vol, is_remove, read_rc, &in));
 }
 
 
@@ -187,6 +222,8 @@ md_rebal_forget(const struct md_state *st, const struct md_volume *vol,
     char path[4096];
 
     md_rebal_path(st, vol, is_remove, "state", path, sizeof(path));
+    (void)unlink(path);
+    md_rebal_path(st, vol, is_remove, "spawn", path, sizeof(path));
     (void)unlink(path);
 }
 
@@ -329,6 +366,18 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
         return rc;
     }
     md_rebal_pid_write(pidf, child);
+    /* Remembered so that a process that dies before it writes the state
+     * file shows as failed, not as the previous run's result. */
+    {
+        char sp[4200], line[32];
+        vl_err_t e2 = {.msg = ""};
+        int n = snprintf(line, sizeof(line), "%ld\n", (long)child);
+
+        snprintf(sp, sizeof(sp), "%s%s.spawn", vol->name,
+                 is_remove ? ".remove" : "");
+        if (md_write_atomic(dir, sp, line, (size_t)n, &e2) != 0)
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "%s", e2.msg);
+    }
     /* A bad command line or volfile id fails at once: say why. */
     for (int ms = 0; ms < 500; ms += 50) {
         pid_t w = waitpid(child, &status, WNOHANG);
@@ -422,7 +471,9 @@ md_rebal_show(struct md_state *st, const struct md_volume *vol,
     struct md_rebal_info in;
     pid_t pid = md_rebal_pid(st, vol, is_remove);
     int read_rc = md_rebal_read(st, vol, is_remove, &in);
-    const char *eff = md_rebal_eff(pid, read_rc, &in);
+    bool is_lost = pid == 0 && md_rebal_lost(st, vol, is_remove, read_rc,
+                                             &in);
+    const char *eff = md_rebal_eff(pid, read_rc, &in, is_lost);
     char size[32], rt[32], eta[32], log[4200];
     long long now = (long long)time(NULL), run;
     struct md_node *t, *n;
@@ -462,7 +513,17 @@ md_rebal_show(struct md_state *st, const struct md_volume *vol,
     }
     snprintf(log, sizeof(log), "%s/rebalance/%s%s.log", st->log_dir,
              vol->name, is_remove ? ".remove" : "");
-    if (pid == 0 && read_rc == 0 && strcmp(in.status, "running") == 0)
+    if (is_lost) {
+        char msg[512];
+
+        md_last_line(log, msg, sizeof(msg));
+        md_sbuf_printf(&r->text, "The %s process exited before it "
+                       "started working: %s (see %s)\n", is_remove ?
+                       "remove-brick" : "rebalance", msg, log);
+        if (in.error[0] == '\0')
+            snprintf(in.error, sizeof(in.error), "%s", msg);
+    } else if (pid == 0 && read_rc == 0 &&
+               strcmp(in.status, "running") == 0)
         md_sbuf_printf(&r->text, "The %s process died while running (see "
                        "%s); run 'volume %s %s start' to resume where it "
                        "stopped.\n", is_remove ? "remove-brick" :
