@@ -5,7 +5,9 @@
  *   dist-hash.c     the name hash (MurmurHash3 x86_32, seed 0)
  *   dist-layout.c   layouts: encode/decode, default, search, anomalies
  *   dist.c          class, options, init/fini/notify, statfs, dump,
- *                   routing of inode and fd fops, EREMCHG reroute
+ *                   inode ctx helpers, free space (min-free-disk)
+ *   dist-route.c    inode and fd fops of files, EREMCHG reroute
+ *   dist-worker.c   worker threads and blocking fan-outs
  *   dist-lookup.c   lookup (named, revalidate, nameless), directory heal
  *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, unlink, link
  *   dist-rename.c   rename of files and directories
@@ -257,6 +259,13 @@ vl_inode_t *dist_inode_for_gfid(vl_xlator_t *xl, const vl_gfid_t *gfid,
 /* Subvolume for a new file: hashed unless it is short of space or
  * decommissioned. */
 int dist_pick_data_subvol(vl_xlator_t *xl, int hashed);
+bool dist_inode_is_dir(vl_inode_t *inode);
+/* First up subvolume, or -1. */
+int dist_first_up(vl_xlator_t *xl);
+
+/* dist-route.c */
+void dist_fop_route(vl_xlator_t *xl, vl_req_t *req);
+void dist_entrylk(vl_xlator_t *xl, vl_req_t *req);
 /* Routes an inode fop (file xattrs...) like stat: to the cached
  * subvolume of a file, with the EREMCHG reroute. */
 void dist_fop_route_xattr(vl_xlator_t *xl, vl_req_t *req);
