@@ -38,10 +38,14 @@ cli_usage(FILE *out)
 "  volume create VOL HOST:/BRICK... | volume start VOL | volume stop VOL\n"
 "  volume delete VOL | volume info [VOL] | volume status [VOL]\n"
 "  volume set VOL KEY VALUE | volume reset VOL [KEY] | volume list\n"
+"  volume add-brick VOL HOST:/BRICK... [force]\n"
+"  volume remove-brick VOL HOST:/BRICK... start|status|stop|commit|force\n"
+"  volume rebalance VOL start [force]|stop|status | fix-layout start\n"
 "'mortar help' also prints mortard's own list if it has one; the options\n"
 "of 'volume set' are listed by 'mortar volume set help'.\n"
 "\n"
-"'volume stop' and 'volume delete' ask for confirmation unless\n"
+"'volume stop', 'volume delete' and 'volume remove-brick ... commit|force'\n"
+"ask for confirmation unless\n"
 "--mode=script is given or standard input is not a terminal.\n"
 "Exit status: mortard's answer (0 success), or %d when mortard cannot\n"
 "be reached or the command line is wrong.\n",
@@ -209,5 +213,15 @@ cli_confirm_question(const struct cli_args *args)
     if (strcmp(args->cmd[1], "delete") == 0)
         return "Deleting volume will erase all information about the "
                "volume. Do you want to continue? (y/n) ";
+    /* remove-brick force does not migrate; commit drops the bricks. */
+    if (strcmp(args->cmd[1], "remove-brick") == 0 && args->n_cmd > 3 &&
+        strcmp(args->cmd[args->n_cmd - 1], "force") == 0)
+        return "Remove-brick force will not migrate files from the removed "
+               "bricks, so they will no longer be available on the volume "
+               "(data loss). Do you want to continue? (y/n) ";
+    if (strcmp(args->cmd[1], "remove-brick") == 0 && args->n_cmd > 3 &&
+        strcmp(args->cmd[args->n_cmd - 1], "commit") == 0)
+        return "Removing brick(s) can result in data loss. Do you want to "
+               "continue? (y/n) ";
     return NULL;
 }

@@ -86,6 +86,31 @@ test_env_socket_and_remote(void **state)
 
 
 static void
+test_remove_brick_questions(void **state)
+{
+    char *force[] = {"mortar", "volume", "remove-brick", "v", "h:/b",
+                     "force", NULL};
+    char *commit[] = {"mortar", "volume", "remove-brick", "v", "h:/b",
+                      "commit", NULL};
+    char *start[] = {"mortar", "volume", "remove-brick", "v", "h:/b",
+                     "start", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(force), force, &a, &err), 0);
+    assert_non_null(strstr(cli_confirm_question(&a), "will not migrate"));
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(commit), commit, &a, &err), 0);
+    assert_non_null(strstr(cli_confirm_question(&a), "data loss"));
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(start), start, &a, &err), 0);
+    assert_null(cli_confirm_question(&a));
+    cli_args_clear(&a);
+}
+
+
+static void
 test_errors(void **state)
 {
     char *unknown[] = {"mortar", "--bogus", "volume", "info", NULL};
@@ -196,6 +221,7 @@ main(void)
         cmocka_unit_test(test_flags_anywhere),
         cmocka_unit_test(test_env_socket_and_remote),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_remove_brick_questions),
         cmocka_unit_test(test_help_version),
         cmocka_unit_test(test_addr_parse),
         cmocka_unit_test(test_connect_refused),
