@@ -448,11 +448,13 @@ vfuse_init(struct vfuse_call *call)
            "fuse %u.%u (kernel %u.%u) flags 0x%llx max_write %u "
            "max_background %u", out.major, out.minor, in.major, in.minor,
            (unsigned long long)flags, out.max_write, out.max_background);
-    vfuse_reply_buf(call, &out, sizeof(out));
+    vfuse_reply_buf(call, &out, sizeof(out)); /* ends (frees) the call */
 
     /* The kernel clamps the bdi's read-ahead to max_readahead while it
-     * processes our reply, so raise it only now. */
-    vfuse_bdi_raise(call->sess);
+     * processes our reply, so raise it only now. priv stays valid without
+     * the call's pin: it is the session's first instance, whose graph is
+     * not freed before it is ready or given up on. */
+    vfuse_bdi_raise(priv->sess);
     vfuse_init_answered(priv);
 }
 
