@@ -36,6 +36,56 @@ test_class_conformance(void **state)
 
 
 static void
+test_top_of_graph_ready(void **state)
+{
+    struct dt *t = *state;
+    char reason[128];
+
+    /* Distribute on top with every child up (local bricks): ready. */
+    assert_int_equal(vl_graph_wait_ready(t->graph, 1000, reason,
+                                         sizeof(reason)), 0);
+}
+
+
+static void
+test_bad_options_refused(void **state)
+{
+    struct dt *t = *state;
+    const char *bad[] = {" option min-free-disk 120%\n",
+                         " option min-free-disk lots\n",
+                         " option decommissioned-bricks b0,b9\n"};
+
+    for (size_t i = 0; i < VL_ARRAY_SIZE(bad); i++) {
+        char text[2048];
+        size_t len = 0;
+        vl_volfile_t *vf;
+        vl_graph_t *g;
+        vl_err_t err = {{0}};
+        int rc = -1;
+
+        for (int b = 0; b < DT_BRICKS; b++)
+            len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                    "volume b%d\n type storage/posix\n"
+                                    " option directory %s/b%d\n"
+                                    "end-volume\n", b, t->base, b);
+        snprintf(text + len, sizeof(text) - len,
+                 "volume dht\n type cluster/distribute\n%s"
+                 " subvolumes b0 b1 b2 b3\nend-volume\n", bad[i]);
+        vf = vl_volfile_parse(text, strlen(text), "bad.vol", &err);
+        assert_non_null(vf);
+        g = vl_graph_build(vf, t->loop, &err);
+        vl_volfile_free(vf);
+        if (g != NULL) {
+            rc = vl_graph_init(g, &err);
+            vl_graph_free(g);
+        }
+        assert_true(g == NULL || rc != 0);
+        assert_true(strlen(err.msg) > 0);
+    }
+}
+
+
+static void
 test_mkdir_on_all_with_layout(void **state)
 {
     struct dt *t = *state;
@@ -251,6 +301,10 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_class_conformance),
+        cmocka_unit_test_setup_teardown(test_top_of_graph_ready, dt_setup,
+                                        dt_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_options_refused, dt_setup,
+                                        dt_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_on_all_with_layout,
                                         dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_create_spread_and_lookup,
