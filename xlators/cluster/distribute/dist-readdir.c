@@ -93,6 +93,28 @@ dist_readdir_keep(const struct vl_dirent *e, bool is_first)
 }
 
 
+/* A known inode listed here has its data on subvolume idx: its next fop
+ * goes there without a lookup by GFID. */
+static void
+dist_readdir_note(vl_xlator_t *xl, const vl_gfid_t *gfid, int idx)
+{
+    vl_inode_t *inode = vl_inode_find(xl->graph->itable, gfid);
+    struct dist_inode_ctx *ctx;
+
+    if (inode == NULL)
+        return;
+    ctx = dist_ictx(xl, inode);
+    pthread_mutex_lock(&inode->lock);
+    if (!ctx->has_cached) {
+        ctx->cached = idx;
+        ctx->hashed = -1;
+        ctx->has_cached = true;
+    }
+    pthread_mutex_unlock(&inode->lock);
+    vl_inode_unref(inode);
+}
+
+
 static void
 dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -152,6 +174,8 @@ dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
             boff = e->off;
             if (!dist_readdir_keep(e, (int)idx == first))
                 continue;
+            if (e->has_iatt && !S_ISDIR(e->iatt.mode))
+                dist_readdir_note(xl, &e->iatt.gfid, (int)idx);
             rc = vl_dirent_list_add(out, e->ino,
                                     (int64_t)(((uint64_t)idx
                                                << DIST_COOKIE_SHIFT)
