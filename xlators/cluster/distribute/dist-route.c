@@ -300,6 +300,10 @@ dist_fop_route(vl_xlator_t *xl, vl_req_t *req)
     int idx;
     int rc;
 
+    if (inode == NULL || vl_gfid_is_null(&inode->gfid)) {
+        vl_unwind(req, -EINVAL); /* distribute routes by known objects */
+        return;
+    }
     if (dist_inode_is_dir(inode)) {
         if (req->op == VL_FOP_SETATTR || req->op == VL_FOP_SETXATTR
             || req->op == VL_FOP_REMOVEXATTR) {

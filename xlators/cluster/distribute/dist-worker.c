@@ -100,6 +100,30 @@ dist_workers_new(vl_xlator_t *xl)
 }
 
 
+/* Runs what is queued, then joins the threads; later tasks are refused.
+ * Called at PARENT_DOWN, while the inode table still exists. */
+void
+dist_workers_stop(vl_xlator_t *xl)
+{
+    struct dist_workers *w = dist_priv(xl)->workers;
+    unsigned n;
+
+    if (w == NULL)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->is_stopping = true;
+    pthread_cond_broadcast(&w->cond);
+    n = w->n_threads;
+    pthread_mutex_unlock(&w->lock);
+    /* No thread starts once is_stopping is set: n cannot grow. */
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(w->threads[i], NULL);
+    pthread_mutex_lock(&w->lock);
+    w->n_threads = 0;
+    pthread_mutex_unlock(&w->lock);
+}
+
+
 void
 dist_workers_free(vl_xlator_t *xl)
 {
@@ -107,12 +131,7 @@ dist_workers_free(vl_xlator_t *xl)
 
     if (w == NULL)
         return;
-    pthread_mutex_lock(&w->lock);
-    w->is_stopping = true;
-    pthread_cond_broadcast(&w->cond);
-    pthread_mutex_unlock(&w->lock);
-    for (unsigned i = 0; i < w->n_threads; i++)
-        pthread_join(w->threads[i], NULL);
+    dist_workers_stop(xl);
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->lock);
     vl_free(w);

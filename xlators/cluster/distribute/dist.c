@@ -667,6 +667,7 @@ dist_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
             vl_timer_cancel(t1);
         if (t2 != NULL)
             vl_timer_cancel(t2);
+        dist_workers_stop(xl);
         return vl_notify_default(xl, ev, data);
     case VL_EV_CHILD_UP:
     case VL_EV_CHILD_DOWN:

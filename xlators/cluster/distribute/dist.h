@@ -212,6 +212,7 @@ bool dist_layout_is_committed(const struct dist_layout *layout);
 
 /* dist-worker.c: worker threads and blocking calls (workers only). */
 int dist_workers_new(vl_xlator_t *xl);
+void dist_workers_stop(vl_xlator_t *xl);
 void dist_workers_free(vl_xlator_t *xl);
 /* Queues fn(xl, req) on a worker; 0 or -errno (then nothing runs). */
 int dist_task_run(vl_xlator_t *xl, vl_req_t *req,
