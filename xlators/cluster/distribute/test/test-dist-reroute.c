@@ -4,7 +4,8 @@
  * mock that answers a read with EREMCHG (the file was migrated away);
  * subvolume 1 is a posix brick holding the file: distribute must find it
  * there by GFID, reopen the fd there and retry the read once, never
- * passing EREMCHG up; a file found nowhere gives ESTALE.
+ * passing EREMCHG up; a file found nowhere gives ESTALE; copy_file_range
+ * between files on different subvolumes is EXDEV (the kernel copies).
  */
 #include "config.h"
 
@@ -203,6 +204,79 @@ test_eremchg_nowhere_is_estale(void **state)
 }
 
 
+static vl_fd_t *
+rt_open_on(struct rt *t, int subvol)
+{
+    struct vl_test_result res = {0};
+    vl_gfid_t g;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    vl_req_t *req;
+
+    vl_gfid_generate(&g);
+    inode = vl_inode_get(t->g->graph->itable, &g, S_IFREG);
+    dist_ictx_set_file(t->dht, inode, subvol, subvol, false);
+    fd = vl_fd_new(inode, O_RDWR, 1);
+    vl_inode_unref(inode);
+    req = vl_req_new(t->dht, VL_FOP_OPEN);
+    VL_ARGS(req, open)->loc.inode = fd->inode;
+    VL_ARGS(req, open)->flags = O_RDWR;
+    VL_ARGS(req, open)->fd = fd;
+    vl_test_wind(req, &res);
+    if (subvol == 0) {
+        assert_int_equal(vl_mock_pending(t->mock), 1);
+        vl_unwind(vl_mock_pop(t->mock), 0);
+    }
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    return fd;
+}
+
+
+static void
+test_copy_file_range_across_is_exdev(void **state)
+{
+    struct rt *t = *state;
+    struct vl_test_result res = {0};
+    vl_fd_t *in, *out;
+    vl_req_t *req;
+
+    in = rt_open_on(t, 0);
+    out = rt_open_on(t, 0);
+    /* Same subvolume: passed down (the mock gets it). */
+    req = vl_req_new(t->dht, VL_FOP_COPY_FILE_RANGE);
+    VL_ARGS(req, copy_file_range)->fd_in = in;
+    VL_ARGS(req, copy_file_range)->fd_out = out;
+    VL_ARGS(req, copy_file_range)->len = 10;
+    vl_test_wind(req, &res);
+    assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_COPY_FILE_RANGE), 1);
+    vl_unwind(vl_mock_pop(t->mock), 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    vl_fd_unref(out);
+
+    /* Different subvolumes: EXDEV at once, nobody asked. */
+    out = vl_fd_new(in->inode, O_RDWR, 1);
+    {
+        struct dist_fd_ctx *c = vl_fd_ctx(out, t->dht);
+
+        c->has_subvol = true;
+        c->subvol = 1;
+    }
+    req = vl_req_new(t->dht, VL_FOP_COPY_FILE_RANGE);
+    VL_ARGS(req, copy_file_range)->fd_in = in;
+    VL_ARGS(req, copy_file_range)->fd_out = out;
+    VL_ARGS(req, copy_file_range)->len = 10;
+    vl_test_wind(req, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, -EXDEV);
+    assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_COPY_FILE_RANGE), 1);
+    vl_test_result_clear(&res);
+    vl_fd_unref(out);
+    vl_fd_unref(in);
+}
+
+
 int
 main(void)
 {
@@ -210,6 +284,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_eremchg_read_follows_the_file,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_eremchg_nowhere_is_estale,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_copy_file_range_across_is_exdev,
                                         rt_setup, rt_teardown),
     };
 
