@@ -3,8 +3,8 @@
  * cmd: the CLI grammar (GlusterFS's) and the commands that change the
  * store: volume create (one brick, or several: distribute) /start/stop/
  * delete/set/reset. Read-only commands are in cmd-query.c, add-brick and
- * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command validates everything first and changes
- * nothing on failure; the result carries GlusterFS's exit codes (0 ok,
+ * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command
+ * validates everything first and changes nothing on failure; the result carries GlusterFS's exit codes (0 ok,
  * 1 failure, 2 usage) and one error line.
  * Threads: the worker thread with md_state.lock held.
  */
@@ -27,95 +27,6 @@ static void
 md_usage(struct md_result *r, const char *usage)
 {
     md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s", usage);
-}
-
-
-/* mkdir -p */
-static int
-md_mkdir_p(const char *path)
-{
-    char buf[4096];
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
-
-void
-md_bricks_unstamp(struct md_state *st, struct md_brick *bricks, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (md_brick_is_local(st, &bricks[i]))
-            (void)removexattr(bricks[i].path, MD_VOLID_XATTR);
-}
-
-
-/* Creates the brick directories and stamps them with the volume id;
- * on failure the ones already stamped are unstamped. */
-int
-md_bricks_stamp(struct md_state *st, struct md_brick *bricks, size_t n,
-                const vl_gfid_t *id, vl_err_t *err)
-{
-    size_t i;
-    int rc = 0;
-
-    for (i = 0; i < n && rc == 0; i++) {
-        if (!md_brick_is_local(st, &bricks[i]))
-            continue;
-        rc = md_mkdir_p(bricks[i].path);
-        if (rc == 0 && setxattr(bricks[i].path, MD_VOLID_XATTR, id->bytes,
-                                sizeof(id->bytes), XATTR_CREATE) != 0)
-            rc = -errno;
-        if (rc != 0)
-            vl_err_set(err, "brick %s: %s", bricks[i].path, strerror(-rc));
-    }
-    if (rc != 0)
-        md_bricks_unstamp(st, bricks, i - 1);
-    return rc;
-}
-
-
-int
-md_bricks_fill(struct md_state *st, struct md_volume *vol,
-               struct md_brick *nb, char **hosts, char **paths, size_t n,
-               vl_err_t *err)
-{
-    uint16_t *taken = calloc(n + 1, sizeof(*taken));
-    int rc = 0;
-
-    if (taken == NULL) {
-        vl_err_set(err, "out of memory");
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        nb[i].host = hosts[i];
-        nb[i].path = paths[i];
-        hosts[i] = paths[i] = NULL;
-        snprintf(nb[i].id, sizeof(nb[i].id), "brick%u", vol->next_brick++);
-        /* A one-brick create in a transaction: the owner chose. */
-        if (n == 1 && st->txn.brick_port != 0)
-            nb[i].port = st->txn.brick_port;
-        else
-            nb[i].port = md_port_pick_excl(st, taken, i);
-        if (nb[i].port == 0) {
-            vl_err_set(err, "no free brick port from %u",
-                       st->brick_base_port);
-            rc = -EADDRINUSE;
-        }
-        taken[i] = nb[i].port;
-    }
-    free(taken);
-    return rc;
 }
 
 
