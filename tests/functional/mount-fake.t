@@ -71,29 +71,43 @@ EXPECT_MATCH "log-level=DEBUG" statedump_of "$CPID"
 EXPECT "$CPID" mm_pid "$M0"
 EXPECT "hello" cat "$M0/f"
 
-# A non-live option: refused, logged as needing a remount; the old graph
-# keeps serving.
+# ping-timeout is live too: applied in place.
 client_v0 DEBUG 43 > "$T/fake1/v0.vol"
 echo 3 > "$T/fake1/v0.version"
-EXPECT_WITHIN 15 "1" sh -c "grep -c 'version 3 .*needs a remount' '$(mm_log "$M0")'"
-EXPECT_MATCH "ping-timeout=42" statedump_of "$CPID"
+EXPECT_WITHIN 15 "1" sh -c "grep -c \"applied volfile of 'v0' version 3\" '$(mm_log "$M0")'"
+EXPECT_MATCH "ping-timeout=43" statedump_of "$CPID"
+EXPECT "hello" cat "$M0/f"
+
+# A change of the graph's shape (debug/trace removed): the client switches
+# to a new graph without a remount (same process, same mount, open files
+# still work) and frees the old one.
+exec 7< "$M0/f"
+sed '/^volume v0-trace/,$d' "$T/fake1/v0.vol" > "$T/fake1/v0.vol.new"
+mv "$T/fake1/v0.vol.new" "$T/fake1/v0.vol"
+echo 4 > "$T/fake1/v0.version"
+EXPECT_WITHIN 15 "1" sh -c "grep -c 'version 4 .*switched from graph' '$(mm_log "$M0")'"
+EXPECT_WITHIN 15 "1" sh -c "grep -c 'old graph .* freed' '$(mm_log "$M0")'"
+EXPECT "$CPID" mm_pid "$M0"
+EXPECT "hello" cat <&7
+exec 7<&-
 EXPECT "hello" cat "$M0/f"
 
 # Backup servers: the first (127.0.0.2, nothing there) is down, the
 # backup serves the mount.
 TEST mount_mortar 127.0.0.2:/v0 "$M1" "volfile-server-port=$PF,backup-volfile-servers=127.0.0.3:127.0.0.1"
 TEST wait_for_mount "$M1"
-EXPECT_MATCH "version 3 from 127.0.0.1:$PF" cat "$(mm_log "$M1")"
+EXPECT_MATCH "version 4 from 127.0.0.1:$PF" cat "$(mm_log "$M1")"
 EXPECT "hello" cat "$M1/f"
 
 # The serving server goes away; another one (on the first address) has
-# a newer volfile: the watcher finds it and applies it.
+# a newer volfile (debug/trace back on top): the watcher finds it and
+# switches to it.
 bg_kill "$FAKE1"
 client_v0 WARNING 43 > "$T/fake2/v0.vol"
 echo 7 > "$T/fake2/v0.version"
 fake_mortard "tcp:127.0.0.2:$PF" "$T/fake2"
 TEST wait_for_socket "tcp:127.0.0.2:$PF"
-EXPECT_WITHIN 30 "1" sh -c "grep -c \"applied volfile of 'v0' version 7 from 127.0.0.2:$PF\" '$(mm_log "$M1")'"
+EXPECT_WITHIN 30 "1" sh -c "grep -c \"volfile of 'v0' version 7 from 127.0.0.2:$PF: switched from graph\" '$(mm_log "$M1")'"
 EXPECT_MATCH "log-level=WARNING" statedump_of "$(mm_pid "$M1")"
 EXPECT "hello" cat "$M1/f"
 

@@ -60,11 +60,16 @@ EXPECT "data" cat "$T/bricks/v0/f"
 CPID=$(cat "$CPIDF")
 
 # volume set of a client option: the client hears of the new volfile at
-# once. protocol/client's ping-timeout is not a live option, so the
-# client says it needs a remount and keeps serving with the old graph.
+# once and applies it in place (ping-timeout is live).
 TEST "$MORTAR" volume set v0 client.ping-timeout 17
 EXPECT_WITHIN 15 "1" sh -c "grep -c \"volume 'v0' changed to version\" '$CLOG'"
-EXPECT_WITHIN 5 "1" sh -c "grep -c \"ping-timeout.*needs a remount\" '$CLOG'"
+EXPECT_WITHIN 5 "1" sh -c "grep -c \"applied volfile of 'v0' version\" '$CLOG'"
+EXPECT_MATCH "ping-timeout=17" statedump_of "$CPID"
+# A graph-shape option (debug/trace on top of the client graph): the
+# client switches to a new graph without a remount, same process.
+TEST "$MORTAR" volume set v0 diagnostics.client-trace on
+EXPECT_WITHIN 15 "1" sh -c "grep -c 'switched from graph' '$CLOG'"
+EXPECT_MATCH "debug/trace" statedump_of "$CPID"
 EXPECT "$CPID" cat "$CPIDF"
 EXPECT "data" cat "$M0/f"
 
@@ -113,7 +118,7 @@ TEST "$MORTARD" --state-dir "$D2/state" --run-dir "$D2/run" \
     --mortarfsd "$MORTARFSD"
 TEST wait_for_socket "tcp:127.0.0.2:$MGMT_PORT"
 TEST "$MORTAR" --socket "$M2" volume set v1 client.ping-timeout 19
-EXPECT_WITHIN 30 "1" sh -c "grep -c \"version .* needs a remount\" '$(mm_log "$M3")'"
+EXPECT_WITHIN 30 "1" sh -c "grep -c \"applied volfile of 'v1' version\" '$(mm_log "$M3")'"
 EXPECT "$M3PID" mm_pid "$M3"
 EXPECT "one" cat "$M3/g"
 
