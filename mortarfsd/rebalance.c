@@ -72,6 +72,8 @@ struct rb_run {
     bool is_dir_incomplete;            /* a job failed or was abandoned */
     bool is_exit;                      /* workers must return */
     bool has_failed;                   /* this run had a failure */
+    bool is_prepass;                   /* crawler only: fixing layouts
+                                          before any file moves */
     pthread_t main_thread;             /* woken (SIGUSR2) when done */
 };
 
@@ -423,6 +425,21 @@ rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
 }
 
 
+/* Clients trust a cached layout for a while (doc/distribute.md: 3 s):
+ * one fetched before our fix-layout may still be COMMITTED, so a miss on
+ * its old hashed subvolume would be final for them. Files therefore move
+ * only once every directory's new (uncommitted) layout is older than
+ * that: a first pass fixes every layout, then we wait this long. */
+#define RB_LAYOUT_SETTLE_MS 3500
+
+
+static bool
+rb_is_fix_only(const struct rb_run *run)
+{
+    return run->conf->is_fix_layout || run->is_prepass;
+}
+
+
 /* One directory, then its subdirectories. */
 static void
 rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
@@ -448,7 +465,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     }
     if (rb_list(run, dir, &jobs, &n_jobs, &subdirs, &n_subdirs) != 0)
         return;
-    if (!is_skipped && is_complete && !run->conf->is_fix_layout)
+    if (!is_skipped && is_complete && !rb_is_fix_only(run))
         is_complete = rb_run_jobs(run, dir, jobs, n_jobs);
     rb_jobs_free(jobs, n_jobs);
 
@@ -480,7 +497,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
         if (inodes[i] == NULL)
             is_complete = false;
     }
-    if (!is_skipped && is_complete && !run->conf->is_fix_layout
+    if (!is_skipped && is_complete && !rb_is_fix_only(run)
         && !atomic_load(&run->stop)) {
         rc = rb_dir_setxattr(run, dir, RB_COMMIT_LAYOUT);
         if (rc != 0) {
@@ -489,7 +506,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
             is_complete = false;
         }
     }
-    if (!is_skipped && !atomic_load(&run->stop)) {
+    if (!is_skipped && !run->is_prepass && !atomic_load(&run->stop)) {
         pthread_mutex_lock(&run->lock);
         run->st.scanned_dirs++;
         /* A directory with failures is not redone by a resumed run
@@ -524,10 +541,19 @@ rb_crawler(void *arg)
     a.lookup.loc.inode = root;
     rc = rb_call(run->io.top, VL_FOP_LOOKUP, &a, &r);
     vl_reply_clear(&r);
-    if (rc != 0)
+    if (rc != 0) {
         rb_fail(run, false, "lookup of the root: %s", strerror(-rc));
-    else
+    } else if (run->conf->is_fix_layout) {
         rb_dir(run, root, "/");
+    } else {
+        run->is_prepass = true;
+        rb_dir(run, root, "/");
+        run->is_prepass = false;
+        for (int ms = 0; ms < RB_LAYOUT_SETTLE_MS && !atomic_load(&run->stop);
+             ms += 100)
+            usleep(100 * 1000);
+        rb_dir(run, root, "/");
+    }
     vl_inode_unref(root);
     atomic_store(&run->is_crawl_done, true);
     /* Wakes the main thread's sigtimedwait (the signal is blocked
