@@ -7,23 +7,6 @@
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
 
-# dist4_start: bricks b0..b3 under $T/bricks, distribute mounted at $M0.
-dist4_start() {
-    local i port vol="$T/vol/dist4.vol"
-    : > "$vol"
-    for i in 0 1 2 3; do
-        alloc_port port || return 1
-        mkdir -p "$T/bricks/b$i"
-        start_brick "b$i" "$T/bricks/b$i" "$port" || return 1
-        printf 'volume c%d\n type protocol/client\n option remote-host %s\n option remote-port %s\n option remote-subvolume b%d\nend-volume\n' \
-            "$i" "$H0" "$port" "$i" >> "$vol"
-    done
-    printf 'volume dist\n type cluster/distribute\n subvolumes c0 c1 c2 c3\nend-volume\n' >> "$vol"
-    _T_MOUNTS+=("$M0")
-    start_fsd client-dist --volfile "$vol" "$M0" || return 1
-    wait_for_mount "$M0"
-}
-
 umount_client_dist() {
     local pid
     pid="$(fsd_pid client-dist)"
