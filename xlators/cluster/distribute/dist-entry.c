@@ -95,9 +95,9 @@ dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
 }
 
 
-static int
-dist_entry_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at,
-                     vl_inode_t *parent, const char *name)
+int
+dist_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
+               const char *name)
 {
     union vl_fop_args a;
     struct dist_call call;
@@ -191,7 +191,7 @@ dist_new_elsewhere_task(vl_xlator_t *xl, vl_req_t *req)
     }
     rc = dist_child_sync(xl, req, (unsigned)data);
     if (rc != 0)
-        dist_entry_unlink_at(xl, req, hashed, loc->parent, loc->name);
+        dist_unlink_at(xl, req, hashed, loc->parent, loc->name);
     else
         dist_new_set_ctx(xl, req, data, hashed);
     vl_unwind(req, rc);
@@ -455,7 +455,7 @@ dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
     }
     for (size_t k = 0; k < n_names; k++) {
         if (is_links)
-            dist_entry_unlink_at(xl, req, (int)i, dir, names[k]);
+            dist_unlink_at(xl, req, (int)i, dir, names[k]);
         vl_free(names[k]);
     }
     vl_free(names);
@@ -713,7 +713,7 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
         rc = dist_linkfile_create(xl, req, hashed, cached, a->newloc.parent,
                                   a->newloc.name, &inode->gfid);
         if (rc != 0) /* no name without a way to it: take it back */
-            dist_entry_unlink_at(xl, req, cached, a->newloc.parent,
+            dist_unlink_at(xl, req, cached, a->newloc.parent,
                                  a->newloc.name);
     }
     vl_unwind(req, rc);

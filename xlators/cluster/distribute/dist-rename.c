@@ -35,23 +35,6 @@
 #endif
 
 
-static int
-dist_rename_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at,
-                      vl_inode_t *parent, const char *name)
-{
-    union vl_fop_args a;
-    struct dist_call call;
-    int rc;
-
-    memset(&a, 0, sizeof(a));
-    a.unlink.loc.parent = parent;
-    a.unlink.loc.name = name;
-    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_UNLINK, &a, &call);
-    vl_reply_clear(&call.reply);
-    return rc;
-}
-
-
 static void
 dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
                  const vl_gfid_t *gfid)
@@ -105,7 +88,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     if (nh != src) {
         /* The target's data or link file under the new name on NH. */
         if (target >= 0)
-            dist_rename_unlink_at(xl, req, nh, a->newloc.parent,
+            dist_unlink_at(xl, req, nh, a->newloc.parent,
                                   a->newloc.name);
         rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
                                   a->newloc.name, gfid);
@@ -116,12 +99,12 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
         rc = 0;
     }
     if (target >= 0 && target != src && target != nh)
-        dist_rename_unlink_at(xl, req, target, a->newloc.parent,
+        dist_unlink_at(xl, req, target, a->newloc.parent,
                               a->newloc.name);
     if (oh >= 0 && oh != src
         && !(oh == nh && a->oldloc.parent == a->newloc.parent
              && strcmp(a->oldloc.name, a->newloc.name) == 0))
-        dist_rename_unlink_at(xl, req, oh, a->oldloc.parent,
+        dist_unlink_at(xl, req, oh, a->oldloc.parent,
                               a->oldloc.name);
     inode = a->oldloc.inode != NULL ? vl_inode_ref(a->oldloc.inode)
                                     : vl_inode_find(xl->graph->itable, gfid);

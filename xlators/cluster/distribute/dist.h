@@ -227,6 +227,10 @@ int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
 int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                    const union vl_fop_args *args,
                    struct dist_call *call /* OUT */);
+/* Unlinks parent/name on child at (a link file, a stale copy, a replaced
+ * target) on behalf of req; waits; returns the status (dist-entry.c). */
+int dist_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
+                   const char *name);
 /* Sends req's own fop (args copied) to child i, waits, moves the reply
  * into req; returns the status. */
 int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);
