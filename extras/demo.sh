@@ -66,6 +66,7 @@ start() {
     mount -t mortar -o volfile-server-port="$PORT" 127.0.0.1:/demo "$MNT"
     cli volume status demo
     echo "demo volume mounted on $MNT"
+    echo "manage it with: mortar --socket=$SOCK volume status demo"
 }
 
 case "${1:-start}" in
