@@ -275,6 +275,9 @@ void dist_entrylk(vl_xlator_t *xl, vl_req_t *req);
  * subvolume of a file, with the EREMCHG reroute. */
 void dist_fop_route_xattr(vl_xlator_t *xl, vl_req_t *req);
 
+/* dist-copy.c: copy_file_range, also between subvolumes. */
+void dist_copy_file_range(vl_xlator_t *xl, vl_req_t *req);
+
 /* dist-lookup.c */
 void dist_lookup(vl_xlator_t *xl, vl_req_t *req);
 /* Directory lookup on every up subvolume by loc (named: parent + name,
