@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -50,6 +51,44 @@ vfuse_attr_done(vl_req_t *req, void *cookie)
     }
     vfuse_attr_fill(call->priv, &out, &req->reply.iatt);
     vfuse_reply_buf(call, &out, sizeof(out));
+}
+
+
+/* The new entry's parent and name of an entry op (NULL name if none). */
+static const struct vl_loc *
+vfuse_entry_loc(vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+        return &VL_ARGS(req, lookup)->loc;
+    case VL_FOP_MKNOD:
+        return &VL_ARGS(req, mknod)->loc;
+    case VL_FOP_MKDIR:
+        return &VL_ARGS(req, mkdir)->loc;
+    case VL_FOP_SYMLINK:
+        return &VL_ARGS(req, symlink)->loc;
+    case VL_FOP_LINK:
+        return &VL_ARGS(req, link)->newloc;
+    default:
+        return NULL;
+    }
+}
+
+
+/* Notes what an entry reply taught us about nodeid: the name naming it
+ * (a hint for a later UNLINK/RMDIR/RENAME) and, for an object this
+ * request created (the reply carries the GFID we generated; an existing
+ * one would have its own), that it has no security.capability. */
+void
+vfuse_entry_learn(struct vfuse_call *call, vl_req_t *req, uint64_t nodeid,
+                  const struct vl_loc *loc, const vl_gfid_t *new_gfid)
+{
+    struct vfuse_table *t = &call->sess->table;
+
+    if (loc != NULL && loc->parent != NULL)
+        vfuse_hint_add(t, &loc->parent->gfid, loc->name, nodeid);
+    if (new_gfid != NULL && vl_gfid_equal(new_gfid, &req->reply.iatt.gfid))
+        vfuse_node_set_flags(t, nodeid, VFUSE_NODE_NO_CAP, 0);
 }
 
 
@@ -94,6 +133,9 @@ vfuse_entry_done(vl_req_t *req, void *cookie)
         vfuse_reply_err(call, -ENOMEM);
         return;
     }
+    vfuse_entry_learn(call, req, nodeid, vfuse_entry_loc(req),
+                      req->op == VL_FOP_MKNOD ? &VL_ARGS(req, mknod)->gfid
+                                              : NULL);
     vfuse_entry_fill(priv, &out, nodeid, &req->reply.iatt);
     /* A kernel that dropped the request never counted the lookup. */
     if (vfuse_reply_buf(call, &out, sizeof(out)) == -ENOENT)
@@ -355,6 +397,29 @@ vfuse_link(struct vfuse_call *call)
 
 /* ---- removing and renaming names ---- */
 
+/* The name's hinted inode (the call keeps the ref in call->inode), or
+ * NULL; the hint is dropped either way, since the name is about to go or
+ * to name something else. */
+static vl_inode_t *
+vfuse_hint_inode(struct vfuse_call *call, vl_inode_t *parent,
+                 const char *name)
+{
+    vl_inode_t *inode = vfuse_hint_take(&call->sess->table, &parent->gfid,
+                                        name, call->priv->gen);
+
+    if (inode != NULL && call->inode == NULL) {
+        call->inode = inode;
+        return inode;
+    }
+    vl_inode_unref(inode);
+    return NULL;
+}
+
+
+/* UNLINK/RMDIR: loc->inode is the name's hinted inode when the session
+ * knows it in this graph (no round trip), so distribute can go to the
+ * brick holding it; the layers below take it as a hint (see
+ * fuse-hint.c). */
 static void
 vfuse_remove(struct vfuse_call *call, vl_fop_t op)
 {
@@ -370,6 +435,8 @@ vfuse_remove(struct vfuse_call *call, vl_fop_t op)
         loc->name = vfuse_arg_str(call, 0, NULL);
         if (loc->parent == NULL || loc->name == NULL)
             rc = -EINVAL;
+        else
+            loc->inode = vfuse_hint_inode(call, loc->parent, loc->name);
     }
     vfuse_send(call, req, rc, vfuse_status_done);
 }
@@ -389,8 +456,26 @@ vfuse_rmdir(struct vfuse_call *call)
 }
 
 
-/* Payload after the fixed part: oldname NUL newname NUL. The source's
- * inode is not known here (no dentry cache); bricks resolve parent+name. */
+/* Payload after the fixed part: oldname NUL newname NUL. oldloc.inode is
+ * the old name's hinted inode when known in this graph (a hint, as for
+ * unlink); both names' hints are dropped. On success the new name
+ * inherits the hint (rename_done). */
+/* A moved object keeps its hint under the new name (not after an
+ * exchange, where both names changed objects: those hints are gone). */
+static void
+vfuse_rename_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+
+    if (req->status == 0 && call->inode != NULL
+        && !(a->flags & RENAME_EXCHANGE))
+        vfuse_hint_add_gfid(&call->sess->table, &a->newloc.parent->gfid,
+                            a->newloc.name, &call->inode->gfid);
+    vfuse_reply_err(call, req->status);
+}
+
+
 static void
 vfuse_rename_common(struct vfuse_call *call, uint32_t flags, size_t off)
 {
@@ -411,7 +496,15 @@ vfuse_rename_common(struct vfuse_call *call, uint32_t flags, size_t off)
             || a->newloc.parent == NULL || a->newloc.name == NULL)
             rc = -EINVAL;
     }
-    vfuse_send(call, req, rc, vfuse_status_done);
+    if (req != NULL && rc == 0) {
+        a = VL_ARGS(req, rename);
+        a->oldloc.inode = vfuse_hint_inode(call, a->oldloc.parent,
+                                           a->oldloc.name);
+        vl_inode_unref(vfuse_hint_take(&call->sess->table,
+                                       &a->newloc.parent->gfid,
+                                       a->newloc.name, call->priv->gen));
+    }
+    vfuse_send(call, req, rc, vfuse_rename_done);
 }
 
 
@@ -494,7 +587,41 @@ vfuse_xattr_check(struct vfuse_call *call, const char *name)
         return -EOPNOTSUPP;
     if (!conf->is_selinux && strcmp(name, "security.selinux") == 0)
         return -EOPNOTSUPP;
+    if (!conf->is_capability && strcmp(name, VFUSE_XATTR_CAPS) == 0)
+        return -EOPNOTSUPP;
     return 0;
+}
+
+
+/* A SETXATTR/REMOVEXATTR (any name: cheaper than telling which ones a
+ * translator below maps to security.capability) ends what we knew about
+ * the node's xattrs. Cleared before winding, so a GETXATTR racing with
+ * it asks the brick. */
+static void
+vfuse_xattr_changing(struct vfuse_call *call)
+{
+    vfuse_node_set_flags(&call->sess->table, call->hdr.nodeid, 0,
+                         VFUSE_NODE_NO_CAP);
+}
+
+
+/* GETXATTR security.capability: the kernel asks it before the first write
+ * to every inode (to drop file capabilities, even with KILLPRIV_V2). A
+ * file this session created has none until an xattr call goes through
+ * for it, and with `capability off` no file has any: answer ENODATA
+ * without a round trip. Another client setting one on our new file is
+ * not seen (as with any attribute cached by this mount). */
+static bool
+vfuse_caps_known_absent(struct vfuse_call *call, const char *name)
+{
+    const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
+
+    if (name == NULL || strcmp(name, VFUSE_XATTR_CAPS) != 0)
+        return false;
+    if (!conf->is_capability)
+        return true;
+    return (vfuse_node_flags(&call->sess->table, call->hdr.nodeid)
+            & VFUSE_NODE_NO_CAP) != 0;
 }
 
 /* Payload: fuse_setxattr_in (compat size: SETXATTR_EXT is not
@@ -525,6 +652,8 @@ vfuse_setxattr(struct vfuse_call *call)
         if (rc == 0)
             rc = vfuse_xattr_check(call, a->name);
     }
+    if (rc == 0)
+        vfuse_xattr_changing(call);
     vfuse_send(call, req, rc, vfuse_status_done);
 }
 
@@ -567,11 +696,18 @@ static void
 vfuse_getxattr_common(struct vfuse_call *call, bool is_list)
 {
     struct fuse_getxattr_in in;
-    vl_req_t *req = vfuse_req_new(call, VL_FOP_GETXATTR);
+    vl_req_t *req;
     struct vl_getxattr_args *a;
     int rc = 0;
 
     memcpy(&in, call->arg, sizeof(in));
+    if (!is_list
+        && vfuse_caps_known_absent(call, vfuse_arg_str(call, sizeof(in),
+                                                       NULL))) {
+        vfuse_reply_err(call, -ENODATA);
+        return;
+    }
+    req = vfuse_req_new(call, VL_FOP_GETXATTR);
     if (req != NULL) {
         a = VL_ARGS(req, getxattr);
         a->loc.inode = vfuse_call_inode(call);
@@ -616,5 +752,7 @@ vfuse_removexattr(struct vfuse_call *call)
         else
             rc = vfuse_xattr_check(call, VL_ARGS(req, removexattr)->name);
     }
+    if (rc == 0)
+        vfuse_xattr_changing(call);
     vfuse_send(call, req, rc, vfuse_status_done);
 }

@@ -195,6 +195,8 @@ vfuse_create_done(vl_req_t *req, void *cookie)
         vfuse_reply_err(call, -ENOMEM);
         return;
     }
+    vfuse_entry_learn(call, req, nodeid, &VL_ARGS(req, create)->loc,
+                      &VL_ARGS(req, create)->gfid);
     vfuse_entry_fill(call->priv, &entry, nodeid, &req->reply.iatt);
     vfuse_open_reply(call, &entry, &req->reply.iatt.gfid,
                      req->reply.iatt.mode & S_IFMT);
@@ -358,12 +360,48 @@ vfuse_write(struct vfuse_call *call)
 
 /* ---- FLUSH / FSYNC / RELEASE ---- */
 
+/* Whether a FLUSH must go down. Below the bridge FLUSH has one duty in a
+ * Mortar client: releasing the POSIX locks of the lock owner (features/
+ * locks on the bricks). No lock request for the node ever left this
+ * session (VFUSE_NODE_HAS_LK, set before any LK is wound and kept while
+ * the node lives, whichever fd or process sent it): there is nothing to
+ * release, and close(2) need not wait a round trip. Still sent:
+ *   - a handle opened for writing when a translator that may hold writes
+ *     back (write-behind) sits below: its FLUSH reports a deferred write
+ *     error to close(). Read-only handles have no writes to report.
+ * Not a reason: the kernel's own caches. Without writeback-cache every
+ * write(2) has been answered before close(); with it (and for dirty mmap
+ * pages) the kernel writes and waits for the data before it sends FLUSH.
+ * A lock request racing with close(2) of another fd of the same owner in
+ * another thread may be read after this FLUSH; so may it on a local file
+ * system (the lock can outlive the close), and POSIX leaves that order
+ * to the caller. */
+static bool
+vfuse_flush_is_needed(struct vfuse_call *call)
+{
+    vl_fd_t *fd = vfuse_call_fh(call, 0);
+
+    if (vfuse_node_flags(&call->sess->table, call->hdr.nodeid)
+        & VFUSE_NODE_HAS_LK)
+        return true;
+    if (call->hdr.nodeid == FUSE_ROOT_ID || call->hdr.nodeid == 0)
+        return true; /* no node to keep flags on: be safe */
+    if (!call->priv->has_write_behind)
+        return false;
+    return fd == NULL || (fd->flags & O_ACCMODE) != O_RDONLY;
+}
+
+
 void
 vfuse_flush(struct vfuse_call *call)
 {
     struct fuse_flush_in in;
     vl_req_t *req;
 
+    if (!vfuse_flush_is_needed(call)) {
+        vfuse_reply_err(call, 0);
+        return;
+    }
     memcpy(&in, call->arg, sizeof(in));
     call->caller.lk_owner = in.lock_owner;
     req = vfuse_req_new(call, VL_FOP_FLUSH);
@@ -455,6 +493,8 @@ vfuse_plus_entry(struct vfuse_call *call, const struct vl_dirent *ent,
 {
     vl_inode_t *fresh;
     vl_inode_t *linked = NULL;
+    vl_fd_t *dir = vfuse_call_fh(call, 0);
+    uint64_t nodeid;
 
     memset(out, 0, sizeof(*out));
     if (!ent->has_iatt || vfuse_is_dot_or_dotdot(ent->name)
@@ -466,8 +506,11 @@ vfuse_plus_entry(struct vfuse_call *call, const struct vl_dirent *ent,
     vl_inode_unref(fresh);
     if (linked == NULL)
         return;
-    vfuse_entry_fill(call->priv, out, vfuse_inode_remember(call, linked),
-                     &ent->iatt);
+    nodeid = vfuse_inode_remember(call, linked);
+    if (nodeid != 0 && dir != NULL && dir->inode != NULL)
+        vfuse_hint_add(&call->sess->table, &dir->inode->gfid, ent->name,
+                       nodeid);
+    vfuse_entry_fill(call->priv, out, nodeid, &ent->iatt);
 }
 
 
@@ -580,6 +623,10 @@ vfuse_lk_common(struct vfuse_call *call, int cmd)
 
     memcpy(&in, call->arg, sizeof(in));
     call->caller.lk_owner = in.owner;
+    /* Before winding: from now on this node's FLUSHes go down (a FLUSH
+     * read after this point sees the flag; see vfuse_flush_is_needed). */
+    vfuse_node_set_flags(&call->sess->table, call->hdr.nodeid,
+                         VFUSE_NODE_HAS_LK, 0);
     req = vfuse_req_new(call, VL_FOP_LK);
     if (req != NULL) {
         a = VL_ARGS(req, lk);

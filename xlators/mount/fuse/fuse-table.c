@@ -9,6 +9,10 @@
  * One node per GFID (a hash by GFID), so the kernel never sees two
  * nodeids for one object.
  *
+ * Nodes also carry flags (VFUSE_NODE_*) that let the bridge answer some
+ * calls without a round trip (FLUSH, GETXATTR security.capability), and
+ * the name hints naming them (fuse-hint.c), freed with them.
+ *
  * Threads: every function takes t->lock. Inode and fd refs are dropped
  * while holding it: a graph drops every ref into it (vfuse_table_drop_gen)
  * under the same lock before its inode table goes, so under the lock the
@@ -24,9 +28,6 @@
 #include "fuse.h"
 
 #define VFUSE_NODE_BUCKETS 4096
-
-#define VFUSE_CONTAINER(ptr, type, member)                                   \
-    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 
 void
@@ -68,6 +69,11 @@ vfuse_table_init(struct vfuse_table *t)
     t->n_buckets = VFUSE_NODE_BUCKETS;
     vfuse_list_init(&t->nodes);
     vfuse_list_init(&t->handles);
+    if (vfuse_hint_init(t, 0) != 0) {
+        vl_free(t->hash);
+        t->hash = NULL;
+        return -ENOMEM;
+    }
     pthread_mutex_init(&t->lock, NULL);
     return 0;
 }
@@ -84,7 +90,7 @@ vfuse_gfid_bucket(const struct vfuse_table *t, const vl_gfid_t *gfid)
 }
 
 
-static struct vfuse_node *
+struct vfuse_node *
 vfuse_node_find_locked(struct vfuse_table *t, const vl_gfid_t *gfid)
 {
     struct vfuse_node *n = t->hash[vfuse_gfid_bucket(t, gfid)];
@@ -110,6 +116,7 @@ vfuse_node_unhash_locked(struct vfuse_table *t, struct vfuse_node *node)
 static void
 vfuse_node_free_locked(struct vfuse_table *t, struct vfuse_node *node)
 {
+    vfuse_hint_drop_node_locked(t, node);
     vfuse_node_unhash_locked(t, node);
     vfuse_list_del(&node->link);
     t->n_nodes--;
@@ -133,6 +140,7 @@ vfuse_node_remember(struct vfuse_table *t, vl_inode_t *linked, uint64_t gen)
             return 0;
         }
         node->gfid = linked->gfid;
+        vfuse_list_init(&node->hints);
         node->hnext = t->hash[vfuse_gfid_bucket(t, &node->gfid)];
         t->hash[vfuse_gfid_bucket(t, &node->gfid)] = node;
         vfuse_list_add(&t->nodes, &node->link);
@@ -198,6 +206,35 @@ vfuse_node_update(struct vfuse_table *t, uint64_t nodeid, vl_inode_t *inode,
         node->inode = vl_inode_ref(inode);
         node->gen = gen;
     }
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+uint32_t
+vfuse_node_flags(struct vfuse_table *t, uint64_t nodeid)
+{
+    struct vfuse_node *node = (struct vfuse_node *)(uintptr_t)nodeid;
+    uint32_t flags;
+
+    if (nodeid == 0 || nodeid == FUSE_ROOT_ID)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    flags = node->flags;
+    pthread_mutex_unlock(&t->lock);
+    return flags;
+}
+
+
+void
+vfuse_node_set_flags(struct vfuse_table *t, uint64_t nodeid, uint32_t set,
+                     uint32_t clear)
+{
+    struct vfuse_node *node = (struct vfuse_node *)(uintptr_t)nodeid;
+
+    if (nodeid == 0 || nodeid == FUSE_ROOT_ID)
+        return;
+    pthread_mutex_lock(&t->lock);
+    node->flags = (node->flags | set) & ~clear;
     pthread_mutex_unlock(&t->lock);
 }
 
@@ -348,6 +385,7 @@ vfuse_table_clear(struct vfuse_table *t)
                                                   link));
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_destroy(&t->lock);
+    vfuse_hint_fini(t);
     vl_free(t->hash);
     t->hash = NULL;
 }

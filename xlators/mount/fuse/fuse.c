@@ -258,6 +258,23 @@ vfuse_priv_free(struct vfuse_priv *priv)
 }
 
 
+/* FLUSH is where a translator holding writes back (write-behind) reports
+ * a deferred write error to close(); Mortar's client graphs have none,
+ * but a hand-written volfile may. With one below, every FLUSH of a
+ * handle opened for writing goes down (fuse-file.c). */
+static bool
+fuse_has_write_behind(const vl_graph_t *graph)
+{
+    for (size_t i = 0; i < graph->n_xls; i++) {
+        const char *type = graph->xls[i]->cls->type;
+
+        if (type != NULL && strstr(type, "write-behind") != NULL)
+            return true;
+    }
+    return false;
+}
+
+
 static int
 fuse_init(vl_xlator_t *xl, vl_err_t *err)
 {
@@ -277,6 +294,7 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
     }
     priv->xl = xl;
     priv->gen = xl->graph->id;
+    priv->has_write_behind = fuse_has_write_behind(xl->graph);
     pthread_mutex_init(&priv->lock, NULL);
     pthread_cond_init(&priv->cond, NULL);
     /* Before attaching: a new session's readers may pass the kernel's
@@ -426,6 +444,14 @@ static const vl_option_t fuse_options[] = {
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "
                        "(unsafe when several clients share files)."),
+    VL_OPT_BOOL("capability", struct vfuse_conf, is_capability,
+                .def = "on",
+                .doc = "Files may carry capabilities (security.capability). "
+                       "Off: none do; the probe the kernel makes before "
+                       "the first write to each file is answered ENODATA "
+                       "without a brick round trip, and setting one is "
+                       "refused with EOPNOTSUPP. On, the probe is still "
+                       "answered locally for files this mount created."),
     VL_OPT_TIME("connect-timeout", struct vfuse_conf, connect_timeout,
                 .min = 1, .max = 3600 * 1000, .def = "10",
                 .doc = "How long to wait for the graph below to come up "

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vol/vol.h"
@@ -38,6 +39,8 @@
 #define VFUSE_HDR_ROOM 4096
 /* Big buffers kept for reuse after their call ends. */
 #define VFUSE_POOL_MAX 8
+/* The file capabilities xattr the kernel probes before writes. */
+#define VFUSE_XATTR_CAPS "security.capability"
 /* Protocol minor we speak (the <linux/fuse.h> we build against). */
 #define VFUSE_MINOR FUSE_KERNEL_MINOR_VERSION
 
@@ -66,8 +69,12 @@ struct vfuse_conf {
     bool is_acl;               /* pass system.posix_acl_* xattrs down */
     bool is_selinux;           /* pass security.selinux down */
     bool is_writeback;         /* FUSE_WRITEBACK_CACHE */
+    bool is_capability;        /* off: no file has security.capability */
     uint64_t connect_timeout;  /* ms to wait for CHILD_UP */
 };
+
+#define VFUSE_CONTAINER(ptr, type, member)                                   \
+    ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 
 /* Intrusive circular list links; a head is a link pointing at itself. */
 struct vfuse_link {
@@ -76,6 +83,15 @@ struct vfuse_link {
 };
 
 struct vfuse_session;
+
+/* vfuse_node flags (fuse-table.c). */
+/* A lock request (POSIX or flock, GETLK too) was sent for the node; never
+ * cleared while the node lives. Without it FLUSH has nothing to release. */
+#define VFUSE_NODE_HAS_LK 0x1u
+/* This session created the object (CREATE/MKNOD reply with our GFID) and
+ * no SETXATTR/REMOVEXATTR went through for it since: it has no
+ * security.capability. */
+#define VFUSE_NODE_NO_CAP 0x2u
 
 /* One nodeid the kernel knows (nodeids are pointers to these). It outlives
  * graphs: inode is a ref into the graph of generation gen (graph->id), or
@@ -87,8 +103,23 @@ struct vfuse_node {
     uint64_t nlookup;          /* kernel lookups not yet forgotten */
     vl_inode_t *inode;         /* owned ref or NULL */
     uint64_t gen;              /* graph id of inode, 0 when NULL */
+    uint32_t flags;            /* VFUSE_NODE_* */
     struct vfuse_node *hnext;  /* hash chain by gfid */
     struct vfuse_link link;    /* on table->nodes */
+    struct vfuse_link hints;   /* head: name hints naming this node */
+};
+
+/* A name hint (fuse-hint.c): the entry (parent GFID, name) was last seen
+ * naming node. Freed with the node, on UNLINK/RMDIR/RENAME of the name, or
+ * when the oldest of too many. */
+struct vfuse_hint {
+    vl_gfid_t parent;          /* the directory's GFID */
+    struct vfuse_node *node;   /* borrowed: the hint dies with the node */
+    struct vfuse_hint *hnext;  /* hash chain by (parent, name) */
+    struct vfuse_link age;     /* on table->hint_age, newest first */
+    struct vfuse_link by_node; /* on node->hints */
+    size_t name_len;           /* strlen(name) */
+    char name[];               /* NUL-terminated */
 };
 
 /* One file handle the kernel holds (fhs are pointers to these). */
@@ -116,6 +147,11 @@ struct vfuse_table {
     size_t n_handles;          /* handles alive */
     struct vfuse_link nodes;   /* every node */
     struct vfuse_link handles; /* every handle */
+    struct vfuse_hint **hint_hash; /* owned array of n_hint_buckets */
+    size_t n_hint_buckets;
+    size_t n_hints;            /* hints alive */
+    size_t max_hints;          /* evict the oldest beyond this */
+    struct vfuse_link hint_age; /* every hint, newest first */
 };
 
 struct vfuse_reader {
@@ -165,6 +201,8 @@ struct vfuse_priv {
     struct vfuse_session *sess; /* borrowed; attached until fini */
     vl_inode_t *root;           /* owned ref on this graph's root */
     uint64_t gen;               /* xl->graph->id */
+    bool has_write_behind;      /* a translator below may hold writes
+                                   back until FLUSH (set at init) */
     bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
                                    thread only */
     size_t n_inflight;          /* calls pinned to this graph; guarded
@@ -279,9 +317,36 @@ void vfuse_table_drop_gen(struct vfuse_table *t, uint64_t gen);
 void vfuse_table_counts(struct vfuse_table *t, size_t *n_nodes /* OUT */,
                         size_t *n_handles /* OUT */,
                         size_t *n_in_gen /* OUT */, uint64_t gen);
+/* The node of gfid or NULL; t->lock held. */
+struct vfuse_node *vfuse_node_find_locked(struct vfuse_table *t,
+                                          const vl_gfid_t *gfid);
+/* Flags of a node (0 for the root or nodeid 0); set, then clear. */
+uint32_t vfuse_node_flags(struct vfuse_table *t, uint64_t nodeid);
+void vfuse_node_set_flags(struct vfuse_table *t, uint64_t nodeid,
+                          uint32_t set, uint32_t clear);
 void vfuse_list_init(struct vfuse_link *head);
 void vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l);
 void vfuse_list_del(struct vfuse_link *l);
+
+/* --- fuse-hint.c: name hints (unit-tested) --- */
+/* Hint tables are sized here; max 0 = VFUSE_HINT_MAX. */
+#define VFUSE_HINT_MAX (64 * 1024)
+int vfuse_hint_init(struct vfuse_table *t, size_t max);
+void vfuse_hint_fini(struct vfuse_table *t);
+/* (parent, name) names nodeid now (replaces an older hint). */
+void vfuse_hint_add(struct vfuse_table *t, const vl_gfid_t *parent,
+                    const char *name, uint64_t nodeid);
+/* As vfuse_hint_add for the node of gfid, if the session has one. */
+void vfuse_hint_add_gfid(struct vfuse_table *t, const vl_gfid_t *parent,
+                         const char *name, const vl_gfid_t *gfid);
+/* Drops the hint for (parent, name) and returns a new ref on its node's
+ * inode when that is in graph gen, else NULL. */
+vl_inode_t *vfuse_hint_take(struct vfuse_table *t, const vl_gfid_t *parent,
+                            const char *name, uint64_t gen);
+/* The node is being freed: its hints go with it. */
+void vfuse_hint_drop_node_locked(struct vfuse_table *t,
+                                 struct vfuse_node *node);
+size_t vfuse_hint_count(struct vfuse_table *t);
 
 /* --- fuse-session.c --- */
 /* Finds the session of conf's mount point or creates it (mounts); the
@@ -335,6 +400,11 @@ vl_inode_t *vfuse_call_inode(struct vfuse_call *call);
 void vfuse_send(struct vfuse_call *call, vl_req_t *req, int rc,
                 vl_done_fn *done);
 vl_done_fn vfuse_status_done;
+/* Records an entry reply's name hint and, when the reply carries
+ * new_gfid (the object was created by this request), VFUSE_NODE_NO_CAP. */
+void vfuse_entry_learn(struct vfuse_call *call, vl_req_t *req,
+                       uint64_t nodeid, const struct vl_loc *loc,
+                       const vl_gfid_t *new_gfid);
 
 /* --- fuse.c --- */
 void vfuse_init_answered(struct vfuse_priv *priv);
