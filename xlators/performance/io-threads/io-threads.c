@@ -4,9 +4,18 @@
  * onto a pool of worker threads, where the translators below (posix) may
  * block on the disk.
  *
- * Intercepts: every fop. The request object itself is queued (no copy of
- *             its arguments); a worker later calls vl_pass() with it, so the
- *             child's answer goes straight back to whoever wound it.
+ * Intercepts: every fop. Fast fops (iot_fop_is_fast: metadata, namespace
+ *             changes, I/O up to inline-io-size) are passed on at once on
+ *             the calling thread when inline-fast-fops is on (default):
+ *             a hand-off to a worker (futex wake, two context switches)
+ *             costs more than the fop itself. pass-through runs every fop
+ *             inline. The others are queued: the request object itself
+ *             (no copy of its arguments); a worker later calls vl_pass()
+ *             with it, so the child's answer goes straight back to
+ *             whoever wound it. The caller (protocol/server) must not
+ *             serialize a connection behind an inline fop; rpc/src/conn.c
+ *             re-arms input and hands other buffered records to another
+ *             loop thread before delivering one.
  * Queues:     four FIFOs by priority (high, normal, low, least). A worker
  *             takes the first request of the highest-priority queue whose
  *             number of running requests is below that priority's cap.
@@ -59,6 +68,52 @@ iot_fop_prio(vl_fop_t op)
         return IOT_PRIO_LOW;
     default:
         return IOT_PRIO_NORMAL;
+    }
+}
+
+
+bool
+iot_fop_is_fast(const vl_req_t *req, uint64_t io_max)
+{
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+    case VL_FOP_STAT:
+    case VL_FOP_ACCESS:
+    case VL_FOP_READLINK:
+    case VL_FOP_GETXATTR:
+    case VL_FOP_STATFS:
+    case VL_FOP_FLUSH:
+    case VL_FOP_SETATTR:
+    case VL_FOP_CREATE:
+    case VL_FOP_MKNOD:
+    case VL_FOP_MKDIR:
+    case VL_FOP_UNLINK:
+    case VL_FOP_RMDIR:
+    case VL_FOP_RENAME:
+    case VL_FOP_LINK:
+    case VL_FOP_SYMLINK:
+    case VL_FOP_SETXATTR:
+    case VL_FOP_REMOVEXATTR:
+    case VL_FOP_OPENDIR:
+    case VL_FOP_OPEN:
+    case VL_FOP_LSEEK:
+        return true;
+    case VL_FOP_READ:
+        return VL_ARGS(req, read)->size <= io_max;
+    case VL_FOP_WRITE: {
+        const struct vl_write_args *w = VL_ARGS(req, write);
+        uint64_t n = 0;
+
+        for (int i = 0; i < w->n_iov; i++)
+            n += w->iov[i].iov_len;
+        return n <= io_max;
+    }
+    case VL_FOP_READDIR:
+        return VL_ARGS(req, readdir)->size <= IOT_INLINE_DIR_MAX;
+    default:
+        /* fsync, fallocate, copy_file_range and the lock fops (which
+         * may wait for a conflicting holder). */
+        return false;
     }
 }
 
@@ -234,6 +289,17 @@ iot_fop(vl_xlator_t *xl, vl_req_t *req)
 {
     struct iot_priv *priv = xl->priv;
 
+    if (atomic_load_explicit(&priv->is_pass_through, memory_order_relaxed)
+        || (atomic_load_explicit(&priv->is_inline_fast, memory_order_relaxed)
+            && iot_fop_is_fast(req, atomic_load_explicit(
+                                        &priv->inline_io_max,
+                                        memory_order_relaxed)))) {
+        /* fini runs only once the graph has drained, so no stop check is
+         * needed here: the child is alive while requests are wound. */
+        atomic_fetch_add_explicit(&priv->n_inline, 1, memory_order_relaxed);
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
     pthread_mutex_lock(&priv->lock);
     if (priv->is_stopping) {
         pthread_mutex_unlock(&priv->lock);
@@ -253,6 +319,9 @@ iot_conf_apply_locked(struct iot_priv *priv, const struct iot_conf *conf)
     for (int p = 0; p < IOT_PRIO_COUNT; p++)
         priv->prio_cap[p] = conf->prio_threads[p];
     priv->idle_ms = conf->idle_time;
+    atomic_store(&priv->is_pass_through, conf->is_pass_through);
+    atomic_store(&priv->is_inline_fast, conf->is_inline_fast);
+    atomic_store(&priv->inline_io_max, conf->inline_io_max);
 }
 
 
@@ -375,6 +444,11 @@ iot_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)priv->max_threads);
     fprintf(out, "threads_started=%zu\n", priv->n_started);
     fprintf(out, "requests_done=%llu\n", (unsigned long long)priv->n_done);
+    fprintf(out, "requests_inline=%llu\n",
+            (unsigned long long)atomic_load(&priv->n_inline));
+    fprintf(out, "pass_through=%d\n", (int)atomic_load(&priv->is_pass_through));
+    fprintf(out, "inline_fast_fops=%d\n",
+            (int)atomic_load(&priv->is_inline_fast));
     for (int p = 0; p < IOT_PRIO_COUNT; p++) {
         fprintf(out, "%s.queued=%zu\n", iot_prio_names[p],
                 priv->queues[p].len);
@@ -427,6 +501,23 @@ static const vl_option_t iot_options[] = {
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_ADVANCED,
                 .doc = "Time without work after which a worker above the "
                        "minimum of one exits."),
+    VL_OPT_BOOL("pass-through", struct iot_conf, is_pass_through,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"performance.iot-pass-through"},
+                .doc = "Run every fop on the thread that winds it (the "
+                       "event thread), slow ones included; the pool "
+                       "stays idle."),
+    VL_OPT_BOOL("inline-fast-fops", struct iot_conf, is_inline_fast,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "Run fops that do not block for long (metadata, "
+                       "namespace changes, small reads and writes) on the "
+                       "calling thread instead of handing them to a "
+                       "worker."),
+    VL_OPT_SIZE("inline-io-size", struct iot_conf, inline_io_max,
+                .min = 0, .max = 16 * 1024 * 1024, .def = "64KiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_ADVANCED,
+                .doc = "Largest read or write run inline by "
+                       "inline-fast-fops; bigger ones go to the workers."),
     VL_OPT_END,
 };
 

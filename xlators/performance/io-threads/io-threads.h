@@ -7,6 +7,7 @@
 #define MORTAR_IO_THREADS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@
 #define IOT_MAX_THREADS 64
 /* Threads that never exit for being idle. */
 #define IOT_MIN_THREADS 1
+/* readdir(p) replies up to this size run inline (a 4 KiB FUSE readdir);
+ * bigger ones stat many entries and go to the workers. */
+#define IOT_INLINE_DIR_MAX (16 * 1024)
 
 enum iot_prio {
     IOT_PRIO_HIGH = 0, /* metadata reads: lookup, stat, open... */
@@ -30,6 +34,9 @@ struct iot_conf {
     uint64_t thread_count;              /* pool size limit */
     uint64_t prio_threads[IOT_PRIO_COUNT]; /* per-priority running caps */
     uint64_t idle_time;                 /* ms before a spare thread exits */
+    bool is_pass_through;               /* every fop inline */
+    bool is_inline_fast;                /* fast fops inline */
+    uint64_t inline_io_max;             /* read/write bytes run inline */
 };
 
 /* Per-request area: the queue link. Valid only while the request sits in
@@ -74,6 +81,12 @@ struct iot_priv {
     size_t n_wakeups;            /* signals sent, not yet consumed */
     size_t n_started;            /* threads ever started, for tests */
     uint64_t n_done;             /* requests handed to the child */
+    /* Inline policy: atomics, read without the lock on every fop and
+     * replaced by reconfigure. */
+    atomic_bool is_pass_through;  /* conf pass-through */
+    atomic_bool is_inline_fast;   /* conf inline-fast-fops */
+    _Atomic uint64_t inline_io_max; /* conf inline-io-size */
+    _Atomic uint64_t n_inline;    /* requests run on the caller's thread */
     bool is_stopping;            /* fini began; queue no more */
     struct iot_slot slots[IOT_MAX_THREADS]; /* worker threads */
     vl_xlator_t *xl;             /* borrowed; this translator */
@@ -81,5 +94,8 @@ struct iot_priv {
 
 /* The priority a fop is queued at. */
 enum iot_prio iot_fop_prio(vl_fop_t op);
+/* True if req does not block for long, so it may run on the thread that
+ * wound it (io_max: largest read/write counted as fast). */
+bool iot_fop_is_fast(const vl_req_t *req, uint64_t io_max);
 
 #endif /* MORTAR_IO_THREADS_H */

@@ -126,10 +126,15 @@ t_deadline(struct timespec *ts)
 }
 
 
+/* Options for the next t_start / t_reconfigure: the pool tests turn the
+ * inline path off so that every request is queued. */
+static const char *t_extra = "    option inline-fast-fops off\n";
+
+
 static vl_volfile_t *
 t_volfile(unsigned threads)
 {
-    char text[512];
+    char text[768];
     vl_err_t err = {{0}};
     vl_volfile_t *vf;
 
@@ -141,9 +146,10 @@ t_volfile(unsigned threads)
              "    type performance/io-threads\n"
              "    option thread-count %u\n"
              "    option idle-time 100ms\n"
+             "%s"
              "    subvolumes leaf\n"
              "end-volume\n",
-             threads);
+             threads, t_extra);
     vf = vl_volfile_parse(text, strlen(text), "test", &err);
     assert_non_null(vf);
     return vf;
@@ -448,6 +454,7 @@ test_over_mock(void **state)
         "volume iot\n"
         "    type performance/io-threads\n"
         "    option thread-count 3\n"
+        "    option inline-fast-fops off\n"
         "    subvolumes mock\n"
         "end-volume\n";
     struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000};
@@ -486,6 +493,162 @@ test_over_mock(void **state)
 }
 
 
+/* Winds op with a write or read of n bytes (0: the fop's bare args). */
+static void
+t_wind_io(struct t_env *e, vl_fop_t op, size_t n)
+{
+    static char data[128 * 1024];
+    static struct iovec iov = {.iov_base = data};
+    vl_req_t *req = vl_req_new(e->graph->top, op);
+
+    assert_non_null(req);
+    if (op == VL_FOP_WRITE) {
+        iov.iov_len = n;
+        VL_ARGS(req, write)->iov = &iov;
+        VL_ARGS(req, write)->n_iov = 1;
+    } else if (op == VL_FOP_READ) {
+        VL_ARGS(req, read)->size = n;
+    } else if (op == VL_FOP_READDIR) {
+        VL_ARGS(req, readdir)->size = n;
+    }
+    vl_wind(req, t_done, NULL);
+}
+
+
+/* Index in leaf.seen of the i-th request; true if it ran on this thread. */
+static bool
+t_ran_here(int i)
+{
+    bool here;
+
+    pthread_mutex_lock(&leaf.lock);
+    assert_true(i < leaf.n_seen);
+    here = pthread_equal(leaf.tid[i], pthread_self());
+    pthread_mutex_unlock(&leaf.lock);
+    return here;
+}
+
+
+static uint64_t
+t_n_inline(struct t_env *e)
+{
+    struct iot_priv *priv = e->graph->top->priv;
+
+    return atomic_load(&priv->n_inline);
+}
+
+
+/* Default policy: fast fops run on the winding thread (answered before
+ * vl_wind returns, the gate being open), slow ones on workers. */
+static void
+test_fast_fops_inline(void **state)
+{
+    static const vl_fop_t fast[] = {
+        VL_FOP_LOOKUP, VL_FOP_STAT,   VL_FOP_CREATE, VL_FOP_MKDIR,
+        VL_FOP_UNLINK, VL_FOP_RENAME, VL_FOP_SETATTR, VL_FOP_FLUSH,
+        VL_FOP_OPEN,   VL_FOP_GETXATTR,
+    };
+    struct t_env e = {0};
+    int n = 0;
+
+    t_extra = "";
+    t_start(&e, 2);
+    t_extra = "    option inline-fast-fops off\n";
+    for (size_t i = 0; i < VL_ARRAY_SIZE(fast); i++) {
+        t_wind(&e, fast[i]);
+        assert_true(t_ran_here(n++));
+    }
+    t_wind_io(&e, VL_FOP_WRITE, 64 * 1024);
+    assert_true(t_ran_here(n++));
+    t_wind_io(&e, VL_FOP_READ, 4096);
+    assert_true(t_ran_here(n++));
+    t_wind_io(&e, VL_FOP_READDIR, 4096);
+    assert_true(t_ran_here(n++));
+    assert_int_equal(t_n_inline(&e), n);
+    assert_int_equal(iot_fop_prio(VL_FOP_LOOKUP), IOT_PRIO_HIGH);
+    t_wait_answers(n, 0);
+
+    /* Slow ones: answered later, by a worker. */
+    t_wind_io(&e, VL_FOP_WRITE, 64 * 1024 + 1);
+    t_wind_io(&e, VL_FOP_READ, 128 * 1024);
+    t_wind_io(&e, VL_FOP_READDIR, 128 * 1024);
+    t_wind(&e, VL_FOP_FSYNC);
+    t_wind(&e, VL_FOP_INODELK);
+    t_wind(&e, VL_FOP_FALLOCATE);
+    t_wind(&e, VL_FOP_COPY_FILE_RANGE);
+    t_wait_answers(n + 7, 0);
+    for (int i = n; i < n + 7; i++)
+        assert_false(t_ran_here(i));
+    assert_int_equal(t_n_inline(&e), n);
+    t_stop(&e);
+}
+
+
+/* A gated inline fop holds only its own thread: a slow fop wound from
+ * another thread meanwhile still reaches a worker. */
+static void *
+t_wind_lookup(void *arg)
+{
+    t_wind(arg, VL_FOP_LOOKUP);
+    return NULL;
+}
+
+
+static void
+test_inline_blocks_only_caller(void **state)
+{
+    struct t_env e = {0};
+    pthread_t tid;
+
+    t_extra = "";
+    t_start(&e, 2);
+    t_extra = "    option inline-fast-fops off\n";
+    t_gate(false);
+    assert_int_equal(pthread_create(&tid, NULL, t_wind_lookup, &e), 0);
+    t_wait_in_leaf(1);
+    t_wind(&e, VL_FOP_FSYNC);
+    t_wait_in_leaf(2);
+    t_gate(true);
+    pthread_join(tid, NULL);
+    t_wait_answers(2, 0);
+    assert_int_equal(t_n_inline(&e), 1);
+    t_stop(&e);
+}
+
+
+/* Live reconfigure: inline off queues everything; pass-through (by its
+ * GlusterFS key) runs even fsync and big writes inline. */
+static void
+test_inline_reconfigure(void **state)
+{
+    struct t_env e = {0};
+
+    t_extra = "";
+    t_start(&e, 2);
+    t_wind(&e, VL_FOP_LOOKUP);
+    assert_true(t_ran_here(0));
+
+    t_extra = "    option inline-fast-fops off\n";
+    t_reconfigure(&e, 2);
+    t_wind(&e, VL_FOP_LOOKUP);
+    t_wait_answers(2, 0);
+    assert_false(t_ran_here(1));
+
+    t_extra = "    option performance.iot-pass-through on\n";
+    t_reconfigure(&e, 2);
+    t_wind(&e, VL_FOP_FSYNC);
+    assert_true(t_ran_here(2));
+    t_wind_io(&e, VL_FOP_WRITE, 128 * 1024);
+    assert_true(t_ran_here(3));
+    t_wind(&e, VL_FOP_INODELK);
+    assert_true(t_ran_here(4));
+    t_wait_answers(5, 0);
+    assert_int_equal(t_n_inline(&e), 4);
+    t_extra = "    option inline-fast-fops off\n";
+    t_stop(&e);
+}
+
+
 int
 main(void)
 {
@@ -496,6 +659,9 @@ main(void)
         cmocka_unit_test(test_fini_answers_queued),
         cmocka_unit_test(test_dump_and_prio_table),
         cmocka_unit_test(test_over_mock),
+        cmocka_unit_test(test_fast_fops_inline),
+        cmocka_unit_test(test_inline_blocks_only_caller),
+        cmocka_unit_test(test_inline_reconfigure),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
