@@ -4,7 +4,16 @@
  *
  * Input:   a 64 KiB staging buffer feeds the record parser; large fragment
  *          bodies are read straight into the record's vl_buf. Complete
- *          records go to ops->on_record on the loop thread.
+ *          records are queued on the connection (pending) and delivered
+ *          to ops->on_record on loop threads. A record may take long to
+ *          handle (a brick runs fast fops inline in on_record), so input
+ *          is re-armed before any record is delivered: the callback that
+ *          parsed arms another input registration (a dup of the socket;
+ *          up to CONN_IN_REGS, so that one can be armed while others are
+ *          still delivering) and, when more records are pending, posts a
+ *          drain task so that another loop thread delivers them. Records
+ *          of one connection may therefore be handled concurrently and
+ *          in any order (RPC matches them by XID).
  * Output:  vrpc_conn_send (any thread) writes the record directly when the
  *          queue is empty; what the socket does not take is copied into the
  *          queue, and EPOLLOUT is armed to flush it.
@@ -40,6 +49,22 @@
 #define CONN_SOCK_BUF (4 * 1024 * 1024)
 #define CONN_MAX_IOV 16
 #define CONN_READS_PER_CB 64        /* then let other sockets run */
+#define CONN_IN_REGS 3              /* input registrations (fd + dups) */
+#define CONN_MAX_DRAINERS 2         /* threads delivering one conn's queue */
+
+/* A parsed record waiting to be delivered. */
+struct conn_rec {
+    struct conn_rec *next; /* queue link */
+    vl_buf_t *rec;         /* owned ref */
+    size_t len;            /* record length */
+};
+
+/* The connection whose record this thread is delivering (or whose input
+ * callback it runs), so that a close from inside on_record neither waits
+ * for itself nor for the loop to end this very callback. */
+static __thread vrpc_conn_t *conn_tls_cur;
+/* The connection whose on_record this thread is inside. */
+static __thread vrpc_conn_t *conn_tls_deliv;
 
 struct vrpc_out {
     struct vrpc_out *next; /* queue link */
@@ -56,7 +81,17 @@ struct vrpc_conn {
     const struct vrpc_conn_ops *ops;  /* borrowed, static */
     void *arg;                        /* for ops */
     pthread_mutex_t lock;             /* guards the fields below it */
-    vl_io_t *io_in;                   /* owned; EPOLLIN on fd */
+    vl_io_t *io_in[CONN_IN_REGS];     /* owned; EPOLLIN on in_fd[i] */
+    int in_fd[CONN_IN_REGS];          /* [0] is fd; others owned dups/-1 */
+    bool is_in_armed[CONN_IN_REGS];   /* an EPOLLIN event may be pending */
+    bool is_in_busy[CONN_IN_REGS];    /* its callback runs */
+    bool is_in_wanted;                /* no registration could be armed:
+                                         the next busy one to finish arms */
+    struct conn_rec *pend_head;       /* owned; parsed, not delivered */
+    struct conn_rec *pend_tail;       /* last of the queue */
+    unsigned n_drainers;              /* threads popping pend + posted
+                                         drain tasks */
+    unsigned n_delivering;            /* threads inside on_record */
     vl_io_t *io_out;                  /* owned; EPOLLOUT on out_fd */
     struct vrpc_out *out_head;        /* owned queue of unsent bytes */
     struct vrpc_out *out_tail;        /* last of the queue */
@@ -65,12 +100,11 @@ struct vrpc_conn {
     bool is_closed;                   /* vrpc_conn_close ran */
     bool is_close_done;               /* on_close has returned */
     bool is_connecting;               /* waiting for connect(2) */
-    bool is_in_running;               /* the input callback runs... */
-    pthread_t in_thread;              /* ...on this thread */
     bool is_out_running;              /* the output callback runs... */
     pthread_t out_thread;             /* ...on this thread */
     pthread_t closer;                 /* thread running the close */
-    pthread_cond_t close_cond;        /* signalled when close is done */
+    pthread_cond_t close_cond;        /* signalled when close is done and
+                                         when n_delivering drops */
     struct vrpc_rm rm;                /* input callback's parser */
     char *stage;                      /* owned; input staging buffer */
     size_t stage_len;                 /* valid bytes in stage */
@@ -147,6 +181,9 @@ vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
     c->loop = loop;
     c->fd = fd;
     c->out_fd = -1;
+    c->in_fd[0] = fd;
+    for (int i = 1; i < CONN_IN_REGS; i++)
+        c->in_fd[i] = -1;
     c->ops = ops;
     c->arg = arg;
     c->is_connecting = is_connecting;
@@ -182,7 +219,17 @@ vrpc_conn_unref(vrpc_conn_t *c)
         c->out_head = o->next;
         vl_free(o);
     }
+    while (c->pend_head != NULL) {
+        struct conn_rec *r = c->pend_head;
+
+        c->pend_head = r->next;
+        vl_buf_unref(r->rec);
+        vl_free(r);
+    }
     vrpc_rm_clear(&c->rm);
+    for (int i = 1; i < CONN_IN_REGS; i++)
+        if (c->in_fd[i] >= 0)
+            close(c->in_fd[i]);
     if (c->fd >= 0)
         close(c->fd);
     if (c->out_fd >= 0)
@@ -226,7 +273,7 @@ conn_in_own_cb_locked(vrpc_conn_t *c)
 {
     pthread_t self = pthread_self();
 
-    return (c->is_in_running && pthread_equal(c->in_thread, self))
+    return conn_tls_cur == c
            || (c->is_out_running && pthread_equal(c->out_thread, self));
 }
 
@@ -235,8 +282,9 @@ void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
     struct vrpc_out *o;
-    vl_io_t *io_in, *io_out;
+    vl_io_t *io_in[CONN_IN_REGS], *io_out;
     bool had_regs;
+    unsigned self_delivering;
 
     pthread_mutex_lock(&c->lock);
     if (c->is_closed) {
@@ -257,16 +305,25 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
         vl_free(o);
     }
     c->out_tail = NULL;
-    io_in = c->io_in;
+    for (int i = 0; i < CONN_IN_REGS; i++) {
+        io_in[i] = c->io_in[i];
+        c->io_in[i] = NULL;
+    }
     io_out = c->io_out;
-    c->io_in = NULL;
     c->io_out = NULL;
     had_regs = c->is_started;
+    /* Records being delivered on other threads finish before on_close
+     * (the owner frees its state there); no new delivery starts once
+     * is_closed is set. */
+    self_delivering = conn_tls_deliv == c ? 1 : 0;
+    while (c->n_delivering > self_delivering)
+        pthread_cond_wait(&c->close_cond, &c->lock);
     pthread_mutex_unlock(&c->lock);
 
     /* After this no callback runs (except the one we may be in) and no
      * sender touches fd: senders check is_closed under the lock. */
-    vl_io_del(io_in);
+    for (int i = 0; i < CONN_IN_REGS; i++)
+        vl_io_del(io_in[i]);
     vl_io_del(io_out);
     shutdown(c->fd, SHUT_RDWR);
     if (c->ops->on_close != NULL)
@@ -423,22 +480,37 @@ out:
 }
 
 
-/* Hands a record to the owner; returns false if the connection closed. */
-static bool
-conn_deliver(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
+/* Queues a parsed record (taking its ref); 0 or -ENOMEM. */
+static int
+conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 {
-    c->ops->on_record(c, rec, len, c->arg);
-    vl_buf_unref(rec);
-    return !vrpc_conn_is_closed(c);
+    struct conn_rec *r = vl_malloc(NULL, sizeof(*r), VL_MT_MISC);
+
+    if (r == NULL) {
+        vl_buf_unref(rec);
+        return -ENOMEM;
+    }
+    r->next = NULL;
+    r->rec = rec;
+    r->len = len;
+    pthread_mutex_lock(&c->lock);
+    if (c->pend_tail != NULL)
+        c->pend_tail->next = r;
+    else
+        c->pend_head = r;
+    c->pend_tail = r;
+    pthread_mutex_unlock(&c->lock);
+    return 0;
 }
 
 
-/* Reads and parses what the socket has. Every byte read is parsed before
- * returning, so nothing waits in the staging buffer for an event that
- * will not come. Returns 0 (would block, or did enough reads for one turn;
- * EPOLLIN brings us back) or -errno to close with (-ECONNRESET for EOF). */
+/* Reads and parses what the socket has into the pending queue. Every byte
+ * read is parsed before returning, so nothing waits in the staging buffer
+ * for an event that will not come. Returns 0 (would block, or did enough
+ * reads for one turn; EPOLLIN brings us back) or -errno to close with
+ * (-ECONNRESET for EOF). */
 static int
-conn_read(vrpc_conn_t *c)
+conn_read(vrpc_conn_t *c, int fd)
 {
     for (int i = 0;; i++) {
         vl_buf_t *rec = NULL;
@@ -457,22 +529,24 @@ conn_read(vrpc_conn_t *c)
             c->stage_off += used;
             if (rc < 0)
                 return rc;
-            if (rc == 1 && !conn_deliver(c, rec, rec_len))
-                return 0;
+            if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
+                return rc;
         }
         if (i == CONN_READS_PER_CB)
             return 0;
         want = vrpc_rm_direct(&c->rm, &p);
         if (want >= CONN_DIRECT_MIN) {
-            r = read(c->fd, p, want);
+            r = read(fd, p, want);
             if (r > 0) {
                 rc = vrpc_rm_direct_done(&c->rm, (size_t)r, &rec, &rec_len);
-                if (rc == 1 && !conn_deliver(c, rec, rec_len))
-                    return 0;
+                if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
+                    return rc;
+                if (rc < 0)
+                    return rc;
                 continue;
             }
         } else {
-            r = read(c->fd, c->stage, CONN_STAGE_SIZE);
+            r = read(fd, c->stage, CONN_STAGE_SIZE);
             if (r > 0) {
                 c->stage_off = 0;
                 c->stage_len = (size_t)r;
@@ -489,37 +563,162 @@ conn_read(vrpc_conn_t *c)
 }
 
 
+static void conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg);
+static void conn_drain_task(void *arg);
+
+
+/* Arms input registration i (creating its dup on first use). */
+static int
+conn_arm_in_locked(vrpc_conn_t *c, int i)
+{
+    int rc;
+
+    if (c->io_in[i] != NULL) {
+        rc = vl_io_modify(c->io_in[i], EPOLLIN);
+    } else {
+        if (c->in_fd[i] < 0) {
+            c->in_fd[i] = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
+            if (c->in_fd[i] < 0)
+                return -errno;
+        }
+        rc = vl_io_add(c->loop, c->in_fd[i], EPOLLIN, conn_in_cb, c,
+                       &c->io_in[i]);
+    }
+    if (rc == 0)
+        c->is_in_armed[i] = true;
+    return rc;
+}
+
+
+/* Pops the next pending record for delivery, counting this thread as
+ * delivering; NULL when none is left or the connection is closed. Posts a
+ * drain task when more records wait and fewer than CONN_MAX_DRAINERS
+ * threads work on them. */
+static struct conn_rec *
+conn_pend_pop_locked(vrpc_conn_t *c)
+{
+    struct conn_rec *r = c->pend_head;
+
+    if (r == NULL || c->is_closed)
+        return NULL;
+    c->pend_head = r->next;
+    if (c->pend_head == NULL)
+        c->pend_tail = NULL;
+    c->n_delivering++;
+    if (c->pend_head != NULL && c->n_drainers < CONN_MAX_DRAINERS) {
+        vrpc_conn_ref(c);
+        if (vl_loop_post(c->loop, conn_drain_task, c) == 0)
+            c->n_drainers++;
+        else
+            vrpc_conn_unref(c); /* not the last ref: we hold one */
+    }
+    return r;
+}
+
+
+/* Delivers pending records until none is left; the caller counts as one
+ * drainer and holds a ref. */
+static void
+conn_drain(vrpc_conn_t *c)
+{
+    vrpc_conn_t *saved = conn_tls_cur;
+    vrpc_conn_t *saved_deliv = conn_tls_deliv;
+    struct conn_rec *r;
+
+    conn_tls_cur = c;
+    pthread_mutex_lock(&c->lock);
+    while ((r = conn_pend_pop_locked(c)) != NULL) {
+        pthread_mutex_unlock(&c->lock);
+        conn_tls_deliv = c;
+        c->ops->on_record(c, r->rec, r->len, c->arg);
+        conn_tls_deliv = saved_deliv;
+        vl_buf_unref(r->rec);
+        vl_free(r);
+        pthread_mutex_lock(&c->lock);
+        c->n_delivering--;
+        if (c->is_closed)
+            pthread_cond_broadcast(&c->close_cond);
+    }
+    c->n_drainers--;
+    pthread_mutex_unlock(&c->lock);
+    conn_tls_cur = saved;
+}
+
+
+static void
+conn_drain_task(void *arg)
+{
+    vrpc_conn_t *c = arg;
+
+    conn_drain(c);
+    vrpc_conn_unref(c); /* the post's ref */
+}
+
+
 static void
 conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
 {
     /* The registrations' ref may go while we run (a close from inside a
      * record handler), so the callback holds its own. */
     vrpc_conn_t *c = vrpc_conn_ref(arg);
+    vrpc_conn_t *saved = conn_tls_cur;
+    bool is_pending;
+    int k = 0;
     int rc;
 
     pthread_mutex_lock(&c->lock);
-    if (c->is_closed) {
+    while (k < CONN_IN_REGS && c->io_in[k] != io)
+        k++;
+    if (c->is_closed || k == CONN_IN_REGS || !c->is_in_armed[k]) {
         pthread_mutex_unlock(&c->lock);
         vrpc_conn_unref(c);
         return;
     }
-    c->is_in_running = true;
-    c->in_thread = pthread_self();
+    c->is_in_armed[k] = false;
+    c->is_in_busy[k] = true;
     pthread_mutex_unlock(&c->lock);
+    conn_tls_cur = c;
 
-    rc = conn_read(c);
+    /* Only the one armed registration fires, so the parser is ours. */
+    rc = conn_read(c, fd);
 
     pthread_mutex_lock(&c->lock);
-    if (rc == 0 && !c->is_closed)
-        rc = vl_io_modify(io, EPOLLIN);
+    is_pending = c->pend_head != NULL;
+    if (rc == 0 && !c->is_closed) {
+        if (!is_pending) {
+            rc = conn_arm_in_locked(c, k); /* nothing to deliver: as before */
+        } else {
+            /* Re-arm before delivering: another registration, since this
+             * one's callback goes on running. */
+            int j = 0;
+
+            while (j < CONN_IN_REGS && (j == k || c->is_in_busy[j]))
+                j++;
+            if (j < CONN_IN_REGS)
+                rc = conn_arm_in_locked(c, j);
+            else
+                c->is_in_wanted = true;
+        }
+    }
+    if (is_pending)
+        c->n_drainers++;
     pthread_mutex_unlock(&c->lock);
-    /* Close while still marked running: a concurrent closer waits for
+    /* Records that arrived before an EOF or error are still delivered. */
+    if (is_pending)
+        conn_drain(c);
+
+    pthread_mutex_lock(&c->lock);
+    c->is_in_busy[k] = false;
+    if (rc == 0 && c->is_in_wanted && !c->is_closed) {
+        c->is_in_wanted = false;
+        rc = conn_arm_in_locked(c, k);
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* Close while still marked as ours: a concurrent closer waits for
      * this callback in vl_io_del, so we must not wait for it. */
     if (rc != 0)
         vrpc_conn_close(c, rc);
-    pthread_mutex_lock(&c->lock);
-    c->is_in_running = false;
-    pthread_mutex_unlock(&c->lock);
+    conn_tls_cur = saved;
     vrpc_conn_unref(c);
 }
 
@@ -544,9 +743,7 @@ conn_connect_done(vrpc_conn_t *c)
     c->is_connecting = false;
     /* Input starts only now, so that a refused connect is reported by
      * on_connect rather than by a failed read. */
-    rc = c->is_closed ? 0
-                      : vl_io_add(c->loop, c->fd, EPOLLIN, conn_in_cb, c,
-                                  &c->io_in);
+    rc = c->is_closed ? 0 : conn_arm_in_locked(c, 0);
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return rc;
@@ -610,7 +807,7 @@ vrpc_conn_start(vrpc_conn_t *c)
     if (c->is_connecting)
         rc = conn_arm_out_locked(c);
     else
-        rc = vl_io_add(c->loop, c->fd, EPOLLIN, conn_in_cb, c, &c->io_in);
+        rc = conn_arm_in_locked(c, 0);
     if (rc == 0 && !c->is_connecting && c->out_head != NULL)
         rc = conn_arm_out_locked(c);
     pthread_mutex_unlock(&c->lock);

@@ -3,8 +3,9 @@
  * test-loopback: a vrpc client and a small test server over 127.0.0.1 on
  * a 2-thread loop: 1000 calls in flight answered out of order, a 4 MiB
  * payload both ways, RPC errors for unknown programs and procedures,
- * garbage that closes only its own connection, and calls failing with
- * -ENOTCONN when the server drops the connection.
+ * garbage that closes only its own connection, calls failing with
+ * -ENOTCONN when the server drops the connection, and a record whose
+ * handler blocks not delaying the next record of the same connection.
  */
 #include "config.h"
 
@@ -27,6 +28,7 @@
 #define T_ECHO 1   /* reply now: count = fd * 2, payload echoed */
 #define T_DEFER 2  /* reply at the next T_FLUSH */
 #define T_FLUSH 3  /* reply deferred calls in reverse order, then this */
+#define T_BLOCK 4  /* handler waits for srv.is_released, then echoes */
 #define T_N 1000
 #define T_WAIT_MS 30000
 
@@ -46,6 +48,9 @@ struct t_server {
     struct t_defer defer[T_N + 16]; /* deferred calls */
     int n_defer;
     int n_closed;                  /* connections closed */
+    pthread_cond_t cond;           /* is_released or n_blocked changed */
+    int n_blocked;                 /* T_BLOCK handlers waiting */
+    bool is_released;              /* T_BLOCK handlers may go on */
 };
 
 static struct t_server srv;
@@ -68,7 +73,7 @@ t_srv_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         vrpc_send_reply(c, h.xid, VRPC_PROG_UNAVAIL, NULL, NULL, NULL, 0);
         return;
     }
-    if (h.proc < T_ECHO || h.proc > T_FLUSH) {
+    if (h.proc < T_ECHO || h.proc > T_BLOCK) {
         vrpc_send_reply(c, h.xid, VRPC_PROC_UNAVAIL, NULL, NULL, NULL, 0);
         return;
     }
@@ -79,7 +84,17 @@ t_srv_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     }
     memset(&r, 0, sizeof(r));
-    if (h.proc == T_ECHO) {
+    if (h.proc == T_BLOCK) {
+        /* Like a brick's fop run inline on the event thread that got it. */
+        pthread_mutex_lock(&srv.lock);
+        srv.n_blocked++;
+        pthread_cond_broadcast(&srv.cond);
+        while (!srv.is_released)
+            pthread_cond_wait(&srv.cond, &srv.lock);
+        srv.n_blocked--;
+        pthread_mutex_unlock(&srv.lock);
+    }
+    if (h.proc == T_ECHO || h.proc == T_BLOCK) {
         struct iovec p = {rec->data + off + used, len - off - used};
 
         r.count = (int64_t)(a.fd * 2);
@@ -273,6 +288,7 @@ t_setup(void **state)
     memset(&srv, 0, sizeof(srv));
     memset(&cli, 0, sizeof(cli));
     pthread_mutex_init(&srv.lock, NULL);
+    pthread_cond_init(&srv.cond, NULL);
     pthread_mutex_init(&cli.lock, NULL);
     pthread_cond_init(&cli.cond, NULL);
     srv.loop = vl_loop_new(2);
@@ -380,6 +396,65 @@ test_rpc_errors(void **state)
     t_wait(&cli.n_done, 3);
     assert_int_equal(cli.n_ok, 1);
     vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+}
+
+
+static void
+t_release(bool is_released)
+{
+    pthread_mutex_lock(&srv.lock);
+    srv.is_released = is_released;
+    pthread_cond_broadcast(&srv.cond);
+    pthread_mutex_unlock(&srv.lock);
+}
+
+
+/* A handler blocked on one loop thread (a brick's inline fop) does not
+ * hold up later records of its connection: a call sent while it blocks,
+ * and one sent right behind it (likely read in the same buffer), are
+ * answered before it is released. Without re-arming input before
+ * delivery, both would wait for the blocked one. */
+static void
+test_blocked_record_does_not_stall_connection(void **state)
+{
+    vrpc_clnt_t *c = t_connect();
+    struct timespec ts;
+    int n_blocked;
+
+    for (int round = 0; round < 2; round++) {
+        t_reset();
+        t_release(false);
+        assert_int_equal(t_call(c, T_PROG, T_BLOCK, 7, NULL, 0), 0);
+        if (round == 0) {
+            /* Wait until the handler holds its thread. */
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += T_WAIT_MS / 1000;
+            pthread_mutex_lock(&srv.lock);
+            while (srv.n_blocked < 1
+                   && pthread_cond_timedwait(&srv.cond, &srv.lock, &ts) == 0)
+                ;
+            n_blocked = srv.n_blocked;
+            pthread_mutex_unlock(&srv.lock);
+            assert_int_equal(n_blocked, 1);
+        }
+        assert_int_equal(t_call(c, T_PROG, T_ECHO, 3, NULL, 0), 0);
+        t_wait(&cli.n_done, 1);
+        pthread_mutex_lock(&srv.lock);
+        n_blocked = srv.n_blocked;
+        pthread_mutex_unlock(&srv.lock);
+        pthread_mutex_lock(&cli.lock);
+        int n_done = cli.n_done, n_ok = cli.n_ok;
+        pthread_mutex_unlock(&cli.lock);
+        t_release(true);
+        assert_int_equal(n_done, 1);
+        assert_int_equal(n_ok, 1);
+        assert_int_equal(n_blocked, 1);
+        t_wait(&cli.n_done, 2);
+        assert_int_equal(cli.n_ok, 2);
+    }
+    vrpc_clnt_close(c);
+    t_wait(&cli.closed, 1);
     vrpc_clnt_unref(c);
 }
 
@@ -502,6 +577,9 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_many_in_flight, t_setup,
                                         t_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_blocked_record_does_not_stall_connection, t_setup,
+            t_teardown),
         cmocka_unit_test_setup_teardown(test_big_payload, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_rpc_errors, t_setup, t_teardown),
