@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,8 @@
 #define RB_FREEZE_DOMAIN "mortar.dht.migrate"
 #define RB_MARKER_MODE (S_ISVTX | S_ISGID)
 #define RB_XATTR_LIST_MAX (64 * 1024)
+#define RB_STAMP "trusted.mortar.dht.rebal-src"
+#define RB_FAULT_EXIT 70 /* _exit status at a fault point */
 
 /* Distinguishes this process's freezes (inodelk owners) from each other. */
 static atomic_uint_fast64_t rb_next_owner = 1;
@@ -419,9 +422,42 @@ linkto:
 }
 
 
-/* Copies the user.* xattrs of the source to the destination. */
+/* Which xattrs rb_copy_xattrs copies. ACLs are apart because setting
+ * system.posix_acl_access also sets the group bits of the mode, which
+ * would turn a marker (mode exactly S_ISVTX|S_ISGID) into what looks like
+ * a data file before the commit. */
+enum rb_xattr_set {
+    RB_XA_PLAIN, /* everything a client may set, but the ACLs */
+    RB_XA_ACL,   /* system.posix_acl_* only */
+};
+
+
+/* Is key one that the migration copies (of set)? Every xattr storage/posix
+ * lets a client set: user.*, trusted.* (but the brick's and distribute's
+ * own trusted.mortar.*, which are never listed anyway), security.*
+ * (capabilities, labels) and system.posix_acl_*. */
+static bool
+rb_xattr_is_copied(const char *key, enum rb_xattr_set set)
+{
+    bool is_acl = strncmp(key, "system.posix_acl_", 17) == 0;
+
+    if (set == RB_XA_ACL)
+        return is_acl;
+    if (is_acl)
+        return false;
+    if (strncmp(key, "trusted.mortar.", 15) == 0)
+        return false;
+    return strncmp(key, "user.", 5) == 0 || strncmp(key, "trusted.", 8) == 0
+           || strncmp(key, "security.", 9) == 0;
+}
+
+
+/* Copies the xattrs of set from the source to the destination (the same
+ * GFID on both). Any failure fails the migration: a file that lost its
+ * ACL or capability on the way is not the same file. */
 static int
-rb_copy_xattrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode)
+rb_copy_xattrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
+               enum rb_xattr_set set)
 {
     struct vl_reply list = {0};
     int rc;
@@ -436,7 +472,7 @@ rb_copy_xattrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode)
         const char *key = list.xattr + off;
         struct vl_reply v = {0};
 
-        if (strncmp(key, "user.", 5) != 0)
+        if (!rb_xattr_is_copied(key, set))
             continue;
         rc = rb_getxattr(xs, inode, key, &v);
         if (rc == 0)
@@ -444,6 +480,9 @@ rb_copy_xattrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode)
                              (size_t)v.count);
         else if (rc == -ENODATA)
             rc = 0; /* removed meanwhile */
+        if (rc != 0)
+            vl_glog("rebalance", VL_LOG_WARNING, "copying xattr %s %s -> "
+                    "%s: %s", key, xs->name, xd->name, strerror(-rc));
         vl_reply_clear(&v);
     }
     vl_reply_clear(&list);
@@ -457,6 +496,160 @@ rb_changed(const struct vl_iatt *a, const struct vl_iatt *b)
     return a->size != b->size || a->mtime != b->mtime
            || a->mtime_ns != b->mtime_ns || a->ctime != b->ctime
            || a->ctime_ns != b->ctime_ns;
+}
+
+
+/* Test fault points: with MORTAR_REBAL_FAULT=<point> in the environment
+ * the process _exits at that step of the first migration that reaches it
+ * (no cleanup, no state flush: a crash). Points: "before-commit" (the
+ * marker is complete, linkto still set) and "after-commit" (the
+ * destination is committed, the source not yet marked or unlinked).
+ * Used by tests/functional/rebal-special.t. */
+static void
+rb_fault(const char *point, const char *name)
+{
+    const char *want = getenv("MORTAR_REBAL_FAULT");
+
+    if (want == NULL || strcmp(want, point) != 0)
+        return;
+    vl_glog("rebalance", VL_LOG_ERROR, "fault point %s at '%s': exiting",
+            point, name);
+    _exit(RB_FAULT_EXIT);
+}
+
+
+/* The min-free-disk option of the distribute on top, as its text ("10%"
+ * or a size): the rebalance leaves as much free as clients creating
+ * files would. 0 with *pct and *bytes (both 0 when unset). */
+static int
+rb_min_free(const struct fsd_rebal_io *io, double *pct, uint64_t *bytes)
+{
+    const vl_option_t *opt;
+    char text[64];
+    size_t len;
+    char *end = NULL;
+
+    *pct = 0;
+    *bytes = 0;
+    opt = vl_option_find(io->top->cls->options, "min-free-disk");
+    if (opt == NULL || io->top->conf == NULL)
+        return 0;
+    if (vl_option_format(opt, io->top->conf, text, sizeof(text))
+        >= (int)sizeof(text))
+        return -EINVAL;
+    len = strlen(text);
+    if (len == 0)
+        return 0;
+    if (text[len - 1] == '%') {
+        *pct = strtod(text, &end);
+        return end == text + len - 1 && *pct >= 0 && *pct <= 100 ? 0
+                                                                 : -EINVAL;
+    }
+    return vl_parse_size(text, bytes);
+}
+
+
+/* Would xd stay above min-free-disk with size more bytes (and a chunk of
+ * slack)? -ENOSPC with why saying so, 0, or -errno of the statfs. */
+static int
+rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
+               vl_inode_t *dir, uint64_t size, char *why, size_t why_len)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    uint64_t avail;
+    uint64_t total;
+    uint64_t need;
+    double pct;
+    int rc;
+
+    a.statfs.loc.inode = dir;
+    rc = rb_call(xd, VL_FOP_STATFS, &a, 0, &r);
+    avail = (uint64_t)r.statvfs.f_bavail * r.statvfs.f_frsize;
+    total = (uint64_t)r.statvfs.f_blocks * r.statvfs.f_frsize;
+    vl_reply_clear(&r);
+    if (rc != 0)
+        return rc;
+    if (avail < size + RB_CHUNK) {
+        snprintf(why, why_len, "not enough free space on %s", xd->name);
+        return -ENOSPC;
+    }
+    rc = rb_min_free(io, &pct, &need);
+    if (rc != 0)
+        return rc;
+    if (pct > 0)
+        need = (uint64_t)((double)total * pct / 100.0);
+    if (avail - size < need || (pct >= 100.0 && total > 0)) {
+        snprintf(why, why_len, "%s would keep %" PRIu64 " bytes free, "
+                 "min-free-disk wants %" PRIu64, xd->name, avail - size,
+                 need);
+        return -ENOSPC;
+    }
+    return 0;
+}
+
+
+/* The source's size, mtime and ctime at the commit, kept on the committed
+ * destination: after a crash between the commit and the unlink of the
+ * source, the next run tells an untouched stale source (unlinked) from
+ * one that writes reached after the commit (copied again). */
+struct rb_stamp {
+    uint64_t size;       /* st_size */
+    int64_t mtime;       /* seconds */
+    uint32_t mtime_ns;
+    int64_t ctime;       /* seconds */
+    uint32_t ctime_ns;
+};
+
+
+static int
+rb_stamp_set(vl_xlator_t *xd, vl_inode_t *inode, const struct vl_iatt *st)
+{
+    char v[128];
+    int len;
+
+    len = snprintf(v, sizeof(v), "%" PRIu64 " %" PRId64 ".%09" PRIu32 " %"
+                   PRId64 ".%09" PRIu32, st->size, (int64_t)st->mtime,
+                   (uint32_t)st->mtime_ns, (int64_t)st->ctime,
+                   (uint32_t)st->ctime_ns);
+    return rb_setxattr(xd, inode, RB_STAMP, v, (size_t)len);
+}
+
+
+/* -ENODATA when xd's copy has no stamp (a file committed by an older
+ * run), -EINVAL when it is garbled. */
+static int
+rb_stamp_get(vl_xlator_t *xd, vl_inode_t *inode, struct rb_stamp *out)
+{
+    struct vl_reply r = {0};
+    char v[128];
+    int rc;
+
+    rc = rb_getxattr(xd, inode, RB_STAMP, &r);
+    if (rc == 0 && (r.xattr == NULL || r.count <= 0
+                    || (size_t)r.count >= sizeof(v)))
+        rc = -EINVAL;
+    if (rc == 0) {
+        memcpy(v, r.xattr, (size_t)r.count);
+        v[r.count] = '\0';
+        if (sscanf(v, "%" SCNu64 " %" SCNd64 ".%" SCNu32 " %" SCNd64 ".%"
+                   SCNu32, &out->size, &out->mtime, &out->mtime_ns,
+                   &out->ctime, &out->ctime_ns) != 5)
+            rc = -EINVAL;
+    }
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static bool
+rb_stamp_matches(const struct rb_stamp *sp, const struct vl_iatt *st,
+                 bool with_ctime)
+{
+    return sp->size == st->size && sp->mtime == (int64_t)st->mtime
+           && sp->mtime_ns == (uint32_t)st->mtime_ns
+           && (!with_ctime || (sp->ctime == (int64_t)st->ctime
+                               && sp->ctime_ns == (uint32_t)st->ctime_ns));
 }
 
 
@@ -489,21 +682,23 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         return FSD_RO_IN_PLACE; /* removed or replaced since the listing */
     if (rc != 0)
         goto fail;
-    if (!S_ISREG(st1.mode) || st1.nlink > 1)
+    if (!S_ISREG(st1.mode) || st1.nlink > 1) {
+        snprintf(why, why_len, "'%s' on %s: skipped, %s", name, xs->name,
+                 S_ISREG(st1.mode) ? "hard-linked" : "no longer a file");
         return FSD_RO_SKIPPED;
+    }
     step = "statfs destination";
-    a.statfs.loc.inode = dir;
-    rc = rb_call(xd, VL_FOP_STATFS, &a, 0, &r);
+    rc = rb_space_check(io, xd, dir, st1.size, why, why_len);
+    if (rc == -ENOSPC) {
+        char tmp[256];
+
+        snprintf(tmp, sizeof(tmp), "%s", why);
+        snprintf(why, why_len, "'%s' on %s: skipped for space: %s", name,
+                 xs->name, tmp);
+        return FSD_RO_SKIPPED;
+    }
     if (rc != 0)
         goto fail;
-    if ((uint64_t)r.statvfs.f_bavail * r.statvfs.f_frsize
-        < st1.size + RB_CHUNK) {
-        vl_reply_clear(&r);
-        snprintf(why, why_len, "'%s': not enough free space on %s", name,
-                 xd->name);
-        return FSD_RO_FAILED;
-    }
-    vl_reply_clear(&r);
 
     /* 2. The marker on the destination. */
     rc = rb_dest_prepare(xd, dir, name, inode, xs->name, &fd_d, why,
@@ -559,9 +754,12 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         rc = rb_setattr(xd, inode, NULL, &attr,
                         VL_SET_ATIME | VL_SET_MTIME);
     if (rc == 0)
-        rc = rb_copy_xattrs(xs, xd, inode);
+        rc = rb_copy_xattrs(xs, xd, inode, RB_XA_PLAIN);
+    if (rc == 0)
+        rc = rb_stamp_set(xd, inode, &st2);
     if (rc != 0)
         goto fail;
+    rb_fault("before-commit", name);
     step = "commit";
     memset(&a, 0, sizeof(a));
     a.removexattr.loc.inode = inode;
@@ -574,6 +772,15 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     is_committed = true;
     *bytes = st2.size;
     out = FSD_RO_MOVED;
+    rb_fault("after-commit", name);
+    /* ACLs only now (see enum rb_xattr_set); they set the same mode. A
+     * failure leaves the data moved but is reported. */
+    rc = rb_copy_xattrs(xs, xd, inode, RB_XA_ACL);
+    if (rc != 0) {
+        snprintf(why, why_len, "'%s' %s -> %s: moved, but copying its ACL "
+                 "failed: %s", name, xs->name, xd->name, strerror(-rc));
+        out = FSD_RO_FAILED;
+    }
     /* Open fds on the source now answer EREMCHG, also the writes the
      * freeze holds; then the old name goes. */
     rc = rb_setxattr(xs, inode, RB_MIGRATED, xd->name, strlen(xd->name));
@@ -607,6 +814,311 @@ out:
                     "of '%s': %s", xd->name, name, strerror(-rc));
     }
     return out;
+}
+
+
+/* Owner, mode, xattrs (ACLs included) and times of st (the source) onto
+ * the same GFID on xd; times last, as the others move ctime only. */
+static int
+rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
+              const struct vl_iatt *st)
+{
+    int rc;
+
+    rc = rb_setattr(xd, inode, NULL, st, VL_SET_UID | VL_SET_GID);
+    /* chown clears setuid/setgid: the mode goes after it. */
+    if (rc == 0 && !S_ISLNK(st->mode))
+        rc = rb_chmod(xd, inode, st->mode & 07777);
+    if (rc == 0)
+        rc = rb_copy_xattrs(xs, xd, inode, RB_XA_PLAIN);
+    if (rc == 0)
+        rc = rb_copy_xattrs(xs, xd, inode, RB_XA_ACL);
+    if (rc == 0)
+        rc = rb_setattr(xd, inode, NULL, st, VL_SET_ATIME | VL_SET_MTIME);
+    return rc;
+}
+
+
+/* A symlink, device, fifo or socket from xs to xd: recreated on xd with
+ * the same GFID (the commit point: lookups on the hashed subvolume find
+ * it), its attributes copied, the source unlinked. A crash in between
+ * leaves two copies of the GFID; the next run copies the attributes again
+ * and unlinks the source (fsd_rebal_file). Nothing to freeze: there is no
+ * data, and a client cannot write to these through the volume. */
+static enum fsd_rebal_outcome
+rb_migrate_special(vl_inode_t *dir, const char *name, vl_inode_t *inode,
+                   vl_xlator_t *xs, vl_xlator_t *xd, char *why,
+                   size_t why_len)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    struct vl_iatt st;
+    struct vl_iatt ia;
+    char *target = NULL;
+    bool is_created = false;
+    const char *step = "lookup source";
+    int rc;
+
+    rc = rb_lookup(xs, dir, name, &st);
+    if (rc == -ENOENT || (rc == 0 && !vl_gfid_equal(&st.gfid, &inode->gfid)))
+        return FSD_RO_IN_PLACE;
+    if (rc != 0)
+        goto fail;
+    if (S_ISREG(st.mode) || S_ISDIR(st.mode))
+        return FSD_RO_IN_PLACE; /* replaced meanwhile: next run */
+    if (st.nlink > 1) {
+        snprintf(why, why_len, "'%s' on %s: skipped, hard-linked", name,
+                 xs->name);
+        return FSD_RO_SKIPPED;
+    }
+    if (S_ISLNK(st.mode)) {
+        step = "readlink";
+        a.readlink.loc.inode = inode;
+        a.readlink.size = 4096;
+        rc = rb_call(xs, VL_FOP_READLINK, &a, 0, &r);
+        if (rc == 0 && r.link == NULL)
+            rc = -EIO;
+        if (rc == 0) {
+            target = strdup(r.link); /* r.link is libvol's (vl_free) */
+            if (target == NULL)
+                rc = -ENOMEM;
+        }
+        vl_reply_clear(&r);
+        if (rc != 0)
+            goto fail;
+    }
+
+    /* A link file of ours may be there (an older run skipped these). */
+    step = "lookup destination";
+    rc = rb_lookup(xd, dir, name, &ia);
+    if (rc == 0) {
+        struct fsd_rebal_ent ent = {.kind = fsd_rebal_classify(&ia),
+                                    .iatt = ia};
+
+        if ((ent.kind != FSD_RK_LINK && ent.kind != FSD_RK_MARKER)
+            || !rb_is_dht_file(xd, dir, name, &ia.gfid)) {
+            rc = -EEXIST;
+            goto fail;
+        }
+        rb_remove_special(xd, dir, name, &ent);
+    } else if (rc != -ENOENT) {
+        goto fail;
+    }
+
+    step = "create";
+    memset(&a, 0, sizeof(a));
+    if (target != NULL) {
+        a.symlink.loc.parent = dir;
+        a.symlink.loc.name = name;
+        a.symlink.loc.inode = inode;
+        a.symlink.target = target;
+        a.symlink.gfid = inode->gfid;
+        rc = rb_call(xd, VL_FOP_SYMLINK, &a, 0, NULL);
+    } else {
+        a.mknod.loc.parent = dir;
+        a.mknod.loc.name = name;
+        a.mknod.loc.inode = inode;
+        a.mknod.mode = st.mode;
+        a.mknod.rdev = st.rdev;
+        a.mknod.gfid = inode->gfid;
+        rc = rb_call(xd, VL_FOP_MKNOD, &a, 0, NULL);
+    }
+    if (rc != 0)
+        goto fail;
+    is_created = true;
+    step = "attributes";
+    rc = rb_copy_attrs(xs, xd, inode, &st);
+    if (rc != 0)
+        goto fail;
+    rb_fault("special-created", name);
+    rc = rb_unlink(xs, dir, name, inode);
+    if (rc != 0 && rc != -ENOENT)
+        vl_glog("rebalance", VL_LOG_WARNING, "%s: unlinking moved '%s': %s "
+                "(the next run removes it)", xs->name, name, strerror(-rc));
+    free(target);
+    return FSD_RO_MOVED;
+
+fail:
+    snprintf(why, why_len, "'%s' %s -> %s: %s: %s", name, xs->name, xd->name,
+             step, strerror(-rc));
+    if (is_created) {
+        /* The source stays the one copy. */
+        rc = rb_unlink(xd, dir, name, inode);
+        if (rc != 0 && rc != -ENOENT)
+            vl_glog("rebalance", VL_LOG_WARNING, "%s: removing the new copy "
+                    "of '%s': %s", xd->name, name, strerror(-rc));
+    }
+    free(target);
+    return FSD_RO_FAILED;
+}
+
+
+/* Copies the stale source xs over the committed copy on xh again (writes
+ * reached xs after the commit, see struct rb_stamp), both frozen, then
+ * marks xs migrated and unlinks it. */
+static int
+rb_recopy(vl_inode_t *dir, const char *name, vl_inode_t *inode,
+          vl_xlator_t *xs, vl_xlator_t *xh, const char **step)
+{
+    uint64_t owner = ((uint64_t)getpid() << 32) | atomic_fetch_add(
+                                                      &rb_next_owner, 1);
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    vl_fd_t *fd_s = NULL;
+    vl_fd_t *fd_h = NULL;
+    bool is_frozen_s = false;
+    bool is_frozen_h = false;
+    struct vl_iatt st;
+    int rc;
+
+    *step = "freeze";
+    rc = rb_freeze(xs, inode, VL_LOCK_WAIT, owner);
+    is_frozen_s = rc == 0;
+    if (rc == 0)
+        rc = rb_freeze(xh, inode, VL_LOCK_WAIT, owner);
+    is_frozen_h = is_frozen_s && rc == 0;
+    if (rc != 0)
+        goto out;
+    *step = "open";
+    rc = rb_open(xs, inode, O_RDONLY, &fd_s);
+    if (rc == 0)
+        rc = rb_open(xh, inode, O_RDWR, &fd_h);
+    if (rc != 0)
+        goto out;
+    *step = "stat source under the freeze";
+    a.stat.loc.inode = inode;
+    a.stat.fd = fd_s;
+    rc = rb_call(xs, VL_FOP_STAT, &a, 0, &r);
+    st = r.iatt;
+    vl_reply_clear(&r);
+    if (rc != 0)
+        goto out;
+    *step = "copy";
+    rc = rb_copy_data(xs, fd_s, xh, fd_h, st.size, NULL);
+    if (rc == 0) {
+        memset(&a, 0, sizeof(a));
+        a.fsync.fd = fd_h;
+        rc = rb_call(xh, VL_FOP_FSYNC, &a, 0, NULL);
+    }
+    if (rc != 0)
+        goto out;
+    *step = "attributes";
+    rc = rb_copy_attrs(xs, xh, inode, &st);
+    if (rc == 0)
+        rc = rb_stamp_set(xh, inode, &st);
+    if (rc != 0)
+        goto out;
+    *step = "unlink";
+    rc = rb_setxattr(xs, inode, RB_MIGRATED, xh->name, strlen(xh->name));
+    if (rc != 0)
+        vl_glog("rebalance", VL_LOG_WARNING, "%s: marking '%s' migrated: "
+                "%s", xs->name, name, strerror(-rc));
+    rc = rb_unlink(xs, dir, name, inode);
+out:
+    vl_fd_unref(fd_s);
+    vl_fd_unref(fd_h);
+    if (is_frozen_h)
+        rb_freeze(xh, inode, VL_LOCK_UNLOCK, owner);
+    if (is_frozen_s)
+        rb_freeze(xs, inode, VL_LOCK_UNLOCK, owner);
+    return rc;
+}
+
+
+/* A stale source of name on xs beside the committed copy on hashed xh
+ * (same GFID: a crash between the commit and the source's unlink). If
+ * the source is as it was at the commit, it goes. If writes reached it
+ * afterwards (the freeze's queued writes run when the dead rebalance's
+ * connection drops) and the committed copy is untouched, the source is
+ * copied over it again. If both changed, neither is destroyed: the file
+ * fails and the source stays for the administrator. */
+static int
+rb_stale_source(vl_inode_t *dir, const char *name, vl_inode_t *inode,
+                vl_xlator_t *xs, vl_xlator_t *xh, char *why, size_t why_len)
+{
+    struct rb_stamp sp;
+    struct vl_iatt st_s;
+    struct vl_iatt st_h;
+    const char *step = "lookup";
+    int rc;
+
+    rc = rb_lookup(xs, dir, name, &st_s);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0 && !vl_gfid_equal(&st_s.gfid, &inode->gfid)) {
+        snprintf(why, why_len, "'%s' on %s has another GFID", name,
+                 xs->name);
+        return -EEXIST;
+    }
+    if (rc == 0)
+        rc = rb_lookup(xh, dir, name, &st_h);
+    if (rc != 0)
+        goto fail;
+    rc = rb_stamp_get(xh, inode, &sp);
+    if (rc == 0 && !rb_stamp_matches(&sp, &st_s, true)) {
+        if (!rb_stamp_matches(&sp, &st_h, false)) {
+            snprintf(why, why_len, "'%s': both copies changed after an "
+                     "interrupted migration; %s is the file, the stale "
+                     "copy stays on %s for repair", name, xh->name,
+                     xs->name);
+            return -EBUSY;
+        }
+        vl_glog("rebalance", VL_LOG_INFO, "%s: '%s' was written after its "
+                "commit on %s: copying it again", xs->name, name, xh->name);
+        rc = rb_recopy(dir, name, inode, xs, xh, &step);
+        if (rc != 0)
+            goto fail;
+        return 1;
+    }
+    if (rc != 0 && rc != -ENODATA)
+        vl_glog("rebalance", VL_LOG_WARNING, "%s: commit stamp of '%s': %s",
+                xh->name, name, strerror(-rc));
+    step = "unlink";
+    rc = rb_unlink(xs, dir, name, inode);
+    if (rc != 0 && rc != -ENOENT)
+        goto fail;
+    vl_glog("rebalance", VL_LOG_INFO, "%s: removed the stale source of "
+            "'%s'", xs->name, name);
+    return 0;
+
+fail:
+    snprintf(why, why_len, "'%s': stale source on %s: %s: %s", name,
+             xs->name, step, strerror(-rc));
+    return rc;
+}
+
+
+/* A stale symlink/device/fifo/socket on xs beside the copy on hashed xh
+ * (a crash during rb_migrate_special): attributes again, then unlink. */
+static int
+rb_stale_special(vl_inode_t *dir, const char *name, vl_inode_t *inode,
+                 vl_xlator_t *xs, vl_xlator_t *xh, char *why, size_t why_len)
+{
+    struct vl_iatt st;
+    const char *step = "lookup";
+    int rc;
+
+    rc = rb_lookup(xs, dir, name, &st);
+    if (rc == -ENOENT)
+        return 0;
+    if (rc == 0 && !vl_gfid_equal(&st.gfid, &inode->gfid))
+        rc = -EEXIST;
+    if (rc == 0) {
+        step = "attributes";
+        rc = rb_copy_attrs(xs, xh, inode, &st);
+    }
+    if (rc == 0) {
+        step = "unlink";
+        rc = rb_unlink(xs, dir, name, inode);
+    }
+    if (rc != 0 && rc != -ENOENT) {
+        snprintf(why, why_len, "'%s': stale copy on %s: %s: %s", name,
+                 xs->name, step, strerror(-rc));
+        return rc;
+    }
+    vl_glog("rebalance", VL_LOG_INFO, "%s: removed the stale copy of '%s'",
+            xs->name, name);
+    return 0;
 }
 
 
@@ -749,7 +1261,8 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
     if (n_data > 1) {
         /* A crash after a commit: the copy on the hashed subvolume is the
          * committed one, the others are stale sources. */
-        if (ents[hashed].kind != FSD_RK_DATA
+        if ((ents[hashed].kind != FSD_RK_DATA
+             && ents[hashed].kind != FSD_RK_OTHER)
             || !vl_gfid_equal(&ents[hashed].iatt.gfid, &inode->gfid)) {
             snprintf(why, why_len, "'%s' has data on %d subvolumes, none "
                      "of them committed on the hashed one", name, n_data);
@@ -757,7 +1270,8 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
             goto out;
         }
         for (size_t i = 0; i < io->n_subs; i++) {
-            if ((int)i == hashed || ents[i].kind != FSD_RK_DATA)
+            if ((int)i == hashed || (ents[i].kind != FSD_RK_DATA
+                                     && ents[i].kind != FSD_RK_OTHER))
                 continue;
             if (!vl_gfid_equal(&ents[i].iatt.gfid, &inode->gfid)) {
                 snprintf(why, why_len, "'%s' on %s has another GFID", name,
@@ -765,14 +1279,23 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 out = FSD_RO_FAILED;
                 continue;
             }
-            rc = rb_unlink(io->subs[i], dir, name, inode);
-            vl_glog("rebalance", VL_LOG_INFO, "%s: removing the stale "
-                    "source of '%s': %s", io->subs[i]->name, name,
-                    rc == 0 ? "done" : strerror(-rc));
+            if (ents[i].kind == FSD_RK_OTHER)
+                rc = rb_stale_special(dir, name, inode, io->subs[i],
+                                      io->subs[hashed], why, why_len);
+            else
+                rc = rb_stale_source(dir, name, inode, io->subs[i],
+                                     io->subs[hashed], why, why_len);
+            if (rc < 0)
+                out = FSD_RO_FAILED;
         }
         src = hashed;
     } else if (src != hashed) {
-        if (ents[src].kind == FSD_RK_OTHER || ents[src].iatt.nlink > 1) {
+        if (ents[src].kind == FSD_RK_OTHER) {
+            out = rb_migrate_special(dir, name, inode, io->subs[src],
+                                     io->subs[hashed], why, why_len);
+        } else if (ents[src].iatt.nlink > 1) {
+            snprintf(why, why_len, "'%s' on %s: skipped, hard-linked",
+                     name, io->subs[src]->name);
             out = FSD_RO_SKIPPED;
         } else {
             out = rb_migrate(io, dir, name, inode, io->subs[src],

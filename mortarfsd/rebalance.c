@@ -141,6 +141,9 @@ rb_worker(void *arg)
                                  &bytes, why, sizeof(why));
         if (out == FSD_RO_FAILED)
             rb_fail(run, true, "%s", why[0] != '\0' ? why : job->name);
+        else if (out == FSD_RO_SKIPPED)
+            vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s", why[0] != '\0' ? why
+                                                                 : job->name);
 
         pthread_mutex_lock(&run->lock);
         if (out != FSD_RO_STOPPED) {
