@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * dist-entry: namespace fops of distribute (rename is in dist-rename.c).
+ * dist-entry: namespace fops of distribute (rename is in dist-rename.c,
+ * unlink in dist-unlink.c).
  *
  * create/mknod/symlink: on the hashed subvolume in one round trip; when
  *   that one is short of space (min-free-disk) or decommissioned, the data
@@ -10,14 +11,10 @@
  *   layout xattr on each; a failure undoes the created copies.
  * rmdir: on every subvolume; ENOTEMPTY anywhere recreates the removed
  *   copies (a copy holding only link files is emptied first).
- * unlink: data on the cached subvolume and the link file on the hashed
- *   one, in parallel (one round trip); when the file's place is unknown
- *   (the kernel gives no inode with unlink) the name is unlinked on every
- *   subvolume at once, still one round trip.
  * link: hard link on the cached subvolume plus a link file on the new
  *   name's hashed subvolume when different.
  *
- * Intercepts: create, mknod, symlink, mkdir, rmdir, unlink, link.
+ * Intercepts: create, mknod, symlink, mkdir, rmdir, link.
  * Threads:    children's callbacks; dist-worker.c threads.
  */
 #include "config.h"
@@ -272,68 +269,22 @@ dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 }
 
 
-static void
-dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
+/* The layout of a new directory (default, generation 1, COMMITTED) on
+ * the copies in mask (one parallel round); 0 or the first error. */
+static int
+dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
+                  const struct dist_layout *layout, uint64_t mask)
 {
-    struct dist_priv *priv = dist_priv(xl);
-    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
-    struct dist_layout *layout;
+    unsigned n = dist_priv(xl)->n;
     vl_inode_t *tmp;
-    unsigned n = priv->n;
-    uint64_t up = dist_up_mask(xl), made = 0, exist = 0;
-    int hashed, first = -1, rc = 0;
+    int rc = 0;
 
-    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
-    if (hashed < 0 || !(up & (1ULL << hashed))) {
-        vl_unwind(req, -ENOTCONN);
-        return;
-    }
-    for (unsigned i = 0; i < n; i++)
-        args[i] = req->args;
-    dist_fan_sync(xl, req, up, VL_FOP_MKDIR, args, calls);
-    for (unsigned i = 0; i < n; i++) {
-        if (!(up & (1ULL << i)))
-            continue;
-        if (calls[i].status == 0) {
-            made |= 1ULL << i;
-            if (first < 0 || (int)i == hashed)
-                first = (int)i;
-        } else if (calls[i].status == -EEXIST) {
-            exist |= 1ULL << i;
-        } else if (calls[i].status != -ENOTCONN && rc == 0) {
-            rc = calls[i].status;
-        }
-    }
-    if (rc == 0 && ((exist & (1ULL << hashed)) || made == 0))
-        rc = made == 0 && exist == 0 ? -ENOTCONN : -EEXIST;
-    if (rc != 0) {
-        dist_calls_clear(calls, n);
-        dist_rmdir_mask(xl, req, &a->loc, made);
-        vl_unwind(req, rc);
-        return;
-    }
-    vl_reply_clear(&req->reply);
-    req->reply.iatt = calls[first].reply.iatt;
-    dist_calls_clear(calls, n);
-
-    layout = vl_malloc(xl, sizeof(*layout), DIST_MT_LAYOUT);
-    if (layout == NULL) {
-        dist_rmdir_mask(xl, req, &a->loc, made);
-        vl_unwind(req, -ENOMEM);
-        return;
-    }
-    dist_layout_default(layout, n, priv->decommissioned, 1,
-                        DIST_FLAG_COMMITTED);
-    tmp = dist_inode_for_gfid(xl, &a->gfid, S_IFDIR);
-    if (tmp == NULL) {
-        vl_free(layout);
-        dist_rmdir_mask(xl, req, &a->loc, made);
-        vl_unwind(req, -ENOMEM);
-        return;
-    }
+    tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
+    if (tmp == NULL)
+        return -ENOMEM;
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
         dist_layout_encode(&layout->r[i], vals[i]);
@@ -342,23 +293,85 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
         args[i].setxattr.value = vals[i];
         args[i].setxattr.size = DIST_LAYOUT_SIZE;
     }
-    /* Stale copies that were there already (EEXIST) get it too. */
-    dist_fan_sync(xl, req, made | exist, VL_FOP_SETXATTR, args, calls);
+    dist_fan_sync(xl, req, mask, VL_FOP_SETXATTR, args, calls);
     vl_inode_unref(tmp);
-    for (unsigned i = 0; i < n; i++) {
-        if (((made | exist) & (1ULL << i)) && calls[i].status != 0
-            && rc == 0)
+    for (unsigned i = 0; i < n; i++)
+        if ((mask & (1ULL << i)) && calls[i].status != 0 && rc == 0)
             rc = calls[i].status;
-        if (!(up & (1ULL << i)))
-            layout->r[i].err = -ENOTCONN;
-    }
     dist_calls_clear(calls, n);
+    return rc;
+}
+
+
+/* The hashed subvolume first: it decides between concurrent mkdirs of
+ * one name (the loser gets EEXIST there and touches nothing else, so a
+ * directory never has two GFIDs). Then every other up subvolume in one
+ * parallel round, then the layout on all copies in one parallel round
+ * (storage/posix cannot set an xattr with mkdir: the interface has no
+ * extra arguments for it). */
+static void
+dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct dist_layout *layout;
+    unsigned n = priv->n;
+    uint64_t up = dist_up_mask(xl), made = 0, exist = 0;
+    int hashed, rc;
+
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed < 0 || !(up & (1ULL << hashed))) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    layout = vl_malloc(xl, sizeof(*layout), DIST_MT_LAYOUT);
+    if (layout == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    dist_layout_default(layout, n, priv->decommissioned, 1,
+                        DIST_FLAG_COMMITTED);
+    rc = dist_call_sync(xl, req, (unsigned)hashed, VL_FOP_MKDIR, &req->args,
+                        &calls[hashed]);
     if (rc != 0) {
+        vl_reply_clear(&calls[hashed].reply);
         vl_free(layout);
-        dist_rmdir_mask(xl, req, &a->loc, made);
         vl_unwind(req, rc);
         return;
     }
+    made = 1ULL << hashed;
+    vl_reply_clear(&req->reply);
+    req->reply.iatt = calls[hashed].reply.iatt;
+    vl_reply_clear(&calls[hashed].reply);
+
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, up & ~made, VL_FOP_MKDIR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!((up & ~made) & (1ULL << i)))
+            continue;
+        if (calls[i].status == 0)
+            made |= 1ULL << i;
+        else if (calls[i].status == -EEXIST)
+            exist |= 1ULL << i; /* a stale copy: it gets the layout */
+        else if (calls[i].status != -ENOTCONN && rc == 0)
+            rc = calls[i].status;
+    }
+    dist_calls_clear(calls, n);
+    if (rc == 0)
+        rc = dist_mkdir_layout(xl, req, &a->gfid, layout, made | exist);
+    if (rc != 0) {
+        vl_free(layout);
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_reply_clear(&req->reply);
+        vl_unwind(req, rc);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (!(up & (1ULL << i)))
+            layout->r[i].err = -ENOTCONN;
     dist_ictx_set_layout(xl, a->loc.inode, layout);
     vl_unwind(req, 0);
 }
@@ -471,8 +484,9 @@ dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, uint64_t removed,
                 int survivor)
 {
     struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
-    struct vl_loc loc = {.parent = a->loc.parent, .name = a->loc.name,
-                         .inode = a->loc.inode};
+    /* By name only: loc.inode may be a stale hint from the kernel (the
+     * name may hold another directory by now). */
+    struct vl_loc loc = {.parent = a->loc.parent, .name = a->loc.name};
     union vl_fop_args la;
     struct dist_call call;
     struct vl_iatt iatt;
@@ -554,129 +568,6 @@ void
 dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
 {
     dist_task_or_fail(xl, req, dist_rmdir_task);
-}
-
-
-/* ---- unlink ---- */
-
-static void
-dist_unlink_both_done(vl_req_t *r, void *cookie)
-{
-    vl_req_t *req = cookie;
-    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-
-    if (r->xl == req->xl->children[local->subvol]) {
-        local->status2 = r->status;
-        vl_reply_move(req, r);
-    }
-    if (vl_fanout_arrive(&local->fan, 0))
-        vl_unwind(req, local->status2);
-}
-
-
-/* The name on every subvolume at once: the data where it is, the link
- * file on the hashed one, ENOENT elsewhere. One round trip without
- * knowing where the file is (the kernel gives no inode with unlink). */
-static void
-dist_unlink_all_done(vl_req_t *r, void *cookie)
-{
-    vl_req_t *req = cookie;
-    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    int st = r->status;
-
-    if (st == 0) {
-        bool no = false;
-
-        if (atomic_compare_exchange_strong(&local->has_reply, &no, true))
-            vl_reply_move(req, r);
-    } else if (st == -ENOTCONN) {
-        atomic_fetch_add(&local->n_down, 1);
-    } else if (st != -ENOENT && st != -ESTALE) {
-        int zero = 0;
-
-        atomic_compare_exchange_strong(&local->hard_err, &zero, st);
-    }
-    if (vl_fanout_arrive(&local->fan, st)) {
-        int rc = atomic_load(&local->hard_err);
-
-        if (rc == 0 && !atomic_load(&local->has_reply))
-            rc = atomic_load(&local->n_down) > 0 ? -ENOTCONN : -ENOENT;
-        vl_unwind(req, rc);
-    }
-}
-
-
-static void
-dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
-{
-    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    vl_req_t *rs[DIST_MAX_SUBVOLS];
-    unsigned n = dist_priv(xl)->n, k = 0;
-    uint64_t up = dist_up_mask(xl);
-
-    for (unsigned i = 0; i < n; i++) {
-        if (!(up & (1ULL << i)))
-            continue;
-        rs[k] = vl_req_child(req, xl->children[i]);
-        if (rs[k] == NULL) {
-            while (k > 0)
-                vl_req_free_unwound(rs[--k]);
-            vl_unwind(req, -ENOMEM);
-            return;
-        }
-        k++;
-    }
-    if (k == 0) {
-        vl_unwind(req, -ENOTCONN);
-        return;
-    }
-    atomic_store(&local->hard_err, 0);
-    atomic_store(&local->n_down, (int)(n - k));
-    atomic_store(&local->has_reply, false);
-    vl_fanout_begin(&local->fan, (int)k);
-    for (unsigned j = 0; j < k; j++)
-        vl_wind(rs[j], dist_unlink_all_done, req);
-}
-
-
-void
-dist_unlink(vl_xlator_t *xl, vl_req_t *req)
-{
-    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    struct vl_unlink_args *a = VL_ARGS(req, unlink);
-    int cached, hashed;
-    vl_req_t *r1, *r2;
-
-    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
-    if (hashed == -ESTALE) {
-        dist_with_parent_layout(xl, req, a->loc.parent, dist_unlink);
-        return;
-    }
-    cached = dist_ictx_cached(xl, a->loc.inode);
-    if (cached < 0 || !dist_is_up(xl, (unsigned)cached)) {
-        dist_unlink_all(xl, req);
-        return;
-    }
-    if (hashed < 0 || hashed == cached) {
-        vl_pass(req, xl->children[cached]);
-        return;
-    }
-    local->subvol = cached;
-    local->subvol2 = hashed;
-    local->status2 = -EIO;
-    r1 = vl_req_child(req, xl->children[cached]);
-    r2 = vl_req_child(req, xl->children[hashed]);
-    if (r1 == NULL || r2 == NULL) {
-        if (r1 != NULL)
-            vl_req_free_unwound(r1);
-        if (r2 != NULL)
-            vl_req_free_unwound(r2);
-        vl_unwind(req, -ENOMEM);
-        return;
-    }
-    vl_fanout_begin(&local->fan, 2);
-    vl_wind(r1, dist_unlink_both_done, req);
-    vl_wind(r2, dist_unlink_both_done, req);
 }
 
 

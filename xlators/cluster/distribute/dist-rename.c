@@ -35,13 +35,67 @@
 #endif
 
 
+static void dist_rename_dir(vl_xlator_t *xl, vl_req_t *req);
+
+
+/* Renames newloc back to oldloc on child at after a rename that moved
+ * something else than the file meant (a stale inode hint). */
+static void
+dist_rename_back(vl_xlator_t *xl, vl_req_t *req, int at)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    union vl_fop_args b;
+    struct dist_call call;
+
+    memset(&b, 0, sizeof(b));
+    b.rename.oldloc.parent = a->newloc.parent;
+    b.rename.oldloc.name = a->newloc.name;
+    b.rename.newloc.parent = a->oldloc.parent;
+    b.rename.newloc.name = a->oldloc.name;
+    b.rename.flags = RENAME_NOREPLACE;
+    dist_call_sync(xl, req, (unsigned)at, VL_FOP_RENAME, &b, &call);
+    vl_reply_clear(&call.reply);
+    vl_reply_clear(&req->reply);
+}
+
+
+/* Where the old name's data is now, found by name on every subvolume,
+ * then renamed from there (no hint). */
+static void dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
+                             const vl_gfid_t *gfid, bool is_hint);
+
+
+static void
+dist_rename_unhinted(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    struct vl_iatt iatt;
+    int src = -1, rc;
+
+    rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
+    if (rc != 0) {
+        vl_unwind(req, rc);
+        return;
+    }
+    if (S_ISDIR(iatt.mode)) {
+        dist_rename_dir(xl, req);
+        return;
+    }
+    dist_rename_file(xl, req, src, &iatt.gfid, false);
+}
+
+
+/* src is where the data is (from the inode's ctx when is_hint: the
+ * kernel's inode may be stale, the name renamed or replaced since). */
 static void
 dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
-                 const vl_gfid_t *gfid)
+                 const vl_gfid_t *hint_gfid, bool is_hint)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
     vl_inode_t *inode;
     struct vl_iatt tiatt;
+    vl_gfid_t moved = *hint_gfid;
+    const vl_gfid_t *gfid = &moved;
     int oh, nh, target = -1;
     int rc;
 
@@ -81,10 +135,28 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
 
     /* The commit point: the data's name changes where it lives. */
     rc = dist_child_sync(xl, req, (unsigned)src);
+    if (is_hint && (rc == -ENOENT || rc == -ESTALE)) {
+        vl_reply_clear(&req->reply);
+        dist_rename_unhinted(xl, req); /* not where the hint said */
+        return;
+    }
     if (rc != 0) {
         vl_unwind(req, rc);
         return;
     }
+    if (dist_iatt_is_linkfile(&req->reply.iatt)) {
+        /* The name is a link file there now: its data is elsewhere. */
+        dist_rename_back(xl, req, src);
+        if (is_hint) {
+            dist_rename_unhinted(xl, req);
+            return;
+        }
+        vl_unwind(req, -ESTALE);
+        return;
+    }
+    /* By name: what was moved is what the name held (another file than
+     * the hint's when it was replaced meanwhile). */
+    moved = req->reply.iatt.gfid;
     if (nh != src) {
         /* The target's data or link file under the new name on NH. */
         if (target >= 0)
@@ -106,8 +178,10 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
              && strcmp(a->oldloc.name, a->newloc.name) == 0))
         dist_unlink_at(xl, req, oh, a->oldloc.parent,
                               a->oldloc.name);
-    inode = a->oldloc.inode != NULL ? vl_inode_ref(a->oldloc.inode)
-                                    : vl_inode_find(xl->graph->itable, gfid);
+    inode = a->oldloc.inode != NULL
+                    && vl_gfid_equal(&a->oldloc.inode->gfid, gfid)
+                ? vl_inode_ref(a->oldloc.inode)
+                : vl_inode_find(xl->graph->itable, gfid);
     dist_ictx_set_file(xl, inode, src, nh, nh != src);
     vl_inode_unref(inode);
     vl_unwind(req, 0);
@@ -167,37 +241,96 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
-/* Finds what is renamed (FUSE gives no inode: the kernel's dentry is not
- * ours) and where its data is. */
+/* Same subvolume for the data, the old and the new name: one rename
+ * with RENAME_NOREPLACE there is the whole operation when the new name is
+ * free (an existing target may be a link file whose data lies elsewhere:
+ * EEXIST sends it to the full path). Returns 0 when req was answered,
+ * 1 to go on with the full path, -ESTALE when the name is not on src
+ * (stale hint). */
+static int
+dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
+                 const vl_gfid_t *gfid)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    union vl_fop_args b;
+    struct dist_call call;
+    vl_inode_t *inode;
+    int rc;
+
+    b = req->args;
+    b.rename.flags |= RENAME_NOREPLACE;
+    rc = dist_call_sync(xl, req, (unsigned)src, VL_FOP_RENAME, &b, &call);
+    if (rc == -EEXIST) {
+        vl_reply_clear(&call.reply);
+        if (a->flags & RENAME_NOREPLACE) {
+            vl_unwind(req, -EEXIST);
+            return 0;
+        }
+        return 1;
+    }
+    if (rc == -ENOENT || rc == -ESTALE) {
+        vl_reply_clear(&call.reply);
+        return -ESTALE;
+    }
+    if (rc != 0) {
+        vl_reply_clear(&call.reply);
+        vl_unwind(req, rc);
+        return 0;
+    }
+    if (dist_iatt_is_linkfile(&call.reply.iatt)) {
+        /* A stale hint: the name is another file's link file now. */
+        vl_reply_clear(&call.reply);
+        dist_rename_back(xl, req, src);
+        return -ESTALE;
+    }
+    inode = vl_gfid_equal(&call.reply.iatt.gfid, gfid)
+                ? vl_inode_ref(a->oldloc.inode)
+                : vl_inode_find(xl->graph->itable, &call.reply.iatt.gfid);
+    dist_ictx_set_file(xl, inode, src, src, false);
+    if (inode != NULL)
+        vl_inode_unref(inode);
+    vl_reply_clear(&req->reply);
+    req->reply = call.reply; /* moved */
+    vl_unwind(req, 0);
+    return 0;
+}
+
+
+/* Finds what is renamed and where its data is: the inode's ctx when the
+ * caller gave a known inode (a hint, checked by the rename itself), else
+ * a lookup of the name on every subvolume. */
 static void
 dist_rename_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
     vl_inode_t *inode = a->oldloc.inode;
-    struct vl_iatt iatt;
-    int src = -1;
-    int rc;
+    vl_gfid_t gfid;
+    int src = -1, oh, nh;
 
     if (inode != NULL && S_ISDIR(inode->type)) {
         dist_rename_dir(xl, req);
         return;
     }
-    if (inode != NULL && !vl_gfid_is_null(&inode->gfid)) {
+    if (inode != NULL && !vl_gfid_is_null(&inode->gfid))
         src = dist_ictx_cached(xl, inode);
-        iatt.gfid = inode->gfid;
-    }
     if (src < 0 || !dist_is_up(xl, (unsigned)src)) {
-        rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
-        if (rc != 0) {
-            vl_unwind(req, rc);
+        dist_rename_unhinted(xl, req);
+        return;
+    }
+    gfid = inode->gfid;
+    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
+    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    if (oh == src && nh == src) {
+        int rc = dist_rename_fast(xl, req, src, &gfid);
+
+        if (rc == 0)
             return;
-        }
-        if (S_ISDIR(iatt.mode)) {
-            dist_rename_dir(xl, req);
+        if (rc == -ESTALE) {
+            dist_rename_unhinted(xl, req);
             return;
         }
     }
-    dist_rename_file(xl, req, src, &iatt.gfid);
+    dist_rename_file(xl, req, src, &gfid, true);
 }
 
 

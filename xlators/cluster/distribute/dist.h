@@ -9,7 +9,8 @@
  *   dist-route.c    inode and fd fops of files, EREMCHG reroute
  *   dist-worker.c   worker threads and blocking fan-outs
  *   dist-lookup.c   lookup (named, revalidate, nameless), directory heal
- *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, unlink, link
+ *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, link
+ *   dist-unlink.c   unlink (known inode, stale inode, name everywhere)
  *   dist-rename.c   rename of files and directories
  *   dist-readdir.c  opendir, readdir(plus) with encoded cookies
  *   dist-xattr.c    getxattr/setxattr/removexattr incl. virtual keys
@@ -302,13 +303,15 @@ int dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req,
                         const struct vl_loc *loc, int *data,
                         struct vl_iatt *iatt /* OUT */);
 
+/* dist-unlink.c */
+void dist_unlink(vl_xlator_t *xl, vl_req_t *req);
+
 /* dist-entry.c */
 void dist_create(vl_xlator_t *xl, vl_req_t *req);
 void dist_mknod(vl_xlator_t *xl, vl_req_t *req);
 void dist_symlink(vl_xlator_t *xl, vl_req_t *req);
 void dist_mkdir(vl_xlator_t *xl, vl_req_t *req);
 void dist_rmdir(vl_xlator_t *xl, vl_req_t *req);
-void dist_unlink(vl_xlator_t *xl, vl_req_t *req);
 void dist_link(vl_xlator_t *xl, vl_req_t *req);
 /* Creates a link file for gfid at parent/name on subvolume at, pointing
  * to subvolume to (worker only); an existing link file of that GFID is
