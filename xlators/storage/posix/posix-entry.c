@@ -25,42 +25,77 @@
 
 /* Gives a just-created object at (obj->atfd, obj->rel) its GFID, owner,
  * mode and handle, and answers its attributes in req->reply.iatt; removes
- * it again on failure. mode is ignored for symlinks. */
+ * it again on failure. The object was created with mode & 0777 (less the
+ * process umask) and is of type (S_IFREG...); fd is open on it, or -1.
+ * mode is ignored for symlinks.
+ *
+ * Few system calls (this runs for every create): the GFID goes on through
+ * fd when there is one; the parent is stat'ed only when its setgid bit
+ * matters (caller's group not ours, or a directory's mode to fix); chown
+ * only when the owner differs from the kernel's choice, chmod only when
+ * the mode does (umask, setuid/setgid/sticky bits); one final stat.
+ * Crash order: the GFID is set before the handle is linked; a name
+ * without GFID is healed by lookup. */
 static int
 posix_entry_finish(vl_xlator_t *xl, vl_req_t *req, struct posix_obj *obj,
-                   vl_inode_t *parent, const vl_gfid_t *gfid, uint32_t mode)
+                   vl_inode_t *parent, const vl_gfid_t *gfid, uint32_t mode,
+                   int fd, mode_t type)
 {
-    struct stat pst;
-    uid_t uid = req->caller.uid;
+    struct posix_priv *priv = posix_priv(xl);
+    bool is_dir = type == S_IFDIR;
+    bool is_lnk = type == S_IFLNK;
+    mode_t want = mode & 07777;
+    mode_t cur = mode & 0777 & ~priv->proc_umask; /* what create made */
     gid_t gid = req->caller.gid;
-    bool is_dir = false;
+    gid_t cur_gid = priv->egid; /* the group the kernel gave it */
     int rc;
 
-    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0)
-        return -errno; /* vanished: nothing to undo */
-    is_dir = S_ISDIR(obj->st.st_mode);
-    rc = posix_gfid_set(obj->atfd, obj->rel, gfid);
+    rc = fd >= 0 ? posix_gfid_fset(fd, gfid)
+                 : posix_gfid_set(obj->atfd, obj->rel, gfid);
     if (rc != 0)
         goto undo;
-    /* BSD group semantics in a setgid directory; subdirectories inherit
-     * the setgid bit itself. */
-    if (fstatat(obj->atfd, ".", &pst, 0) == 0 && (pst.st_mode & S_ISGID)) {
-        gid = pst.st_gid;
-        if (is_dir)
-            mode |= S_ISGID;
+    /* BSD group semantics in a setgid directory: the kernel already gave
+     * the object the directory's group, and a subdirectory the setgid
+     * bit. We need to know only if the caller's group is not ours, or if
+     * a directory's mode is rewritten (it must keep that bit). */
+    if (gid != priv->egid || (is_dir && want != cur)) {
+        struct stat pst;
+
+        if (fstat(obj->atfd, &pst) == 0 && (pst.st_mode & S_ISGID)) {
+            gid = cur_gid = pst.st_gid;
+            if (is_dir) {
+                want |= S_ISGID;
+                cur |= S_ISGID;
+            }
+        }
+    } else {
+        gid = (gid_t)-1; /* caller's group is ours: keep the kernel's */
     }
-    if (fchownat(obj->atfd, obj->rel, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
+    if (req->caller.uid != priv->euid
+        || (gid != (gid_t)-1 && gid != cur_gid)) {
+        gid_t g = gid != cur_gid ? gid : (gid_t)-1;
+
+        if ((fd >= 0 ? fchown(fd, req->caller.uid, g)
+                     : fchownat(obj->atfd, obj->rel, req->caller.uid, g,
+                                AT_SYMLINK_NOFOLLOW))
+            < 0) {
+            rc = -errno;
+            goto undo;
+        }
+        /* chown cleared setuid/setgid of a file; cur has none of them. */
+    }
+    /* After chown. The object is ours and not a symlink: fchmodat may
+     * follow (no AT_SYMLINK_NOFOLLOW, which glibc emulates with three
+     * system calls). */
+    if (!is_lnk && want != cur
+        && (fd >= 0 ? fchmod(fd, want)
+                    : fchmodat(obj->atfd, obj->rel, want, 0)) < 0) {
         rc = -errno;
         goto undo;
     }
-    /* After chown, which clears setuid/setgid on files. */
-    if (!S_ISLNK(obj->st.st_mode)
-        && fchmodat(obj->atfd, obj->rel, mode & 07777, AT_SYMLINK_NOFOLLOW)
-               < 0) {
-        rc = -errno;
-        goto undo;
-    }
-    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
+    if ((fd >= 0 ? fstat(fd, &obj->st)
+                 : fstatat(obj->atfd, obj->rel, &obj->st,
+                           AT_SYMLINK_NOFOLLOW)) < 0) {
         rc = -errno;
         goto undo;
     }
@@ -169,12 +204,13 @@ posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req)
         rc = -EINVAL;
         goto put;
     }
-    if (mknodat(obj.atfd, obj.rel, type | 0600, (dev_t)a->rdev) < 0) {
+    if (mknodat(obj.atfd, obj.rel, type | (a->mode & ~a->umask & 0777),
+                (dev_t)a->rdev) < 0) {
         rc = -errno;
         goto put;
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
-                            a->mode & ~a->umask);
+                            a->mode & ~a->umask, -1, type);
 put:
     posix_obj_put(&obj);
 out:
@@ -192,12 +228,12 @@ posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
     rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
     if (rc != 0)
         goto out;
-    if (mkdirat(obj.atfd, obj.rel, 0700) < 0) {
+    if (mkdirat(obj.atfd, obj.rel, a->mode & ~a->umask & 0777) < 0) {
         rc = -errno;
         goto put;
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
-                            a->mode & ~a->umask);
+                            a->mode & ~a->umask, -1, S_IFDIR);
 put:
     posix_obj_put(&obj);
 out:
@@ -227,7 +263,8 @@ posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req)
         rc = -errno;
         goto put;
     }
-    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid, 0777);
+    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid, 0777,
+                            -1, S_IFLNK);
 put:
     posix_obj_put(&obj);
 out:
@@ -266,7 +303,8 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
         rc = -EINVAL;
         goto put;
     }
-    fd = openat(obj.atfd, obj.rel, flags | O_CREAT | O_EXCL, 0600);
+    fd = openat(obj.atfd, obj.rel, flags | O_CREAT | O_EXCL,
+                a->mode & ~a->umask & 0777);
     if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
         /* Opening an existing file: it keeps its own GFID. Never open a
          * directory or a FIFO (it would block) here. */
@@ -284,7 +322,7 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
     }
     if (is_new)
         rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
-                                a->mode & ~a->umask);
+                                a->mode & ~a->umask, fd, S_IFREG);
     if (rc == 0 && vl_gfid_is_null(&obj.gfid))
         rc = posix_lookup_heal(xl, &obj, a->loc.parent);
     if (rc == 0)
@@ -295,8 +333,8 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
             posix_handle_unlink_if_last(xl, &a->gfid);
         goto put;
     }
-    /* Mode and owner were set through the name; report the open file. */
-    if (fstat(fd, &obj.st) == 0)
+    /* A new file was reported by posix_entry_finish (stat of the fd). */
+    if (!is_new && fstat(fd, &obj.st) == 0)
         posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
 put:
     posix_obj_put(&obj);

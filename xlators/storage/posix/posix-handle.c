@@ -89,20 +89,60 @@ posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid)
 }
 
 
-/* Creates .mortar/handles/xx and xx/yy if needed. */
+int
+posix_gfid_fset(int fd, const vl_gfid_t *gfid)
+{
+    if (fsetxattr(fd, POSIX_GFID_XATTR, gfid->bytes, sizeof(gfid->bytes),
+                  XATTR_CREATE) < 0)
+        return -errno;
+    return 0;
+}
+
+
+#define POSIX_BITS_PER_WORD (8 * sizeof(unsigned long))
+
+
+static unsigned
+posix_handle_dir_index(const vl_gfid_t *gfid)
+{
+    return (unsigned)gfid->bytes[0] << 8 | gfid->bytes[1];
+}
+
+
+/* Creates .mortar/handles/xx and xx/yy unless they are known to exist
+ * (is_force: check the disk anyway, after an ENOENT proved the hint
+ * wrong). */
 static int
-posix_handle_mkdirs(vl_xlator_t *xl, const vl_gfid_t *gfid)
+posix_handle_mkdirs(vl_xlator_t *xl, const vl_gfid_t *gfid, bool is_force)
 {
     struct posix_priv *priv = posix_priv(xl);
+    unsigned i = posix_handle_dir_index(gfid);
+    unsigned long bit = 1UL << (i % POSIX_BITS_PER_WORD);
+    atomic_ulong *word = &priv->handle_dirs[i / POSIX_BITS_PER_WORD];
     char dir[8];
 
+    if (is_force)
+        atomic_fetch_and(word, ~bit);
+    else if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+        return 0;
     snprintf(dir, sizeof(dir), "%02x", gfid->bytes[0]);
     if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
         return -errno;
     snprintf(dir, sizeof(dir), "%02x/%02x", gfid->bytes[0], gfid->bytes[1]);
     if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
         return -errno;
+    atomic_fetch_or(word, bit);
     return 0;
+}
+
+
+bool
+posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    unsigned i = posix_handle_dir_index(gfid);
+
+    return (atomic_load(&posix_priv(xl)->handle_dirs[i / POSIX_BITS_PER_WORD])
+            >> (i % POSIX_BITS_PER_WORD)) & 1;
 }
 
 
@@ -156,15 +196,22 @@ posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
     static _Atomic unsigned long tmp_seq;
     int rc;
 
-    rc = posix_handle_mkdirs(xl, gfid);
+    rc = posix_handle_mkdirs(xl, gfid, false);
     if (rc != 0)
         return rc;
     posix_handle_rel(gfid, rel);
     posix_dir_target(parent, name, target);
     snprintf(tmp, sizeof(tmp), "%.6s.tmp-%d-%lu", rel, (int)getpid(),
              (unsigned long)++tmp_seq);
-    if (symlinkat(target, priv->handles_fd, tmp) < 0)
-        return -errno;
+    if (symlinkat(target, priv->handles_fd, tmp) < 0) {
+        if (errno != ENOENT)
+            return -errno;
+        rc = posix_handle_mkdirs(xl, gfid, true); /* removed behind us */
+        if (rc != 0)
+            return rc;
+        if (symlinkat(target, priv->handles_fd, tmp) < 0)
+            return -errno;
+    }
     if (renameat(priv->handles_fd, tmp, priv->handles_fd, rel) < 0) {
         rc = -errno;
         unlinkat(priv->handles_fd, tmp, 0);
@@ -188,6 +235,15 @@ posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
     for (int attempt = 0; attempt < 2; attempt++) {
         if (linkat(atfd, rel, priv->handles_fd, hrel, 0) == 0)
             return 0;
+        if (errno == ENOENT && attempt == 0) {
+            /* The handle directory was removed behind our back (or the
+             * object vanished: then the retry fails again). */
+            int rc = posix_handle_mkdirs(xl, gfid, true);
+
+            if (rc != 0)
+                return rc;
+            continue;
+        }
         if (errno != EEXIST)
             return -errno;
         if (fstatat(priv->handles_fd, hrel, &hst, AT_SYMLINK_NOFOLLOW) < 0)
@@ -214,7 +270,7 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     int rc;
     int fd;
 
-    rc = posix_handle_mkdirs(xl, gfid);
+    rc = posix_handle_mkdirs(xl, gfid, false);
     if (rc != 0)
         return rc;
     if (!S_ISDIR(st->st_mode))
@@ -224,6 +280,13 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     posix_dir_target(parent, name, target);
     if (symlinkat(target, priv->handles_fd, hrel) == 0)
         return 0;
+    if (errno == ENOENT) {
+        rc = posix_handle_mkdirs(xl, gfid, true); /* removed behind us */
+        if (rc != 0)
+            return rc;
+        if (symlinkat(target, priv->handles_fd, hrel) == 0)
+            return 0;
+    }
     if (errno != EEXIST)
         return -errno;
     /* A handle exists: refuse if it belongs to a non-directory or still

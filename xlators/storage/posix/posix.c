@@ -10,9 +10,10 @@
  *             closed by forget().
  * Per fd:     struct posix_fd_ctx (the OS fd), closed by release().
  * Per req:    nothing.
- * Threads:    fops run on io-threads workers and answer synchronously,
- *             blocking in system calls; no lock is held across a syscall
- *             except the per-directory-fd readdir lock.
+ * Threads:    fops run on io-threads workers, or inline on event
+ *             threads (io-threads inline-fast-fops), and answer
+ *             synchronously, blocking in system calls; no lock is held
+ *             across a syscall except the per-directory-fd readdir lock.
  *
  * This file: class, options, init/fini, forget/release and helpers used
  * by all fop files.
@@ -28,6 +29,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "posix.h"
@@ -154,20 +156,67 @@ posix_fd_os(vl_xlator_t *xl, vl_fd_t *fd, int *out /* OUT */)
 }
 
 
-/* -ENOSPC when the brick's free space is below the reserve. */
+static uint64_t
+posix_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+
+/* -ENOSPC when the brick's free space is below the reserve. The answer
+ * is reused for POSIX_SPACE_CACHE_MS: an fstatvfs per create and write
+ * was a tenth of their system calls, and the reserve is a soft limit
+ * (writes still fail with ENOSPC on a really full disk). */
 int
 posix_space_check(vl_xlator_t *xl)
 {
     const struct posix_conf *conf = VL_CONF(xl, struct posix_conf);
+    struct posix_priv *priv = posix_priv(xl);
+    uint64_t now, at;
     struct statvfs sv;
     double want;
+    int rc;
 
     if (conf->reserve <= 0.0)
         return 0;
-    if (fstatvfs(posix_priv(xl)->root_fd, &sv) < 0)
+    now = posix_now_ms() + 1;
+    at = atomic_load_explicit(&priv->space_at_ms, memory_order_acquire);
+    if (at != 0 && now - at < POSIX_SPACE_CACHE_MS)
+        return atomic_load_explicit(&priv->space_rc, memory_order_relaxed);
+    if (fstatvfs(priv->root_fd, &sv) < 0)
         return 0; /* cannot tell: let the write itself decide */
     want = (double)sv.f_blocks * conf->reserve / 100.0;
-    return (double)sv.f_bavail < want ? -ENOSPC : 0;
+    rc = (double)sv.f_bavail < want ? -ENOSPC : 0;
+    atomic_store_explicit(&priv->space_rc, rc, memory_order_relaxed);
+    atomic_store_explicit(&priv->space_at_ms, now, memory_order_release);
+    return rc;
+}
+
+
+/* The process umask without changing it (umask(2) would race with other
+ * threads creating files): the "Umask:" line of /proc/self/status. If it
+ * cannot be read, 0777 makes every create fix its mode with a chmod. */
+static mode_t
+posix_read_umask(void)
+{
+    char line[128];
+    unsigned mask;
+    mode_t rc = 0777;
+    FILE *f = fopen("/proc/self/status", "re");
+
+    if (f == NULL)
+        return rc;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (sscanf(line, "Umask: %o", &mask) == 1) {
+            rc = (mode_t)(mask & 0777);
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
 }
 
 
@@ -396,6 +445,9 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     }
     priv->dev = st.st_dev;
     priv->max_cached = posix_fd_budget(xl);
+    priv->proc_umask = posix_read_umask();
+    priv->euid = geteuid();
+    priv->egid = getegid();
     rc = posix_root_gfid(priv->root_fd, conf->directory, err);
     if (rc != 0)
         goto out;

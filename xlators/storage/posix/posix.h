@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "vol/vol.h"
@@ -35,6 +36,10 @@
 #define POSIX_UNLINK_DIR "unlink"
 /* "xx/yy/" + 36 characters + NUL */
 #define POSIX_HANDLE_REL_LEN (6 + VL_GFID_STR_LEN)
+/* Free-space answers of posix_space_check are reused this long. */
+#define POSIX_SPACE_CACHE_MS 1000
+/* One bit per handle directory xx/yy known to exist. */
+#define POSIX_HANDLE_DIRS 65536
 /* "/proc/self/fd/NNNNNNNNNN/" + rel */
 #define POSIX_PROC_PATH_LEN (32 + NAME_MAX + 1)
 
@@ -54,7 +59,8 @@ struct posix_conf {
     bool is_fsync_on_close; /* flush() fsyncs the file */
 };
 
-/* Runtime state (xl->priv), set up by init and immutable afterwards. */
+/* Runtime state (xl->priv), set up by init and immutable afterwards,
+ * except the atomics at the end (caches shared by all threads). */
 struct posix_priv {
     int root_fd;     /* owned; O_RDONLY|O_DIRECTORY fd of the brick root */
     int handles_fd;  /* owned; O_PATH fd of .mortar/handles */
@@ -63,6 +69,18 @@ struct posix_priv {
     dev_t dev;       /* device of the brick root: objects never leave it */
     long max_cached; /* cap on cached directory fds (half of NOFILE) */
     atomic_long n_cached; /* directory fds cached in inode ctxs now */
+    mode_t proc_umask; /* the process's umask (from /proc at init): what
+                          the kernel strips from a create's mode */
+    uid_t euid;        /* the process's ids: a new object's owner... */
+    gid_t egid;        /* ...and group outside setgid directories */
+    /* Free-space check cache: result and when (CLOCK_MONOTONIC ms + 1,
+     * 0 = never) it was taken. */
+    atomic_int space_rc;
+    _Atomic uint64_t space_at_ms;
+    /* Handle directories .mortar/handles/xx/yy that exist (bit xx*256+yy),
+     * so creates skip two mkdirat(EEXIST). Bits are only a hint: a
+     * handle link failing with ENOENT clears its bit and mkdirs again. */
+    atomic_ulong handle_dirs[POSIX_HANDLE_DIRS / (8 * sizeof(unsigned long))];
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
@@ -108,6 +126,10 @@ void posix_handle_rel(const vl_gfid_t *gfid, char *buf /* OUT */);
 void posix_proc_path(int atfd, const char *rel, char *buf /* OUT */);
 int posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */);
 int posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid);
+/* Sets the GFID xattr through an open fd (XATTR_CREATE); 0 or -errno. */
+int posix_gfid_fset(int fd, const vl_gfid_t *gfid);
+/* True if gfid's handle directory xx/yy is known to exist (tests). */
+bool posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);

@@ -63,5 +63,7 @@ void pt_handle_path(const vl_gfid_t *gfid, char *buf, size_t len);
 /* Test lists of the other files. */
 extern const struct CMUnitTest pt_ns_tests[];
 extern const size_t pt_n_ns_tests;
+extern const struct CMUnitTest pt_create_tests[];
+extern const size_t pt_n_create_tests;
 
 #endif /* MORTAR_POSIX_TEST_H */

@@ -895,7 +895,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_enomem_each_allocation,
                                         pt_setup, pt_teardown),
     };
-    size_t n = VL_ARRAY_SIZE(tests) + pt_n_ns_tests;
+    size_t n = VL_ARRAY_SIZE(tests) + pt_n_ns_tests + pt_n_create_tests;
     struct CMUnitTest *all = calloc(n, sizeof(*all));
     int failed;
 
@@ -904,6 +904,8 @@ main(void)
     memcpy(all, tests, sizeof(tests));
     memcpy(all + VL_ARRAY_SIZE(tests), pt_ns_tests,
            pt_n_ns_tests * sizeof(*all));
+    memcpy(all + VL_ARRAY_SIZE(tests) + pt_n_ns_tests, pt_create_tests,
+           pt_n_create_tests * sizeof(*all));
     cmocka_set_message_output(CM_OUTPUT_TAP);
     failed = _cmocka_run_group_tests("posix", all, n, NULL, NULL);
     free(all);

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-posix-create: the short create path of storage/posix (objects made
+ * with their final mode, chown/chmod only when needed, GFID through the
+ * fd, cached handle directories) checked against the brick on disk:
+ * mode, owner and GFID of files, directories, nodes and symlinks made by
+ * a non-root caller under a brick process umask that differs from the
+ * client's; and a handle directory removed behind the brick's back being
+ * made again by the next create that needs it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix-test.h"
+#include "../posix.h"
+
+
+/* Creates name in parent with fop op (CREATE, MKDIR, MKNOD, SYMLINK),
+ * mode and client umask; *gfid gets the GFID it was given. */
+static int
+pc_make(struct pt *t, vl_fop_t op, const char *name, uint32_t mode,
+        uint32_t umask_, vl_gfid_t *gfid)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->graph->itable);
+    vl_fd_t *fd = NULL;
+    struct vl_loc loc = {.parent = t->root, .name = name, .inode = inode};
+    int rc;
+
+    assert_non_null(inode);
+    vl_gfid_generate(gfid);
+    switch (op) {
+    case VL_FOP_CREATE:
+        fd = vl_fd_new(inode, O_RDWR, 1);
+        assert_non_null(fd);
+        a.create.loc = loc;
+        a.create.flags = O_RDWR;
+        a.create.mode = mode;
+        a.create.umask = umask_;
+        a.create.fd = fd;
+        a.create.gfid = *gfid;
+        break;
+    case VL_FOP_MKDIR:
+        a.mkdir.loc = loc;
+        a.mkdir.mode = mode;
+        a.mkdir.umask = umask_;
+        a.mkdir.gfid = *gfid;
+        break;
+    case VL_FOP_MKNOD:
+        a.mknod.loc = loc;
+        a.mknod.mode = S_IFIFO | mode;
+        a.mknod.umask = umask_;
+        a.mknod.gfid = *gfid;
+        break;
+    default:
+        a.symlink.loc = loc;
+        a.symlink.target = "some/where";
+        a.symlink.gfid = *gfid;
+        break;
+    }
+    rc = pt_call(t, op, &a, &r);
+    if (rc == 0)
+        assert_true(vl_gfid_equal(&r.iatt.gfid, gfid));
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+    return rc;
+}
+
+
+/* Checks owner, mode (with type) and GFID of brick-relative rel. */
+static void
+pc_check(struct pt *t, const char *rel, uid_t uid, gid_t gid, mode_t mode,
+         const vl_gfid_t *gfid)
+{
+    char path[PATH_MAX], hrel[128];
+    vl_gfid_t got;
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(st.st_uid, uid);
+    assert_int_equal(st.st_gid, gid);
+    assert_int_equal(st.st_mode, mode);
+    assert_int_equal(pt_disk_gfid(t, rel, &got), 0);
+    assert_true(vl_gfid_equal(&got, gfid));
+    pt_handle_path(gfid, hrel, sizeof(hrel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, hrel);
+    assert_int_equal(lstat(path, &st), 0);
+}
+
+
+/* The brick runs with umask 077 and the client asks for other bits: the
+ * objects still get exactly the client's mode, and the caller's ids. */
+static void
+test_create_mode_owner_gfid(void **state)
+{
+    struct pt *t = *state;
+    mode_t saved = umask(077);
+    vl_gfid_t g;
+
+    pt_restart(t); /* posix reads the process umask at init */
+    umask(saved);
+    t->caller.uid = 1234;
+    t->caller.gid = 5678;
+
+    assert_int_equal(pc_make(t, VL_FOP_CREATE, "f", 0666, 0, &g), 0);
+    pc_check(t, "f", 1234, 5678, S_IFREG | 0666, &g);
+    assert_int_equal(pc_make(t, VL_FOP_CREATE, "suid", 04755, 022, &g), 0);
+    pc_check(t, "suid", 1234, 5678, S_IFREG | 04755, &g);
+    assert_int_equal(pc_make(t, VL_FOP_MKDIR, "d", 01777, 0, &g), 0);
+    pc_check(t, "d", 1234, 5678, S_IFDIR | 01777, &g);
+    assert_int_equal(pc_make(t, VL_FOP_MKNOD, "p", 0640, 0, &g), 0);
+    pc_check(t, "p", 1234, 5678, S_IFIFO | 0640, &g);
+    assert_int_equal(pc_make(t, VL_FOP_SYMLINK, "l", 0, 0, &g), 0);
+    pc_check(t, "l", 1234, 5678, S_IFLNK | 0777, &g);
+
+    /* Root caller, the client's umask only: no chown, mode as asked. */
+    t->caller.uid = 0;
+    t->caller.gid = 0;
+    assert_int_equal(pc_make(t, VL_FOP_CREATE, "r", 0644, 027, &g), 0);
+    pc_check(t, "r", 0, 0, S_IFREG | 0640, &g);
+    assert_int_equal(pc_make(t, VL_FOP_MKDIR, "rd", 0775, 002, &g), 0);
+    pc_check(t, "rd", 0, 0, S_IFDIR | 0775, &g);
+}
+
+
+/* Handle directories are remembered; one removed behind the brick's back
+ * is made again by the next create whose handle goes there. */
+static void
+test_handle_dir_cache_survives_removed_dir(void **state)
+{
+    struct pt *t = *state;
+    char path[PATH_MAX], hrel[128];
+    vl_inode_t *f = NULL, *d = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_gfid_t g2;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(pt_create(t, t->root, "one", O_RDWR, 0644, &f, NULL),
+                     0);
+    assert_true(posix_handle_dir_known(t->xl, &f->gfid));
+
+    /* Remove the handle and its directory xx/yy on disk. */
+    pt_handle_path(&f->gfid, hrel, sizeof(hrel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, hrel);
+    assert_int_equal(unlink(path), 0);
+    *strrchr(path, '/') = '\0';
+    assert_int_equal(rmdir(path), 0);
+
+    /* A file and a directory whose GFIDs fall in the same xx/yy. */
+    for (int i = 0; i < 2; i++) {
+        inode = vl_inode_new(t->graph->itable);
+        assert_non_null(inode);
+        vl_gfid_generate(&g2);
+        g2.bytes[0] = f->gfid.bytes[0];
+        g2.bytes[1] = f->gfid.bytes[1];
+        memset(&a, 0, sizeof(a));
+        if (i == 0) {
+            fd = vl_fd_new(inode, O_RDWR, 1);
+            assert_non_null(fd);
+            a.create.loc.parent = t->root;
+            a.create.loc.name = "two";
+            a.create.loc.inode = inode;
+            a.create.flags = O_RDWR;
+            a.create.mode = 0644;
+            a.create.fd = fd;
+            a.create.gfid = g2;
+            assert_int_equal(pt_call(t, VL_FOP_CREATE, &a, &r), 0);
+            vl_fd_unref(fd);
+            pc_check(t, "two", 0, 0, S_IFREG | 0644, &g2);
+        } else {
+            /* The directory itself is gone again: mkdir's symlink. */
+            pt_handle_path(&g2, hrel, sizeof(hrel));
+            snprintf(path, sizeof(path), "%s/%s", t->brick, hrel);
+            *strrchr(path, '/') = '\0';
+            assert_true(posix_handle_dir_known(t->xl, &g2));
+            {
+                char cmd[PATH_MAX + 16];
+
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+                assert_int_equal(system(cmd), 0);
+            }
+            a.mkdir.loc.parent = t->root;
+            a.mkdir.loc.name = "dir";
+            a.mkdir.loc.inode = inode;
+            a.mkdir.mode = 0755;
+            a.mkdir.gfid = g2;
+            assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), 0);
+            pc_check(t, "dir", 0, 0, S_IFDIR | 0755, &g2);
+            assert_int_equal(pt_lookup_gfid(t, &g2, NULL, &d), 0);
+            vl_inode_unref(d);
+        }
+        vl_reply_clear(&r);
+        vl_inode_unref(inode);
+        assert_true(posix_handle_dir_known(t->xl, &g2));
+    }
+    vl_inode_unref(f);
+}
+
+
+const struct CMUnitTest pt_create_tests[] = {
+    cmocka_unit_test_setup_teardown(test_create_mode_owner_gfid, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_handle_dir_cache_survives_removed_dir,
+                                    pt_setup, pt_teardown),
+};
+const size_t pt_n_create_tests = VL_ARRAY_SIZE(pt_create_tests);
