@@ -9,8 +9,14 @@
  * writes the reply. Entry replies link the inode (canonical one from
  * vl_inode_link) and count one kernel lookup on it.
  *
+ * Answered here without a round trip: GETXATTR security.capability of a
+ * node this session created (until an xattr call for it), or of any node
+ * with `capability off`. Entry replies record name hints; UNLINK, RMDIR
+ * and RENAME use them for loc.inode (fuse-hint.c).
+ *
  * Threads: handlers run on reader threads, done callbacks on whatever
- *          thread answers; no state here beyond the call.
+ *          thread answers; state beyond the call is the session table's
+ *          (node flags, hints), under its lock.
  */
 #include "config.h"
 

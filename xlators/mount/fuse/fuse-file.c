@@ -15,6 +15,12 @@
  * or setgid, and an O_TRUNC open flagged FUSE_OPEN_KILL_SUIDGID, are
  * followed by a SETATTR with VL_SET_KILL_SUIDGID before the answer.
  *
+ * FLUSH is answered without a round trip unless the node ever had a lock
+ * request (VFUSE_NODE_HAS_LK, set by GETLK/SETLK/SETLKW before winding);
+ * see vfuse_flush_is_needed. CREATE and READDIRPLUS entries feed the name
+ * hints (fuse-hint.c); a CREATE that made the file marks it as having no
+ * security.capability (fuse-entry.c).
+ *
  * Threads: as fuse-entry.c; no state beyond the call.
  */
 #include "config.h"

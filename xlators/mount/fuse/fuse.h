@@ -7,6 +7,7 @@
  *   fuse-session.c the mount that outlives graphs: find/create/adopt,
  *                  mount(2), unmount, draining an old graph
  *   fuse-table.c   the session's nodes and handles, unit-tested
+ *   fuse-hint.c    name hints (parent GFID, name) -> node, unit-tested
  *   fuse-resolve.c makes a message's nodeids and fhs objects of the
  *                  call's graph (lookup by GFID, reopen)
  *   fuse-reader.c  reader threads, message buffers, dispatch, replies,

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Round trips the FUSE bridge saves, seen by debug/trace between mount/fuse
+# and protocol/client (its lines go to the client's log):
+#  - create + write + close of 20 files sends no FLUSH (no lock was ever
+#    asked for them) and no GETXATTR security.capability (this mount
+#    created them);
+#  - a file with an fcntl lock still gets its FLUSH at close, and the lock
+#    is released then (a second process takes it while the first lives);
+#  - security.capability set on the brick, or set through the mount on a
+#    file the mount created, is still read back (getcap / getxattr);
+#  - UNLINK of a looked-up name carries the object's GFID, and an unlink
+#    whose hint went stale (the name renamed and re-created through a
+#    second mount) removes the name as it is now, not the hinted object.
+# TIMEOUT: 150
+# REQUIRES: root fuse python3
+. "$(dirname "$0")/../lib/include.rc"
+
+TEST alloc_port P0
+TEST start_brick b0 "$B0" "$P0"
+{
+    client_volfile "$P0" b0
+    cat <<VOL
+
+volume trace
+    type debug/trace
+    subvolumes client-b0
+end-volume
+VOL
+} > "$T/vol/traced.vol"
+# A long entry timeout keeps m0's dentries (and so the stale hint below).
+TEST mount_volfile "$T/vol/traced.vol" "$M0" -o entry-timeout=600
+TEST mount_client "$P0" b0 "$M1"
+TEST wait_for_mount "$M1"
+CLOG="$T/log/client-$(echo "$M0" | tr '/' '_').log"
+
+# new_lines: the trace lines logged since the last call.
+LOG_AT=0
+new_lines() {
+    tail -n +"$((LOG_AT + 1))" "$CLOG"
+}
+mark_log() {
+    LOG_AT=$(wc -l < "$CLOG")
+}
+# count FOP [PATTERN]: wind lines of FOP (and PATTERN) since the mark.
+count() {
+    new_lines | grep " $1 wind " | grep -c -e "${2:-.}"
+}
+# The GFID of a brick file as the trace prints it.
+brick_gfid() {
+    python3 -c '
+import os, sys, uuid
+print(uuid.UUID(bytes=os.getxattr(sys.argv[1], "trusted.mortar.gfid")))' "$1"
+}
+
+# --- 1. create + write + close: no FLUSH, no capability probe ---
+TEST mkdir "$M0/d"
+mark_log
+TEST python3 -c '
+import sys
+for i in range(20):
+    with open("%s/f%d" % (sys.argv[1], i), "w") as f:
+        f.write("data %d\n" % i)' "$M0/d"
+sleep 1
+# The trace is on: the creates and writes are there.
+EXPECT "20" count create
+EXPECT "20" count write
+EXPECT "0" count flush
+EXPECT "0" count getxattr security.capability
+EXPECT "data 7" cat "$M0/d/f7"
+EXPECT "data 7" cat "$M1/d/f7"
+
+# --- 2. an fcntl lock: FLUSH still goes down and releases it ---
+TEST touch "$M0/locked"
+mark_log
+bg_run python3 -c '
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 0, 0)
+open(sys.argv[2], "w").close()
+fd2 = os.open(sys.argv[1], os.O_RDONLY)
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.1)
+os.close(fd2)   # POSIX: closing any fd of the file drops the lock
+open(sys.argv[4], "w").close()
+time.sleep(300)' "$M0/locked" "$T/held" "$T/go" "$T/closed"
+LOCKER=$!
+EXPECT_WITHIN 20 "Y" sh -c "[ -e '$T/held' ] && echo Y || echo N"
+lock_try() {
+    python3 -c '
+import errno, fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 0, 0)
+    print("ok")
+except OSError as e:
+    print("busy" if e.errno in (errno.EAGAIN, errno.EACCES) else e.errno)' "$1"
+}
+EXPECT "busy" lock_try "$M0/locked"
+touch "$T/go"
+EXPECT_WITHIN 20 "Y" sh -c "[ -e '$T/closed' ] && echo Y || echo N"
+# The holder still lives; its close released the lock on the brick.
+TEST is_alive "$LOCKER"
+EXPECT "ok" lock_try "$M0/locked"
+EXPECT "ok" lock_try "$M1/locked"
+TEST [ "$(count flush)" -ge 1 ]
+TEST bg_kill "$LOCKER"
+
+# --- 3. security.capability still readable ---
+TEST sh -c "echo x > '$M1/capfile'"
+TEST setcap cap_net_raw+ep "$B0/capfile"
+EXPECT "cap_net_raw=ep" sh -c "getcap '$M0/capfile' | sed 's/.* //'"
+mark_log
+EXPECT "cap_net_raw=ep" sh -c "getcap '$M0/capfile' | sed 's/.* //'"
+TEST [ "$(count getxattr security.capability)" -ge 1 ]
+# Created here (known without one), then set through this mount.
+TEST sh -c "echo x > '$M0/mycap'"
+EXPECT "" sh -c "getcap '$M0/mycap'"
+TEST setcap cap_net_raw+ep "$M0/mycap"
+EXPECT "cap_net_raw=ep" sh -c "getcap '$M0/mycap' | sed 's/.* //'"
+EXPECT "cap_net_raw=ep" sh -c "getcap '$B0/mycap' | sed 's/.* //'"
+# A write by a non-root user drops it, as on a local file system.
+TEST chmod 0666 "$M0/mycap"
+TEST setpriv --reuid=65534 --regid=65534 --clear-groups \
+    sh -c "echo y >> '$M0/mycap'"
+EXPECT "" sh -c "getcap '$B0/mycap'"
+
+# --- 4. UNLINK carries the hinted inode; a stale hint is harmless ---
+TEST sh -c "echo u > '$M0/u1'"
+G_U1=$(brick_gfid "$B0/u1")
+mark_log
+TEST rm "$M0/u1"
+EXPECT "1" count unlink "name=u1 gfid=$G_U1"
+TEST [ ! -e "$B0/u1" ]
+
+TEST sh -c "echo old > '$M0/s1'"
+G_OLD=$(brick_gfid "$B0/s1")
+TEST stat "$M0/s1"
+# Behind m0's back: s1 becomes s2, and a new s1 appears.
+TEST mv "$M1/s1" "$M1/s2"
+TEST sh -c "echo new > '$M1/s1'"
+mark_log
+TEST rm -f "$M0/s1"
+EXPECT "1" count unlink "name=s1 gfid=$G_OLD"
+# The name as it was on the brick went; the renamed object stayed.
+TEST [ ! -e "$B0/s1" ]
+EXPECT "old" cat "$M1/s2"
+EXPECT "old" cat "$B0/s2"
+
+# rmdir and rename carry it too.
+TEST mkdir "$M0/rd"
+G_RD=$(brick_gfid "$B0/rd")
+TEST sh -c "echo r > '$M0/r1'"
+G_R1=$(brick_gfid "$B0/r1")
+mark_log
+TEST rmdir "$M0/rd"
+TEST mv "$M0/r1" "$M0/r2"
+EXPECT "1" count rmdir "name=rd gfid=$G_RD"
+EXPECT "1" count rename "oldname=r1 oldgfid=$G_R1"
+# The moved name inherited the hint.
+mark_log
+TEST rm "$M0/r2"
+EXPECT "1" count unlink "name=r2 gfid=$G_R1"
+EXPECT "0" sh -c "ls '$M1' | grep -c '^r'"
