@@ -207,12 +207,13 @@ dist_copy_read_done(vl_req_t *r, void *cookie)
             s->n_read = s->size; /* never trust a child for more */
         if (s->n_read < s->size)
             dist_copy_stop_at_locked(c, s->k + 1, 0); /* end of source */
-        s->buf = vl_buf_ref(r->reply.buf);
-        s->data = r->reply.data;
-        s->state = DIST_COPY_READ;
-        if (s->buf == NULL || s->data == NULL) {
-            dist_copy_stop_at_locked(c, s->k, -EIO);
+        if (r->reply.buf == NULL || r->reply.data == NULL) {
+            dist_copy_stop_at_locked(c, s->k, -EIO); /* a broken child */
             s->state = DIST_COPY_IDLE;
+        } else {
+            s->buf = vl_buf_ref(r->reply.buf);
+            s->data = r->reply.data;
+            s->state = DIST_COPY_READ;
         }
     }
     pthread_mutex_unlock(&c->lock);

@@ -6,8 +6,9 @@
  * offsets, a size that is not a multiple of the chunk, 0 length, a start
  * beyond the end); on one subvolume it is passed down; errors from the
  * mock midway give the partial count and nothing past it is written; a
- * moved file gives EXDEV; a subvolume down gives ENOTCONN; bad flags and
- * open modes are refused.
+ * short write ends the count inside that chunk; a moved file gives
+ * EXDEV; a subvolume down gives ENOTCONN; bad flags and open modes are
+ * refused.
  */
 #include "config.h"
 
@@ -406,6 +407,57 @@ test_error_midway_gives_partial_count(void **state)
 }
 
 
+/* Answers a write from the mock, checking where it goes. */
+static void
+ct_answer_write(struct ct *t, off_t offset, size_t size, int64_t count)
+{
+    vl_req_t *r = vl_mock_pop(t->mock);
+
+    assert_non_null(r);
+    assert_int_equal(r->op, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(r, write)->offset, offset);
+    assert_int_equal(VL_ARGS(r, write)->n_iov, 1);
+    assert_int_equal(VL_ARGS(r, write)->iov[0].iov_len, size);
+    assert_int_equal(((char *)VL_ARGS(r, write)->iov[0].iov_base)[0],
+                     ct_byte((size_t)offset - 10));
+    r->reply.count = count;
+    vl_unwind(r, 0);
+}
+
+
+static void
+test_short_write_ends_the_count(void **state)
+{
+    struct ct *t = *state;
+    vl_fd_t *in = ct_file(t, 0, "src", 2 * MIB + 10, O_RDONLY);
+    vl_fd_t *out = ct_mock_fd(t, O_WRONLY);
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_COPY_FILE_RANGE);
+
+    VL_ARGS(req, copy_file_range)->fd_in = in;
+    VL_ARGS(req, copy_file_range)->fd_out = out;
+    VL_ARGS(req, copy_file_range)->off_out = 10;
+    VL_ARGS(req, copy_file_range)->len = 3 * MIB;
+    vl_test_wind(req, &res);
+    /* posix read the three chunks at once: three writes, in order. */
+    assert_int_equal(vl_mock_pending(t->mock), 3);
+    assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_WRITE), 3);
+    ct_answer_write(t, 10, MIB, MIB);
+    /* The second is short: the count ends inside it, whatever the
+     * third does. */
+    ct_answer_write(t, 10 + MIB, MIB, 100);
+    assert_false(res.is_done);
+    ct_answer_write(t, 10 + 2 * MIB, 10, 10);
+    ct_wait(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.count, MIB + 100);
+    vl_test_result_clear(&res);
+    assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_READ), 0);
+    vl_fd_unref(out);
+    vl_fd_unref(in);
+}
+
+
 static void
 test_refused_before_asking(void **state)
 {
@@ -447,6 +499,8 @@ main(void)
                                         ct_setup, ct_teardown),
         cmocka_unit_test_setup_teardown(
             test_error_midway_gives_partial_count, ct_setup, ct_teardown),
+        cmocka_unit_test_setup_teardown(test_short_write_ends_the_count,
+                                        ct_setup, ct_teardown),
         cmocka_unit_test_setup_teardown(test_refused_before_asking,
                                         ct_setup, ct_teardown),
     };
