@@ -65,6 +65,10 @@ static void dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
                              const vl_gfid_t *gfid, bool is_hint);
 
 
+static int dist_rename_try_fast(vl_xlator_t *xl, vl_req_t *req, int src,
+                                const vl_gfid_t *gfid);
+
+
 static void
 dist_rename_unhinted(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -81,6 +85,9 @@ dist_rename_unhinted(vl_xlator_t *xl, vl_req_t *req)
         dist_rename_dir(xl, req);
         return;
     }
+    rc = dist_rename_try_fast(xl, req, src, &iatt.gfid);
+    if (rc == 0)
+        return;
     dist_rename_file(xl, req, src, &iatt.gfid, false);
 }
 
@@ -296,6 +303,121 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
 }
 
 
+/* The data on src, the new name hashed to nh != src, the new name free
+ * on nh: the link file for the new name first (round 1: its EEXIST says
+ * the target exists, then the full path), then the rename on src (with
+ * RENAME_NOREPLACE: the commit point) and the link file's xattr in one
+ * parallel round, then the old name's link file if there was one. Same
+ * return values as dist_rename_fast. */
+static int
+dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
+                  const vl_gfid_t *gfid)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    const char *target = xl->children[src]->name;
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    vl_fop_t ops[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    vl_inode_t *tmp, *inode;
+    int rc;
+
+    memset(&args[nh], 0, sizeof(args[nh]));
+    args[nh].mknod.loc.parent = a->newloc.parent;
+    args[nh].mknod.loc.name = a->newloc.name;
+    args[nh].mknod.mode = DIST_LINK_MODE;
+    args[nh].mknod.gfid = *gfid;
+    rc = dist_call_sync(xl, req, (unsigned)nh, VL_FOP_MKNOD, &args[nh],
+                        &calls[nh]);
+    vl_reply_clear(&calls[nh].reply);
+    if (rc == -EEXIST && (a->flags & RENAME_NOREPLACE)) {
+        vl_unwind(req, -EEXIST);
+        return 0;
+    }
+    if (rc != 0)
+        return 1; /* a target, or trouble: the full path decides */
+    tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
+    if (tmp == NULL) {
+        dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
+        vl_unwind(req, -ENOMEM);
+        return 0;
+    }
+    args[src] = req->args;
+    args[src].rename.flags |= RENAME_NOREPLACE;
+    ops[src] = VL_FOP_RENAME;
+    memset(&args[nh], 0, sizeof(args[nh]));
+    args[nh].setxattr.loc.inode = tmp;
+    args[nh].setxattr.name = DIST_XATTR_LINKTO;
+    args[nh].setxattr.value = target;
+    args[nh].setxattr.size = strlen(target) + 1;
+    ops[nh] = VL_FOP_SETXATTR;
+    dist_fan_ops_sync(xl, req, (1ULL << src) | (1ULL << nh), ops, args,
+                      calls);
+    vl_inode_unref(tmp);
+    rc = calls[src].status;
+    if (rc == 0 && dist_iatt_is_linkfile(&calls[src].reply.iatt)) {
+        dist_rename_back(xl, req, src); /* a stale hint */
+        rc = -ESTALE;
+    }
+    if (rc != 0) {
+        dist_calls_clear(calls, n);
+        dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
+        if (rc == -ENOENT || rc == -ESTALE)
+            return -ESTALE;
+        if (rc == -EEXIST && !(a->flags & RENAME_NOREPLACE))
+            return 1;
+        vl_unwind(req, rc);
+        return 0;
+    }
+    if (calls[nh].status != 0)
+        vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: link file on %s: %s "
+               "(lookup will heal)", a->oldloc.name, a->newloc.name,
+               xl->children[nh]->name, strerror(-calls[nh].status));
+    vl_reply_clear(&req->reply);
+    req->reply = calls[src].reply; /* moved */
+    memset(&calls[src].reply, 0, sizeof(calls[src].reply));
+    dist_calls_clear(calls, n);
+    if (!vl_gfid_equal(&req->reply.iatt.gfid, gfid)) {
+        /* By name: another file than the hint's was moved; its link
+         * file must carry its GFID. */
+        dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
+        dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
+                             a->newloc.name, &req->reply.iatt.gfid);
+    }
+    if (oh >= 0 && oh != src)
+        dist_unlink_at(xl, req, oh, a->oldloc.parent, a->oldloc.name);
+    inode = vl_gfid_equal(&req->reply.iatt.gfid, gfid)
+                ? vl_inode_ref(a->oldloc.inode)
+                : vl_inode_find(xl->graph->itable, &req->reply.iatt.gfid);
+    dist_ictx_set_file(xl, inode, src, nh, true);
+    if (inode != NULL)
+        vl_inode_unref(inode);
+    vl_unwind(req, 0);
+    return 0;
+}
+
+
+/* The short paths when the data's subvolume src is known: 0 when req
+ * was answered, 1 for the full path, -ESTALE when the old name is not
+ * (or no longer) the file on src. */
+static int
+dist_rename_try_fast(vl_xlator_t *xl, vl_req_t *req, int src,
+                     const vl_gfid_t *gfid)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    int oh, nh;
+
+    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
+    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    if (nh < 0 || !dist_is_up(xl, (unsigned)nh)
+        || (oh >= 0 && !dist_is_up(xl, (unsigned)oh)))
+        return 1;
+    if (nh == src)
+        return oh == src ? dist_rename_fast(xl, req, src, gfid) : 1;
+    return dist_rename_cross(xl, req, src, oh, nh, gfid);
+}
+
+
 /* Finds what is renamed and where its data is: the inode's ctx when the
  * caller gave a known inode (a hint, checked by the rename itself), else
  * a lookup of the name on every subvolume. */
@@ -305,7 +427,7 @@ dist_rename_task(vl_xlator_t *xl, vl_req_t *req)
     struct vl_rename_args *a = VL_ARGS(req, rename);
     vl_inode_t *inode = a->oldloc.inode;
     vl_gfid_t gfid;
-    int src = -1, oh, nh;
+    int src = -1, rc;
 
     if (inode != NULL && S_ISDIR(inode->type)) {
         dist_rename_dir(xl, req);
@@ -318,17 +440,12 @@ dist_rename_task(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     gfid = inode->gfid;
-    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
-    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
-    if (oh == src && nh == src) {
-        int rc = dist_rename_fast(xl, req, src, &gfid);
-
-        if (rc == 0)
-            return;
-        if (rc == -ESTALE) {
-            dist_rename_unhinted(xl, req);
-            return;
-        }
+    rc = dist_rename_try_fast(xl, req, src, &gfid);
+    if (rc == 0)
+        return;
+    if (rc == -ESTALE) {
+        dist_rename_unhinted(xl, req);
+        return;
     }
     dist_rename_file(xl, req, src, &gfid, true);
 }

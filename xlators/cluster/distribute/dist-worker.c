@@ -212,6 +212,19 @@ int
 dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
               const union vl_fop_args *args, struct dist_call *calls)
 {
+    vl_fop_t ops[DIST_MAX_SUBVOLS];
+
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
+        ops[i] = op;
+    return dist_fan_ops_sync(xl, req, mask, ops, args, calls);
+}
+
+
+int
+dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+                  const vl_fop_t *ops, const union vl_fop_args *args,
+                  struct dist_call *calls)
+{
     struct dist_wait_slot slots[DIST_MAX_SUBVOLS];
     struct dist_wait wait;
     unsigned n = dist_priv(xl)->n;
@@ -229,7 +242,7 @@ dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
 
         if (!(mask & (1ULL << i)))
             continue;
-        r = vl_req_new_op(req, xl->children[i], op);
+        r = vl_req_new_op(req, xl->children[i], ops[i]);
         if (r == NULL) {
             calls[i].status = -ENOMEM;
             continue;

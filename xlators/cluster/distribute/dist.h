@@ -224,6 +224,10 @@ int dist_task_run(vl_xlator_t *xl, vl_req_t *req,
 int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
                   vl_fop_t op, const union vl_fop_args *args,
                   struct dist_call *calls /* OUT */);
+/* Same with a fop per child (ops by child index). */
+int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+                      const vl_fop_t *ops, const union vl_fop_args *args,
+                      struct dist_call *calls /* OUT */);
 /* Same for one child; returns the status, reply in *call. */
 int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                    const union vl_fop_args *args,

@@ -9,7 +9,9 @@
  *   mkdir: the hashed brick alone, then the others, then the layout;
  *     EEXIST on the hashed brick touches no other brick;
  *   rename on one brick with a known inode: one RENAME_NOREPLACE request;
- *     a stale inode falls back to finding the name everywhere.
+ *     across bricks: the new name's link file, then the rename and the
+ *     link file's xattr in parallel; a stale inode falls back to finding
+ *     the name everywhere.
  */
 #include "config.h"
 
@@ -457,8 +459,8 @@ rd_rename_ok(int mock, vl_req_t *r, struct vl_iatt *ia)
 
 
 static void
-rd_rename_start(struct rd *t, vl_inode_t *inode, const char *on,
-                const char *nn, struct vl_test_result *res)
+rd_rename_flags(struct rd *t, vl_inode_t *inode, const char *on,
+                const char *nn, uint32_t flags, struct vl_test_result *res)
 {
     vl_req_t *req = vl_req_new(t->dht, VL_FOP_RENAME);
 
@@ -468,7 +470,16 @@ rd_rename_start(struct rd *t, vl_inode_t *inode, const char *on,
     VL_ARGS(req, rename)->oldloc.inode = inode;
     VL_ARGS(req, rename)->newloc.parent = t->root;
     VL_ARGS(req, rename)->newloc.name = nn;
+    VL_ARGS(req, rename)->flags = flags;
     vl_test_wind(req, res);
+}
+
+
+static void
+rd_rename_start(struct rd *t, vl_inode_t *inode, const char *on,
+                const char *nn, struct vl_test_result *res)
+{
+    rd_rename_flags(t, inode, on, nn, 0, res);
 }
 
 
@@ -501,6 +512,79 @@ test_rename_same_brick_one_request(void **state)
     rd_wait_done(t, &res);
     assert_int_equal(res.status, 0);
     assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &inode->gfid));
+    vl_test_result_clear(&res);
+    vl_inode_unref(inode);
+}
+
+
+static void
+test_rename_across_bricks_two_rounds(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char on[32], nn[32];
+    vl_inode_t *inode;
+
+    rd_name_on(t, 0, "o", on, sizeof(on));
+    rd_name_on(t, 3, "n", nn, sizeof(nn));
+    inode = rd_file(t, 0, 0);
+    rd_file_gfid = inode->gfid;
+    rd_rename_start(t, inode, on, nn, &res);
+    /* Round 1: the new name's link file on its hashed brick. */
+    assert_true(rd_round(t, &res, rd_rename_ok, &rd));
+    assert_int_equal(rd.mask, 1ULL << 3);
+    assert_int_equal(rd.op[3], VL_FOP_MKNOD);
+    /* Round 2: the rename where the data is, the link file's xattr. */
+    assert_true(rd_round(t, &res, rd_rename_ok, &rd));
+    assert_int_equal(rd.mask, (1ULL << 0) | (1ULL << 3));
+    assert_int_equal(rd.op[0], VL_FOP_RENAME);
+    assert_int_equal(rd.op[3], VL_FOP_SETXATTR);
+    assert_false(rd_round(t, &res, rd_rename_ok, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &inode->gfid));
+    assert_int_equal(dist_ictx_cached(t->dht, inode), 0);
+    vl_test_result_clear(&res);
+    vl_inode_unref(inode);
+}
+
+
+/* The target exists on its hashed brick: EEXIST for the link file. */
+static int
+rd_target_exists(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    (void)mock;
+    if (r->op == VL_FOP_MKNOD)
+        return -EEXIST;
+    return rd_rename_ok(mock, r, ia);
+}
+
+
+static void
+test_rename_across_bricks_noreplace_target(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char on[32], nn[32];
+    vl_inode_t *inode;
+
+    rd_name_on(t, 1, "o", on, sizeof(on));
+    rd_name_on(t, 2, "n", nn, sizeof(nn));
+    inode = rd_file(t, 1, 1);
+    rd_file_gfid = inode->gfid;
+    rd_rename_flags(t, inode, on, nn, RENAME_NOREPLACE, &res);
+    /* The link file's EEXIST answers it: nothing else is asked. */
+    assert_true(rd_round(t, &res, rd_target_exists, &rd));
+    assert_int_equal(rd.mask, 1ULL << 2);
+    assert_int_equal(rd.op[2], VL_FOP_MKNOD);
+    assert_false(rd_round(t, &res, rd_target_exists, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, -EEXIST);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(vl_mock_received(t->m[i]), i == 2 ? 1 : 0);
+    rd_wait_done(t, &res);
     vl_test_result_clear(&res);
     vl_inode_unref(inode);
 }
@@ -600,6 +684,11 @@ main(int argc, char **argv)
             rd_teardown),
         cmocka_unit_test_setup_teardown(test_rename_same_brick_one_request,
                                         rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_rename_across_bricks_two_rounds, rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_rename_across_bricks_noreplace_target, rd_setup,
+            rd_teardown),
         cmocka_unit_test_setup_teardown(
             test_rename_stale_inode_finds_the_name, rd_setup, rd_teardown),
     };
