@@ -399,7 +399,11 @@ dist_copy_check(const struct vl_copy_file_range_args *a)
     if (acc_in == O_WRONLY || acc_out == O_RDONLY
         || (a->fd_out->flags & O_APPEND))
         return -EBADF;
-    if (!S_ISREG(a->fd_in->inode->type) || !S_ISREG(a->fd_out->inode->type))
+    /* A type not known yet (0) is let through: the brick checks. */
+    if (S_ISDIR(a->fd_in->inode->type) || S_ISDIR(a->fd_out->inode->type))
+        return -EISDIR;
+    if ((a->fd_in->inode->type != 0 && !S_ISREG(a->fd_in->inode->type))
+        || (a->fd_out->inode->type != 0 && !S_ISREG(a->fd_out->inode->type)))
         return -EINVAL;
     return 0;
 }
