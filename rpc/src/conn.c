@@ -512,6 +512,8 @@ conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 static int
 conn_read(vrpc_conn_t *c, int fd)
 {
+    bool is_drained = false;
+
     for (int i = 0;; i++) {
         vl_buf_t *rec = NULL;
         size_t rec_len = 0;
@@ -532,12 +534,15 @@ conn_read(vrpc_conn_t *c, int fd)
             if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
                 return rc;
         }
-        if (i == CONN_READS_PER_CB)
+        /* A short read emptied the socket: skip the read that would only
+         * say EAGAIN; re-arming EPOLLIN reports data that came since. */
+        if (i == CONN_READS_PER_CB || is_drained)
             return 0;
         want = vrpc_rm_direct(&c->rm, &p);
         if (want >= CONN_DIRECT_MIN) {
             r = read(fd, p, want);
             if (r > 0) {
+                is_drained = (size_t)r < want;
                 rc = vrpc_rm_direct_done(&c->rm, (size_t)r, &rec, &rec_len);
                 if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
                     return rc;
@@ -548,6 +553,7 @@ conn_read(vrpc_conn_t *c, int fd)
         } else {
             r = read(fd, c->stage, CONN_STAGE_SIZE);
             if (r > 0) {
+                is_drained = r < CONN_STAGE_SIZE;
                 c->stage_off = 0;
                 c->stage_len = (size_t)r;
                 continue;

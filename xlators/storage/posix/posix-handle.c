@@ -542,13 +542,13 @@ out:
 }
 
 
-/* The O_PATH fd of a directory inode: the brick root (borrowed, never
- * closed while the graph runs) or a dup of the fd cached in the inode ctx,
- * resolving and caching it first if needed (*out_owned: close it). Dups
- * let rmdir drop a cached fd while other fops still use theirs. */
+/* Sets obj->atfd to the O_PATH fd of a directory inode: the brick root
+ * (borrowed, never closed while the graph runs), the fd cached in the
+ * inode ctx (leased: obj->lease, given back by posix_obj_put; an rmdir
+ * that uncaches it meanwhile leaves the close to the last user), or,
+ * resolving and caching it first, an fd of obj's own (owns_atfd). */
 int
-posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
-                bool *out_owned)
+posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, struct posix_obj *obj)
 {
     struct posix_priv *priv = posix_priv(xl);
     struct posix_inode_ctx *ctx;
@@ -556,37 +556,37 @@ posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
     int fd = -1;
     int rc;
 
-    *out_owned = false;
+    obj->owns_atfd = false;
+    obj->lease = NULL;
     if (inode == NULL || vl_gfid_is_null(&inode->gfid))
         return -ESTALE;
     if (vl_gfid_is_root(&inode->gfid)) {
-        *out_fd = priv->root_fd;
+        obj->atfd = priv->root_fd;
         return 0;
     }
     if (inode->type != 0 && !S_ISDIR(inode->type))
         return -ENOTDIR;
     ctx = vl_inode_ctx(inode, xl);
     if (ctx != NULL) {
-        rc = 0;
+        /* Lease the cached fd (no dup + close per fop): the fop holds a
+         * ref on inode, so forget() cannot run meanwhile, and an uncache
+         * leaves the close to the last user. */
         pthread_mutex_lock(&inode->lock);
         if (ctx->has_dirfd) {
-            fd = fcntl(ctx->dirfd, F_DUPFD_CLOEXEC, 0);
-            rc = fd < 0 ? -errno : 1;
+            ctx->n_dirfd_users++;
+            obj->atfd = ctx->dirfd;
+            obj->lease = inode;
+            obj->lease_xl = xl;
         }
         pthread_mutex_unlock(&inode->lock);
-        if (rc < 0)
-            return rc;
-        if (rc == 1) {
-            *out_fd = fd;
-            *out_owned = true;
+        if (obj->lease != NULL)
             return 0;
-        }
     }
     rc = posix_dir_resolve(xl, &inode->gfid, &fd);
     if (rc != 0)
         return rc;
-    *out_fd = fd;
-    *out_owned = true;
+    obj->atfd = fd;
+    obj->owns_atfd = true;
     if (ctx == NULL)
         return 0;
     /* Cache a dup unless another thread cached one meanwhile, or the
@@ -596,7 +596,7 @@ posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
         return 0;
     }
     pthread_mutex_lock(&inode->lock);
-    if (!ctx->has_dirfd) {
+    if (!ctx->has_dirfd && !ctx->is_dirfd_dropping) {
         ctx->dirfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
         ctx->has_dirfd = ctx->dirfd >= 0;
         is_cached = ctx->has_dirfd;
@@ -614,8 +614,12 @@ posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx)
 {
     if (ctx == NULL || !ctx->has_dirfd)
         return;
-    close(ctx->dirfd);
     ctx->has_dirfd = false;
+    if (ctx->n_dirfd_users > 0) {
+        ctx->is_dirfd_dropping = true; /* posix_obj_put closes it */
+        return;
+    }
+    close(ctx->dirfd);
     if (posix_priv(xl) != NULL) /* NULL if forgotten after fini */
         atomic_fetch_sub(&posix_priv(xl)->n_cached, 1);
 }
@@ -689,7 +693,7 @@ posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
             return rc;
     }
     if (is_dir) {
-        rc = posix_dirfd_get(xl, inode, &obj->atfd, &obj->owns_atfd);
+        rc = posix_dirfd_get(xl, inode, obj);
         if (rc != 0)
             return rc;
         strcpy(obj->rel, ".");
@@ -750,7 +754,7 @@ posix_obj_parent(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
     rc = posix_name_check(parent, name, is_create);
     if (rc != 0)
         return rc;
-    rc = posix_dirfd_get(xl, parent, &obj->atfd, &obj->owns_atfd);
+    rc = posix_dirfd_get(xl, parent, obj);
     if (rc != 0)
         return rc;
     strcpy(obj->rel, name);
@@ -807,6 +811,20 @@ posix_obj_from_loc(vl_xlator_t *xl, const struct vl_loc *loc,
 void
 posix_obj_put(struct posix_obj *obj)
 {
+    if (obj->lease != NULL) {
+        vl_inode_t *inode = obj->lease;
+        struct posix_inode_ctx *ctx = vl_inode_ctx(inode, obj->lease_xl);
+
+        pthread_mutex_lock(&inode->lock);
+        if (--ctx->n_dirfd_users == 0 && ctx->is_dirfd_dropping) {
+            close(ctx->dirfd);
+            ctx->is_dirfd_dropping = false;
+            atomic_fetch_sub(&posix_priv(obj->lease_xl)->n_cached, 1);
+        }
+        pthread_mutex_unlock(&inode->lock);
+        obj->lease = NULL;
+        obj->atfd = -1;
+    }
     if (obj->owns_atfd && obj->atfd >= 0)
         close(obj->atfd);
     obj->atfd = -1;

@@ -87,9 +87,13 @@ struct posix_priv {
  * cache a descriptor; it follows the directory across renames because it
  * names the directory itself, not a path. */
 struct posix_inode_ctx {
-    int dirfd;       /* owned O_PATH fd of the directory when has_dirfd */
+    int dirfd;       /* owned O_PATH fd of the directory when has_dirfd
+                        or is_dirfd_dropping */
     bool has_dirfd;  /* dirfd is valid; closed by forget() */
     unsigned n_open; /* open non-directory fds (open/create - release) */
+    unsigned n_dirfd_users; /* fops using dirfd itself (leased, no dup) */
+    bool is_dirfd_dropping; /* uncached while leased: the last user
+                               closes dirfd */
 };
 
 /* Per fd (vl_fd_ctx). Set once by open/create/opendir under fd->lock and
@@ -109,6 +113,9 @@ struct posix_fd_ctx {
 struct posix_obj {
     int atfd;              /* see the file comment; owned if owns_atfd */
     bool owns_atfd;        /* close atfd in posix_obj_put */
+    vl_inode_t *lease;     /* borrowed (the fop holds a ref): atfd is its
+                              cached dirfd, leased until posix_obj_put */
+    vl_xlator_t *lease_xl; /* whose inode ctx holds the lease */
     char rel[NAME_MAX + 1]; /* name relative to atfd */
     struct stat st;        /* lstat of the object when resolved */
     vl_gfid_t gfid;        /* its GFID (null if it has none yet) */
@@ -141,8 +148,8 @@ void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);
-int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode, int *out_fd,
-                    bool *out_owned);
+int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode,
+                    struct posix_obj *obj /* OUT: atfd and its owner */);
 void posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid);
 void posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx);
 int posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
