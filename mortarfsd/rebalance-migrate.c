@@ -8,7 +8,8 @@
  * for the lookup and the mortar.dht.pathinfo virtual xattr that say where
  * the name hashes, and otherwise straight to the protocol/client
  * translators under it. Migration of source S to destination D:
- *   1. stat S; skip hard links; check D's free space;
+ *   1. stat S; skip hard links; skip when D has not the room or would
+ *      fall below distribute's min-free-disk;
  *   2. on D, create the name with the same GFID as a marker (mode
  *      S_ISVTX|S_ISGID, linkto=S), or turn a link file of the same GFID
  *      into one;
@@ -16,11 +17,16 @@
  *      SEEK_HOLE) without the freeze; take the freeze (inodelk
  *      mortar.dht.migrate on S); copy everything again if S's size,
  *      mtime or ctime changed; fsync D;
- *   4. under the freeze: owner, times, user xattrs; remove linkto and set
- *      the real mode (the commit point); mark S migrated; unlink S;
- *      release the freeze.
- * Failure before the commit removes the marker; after it, the stale
- * source is unlinked by the next run.
+ *   4. under the freeze: owner, times, xattrs (user, trusted, security),
+ *      the commit stamp; remove linkto and set the real mode (the commit
+ *      point); ACLs; mark S migrated; unlink S; release the freeze.
+ * Failure before the commit removes the marker; after it, the next run
+ * finds the stale source and compares it with the commit stamp: unlinked
+ * if untouched, copied over the committed copy again if writes reached
+ * it after the commit (rb_stale_source). Symlinks, devices, fifos and
+ * sockets are recreated on D with the same GFID and their attributes
+ * (rb_migrate_special). MORTAR_REBAL_FAULT makes the process exit at a
+ * named step (rb_fault), for tests.
  * Threads: rebalance workers; nothing shared but the graph.
  */
 #include "config.h"
@@ -506,14 +512,15 @@ rb_changed(const struct vl_iatt *a, const struct vl_iatt *b)
  * destination is committed, the source not yet marked or unlinked).
  * Used by tests/functional/rebal-special.t. */
 static void
-rb_fault(const char *point, const char *name)
+rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
+         const vl_xlator_t *xd)
 {
     const char *want = getenv("MORTAR_REBAL_FAULT");
 
     if (want == NULL || strcmp(want, point) != 0)
         return;
-    vl_glog("rebalance", VL_LOG_ERROR, "fault point %s at '%s': exiting",
-            point, name);
+    vl_glog("rebalance", VL_LOG_ERROR, "fault point %s at '%s' %s -> %s: "
+            "exiting", point, name, xs->name, xd->name);
     _exit(RB_FAULT_EXIT);
 }
 
@@ -759,7 +766,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         rc = rb_stamp_set(xd, inode, &st2);
     if (rc != 0)
         goto fail;
-    rb_fault("before-commit", name);
+    rb_fault("before-commit", name, xs, xd);
     step = "commit";
     memset(&a, 0, sizeof(a));
     a.removexattr.loc.inode = inode;
@@ -772,7 +779,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     is_committed = true;
     *bytes = st2.size;
     out = FSD_RO_MOVED;
-    rb_fault("after-commit", name);
+    rb_fault("after-commit", name, xs, xd);
     /* ACLs only now (see enum rb_xattr_set); they set the same mode. A
      * failure leaves the data moved but is reported. */
     rc = rb_copy_xattrs(xs, xd, inode, RB_XA_ACL);
@@ -930,7 +937,7 @@ rb_migrate_special(vl_inode_t *dir, const char *name, vl_inode_t *inode,
     rc = rb_copy_attrs(xs, xd, inode, &st);
     if (rc != 0)
         goto fail;
-    rb_fault("special-created", name);
+    rb_fault("special-created", name, xs, xd);
     rc = rb_unlink(xs, dir, name, inode);
     if (rc != 0 && rc != -ENOENT)
         vl_glog("rebalance", VL_LOG_WARNING, "%s: unlinking moved '%s': %s "
@@ -1025,15 +1032,85 @@ out:
 }
 
 
+#define RB_CONFLICT_SUFFIX ".rebal-conflict"
+
+
+/* Both copies of name changed after an interrupted migration: the stale
+ * one on xs (size bytes) becomes a new file name.rebal-conflict (a new
+ * GFID, created through distribute, so it is an ordinary file of the
+ * volume) and is unlinked on xs: nothing is lost and the name is no
+ * longer listed twice. */
+static int
+rb_save_conflict(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                 const char *name, vl_inode_t *inode, vl_xlator_t *xs,
+                 const struct vl_iatt *st, char *saved, size_t saved_len)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    vl_inode_t *fresh = NULL;
+    vl_inode_t *linked = NULL;
+    vl_fd_t *fd_n = NULL;
+    vl_fd_t *fd_s = NULL;
+    int rc;
+
+    if ((size_t)snprintf(saved, saved_len, "%s%s", name, RB_CONFLICT_SUFFIX)
+        >= saved_len || strlen(saved) > 255)
+        return -ENAMETOOLONG;
+    fresh = vl_inode_new(dir->table);
+    if (fresh != NULL)
+        fd_n = vl_fd_new(fresh, O_RDWR, (uint32_t)getpid());
+    if (fd_n == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    a.create.loc.parent = dir;
+    a.create.loc.name = saved;
+    a.create.loc.inode = fresh;
+    a.create.flags = O_RDWR | O_CREAT | O_EXCL;
+    a.create.mode = S_IFREG | (st->mode & 0777);
+    a.create.umask = 0;
+    vl_gfid_generate(&a.create.gfid);
+    a.create.fd = fd_n;
+    rc = rb_call(io->top, VL_FOP_CREATE, &a, 0, &r);
+    if (rc == 0) {
+        linked = vl_inode_link(fresh, &r.iatt);
+        if (linked == NULL)
+            rc = -ENOMEM;
+    }
+    vl_reply_clear(&r);
+    if (rc != 0)
+        goto out;
+    /* fd_n is on fresh, which the link above gave its GFID. */
+    rc = rb_setattr(io->top, linked, fd_n, st, VL_SET_UID | VL_SET_GID);
+    if (rc == 0)
+        rc = rb_open(xs, inode, O_RDONLY, &fd_s);
+    if (rc == 0)
+        rc = rb_copy_data(xs, fd_s, io->top, fd_n, st->size, NULL);
+    if (rc == 0) {
+        memset(&a, 0, sizeof(a));
+        a.fsync.fd = fd_n;
+        rc = rb_call(io->top, VL_FOP_FSYNC, &a, 0, NULL);
+    }
+    if (rc == 0)
+        rc = rb_unlink(xs, dir, name, inode);
+out:
+    vl_fd_unref(fd_s);
+    vl_fd_unref(fd_n);
+    vl_inode_unref(linked);
+    vl_inode_unref(fresh);
+    return rc;
+}
+
+
 /* A stale source of name on xs beside the committed copy on hashed xh
  * (same GFID: a crash between the commit and the source's unlink). If
  * the source is as it was at the commit, it goes. If writes reached it
  * afterwards (the freeze's queued writes run when the dead rebalance's
  * connection drops) and the committed copy is untouched, the source is
  * copied over it again. If both changed, neither is destroyed: the file
- * fails and the source stays for the administrator. */
+ * fails and the source's data is kept as NAME.rebal-conflict. */
 static int
-rb_stale_source(vl_inode_t *dir, const char *name, vl_inode_t *inode,
+rb_stale_source(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name, vl_inode_t *inode,
                 vl_xlator_t *xs, vl_xlator_t *xh, char *why, size_t why_len)
 {
     struct rb_stamp sp;
@@ -1057,10 +1134,20 @@ rb_stale_source(vl_inode_t *dir, const char *name, vl_inode_t *inode,
     rc = rb_stamp_get(xh, inode, &sp);
     if (rc == 0 && !rb_stamp_matches(&sp, &st_s, true)) {
         if (!rb_stamp_matches(&sp, &st_h, false)) {
-            snprintf(why, why_len, "'%s': both copies changed after an "
-                     "interrupted migration; %s is the file, the stale "
-                     "copy stays on %s for repair", name, xh->name,
-                     xs->name);
+            char saved[300];
+
+            rc = rb_save_conflict(io, dir, name, inode, xs, &st_s, saved,
+                                  sizeof(saved));
+            if (rc == 0)
+                snprintf(why, why_len, "'%s': both copies changed after an "
+                         "interrupted migration; the one on %s is the file, "
+                         "the one on %s was saved as '%s'", name, xh->name,
+                         xs->name, saved);
+            else
+                snprintf(why, why_len, "'%s': both copies changed after an "
+                         "interrupted migration; the one on %s is the file, "
+                         "the one on %s stays there (saving it failed: %s)",
+                         name, xh->name, xs->name, strerror(-rc));
             return -EBUSY;
         }
         vl_glog("rebalance", VL_LOG_INFO, "%s: '%s' was written after its "
@@ -1283,7 +1370,7 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 rc = rb_stale_special(dir, name, inode, io->subs[i],
                                       io->subs[hashed], why, why_len);
             else
-                rc = rb_stale_source(dir, name, inode, io->subs[i],
+                rc = rb_stale_source(io, dir, name, inode, io->subs[i],
                                      io->subs[hashed], why, why_len);
             if (rc < 0)
                 out = FSD_RO_FAILED;

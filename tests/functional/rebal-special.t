@@ -142,11 +142,11 @@ nonreg_on() {
         ! -type f -print | wc -l)
 }
 
-for i in 0 1 2 3 4 5 6 7 8; do
+for i in 0 1 2 3 4 5 6 7 8 9; do
     alloc_port "P$i"
     mkdir -p "$T/bricks/b$i"
 done
-for i in 0 1 2 3 4 5 6 7 8; do
+for i in 0 1 2 3 4 5 6 7 8 9; do
     TEST start_brick "b$i" "$T/bricks/b$i" "$(eval echo "\$P$i")"
 done
 
@@ -164,11 +164,19 @@ TEST umount_client "$M0"
 manifest "$T/bricks/b0" > "$T/before"
 EXPECT "76" sh -c "wc -l < '$T/before'"
 
+# A first run dies once a special file exists on both bricks (created
+# and given its attributes on the new one, not yet unlinked on the old).
+MORTAR_REBAL_FAULT=special-created "$MORTARFSD" --rebalance --throttle lazy \
+    --volfile "$T/vol/a3.vol" --rebalance-state "$T/a.state" -N \
+    --log-file "$T/log/a0.log"
+EXPECT "70" echo $?
+EXPECT "1" dups b0 b1 b2
 TEST "$MORTARFSD" --rebalance --volfile "$T/vol/a3.vol" \
     --rebalance-state "$T/a.state" -N --log-file "$T/log/a.log"
+EXPECT_MATCH "removed the stale copy of" cat "$T/log/a.log"
 EXPECT "completed" state_value "$T/a.state" status
 EXPECT "0" state_value "$T/a.state" failed_files
-EXPECT "76" state_value "$T/a.state" scanned_files
+EXPECT_MATCH "^(76|77)$" state_value "$T/a.state" scanned_files
 # Only hard links are skipped, each with one log line.
 EXPECT "$(grep -c 'skipped, hard-linked' "$T/log/a.log")" \
     state_value "$T/a.state" skipped_files
@@ -285,4 +293,36 @@ EXPECT "0" markers b5 b6 b7 b8
 TEST mount_volfile "$T/vol/c4.vol" "$M0"
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums.c2"
 EXPECT "60" sh -c "find '$M0' -type f | wc -l"
+TEST umount_client "$M0"
+
+# d. Written on both sides after the crash: nothing is destroyed; the
+# committed copy stays the file, the other one's data is saved as
+# NAME.rebal-conflict (a file of its own), the file counts as failed.
+dist_volfile "b5:$P5" "b6:$P6" "b7:$P7" "b8:$P8" "b9:$P9" > "$T/vol/c5.vol"
+MORTAR_REBAL_FAULT=after-commit "$MORTARFSD" --rebalance --throttle lazy \
+    --volfile "$T/vol/c5.vol" --rebalance-state "$T/c5.state" -N \
+    --log-file "$T/log/c7.log"
+EXPECT "70" echo $?
+EXPECT "1" dups b5 b6 b7 b8 b9
+DUP="$(for b in b5 b6 b7 b8 b9; do brick_data_files "$T/bricks/$b"; done |
+    sort | uniq -d | sed 's|^\./||')"
+# The fault point's log line says which way the file was moving.
+SRC="$(sed -n "s/.*fault point after-commit at '.*' \(b[0-9]\) -> \(b[0-9]\).*/\1/p" "$T/log/c7.log")"
+DST="$(sed -n "s/.*fault point after-commit at '.*' \(b[0-9]\) -> \(b[0-9]\).*/\2/p" "$T/log/c7.log")"
+EXPECT_MATCH "^b[5-9] b[5-9]$" echo "$SRC $DST"
+TEST sh -c "printf 'late on the source\n' >> '$T/bricks/$SRC/$DUP'"
+TEST sh -c "printf 'new on the copy\n' >> '$T/bricks/$DST/$DUP'"
+SUM_D="$(md5sum < "$T/bricks/$DST/$DUP" | cut -d' ' -f1)"
+SUM_S="$(md5sum < "$T/bricks/$SRC/$DUP" | cut -d' ' -f1)"
+TEST ! "$MORTARFSD" --rebalance --volfile "$T/vol/c5.vol" \
+    --rebalance-state "$T/c5.state" -N --log-file "$T/log/c8.log"
+EXPECT "failed" state_value "$T/c5.state" status
+EXPECT "1" state_value "$T/c5.state" failed_files
+EXPECT_MATCH "both copies changed.*saved as '.*\.rebal-conflict'" \
+    state_value "$T/c5.state" error
+EXPECT "0" dups b5 b6 b7 b8 b9
+TEST mount_volfile "$T/vol/c5.vol" "$M0"
+EXPECT "$SUM_D" sh -c "md5sum < '$M0/$DUP' | cut -d' ' -f1"
+EXPECT "$SUM_S" sh -c "md5sum < '$M0/$DUP.rebal-conflict' | cut -d' ' -f1"
+EXPECT "61" sh -c "find '$M0' -type f | wc -l"
 TEST umount_client "$M0"
