@@ -1110,8 +1110,9 @@ out:
  * copied over it again. If both changed, neither is destroyed: the file
  * fails and the source's data is kept as NAME.rebal-conflict. */
 static int
-rb_stale_source(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name, vl_inode_t *inode,
-                vl_xlator_t *xs, vl_xlator_t *xh, char *why, size_t why_len)
+rb_stale_source(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                const char *name, vl_inode_t *inode, vl_xlator_t *xs,
+                vl_xlator_t *xh, char *why, size_t why_len)
 {
     struct rb_stamp sp;
     struct vl_iatt st_s;
