@@ -10,7 +10,11 @@
  * storage/posix gives stream positions, far below 2^48, so a listing
  * resumes exactly. Children are always asked for readdirplus, since only
  * the mode tells a link file; the attributes are dropped again when the
- * caller did not ask for them.
+ * caller did not ask for them. One readdir fills the caller's buffer from
+ * as many subvolumes as fit (each asked for the room left), and the last
+ * entry of a subvolume that reached its end carries the cookie of the
+ * next subvolume's start, so no subvolume is read once more just to see
+ * its end.
  *
  * Intercepts: opendir, readdir (and readdirplus).
  * Per fd:     dist_fd_ctx.dir_open (which children opened it), fd->lock.
@@ -24,6 +28,9 @@
 #include <sys/stat.h>
 
 #include "dist.h"
+
+/* Below this much room left, a readdir answers with what it has. */
+#define DIST_READDIR_MIN_ROOM 512
 
 
 static void
@@ -115,6 +122,28 @@ dist_readdir_note(vl_xlator_t *xl, const vl_gfid_t *gfid, int idx)
 }
 
 
+/* Bytes an entry takes in the caller's buffer (FUSE's record: 24 bytes
+ * of header, the name padded to 8, and the entry attributes with plus). */
+static size_t
+dist_dirent_cost(const char *name, bool plus)
+{
+    size_t len = (24 + strlen(name) + 7) & ~(size_t)7;
+
+    return plus ? len + 128 : len;
+}
+
+
+/* The next opened subvolume after idx, or -1. */
+static int
+dist_readdir_next(uint64_t opened, unsigned idx, unsigned n)
+{
+    for (unsigned i = idx + 1; i < n; i++)
+        if (opened & (1ULL << i))
+            return (int)i;
+    return -1;
+}
+
+
 static void
 dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -126,6 +155,7 @@ dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
     uint64_t off = (uint64_t)a->offset;
     unsigned idx = (unsigned)(off >> DIST_COOKIE_SHIFT);
     int64_t boff = (int64_t)(off & DIST_COOKIE_MASK);
+    size_t used = 0;
     int first, rc = 0;
 
     pthread_mutex_lock(&a->fd->lock);
@@ -152,7 +182,7 @@ dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
         }
         memset(&ca, 0, sizeof(ca));
         ca.readdir.fd = a->fd;
-        ca.readdir.size = a->size;
+        ca.readdir.size = a->size - used; /* the room left */
         ca.readdir.offset = boff;
         ca.readdir.plus = true;
         rc = dist_call_sync(xl, req, idx, VL_FOP_READDIR, &ca, &call);
@@ -183,14 +213,25 @@ dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
                                     e->type, e->name,
                                     a->plus && e->has_iatt ? &e->iatt
                                                            : NULL);
+            used += dist_dirent_cost(e->name, a->plus);
         }
         if (call.reply.entries.n == 0)
             is_eof = true; /* no progress possible on this one */
         vl_reply_clear(&call.reply);
         if (rc != 0)
             break;
-        is_last = idx + 1 >= n || (opened >> (idx + 1)) == 0;
-        if (out->n > 0) {
+        is_last = dist_readdir_next(opened, idx, n) < 0;
+        if (is_eof && !is_last && out->n > 0) {
+            /* Continuing after the last entry means the start of the next
+             * subvolume: no empty read of this one next time. */
+            out->ents[out->n - 1].off =
+                (int64_t)((uint64_t)dist_readdir_next(opened, idx, n)
+                          << DIST_COOKIE_SHIFT);
+        }
+        /* Fill the caller's buffer from the next subvolumes while room is
+         * left (FUSE packs what fits; the rest is read again later). */
+        if (out->n > 0
+            && (!is_eof || is_last || used + DIST_READDIR_MIN_ROOM > a->size)) {
             out->eof = is_eof && is_last;
             break;
         }

@@ -220,19 +220,16 @@ dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
 }
 
 
-int
-dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
-                  const vl_fop_t *ops, const union vl_fop_args *args,
-                  struct dist_call *calls)
+/* Winds ops[i] with args[i] to each child in mask into wait; answers go
+ * to calls (set to -ENOTCONN first, -ENOMEM when no request). */
+static void
+dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+              const vl_fop_t *ops, const union vl_fop_args *args,
+              struct dist_call *calls, struct dist_wait *wait,
+              struct dist_wait_slot *slots)
 {
-    struct dist_wait_slot slots[DIST_MAX_SUBVOLS];
-    struct dist_wait wait;
     unsigned n = dist_priv(xl)->n;
-    int n_ok = 0;
 
-    pthread_mutex_init(&wait.lock, NULL);
-    pthread_cond_init(&wait.cond, NULL);
-    wait.pending = 1; /* ours, dropped after the last wind */
     for (unsigned i = 0; i < n; i++) {
         memset(&calls[i], 0, sizeof(calls[i]));
         calls[i].status = -ENOTCONN;
@@ -248,25 +245,83 @@ dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
             continue;
         }
         r->args = args[i];
-        slots[i].wait = &wait;
+        slots[i].wait = wait;
         slots[i].call = &calls[i];
         slots[i].parent = NULL;
-        pthread_mutex_lock(&wait.lock);
-        wait.pending++;
-        pthread_mutex_unlock(&wait.lock);
+        pthread_mutex_lock(&wait->lock);
+        wait->pending++;
+        pthread_mutex_unlock(&wait->lock);
         vl_wind(r, dist_fan_done, &slots[i]);
     }
-    pthread_mutex_lock(&wait.lock);
-    wait.pending--;
-    while (wait.pending > 0)
-        pthread_cond_wait(&wait.cond, &wait.lock);
-    pthread_mutex_unlock(&wait.lock);
-    pthread_cond_destroy(&wait.cond);
-    pthread_mutex_destroy(&wait.lock);
+}
+
+
+/* Drops the winder's own count and waits for every answer. */
+static void
+dist_fan_wait(struct dist_wait *wait)
+{
+    pthread_mutex_lock(&wait->lock);
+    wait->pending--;
+    while (wait->pending > 0)
+        pthread_cond_wait(&wait->cond, &wait->lock);
+    pthread_mutex_unlock(&wait->lock);
+    pthread_cond_destroy(&wait->cond);
+    pthread_mutex_destroy(&wait->lock);
+}
+
+
+static int
+dist_fan_count_ok(uint64_t mask, const struct dist_call *calls, unsigned n)
+{
+    int n_ok = 0;
+
     for (unsigned i = 0; i < n; i++)
         if ((mask & (1ULL << i)) && calls[i].status == 0)
             n_ok++;
     return n_ok;
+}
+
+
+int
+dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+                  const vl_fop_t *ops, const union vl_fop_args *args,
+                  struct dist_call *calls)
+{
+    struct dist_wait_slot slots[DIST_MAX_SUBVOLS];
+    struct dist_wait wait;
+
+    pthread_mutex_init(&wait.lock, NULL);
+    pthread_cond_init(&wait.cond, NULL);
+    wait.pending = 1; /* ours, dropped after the last wind */
+    dist_fan_wind(xl, req, mask, ops, args, calls, &wait, slots);
+    dist_fan_wait(&wait);
+    return dist_fan_count_ok(mask, calls, dist_priv(xl)->n);
+}
+
+
+int
+dist_fan2_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op1,
+               const union vl_fop_args *args1, struct dist_call *calls1,
+               vl_fop_t op2, const union vl_fop_args *args2,
+               struct dist_call *calls2)
+{
+    struct dist_wait_slot slots1[DIST_MAX_SUBVOLS];
+    struct dist_wait_slot slots2[DIST_MAX_SUBVOLS];
+    vl_fop_t ops1[DIST_MAX_SUBVOLS], ops2[DIST_MAX_SUBVOLS];
+    struct dist_wait wait;
+    unsigned n = dist_priv(xl)->n;
+
+    for (unsigned i = 0; i < n; i++) {
+        ops1[i] = op1;
+        ops2[i] = op2;
+    }
+    pthread_mutex_init(&wait.lock, NULL);
+    pthread_cond_init(&wait.cond, NULL);
+    wait.pending = 1;
+    dist_fan_wind(xl, req, mask, ops1, args1, calls1, &wait, slots1);
+    dist_fan_wind(xl, req, mask, ops2, args2, calls2, &wait, slots2);
+    dist_fan_wait(&wait);
+    return dist_fan_count_ok(mask, calls1, n);
 }
 
 

@@ -6,6 +6,10 @@
  * set of requests waiting in the mocks before any is answered):
  *   unlink with a known inode: one round to the cached (+ hashed) brick;
  *     a stale inode (ENOENT there) falls back to the name everywhere;
+ *   lookup of a directory: the hashed brick, then lookup and layout
+ *     (by the GFID the hashed brick gave) on every brick in one round;
+ *   readdir: one call fills the buffer from brick after brick, the
+ *     last entry of a finished brick pointing at the next one's start;
  *   mkdir: the hashed brick alone, then the others, then the layout;
  *     EEXIST on the hashed brick touches no other brick;
  *   rename on one brick with a known inode: one RENAME_NOREPLACE request;
@@ -15,6 +19,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -439,6 +444,166 @@ test_mkdir_exists_on_hashed_touches_nothing_else(void **state)
 }
 
 
+/* ---- lookup of a directory ---- */
+
+static vl_xlator_t *rd_dht;
+
+
+static int
+rd_dir_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    if (r->op == VL_FOP_LOOKUP) {
+        ia->gfid = rd_dir_gfid;
+        ia->mode = S_IFDIR | 0755;
+        ia->nlink = 2;
+        return 0;
+    }
+    if (r->op == VL_FOP_GETXATTR) {
+        struct dist_layout l;
+        unsigned char *v = vl_malloc(rd_dht, DIST_LAYOUT_SIZE, 0);
+
+        assert_non_null(v);
+        assert_true(vl_gfid_equal(&r->args.getxattr.loc.inode->gfid,
+                                  &rd_dir_gfid));
+        dist_layout_default(&l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+        dist_layout_encode(&l.r[mock], v);
+        r->reply.xattr = (char *)v;
+        r->reply.count = DIST_LAYOUT_SIZE;
+        return 0;
+    }
+    return -ENOTSUP;
+}
+
+
+static void
+test_dir_lookup_layout_in_lookup_round(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char name[32], text[512];
+    vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+
+    rd_dht = t->dht;
+    vl_gfid_generate(&rd_dir_gfid);
+    rd_name_on(t, 1, "x", name, sizeof(name));
+    VL_ARGS(req, lookup)->loc.parent = t->root;
+    VL_ARGS(req, lookup)->loc.name = name;
+    VL_ARGS(req, lookup)->loc.inode = fresh;
+    vl_test_wind(req, &res);
+    /* Round 1: the hashed brick says "directory". */
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd));
+    assert_int_equal(rd.mask, 1ULL << 1);
+    /* Round 2: lookup and layout on every brick at once. */
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd));
+    assert_int_equal(rd.mask, 0xf);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(rd.n[i], 2);
+    assert_false(rd_round(t, &res, rd_dir_answer, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &rd_dir_gfid));
+    vl_test_result_clear(&res);
+
+    /* The layout read that way is the one stored (no repair was sent). */
+    {
+        vl_inode_t *dir = vl_inode_find(t->g->graph->itable, &rd_dir_gfid);
+        struct dist_inode_ctx *ctx;
+
+        if (dir == NULL) /* the test does not link: the fresh one holds it */
+            dir = vl_inode_ref(fresh);
+        ctx = dist_ictx(t->dht, dir);
+        assert_non_null(ctx->layout);
+        snprintf(text, sizeof(text), "%u", ctx->layout->r[3].stop);
+        assert_string_equal(text, "4294967295");
+        assert_true(dist_layout_is_committed(ctx->layout));
+        vl_inode_unref(dir);
+    }
+    vl_inode_unref(fresh);
+}
+
+
+/* ---- readdir ---- */
+
+/* Each brick holds two files (the first also . and ..), all in one
+ * batch, with the end seen (eof). */
+static int
+rd_readdir_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    struct vl_dirent_list *l = &r->reply.entries;
+    struct vl_iatt fa;
+    char name[16];
+    int64_t off = 1;
+
+    (void)ia;
+    if (r->op != VL_FOP_READDIR)
+        return 0;
+    memset(&fa, 0, sizeof(fa));
+    if (mock == 0) {
+        fa.mode = S_IFDIR | 0755;
+        vl_gfid_generate(&fa.gfid);
+        assert_int_equal(vl_dirent_list_add(l, 1, off++, DT_DIR, ".", &fa),
+                         0);
+        assert_int_equal(vl_dirent_list_add(l, 2, off++, DT_DIR, "..", &fa),
+                         0);
+    }
+    for (int k = 0; k < 2; k++) {
+        fa.mode = S_IFREG | 0644;
+        vl_gfid_generate(&fa.gfid);
+        snprintf(name, sizeof(name), "f%d-%d", mock, k);
+        assert_int_equal(vl_dirent_list_add(l, 10 + (uint64_t)k, off++,
+                                            DT_REG, name, &fa), 0);
+    }
+    l->eof = true;
+    return 0;
+}
+
+
+static void
+test_readdir_fills_from_every_brick(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    vl_fd_t *fd = vl_fd_new(t->root, O_RDONLY, 1);
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_OPENDIR);
+    int rounds = 0;
+
+    VL_ARGS(req, opendir)->loc.inode = t->root;
+    VL_ARGS(req, opendir)->fd = fd;
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, rd_readdir_answer, &rd));
+    assert_int_equal(rd.mask, 0xf);
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+
+    /* One readdir of 4 KiB: every brick once, in order, all entries. */
+    req = vl_req_new(t->dht, VL_FOP_READDIR);
+    VL_ARGS(req, readdir)->fd = fd;
+    VL_ARGS(req, readdir)->size = 4096;
+    VL_ARGS(req, readdir)->plus = true;
+    vl_test_wind(req, &res);
+    while (rd_round(t, &res, rd_readdir_answer, &rd)) {
+        assert_int_equal(rd.mask, 1ULL << rounds);
+        assert_int_equal(rd.n[rounds], 1);
+        rounds++;
+    }
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(rounds, RD_N);
+    assert_int_equal(res.reply.entries.n, 2 + 2 * RD_N);
+    assert_true(res.reply.entries.eof);
+    /* The last entry of brick 0 continues at the start of brick 1. */
+    assert_string_equal(res.reply.entries.ents[3].name, "f0-1");
+    assert_int_equal(res.reply.entries.ents[3].off,
+                     (int64_t)(1ULL << DIST_COOKIE_SHIFT));
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+}
+
+
 /* ---- rename ---- */
 
 static vl_gfid_t rd_file_gfid;
@@ -682,6 +847,10 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(
             test_mkdir_exists_on_hashed_touches_nothing_else, rd_setup,
             rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_dir_lookup_layout_in_lookup_round, rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_fills_from_every_brick,
+                                        rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_rename_same_brick_one_request,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(
