@@ -38,6 +38,16 @@
 static void dist_rename_dir(vl_xlator_t *xl, vl_req_t *req);
 
 
+/* What a rename by name on one subvolume must not have moved: a link
+ * file (the data is elsewhere) or a directory (it lives everywhere). Only
+ * a stale inode hint leads there. */
+static bool
+dist_rename_moved_wrong(const struct vl_iatt *iatt)
+{
+    return dist_iatt_is_linkfile(iatt) || S_ISDIR(iatt->mode);
+}
+
+
 /* Renames newloc back to oldloc on child at after a rename that moved
  * something else than the file meant (a stale inode hint). */
 static void
@@ -151,8 +161,9 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
         vl_unwind(req, rc);
         return;
     }
-    if (dist_iatt_is_linkfile(&req->reply.iatt)) {
-        /* The name is a link file there now: its data is elsewhere. */
+    if (dist_rename_moved_wrong(&req->reply.iatt)) {
+        /* The name is a link file there now (its data is elsewhere) or
+         * a directory (renamed on every subvolume). */
         dist_rename_back(xl, req, src);
         if (is_hint) {
             dist_rename_unhinted(xl, req);
@@ -284,8 +295,8 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
         vl_unwind(req, rc);
         return 0;
     }
-    if (dist_iatt_is_linkfile(&call.reply.iatt)) {
-        /* A stale hint: the name is another file's link file now. */
+    if (dist_rename_moved_wrong(&call.reply.iatt)) {
+        /* A stale hint: another file's link file, or a directory. */
         vl_reply_clear(&call.reply);
         dist_rename_back(xl, req, src);
         return -ESTALE;
@@ -355,7 +366,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
                       calls);
     vl_inode_unref(tmp);
     rc = calls[src].status;
-    if (rc == 0 && dist_iatt_is_linkfile(&calls[src].reply.iatt)) {
+    if (rc == 0 && dist_rename_moved_wrong(&calls[src].reply.iatt)) {
         dist_rename_back(xl, req, src); /* a stale hint */
         rc = -ESTALE;
     }

@@ -832,6 +832,59 @@ test_rename_stale_inode_finds_the_name(void **state)
 
 
 /* argv[1]: optional cmocka test filter (e.g. "test_mkdir*"). */
+/* The old name is a directory now (replaced by another client). */
+static int
+rd_rename_dir_now(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    (void)mock;
+    if (r->op == VL_FOP_RENAME || r->op == VL_FOP_LOOKUP) {
+        if (r->op == VL_FOP_LOOKUP
+            && strcmp(VL_ARGS(r, lookup)->loc.name, rd_old_name) != 0)
+            return -ENOENT;
+        ia->gfid = rd_dir_gfid;
+        ia->mode = S_IFDIR | 0755;
+        ia->nlink = 2;
+    }
+    return 0;
+}
+
+
+static void
+test_rename_stale_inode_now_a_directory(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char on[32], nn[32];
+    vl_inode_t *inode;
+    unsigned n_renames[RD_N] = {0};
+    int rounds = 0;
+
+    rd_name_on(t, 2, "o", on, sizeof(on));
+    rd_name_on(t, 2, "n", nn, sizeof(nn));
+    rd_old_name = on;
+    vl_gfid_generate(&rd_dir_gfid);
+    inode = rd_file(t, 2, 2);
+    rd_rename_start(t, inode, on, nn, &res);
+    while (rd_round(t, &res, rd_rename_dir_now, &rd)) {
+        for (int i = 0; i < RD_N; i++)
+            if ((rd.mask & (1ULL << i)) && rd.op[i] == VL_FOP_RENAME)
+                n_renames[i]++;
+        assert_true(++rounds < 20);
+    }
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    /* Brick 2: the short path's rename, its undo, the directory rename;
+     * every other brick renamed the directory too. */
+    assert_int_equal(n_renames[2], 3);
+    for (int i = 0; i < RD_N; i++)
+        if (i != 2)
+            assert_int_equal(n_renames[i], 1);
+    vl_test_result_clear(&res);
+    vl_inode_unref(inode);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -860,6 +913,8 @@ main(int argc, char **argv)
             rd_teardown),
         cmocka_unit_test_setup_teardown(
             test_rename_stale_inode_finds_the_name, rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_rename_stale_inode_now_a_directory, rd_setup, rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
