@@ -10,7 +10,9 @@
 #    file the mount created, is still read back (getcap / getxattr);
 #  - UNLINK of a looked-up name carries the object's GFID, and an unlink
 #    whose hint went stale (the name renamed and re-created through a
-#    second mount) removes the name as it is now, not the hinted object.
+#    second mount) removes the name as it is now, not the hinted object;
+#  - with option capability=off, security.capability reads as absent and
+#    cannot be set.
 # TIMEOUT: 150
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -161,3 +163,19 @@ mark_log
 TEST rm "$M0/r2"
 EXPECT "1" count unlink "name=r2 gfid=$G_R1"
 EXPECT "0" sh -c "ls '$M1' | grep -c '^r'"
+
+# --- 5. capability off: no file has one (probe and set answered here) ---
+M2="$T/mnt/m2"
+TEST mount_client "$P0" b0 "$M2" -o capability=off
+TEST wait_for_mount "$M2"
+EXPECT "cap_net_raw=ep" sh -c "getcap '$M0/capfile' | sed 's/.* //'"
+EXPECT "No data available" python3 -c '
+import os, sys
+try:
+    os.getxattr(sys.argv[1], "security.capability")
+    print("found")
+except OSError as e:
+    print(os.strerror(e.errno))' "$M2/capfile"
+TEST sh -c "echo z > '$M2/u-none'"
+TEST ! setcap cap_net_raw+ep "$M2/u-none"
+EXPECT "" sh -c "getcap '$B0/u-none'"
