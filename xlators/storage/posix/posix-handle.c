@@ -328,7 +328,7 @@ posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
     /* Still open somewhere: park the handle in .mortar/unlink so fops on
      * the open file (fstat, fsetxattr...) still resolve its GFID; the
      * last release() removes it. */
-    if (posix_inode_open_count(xl, gfid) > 0) {
+    if (posix_inode_open_count(xl, gfid, true) > 0) {
         char str[VL_GFID_STR_LEN];
 
         vl_gfid_to_str(gfid, str);
@@ -339,9 +339,12 @@ posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
 }
 
 
-/* How many posix fds are open on the inode with this GFID. */
+/* How many posix fds are open on the inode with this GFID; is_parking
+ * (only when some are): its handle goes to .mortar/unlink, and the last
+ * release() must remove it there. */
 unsigned
-posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid)
+posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                       bool is_parking)
 {
     struct posix_inode_ctx *ctx;
     vl_inode_t *inode;
@@ -354,8 +357,11 @@ posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid)
         return 0;
     ctx = vl_inode_ctx(inode, xl);
     pthread_mutex_lock(&inode->lock);
-    if (ctx != NULL)
+    if (ctx != NULL) {
         n = ctx->n_open;
+        if (n > 0 && is_parking)
+            ctx->is_parked = true;
+    }
     pthread_mutex_unlock(&inode->lock);
     vl_inode_unref(inode);
     return n;

@@ -37,7 +37,7 @@
 
 
 static unsigned posix_open_count_add(vl_xlator_t *xl, vl_inode_t *inode,
-                                     int delta);
+                                     int delta, bool *out_parked);
 
 
 void
@@ -111,7 +111,7 @@ posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir)
     }
     pthread_mutex_unlock(&fd->lock);
     if (rc == 0 && !is_dir)
-        posix_open_count_add(xl, fd->inode, 1);
+        posix_open_count_add(xl, fd->inode, 1, NULL);
     return rc;
 }
 
@@ -119,17 +119,24 @@ posix_fd_ctx_set(vl_xlator_t *xl, vl_fd_t *fd, int os_fd, bool is_dir)
 /* Counts open files per inode so unlink can tell whether a handle must
  * outlive the file's last name; returns the new count. */
 static unsigned
-posix_open_count_add(vl_xlator_t *xl, vl_inode_t *inode, int delta)
+posix_open_count_add(vl_xlator_t *xl, vl_inode_t *inode, int delta,
+                     bool *out_parked)
 {
     struct posix_inode_ctx *ctx = vl_inode_ctx(inode, xl);
     unsigned n = 0;
 
+    if (out_parked != NULL)
+        *out_parked = false;
     if (ctx == NULL)
         return 0;
     pthread_mutex_lock(&inode->lock);
     if (delta > 0 || ctx->n_open > 0)
         ctx->n_open += (unsigned)delta;
     n = ctx->n_open;
+    if (n == 0 && out_parked != NULL) {
+        *out_parked = ctx->is_parked;
+        ctx->is_parked = false;
+    }
     pthread_mutex_unlock(&inode->lock);
     return n;
 }
@@ -503,15 +510,19 @@ static void
 posix_release(vl_xlator_t *xl, vl_fd_t *fd)
 {
     struct posix_fd_ctx *ctx = vl_fd_ctx(fd, xl);
+    bool is_parked = false;
 
     if (ctx == NULL || !ctx->is_open)
         return;
     close(ctx->os_fd);
     ctx->is_open = false;
     pthread_mutex_destroy(&ctx->dir_lock);
-    /* The last close of an unlinked file drops its parked handle. */
-    if (!ctx->is_dir && posix_open_count_add(xl, fd->inode, -1) == 0
-        && posix_priv(xl) != NULL && !vl_gfid_is_null(&fd->inode->gfid)) {
+    /* The last close of an unlinked file drops its parked handle (only
+     * then: an unlinkat per release was a wasted ENOENT). */
+    if (!ctx->is_dir
+        && posix_open_count_add(xl, fd->inode, -1, &is_parked) == 0
+        && is_parked && posix_priv(xl) != NULL
+        && !vl_gfid_is_null(&fd->inode->gfid)) {
         char str[VL_GFID_STR_LEN];
 
         vl_gfid_to_str(&fd->inode->gfid, str);

@@ -91,6 +91,8 @@ struct posix_inode_ctx {
                         or is_dirfd_dropping */
     bool has_dirfd;  /* dirfd is valid; closed by forget() */
     unsigned n_open; /* open non-directory fds (open/create - release) */
+    bool is_parked;  /* handle parked in .mortar/unlink while open: the
+                        release that ends n_open removes it */
     unsigned n_dirfd_users; /* fops using dirfd itself (leased, no dup) */
     bool is_dirfd_dropping; /* uncached while leased: the last user
                                closes dirfd */
@@ -143,7 +145,8 @@ int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
 int posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
                             const vl_gfid_t *parent, const char *name);
 void posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid);
-unsigned posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid);
+unsigned posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                                bool is_parking);
 void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
