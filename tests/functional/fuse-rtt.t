@@ -70,6 +70,12 @@ EXPECT "0" count flush
 EXPECT "0" count getxattr security.capability
 EXPECT "data 7" cat "$M0/d/f7"
 EXPECT "data 7" cat "$M1/d/f7"
+# The statedump counts what was answered without the graph.
+dump_num() {
+    statedump_of "$(client_pid "$M0")" | sed -n "s/^$1=//p" | head -n 1
+}
+TEST [ "$(dump_num flush_local)" -ge 20 ]
+TEST [ "$(dump_num caps_local)" -ge 20 ]
 
 # --- 2. an fcntl lock: FLUSH still goes down and releases it ---
 TEST touch "$M0/locked"
@@ -132,6 +138,7 @@ G_U1=$(brick_gfid "$B0/u1")
 mark_log
 TEST rm "$M0/u1"
 EXPECT "1" count unlink "name=u1 gfid=$G_U1"
+TEST [ "$(dump_num hinted)" -ge 1 ]
 TEST [ ! -e "$B0/u1" ]
 
 TEST sh -c "echo old > '$M0/s1'"

@@ -414,6 +414,7 @@ vfuse_hint_inode(struct vfuse_call *call, vl_inode_t *parent,
                                         name, call->priv->gen);
 
     if (inode != NULL && call->inode == NULL) {
+        atomic_fetch_add(&call->sess->n_hinted, 1);
         call->inode = inode;
         return inode;
     }
@@ -710,6 +711,7 @@ vfuse_getxattr_common(struct vfuse_call *call, bool is_list)
     if (!is_list
         && vfuse_caps_known_absent(call, vfuse_arg_str(call, sizeof(in),
                                                        NULL))) {
+        atomic_fetch_add(&call->sess->n_caps_local, 1);
         vfuse_reply_err(call, -ENODATA);
         return;
     }

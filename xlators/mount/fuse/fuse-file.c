@@ -405,6 +405,7 @@ vfuse_flush(struct vfuse_call *call)
     vl_req_t *req;
 
     if (!vfuse_flush_is_needed(call)) {
+        atomic_fetch_add(&call->sess->n_flush_local, 1);
         vfuse_reply_err(call, 0);
         return;
     }

@@ -357,6 +357,11 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "nodes=%zu\nhandles=%zu\nobjects_in_graph=%zu\n", n_nodes,
             n_handles, n_here);
     fprintf(out, "init_done=%d\n", sess->is_init_done);
+    fprintf(out, "hints=%zu\n", vfuse_hint_count(&sess->table));
+    fprintf(out, "flush_local=%llu\ncaps_local=%llu\nhinted=%llu\n",
+            (unsigned long long)atomic_load(&sess->n_flush_local),
+            (unsigned long long)atomic_load(&sess->n_caps_local),
+            (unsigned long long)atomic_load(&sess->n_hinted));
     pthread_mutex_unlock(&sess->lock);
     pthread_mutex_lock(&priv->lock);
     fprintf(out, "child_up=%d\n", priv->is_child_up);

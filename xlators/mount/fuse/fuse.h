@@ -180,6 +180,11 @@ struct vfuse_session {
     size_t n_readers;
     atomic_bool is_stopping;    /* readers exit */
     atomic_bool is_gone;        /* the kernel said ENODEV (unmounted) */
+    /* Round trips saved, for statedumps: */
+    atomic_uint_fast64_t n_flush_local; /* FLUSHes answered here */
+    atomic_uint_fast64_t n_caps_local;  /* capability probes answered */
+    atomic_uint_fast64_t n_hinted;      /* UNLINK/RMDIR/RENAME given an
+                                           inode from a name hint */
     struct vfuse_table table;   /* nodes and handles */
     struct vfuse_session *next; /* on the process's session list */
 
