@@ -119,18 +119,32 @@ posix_handle_mkdirs(vl_xlator_t *xl, const vl_gfid_t *gfid, bool is_force)
     unsigned i = posix_handle_dir_index(gfid);
     unsigned long bit = 1UL << (i % POSIX_BITS_PER_WORD);
     atomic_ulong *word = &priv->handle_dirs[i / POSIX_BITS_PER_WORD];
+    unsigned i1 = gfid->bytes[0];
+    unsigned long bit1 = 1UL << (i1 % POSIX_BITS_PER_WORD);
+    atomic_ulong *word1 = &priv->handle_dirs1[i1 / POSIX_BITS_PER_WORD];
     char dir[8];
 
-    if (is_force)
+    if (is_force) {
         atomic_fetch_and(word, ~bit);
-    else if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+        atomic_fetch_and(word1, ~bit1);
+    } else if (atomic_load_explicit(word, memory_order_relaxed) & bit) {
         return 0;
-    snprintf(dir, sizeof(dir), "%02x", gfid->bytes[0]);
-    if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
-        return -errno;
-    snprintf(dir, sizeof(dir), "%02x/%02x", gfid->bytes[0], gfid->bytes[1]);
-    if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
-        return -errno;
+    }
+    for (int attempt = 0;; attempt++) {
+        if (!(atomic_load_explicit(word1, memory_order_relaxed) & bit1)) {
+            snprintf(dir, sizeof(dir), "%02x", gfid->bytes[0]);
+            if (mkdirat(priv->handles_fd, dir, 0700) < 0 && errno != EEXIST)
+                return -errno;
+            atomic_fetch_or(word1, bit1);
+        }
+        snprintf(dir, sizeof(dir), "%02x/%02x", gfid->bytes[0],
+                 gfid->bytes[1]);
+        if (mkdirat(priv->handles_fd, dir, 0700) == 0 || errno == EEXIST)
+            break;
+        if (errno != ENOENT || attempt > 0)
+            return -errno;
+        atomic_fetch_and(word1, ~bit1); /* xx was removed behind us */
+    }
     atomic_fetch_or(word, bit);
     return 0;
 }

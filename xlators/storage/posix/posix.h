@@ -81,6 +81,8 @@ struct posix_priv {
      * so creates skip two mkdirat(EEXIST). Bits are only a hint: a
      * handle link failing with ENOENT clears its bit and mkdirs again. */
     atomic_ulong handle_dirs[POSIX_HANDLE_DIRS / (8 * sizeof(unsigned long))];
+    /* Same for the first level .mortar/handles/xx (bit xx). */
+    atomic_ulong handle_dirs1[256 / (8 * sizeof(unsigned long))];
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories

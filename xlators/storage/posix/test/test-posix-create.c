@@ -205,6 +205,33 @@ test_handle_dir_cache_survives_removed_dir(void **state)
         vl_inode_unref(inode);
         assert_true(posix_handle_dir_known(t->xl, &g2));
     }
+
+    /* The first level xx removed too: a create into a new xx/yy under it
+     * (the brick knows xx, not xx/yy) makes both again. */
+    pt_handle_path(&f->gfid, hrel, sizeof(hrel));
+    snprintf(path, sizeof(path), "rm -rf '%s/%.18s'", t->brick, hrel);
+    assert_int_equal(system(path), 0);
+    inode = vl_inode_new(t->graph->itable);
+    assert_non_null(inode);
+    fd = vl_fd_new(inode, O_RDWR, 1);
+    assert_non_null(fd);
+    vl_gfid_generate(&g2);
+    g2.bytes[0] = f->gfid.bytes[0];
+    g2.bytes[1] = (uint8_t)(f->gfid.bytes[1] + 1);
+    assert_false(posix_handle_dir_known(t->xl, &g2));
+    memset(&a, 0, sizeof(a));
+    a.create.loc.parent = t->root;
+    a.create.loc.name = "three";
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR;
+    a.create.mode = 0600;
+    a.create.fd = fd;
+    a.create.gfid = g2;
+    assert_int_equal(pt_call(t, VL_FOP_CREATE, &a, &r), 0);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+    pc_check(t, "three", 0, 0, S_IFREG | 0600, &g2);
     vl_inode_unref(f);
 }
 
