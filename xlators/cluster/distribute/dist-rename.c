@@ -48,6 +48,21 @@ dist_rename_moved_wrong(const struct vl_iatt *iatt)
 }
 
 
+/* The inode of what a rename moved (GFID gfid): the caller's when it is
+ * that one (it may be a stale hint, or absent), else the table's. New
+ * ref or NULL. */
+static vl_inode_t *
+dist_rename_moved_inode(vl_xlator_t *xl, vl_req_t *req,
+                        const vl_gfid_t *gfid)
+{
+    vl_inode_t *inode = VL_ARGS(req, rename)->oldloc.inode;
+
+    if (inode != NULL && vl_gfid_equal(&inode->gfid, gfid))
+        return vl_inode_ref(inode);
+    return vl_inode_find(xl->graph->itable, gfid);
+}
+
+
 /* Renames newloc back to oldloc on child at after a rename that moved
  * something else than the file meant (a stale inode hint). */
 static void
@@ -196,12 +211,10 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
              && strcmp(a->oldloc.name, a->newloc.name) == 0))
         dist_unlink_at(xl, req, oh, a->oldloc.parent,
                               a->oldloc.name);
-    inode = a->oldloc.inode != NULL
-                    && vl_gfid_equal(&a->oldloc.inode->gfid, gfid)
-                ? vl_inode_ref(a->oldloc.inode)
-                : vl_inode_find(xl->graph->itable, gfid);
+    inode = dist_rename_moved_inode(xl, req, gfid);
     dist_ictx_set_file(xl, inode, src, nh, nh != src);
-    vl_inode_unref(inode);
+    if (inode != NULL)
+        vl_inode_unref(inode);
     vl_unwind(req, 0);
 }
 
@@ -301,9 +314,8 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
         dist_rename_back(xl, req, src);
         return -ESTALE;
     }
-    inode = vl_gfid_equal(&call.reply.iatt.gfid, gfid)
-                ? vl_inode_ref(a->oldloc.inode)
-                : vl_inode_find(xl->graph->itable, &call.reply.iatt.gfid);
+    (void)gfid;
+    inode = dist_rename_moved_inode(xl, req, &call.reply.iatt.gfid);
     dist_ictx_set_file(xl, inode, src, src, false);
     if (inode != NULL)
         vl_inode_unref(inode);
@@ -341,12 +353,9 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     rc = dist_call_sync(xl, req, (unsigned)nh, VL_FOP_MKNOD, &args[nh],
                         &calls[nh]);
     vl_reply_clear(&calls[nh].reply);
-    if (rc == -EEXIST && (a->flags & RENAME_NOREPLACE)) {
-        vl_unwind(req, -EEXIST);
-        return 0;
-    }
-    if (rc != 0)
-        return 1; /* a target, or trouble: the full path decides */
+    if (rc != 0) /* EEXIST: the name, or the GFID under another name (a
+                    stale hint): the full path finds out */
+        return 1;
     tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
     if (tmp == NULL) {
         dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
@@ -397,9 +406,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     }
     if (oh >= 0 && oh != src)
         dist_unlink_at(xl, req, oh, a->oldloc.parent, a->oldloc.name);
-    inode = vl_gfid_equal(&req->reply.iatt.gfid, gfid)
-                ? vl_inode_ref(a->oldloc.inode)
-                : vl_inode_find(xl->graph->itable, &req->reply.iatt.gfid);
+    inode = dist_rename_moved_inode(xl, req, &req->reply.iatt.gfid);
     dist_ictx_set_file(xl, inode, src, nh, true);
     if (inode != NULL)
         vl_inode_unref(inode);
