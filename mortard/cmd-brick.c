@@ -11,9 +11,11 @@
  * client volfile names them in `decommissioned-bricks` of distribute:
  * no new files land there) and runs the migration (rebalance.c, state
  * file VOL.remove.state). stop ends it and clears the marks. commit,
- * once the migration completed, drops the bricks: store first, then
- * their processes are stopped and their volume id removed. force drops
- * them without migrating (their files are no longer in the volume).
+ * once the migration completed without leaving a file behind (skipped or
+ * failed: its state file counts them), drops the bricks: store first,
+ * then their processes are stopped and their volume id removed. force
+ * (also spelt `commit force`) drops them without migrating or checking
+ * (their files are no longer in the volume).
  * Also the brick helpers create shares: stamping new brick directories
  * with the volume id, ids and ports for new bricks.
  * Every command checks everything first and changes nothing on failure.
@@ -412,6 +414,7 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
     struct md_volume *vol;
     const char *op = argc > 0 ? argv[argc - 1] : "", *busy;
     bool is_commit_force = false;
+    long long skipped, failed;
     size_t n, *idx = NULL;
     vl_err_t err = {.msg = ""};
     bool is_op = false;
@@ -519,6 +522,23 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                            "bricks is %s; commit once it completed (or use "
                            "force: data on them is lost)",
                            s != NULL ? s : "not started");
+            goto out;
+        }
+        if (md_rebal_left(st, vol, true, &skipped, &failed) == 0 &&
+            skipped + failed > 0) {
+            /* Those files are still on the bricks: a commit would take
+             * them out of the volume. */
+            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
+                           "commit: failed: the migration left %lld "
+                           "file%s on the bricks being removed (%lld "
+                           "skipped: hard links or no space on the "
+                           "destination, %lld failed; the remove-brick "
+                           "log says which); move them through a mount "
+                           "and run 'remove-brick ... start' again, or "
+                           "use 'commit force' to remove the bricks with "
+                           "them (data loss)", skipped + failed,
+                           skipped + failed == 1 ? "" : "s", skipped,
+                           failed);
             goto out;
         }
     }

@@ -370,6 +370,10 @@ int md_rebal_stop(struct md_state *st, const struct md_volume *vol,
  * or NULL if none was ever started (no state file, no process). */
 const char *md_rebal_status(const struct md_state *st,
                             const struct md_volume *vol, bool is_remove);
+/* The files the finished run left where they were (skipped: hard links,
+ * no space; failed), from its state file; -ENOENT without one. */
+int md_rebal_left(const struct md_state *st, const struct md_volume *vol,
+                  bool is_remove, long long *skipped, long long *failed);
 /* Renders the GlusterFS-like status table into r. */
 int md_rebal_show(struct md_state *st, const struct md_volume *vol,
                   bool is_remove, struct md_result *r, vl_err_t *err);

@@ -215,6 +215,19 @@ md_rebal_status(const struct md_state *st, const struct md_volume *vol,
 }
 
 
+int
+md_rebal_left(const struct md_state *st, const struct md_volume *vol,
+              bool is_remove, long long *skipped, long long *failed)
+{
+    struct md_rebal_info in;
+    int rc = md_rebal_read(st, vol, is_remove, &in);
+
+    *skipped = rc == 0 ? in.skipped_files : 0;
+    *failed = rc == 0 ? in.failed_files : 0;
+    return rc;
+}
+
+
 void
 md_rebal_forget(const struct md_state *st, const struct md_volume *vol,
                 bool is_remove)
