@@ -62,7 +62,15 @@ EXPECT "x$N" cat "$M1/s/k$N"
 EXPECT "old$N" cat "$M1/s/h$N"
 # Every k<i> once in a listing, with its data.
 EXPECT "$((N - 1))" sh -c "ls '$M1/s' | grep -c '^k'"
-EXPECT "ok" sh -c "for i in \$(seq 2 $N); do [ \"\$(cat '$M1/s/k'\$i)\" = x\$i ] || { echo bad \$i; exit; }; done; echo ok"
+# all_k: "ok" when every k<i> holds x<i>, else the first bad one.
+all_k() {
+    local i
+    for i in $(seq 2 $N); do
+        [ "$(cat "$M1/s/k$i")" = "x$i" ] || { echo "bad $i"; return; }
+    done
+    echo ok
+}
+EXPECT "ok" all_k
 
 # rename: the name is a directory now; it is renamed as one (everywhere).
 echo f > "$M0/s/dd"
