@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rebalance-migrate.h: private to the migration of one name
+ * (rebalance-migrate.c, rebalance-fops.c, rebalance-special.c,
+ * rebalance-resume.c; doc/rebalance.md). The xattr names of the
+ * distribute contract, and the helpers the four files share: synchronous
+ * fops on one subvolume (vl_sync_call with this process's caller), the
+ * data and attribute copies, the test fault points, the commit stamp and
+ * the handling of special files and stale sources.
+ * Threads: rebalance workers; nothing shared but the graph and the
+ * freeze owner counter (atomic).
+ */
+#ifndef MORTARFSD_REBALANCE_MIGRATE_H
+#define MORTARFSD_REBALANCE_MIGRATE_H
+
+#include "fsd.h"
+
+#define RB_CHUNK (1 * VL_MiB)
+#define RB_LINKTO "trusted.mortar.dht.linkto"
+#define RB_PATHINFO "mortar.dht.pathinfo"
+#define RB_MIGRATED "mortar.dht.migrated"
+#define RB_FREEZE_DOMAIN "mortar.dht.migrate"
+#define RB_MARKER_MODE (S_ISVTX | S_ISGID)
+#define RB_XATTR_LIST_MAX (64 * 1024)
+#define RB_STAMP "trusted.mortar.dht.rebal-src"
+#define RB_FAULT_EXIT 70 /* _exit status at a fault point */
+
+/* Which xattrs fsd_rb_copy_xattrs copies. ACLs are apart because setting
+ * system.posix_acl_access also sets the group bits of the mode, which
+ * would turn a marker (mode exactly S_ISVTX|S_ISGID) into what looks like
+ * a data file before the commit. */
+enum rb_xattr_set {
+    RB_XA_PLAIN, /* everything a client may set, but the ACLs */
+    RB_XA_ACL,   /* system.posix_acl_* only */
+};
+
+
+/* ---- rebalance-fops.c ---- */
+
+/* A new inodelk owner for one freeze (distinct per process and call). */
+uint64_t fsd_rb_owner(void);
+/* One fop on xl, synchronously, as this process with lock owner owner;
+ * the reply into reply (NULL: dropped). */
+int fsd_rb_call(vl_xlator_t *xl, vl_fop_t op, const union vl_fop_args *args,
+                uint64_t owner, struct vl_reply *reply);
+/* Looks name up on xl with a fresh inode (so a different GFID there is
+ * reported, not refused). */
+int fsd_rb_lookup(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
+                  struct vl_iatt *out);
+int fsd_rb_open(vl_xlator_t *xl, vl_inode_t *inode, int flags,
+                vl_fd_t **out);
+int fsd_rb_setattr(vl_xlator_t *xl, vl_inode_t *inode, vl_fd_t *fd,
+                   const struct vl_iatt *attr, uint32_t valid);
+int fsd_rb_truncate(vl_xlator_t *xl, vl_fd_t *fd, uint64_t size);
+int fsd_rb_chmod(vl_xlator_t *xl, vl_inode_t *inode, uint32_t mode);
+int fsd_rb_setxattr(vl_xlator_t *xl, vl_inode_t *inode, const char *name,
+                    const void *value, size_t size);
+/* Value of xattr name (NULL lists names) into reply r. */
+int fsd_rb_getxattr(vl_xlator_t *xl, vl_inode_t *inode, const char *name,
+                    struct vl_reply *r);
+int fsd_rb_unlink(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
+                  vl_inode_t *inode);
+/* The migration freeze (inodelk in RB_FREEZE_DOMAIN, whole file). */
+int fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
+                  uint64_t owner);
+/* Is the entry on xl really one of distribute's (it has a linkto)? */
+bool fsd_rb_is_dht_file(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
+                        const vl_gfid_t *gfid);
+/* Removes a leftover link file or marker of name on xl. */
+void fsd_rb_remove_special(vl_xlator_t *xl, vl_inode_t *dir,
+                           const char *name,
+                           const struct fsd_rebal_ent *ent);
+/* The data regions of the first size bytes, then D's size; -EINTR
+ * between regions once *stop is set (stop may be NULL). */
+int fsd_rb_copy_data(vl_xlator_t *xs, vl_fd_t *fd_s, vl_xlator_t *xd,
+                     vl_fd_t *fd_d, uint64_t size, const atomic_bool *stop);
+/* The xattrs of set from xs to xd (the same GFID on both). */
+int fsd_rb_copy_xattrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
+                       enum rb_xattr_set set);
+/* Owner, mode, xattrs (ACLs included) and times of st onto xd. */
+int fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
+                      const struct vl_iatt *st);
+/* _exit(RB_FAULT_EXIT) if MORTAR_REBAL_FAULT names point. */
+void fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
+                  const vl_xlator_t *xd);
+
+/* ---- rebalance-special.c ---- */
+
+/* Moves a symlink, device, fifo or socket from xs to xd. */
+enum fsd_rebal_outcome fsd_rb_migrate_special(vl_inode_t *dir,
+                                              const char *name,
+                                              vl_inode_t *inode,
+                                              vl_xlator_t *xs,
+                                              vl_xlator_t *xd, char *why,
+                                              size_t why_len);
+/* A stale special file on xs beside its copy on hashed xh: attributes
+ * again, then unlink. 0 or -errno (why set). */
+int fsd_rb_stale_special(vl_inode_t *dir, const char *name,
+                         vl_inode_t *inode, vl_xlator_t *xs,
+                         vl_xlator_t *xh, char *why, size_t why_len);
+
+/* ---- rebalance-resume.c ---- */
+
+/* The commit stamp (RB_STAMP) of st, the source under the freeze, on
+ * xd's copy. */
+int fsd_rb_stamp_set(vl_xlator_t *xd, vl_inode_t *inode,
+                     const struct vl_iatt *st);
+/* A stale source of name on xs beside the committed copy on hashed xh:
+ * 0 removed (or gone), 1 copied over xh again, -errno (why set). */
+int fsd_rb_stale_source(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                        const char *name, vl_inode_t *inode,
+                        vl_xlator_t *xs, vl_xlator_t *xh, char *why,
+                        size_t why_len);
+
+#endif /* MORTARFSD_REBALANCE_MIGRATE_H */
