@@ -7,7 +7,8 @@
  * for a regular file, is never passed up: a worker looks the GFID up on
  * every subvolume (first regular non-link-file answer wins), reopens the
  * fd there with its open flags minus O_CREAT|O_EXCL|O_TRUNC, and retries
- * the fop once. copy_file_range across subvolumes is EXDEV.
+ * the fop once. copy_file_range within one subvolume comes here from
+ * dist-copy.c, which copies across subvolumes itself.
  * Directories: reads from the first up subvolume; setattr, setxattr and
  * removexattr on all. entrylk: the name's hashed subvolume.
  *
