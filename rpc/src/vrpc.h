@@ -236,6 +236,8 @@ enum vrpc_rsp_kind {
     VRPC_RSP_GETXATTR, /* mrt_getxattr_rsp */
     VRPC_RSP_LK,       /* mrt_lk_rsp */
     VRPC_RSP_LSEEK,    /* mrt_lseek_rsp */
+    VRPC_RSP_ENTRY,    /* mrt_entry_rsp (namespace fops, postparent) */
+    VRPC_RSP_CREATE,   /* mrt_create_rsp */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -250,6 +252,8 @@ union vrpc_fop_rsp {
     mrt_getxattr_rsp getxattr;
     mrt_lk_rsp lk;
     mrt_lseek_rsp lseek;
+    mrt_entry_rsp entry;
+    mrt_create_rsp create;
 };
 
 union vrpc_fop_wargs {

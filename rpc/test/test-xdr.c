@@ -117,6 +117,8 @@ static mrt_lseek_args v_lseek;
 static mrt_status_rsp r_status;
 static mrt_iatt_rsp r_iatt;
 static mrt_fd_rsp r_fd;
+static mrt_entry_rsp r_entry;
+static mrt_create_rsp r_create;
 static mrt_count_rsp r_count;
 static mrt_readlink_rsp r_readlink;
 static mrt_readdir_rsp r_readdir;
@@ -163,6 +165,8 @@ static const struct rt rts[] = {
     RT(mrt_status_rsp, r_status),
     RT(mrt_iatt_rsp, r_iatt),
     RT(mrt_fd_rsp, r_fd),
+    RT(mrt_entry_rsp, r_entry),
+    RT(mrt_create_rsp, r_create),
     RT(mrt_count_rsp, r_count),
     RT(mrt_readlink_rsp, r_readlink),
     RT(mrt_readdir_rsp, r_readdir),
@@ -265,6 +269,15 @@ fill_all(void **state)
     fill_iatt(&r_iatt.iatt, 26);
     fill_iatt(&r_fd.iatt, 27);
     r_fd.fd = 12;
+    fill_iatt(&r_entry.iatt, 40);
+    r_entry.has_postparent = TRUE;
+    fill_iatt(&r_entry.postparent, 41);
+    r_entry.has_postparent2 = TRUE;
+    fill_iatt(&r_entry.postparent2, 42);
+    fill_iatt(&r_create.iatt, 43);
+    r_create.fd = 13;
+    r_create.has_postparent = TRUE;
+    fill_iatt(&r_create.postparent, 44);
     fill_iatt(&r_count.iatt, 28);
     r_count.count = 65536;
     r_readlink.link = name_target;

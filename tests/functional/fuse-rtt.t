@@ -12,7 +12,11 @@
 #    whose hint went stale (the name renamed and re-created through a
 #    second mount) removes the name as it is now, not the hinted object;
 #  - with option capability=off, security.capability reads as absent and
-#    cannot be set.
+#    cannot be set;
+#  - creates, mkdir/rmdir and rename send no STAT of the parent directory
+#    (the kernel's GETATTR after each is answered from the reply's
+#    postparent), and what it answers is the directory after the op (new
+#    mtime, nlink), never kept past a chmod.
 # TIMEOUT: 150
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -186,3 +190,53 @@ except OSError as e:
 TEST sh -c "echo z > '$M2/u-none'"
 TEST ! setcap cap_net_raw+ep "$M2/u-none"
 EXPECT "" sh -c "getcap '$B0/u-none'"
+
+# --- 6. namespace ops carry the parent's attributes (postparent): the
+#        kernel's GETATTR of the directory after each is answered here ---
+TEST mkdir "$M0/pp"
+G_PP=$(brick_gfid "$B0/pp")
+TEST stat "$M0/pp"
+LOCAL0=$(dump_num getattr_local)
+mark_log
+TEST python3 -c '
+import os, sys
+for i in range(20):
+    fd = os.open("%s/c%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY)
+    os.close(fd)' "$M0/pp"
+EXPECT "20" count create
+EXPECT "0" count stat "gfid=$G_PP"
+TEST [ "$(dump_num getattr_local)" -ge "$((LOCAL0 + 19))" ]
+# What is answered is the directory after the op: a new mtime, not the
+# old one, and the brick's.
+TEST touch -d "2001-01-01 00:00:00 UTC" "$M0/pp"
+EXPECT "978307200" stat -c %Y "$M0/pp"
+TEST sh -c "echo x > '$M0/pp/late'"
+LOCAL0=$(dump_num getattr_local)
+mark_log
+MT=$(stat -c %Y "$M0/pp")
+TEST [ "$MT" -gt 978307200 ]
+EXPECT "$(stat -c %Y "$B0/pp")" echo "$MT"
+EXPECT "0" count stat "gfid=$G_PP"
+TEST [ "$(dump_num getattr_local)" -gt "$LOCAL0" ]
+# mkdir/rmdir: the parent's link count follows without a STAT of it.
+N0=$(stat -c %h "$M0/pp")
+mark_log
+TEST mkdir "$M0/pp/sub"
+EXPECT "$((N0 + 1))" stat -c %h "$M0/pp"
+TEST rmdir "$M0/pp/sub"
+EXPECT "$N0" stat -c %h "$M0/pp"
+EXPECT "0" count stat "gfid=$G_PP"
+# rename between two directories: both parents' attributes come back.
+TEST mkdir "$M0/pq"
+G_PQ=$(brick_gfid "$B0/pq")
+TEST stat "$M0/pp" "$M0/pq"
+mark_log
+TEST mv "$M0/pp/c1" "$M0/pq/c1"
+EXPECT "$(stat -c %Y "$B0/pq")" stat -c %Y "$M0/pq"
+EXPECT "$(stat -c %h "$B0/pp")" stat -c %h "$M0/pp"
+EXPECT "0" count stat "gfid=$G_PP"
+EXPECT "0" count stat "gfid=$G_PQ"
+# A chmod of the directory drops what was kept: the mode is right.
+TEST touch "$M0/pp/m1"
+TEST chmod 0700 "$M0/pp"
+EXPECT "700" stat -c %a "$M0/pp"

@@ -223,9 +223,22 @@ struct vl_dirent_list {
  *   statvfs:  statfs
  *   flock:    lk F_GETLK
  *   offset:   lseek
+ *   postparent: mknod, mkdir, symlink, link, create, unlink, rmdir, rename:
+ *             the attributes of the directory holding the name right after
+ *             the op (rename: the old name's), when has_postparent; a
+ *             translator that cannot vouch for them clears has_postparent.
+ *             On a distributed volume they are one brick's copy of the
+ *             directory: mode, uid and gid are exact, times and nlink are
+ *             that copy's. mount/fuse answers the kernel's next GETATTR of
+ *             the parent from them.
+ *   postparent2: rename: the new name's directory, when has_postparent2.
  */
 struct vl_reply {
     struct vl_iatt iatt;
+    struct vl_iatt postparent;   /* see above; valid if has_postparent */
+    bool has_postparent;
+    struct vl_iatt postparent2;  /* rename's new parent; if has_postparent2 */
+    bool has_postparent2;
     struct vl_buf *buf;          /* owned ref; backs data */
     const char *data;            /* points into buf */
     int64_t count;

@@ -344,6 +344,10 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     made = 1ULL << hashed;
     vl_reply_clear(&req->reply);
     req->reply.iatt = calls[hashed].reply.iatt;
+    /* The hashed copy holds the name: its parent's attributes go up
+     * (mode and owner as on every copy, nlink too once the others are
+     * made; times are that copy's). */
+    dist_postparent_take(&req->reply, &calls[hashed].reply);
     vl_reply_clear(&calls[hashed].reply);
 
     for (unsigned i = 0; i < n; i++)
@@ -514,6 +518,7 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
     unsigned n = dist_priv(xl)->n;
     uint64_t up = dist_up_mask(xl), removed = 0, full = 0;
     int rc = 0, survivor = -1;
+    struct vl_reply pp = {.has_postparent = false};
 
     if (n < 64 && up != (1ULL << n) - 1) {
         vl_unwind(req, -ENOTCONN); /* it would come back with the brick */
@@ -524,6 +529,9 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
     dist_fan_sync(xl, req, up, VL_FOP_RMDIR, args, calls);
     for (unsigned i = 0; i < n; i++) {
         int st = calls[i].status;
+
+        if (st == 0 && !pp.has_postparent)
+            dist_postparent_take(&pp, &calls[i].reply);
 
         if (st == 0 || st == -ENOENT) {
             removed |= st == 0 ? 1ULL << i : 0;
@@ -554,12 +562,17 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
                     survivor = (int)i;
                 } else if (full & (1ULL << i)) {
                     removed |= 1ULL << i;
+                    if (calls[i].status == 0 && !pp.has_postparent)
+                        dist_postparent_take(&pp, &calls[i].reply);
                 }
             dist_calls_clear(calls, n);
         }
     }
     if (rc != 0 && survivor >= 0)
         dist_rmdir_undo(xl, req, removed, survivor);
+    /* One copy's parent after its rmdir (nlink is one less on each). */
+    if (rc == 0)
+        dist_postparent_take(&req->reply, &pp);
     vl_unwind(req, rc);
 }
 

@@ -111,6 +111,17 @@ struct dist_call {
     struct vl_reply reply; /* owned; cleared with dist_calls_clear */
 };
 
+/* Copies an entry reply's parent attributes (postparent, postparent2)
+ * from src into dst; nothing else moves. */
+static inline void
+dist_postparent_take(struct vl_reply *dst, const struct vl_reply *src)
+{
+    dst->postparent = src->postparent;
+    dst->has_postparent = src->has_postparent;
+    dst->postparent2 = src->postparent2;
+    dst->has_postparent2 = src->has_postparent2;
+}
+
 /* Per request (VL_REQ_PRIV), owned by the translator handling it. */
 struct dist_local {
     struct dist_task task;  /* queue node when handed to a worker */

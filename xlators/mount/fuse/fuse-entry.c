@@ -11,8 +11,11 @@
  *
  * Answered here without a round trip: GETXATTR security.capability of a
  * node this session created (until an xattr call for it), or of any node
- * with `capability off`. Entry replies record name hints; UNLINK, RMDIR
- * and RENAME use them for loc.inode (fuse-hint.c).
+ * with `capability off`; the GETATTR of a directory that follows a
+ * namespace op in it, from the op's postparent (fuse-pattr.c; SETATTR and
+ * the xattr calls on the directory drop what was kept). Entry replies
+ * record name hints; UNLINK, RMDIR and RENAME use them for loc.inode
+ * (fuse-hint.c).
  *
  * Threads: handlers run on reader threads, done callbacks on whatever
  *          thread answers; state beyond the call is the session table's
@@ -123,6 +126,7 @@ vfuse_entry_done(vl_req_t *req, void *cookie)
         vfuse_reply_err(call, req->status);
         return;
     }
+    vfuse_postparent_learn(call, req);
     if (vl_gfid_is_null(&req->reply.iatt.gfid)) {
         vl_log(call->xl, VL_LOG_WARNING, "%s reply without gfid",
                vl_fop_name(req->op));
@@ -203,11 +207,14 @@ void
 vfuse_getattr(struct vfuse_call *call)
 {
     struct fuse_getattr_in in;
-    vl_req_t *req = vfuse_req_new(call, VL_FOP_STAT);
+    vl_req_t *req;
     struct vl_stat_args *a;
     int rc = 0;
 
     memcpy(&in, call->arg, sizeof(in));
+    if (vfuse_getattr_local(call, &in))
+        return;
+    req = vfuse_req_new(call, VL_FOP_STAT);
     if (req != NULL) {
         a = VL_ARGS(req, stat);
         a->loc.inode = vfuse_call_inode(call);
@@ -231,6 +238,7 @@ vfuse_setattr(struct vfuse_call *call)
     int rc = 0;
 
     memcpy(&in, call->arg, sizeof(in));
+    vfuse_pattr_drop(&call->sess->table, call->hdr.nodeid);
     vfuse_setattr_from_in(&in, &attr, &valid);
     if (in.valid & FATTR_FH)
         fd = vfuse_call_fh(call, 0);
@@ -423,6 +431,14 @@ vfuse_hint_inode(struct vfuse_call *call, vl_inode_t *parent,
 }
 
 
+static void
+vfuse_remove_done(vl_req_t *req, void *cookie)
+{
+    vfuse_postparent_learn(cookie, req);
+    vfuse_reply_err(cookie, req->status);
+}
+
+
 /* UNLINK/RMDIR: loc->inode is the name's hinted inode when the session
  * knows it in this graph (no round trip), so distribute can go to the
  * brick holding it; the layers below take it as a hint (see
@@ -445,7 +461,7 @@ vfuse_remove(struct vfuse_call *call, vl_fop_t op)
         else
             loc->inode = vfuse_hint_inode(call, loc->parent, loc->name);
     }
-    vfuse_send(call, req, rc, vfuse_status_done);
+    vfuse_send(call, req, rc, vfuse_remove_done);
 }
 
 
@@ -479,6 +495,7 @@ vfuse_rename_done(vl_req_t *req, void *cookie)
         && !(a->flags & RENAME_EXCHANGE))
         vfuse_hint_add_gfid(&call->sess->table, &a->newloc.parent->gfid,
                             a->newloc.name, &call->inode->gfid);
+    vfuse_postparent_learn(call, req);
     vfuse_reply_err(call, req->status);
 }
 
@@ -609,6 +626,7 @@ vfuse_xattr_changing(struct vfuse_call *call)
 {
     vfuse_node_set_flags(&call->sess->table, call->hdr.nodeid, 0,
                          VFUSE_NODE_NO_CAP);
+    vfuse_pattr_drop(&call->sess->table, call->hdr.nodeid);
 }
 
 

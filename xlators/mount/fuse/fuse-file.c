@@ -203,6 +203,7 @@ vfuse_create_done(vl_req_t *req, void *cookie)
     }
     vfuse_entry_learn(call, req, nodeid, &VL_ARGS(req, create)->loc,
                       &VL_ARGS(req, create)->gfid);
+    vfuse_postparent_learn(call, req);
     vfuse_entry_fill(call->priv, &entry, nodeid, &req->reply.iatt);
     vfuse_open_reply(call, &entry, &req->reply.iatt.gfid,
                      req->reply.iatt.mode & S_IFMT);

@@ -10,8 +10,10 @@
  * nodeids for one object.
  *
  * Nodes also carry flags (VFUSE_NODE_*) that let the bridge answer some
- * calls without a round trip (FLUSH, GETXATTR security.capability), and
- * the name hints naming them (fuse-hint.c), freed with them.
+ * calls without a round trip (FLUSH, GETXATTR security.capability), the
+ * name hints naming them (fuse-hint.c), freed with them, and a
+ * directory's attributes from the last entry op in it (for the GETATTR
+ * that follows; the root's are in the table).
  *
  * Threads: every function takes t->lock. Inode and fd refs are dropped
  * while holding it: a graph drops every ref into it (vfuse_table_drop_gen)
@@ -235,6 +237,87 @@ vfuse_node_set_flags(struct vfuse_table *t, uint64_t nodeid, uint32_t set,
         return;
     pthread_mutex_lock(&t->lock);
     node->flags = (node->flags | set) & ~clear;
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+/* The stored attributes of nodeid (or of the directory dir when nodeid
+ * is 0); NULL if it has no node. t->lock held. */
+static struct vfuse_pattr *
+vfuse_pattr_slot_locked(struct vfuse_table *t, uint64_t nodeid,
+                        const vl_gfid_t *dir)
+{
+    struct vfuse_node *node;
+
+    if (nodeid == FUSE_ROOT_ID || (dir != NULL && vl_gfid_is_root(dir)))
+        return &t->root_pattr;
+    if (nodeid != 0)
+        return &((struct vfuse_node *)(uintptr_t)nodeid)->pattr;
+    node = dir != NULL ? vfuse_node_find_locked(t, dir) : NULL;
+    return node != NULL ? &node->pattr : NULL;
+}
+
+
+/* True if a is from later than b (ctime; equal counts as later, so the
+ * newest of two answers in the same tick wins). */
+static bool
+vfuse_iatt_not_older(const struct vl_iatt *a, const struct vl_iatt *b)
+{
+    if (a->ctime != b->ctime)
+        return a->ctime > b->ctime;
+    return a->ctime_ns >= b->ctime_ns;
+}
+
+
+/* Entry replies of concurrent ops in one directory may come back out of
+ * order: the one with the later ctime is kept. */
+void
+vfuse_pattr_store(struct vfuse_table *t, const vl_gfid_t *dir,
+                  const struct vl_iatt *iatt, uint64_t until_ns)
+{
+    struct vfuse_pattr *p;
+
+    pthread_mutex_lock(&t->lock);
+    p = vfuse_pattr_slot_locked(t, 0, dir);
+    if (p != NULL && iatt == NULL) {
+        p->until_ns = 0;
+    } else if (p != NULL
+               && (p->until_ns == 0 || vfuse_iatt_not_older(iatt, &p->iatt))) {
+        p->iatt = *iatt;
+        p->until_ns = until_ns;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+
+bool
+vfuse_pattr_take(struct vfuse_table *t, uint64_t nodeid, uint64_t now_ns,
+                 struct vl_iatt *out)
+{
+    struct vfuse_pattr *p;
+    bool is_valid = false;
+
+    if (nodeid == 0)
+        return false;
+    pthread_mutex_lock(&t->lock);
+    p = vfuse_pattr_slot_locked(t, nodeid, NULL);
+    if (p->until_ns != 0 && now_ns < p->until_ns) {
+        *out = p->iatt;
+        is_valid = true;
+    }
+    p->until_ns = 0;
+    pthread_mutex_unlock(&t->lock);
+    return is_valid;
+}
+
+
+void
+vfuse_pattr_drop(struct vfuse_table *t, uint64_t nodeid)
+{
+    if (nodeid == 0)
+        return;
+    pthread_mutex_lock(&t->lock);
+    vfuse_pattr_slot_locked(t, nodeid, NULL)->until_ns = 0;
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -362,6 +362,8 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&sess->n_flush_local),
             (unsigned long long)atomic_load(&sess->n_caps_local),
             (unsigned long long)atomic_load(&sess->n_hinted));
+    fprintf(out, "getattr_local=%llu\n",
+            (unsigned long long)atomic_load(&sess->n_getattr_local));
     pthread_mutex_unlock(&sess->lock);
     pthread_mutex_lock(&priv->lock);
     fprintf(out, "child_up=%d\n", priv->is_child_up);

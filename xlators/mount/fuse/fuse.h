@@ -14,6 +14,7 @@
  *                  INIT/DESTROY/FORGET
  *   fuse-entry.c   name and inode operations (lookup ... xattrs)
  *   fuse-file.c    fd operations (open ... copy_file_range)
+ *   fuse-pattr.c   a directory's attributes after an entry op in it
  *   fuse-conv.c    pure conversions (attributes, dirents, setattr bits,
  *                  device numbers, locks), unit-tested
  *
@@ -94,6 +95,16 @@ struct vfuse_session;
  * security.capability. */
 #define VFUSE_NODE_NO_CAP 0x2u
 
+/* A directory's attributes as an entry op in it left them (the reply's
+ * postparent), kept to answer the kernel's next GETATTR of the directory
+ * (it drops its cached attributes after every such op) without a round
+ * trip. One use, and only until the attribute timeout the kernel would
+ * have applied (fuse-table.c). */
+struct vfuse_pattr {
+    struct vl_iatt iatt;       /* the directory after the op */
+    uint64_t until_ns;         /* CLOCK_MONOTONIC deadline; 0 = none */
+};
+
 /* One nodeid the kernel knows (nodeids are pointers to these). It outlives
  * graphs: inode is a ref into the graph of generation gen (graph->id), or
  * NULL after that graph was retired; a call in a newer graph looks the
@@ -108,6 +119,7 @@ struct vfuse_node {
     struct vfuse_node *hnext;  /* hash chain by gfid */
     struct vfuse_link link;    /* on table->nodes */
     struct vfuse_link hints;   /* head: name hints naming this node */
+    struct vfuse_pattr pattr;  /* stored attributes (directories) */
 };
 
 /* A name hint (fuse-hint.c): the entry (parent GFID, name) was last seen
@@ -153,6 +165,7 @@ struct vfuse_table {
     size_t n_hints;            /* hints alive */
     size_t max_hints;          /* evict the oldest beyond this */
     struct vfuse_link hint_age; /* every hint, newest first */
+    struct vfuse_pattr root_pattr; /* the root's (it has no node) */
 };
 
 struct vfuse_reader {
@@ -185,6 +198,8 @@ struct vfuse_session {
     atomic_uint_fast64_t n_caps_local;  /* capability probes answered */
     atomic_uint_fast64_t n_hinted;      /* UNLINK/RMDIR/RENAME given an
                                            inode from a name hint */
+    atomic_uint_fast64_t n_getattr_local; /* GETATTRs answered from an
+                                             entry op's postparent */
     struct vfuse_table table;   /* nodes and handles */
     struct vfuse_session *next; /* on the process's session list */
 
@@ -330,6 +345,16 @@ struct vfuse_node *vfuse_node_find_locked(struct vfuse_table *t,
 uint32_t vfuse_node_flags(struct vfuse_table *t, uint64_t nodeid);
 void vfuse_node_set_flags(struct vfuse_table *t, uint64_t nodeid,
                           uint32_t set, uint32_t clear);
+/* Stores iatt for the directory dir (a node, or the root) until
+ * until_ns, unless a stored one has a later ctime; iatt NULL drops it. */
+void vfuse_pattr_store(struct vfuse_table *t, const vl_gfid_t *dir,
+                       const struct vl_iatt *iatt, uint64_t until_ns);
+/* Takes nodeid's stored attributes (one use) if still valid at now_ns;
+ * true when out was filled. */
+bool vfuse_pattr_take(struct vfuse_table *t, uint64_t nodeid,
+                      uint64_t now_ns, struct vl_iatt *out /* OUT */);
+/* Drops nodeid's stored attributes (a SETATTR or xattr call for it). */
+void vfuse_pattr_drop(struct vfuse_table *t, uint64_t nodeid);
 void vfuse_list_init(struct vfuse_link *head);
 void vfuse_list_add(struct vfuse_link *head, struct vfuse_link *l);
 void vfuse_list_del(struct vfuse_link *l);
@@ -411,6 +436,17 @@ vl_done_fn vfuse_status_done;
 void vfuse_entry_learn(struct vfuse_call *call, vl_req_t *req,
                        uint64_t nodeid, const struct vl_loc *loc,
                        const vl_gfid_t *new_gfid);
+
+
+/* --- fuse-pattr.c: parent attributes after namespace ops --- */
+uint64_t vfuse_now_ns(void); /* CLOCK_MONOTONIC */
+/* After a successful namespace op (create ... rename): keeps the reply's
+ * postparent for the parent's next GETATTR, or drops what was kept when
+ * the reply has none. */
+void vfuse_postparent_learn(struct vfuse_call *call, vl_req_t *req);
+/* GETATTR answered from kept attributes (the call is ended): true. */
+bool vfuse_getattr_local(struct vfuse_call *call,
+                         const struct fuse_getattr_in *in);
 
 /* --- fuse.c --- */
 void vfuse_init_answered(struct vfuse_priv *priv);

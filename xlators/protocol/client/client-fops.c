@@ -532,6 +532,22 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
     case VRPC_RSP_LSEEK:
         rp->offset = r->lseek.offset;
         break;
+    case VRPC_RSP_ENTRY:
+        vrpc_iatt_from_xdr(&r->entry.iatt, &rp->iatt);
+        rp->has_postparent = r->entry.has_postparent;
+        if (rp->has_postparent)
+            vrpc_iatt_from_xdr(&r->entry.postparent, &rp->postparent);
+        rp->has_postparent2 = r->entry.has_postparent2;
+        if (rp->has_postparent2)
+            vrpc_iatt_from_xdr(&r->entry.postparent2, &rp->postparent2);
+        break;
+    case VRPC_RSP_CREATE:
+        vrpc_iatt_from_xdr(&r->create.iatt, &rp->iatt);
+        client_fd_opened(req->xl, req, r->create.fd);
+        rp->has_postparent = r->create.has_postparent;
+        if (rp->has_postparent)
+            vrpc_iatt_from_xdr(&r->create.postparent, &rp->postparent);
+        break;
     }
     return 0;
 }

@@ -451,6 +451,22 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
         case VRPC_RSP_LSEEK:
             r.lseek.offset = rp->offset;
             break;
+        case VRPC_RSP_ENTRY:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.entry.iatt);
+            r.entry.has_postparent = rp->has_postparent;
+            if (rp->has_postparent)
+                vrpc_iatt_to_xdr(&rp->postparent, &r.entry.postparent);
+            r.entry.has_postparent2 = rp->has_postparent2;
+            if (rp->has_postparent2)
+                vrpc_iatt_to_xdr(&rp->postparent2, &r.entry.postparent2);
+            break;
+        case VRPC_RSP_CREATE:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);
+            r.create.fd = fd_no;
+            r.create.has_postparent = rp->has_postparent;
+            if (rp->has_postparent)
+                vrpc_iatt_to_xdr(&rp->postparent, &r.create.postparent);
+            break;
         }
     }
     /* readlink's string must never be NULL for the encoder. */

@@ -8,6 +8,9 @@
  * (the parent's gid in a setgid directory) and mode & ~umask; if any of
  * that or the handle fails, the new object is removed again. Objects found
  * without a GFID (made on the brick by hand) get one on lookup.
+ * Every fop that changes a name also answers the parent directory's
+ * attributes after the change (reply.postparent, from an fstat of the
+ * parent's fd: no path lookup), which saves the client a STAT of it.
  * Threads: io-threads workers; no locks of our own.
  */
 #include "config.h"
@@ -21,6 +24,22 @@
 #include <unistd.h>
 
 #include "posix.h"
+
+
+/* The attributes of the directory open at atfd (parent's GFID) right
+ * after a name in it changed, into *out; *has says whether they are. */
+static void
+posix_postparent(int atfd, const vl_inode_t *parent,
+                 struct vl_iatt *out /* OUT */, bool *has /* OUT */)
+{
+    struct stat st;
+
+    *has = false;
+    if (parent == NULL || fstat(atfd, &st) < 0 || !S_ISDIR(st.st_mode))
+        return;
+    posix_iatt_fill(&st, &parent->gfid, out);
+    *has = true;
+}
 
 
 /* Gives a just-created object at (obj->atfd, obj->rel) its GFID, owner,
@@ -105,6 +124,8 @@ posix_entry_finish(vl_xlator_t *xl, vl_req_t *req, struct posix_obj *obj,
         goto undo;
     obj->gfid = *gfid;
     posix_iatt_fill(&obj->st, &obj->gfid, &req->reply.iatt);
+    posix_postparent(obj->atfd, parent, &req->reply.postparent,
+                     &req->reply.has_postparent);
     return 0;
 undo:
     vl_log(xl, VL_LOG_WARNING, "undoing creation of %s: %s", obj->rel,
@@ -336,6 +357,9 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
     /* A new file was reported by posix_entry_finish (stat of the fd). */
     if (!is_new && fstat(fd, &obj.st) == 0)
         posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+    if (!is_new)
+        posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
+                         &req->reply.has_postparent);
 put:
     posix_obj_put(&obj);
 out:
@@ -364,6 +388,8 @@ posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
     /* An open fd keeps the data alive; the handle goes with the last
      * name so the GFID no longer resolves. */
     posix_handle_unlink_if_last(xl, &obj.gfid);
+    posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
+                     &req->reply.has_postparent);
 put:
     posix_obj_put(&obj);
 out:
@@ -391,6 +417,8 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
     }
     posix_handle_remove_dir(xl, &obj.gfid);
     posix_dirfd_uncache(xl, &obj.gfid);
+    posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
+                     &req->reply.has_postparent);
 put:
     posix_obj_put(&obj);
 out:
@@ -469,6 +497,10 @@ posix_fop_rename(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     posix_iatt_fill(&src.st, &src.gfid, &req->reply.iatt);
+    posix_postparent(src.atfd, a->oldloc.parent, &req->reply.postparent,
+                     &req->reply.has_postparent);
+    posix_postparent(dst.atfd, a->newloc.parent, &req->reply.postparent2,
+                     &req->reply.has_postparent2);
     rc = 0;
 put:
     posix_obj_put(&dst);
@@ -510,6 +542,8 @@ posix_fop_link(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     posix_iatt_fill(&dst.st, &src.gfid, &req->reply.iatt);
+    posix_postparent(dst.atfd, a->newloc.parent, &req->reply.postparent,
+                     &req->reply.has_postparent);
 put:
     posix_obj_put(&dst);
 put_src:

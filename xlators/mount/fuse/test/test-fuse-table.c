@@ -5,7 +5,8 @@
  * and 2); the tests check lookup counting, one node per GFID, lazy moves
  * to a newer generation only, dropping the refs of a retired generation
  * (the inode tables then free cleanly, which they only do once every ref
- * is gone), and handle release.
+ * is gone), handle release, and the directory attributes kept after
+ * entry ops (one use, deadline, newest wins).
  */
 #include "config.h"
 
@@ -240,6 +241,48 @@ test_release_other_graph(void **state)
 }
 
 
+/* A directory's attributes kept after an entry op: found by GFID (the
+ * root by its own), used once, not past their deadline, an older answer
+ * never replaces a newer one, and a drop forgets them. */
+static void
+test_pattr_store_take(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t d = vfuse_node_remember(&f->t, inode_in(f->g1, 7), 1);
+    vl_gfid_t g = gfid_n(7), root, other = gfid_n(8);
+    struct vl_iatt a = {.gfid = g, .nlink = 3, .ctime = 100};
+    struct vl_iatt old = {.gfid = g, .nlink = 2, .ctime = 99};
+    struct vl_iatt out;
+
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    vfuse_pattr_store(&f->t, &g, &a, 1000);
+    vfuse_pattr_store(&f->t, &g, &old, 1000); /* late, older: ignored */
+    assert_true(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_int_equal(out.nlink, 3);
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out)); /* one use */
+    vfuse_pattr_store(&f->t, &g, &a, 1000);
+    assert_false(vfuse_pattr_take(&f->t, d, 1000, &out)); /* expired */
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out)); /* and gone */
+    vfuse_pattr_store(&f->t, &g, &a, 1000);
+    vfuse_pattr_drop(&f->t, d);
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    vfuse_pattr_store(&f->t, &g, &a, 1000);
+    vfuse_pattr_store(&f->t, &g, NULL, 1000); /* a reply without any */
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    /* No node for the GFID: nothing kept, nothing crashes. */
+    vfuse_pattr_store(&f->t, &other, &a, 1000);
+    /* The root has no node. */
+    memset(&root, 0, sizeof(root));
+    root.bytes[15] = 1;
+    a.gfid = root;
+    vfuse_pattr_store(&f->t, &root, &a, 1000);
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_true(vfuse_pattr_take(&f->t, FUSE_ROOT_ID, 10, &out));
+    assert_true(vl_gfid_is_root(&out.gfid));
+    vfuse_node_forget(&f->t, d, 1);
+}
+
+
 int
 main(void)
 {
@@ -251,6 +294,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_drop_gen_releases_graph, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_release_other_graph, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_pattr_store_take, setup,
                                         teardown),
     };
 

@@ -6,7 +6,8 @@
  * mode, owner and GFID of files, directories, nodes and symlinks made by
  * a non-root caller under a brick process umask that differs from the
  * client's; and a handle directory removed behind the brick's back being
- * made again by the next create that needs it.
+ * made again by the next create that needs it; the parent's attributes
+ * (postparent) answered by create, mkdir, rename, unlink and rmdir.
  */
 #include "config.h"
 
@@ -236,10 +237,127 @@ test_handle_dir_cache_survives_removed_dir(void **state)
 }
 
 
+/* Sets the brick directory rel's mtime to 1000000000 (an old time). */
+static void
+pc_age_dir(struct pt *t, const char *rel)
+{
+    char path[PATH_MAX];
+    struct timespec ts[2] = {{.tv_sec = 1000000000}, {.tv_sec = 1000000000}};
+
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+
+/* Checks an entry reply's postparent against the brick directory rel as
+ * it is now: same GFID as dir, mtime moved on from the aged one, and
+ * the nlink and mtime the brick shows. */
+static void
+pc_check_pp(struct pt *t, const struct vl_iatt *pp, bool has,
+            const char *rel, vl_inode_t *dir, uint32_t nlink)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(has);
+    assert_true(vl_gfid_equal(&pp->gfid, &dir->gfid));
+    assert_true(S_ISDIR(pp->mode));
+    assert_int_equal(pp->nlink, nlink);
+    assert_int_equal(pp->nlink, st.st_nlink);
+    assert_true(pp->mtime > 1000000000);
+    assert_int_equal(pp->mtime, st.st_mtim.tv_sec);
+    assert_int_equal(pp->mtime_ns, st.st_mtim.tv_nsec);
+}
+
+
+/* Every fop that changes a name answers its directory's attributes
+ * after the change (what the client would otherwise STAT again). */
+static void
+test_postparent(void **state)
+{
+    struct pt *t = *state;
+    union vl_fop_args a;
+    struct vl_reply r;
+    vl_inode_t *d, *d2, *f, *fresh;
+    vl_fd_t *fd;
+
+    assert_int_equal(pt_mkdir(t, t->root, "pp", 0755, &d), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "pp2", 0755, &d2), 0);
+
+    /* create: a new file; nlink stays 2 */
+    pc_age_dir(t, "pp");
+    fresh = vl_inode_new(t->graph->itable);
+    fd = vl_fd_new(fresh, O_RDWR, 1);
+    memset(&a, 0, sizeof(a));
+    a.create.loc = (struct vl_loc){.parent = d, .name = "f", .inode = fresh};
+    a.create.flags = O_RDWR;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    vl_gfid_generate(&a.create.gfid);
+    assert_int_equal(pt_call(t, VL_FOP_CREATE, &a, &r), 0);
+    pc_check_pp(t, &r.postparent, r.has_postparent, "pp", d, 2);
+    f = vl_inode_link(fresh, &r.iatt);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(fresh);
+
+    /* mkdir: nlink + 1 */
+    pc_age_dir(t, "pp");
+    fresh = vl_inode_new(t->graph->itable);
+    memset(&a, 0, sizeof(a));
+    a.mkdir.loc = (struct vl_loc){.parent = d, .name = "sub", .inode = fresh};
+    a.mkdir.mode = 0755;
+    vl_gfid_generate(&a.mkdir.gfid);
+    assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    pc_check_pp(t, &r.postparent, r.has_postparent, "pp", d, 3);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+
+    /* rename across directories: both parents */
+    pc_age_dir(t, "pp");
+    pc_age_dir(t, "pp2");
+    memset(&a, 0, sizeof(a));
+    a.rename.oldloc = (struct vl_loc){.parent = d, .name = "f", .inode = f};
+    a.rename.newloc = (struct vl_loc){.parent = d2, .name = "g"};
+    assert_int_equal(pt_call(t, VL_FOP_RENAME, &a, &r), 0);
+    pc_check_pp(t, &r.postparent, r.has_postparent, "pp", d, 3);
+    pc_check_pp(t, &r.postparent2, r.has_postparent2, "pp2", d2, 2);
+    vl_reply_clear(&r);
+
+    /* unlink and rmdir: mtime moves, rmdir's nlink - 1 */
+    pc_age_dir(t, "pp2");
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc = (struct vl_loc){.parent = d2, .name = "g"};
+    assert_int_equal(pt_call(t, VL_FOP_UNLINK, &a, &r), 0);
+    pc_check_pp(t, &r.postparent, r.has_postparent, "pp2", d2, 2);
+    vl_reply_clear(&r);
+    pc_age_dir(t, "pp");
+    memset(&a, 0, sizeof(a));
+    a.rmdir.loc = (struct vl_loc){.parent = d, .name = "sub"};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    pc_check_pp(t, &r.postparent, r.has_postparent, "pp", d, 2);
+    vl_reply_clear(&r);
+
+    /* a failed op answers none */
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc = (struct vl_loc){.parent = d, .name = "nothere"};
+    assert_int_equal(pt_call(t, VL_FOP_UNLINK, &a, &r), -ENOENT);
+    assert_false(r.has_postparent);
+    vl_reply_clear(&r);
+
+    vl_inode_unref(f);
+    vl_inode_unref(d2);
+    vl_inode_unref(d);
+}
+
+
 const struct CMUnitTest pt_create_tests[] = {
     cmocka_unit_test_setup_teardown(test_create_mode_owner_gfid, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_handle_dir_cache_survives_removed_dir,
                                     pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_postparent, pt_setup, pt_teardown),
 };
 const size_t pt_n_create_tests = VL_ARRAY_SIZE(pt_create_tests);
