@@ -106,13 +106,20 @@ vfuse_getattr_local(struct vfuse_call *call, const struct fuse_getattr_in *in)
 {
     struct fuse_attr_out out;
     struct vl_iatt iatt;
+    uint64_t now = vfuse_now_ns(), until = 0, left_ns;
 
     if ((in->getattr_flags & FUSE_GETATTR_FH)
-        || !vfuse_pattr_take(&call->sess->table, call->hdr.nodeid,
-                             vfuse_now_ns(), &iatt))
+        || !vfuse_pattr_take(&call->sess->table, call->hdr.nodeid, now,
+                             &iatt, &until))
         return false;
     atomic_fetch_add(&call->sess->n_getattr_local, 1);
     vfuse_attr_fill(call->priv, &out, &iatt);
+    /* The kernel may cache them only for what is left of the timeout
+     * counted from the reply that brought them, not for a fresh one:
+     * they are never older than attribute-timeout when it uses them. */
+    left_ns = until > now ? until - now : 0;
+    out.attr_valid = left_ns / 1000000000ull;
+    out.attr_valid_nsec = (uint32_t)(left_ns % 1000000000ull);
     vfuse_reply_buf(call, &out, sizeof(out));
     return true;
 }

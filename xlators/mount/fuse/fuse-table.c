@@ -292,7 +292,7 @@ vfuse_pattr_store(struct vfuse_table *t, const vl_gfid_t *dir,
 
 bool
 vfuse_pattr_take(struct vfuse_table *t, uint64_t nodeid, uint64_t now_ns,
-                 struct vl_iatt *out)
+                 struct vl_iatt *out, uint64_t *until_ns)
 {
     struct vfuse_pattr *p;
     bool is_valid = false;
@@ -303,6 +303,8 @@ vfuse_pattr_take(struct vfuse_table *t, uint64_t nodeid, uint64_t now_ns,
     p = vfuse_pattr_slot_locked(t, nodeid, NULL);
     if (p->until_ns != 0 && now_ns < p->until_ns) {
         *out = p->iatt;
+        if (until_ns != NULL)
+            *until_ns = p->until_ns;
         is_valid = true;
     }
     p->until_ns = 0;

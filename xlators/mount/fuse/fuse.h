@@ -350,9 +350,11 @@ void vfuse_node_set_flags(struct vfuse_table *t, uint64_t nodeid,
 void vfuse_pattr_store(struct vfuse_table *t, const vl_gfid_t *dir,
                        const struct vl_iatt *iatt, uint64_t until_ns);
 /* Takes nodeid's stored attributes (one use) if still valid at now_ns;
- * true when out was filled. */
+ * true when out (and until_ns, when not NULL: the end of their validity)
+ * was filled. */
 bool vfuse_pattr_take(struct vfuse_table *t, uint64_t nodeid,
-                      uint64_t now_ns, struct vl_iatt *out /* OUT */);
+                      uint64_t now_ns, struct vl_iatt *out /* OUT */,
+                      uint64_t *until_ns /* OUT, may be NULL */);
 /* Drops nodeid's stored attributes (a SETATTR or xattr call for it). */
 void vfuse_pattr_drop(struct vfuse_table *t, uint64_t nodeid);
 void vfuse_list_init(struct vfuse_link *head);

@@ -253,22 +253,24 @@ test_pattr_store_take(void **state)
     struct vl_iatt a = {.gfid = g, .nlink = 3, .ctime = 100};
     struct vl_iatt old = {.gfid = g, .nlink = 2, .ctime = 99};
     struct vl_iatt out;
+    uint64_t until = 0;
 
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL));
     vfuse_pattr_store(&f->t, &g, &a, 1000);
     vfuse_pattr_store(&f->t, &g, &old, 1000); /* late, older: ignored */
-    assert_true(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_true(vfuse_pattr_take(&f->t, d, 10, &out, &until));
     assert_int_equal(out.nlink, 3);
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out)); /* one use */
+    assert_int_equal(until, 1000); /* the kernel gets what is left */
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL)); /* one use */
     vfuse_pattr_store(&f->t, &g, &a, 1000);
-    assert_false(vfuse_pattr_take(&f->t, d, 1000, &out)); /* expired */
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out)); /* and gone */
+    assert_false(vfuse_pattr_take(&f->t, d, 1000, &out, NULL)); /* expired */
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL)); /* and gone */
     vfuse_pattr_store(&f->t, &g, &a, 1000);
     vfuse_pattr_drop(&f->t, d);
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL));
     vfuse_pattr_store(&f->t, &g, &a, 1000);
     vfuse_pattr_store(&f->t, &g, NULL, 1000); /* a reply without any */
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL));
     /* No node for the GFID: nothing kept, nothing crashes. */
     vfuse_pattr_store(&f->t, &other, &a, 1000);
     /* The root has no node. */
@@ -276,8 +278,8 @@ test_pattr_store_take(void **state)
     root.bytes[15] = 1;
     a.gfid = root;
     vfuse_pattr_store(&f->t, &root, &a, 1000);
-    assert_false(vfuse_pattr_take(&f->t, d, 10, &out));
-    assert_true(vfuse_pattr_take(&f->t, FUSE_ROOT_ID, 10, &out));
+    assert_false(vfuse_pattr_take(&f->t, d, 10, &out, NULL));
+    assert_true(vfuse_pattr_take(&f->t, FUSE_ROOT_ID, 10, &out, NULL));
     assert_true(vl_gfid_is_root(&out.gfid));
     vfuse_node_forget(&f->t, d, 1);
 }
