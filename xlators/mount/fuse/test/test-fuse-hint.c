@@ -19,59 +19,13 @@
 #include <cmocka.h>
 
 #include "fuse.h"
-
-struct fixture {
-    struct vfuse_table t;   /* under test */
-    vl_inode_table_t *g1;   /* "graph" 1's inodes */
-    vl_inode_table_t *g2;   /* "graph" 2's inodes */
-};
-
-
-static int
-setup(void **state)
-{
-    struct fixture *f = test_calloc(1, sizeof(*f));
-
-    assert_non_null(f);
-    assert_int_equal(vfuse_table_init(&f->t), 0);
-    f->g1 = vl_inode_table_new(NULL, 0, 16);
-    f->g2 = vl_inode_table_new(NULL, 0, 16);
-    assert_non_null(f->g1);
-    assert_non_null(f->g2);
-    *state = f;
-    return 0;
-}
-
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    vfuse_table_clear(&f->t);
-    vl_inode_table_free(f->g1);
-    vl_inode_table_free(f->g2);
-    test_free(f);
-    return 0;
-}
-
-
-static vl_gfid_t
-gfid_n(uint8_t n)
-{
-    vl_gfid_t g;
-
-    memset(&g, 0, sizeof(g));
-    g.bytes[0] = 0xcd;
-    g.bytes[15] = n;
-    return g;
-}
+#include "fuse-fixture.h"
 
 
 static uint64_t
 node_in(struct fixture *f, vl_inode_table_t *table, uint64_t gen, uint8_t n)
 {
-    vl_gfid_t g = gfid_n(n);
+    vl_gfid_t g = fixture_gfid(n);
     vl_inode_t *inode = vl_inode_get(table, &g, S_IFREG);
     uint64_t nodeid;
 
@@ -86,9 +40,9 @@ static void
 test_take_gives_inode_once(void **state)
 {
     struct fixture *f = *state;
-    vl_gfid_t dir = gfid_n(100);
-    vl_gfid_t other = gfid_n(101);
-    vl_gfid_t g1 = gfid_n(1);
+    vl_gfid_t dir = fixture_gfid(100);
+    vl_gfid_t other = fixture_gfid(101);
+    vl_gfid_t g1 = fixture_gfid(1);
     uint64_t a = node_in(f, f->g1, 1, 1);
     vl_inode_t *in;
 
@@ -116,8 +70,8 @@ static void
 test_other_graph_gives_nothing(void **state)
 {
     struct fixture *f = *state;
-    vl_gfid_t dir = gfid_n(100);
-    vl_gfid_t g = gfid_n(1);
+    vl_gfid_t dir = fixture_gfid(100);
+    vl_gfid_t g = fixture_gfid(1);
     uint64_t a = node_in(f, f->g1, 1, 1);
     vl_inode_t *i2;
     vl_inode_t *in;
@@ -145,9 +99,9 @@ static void
 test_name_follows_newer_node(void **state)
 {
     struct fixture *f = *state;
-    vl_gfid_t dir = gfid_n(100);
-    vl_gfid_t g2 = gfid_n(2);
-    vl_gfid_t g3 = gfid_n(3);
+    vl_gfid_t dir = fixture_gfid(100);
+    vl_gfid_t g2 = fixture_gfid(2);
+    vl_gfid_t g3 = fixture_gfid(3);
     uint64_t a = node_in(f, f->g1, 1, 1);
     uint64_t b = node_in(f, f->g1, 1, 2);
     uint64_t c = node_in(f, f->g1, 1, 3);
@@ -180,8 +134,8 @@ static void
 test_forget_drops_hints(void **state)
 {
     struct fixture *f = *state;
-    vl_gfid_t dir = gfid_n(100);
-    vl_gfid_t dir2 = gfid_n(102);
+    vl_gfid_t dir = fixture_gfid(100);
+    vl_gfid_t dir2 = fixture_gfid(102);
     uint64_t a = node_in(f, f->g1, 1, 1);
     uint64_t b = node_in(f, f->g1, 1, 2);
 
@@ -202,7 +156,7 @@ static void
 test_bounded_oldest_evicted(void **state)
 {
     struct fixture *f = *state;
-    vl_gfid_t dir = gfid_n(100);
+    vl_gfid_t dir = fixture_gfid(100);
     uint64_t a = node_in(f, f->g1, 1, 1);
     char name[8];
     vl_inode_t *in;
@@ -260,17 +214,18 @@ int
 main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_take_gives_inode_once, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_take_gives_inode_once,
+                                        fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(test_other_graph_gives_nothing,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_name_follows_newer_node, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_forget_drops_hints, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_bounded_oldest_evicted, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_node_flags, setup, teardown),
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_name_follows_newer_node,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_forget_drops_hints,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bounded_oldest_evicted,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_node_flags, fixture_setup,
+                                        fixture_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

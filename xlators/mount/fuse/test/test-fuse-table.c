@@ -20,60 +20,14 @@
 #include <cmocka.h>
 
 #include "fuse.h"
-
-struct fixture {
-    struct vfuse_table t;   /* under test */
-    vl_inode_table_t *g1;   /* "graph" 1's inodes */
-    vl_inode_table_t *g2;   /* "graph" 2's inodes */
-};
-
-
-static int
-setup(void **state)
-{
-    struct fixture *f = test_calloc(1, sizeof(*f));
-
-    assert_non_null(f);
-    assert_int_equal(vfuse_table_init(&f->t), 0);
-    f->g1 = vl_inode_table_new(NULL, 0, 16);
-    f->g2 = vl_inode_table_new(NULL, 0, 16);
-    assert_non_null(f->g1);
-    assert_non_null(f->g2);
-    *state = f;
-    return 0;
-}
-
-
-static int
-teardown(void **state)
-{
-    struct fixture *f = *state;
-
-    vfuse_table_clear(&f->t);
-    vl_inode_table_free(f->g1);
-    vl_inode_table_free(f->g2);
-    test_free(f);
-    return 0;
-}
-
-
-static vl_gfid_t
-gfid_n(uint8_t n)
-{
-    vl_gfid_t g;
-
-    memset(&g, 0, sizeof(g));
-    g.bytes[0] = 0xab;
-    g.bytes[15] = n;
-    return g;
-}
+#include "fuse-fixture.h"
 
 
 /* An inode for gfid in table, with a new ref. */
 static vl_inode_t *
 inode_in(vl_inode_table_t *table, uint8_t n)
 {
-    vl_gfid_t g = gfid_n(n);
+    vl_gfid_t g = fixture_gfid(n);
     vl_inode_t *inode = vl_inode_get(table, &g, S_IFREG);
 
     assert_non_null(inode);
@@ -125,7 +79,7 @@ test_node_follows_newer_graph_only(void **state)
     vl_inode_t *in2 = inode_in(f->g2, 3);
     vl_inode_t *got;
     vl_gfid_t gfid;
-    vl_gfid_t want = gfid_n(3);
+    vl_gfid_t want = fixture_gfid(3);
     uint32_t type = 0;
 
     got = vfuse_node_get(&f->t, id, 1, &gfid, &type);
@@ -169,7 +123,7 @@ test_drop_gen_releases_graph(void **state)
     struct fixture *f = *state;
     uint64_t id = vfuse_node_remember(&f->t, inode_in(f->g1, 4), 1);
     vl_inode_t *in = inode_in(f->g1, 5);
-    vl_gfid_t g5 = gfid_n(5);
+    vl_gfid_t g5 = fixture_gfid(5);
     vl_fd_t *fd = vl_fd_new(in, O_RDWR | O_CREAT | O_TRUNC, 42);
     uint64_t fh = vfuse_handle_new(&f->t, fd, 1, &g5, S_IFREG, false);
     struct vfuse_handle copy;
@@ -229,7 +183,7 @@ test_release_other_graph(void **state)
 {
     struct fixture *f = *state;
     vl_inode_t *in = inode_in(f->g1, 6);
-    vl_gfid_t g6 = gfid_n(6);
+    vl_gfid_t g6 = fixture_gfid(6);
     vl_fd_t *fd = vl_fd_new(in, O_RDONLY, 1);
     uint64_t fh = vfuse_handle_new(&f->t, fd, 1, &g6, S_IFDIR, true);
 
@@ -249,7 +203,7 @@ test_pattr_store_take(void **state)
 {
     struct fixture *f = *state;
     uint64_t d = vfuse_node_remember(&f->t, inode_in(f->g1, 7), 1);
-    vl_gfid_t g = gfid_n(7), root, other = gfid_n(8);
+    vl_gfid_t g = fixture_gfid(7), root, other = fixture_gfid(8);
     struct vl_iatt a = {.gfid = g, .nlink = 3, .ctime = 100};
     struct vl_iatt old = {.gfid = g, .nlink = 2, .ctime = 99};
     struct vl_iatt out;
@@ -290,15 +244,15 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_remember_counts_and_dedupes,
-                                        setup, teardown),
+                                        fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(test_node_follows_newer_graph_only,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(test_drop_gen_releases_graph, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_release_other_graph, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_pattr_store_take, setup,
-                                        teardown),
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_drop_gen_releases_graph,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_release_other_graph,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_pattr_store_take,
+                                        fixture_setup, fixture_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
