@@ -240,3 +240,20 @@ EXPECT "0" count stat "gfid=$G_PQ"
 TEST touch "$M0/pp/m1"
 TEST chmod 0700 "$M0/pp"
 EXPECT "700" stat -c %a "$M0/pp"
+
+# --- 7. flush-behind off: every FLUSH goes to the bricks (which run the
+#        brick option fsync-on-close there) ---
+M3="$T/mnt/m3"
+TEST mount_client "$P0" b0 "$M3" -o flush-behind=off
+TEST wait_for_mount "$M3"
+TEST mkdir "$M3/fb"
+TEST python3 -c '
+import sys
+for i in range(5):
+    with open("%s/g%d" % (sys.argv[1], i), "w") as f:
+        f.write("x")' "$M3/fb"
+dump_num_m3() {
+    statedump_of "$(client_pid "$M3")" | sed -n "s/^$1=//p" | head -n 1
+}
+EXPECT "0" dump_num_m3 flush_local
+EXPECT "x" cat "$M0/fb/g4"

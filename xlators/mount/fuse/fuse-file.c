@@ -386,8 +386,11 @@ vfuse_write(struct vfuse_call *call)
 static bool
 vfuse_flush_is_needed(struct vfuse_call *call)
 {
+    const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
     vl_fd_t *fd = vfuse_call_fh(call, 0);
 
+    if (!conf->is_flush_behind)
+        return true; /* the bricks may act on it (fsync-on-close) */
     if (vfuse_node_flags(&call->sess->table, call->hdr.nodeid)
         & VFUSE_NODE_HAS_LK)
         return true;

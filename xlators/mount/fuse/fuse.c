@@ -451,6 +451,13 @@ static const vl_option_t fuse_options[] = {
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "
                        "(unsafe when several clients share files)."),
+    VL_OPT_BOOL("flush-behind", struct vfuse_conf, is_flush_behind,
+                .def = "on", .aliases = {"performance.flush-behind"},
+                .doc = "Answer close(2)'s FLUSH at once when this mount "
+                       "never asked for a lock on the file (FLUSH then has "
+                       "nothing to release). Off: every FLUSH goes to the "
+                       "bricks and close waits for it (needed for the "
+                       "brick option fsync-on-close to sync on close)."),
     VL_OPT_BOOL("capability", struct vfuse_conf, is_capability,
                 .def = "on",
                 .doc = "Files may carry capabilities (security.capability). "

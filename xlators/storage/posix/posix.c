@@ -561,7 +561,9 @@ static const vl_option_t posix_options[] = {
     VL_OPT_BOOL("fsync-on-close", struct posix_conf, is_fsync_on_close,
                 .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_ADVANCED,
                 .doc = "Flush (close) syncs a file's data to disk before "
-                       "answering."),
+                       "answering. FUSE clients send FLUSH only with "
+                       "their flush-behind option off (or for files "
+                       "they locked)."),
     VL_OPT_END,
 };
 
