@@ -103,7 +103,7 @@ struct dist_copy {
 };
 
 /* What the pump decided to wind, outside the lock. */
-struct dist_copy_todo {
+struct dist_copy_batch {
     unsigned n;                              /* entries used */
     struct dist_copy_slot *slot[2 * DIST_COPY_INFLIGHT]; /* which chunk */
     bool is_write[2 * DIST_COPY_INFLIGHT];   /* write, else read */
@@ -116,16 +116,9 @@ static void dist_copy_pump(struct dist_copy *c);
 static int
 dist_copy_subvol(vl_xlator_t *xl, vl_fd_t *fd)
 {
-    struct dist_fd_ctx *ctx = vl_fd_ctx(fd, xl);
-    int idx = -1;
+    int idx = dist_fd_subvol(xl, fd);
 
-    pthread_mutex_lock(&fd->lock);
-    if (ctx->has_subvol)
-        idx = ctx->subvol;
-    pthread_mutex_unlock(&fd->lock);
-    if (idx < 0)
-        idx = dist_ictx_cached(xl, fd->inode);
-    return idx;
+    return idx >= 0 ? idx : dist_ictx_cached(xl, fd->inode);
 }
 
 
@@ -252,11 +245,11 @@ dist_copy_write_done(vl_req_t *r, void *cookie)
 /* Accounts answered writes in chunk order, frees slots that will never
  * be written, and lists the reads and writes to issue now. */
 static void
-dist_copy_plan_locked(struct dist_copy *c, struct dist_copy_todo *todo)
+dist_copy_plan_locked(struct dist_copy *c, struct dist_copy_batch *batch)
 {
     struct dist_copy_slot *s;
 
-    todo->n = 0;
+    batch->n = 0;
     for (;;) {
         s = &c->slots[c->acked % DIST_COPY_INFLIGHT];
         if (c->acked >= c->next_write || c->acked >= c->limit
@@ -285,8 +278,8 @@ dist_copy_plan_locked(struct dist_copy *c, struct dist_copy_todo *todo)
         s->state = DIST_COPY_WRITING;
         s->iov.iov_base = (void *)s->data;
         s->iov.iov_len = s->n_read;
-        todo->slot[todo->n] = s;
-        todo->is_write[todo->n++] = true;
+        batch->slot[batch->n] = s;
+        batch->is_write[batch->n++] = true;
         c->next_write++;
     }
     while (c->next_read < c->limit && c->next_read < c->n_chunks
@@ -304,8 +297,8 @@ dist_copy_plan_locked(struct dist_copy *c, struct dist_copy_todo *todo)
         s->n_read = 0;
         s->n_written = 0;
         s->wstatus = 0;
-        todo->slot[todo->n] = s;
-        todo->is_write[todo->n++] = false;
+        batch->slot[batch->n] = s;
+        batch->is_write[batch->n++] = false;
         c->next_read++;
     }
 }
@@ -370,17 +363,17 @@ dist_copy_issue(struct dist_copy *c, struct dist_copy_slot *s, bool is_write)
 static void
 dist_copy_pump(struct dist_copy *c)
 {
-    struct dist_copy_todo todo;
+    struct dist_copy_batch batch;
 
     pthread_mutex_lock(&c->lock);
     for (;;) {
-        dist_copy_plan_locked(c, &todo);
-        if (todo.n == 0)
+        dist_copy_plan_locked(c, &batch);
+        if (batch.n == 0)
             break;
-        c->holds += (int)todo.n;
+        c->holds += (int)batch.n;
         pthread_mutex_unlock(&c->lock);
-        for (unsigned i = 0; i < todo.n; i++)
-            dist_copy_issue(c, todo.slot[i], todo.is_write[i]);
+        for (unsigned i = 0; i < batch.n; i++)
+            dist_copy_issue(c, batch.slot[i], batch.is_write[i]);
         pthread_mutex_lock(&c->lock);
     }
     dist_copy_release_locked(c);

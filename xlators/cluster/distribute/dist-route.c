@@ -97,7 +97,7 @@ dist_req_fd(vl_req_t *req)
 }
 
 
-static int
+int
 dist_fd_subvol(vl_xlator_t *xl, vl_fd_t *fd)
 {
     struct dist_fd_ctx *ctx = vl_fd_ctx(fd, xl);

@@ -281,6 +281,8 @@ void dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
                         int hashed, bool has_linkfile);
 /* Cached subvolume of a file, or -1. */
 int dist_ictx_cached(vl_xlator_t *xl, vl_inode_t *inode);
+/* The subvolume fd is open on (dist-route.c), or -1 before it is known. */
+int dist_fd_subvol(vl_xlator_t *xl, vl_fd_t *fd);
 bool dist_iatt_is_linkfile(const struct vl_iatt *iatt);
 /* An inode carrying gfid for inode fops on the children (the wire names
  * objects by GFID): the linked one if any, else a private inode that is
