@@ -213,6 +213,9 @@ fill_all(void **state)
     fill_loc(&v_mkdir.loc, 9);
     v_mkdir.mode = 0755;
     fill_gfid(v_mkdir.gfid, 10);
+    v_mkdir.xattr_name = name_xattr; /* the layout distribute sends */
+    v_mkdir.xattr_value.xattr_value_val = xval;
+    v_mkdir.xattr_value.xattr_value_len = sizeof(xval);
     fill_loc(&v_unlink.loc, 11);
     v_unlink.flags = 1;
     fill_loc(&v_symlink.loc, 12);

@@ -85,6 +85,11 @@ struct vl_mknod_args {
 };
 struct vl_mkdir_args {
     struct vl_loc loc; uint32_t mode; uint32_t umask; vl_gfid_t gfid;
+    /* Optional xattr the brick sets on the new directory before it
+     * answers (distribute's layout: one round trip less). NULL: none. */
+    const char *xattr_name;
+    const void *xattr_value; /* borrowed; xattr_size bytes */
+    size_t xattr_size;       /* at most 64 KiB on the wire */
 };
 struct vl_unlink_args { struct vl_loc loc; uint32_t flags; };
 struct vl_rmdir_args { struct vl_loc loc; uint32_t flags; };

@@ -7,8 +7,9 @@
  *   that one is short of space (min-free-disk) or decommissioned, the data
  *   goes to the subvolume with most free space and a link file (mode
  *   ---------T, xattr trusted.mortar.dht.linkto) to the hashed one.
- * mkdir: on every up subvolume in parallel with the same GFID, then the
- *   layout xattr on each; a failure undoes the created copies.
+ * mkdir: on the hashed subvolume, then on every other up one in parallel,
+ *   same GFID; each copy gets its layout range in the mkdir itself (two
+ *   rounds); a failure undoes the created copies.
  * rmdir: on every subvolume; ENOTEMPTY anywhere recreates the removed
  *   copies (a copy holding only link files is emptied first).
  * link: hard link on the cached subvolume plus a link file on the new
@@ -269,25 +270,26 @@ dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 }
 
 
-/* The layout of a new directory (default, generation 1, COMMITTED) on
- * the copies in mask (one parallel round); 0 or the first error. */
+/* The layout of a new directory on the stale copies in mask (EEXIST in
+ * the mkdir round: they did not get it with the mkdir); one parallel
+ * round, only when such copies exist. 0 or the first error. */
 static int
 dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
-                  const struct dist_layout *layout, uint64_t mask)
+                  unsigned char (*vals)[DIST_LAYOUT_SIZE], uint64_t mask)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
-    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
     unsigned n = dist_priv(xl)->n;
     vl_inode_t *tmp;
     int rc = 0;
 
+    if (mask == 0)
+        return 0;
     tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
     if (tmp == NULL)
         return -ENOMEM;
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
-        dist_layout_encode(&layout->r[i], vals[i]);
         args[i].setxattr.loc.inode = tmp;
         args[i].setxattr.name = DIST_XATTR_LAYOUT;
         args[i].setxattr.value = vals[i];
@@ -303,12 +305,28 @@ dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
 }
 
 
-/* The hashed subvolume first: it decides between concurrent mkdirs of
- * one name (the loser gets EEXIST there and touches nothing else, so a
- * directory never has two GFIDs). Then every other up subvolume in one
- * parallel round, then the layout on all copies in one parallel round
- * (storage/posix cannot set an xattr with mkdir: the interface has no
- * extra arguments for it). */
+/* The mkdir request for subvolume i: the caller's, plus i's range of the
+ * new layout as the xattr storage/posix sets before answering. */
+static void
+dist_mkdir_args_for(const vl_req_t *req, unsigned i,
+                    unsigned char (*vals)[DIST_LAYOUT_SIZE],
+                    union vl_fop_args *out /* OUT */)
+{
+    *out = req->args;
+    out->mkdir.xattr_name = DIST_XATTR_LAYOUT;
+    out->mkdir.xattr_value = vals[i];
+    out->mkdir.xattr_size = DIST_LAYOUT_SIZE;
+}
+
+
+/* Two rounds. The hashed subvolume first: it decides between concurrent
+ * mkdirs of one name (the loser gets EEXIST there and touches nothing
+ * else, so a directory never has two GFIDs). Then every other up
+ * subvolume in one parallel round. Each copy is made with its range of
+ * the layout (default, generation 1, COMMITTED) in the mkdir itself, set
+ * by storage/posix before the copy's GFID: no copy made here is ever seen
+ * without its layout. A stale copy (EEXIST away from the hashed one) gets
+ * its range in a third round, only then. */
 static void
 dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -316,6 +334,7 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
     struct dist_layout *layout;
     unsigned n = priv->n;
     uint64_t up = dist_up_mask(xl), made = 0, exist = 0;
@@ -333,8 +352,11 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     }
     dist_layout_default(layout, n, priv->decommissioned, 1,
                         DIST_FLAG_COMMITTED);
-    rc = dist_call_sync(xl, req, (unsigned)hashed, VL_FOP_MKDIR, &req->args,
-                        &calls[hashed]);
+    for (unsigned i = 0; i < n; i++)
+        dist_layout_encode(&layout->r[i], vals[i]);
+    dist_mkdir_args_for(req, (unsigned)hashed, vals, &args[hashed]);
+    rc = dist_call_sync(xl, req, (unsigned)hashed, VL_FOP_MKDIR,
+                        &args[hashed], &calls[hashed]);
     if (rc != 0) {
         vl_reply_clear(&calls[hashed].reply);
         vl_free(layout);
@@ -351,7 +373,7 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     vl_reply_clear(&calls[hashed].reply);
 
     for (unsigned i = 0; i < n; i++)
-        args[i] = req->args;
+        dist_mkdir_args_for(req, i, vals, &args[i]);
     dist_fan_sync(xl, req, up & ~made, VL_FOP_MKDIR, args, calls);
     for (unsigned i = 0; i < n; i++) {
         if (!((up & ~made) & (1ULL << i)))
@@ -365,7 +387,7 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     }
     dist_calls_clear(calls, n);
     if (rc == 0)
-        rc = dist_mkdir_layout(xl, req, &a->gfid, layout, made | exist);
+        rc = dist_mkdir_layout(xl, req, &a->gfid, vals, exist);
     if (rc != 0) {
         vl_free(layout);
         dist_rmdir_mask(xl, req, &a->loc, made);

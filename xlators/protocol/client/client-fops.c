@@ -101,6 +101,20 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->mkdir.mode = a->mkdir.mode;
         w->mkdir.umask = a->mkdir.umask;
         vrpc_gfid_to_xdr(&a->mkdir.gfid, w->mkdir.gfid);
+        /* The optional xattr travels in the mkdir (empty name: none). */
+        if (a->mkdir.xattr_name != NULL
+            && (a->mkdir.xattr_name[0] == '\0'
+                || a->mkdir.xattr_size > MRT_XATTR_VALUE_MAX
+                || (a->mkdir.xattr_size > 0 && a->mkdir.xattr_value == NULL)))
+            return -EINVAL;
+        w->mkdir.xattr_name = (char *)(a->mkdir.xattr_name != NULL
+                                           ? a->mkdir.xattr_name
+                                           : "");
+        w->mkdir.xattr_value.xattr_value_val =
+            a->mkdir.xattr_name != NULL ? (char *)a->mkdir.xattr_value
+                                        : NULL;
+        w->mkdir.xattr_value.xattr_value_len =
+            a->mkdir.xattr_name != NULL ? (u_int)a->mkdir.xattr_size : 0;
         break;
     case VL_FOP_UNLINK:
         vrpc_loc_to_xdr(&a->unlink.loc, &w->unlink.loc);

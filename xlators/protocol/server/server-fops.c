@@ -183,6 +183,11 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->mkdir.mode = w->mkdir.mode;
         a->mkdir.umask = w->mkdir.umask;
         vrpc_gfid_from_xdr(w->mkdir.gfid, &a->mkdir.gfid);
+        if (w->mkdir.xattr_name[0] != '\0') {
+            a->mkdir.xattr_name = w->mkdir.xattr_name;
+            a->mkdir.xattr_value = w->mkdir.xattr_value.xattr_value_val;
+            a->mkdir.xattr_size = w->mkdir.xattr_value.xattr_value_len;
+        }
         break;
     case VL_FOP_UNLINK:
         rc = call_loc(call, &w->unlink.loc, &a->unlink.loc, LOC_ENTRY);

@@ -8,6 +8,8 @@
  * (the parent's gid in a setgid directory) and mode & ~umask; if any of
  * that or the handle fails, the new object is removed again. Objects found
  * without a GFID (made on the brick by hand) get one on lookup.
+ * mkdir may carry one xattr (vl_mkdir_args.xattr_name: distribute's
+ * layout), set before the GFID and under the same key rules as setxattr.
  * Every fop that changes a name also answers the parent directory's
  * attributes after the change (reply.postparent, from an fstat of the
  * parent's fd: no path lookup), which saves the client a STAT of it.
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "posix.h"
@@ -239,13 +242,27 @@ out:
 }
 
 
+/* mkdir, with the optional xattr of the request (distribute's layout).
+ * That xattr goes on through an fd of the new directory before its GFID
+ * does: a directory that carries its GFID (so that lookups report it)
+ * always carries the xattr too. Without one, the GFID is set by name
+ * (no open/close of the directory). */
 void
 posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
     struct posix_obj obj;
+    int fd = -1;
     int rc;
 
+    if (a->xattr_name != NULL) {
+        rc = posix_xattr_name_check(a->xattr_name);
+        if (rc == 0 && (a->xattr_size > POSIX_XATTR_SIZE_MAX
+                        || (a->xattr_size > 0 && a->xattr_value == NULL)))
+            rc = -EINVAL;
+        if (rc != 0)
+            goto out;
+    }
     rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
     if (rc != 0)
         goto out;
@@ -253,9 +270,23 @@ posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
         rc = -errno;
         goto put;
     }
+    if (a->xattr_name != NULL) {
+        fd = openat(obj.atfd, obj.rel,
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fsetxattr(fd, a->xattr_name, a->xattr_value,
+                                a->xattr_size, XATTR_CREATE) < 0) {
+            rc = -errno;
+            vl_log(xl, VL_LOG_WARNING, "undoing mkdir of %s: xattr %s: %s",
+                   obj.rel, a->xattr_name, strerror(-rc));
+            unlinkat(obj.atfd, obj.rel, AT_REMOVEDIR);
+            goto put;
+        }
+    }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
-                            a->mode & ~a->umask, -1, S_IFDIR);
+                            a->mode & ~a->umask, fd, S_IFDIR);
 put:
+    if (fd >= 0)
+        close(fd);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

@@ -26,7 +26,6 @@
 
 #include "posix.h"
 
-#define POSIX_XATTR_SIZE_MAX (64 * 1024) /* Linux XATTR_SIZE_MAX */
 /* The one subtree of the brick's prefix clients may use (distribute). */
 #define POSIX_DHT_XATTR "trusted.mortar.dht"
 
@@ -283,7 +282,9 @@ posix_fop_statfs(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
-static int
+/* May a client set, get or remove key name? 0, or -EINVAL/-ERANGE/-EPERM
+ * (setxattr and mkdir's xattr). */
+int
 posix_xattr_name_check(const char *name)
 {
     if (name == NULL || name[0] == '\0')

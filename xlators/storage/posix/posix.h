@@ -42,6 +42,7 @@
 #define POSIX_HANDLE_DIRS 65536
 /* "/proc/self/fd/NNNNNNNNNN/" + rel */
 #define POSIX_PROC_PATH_LEN (32 + NAME_MAX + 1)
+#define POSIX_XATTR_SIZE_MAX (64 * 1024) /* Linux XATTR_SIZE_MAX */
 
 enum posix_mem_type {
     POSIX_MT_MISC = 0,
@@ -206,6 +207,9 @@ void posix_fop_lseek(vl_xlator_t *xl, vl_req_t *req);
 
 void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
+
+/* posix-inode.c: may clients use xattr key name? 0 or -errno. */
+int posix_xattr_name_check(const char *name);
 
 /* posix-entry.c: open(2) flags the brick passes on for open/create. */
 int posix_open_flags(int32_t flags);

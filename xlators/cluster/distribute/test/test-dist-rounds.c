@@ -7,8 +7,9 @@
  * answered):
  *   unlink with a known inode: one round to the cached (+ hashed) brick;
  *     a stale inode (ENOENT there) falls back to the name everywhere;
- *   mkdir: the hashed brick alone, then the others, then the layout;
- *     EEXIST on the hashed brick touches no other brick;
+ *   mkdir: the hashed brick alone, then the others, each with its
+ *     layout range in the mkdir (two rounds; a stale copy elsewhere gets
+ *     it in a third); EEXIST on the hashed brick touches no other brick;
  *   lookup of a directory: the hashed brick, then lookup and layout
  *     (by the GFID the hashed brick gave) on every brick in one round;
  *   readdir: one call fills the buffer from brick after brick, the last
@@ -150,11 +151,30 @@ test_unlink_stale_inode_falls_back(void **state)
 static vl_gfid_t rd_dir_gfid;
 
 
+/* The layout range each mock got with its mkdir (decoded), and how many
+ * mkdirs carried one. */
+static struct dist_range rd_mkdir_range[RD_N];
+static unsigned rd_mkdir_with_xattr[RD_N];
+/* Mocks that answer EEXIST to mkdir (a stale copy there). */
+static uint64_t rd_mkdir_exists;
+
+
 static int
 rd_mkdir_ok(int mock, vl_req_t *r, struct vl_iatt *ia)
 {
-    (void)mock;
     if (r->op == VL_FOP_MKDIR) {
+        const struct vl_mkdir_args *a = VL_ARGS(r, mkdir);
+
+        if (a->xattr_name != NULL) {
+            assert_string_equal(a->xattr_name, DIST_XATTR_LAYOUT);
+            assert_int_equal(dist_layout_decode(a->xattr_value,
+                                                a->xattr_size,
+                                                &rd_mkdir_range[mock]),
+                             0);
+            rd_mkdir_with_xattr[mock]++;
+        }
+        if (rd_mkdir_exists & (1ULL << mock))
+            return -EEXIST;
         ia->gfid = rd_dir_gfid;
         ia->mode = S_IFDIR | 0755;
         ia->nlink = 2;
@@ -170,6 +190,8 @@ rd_mkdir_start(struct rd *t, const char *name, vl_inode_t **fresh,
     vl_req_t *req = vl_req_new(t->dht, VL_FOP_MKDIR);
 
     assert_non_null(req);
+    memset(rd_mkdir_range, 0, sizeof(rd_mkdir_range));
+    memset(rd_mkdir_with_xattr, 0, sizeof(rd_mkdir_with_xattr));
     *fresh = vl_inode_new(t->g->graph->itable);
     vl_gfid_generate(&rd_dir_gfid);
     VL_ARGS(req, mkdir)->loc.parent = t->root;
@@ -178,6 +200,32 @@ rd_mkdir_start(struct rd *t, const char *name, vl_inode_t **fresh,
     VL_ARGS(req, mkdir)->mode = 0755;
     VL_ARGS(req, mkdir)->gfid = rd_dir_gfid;
     vl_test_wind(req, res);
+}
+
+
+/* Every mock got exactly one mkdir, carrying its range of the default
+ * layout for four subvolumes (generation 1, COMMITTED): together the
+ * ranges cover the hash space with no hole or overlap. */
+static void
+rd_mkdir_check_layouts(void)
+{
+    struct dist_layout want, got;
+    struct dist_anomalies an;
+
+    dist_layout_default(&want, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    memset(&got, 0, sizeof(got));
+    got.n = RD_N;
+    for (int i = 0; i < RD_N; i++) {
+        assert_int_equal(rd_mkdir_with_xattr[i], 1);
+        assert_int_equal(rd_mkdir_range[i].generation, 1);
+        assert_int_equal(rd_mkdir_range[i].start, want.r[i].start);
+        assert_int_equal(rd_mkdir_range[i].stop, want.r[i].stop);
+        assert_int_equal(rd_mkdir_range[i].flags,
+                         DIST_FLAG_HAS_RANGE | DIST_FLAG_COMMITTED);
+        got.r[i] = rd_mkdir_range[i];
+    }
+    assert_false(dist_layout_check(&got, &an));
+    assert_int_equal(an.n_holes + an.n_overlaps + an.n_missing, 0);
 }
 
 
@@ -190,27 +238,59 @@ test_mkdir_hashed_first(void **state)
     char name[32];
     vl_inode_t *fresh;
 
+    rd_mkdir_exists = 0;
     rd_name_on(t, 1, "d", name, sizeof(name));
     rd_mkdir_start(t, name, &fresh, &res);
-    /* Round 1: the hashed brick alone. */
+    /* Round 1: the hashed brick alone, with its layout range. */
     assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
     assert_int_equal(rd.mask, 1ULL << 1);
     assert_int_equal(rd.op[1], VL_FOP_MKDIR);
-    /* Round 2: every other brick in parallel. */
+    assert_int_equal(rd_mkdir_with_xattr[1], 1);
+    /* Round 2: every other brick in parallel, each with its range. */
     assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
     assert_int_equal(rd.mask, 0xdULL);
     for (int i = 0; i < RD_N; i++)
         if (i != 1)
             assert_int_equal(rd.op[i], VL_FOP_MKDIR);
-    /* Round 3: the layout on all four. */
-    assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
-    assert_int_equal(rd.mask, 0xfULL);
-    for (int i = 0; i < RD_N; i++)
-        assert_int_equal(rd.op[i], VL_FOP_SETXATTR);
+    /* No third round: the layout came with the mkdirs. */
     assert_false(rd_round(t, &res, rd_mkdir_ok, &rd));
     rd_wait_done(t, &res);
     assert_int_equal(res.status, 0);
     assert_true(S_ISDIR(res.reply.iatt.mode));
+    rd_mkdir_check_layouts();
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(vl_mock_received(t->m[i]), 1);
+    vl_test_result_clear(&res);
+    vl_inode_unref(fresh);
+}
+
+
+/* A stale copy on a non-hashed brick (EEXIST there) did not get the
+ * layout with the mkdir: it alone gets it in a third round. */
+static void
+test_mkdir_stale_copy_gets_layout(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char name[32];
+    vl_inode_t *fresh;
+
+    rd_mkdir_exists = 1ULL << 2;
+    rd_name_on(t, 0, "d", name, sizeof(name));
+    rd_mkdir_start(t, name, &fresh, &res);
+    assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
+    assert_int_equal(rd.mask, 1ULL << 0);
+    assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
+    assert_int_equal(rd.mask, 0xeULL);
+    assert_true(rd_round(t, &res, rd_mkdir_ok, &rd));
+    assert_int_equal(rd.mask, 1ULL << 2);
+    assert_int_equal(rd.op[2], VL_FOP_SETXATTR);
+    assert_false(rd_round(t, &res, rd_mkdir_ok, &rd));
+    rd_wait_done(t, &res);
+    rd_mkdir_exists = 0;
+    assert_int_equal(res.status, 0);
+    rd_mkdir_check_layouts();
     vl_test_result_clear(&res);
     vl_inode_unref(fresh);
 }
@@ -418,6 +498,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(
             test_unlink_known_inode_with_linkfile, rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_unlink_stale_inode_falls_back,
+                                        rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_gets_layout,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_hashed_first, rd_setup,
                                         rd_teardown),

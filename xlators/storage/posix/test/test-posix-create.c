@@ -7,7 +7,8 @@
  * a non-root caller under a brick process umask that differs from the
  * client's; and a handle directory removed behind the brick's back being
  * made again by the next create that needs it; the parent's attributes
- * (postparent) answered by create, mkdir, rename, unlink and rmdir.
+ * (postparent) answered by create, mkdir, rename, unlink and rmdir; an
+ * xattr set by mkdir itself (vl_mkdir_args.xattr_name).
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "posix-test.h"
@@ -353,11 +355,77 @@ test_postparent(void **state)
 }
 
 
+/* mkdir with an xattr (distribute's layout in the mkdir): the new
+ * directory carries it with its GFID, mode and the caller's owner; a key
+ * clients may not set is refused before anything is made. */
+static void
+test_mkdir_xattr(void **state)
+{
+    static const unsigned char val[20] = {0, 0, 0, 1, 0, 0, 0, 1, 0x40};
+    struct pt *t = *state;
+    union vl_fop_args a;
+    struct vl_reply r;
+    vl_inode_t *fresh;
+    unsigned char got[32];
+    char path[PATH_MAX];
+    struct stat st;
+    vl_gfid_t g;
+    ssize_t n;
+
+    t->caller.uid = 1234;
+    t->caller.gid = 5678;
+    fresh = vl_inode_new(t->graph->itable);
+    memset(&a, 0, sizeof(a));
+    a.mkdir.loc = (struct vl_loc){.parent = t->root, .name = "lx",
+                                  .inode = fresh};
+    a.mkdir.mode = 01750;
+    a.mkdir.umask = 022;
+    vl_gfid_generate(&a.mkdir.gfid);
+    a.mkdir.xattr_name = "trusted.mortar.dht";
+    a.mkdir.xattr_value = val;
+    a.mkdir.xattr_size = sizeof(val);
+    assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &a.mkdir.gfid));
+    vl_reply_clear(&r);
+    snprintf(path, sizeof(path), "%s/lx", t->brick);
+    n = lgetxattr(path, "trusted.mortar.dht", got, sizeof(got));
+    assert_int_equal(n, sizeof(val));
+    assert_memory_equal(got, val, sizeof(val));
+    assert_int_equal(pt_disk_gfid(t, "lx", &g), 0);
+    assert_true(vl_gfid_equal(&g, &a.mkdir.gfid));
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 01750);
+    assert_int_equal(st.st_uid, 1234);
+    assert_int_equal(st.st_gid, 5678);
+    vl_inode_unref(fresh);
+
+    /* The brick's own keys stay EPERM; no directory is left behind. */
+    fresh = vl_inode_new(t->graph->itable);
+    a.mkdir.loc = (struct vl_loc){.parent = t->root, .name = "bad",
+                                  .inode = fresh};
+    vl_gfid_generate(&a.mkdir.gfid);
+    a.mkdir.xattr_name = "trusted.mortar.gfid";
+    assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), -EPERM);
+    vl_reply_clear(&r);
+    snprintf(path, sizeof(path), "%s/bad", t->brick);
+    assert_int_equal(lstat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    /* Nor an oversized value. */
+    a.mkdir.xattr_name = "user.big";
+    a.mkdir.xattr_size = 65 * 1024;
+    assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), -EINVAL);
+    vl_reply_clear(&r);
+    assert_int_equal(lstat(path, &st), -1);
+    vl_inode_unref(fresh);
+}
+
+
 const struct CMUnitTest pt_create_tests[] = {
     cmocka_unit_test_setup_teardown(test_create_mode_owner_gfid, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_handle_dir_cache_survives_removed_dir,
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_postparent, pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_mkdir_xattr, pt_setup, pt_teardown),
 };
 const size_t pt_n_create_tests = VL_ARRAY_SIZE(pt_create_tests);
