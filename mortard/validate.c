@@ -307,7 +307,8 @@ md_check_new_bricks(struct md_state *st, char *const *args, int n,
 
 static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
-    "protocol/server", "protocol/client", "cluster/distribute", NULL,
+    "protocol/server", "protocol/client", "cluster/distribute",
+    "performance/write-behind", NULL,
 };
 
 
@@ -315,6 +316,7 @@ static const char *const md_settable_types[] = {
  * reads them (volgen does). */
 struct md_diag_conf {
     bool is_client_trace; /* debug/trace on top of the client graph */
+    bool is_write_behind; /* performance/write-behind above distribute */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -323,6 +325,12 @@ static const vl_option_t md_diag_options[] = {
                 .doc = "Put debug/trace at the top of the client graph "
                        "(right under mount/fuse): every fop of the mount "
                        "is logged. Clients switch graphs live."),
+    VL_OPT_BOOL("write-behind", struct md_diag_conf, is_write_behind,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.write-behind"},
+                .doc = "Put performance/write-behind in the client graph "
+                       "(above distribute): writes are answered at once "
+                       "and sent behind. Clients switch graphs live."),
     VL_OPT_END,
 };
 

@@ -9,7 +9,9 @@
  *         `<vol>-dht` over protocol/client `<vol>-<brickid>` in brick
  *         order (the names distribute stores in link files, stable for
  *         the life of a brick), with `decommissioned-bricks` while a
- *         remove-brick runs. diagnostics.client-trace on puts debug/trace
+ *         remove-brick runs. performance/write-behind
+ *         `<vol>-write-behind` above that (unless performance.write-behind
+ *         is off). diagnostics.client-trace on puts debug/trace
  *         `<vol>-trace` on top. mortarfsd puts mount/fuse on top of the
  *         last volume.
  * Options set with `volume set` are stored as "<prefix>.<key>" and land
@@ -107,6 +109,18 @@ md_client_trace_on(const struct md_volume *vol)
 }
 
 
+/* The option diagnostics.write-behind (performance.write-behind) is not
+ * off: write-behind is on by default. */
+static bool
+md_write_behind_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.write-behind");
+    bool is_on = true;
+
+    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
+}
+
+
 /* cluster/distribute over every brick's client. */
 static void
 md_volgen_dht(struct md_sbuf *sb, const struct md_volume *vol)
@@ -166,6 +180,13 @@ md_volgen_client(const struct md_volume *vol)
     if (is_dht) {
         md_volgen_dht(&sb, vol);
         snprintf(top, sizeof(top), "%s-dht", vol->name);
+    }
+    if (md_write_behind_on(vol)) {
+        md_sbuf_printf(&sb, "volume %s-write-behind\n"
+                       "    type performance/write-behind\n", vol->name);
+        md_volgen_opts(&sb, vol, "write-behind", vol->name);
+        md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
+        snprintf(top, sizeof(top), "%s-write-behind", vol->name);
     }
     if (md_client_trace_on(vol))
         md_sbuf_printf(&sb, "volume %s-trace\n    type debug/trace\n"

@@ -681,15 +681,21 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     run->graph = graph;
     run->main_thread = pthread_self();
     run->io.top = graph->top;
-    run->io.subs = graph->top->children;
-    run->io.n_subs = graph->top->n_children;
+    /* Client-side performance translators (write-behind) sit above
+     * distribute in the volfile clients get; migrate below them. */
+    while (strcmp(run->io.top->cls->type, "cluster/distribute") != 0
+           && run->io.top->n_children == 1
+           && strncmp(run->io.top->cls->type, "performance/", 12) == 0)
+        run->io.top = run->io.top->children[0];
+    run->io.subs = run->io.top->children;
+    run->io.n_subs = run->io.top->n_children;
     run->io.stop = &run->stop;
     pthread_mutex_init(&run->lock, NULL);
     pthread_cond_init(&run->cond, NULL);
-    if (strcmp(graph->top->cls->type, "cluster/distribute") != 0) {
+    if (strcmp(run->io.top->cls->type, "cluster/distribute") != 0) {
         vl_glog(RB_DOMAIN, VL_LOG_ERROR, "the volfile's top is %s, not "
                 "cluster/distribute: nothing to rebalance",
-                graph->top->cls->type);
+                run->io.top->cls->type);
         goto out;
     }
     rb_state_init(run);

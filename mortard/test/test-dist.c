@@ -69,6 +69,9 @@ test_volgen_client(void **state)
     char *text;
 
     (void)state;
+    /* The shapes below without write-behind (checked at the end). */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.write-behind", "off"),
+                     0);
     /* One brick: protocol/client alone, as before distribute. */
     text = md_volgen_client(&v);
     assert_non_null(text);
@@ -124,6 +127,20 @@ test_volgen_client(void **state)
                      0);
     text = md_volgen_client(&v);
     assert_null(strstr(text, "debug/trace"));
+    assert_null(strstr(text, "write-behind"));
+    free(text);
+
+    /* write-behind (on unless set off): right above distribute, with the
+     * options of its class. */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.write-behind", "on"),
+                     0);
+    assert_int_equal(md_vol_opt_set(&v, "write-behind.window-size", "4MB"),
+                     0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-write-behind\n    type "
+                                 "performance/write-behind\n    option "
+                                 "window-size 4MB\n    subvolumes vv-dht\n"));
+    assert_top(text, "performance/write-behind");
     free(text);
     free_opts(&v);
 }

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-write-behind: performance/write-behind over a counting pass-through
+ * (its release hook says when the child's fd is dropped) over debug/mock,
+ * which holds every request until the test answers it. Checks: the early
+ * answer comes before the child's; writes reach the child in order and
+ * overlapping ones wait; a read after a write waits for it; a failed early
+ * write is returned once by the next flush or fsync; a full window makes
+ * the writer wait; O_SYNC and setuid files are written through; release
+ * of an fd with writes pending waits for them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "vl-test.h"
+
+/* ---- a pass-through that counts releases ---- */
+
+static int t_n_release;
+
+static void
+t_count_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    (void)xl;
+    (void)fd;
+    t_n_release++;
+}
+
+static const vl_xlator_class_t t_count_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/count",
+    .prefix = "count",
+    .flags = VL_XL_ONE_CHILD,
+    .fd_ctx_size = 8,
+    .release = t_count_release,
+    .doc = "Counts releases.",
+};
+
+/* ---- fixture ---- */
+
+struct t_env {
+    struct vl_test_graph *g; /* wb -> count -> mock */
+    vl_xlator_t *mock;       /* borrowed from g */
+    vl_xlator_t *wb;         /* borrowed from g */
+    vl_inode_t *file;        /* owned ref */
+    vl_fd_t *fd;             /* owned ref, O_RDWR */
+    struct iovec iov[16];    /* the callers' write data (owned base), kept
+                                until the end: a write answered by the
+                                child borrows it until then */
+    int n_iov;               /* used entries of iov */
+};
+
+static struct t_env *
+t_env_new(const char *wb_opts)
+{
+    struct t_env *e = calloc(1, sizeof(*e));
+    char text[1024];
+    vl_err_t err;
+    vl_gfid_t gfid;
+
+    assert_non_null(e);
+    vl_registry_add(&xl_performance_write_behind);
+    vl_registry_add(&t_count_class);
+    snprintf(text, sizeof(text),
+             "volume m\n type debug/mock\nend-volume\n"
+             "volume c\n type test/count\n subvolumes m\nend-volume\n"
+             "volume wb\n type performance/write-behind\n%s"
+             " subvolumes c\nend-volume\n", wb_opts);
+    e->g = vl_test_graph_new(text, &err);
+    if (e->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    e->mock = vl_test_graph_xl(e->g, "m");
+    e->wb = vl_test_graph_xl(e->g, "wb");
+    vl_gfid_generate(&gfid);
+    e->file = vl_inode_get(e->g->graph->itable, &gfid, S_IFREG);
+    e->fd = vl_fd_new(e->file, O_RDWR, 1);
+    assert_non_null(e->fd);
+    t_n_release = 0;
+    return e;
+}
+
+
+static void
+t_env_free(struct t_env *e)
+{
+    vl_fd_unref(e->fd);
+    vl_inode_unref(e->file);
+    vl_test_graph_free(e->g);
+    for (int i = 0; i < e->n_iov; i++)
+        free(e->iov[i].iov_base);
+    free(e);
+}
+
+
+/* Pops the oldest request at the mock, checks its fop. */
+static vl_req_t *
+t_pop(struct t_env *e, vl_fop_t op)
+{
+    vl_req_t *r = vl_mock_pop(e->mock);
+
+    assert_non_null(r);
+    assert_int_equal(r->op, op);
+    return r;
+}
+
+
+/* A STAT answered with mode, so write-behind knows the file's mode. */
+static void
+t_stat(struct t_env *e, uint32_t mode)
+{
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_STAT);
+    vl_req_t *r;
+
+    VL_ARGS(req, stat)->loc.inode = e->file;
+    vl_test_wind(req, &res);
+    r = t_pop(e, VL_FOP_STAT);
+    r->reply.iatt.mode = mode;
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+}
+
+
+/* Winds a WRITE of len bytes of byte c at off on fd. */
+static void
+t_write(struct t_env *e, vl_fd_t *fd, off_t off, size_t len, char c,
+        struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_WRITE);
+    struct iovec *iov;
+
+    assert_true(e->n_iov < 16);
+    iov = &e->iov[e->n_iov++];
+    iov->iov_base = malloc(len);
+    iov->iov_len = len;
+    assert_non_null(iov->iov_base);
+    memset(iov->iov_base, c, len);
+    VL_ARGS(req, write)->fd = fd;
+    VL_ARGS(req, write)->iov = iov;
+    VL_ARGS(req, write)->n_iov = 1;
+    VL_ARGS(req, write)->offset = off;
+    vl_test_wind(req, res);
+    /* Answered early, the caller may reuse its buffer at once. */
+    if (res->is_done)
+        memset(iov->iov_base, 'X', len);
+}
+
+
+/* Answers a WRITE at the mock in full (or with status). */
+static void
+t_answer_write(vl_req_t *r, int status)
+{
+    struct vl_write_args *a = VL_ARGS(r, write);
+    size_t len = 0;
+
+    for (int i = 0; i < a->n_iov; i++)
+        len += a->iov[i].iov_len;
+    r->reply.count = status == 0 ? (int64_t)len : 0;
+    r->reply.iatt.mode = S_IFREG | 0644;
+    vl_unwind(r, status);
+}
+
+
+/* Answers whatever the mock holds: a WRITE in full, others with 0. */
+static void
+t_answer_write_or_any(vl_req_t *r)
+{
+    if (r->op == VL_FOP_WRITE)
+        t_answer_write(r, 0);
+    else
+        vl_unwind(r, 0);
+}
+
+
+static void
+t_fd_op(struct t_env *e, vl_fop_t op, struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, op);
+
+    if (op == VL_FOP_FLUSH)
+        VL_ARGS(req, flush)->fd = e->fd;
+    else if (op == VL_FOP_FSYNC)
+        VL_ARGS(req, fsync)->fd = e->fd;
+    else if (op == VL_FOP_READ) {
+        VL_ARGS(req, read)->fd = e->fd;
+        VL_ARGS(req, read)->size = 4096;
+    }
+    vl_test_wind(req, res);
+}
+
+
+/* ---- tests ---- */
+
+static void
+test_class(void **state)
+{
+    vl_err_t err;
+
+    (void)state;
+    if (vl_test_check_class(&xl_performance_write_behind, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+
+/* The caller is answered before the child, with the full count, and the
+ * child gets the data although the caller's buffer was overwritten. */
+static void
+test_early_answer(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_req_t *r;
+    const char *p;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 5000, 'a', &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.count, 5000);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    r = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(r, write)->offset, 0);
+    assert_int_equal(VL_ARGS(r, write)->iov[0].iov_len, 5000);
+    p = VL_ARGS(r, write)->iov[0].iov_base;
+    for (int i = 0; i < 5000; i++)
+        assert_int_equal(p[i], 'a');
+    t_answer_write(r, 0);
+    assert_int_equal(res.n_done, 1);
+    vl_test_result_clear(&res);
+    t_env_free(e);
+}
+
+
+/* Non-overlapping writes go down at once, in order; an overlapping one
+ * waits until the write it overlaps was answered. */
+static void
+test_order(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res[3] = {{0}};
+    vl_req_t *a, *b, *c;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'a', &res[0]);
+    t_write(e, e->fd, 4096, 4096, 'b', &res[1]);
+    t_write(e, e->fd, 100, 10, 'c', &res[2]);
+    for (int i = 0; i < 3; i++)
+        assert_true(res[i].is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 2);
+    a = t_pop(e, VL_FOP_WRITE);
+    b = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(a, write)->offset, 0);
+    assert_int_equal(VL_ARGS(b, write)->offset, 4096);
+    t_answer_write(b, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* c overlaps a */
+    t_answer_write(a, 0);
+    c = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(c, write)->offset, 100);
+    assert_int_equal(((char *)VL_ARGS(c, write)->iov[0].iov_base)[0], 'c');
+    t_answer_write(c, 0);
+    for (int i = 0; i < 3; i++)
+        vl_test_result_clear(&res[i]);
+    t_env_free(e);
+}
+
+
+/* A read after a write waits until the write was acknowledged; a write
+ * after the read waits for the read. */
+static void
+test_read_waits(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, rd = {0}, w2 = {0};
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    t_fd_op(e, VL_FOP_READ, &rd);
+    t_write(e, e->fd, 1000, 100, 'b', &w2);
+    assert_false(rd.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    r = t_pop(e, VL_FOP_WRITE);
+    t_answer_write(r, 0);
+    r = t_pop(e, VL_FOP_READ);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* w2 waits too */
+    vl_unwind(r, 0);
+    assert_true(rd.is_done);
+    r = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(r, write)->offset, 1000);
+    t_answer_write(r, 0);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&rd);
+    vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
+/* A failed early write: the next flush returns its error, once; the fd
+ * then writes through. */
+static void
+test_error_on_flush(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, f1 = {0}, f2 = {0}, w2 = {0};
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    assert_true(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), -ENOSPC);
+    t_fd_op(e, VL_FOP_FLUSH, &f1);
+    assert_true(f1.is_done);
+    assert_int_equal(f1.status, -ENOSPC);
+    t_fd_op(e, VL_FOP_FLUSH, &f2);
+    assert_true(f2.is_done);
+    assert_int_equal(f2.status, 0);
+    t_write(e, e->fd, 0, 100, 'a', &w2);
+    assert_false(w2.is_done); /* no longer behind */
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w2.is_done);
+    assert_int_equal(w2.reply.count, 100);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&f1);
+    vl_test_result_clear(&f2);
+    vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
+/* fsync waits for the pending write and reports its failure. */
+static void
+test_error_on_fsync(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, s = {0};
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    t_fd_op(e, VL_FOP_FSYNC, &s);
+    assert_false(s.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), -EIO);
+    r = vl_mock_pop(e->mock);
+    if (r != NULL) { /* the fsync went down after the write */
+        assert_int_equal(r->op, VL_FOP_FSYNC);
+        vl_unwind(r, 0);
+    }
+    assert_true(s.is_done);
+    assert_int_equal(s.status, -EIO);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&s);
+    t_env_free(e);
+}
+
+
+/* With flush-behind off, FLUSH waits for the pending writes. */
+static void
+test_flush_waits_when_off(void **state)
+{
+    struct t_env *e = t_env_new(" option flush-behind off\n");
+    struct vl_test_result w = {0}, f = {0};
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    t_fd_op(e, VL_FOP_FLUSH, &f);
+    assert_false(f.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    vl_unwind(t_pop(e, VL_FOP_FLUSH), 0);
+    assert_true(f.is_done);
+    assert_int_equal(f.status, 0);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&f);
+    t_env_free(e);
+}
+
+
+/* A write that does not fit in the window waits for the child. */
+static void
+test_window_full(void **state)
+{
+    struct t_env *e = t_env_new(" option window-size 512KiB\n");
+    struct vl_test_result w1 = {0}, w2 = {0}, w3 = {0};
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 300 * 1024, 'a', &w1);
+    t_write(e, e->fd, 300 * 1024, 300 * 1024, 'b', &w2);
+    assert_true(w1.is_done);
+    assert_false(w2.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 2); /* both went down */
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_false(w2.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w2.is_done);
+    assert_int_equal(w2.reply.count, 300 * 1024);
+    /* The window is empty again. */
+    t_write(e, e->fd, 0, 300 * 1024, 'c', &w3);
+    assert_true(w3.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    vl_test_result_clear(&w1);
+    vl_test_result_clear(&w2);
+    vl_test_result_clear(&w3);
+    t_env_free(e);
+}
+
+
+/* O_SYNC fds, setuid files and files of unknown mode are written
+ * through: the caller gets the child's answer. */
+static void
+test_write_through(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0};
+    vl_fd_t *sync_fd;
+
+    (void)state;
+    /* Mode not known yet. */
+    t_write(e, e->fd, 0, 10, 'a', &w);
+    assert_false(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w.is_done);
+    vl_test_result_clear(&w);
+
+    /* O_SYNC. */
+    t_stat(e, S_IFREG | 0644);
+    sync_fd = vl_fd_new(e->file, O_RDWR | O_SYNC, 1);
+    t_write(e, sync_fd, 0, 10, 'a', &w);
+    assert_false(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w.is_done);
+    vl_test_result_clear(&w);
+    vl_fd_unref(sync_fd);
+
+    /* setuid. */
+    t_stat(e, S_IFREG | S_ISUID | 0755);
+    t_write(e, e->fd, 0, 10, 'a', &w);
+    assert_false(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w.is_done);
+    vl_test_result_clear(&w);
+    t_env_free(e);
+}
+
+
+/* The caller drops its fd with a write pending: the child's fd is
+ * released only after the write was answered. */
+static void
+test_release_waits(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, f = {0};
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 10, 'a', &w);
+    t_fd_op(e, VL_FOP_FLUSH, &f);
+    assert_true(f.is_done); /* flush-behind */
+    vl_fd_unref(e->fd);
+    e->fd = NULL;
+    assert_int_equal(t_n_release, 0);
+    r = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(r, write)->fd->inode, e->file);
+    t_answer_write(r, 0);
+    assert_int_equal(t_n_release, 1);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&f);
+    t_env_free(e);
+}
+
+
+/* Every request is answered exactly once when allocations fail: a
+ * write, a read waiting for it and a flush, failing the n-th allocation
+ * made by write-behind for n = 1, 2, ... */
+static void
+test_enomem(void **state)
+{
+    static char data[100];
+    struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
+
+    (void)state;
+    for (long n = 1; n < 200; n++) {
+        struct t_env *e = t_env_new("");
+        struct vl_test_result res[3] = {{0}};
+        vl_req_t *req[3];
+        long used;
+
+        t_stat(e, S_IFREG | 0644);
+        req[0] = vl_req_new(e->g->graph->top, VL_FOP_WRITE);
+        req[1] = vl_req_new(e->g->graph->top, VL_FOP_READ);
+        req[2] = vl_req_new(e->g->graph->top, VL_FOP_FLUSH);
+        VL_ARGS(req[0], write)->fd = e->fd;
+        VL_ARGS(req[0], write)->iov = &iov;
+        VL_ARGS(req[0], write)->n_iov = 1;
+        VL_ARGS(req[1], read)->fd = e->fd;
+        VL_ARGS(req[1], read)->size = 100;
+        VL_ARGS(req[2], flush)->fd = e->fd;
+        vl_mem_fail_at(n);
+        for (int i = 0; i < 3; i++)
+            vl_test_wind(req[i], &res[i]);
+        used = vl_mem_alloc_count();
+        vl_mem_fail_at(0);
+        while (vl_mock_pending(e->mock) > 0)
+            t_answer_write_or_any(vl_mock_pop(e->mock));
+        for (int i = 0; i < 3; i++) {
+            assert_true(res[i].is_done);
+            assert_int_equal(res[i].n_done, 1);
+            vl_test_result_clear(&res[i]);
+        }
+        t_env_free(e);
+        if (used < n)
+            break;
+    }
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_class),
+        cmocka_unit_test(test_early_answer),
+        cmocka_unit_test(test_order),
+        cmocka_unit_test(test_read_waits),
+        cmocka_unit_test(test_error_on_flush),
+        cmocka_unit_test(test_error_on_fsync),
+        cmocka_unit_test(test_flush_waits_when_off),
+        cmocka_unit_test(test_window_full),
+        cmocka_unit_test(test_write_through),
+        cmocka_unit_test(test_release_waits),
+        cmocka_unit_test(test_enomem),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

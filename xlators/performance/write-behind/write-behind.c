@@ -1,0 +1,740 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * write-behind: answer WRITE at once and send it to the child behind the
+ * caller's back, so a writer does not wait one round trip per write.
+ *
+ * Intercepts: write (early answer), flush (flush-behind), fsync (waits,
+ *             reports a failed early write), read, stat, setattr,
+ *             lookup, getxattr, lk, fallocate, lseek, copy_file_range,
+ *             open (wait for pending writes of their inode; with none
+ *             they go down at once), create (remembers the mode, as do
+ *             the replies of lookup, stat, setattr, open, write...).
+ * Early:      a WRITE is answered at once (count = its length) when (1) its
+ *             fd is not O_SYNC/O_DSYNC (nor O_DIRECT with strict-o-direct),
+ *             (2) its fd had no failed early write, (3) the inode's mode
+ *             is known from a reply and has no setuid/setgid bit (the
+ *             bridge kills those bits from the WRITE reply's attributes,
+ *             which an early answer does not have), and (4) the inode's
+ *             window has room. Otherwise it goes down at once (in order)
+ *             and its caller waits for the child's answer.
+ * Errors:     a failed early write is sticky on its fd: the next write,
+ *             flush or fsync of that fd returns it once; later writes of
+ *             the fd are no longer answered early.
+ * Per inode:  struct wb_inode (queue, window, mode), wb-queue.c.
+ * Per fd:     struct wb_fd (sticky error).
+ * Per req:    nothing; queued requests hang off struct wb_entry.
+ * Threads:    any; see wb-queue.c for the locks.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "builtin.h"
+#include "write-behind.h"
+
+/* Writes at least this big keep the caller's buffer (a ref); smaller ones
+ * are copied, so a small write does not pin a 1 MiB bridge buffer. */
+#define WB_KEEP_BUF_MIN (64 * 1024)
+
+
+/* The inode a fop acts on, or NULL. */
+static vl_inode_t *
+wb_req_inode(vl_req_t *req)
+{
+    vl_fd_t *fd = NULL;
+
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+        return req->args.lookup.loc.inode;
+    case VL_FOP_STAT:
+        fd = req->args.stat.fd;
+        return fd != NULL ? fd->inode : req->args.stat.loc.inode;
+    case VL_FOP_SETATTR:
+        fd = req->args.setattr.fd;
+        return fd != NULL ? fd->inode : req->args.setattr.loc.inode;
+    case VL_FOP_GETXATTR:
+        return req->args.getxattr.loc.inode;
+    case VL_FOP_OPEN:
+        return req->args.open.loc.inode;
+    case VL_FOP_CREATE:
+        return req->args.create.loc.inode;
+    case VL_FOP_READ:
+        fd = req->args.read.fd;
+        break;
+    case VL_FOP_FLUSH:
+        fd = req->args.flush.fd;
+        break;
+    case VL_FOP_FSYNC:
+        fd = req->args.fsync.fd;
+        break;
+    case VL_FOP_LK:
+        fd = req->args.lk.fd;
+        break;
+    case VL_FOP_FALLOCATE:
+        fd = req->args.fallocate.fd;
+        break;
+    case VL_FOP_LSEEK:
+        fd = req->args.lseek.fd;
+        break;
+    case VL_FOP_COPY_FILE_RANGE:
+        fd = req->args.copy_file_range.fd_out;
+        break;
+    default:
+        break;
+    }
+    return fd != NULL ? fd->inode : NULL;
+}
+
+
+/* The fd whose sticky error a fop reports (flush, fsync), or NULL. */
+static vl_fd_t *
+wb_req_err_fd(vl_req_t *req)
+{
+    if (req->op == VL_FOP_FLUSH)
+        return req->args.flush.fd;
+    if (req->op == VL_FOP_FSYNC)
+        return req->args.fsync.fd;
+    return NULL;
+}
+
+
+/* ---- fops that wait for pending writes ---- */
+
+/* Answers req with the child's reply (child NULL: with status alone),
+ * after remembering the mode and taking a sticky error for flush/fsync. */
+static void
+wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
+{
+    vl_inode_t *inode = wb_req_inode(req);
+    vl_fd_t *err_fd = wb_req_err_fd(req);
+    int err;
+
+    if (child != NULL && status == 0 && inode != NULL
+        && req->op != VL_FOP_COPY_FILE_RANGE) {
+        pthread_mutex_lock(&inode->lock);
+        wb_inode_seen_locked(wb_inode_peek(xl, inode), &child->reply.iatt);
+        pthread_mutex_unlock(&inode->lock);
+    }
+    if (status == 0 && err_fd != NULL) {
+        err = wb_fd_take_err(xl, err_fd);
+        if (err != 0)
+            status = err;
+    }
+    if (child != NULL)
+        vl_reply_move(req, child);
+    vl_unwind(req, status);
+}
+
+
+/* A fop wound with nothing pending came back. */
+static void
+wb_observe_done(vl_req_t *child, void *cookie)
+{
+    vl_req_t *req = cookie;
+
+    wb_answer(req->xl, req, child, child->status);
+}
+
+
+/* A queued fop is done (child NULL: it could not be wound): leave the
+ * queue(s), answer, wind what that freed. e is the primary entry. */
+static void
+wb_barrier_finish(struct wb_entry *e, vl_req_t *child, int status)
+{
+    struct wb_entry *go = NULL;
+    struct wb_entry *ents[2] = {e, e->peer};
+
+    for (int i = 0; i < 2; i++) {
+        struct wb_entry *x = ents[i];
+
+        if (x == NULL)
+            continue;
+        pthread_mutex_lock(&x->inode->lock);
+        wb_queue_del_locked(wb_inode_peek(x->xl, x->inode), x, &go);
+        pthread_mutex_unlock(&x->inode->lock);
+    }
+    wb_answer(e->xl, e->req, child, status);
+    wb_entry_free(e->peer);
+    wb_entry_free(e);
+    wb_queue_wind(go);
+}
+
+
+static void
+wb_barrier_done(vl_req_t *child, void *cookie)
+{
+    wb_barrier_finish(cookie, child, child->status);
+}
+
+
+/* One of the entries of e's request is free to go (or set up): the last
+ * of them winds the request. */
+static void
+wb_barrier_arrive(struct wb_entry *e)
+{
+    struct wb_entry *primary = e->is_primary ? e : e->peer;
+    vl_req_t *child;
+
+    if (atomic_fetch_sub(&primary->n_blocked, 1) != 1)
+        return;
+    child = vl_req_child(primary->req, VL_FIRST_CHILD(primary->xl));
+    if (child == NULL) {
+        wb_barrier_finish(primary, NULL, -ENOMEM);
+        return;
+    }
+    vl_wind(child, wb_barrier_done, primary);
+}
+
+
+void
+wb_barrier_go(struct wb_entry *e)
+{
+    wb_barrier_arrive(e);
+}
+
+
+/* A fop on two inodes (copy_file_range) waits for both queues. Each
+ * entry counts in n_blocked until free to go, plus one for this setup, so
+ * the request is wound exactly once, by whoever brings it to zero. */
+static void
+wb_wait_pair(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
+             vl_inode_t *inode2)
+{
+    struct wb_priv *priv = xl->priv;
+    struct wb_entry *e = wb_entry_new(xl, inode, WB_E_BARRIER);
+    struct wb_entry *e2 = wb_entry_new(xl, inode2, WB_E_BARRIER);
+    struct wb_entry *ents[2] = {e, e2};
+    bool is_waiting = false;
+
+    if (e == NULL || e2 == NULL) {
+        wb_entry_free(e);
+        wb_entry_free(e2);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    e->req = e2->req = req;
+    e->peer = e2;
+    e2->peer = e;
+    e->is_primary = true;
+    atomic_init(&e->n_blocked, 3);
+    for (int i = 0; i < 2; i++) {
+        struct wb_inode *wi = wb_inode_peek(xl, ents[i]->inode);
+        bool is_free = true;
+
+        pthread_mutex_lock(&ents[i]->inode->lock);
+        if (wi->head != NULL)
+            is_free = wb_queue_add_locked(wi, ents[i]);
+        pthread_mutex_unlock(&ents[i]->inode->lock);
+        if (!is_free)
+            is_waiting = true;
+        else
+            atomic_fetch_sub(&e->n_blocked, 1);
+    }
+    if (is_waiting)
+        atomic_fetch_add(&priv->n_waited, 1);
+    wb_barrier_arrive(e); /* the setup's own count */
+}
+
+
+/* Queues req behind the pending writes of inode (and of inode2, for a
+ * copy between two files) or, with nothing pending, winds it now: with a
+ * done when is_observed (the reply tells the mode, or a flush/fsync must
+ * report a sticky error), else passed. */
+static void
+wb_wait_or_wind(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
+                vl_inode_t *inode2, bool is_observed)
+{
+    struct wb_priv *priv = xl->priv;
+    struct wb_entry *e = NULL;
+    struct wb_inode *wi;
+    vl_req_t *child;
+    bool is_nomem = false;
+
+    if (inode == NULL) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    if (inode2 != NULL && inode2 != inode) {
+        wb_wait_pair(xl, req, inode, inode2);
+        return;
+    }
+    wi = wb_inode_peek(xl, inode);
+    pthread_mutex_lock(&inode->lock);
+    if (wi->head != NULL) {
+        /* Allocated under the lock: the queue must not drain between the
+         * look and the add, or the fop would wait for nothing. */
+        e = wb_entry_new(xl, inode, WB_E_BARRIER);
+        if (e != NULL) {
+            e->req = req;
+            e->is_primary = true;
+            atomic_init(&e->n_blocked, 1);
+            wb_queue_add_locked(wi, e); /* never free: writes are ahead */
+        } else {
+            is_nomem = true;
+        }
+    }
+    pthread_mutex_unlock(&inode->lock);
+    if (is_nomem) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    if (e != NULL) {
+        atomic_fetch_add(&priv->n_waited, 1);
+        return; /* wound by wb_barrier_go when free to go */
+    }
+    if (!is_observed) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    child = vl_req_child(req, VL_FIRST_CHILD(xl));
+    if (child == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(child, wb_observe_done, req);
+}
+
+
+/* Fops whose reply carries the object's attributes: worth a done for the
+ * mode even with nothing pending. */
+static void
+wb_fop_observed(vl_xlator_t *xl, vl_req_t *req)
+{
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
+}
+
+
+static void
+wb_fop_wait(vl_xlator_t *xl, vl_req_t *req)
+{
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, false);
+}
+
+
+static void
+wb_fop_open(vl_xlator_t *xl, vl_req_t *req)
+{
+    /* An open (O_TRUNC above all) must not overtake pending writes; its
+     * reply may tell the mode. */
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
+}
+
+
+static void
+wb_fop_create(vl_xlator_t *xl, vl_req_t *req)
+{
+    /* A fresh inode: nothing can be pending; wound for the mode. */
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
+}
+
+
+static void
+wb_fop_copy_file_range(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_copy_file_range_args *a = VL_ARGS(req, copy_file_range);
+
+    wb_wait_or_wind(xl, req, a->fd_out != NULL ? a->fd_out->inode : NULL,
+                    a->fd_in != NULL ? a->fd_in->inode : NULL, false);
+}
+
+
+static void
+wb_fop_lk(vl_xlator_t *xl, vl_req_t *req)
+{
+    vl_fd_t *fd = VL_ARGS(req, lk)->fd;
+
+    if (fd != NULL) {
+        struct wb_inode *wi = wb_inode_peek(xl, fd->inode);
+
+        pthread_mutex_lock(&fd->inode->lock);
+        wi->has_lk = true;
+        pthread_mutex_unlock(&fd->inode->lock);
+    }
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, false);
+}
+
+
+static void
+wb_fop_fsync(vl_xlator_t *xl, vl_req_t *req)
+{
+    vl_fd_t *fd = VL_ARGS(req, fsync)->fd;
+    int err = fd != NULL ? wb_fd_take_err(xl, fd) : 0;
+
+    if (err != 0) {
+        vl_unwind(req, err);
+        return;
+    }
+    wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
+}
+
+
+static void
+wb_fop_flush(vl_xlator_t *xl, vl_req_t *req)
+{
+    const struct wb_conf *conf = VL_CONF(xl, struct wb_conf);
+    struct wb_priv *priv = xl->priv;
+    vl_fd_t *fd = VL_ARGS(req, flush)->fd;
+    struct wb_inode *wi;
+    bool is_behind;
+    int err;
+
+    if (fd == NULL) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    err = wb_fd_take_err(xl, fd);
+    if (err != 0) {
+        vl_unwind(req, err);
+        return;
+    }
+    /* Behind: the pending writes finish after close() returned (their
+     * errors are then lost, as in GlusterFS). Not when locks were taken:
+     * FLUSH releases them on the bricks, and only after the writes. */
+    wi = wb_inode_peek(xl, fd->inode);
+    pthread_mutex_lock(&fd->inode->lock);
+    is_behind = conf->is_flush_behind && !wi->has_lk;
+    pthread_mutex_unlock(&fd->inode->lock);
+    if (is_behind) {
+        atomic_fetch_add(&priv->n_flush_behind, 1);
+        vl_unwind(req, 0);
+        return;
+    }
+    wb_wait_or_wind(xl, req, fd->inode, NULL, true);
+}
+
+
+/* ---- WRITE ---- */
+
+/* A write is done (child NULL: it could not be wound): leave the queue,
+ * answer the caller or record the error on the fd, wind what it freed. */
+static void
+wb_write_finish(struct wb_entry *e, vl_req_t *child, int status)
+{
+    struct wb_priv *priv = e->xl->priv;
+    struct wb_inode *wi = wb_inode_peek(e->xl, e->inode);
+    struct wb_entry *go = NULL;
+
+    if (status == 0 && e->is_early && (uint64_t)child->reply.count < e->len)
+        status = -EIO; /* a short write that was answered in full */
+    pthread_mutex_lock(&e->inode->lock);
+    if (child != NULL && child->status == 0)
+        wb_inode_seen_locked(wi, &child->reply.iatt);
+    wb_queue_del_locked(wi, e, &go);
+    pthread_mutex_unlock(&e->inode->lock);
+    if (e->is_early) {
+        if (status != 0) {
+            atomic_fetch_add(&priv->n_failed, 1);
+            wb_fd_set_err(e->xl, e->fd, status);
+        }
+    } else {
+        if (child != NULL)
+            vl_reply_move(e->req, child);
+        vl_unwind(e->req, status);
+    }
+    wb_entry_free(e);
+    wb_queue_wind(go);
+}
+
+
+static void
+wb_write_done(vl_req_t *child, void *cookie)
+{
+    wb_write_finish(cookie, child, child->status);
+}
+
+
+void
+wb_write_go(struct wb_entry *e)
+{
+    vl_req_t *child = e->child;
+
+    e->child = NULL;
+    if (child == NULL)
+        child = vl_req_child(e->req, VL_FIRST_CHILD(e->xl));
+    if (child == NULL) {
+        /* Only a write not answered early builds its child here. */
+        wb_write_finish(e, NULL, -ENOMEM);
+        return;
+    }
+    vl_wind(child, wb_write_done, e);
+}
+
+
+/* Builds the early write's own copy of the data and its child request. */
+static int
+wb_write_prepare(vl_xlator_t *xl, vl_req_t *req, struct wb_entry *e)
+{
+    const struct vl_write_args *a = VL_ARGS(req, write);
+    struct vl_write_args *ca;
+    const char *bd;
+    size_t off = 0;
+
+    if (a->buf != NULL && a->n_iov == 1 && e->len >= WB_KEEP_BUF_MIN) {
+        bd = a->buf->data;
+        if ((const char *)a->iov[0].iov_base >= bd
+            && (const char *)a->iov[0].iov_base + e->len
+                   <= bd + a->buf->size) {
+            e->buf = vl_buf_ref(a->buf);
+            e->iov = a->iov[0];
+        }
+    }
+    if (e->buf == NULL) {
+        e->buf = vl_buf_new(e->len);
+        if (e->buf == NULL)
+            return -ENOMEM;
+        for (int i = 0; i < a->n_iov; i++) {
+            memcpy(e->buf->data + off, a->iov[i].iov_base,
+                   a->iov[i].iov_len);
+            off += a->iov[i].iov_len;
+        }
+        e->iov.iov_base = e->buf->data;
+        e->iov.iov_len = e->len;
+    }
+    e->child = vl_req_new_op(NULL, VL_FIRST_CHILD(xl), VL_FOP_WRITE);
+    if (e->child == NULL)
+        return -ENOMEM;
+    e->child->caller = req->caller;
+    ca = VL_ARGS(e->child, write);
+    ca->fd = e->fd;
+    ca->iov = &e->iov;
+    ca->n_iov = 1;
+    ca->offset = a->offset;
+    ca->flags = a->flags;
+    ca->buf = e->buf;
+    return 0;
+}
+
+
+/* Whether the fd and flags allow an early answer at all. */
+static bool
+wb_write_may_behind(vl_xlator_t *xl, const struct wb_conf *conf,
+                    const struct vl_write_args *a)
+{
+    const struct wb_fd *wf = vl_fd_ctx(a->fd, xl);
+    int32_t flags = a->fd->flags | a->flags;
+    bool is_failed;
+
+    if (flags & O_DSYNC) /* O_SYNC includes O_DSYNC */
+        return false;
+    if ((flags & O_DIRECT) && conf->is_strict_o_direct)
+        return false;
+    pthread_mutex_lock(&a->fd->lock);
+    is_failed = wf->is_failed;
+    pthread_mutex_unlock(&a->fd->lock);
+    return !is_failed;
+}
+
+
+static void
+wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
+{
+    const struct wb_conf *conf = VL_CONF(xl, struct wb_conf);
+    struct wb_priv *priv = xl->priv;
+    struct vl_write_args *a = VL_ARGS(req, write);
+    struct wb_inode *wi;
+    struct wb_entry *e;
+    bool may_behind;
+    bool is_early = false;
+    bool is_free;
+    uint64_t len = 0;
+    int err;
+
+    if (a->fd == NULL) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    err = wb_fd_take_err(xl, a->fd);
+    if (err != 0) {
+        vl_unwind(req, err);
+        return;
+    }
+    for (int i = 0; i < a->n_iov; i++)
+        len += a->iov[i].iov_len;
+    e = wb_entry_new(xl, a->fd->inode, WB_E_WRITE);
+    if (e == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    e->req = req;
+    e->fd = vl_fd_ref(a->fd);
+    e->len = len;
+    e->is_strict = conf->is_strict_ordering;
+    if (!(a->flags & O_APPEND) && !(a->fd->flags & O_APPEND)) {
+        e->start = a->offset;
+        e->end = a->offset + (int64_t)len;
+    }
+    may_behind = len > 0 && len <= conf->window_size
+                 && wb_write_may_behind(xl, conf, a);
+    /* Prepared before the lock; thrown away if the window is full. */
+    if (may_behind && wb_write_prepare(xl, req, e) != 0)
+        may_behind = false;
+
+    wi = wb_inode_peek(xl, a->fd->inode);
+    pthread_mutex_lock(&a->fd->inode->lock);
+    if (may_behind && wi->has_mode && !(wi->mode & (S_ISUID | S_ISGID))) {
+        if (wi->window == 0 || wi->window + len <= conf->window_size)
+            is_early = true;
+        else
+            atomic_fetch_add(&priv->n_window_full, 1);
+    }
+    /* e is complete before it joins the queue: from then on another
+     * thread may wind and free it. */
+    e->is_early = is_early;
+    if (is_early) {
+        wi->window += len;
+        e->req = NULL;
+    } else if (e->child != NULL) {
+        vl_req_free_unwound(e->child);
+        e->child = NULL;
+    }
+    is_free = wb_queue_add_locked(wi, e);
+    pthread_mutex_unlock(&a->fd->inode->lock);
+
+    if (is_early) {
+        atomic_fetch_add(&priv->n_behind, 1);
+        req->reply.count = (int64_t)len;
+        vl_unwind(req, 0);
+    } else {
+        atomic_fetch_add(&priv->n_through, 1);
+    }
+    if (is_free)
+        wb_write_go(e);
+}
+
+
+/* ---- class ---- */
+
+static int
+wb_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    struct wb_priv *priv = vl_calloc(xl, 1, sizeof(*priv), WB_MT_PRIV);
+
+    if (priv == NULL) {
+        vl_err_set(err, "write-behind: out of memory");
+        return -ENOMEM;
+    }
+    xl->priv = priv;
+    return 0;
+}
+
+
+static void
+wb_fini(vl_xlator_t *xl)
+{
+    struct wb_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    /* Entries hold refs on their inodes and fds and answer on their own
+     * when the child does; with some alive the graph's pending list
+     * names their child requests. Keep priv then: their done() uses it. */
+    if (atomic_load(&priv->n_entries) != 0) {
+        vl_log(xl, VL_LOG_WARNING, "fini with %lld writes or waiting fops "
+               "not answered by the child yet",
+               (long long)atomic_load(&priv->n_entries));
+        return;
+    }
+    vl_free(priv);
+    xl->priv = NULL;
+}
+
+
+static void
+wb_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct wb_priv *priv = xl->priv;
+
+    fprintf(out, "written_behind=%llu\n", atomic_load(&priv->n_behind));
+    fprintf(out, "written_through=%llu\n", atomic_load(&priv->n_through));
+    fprintf(out, "window_full=%llu\n", atomic_load(&priv->n_window_full));
+    fprintf(out, "waited=%llu\n", atomic_load(&priv->n_waited));
+    fprintf(out, "flush_behind=%llu\n", atomic_load(&priv->n_flush_behind));
+    fprintf(out, "failed_behind=%llu\n", atomic_load(&priv->n_failed));
+    fprintf(out, "errors_reported=%llu\n", atomic_load(&priv->n_reported));
+    fprintf(out, "pending=%lld\n", atomic_load(&priv->n_entries));
+}
+
+
+static int
+wb_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
+{
+    /* Every option is read per request from xl->conf. */
+    (void)xl;
+    (void)new_conf;
+    (void)err;
+    return 0;
+}
+
+
+static const vl_option_t wb_options[] = {
+    VL_OPT_SIZE("window-size", struct wb_conf, window_size,
+                .min = 512 * 1024, .max = 1024 * 1024 * 1024, .def = "1MiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .aliases = {"performance.write-behind-window-size",
+                            "cache-size"},
+                .doc = "Bytes of one file's writes answered before the "
+                       "bricks acknowledged them; a write that does not "
+                       "fit waits for the bricks' answer."),
+    VL_OPT_BOOL("flush-behind", struct wb_conf, is_flush_behind,
+                .def = "on",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .aliases = {"performance.flush-behind"},
+                .doc = "Answer close()'s FLUSH without waiting for the "
+                       "file's pending writes (an error they meet later "
+                       "is then lost); off: FLUSH waits for them and "
+                       "returns their error."),
+    VL_OPT_BOOL("strict-o-direct", struct wb_conf, is_strict_o_direct,
+                .def = "off",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .aliases = {"performance.strict-o-direct"},
+                .doc = "Write through (never answer early) on files "
+                       "opened with O_DIRECT."),
+    VL_OPT_BOOL("strict-write-ordering", struct wb_conf, is_strict_ordering,
+                .def = "off",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .aliases = {"performance.strict-write-ordering"},
+                .doc = "Send a file's writes to the bricks one after the "
+                       "other even when they do not overlap."),
+    VL_OPT_END,
+};
+
+static const char *const wb_mem_types[] = {"misc", "priv", "entry", NULL};
+
+const vl_xlator_class_t xl_performance_write_behind = {
+    .abi = VL_XLATOR_ABI,
+    .type = "performance/write-behind",
+    .prefix = "write-behind",
+    .version = {0, 1, 0},
+    .flags = VL_XL_ONE_CHILD,
+    .conf_size = sizeof(struct wb_conf),
+    .inode_ctx_size = sizeof(struct wb_inode),
+    .fd_ctx_size = sizeof(struct wb_fd),
+    .options = wb_options,
+    .mem_types = wb_mem_types,
+    .doc = "Answers writes at once and sends them to the bricks behind "
+           "the caller, in order per file, within a window of bytes per "
+           "file; fops that read what was written wait for them.",
+    .init = wb_init,
+    .fini = wb_fini,
+    .reconfigure = wb_reconfigure,
+    .dump = wb_dump,
+    .fops = {
+        [VL_FOP_WRITE] = wb_fop_write,
+        [VL_FOP_FLUSH] = wb_fop_flush,
+        [VL_FOP_FSYNC] = wb_fop_fsync,
+        [VL_FOP_LOOKUP] = wb_fop_observed,
+        [VL_FOP_STAT] = wb_fop_observed,
+        [VL_FOP_SETATTR] = wb_fop_observed,
+        [VL_FOP_FALLOCATE] = wb_fop_observed,
+        [VL_FOP_OPEN] = wb_fop_open,
+        [VL_FOP_CREATE] = wb_fop_create,
+        [VL_FOP_READ] = wb_fop_wait,
+        [VL_FOP_GETXATTR] = wb_fop_wait,
+        [VL_FOP_LSEEK] = wb_fop_wait,
+        [VL_FOP_LK] = wb_fop_lk,
+        [VL_FOP_COPY_FILE_RANGE] = wb_fop_copy_file_range,
+    },
+};

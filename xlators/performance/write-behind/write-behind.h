@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * write-behind: private types shared by write-behind.c (class, fops) and
+ * wb-queue.c (the per-inode queue of writes and waiting fops).
+ */
+#ifndef MORTAR_WRITE_BEHIND_H
+#define MORTAR_WRITE_BEHIND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vol/vol.h"
+
+enum wb_mem_type {
+    WB_MT_MISC = 0,
+    WB_MT_PRIV,
+    WB_MT_ENTRY,
+};
+
+/* Options (see write-behind.c for their docs). */
+struct wb_conf {
+    uint64_t window_size;    /* bytes answered early, not yet acknowledged
+                                by the child, allowed per inode */
+    bool is_flush_behind;    /* FLUSH answered without waiting for writes */
+    bool is_strict_o_direct; /* O_DIRECT fds are written through */
+    bool is_strict_ordering; /* no write overtakes an earlier one, even
+                                when they do not overlap */
+};
+
+/* Counters for statedump; atomics, no lock. */
+struct wb_priv {
+    atomic_ullong n_behind;       /* writes answered before the child */
+    atomic_ullong n_through;      /* writes answered by the child */
+    atomic_ullong n_window_full;  /* of those, because the window was full */
+    atomic_ullong n_waited;       /* fops that waited for pending writes */
+    atomic_ullong n_flush_behind; /* FLUSHes answered without waiting */
+    atomic_ullong n_failed;       /* early-answered writes that failed */
+    atomic_ullong n_reported;     /* sticky errors returned to a caller */
+    atomic_llong n_entries;       /* entries alive (writes + waiters) */
+};
+
+enum wb_kind {
+    WB_E_WRITE,   /* a WRITE; blocks only overlapping later writes */
+    WB_E_BARRIER, /* any other fop; waits for and blocks everything */
+};
+
+/* One request in an inode's queue. Created by the fop that meets pending
+ * writes (or by every WRITE), freed after the child answered it. */
+struct wb_entry {
+    struct wb_entry *next;     /* inode queue link; guarded by inode->lock */
+    struct wb_entry *go_next;  /* link of a local "to wind" list; owned by
+                                  whoever collected the entry */
+    vl_xlator_t *xl;           /* borrowed: this write-behind */
+    vl_inode_t *inode;         /* owned ref: whose queue holds the entry */
+    vl_req_t *req;             /* borrowed: caller's request, NULL once it
+                                  was answered early */
+    vl_req_t *child;           /* owned until wound: the WRITE of an early
+                                  answered write, built at arrival */
+    vl_fd_t *fd;               /* owned ref: fd of a write, else NULL */
+    vl_buf_t *buf;             /* owned ref: data of an early write */
+    struct iovec iov;          /* data of an early write (in buf) */
+    int64_t start;             /* first byte of a write */
+    int64_t end;               /* byte after the last (INT64_MAX: append) */
+    uint64_t len;              /* bytes counted in the window (early) */
+    struct wb_entry *peer;     /* copy_file_range: the entry of the other
+                                  inode (both point at each other) */
+    atomic_int n_blocked;      /* copy_file_range primary: entries (self
+                                  and peer) not yet free to go */
+    bool is_primary;           /* of the pair, the one that winds */
+    enum wb_kind kind;         /* write or barrier */
+    bool is_wound;             /* free to go (or gone): guarded by lock */
+    bool is_early;             /* the caller has been answered already */
+    bool is_strict;            /* strict-write-ordering when it arrived */
+};
+
+/* Per inode (inode ctx), guarded by inode->lock. */
+struct wb_inode {
+    struct wb_entry *head;  /* oldest entry; NULL when nothing pending */
+    struct wb_entry *tail;  /* newest entry */
+    uint64_t window;        /* bytes of early writes not yet acknowledged */
+    uint32_t mode;          /* last mode seen in a reply, if has_mode */
+    bool has_mode;          /* mode is known */
+    bool has_lk;            /* an LK was seen: FLUSH must reach the locks */
+};
+
+/* Per fd (fd ctx), guarded by fd->lock. */
+struct wb_fd {
+    int err;        /* -errno of an early write not reported yet, or 0 */
+    bool is_failed; /* an early write failed: write through from now on */
+};
+
+/* wb-queue.c */
+struct wb_inode *wb_inode_peek(vl_xlator_t *xl, vl_inode_t *inode);
+struct wb_entry *wb_entry_new(vl_xlator_t *xl, vl_inode_t *inode,
+                              enum wb_kind kind);
+void wb_entry_free(struct wb_entry *e);
+/* Appends e to its inode's queue (lock held) and says whether it may go
+ * now (then it is marked wound and the caller winds it). */
+bool wb_queue_add_locked(struct wb_inode *wi, struct wb_entry *e);
+/* Removes e (lock held) and prepends the entries now free to go to *go. */
+void wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
+                         struct wb_entry **go /* OUT */);
+/* Winds every entry of the list go (no lock held). */
+void wb_queue_wind(struct wb_entry *go);
+/* Records err as the sticky error of fd. */
+void wb_fd_set_err(vl_xlator_t *xl, vl_fd_t *fd, int err);
+/* Takes (and clears) the sticky error of fd; 0 if none. */
+int wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd);
+/* Remembers the mode of a reply's attributes (lock held). */
+void wb_inode_seen_locked(struct wb_inode *wi, const struct vl_iatt *iatt);
+
+/* write-behind.c: winds a barrier entry that is free to go. */
+void wb_barrier_go(struct wb_entry *e);
+/* write-behind.c: winds a write entry that is free to go. */
+void wb_write_go(struct wb_entry *e);
+
+#endif /* MORTAR_WRITE_BEHIND_H */
