@@ -63,10 +63,10 @@ fsd_rebal_classify(const struct vl_iatt *iatt)
 
 /* Step 2: the marker on D, open for writing in *fd_d. *is_ours says
  * whether a failure must remove it again. */
-static int
-rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
-                vl_inode_t *inode, const char *src_name, vl_fd_t **fd_d,
-                char *why, size_t why_len)
+int
+fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
+                    vl_inode_t *inode, const char *src_name, vl_fd_t **fd_d,
+                    char *why, size_t why_len)
 {
     struct vl_iatt ia;
     struct fsd_rebal_ent ent;
@@ -131,8 +131,8 @@ linkto:
 }
 
 
-static bool
-rb_changed(const struct vl_iatt *a, const struct vl_iatt *b)
+bool
+fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b)
 {
     return a->size != b->size || a->mtime != b->mtime
            || a->mtime_ns != b->mtime_ns || a->ctime != b->ctime
@@ -173,9 +173,9 @@ rb_min_free(const struct fsd_rebal_io *io, double *pct, uint64_t *bytes)
 
 /* Would xd stay above min-free-disk with size more bytes (and a chunk of
  * slack)? -ENOSPC with why saying so, 0, or -errno of the statfs. */
-static int
-rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
-               vl_inode_t *dir, uint64_t size, char *why, size_t why_len)
+int
+fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
+                   vl_inode_t *dir, uint64_t size, char *why, size_t why_len)
 {
     union vl_fop_args a = {0};
     struct vl_reply r = {0};
@@ -245,7 +245,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         return FSD_RO_SKIPPED;
     }
     step = "statfs destination";
-    rc = rb_space_check(io, xd, dir, st1.size, why, why_len);
+    rc = fsd_rb_space_check(io, xd, dir, st1.size, why, why_len);
     if (rc == -ENOSPC) {
         char tmp[256];
 
@@ -258,8 +258,8 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         goto fail;
 
     /* 2. The marker on the destination. */
-    rc = rb_dest_prepare(xd, dir, name, inode, xs->name, &fd_d, why,
-                         why_len);
+    rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, &fd_d, why,
+                             why_len);
     if (rc != 0)
         goto out;
     step = "open source";
@@ -290,7 +290,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     vl_reply_clear(&r);
     if (rc != 0)
         goto fail;
-    if (rb_changed(&st1, &st2)) {
+    if (fsd_rb_changed(&st1, &st2)) {
         step = "copy under the freeze";
         rc = fsd_rb_copy_data(xs, fd_s, xd, fd_d, st2.size, NULL);
         if (rc != 0)
@@ -375,9 +375,9 @@ out:
 
 
 /* Makes sure hashed xh has a link file of name pointing to src_name. */
-static int
-rb_ensure_linkfile(vl_xlator_t *xh, vl_inode_t *dir, const char *name,
-                   vl_inode_t *inode, const char *src_name)
+int
+fsd_rb_ensure_linkfile(vl_xlator_t *xh, vl_inode_t *dir, const char *name,
+                       vl_inode_t *inode, const char *src_name)
 {
     union vl_fop_args a = {0};
     struct vl_iatt ia;
@@ -425,9 +425,9 @@ rb_sub_index(const struct fsd_rebal_io *io, const char *name, size_t len)
 
 /* Asks distribute where name hashes: looks it up (linking *inode) and
  * reads mortar.dht.pathinfo ("<cached>[ hashed=<h>][ linkto]"). */
-static int
-rb_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
-          vl_inode_t **inode, int *hashed)
+int
+fsd_rb_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
+              const char *name, vl_inode_t **inode, int *hashed)
 {
     union vl_fop_args a = {0};
     struct vl_reply r = {0};
@@ -502,7 +502,7 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 fsd_rb_remove_special(io->subs[i], dir, name, &ents[i]);
         return FSD_RO_IN_PLACE;
     }
-    rc = rb_hashed(io, dir, name, &inode, &hashed);
+    rc = fsd_rb_hashed(io, dir, name, &inode, &hashed);
     if (rc == -ENOENT)
         return FSD_RO_IN_PLACE; /* removed since the listing */
     if (rc != 0) {
@@ -555,8 +555,8 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
         }
         if (out == FSD_RO_SKIPPED) {
             /* It stays: the hashed subvolume must point at it. */
-            rc = rb_ensure_linkfile(io->subs[hashed], dir, name, inode,
-                                    io->subs[src]->name);
+            rc = fsd_rb_ensure_linkfile(io->subs[hashed], dir, name, inode,
+                                        io->subs[src]->name);
             if (rc != 0) {
                 snprintf(why, why_len, "'%s' stays on %s but no link file "
                          "on %s: %s", name, io->subs[src]->name,

@@ -13,6 +13,8 @@
 #ifndef MORTARFSD_REBALANCE_MIGRATE_H
 #define MORTARFSD_REBALANCE_MIGRATE_H
 
+#include <pthread.h>
+
 #include "fsd.h"
 
 #define RB_CHUNK (1 * VL_MiB)
@@ -24,6 +26,11 @@
 #define RB_XATTR_LIST_MAX (64 * 1024)
 #define RB_STAMP "trusted.mortar.dht.rebal-src"
 #define RB_FAULT_EXIT 70 /* _exit status at a fault point */
+/* On the committed copy of a hard-linked inode: the subvolume it was
+ * moved from (tells the committed copy from the stale one after a
+ * crash; a plain file uses the commit stamp with its own name). */
+#define RB_HLSRC "trusted.mortar.dht.rebal-hlsrc"
+#define RB_HL_BUCKETS 1024
 
 /* Which xattrs fsd_rb_copy_xattrs copies. ACLs are apart because setting
  * system.posix_acl_access also sets the group bits of the mode, which
@@ -84,6 +91,30 @@ int fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
 void fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
                   const vl_xlator_t *xd);
 
+/* ---- rebalance-migrate.c ---- */
+
+/* Step 2 of a migration: the marker of name on xd (a link file or marker
+ * of the same GFID there is reused), open for writing in *fd_d. */
+int fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
+                        vl_inode_t *inode, const char *src_name,
+                        vl_fd_t **fd_d, char *why, size_t why_len);
+/* Size, mtime or ctime differ? */
+bool fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b);
+/* Room for size more bytes on xd (and distribute's min-free-disk)?
+ * -ENOSPC with why set. */
+int fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
+                       vl_inode_t *dir, uint64_t size, char *why,
+                       size_t why_len);
+/* A link file of name on xh pointing to src_name (made, linked to another
+ * name's link file of the same GFID there, or re-pointed). */
+int fsd_rb_ensure_linkfile(vl_xlator_t *xh, vl_inode_t *dir,
+                           const char *name, vl_inode_t *inode,
+                           const char *src_name);
+/* Where name hashes (index into io->subs), and its inode (a reference)
+ * as distribute looks it up. */
+int fsd_rb_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                  const char *name, vl_inode_t **inode, int *hashed);
+
 /* ---- rebalance-special.c ---- */
 
 /* Moves a symlink, device, fifo or socket from xs to xd. */
@@ -111,5 +142,80 @@ int fsd_rb_stale_source(const struct fsd_rebal_io *io, vl_inode_t *dir,
                         const char *name, vl_inode_t *inode,
                         vl_xlator_t *xs, vl_xlator_t *xh, char *why,
                         size_t why_len);
+
+/* 1 when the commit stamp on xd's copy matches st (size and mtime only
+ * when !with_ctime), 0 when not, -ENODATA without a stamp, -errno. */
+int fsd_rb_stamp_matches(vl_xlator_t *xd, vl_inode_t *inode,
+                         const struct vl_iatt *st, bool with_ctime);
+
+/* ---- rebalance-hlgroup.c: hard-linked inodes by GFID ---- */
+
+/* One name of a hard-linked inode, as the listing found it. */
+struct fsd_rb_hl_name {
+    vl_inode_t *dir;             /* a reference; the directory */
+    char *name;                  /* owned; the entry name */
+    char *path;                  /* owned; the directory's path (logs) */
+    struct fsd_rebal_ent *ents;  /* owned; per subvolume, this GFID only */
+};
+/* All names of one GFID found by the listing. */
+struct fsd_rb_hl_group {
+    vl_gfid_t gfid;                 /* the inode */
+    struct fsd_rb_hl_name *names;   /* owned */
+    size_t n_names;
+    size_t cap;
+    bool has_links;                 /* some subvolume has nlink > 1 data */
+    bool needs_rescan;              /* the source has names not listed */
+    struct fsd_rb_hl_group *next;   /* hash chain */
+};
+/* GFID -> group. lock guards buckets and n_groups while listings add. */
+struct fsd_rb_hl_table {
+    pthread_mutex_t lock;
+    struct fsd_rb_hl_group *buckets[RB_HL_BUCKETS]; /* owned chains */
+    size_t n_groups;
+    size_t n_subs;                  /* entries per name */
+};
+
+struct fsd_rb_hl_table *fsd_rb_hl_new(size_t n_subs);
+void fsd_rb_hl_free(struct fsd_rb_hl_table *t);
+/* Is gfid a group of t (the per-name pass leaves it to the group pass)? */
+bool fsd_rb_hl_has(struct fsd_rb_hl_table *t, const vl_gfid_t *gfid);
+/* Is gfid a group of want that needs its names found again? */
+bool fsd_rb_hl_wants(struct fsd_rb_hl_table *want, const vl_gfid_t *gfid);
+/* Records name (ents: one per subvolume) in t when it belongs to a
+ * hard-linked inode (or to a group of want needing a rescan). */
+int fsd_rb_hl_collect(struct fsd_rb_hl_table *t, struct fsd_rb_hl_table *want,
+                      vl_inode_t *dir, const char *path, const char *name,
+                      const struct fsd_rebal_ent *ents);
+/* Drops groups that hold no hard-linked data after all. */
+void fsd_rb_hl_finish_collect(struct fsd_rb_hl_table *t,
+                              struct fsd_rb_hl_table *want);
+/* fn on every group until it returns non-zero (returned). */
+int fsd_rb_hl_each(struct fsd_rb_hl_table *t,
+                   int (*fn)(struct fsd_rb_hl_group *g, void *arg),
+                   void *arg);
+
+/* Where a hard-linked inode with data on src belongs, given each name's
+ * hashed subvolume (-1: not a name of it any more): src when a name
+ * hashes there, else the subvolume most names hash to (the lowest index
+ * on a tie); -1 when no name is left. */
+#define FSD_RB_HL_MAX_SUBS 64
+int fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs,
+                     int src);
+
+/* ---- rebalance-hardlink.c: moving a group ---- */
+
+/* The per-name pass on a name of a group: only makes sure the name's
+ * hashed subvolume leads to the data (a link file when it has nothing),
+ * so the directory's layout can be committed. */
+void fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                     const char *name, const struct fsd_rebal_ent *ents);
+/* Puts the inode of g on one subvolume with every name (a hard link
+ * there), link files on the names' other hashed subvolumes, nothing left
+ * on the source. FSD_RO_IN_PLACE also when g->needs_rescan was set (names
+ * on the source the listing did not see). */
+enum fsd_rebal_outcome fsd_rb_hl_group(const struct fsd_rebal_io *io,
+                                       struct fsd_rb_hl_group *g,
+                                       uint64_t *bytes, char *why,
+                                       size_t why_len);
 
 #endif /* MORTARFSD_REBALANCE_MIGRATE_H */

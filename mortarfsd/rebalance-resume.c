@@ -87,6 +87,19 @@ rb_stamp_matches(const struct rb_stamp *sp, const struct vl_iatt *st,
 }
 
 
+int
+fsd_rb_stamp_matches(vl_xlator_t *xd, vl_inode_t *inode,
+                     const struct vl_iatt *st, bool with_ctime)
+{
+    struct rb_stamp sp;
+    int rc = rb_stamp_get(xd, inode, &sp);
+
+    if (rc != 0)
+        return rc;
+    return rb_stamp_matches(&sp, st, with_ctime) ? 1 : 0;
+}
+
+
 /* Copies the stale source xs over the committed copy on xh again (writes
  * reached xs after the commit, see struct rb_stamp), both frozen, then
  * marks xs migrated and unlinks it. */

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsd.h"
+#include "rebalance-migrate.h"
 
 #define RB_DOMAIN "rebalance"
 #define RB_READDIR_SIZE (128 * 1024)
@@ -74,6 +74,14 @@ struct rb_run {
     bool has_failed;                   /* this run had a failure */
     bool is_prepass;                   /* crawler only: fixing layouts
                                           before any file moves */
+    bool is_collect;                   /* crawler only: listing again for
+                                          names of hard-linked inodes */
+    const char *qpath;                 /* path of qdir (logs) */
+    struct fsd_rb_hl_table *hl;        /* owned; hard-linked inodes */
+    struct fsd_rb_hl_table *hl_want;   /* owned; the groups a rescan looks
+                                          for (NULL: all) */
+    size_t hl_rescan;                  /* crawler only: groups of this
+                                          round needing a rescan */
     pthread_t main_thread;             /* woken (SIGUSR2) when done */
 };
 
@@ -109,6 +117,36 @@ rb_fail(struct rb_run *run, bool is_file, const char *fmt, ...)
 }
 
 
+/* Is the job a name of a hard-linked inode? Those move with all their
+ * names after the crawl (rebalance-hardlink.c); until then the name's
+ * hashed subvolume must lead to the data. A hard link the fix-layout
+ * pass did not see joins the table here. */
+static bool
+rb_is_hardlinked(struct rb_run *run, vl_inode_t *dir, struct rb_job *job)
+{
+    bool is_group = false;
+    bool is_new = false;
+
+    for (size_t i = 0; run->hl != NULL && i < run->io.n_subs; i++) {
+        const struct fsd_rebal_ent *e = &job->ents[i];
+
+        if (e->kind != FSD_RK_DATA && e->kind != FSD_RK_MARKER)
+            continue;
+        if (fsd_rb_hl_has(run->hl, &e->iatt.gfid))
+            is_group = true;
+        else if (e->kind == FSD_RK_DATA && e->iatt.nlink > 1)
+            is_new = true;
+    }
+    if (is_new && !is_group
+        && fsd_rb_hl_collect(run->hl, NULL, dir, run->qpath, job->name,
+                             job->ents) == 0)
+        is_group = true;
+    if (is_group)
+        fsd_rb_hl_reach(&run->io, dir, job->name, job->ents);
+    return is_group;
+}
+
+
 static void *
 rb_worker(void *arg)
 {
@@ -136,6 +174,8 @@ rb_worker(void *arg)
                 seen = job->ents[i].iatt.size;
         if (atomic_load(&run->stop))
             out = FSD_RO_STOPPED;
+        else if (rb_is_hardlinked(run, dir, job))
+            out = FSD_RO_IN_PLACE; /* moved by the group pass */
         else
             out = fsd_rebal_file(&run->io, dir, job->name, job->ents,
                                  &bytes, why, sizeof(why));
@@ -367,13 +407,14 @@ rb_list(struct rb_run *run, vl_inode_t *dir, struct rb_job **jobs,
 /* Hands the jobs of dir to the workers and waits until all are done;
  * true if every one succeeded (nothing failed or abandoned). */
 static bool
-rb_run_jobs(struct rb_run *run, vl_inode_t *dir, struct rb_job *jobs,
-            size_t n_jobs)
+rb_run_jobs(struct rb_run *run, vl_inode_t *dir, const char *path,
+            struct rb_job *jobs, size_t n_jobs)
 {
     bool is_complete;
 
     pthread_mutex_lock(&run->lock);
     run->qdir = dir;
+    run->qpath = path;
     run->jobs = jobs;
     run->n_jobs = n_jobs;
     run->next_job = 0;
@@ -439,7 +480,7 @@ rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
 static bool
 rb_is_fix_only(const struct rb_run *run)
 {
-    return run->conf->is_fix_layout || run->is_prepass;
+    return run->conf->is_fix_layout || run->is_prepass || run->is_collect;
 }
 
 
@@ -459,7 +500,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
 
     if (atomic_load(&run->stop))
         return;
-    if (!is_skipped) {
+    if (!is_skipped && !run->is_collect) {
         rc = rb_dir_setxattr(run, dir, RB_FIX_LAYOUT);
         if (rc != 0) {
             rb_fail(run, false, "fix-layout of %s: %s", path, strerror(-rc));
@@ -468,8 +509,13 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     }
     if (rb_list(run, dir, &jobs, &n_jobs, &subdirs, &n_subdirs) != 0)
         return;
+    for (size_t i = 0; run->hl != NULL && (run->is_prepass || run->is_collect)
+                       && i < n_jobs; i++)
+        if (fsd_rb_hl_collect(run->hl, run->hl_want, dir, path, jobs[i].name,
+                              jobs[i].ents) != 0)
+            rb_fail(run, false, "%s: out of memory", path);
     if (!is_skipped && is_complete && !rb_is_fix_only(run))
-        is_complete = rb_run_jobs(run, dir, jobs, n_jobs);
+        is_complete = rb_run_jobs(run, dir, path, jobs, n_jobs);
     rb_jobs_free(jobs, n_jobs);
 
     /* The subdirectories are looked up (so distribute creates them on
@@ -509,7 +555,8 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
             is_complete = false;
         }
     }
-    if (!is_skipped && !run->is_prepass && !atomic_load(&run->stop)) {
+    if (!is_skipped && !run->is_prepass && !run->is_collect
+        && !atomic_load(&run->stop)) {
         pthread_mutex_lock(&run->lock);
         run->st.scanned_dirs++;
         /* A directory with failures is not redone by a resumed run
@@ -529,6 +576,96 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     free(subdirs);
     free(paths);
     free(inodes);
+}
+
+
+/* Rounds of the group pass: a round whose groups had names on their
+ * source the listing missed (a client's new hard link) lists the volume
+ * again for them. */
+#define RB_HL_ROUNDS 3
+
+
+/* One group of the pass (only the wanted ones in a rescan round). */
+static int
+rb_hl_one(struct fsd_rb_hl_group *g, void *arg)
+{
+    struct rb_run *run = arg;
+    enum fsd_rebal_outcome out;
+    uint64_t bytes = 0;
+    char why[sizeof(run->st.error)] = "";
+
+    if (atomic_load(&run->stop))
+        return -EINTR;
+    if (run->hl_want != NULL && !fsd_rb_hl_wants(run->hl_want, &g->gfid))
+        return 0;
+    out = fsd_rb_hl_group(&run->io, g, &bytes, why, sizeof(why));
+    if (out == FSD_RO_FAILED)
+        rb_fail(run, true, "%s", why[0] != '\0' ? why : "a hard link");
+    else if (out == FSD_RO_SKIPPED)
+        vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s", why);
+    pthread_mutex_lock(&run->lock);
+    if (out == FSD_RO_MOVED) {
+        run->st.moved_files++;
+        run->st.moved_bytes += bytes;
+    } else if (out == FSD_RO_SKIPPED) {
+        run->st.skipped_files++;
+    }
+    if (g->needs_rescan && out != FSD_RO_FAILED && out != FSD_RO_SKIPPED)
+        run->hl_rescan++;
+    pthread_mutex_unlock(&run->lock);
+    return 0;
+}
+
+
+/* After the last round: a group still missing names stays put. */
+static int
+rb_hl_left(struct fsd_rb_hl_group *g, void *arg)
+{
+    struct rb_run *run = arg;
+
+    if (!g->needs_rescan
+        || (run->hl_want != NULL && !fsd_rb_hl_wants(run->hl_want, &g->gfid)))
+        return 0;
+    vl_glog(RB_DOMAIN, VL_LOG_INFO, "'%s/%s': skipped, hard-linked with "
+            "names that were not found", g->names[0].path, g->names[0].name);
+    pthread_mutex_lock(&run->lock);
+    run->st.skipped_files++;
+    pthread_mutex_unlock(&run->lock);
+    return 0;
+}
+
+
+/* Moves the hard-linked inodes found by the listings, with all names. */
+static void
+rb_hl_pass(struct rb_run *run, vl_inode_t *root)
+{
+    fsd_rb_hl_finish_collect(run->hl, NULL);
+    for (int round = 0; !atomic_load(&run->stop); round++) {
+        struct fsd_rb_hl_table *next;
+
+        run->hl_rescan = 0;
+        vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes (round %d)",
+                run->hl->n_groups, round + 1);
+        fsd_rb_hl_each(run->hl, rb_hl_one, run);
+        if (run->hl_rescan == 0 || atomic_load(&run->stop))
+            break;
+        if (round == RB_HL_ROUNDS - 1) {
+            fsd_rb_hl_each(run->hl, rb_hl_left, run);
+            break;
+        }
+        next = fsd_rb_hl_new(run->io.n_subs);
+        if (next == NULL) {
+            rb_fail(run, false, "out of memory");
+            break;
+        }
+        fsd_rb_hl_free(run->hl_want);
+        run->hl_want = run->hl; /* its needs_rescan say what to look for */
+        run->hl = next;
+        run->is_collect = true;
+        rb_dir(run, root, "/");
+        run->is_collect = false;
+        fsd_rb_hl_finish_collect(run->hl, run->hl_want);
+    }
 }
 
 
@@ -556,6 +693,8 @@ rb_crawler(void *arg)
              ms += 100)
             usleep(100 * 1000);
         rb_dir(run, root, "/");
+        if (run->hl != NULL && !atomic_load(&run->stop))
+            rb_hl_pass(run, root);
     }
     vl_inode_unref(root);
     atomic_store(&run->is_crawl_done, true);
@@ -690,6 +829,7 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     run->io.subs = run->io.top->children;
     run->io.n_subs = run->io.top->n_children;
     run->io.stop = &run->stop;
+    run->hl = fsd_rb_hl_new(run->io.n_subs);
     pthread_mutex_init(&run->lock, NULL);
     pthread_cond_init(&run->cond, NULL);
     if (strcmp(run->io.top->cls->type, "cluster/distribute") != 0) {
@@ -745,6 +885,8 @@ finish:
     status = run->st.status == FSD_REBAL_FAILED ? FSD_EXIT_FAIL
                                                 : FSD_EXIT_OK;
 out:
+    fsd_rb_hl_free(run->hl);
+    fsd_rb_hl_free(run->hl_want);
     pthread_cond_destroy(&run->cond);
     pthread_mutex_destroy(&run->lock);
     free(run);
