@@ -2,23 +2,37 @@
 /*
  * dist-readdir: listing a directory that exists on every subvolume.
  *
- * opendir opens the directory on every up subvolume (the one vl_fd_t; each
- * child keeps its own ctx in it). readdir walks the subvolumes in index
- * order: files from each, directories (and "." "..") only from the first
- * opened one (they exist everywhere), link files and migration markers
- * never. A d_off cookie is (subvolume index << 48) | the brick's cookie;
+ * opendir opens the directory on every up subvolume in parallel (the one
+ * vl_fd_t; each child keeps its own ctx in it) and, once it succeeded,
+ * starts reading every opened subvolume from its start in the background
+ * (dist-rdcache.c), so the first readdir usually finds the whole listing
+ * of a small directory already there or on its way: opendir plus the
+ * listing cost about two rounds, whatever the number of bricks.
+ *
+ * readdir walks the subvolumes in index order over the cached batches:
+ * files from each, directories (and "." "..") only from the first opened
+ * one (they exist everywhere), link files and migration markers never. A
+ * d_off cookie is (subvolume index << 48) | the brick's cookie;
  * storage/posix gives stream positions, far below 2^48, so a listing
- * resumes exactly. Children are always asked for readdirplus, since only
- * the mode tells a link file; the attributes are dropped again when the
- * caller did not ask for them. One readdir fills the caller's buffer from
- * as many subvolumes as fit (each asked for the room left), and the last
- * entry of a subvolume that reached its end carries the cookie of the
- * next subvolume's start, so no subvolume is read once more just to see
- * its end.
+ * resumes exactly, from the cache or from the brick. Children are always
+ * asked for readdirplus, since only the mode tells a link file; the
+ * attributes are dropped again when the caller did not ask for them. A
+ * reply is filled from as many subvolumes as fit; the last entry of a
+ * subvolume that reached its end carries the cookie of the next
+ * subvolume's start. When the cache has nothing after the cookie, the
+ * readdir waits for a read of that brick (and of the later bricks with
+ * nothing cached, in the same round); when it already has entries to give,
+ * it answers with them and the read goes on in the background for the
+ * next readdir.
  *
  * Intercepts: opendir, readdir (and readdirplus).
- * Per fd:     dist_fd_ctx.dir_open (which children opened it), fd->lock.
- * Threads:    dist-worker.c threads.
+ * Per fd:     dist_fd_ctx.dir_open (which children opened it) and
+ *             dist_fd_ctx.rd_cache (dist-rdcache.c), fd->lock.
+ * Per req:    opendir: struct dist_rd_open (allocated, freed when it
+ *             answers); readdir: struct dist_rd_fill on the stack, or
+ *             allocated while it waits for a brick.
+ * Threads:    the caller's thread and the children's callbacks; no
+ *             worker, no blocking.
  */
 #include "config.h"
 
@@ -27,47 +41,90 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dist.h"
+#include "dist-readdir.h"
 
-/* Below this much room left, a readdir answers with what it has. */
+/* With entries to give and less room than this left, a readdir answers
+ * instead of waiting for a brick. */
 #define DIST_READDIR_MIN_ROOM 512
+
+struct dist_rd_open;
+
+/* One child's opendir. */
+struct dist_rd_open_child {
+    struct dist_rd_open *op;   /* borrowed; the opendir */
+    int status;                /* its answer */
+    struct vl_iatt iatt;       /* its directory's attributes */
+};
+
+/* An opendir in flight (one allocation, freed when it answers). */
+struct dist_rd_open {
+    vl_xlator_t *xl;           /* borrowed; distribute */
+    vl_req_t *req;             /* borrowed; the opendir */
+    vl_fanout_t fan;           /* children not answered yet */
+    unsigned n;                /* entries of child */
+    struct dist_rd_open_child child[]; /* by subvolume index */
+};
+
+
+/* Reads every opened subvolume from its start in the background: the
+ * first readdir of a listing comes right after opendir. */
+static void
+dist_opendir_prefetch(vl_xlator_t *xl, vl_fd_t *fd, uint64_t opened,
+                      const struct vl_caller *caller)
+{
+    struct dist_rd_cache *cache = dist_rd_cache_get(xl, fd);
+
+    if (cache == NULL)
+        return; /* readdir will read as it goes */
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
+        if (opened & (1ULL << i))
+            dist_rd_prefetch(cache, i, 0, DIST_RD_BATCH, caller);
+}
 
 
 static void
-dist_opendir_task(vl_xlator_t *xl, vl_req_t *req)
+dist_opendir_done(vl_req_t *r, void *cookie)
 {
+    struct dist_rd_open_child *c = cookie;
+    struct dist_rd_open *op = c->op;
+    vl_req_t *req = op->req;
+    vl_xlator_t *xl = op->xl;
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct vl_caller caller = req->caller;
     struct dist_fd_ctx *ctx;
-    unsigned n = dist_priv(xl)->n;
+    vl_fd_t *fd = NULL;
     uint64_t opened = 0;
     int first = -1, rc = -ENOTCONN;
 
-    for (unsigned i = 0; i < n; i++)
-        args[i] = req->args;
-    dist_fan_sync(xl, req, dist_up_mask(xl), VL_FOP_OPENDIR, args, calls);
-    for (unsigned i = 0; i < n; i++) {
-        if (calls[i].status == 0) {
+    c->status = r->status;
+    c->iatt = r->reply.iatt;
+    if (!vl_fanout_arrive(&op->fan, r->status))
+        return;
+    for (unsigned i = 0; i < op->n; i++) {
+        if (op->child[i].status == 0) {
             opened |= 1ULL << i;
             if (first < 0)
                 first = (int)i;
-        } else if (calls[i].status != -ENOTCONN && rc == -ENOTCONN) {
-            rc = calls[i].status;
+        } else if (op->child[i].status != -ENOTCONN && rc == -ENOTCONN) {
+            rc = op->child[i].status;
         }
     }
     /* A copy missing on one subvolume (not healed yet) is not fatal. */
     if (first >= 0) {
         rc = 0;
         vl_reply_clear(&req->reply);
-        req->reply.iatt = calls[first].reply.iatt;
+        req->reply.iatt = op->child[first].iatt;
         ctx = vl_fd_ctx(a->fd, xl);
         pthread_mutex_lock(&a->fd->lock);
         ctx->dir_open = opened;
         pthread_mutex_unlock(&a->fd->lock);
+        fd = vl_fd_ref(a->fd); /* the prefetch outlives the request */
     }
-    dist_calls_clear(calls, n);
+    vl_free(op);
+    if (fd != NULL)
+        dist_opendir_prefetch(xl, fd, opened, &caller);
     vl_unwind(req, rc);
+    vl_fd_unref(fd);
 }
 
 
@@ -75,19 +132,53 @@ void
 dist_opendir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
-    int rc;
+    vl_req_t *rs[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n, k = 0;
+    uint64_t up = dist_up_mask(xl);
+    struct dist_rd_open *op;
 
     if (a->fd == NULL) {
         vl_unwind(req, -EINVAL);
         return;
     }
-    rc = dist_task_run(xl, req, dist_opendir_task);
-    if (rc != 0)
-        vl_unwind(req, rc);
+    if (up == 0) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    op = vl_calloc(xl, 1, sizeof(*op) + n * sizeof(op->child[0]),
+                   DIST_MT_RDCACHE);
+    if (op == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    op->xl = xl;
+    op->req = req;
+    op->n = n;
+    for (unsigned i = 0; i < n; i++) {
+        op->child[i].op = op;
+        op->child[i].status = -ENOTCONN;
+        if (!(up & (1ULL << i)))
+            continue;
+        rs[i] = vl_req_child(req, xl->children[i]);
+        if (rs[i] == NULL) {
+            for (unsigned j = 0; j < i; j++)
+                if (up & (1ULL << j))
+                    vl_req_free_unwound(rs[j]);
+            vl_free(op);
+            vl_unwind(req, -ENOMEM);
+            return;
+        }
+        k++;
+    }
+    vl_fanout_begin(&op->fan, (int)k);
+    for (unsigned i = 0; i < n; i++)
+        if (up & (1ULL << i))
+            vl_wind(rs[i], dist_opendir_done, &op->child[i]);
 }
 
 
-/* Whether entry e of subvolume idx belongs in distribute's listing. */
+/* Whether entry e belongs in distribute's listing; is_first: it comes
+ * from the first opened subvolume. */
 static bool
 dist_readdir_keep(const struct vl_dirent *e, bool is_first)
 {
@@ -144,113 +235,224 @@ dist_readdir_next(uint64_t opened, unsigned idx, unsigned n)
 }
 
 
-static void
-dist_readdir_task(vl_xlator_t *xl, vl_req_t *req)
+/* What a brick is asked for: at least DIST_RD_BATCH. */
+static size_t
+dist_rd_batch_size(const struct vl_readdir_args *a)
 {
-    struct vl_readdir_args *a = VL_ARGS(req, readdir);
-    struct dist_fd_ctx *ctx = vl_fd_ctx(a->fd, xl);
-    struct vl_dirent_list *out = &req->reply.entries;
-    unsigned n = dist_priv(xl)->n;
-    uint64_t opened;
-    uint64_t off = (uint64_t)a->offset;
-    unsigned idx = (unsigned)(off >> DIST_COOKIE_SHIFT);
-    int64_t boff = (int64_t)(off & DIST_COOKIE_MASK);
-    size_t used = 0;
-    int first, rc = 0;
+    return a->size > DIST_RD_BATCH ? a->size : DIST_RD_BATCH;
+}
 
-    pthread_mutex_lock(&a->fd->lock);
-    opened = ctx->dir_open;
-    pthread_mutex_unlock(&a->fd->lock);
-    if (opened == 0) {
-        vl_unwind(req, -EBADF);
-        return;
-    }
-    first = __builtin_ctzll(opened);
-    vl_reply_clear(&req->reply);
-    for (;;) {
-        union vl_fop_args ca;
-        struct dist_call call;
-        bool is_eof, is_last;
 
-        while (idx < n && !(opened & (1ULL << idx))) {
-            idx++;
-            boff = 0;
-        }
-        if (idx >= n) {
-            out->eof = true;
-            break;
-        }
-        memset(&ca, 0, sizeof(ca));
-        ca.readdir.fd = a->fd;
-        ca.readdir.size = a->size - used; /* the room left */
-        ca.readdir.offset = boff;
-        ca.readdir.plus = true;
-        rc = dist_call_sync(xl, req, idx, VL_FOP_READDIR, &ca, &call);
-        if (rc != 0) {
-            vl_reply_clear(&call.reply);
-            break;
-        }
-        is_eof = call.reply.entries.eof;
-        for (size_t k = 0; k < call.reply.entries.n && rc == 0; k++) {
-            struct vl_dirent *e = &call.reply.entries.ents[k];
+/* Answers f's request with rc (0: the entries gathered). */
+static void
+dist_rd_fill_answer(struct dist_rd_fill *f, struct dist_rd_cache *cache,
+                    int rc)
+{
+    vl_req_t *req = f->req;
 
-            if (e->off < 0 || (uint64_t)e->off > DIST_COOKIE_MASK) {
-                vl_log(xl, VL_LOG_ERROR, "%s: readdir cookie %lld does "
-                       "not fit in 48 bits", xl->children[idx]->name,
-                       (long long)e->off);
-                rc = -EOVERFLOW;
-                break;
+    if (rc != 0)
+        vl_dirent_list_clear(&req->reply.entries);
+    else
+        dist_rd_cache_answered(cache);
+    if (f->is_heap)
+        vl_free(f);
+    vl_unwind(req, rc);
+}
+
+
+/* Copies what batch holds from pos on into f's reply. Returns 0 (the
+ * batch is used up: *is_full false) or with *is_full when the caller's
+ * buffer is, or -errno. f->boff follows every entry passed. */
+static int
+dist_rd_fill_from(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
+                  size_t pos, bool *is_full /* OUT */)
+{
+    vl_xlator_t *xl = f->xl;
+    struct vl_readdir_args *a = VL_ARGS(f->req, readdir);
+    struct vl_dirent_list *out = &f->req->reply.entries;
+    uint64_t top = (uint64_t)f->idx << DIST_COOKIE_SHIFT;
+    int rc;
+
+    *is_full = false;
+    for (size_t k = pos; k < batch->list.n; k++) {
+        const struct vl_dirent *e = &batch->list.ents[k];
+        size_t cost;
+
+        if (e->off < 0 || (uint64_t)e->off > DIST_COOKIE_MASK) {
+            vl_log(xl, VL_LOG_ERROR, "%s: readdir cookie %lld does not "
+                   "fit in 48 bits", xl->children[f->idx]->name,
+                   (long long)e->off);
+            return -EOVERFLOW;
+        }
+        if (dist_readdir_keep(e, (int)f->idx == f->first)) {
+            cost = dist_dirent_cost(e->name, a->plus);
+            if (out->n > 0 && f->used + cost > a->size) {
+                *is_full = true;
+                return 0;
             }
-            boff = e->off;
-            if (!dist_readdir_keep(e, (int)idx == first))
-                continue;
             if (e->has_iatt && !S_ISDIR(e->iatt.mode))
-                dist_readdir_note(xl, &e->iatt.gfid, (int)idx);
-            rc = vl_dirent_list_add(out, e->ino,
-                                    (int64_t)(((uint64_t)idx
-                                               << DIST_COOKIE_SHIFT)
-                                              | (uint64_t)e->off),
+                dist_readdir_note(xl, &e->iatt.gfid, (int)f->idx);
+            rc = vl_dirent_list_add(out, e->ino, (int64_t)(top
+                                                           | (uint64_t)e->off),
                                     e->type, e->name,
                                     a->plus && e->has_iatt ? &e->iatt
                                                            : NULL);
-            used += dist_dirent_cost(e->name, a->plus);
+            if (rc != 0)
+                return rc;
+            f->used += cost;
         }
-        if (call.reply.entries.n == 0)
-            is_eof = true; /* no progress possible on this one */
-        vl_reply_clear(&call.reply);
-        if (rc != 0)
-            break;
-        is_last = dist_readdir_next(opened, idx, n) < 0;
-        if (is_eof && !is_last && out->n > 0) {
-            /* Continuing after the last entry means the start of the next
-             * subvolume: no empty read of this one next time. */
-            out->ents[out->n - 1].off =
-                (int64_t)((uint64_t)dist_readdir_next(opened, idx, n)
-                          << DIST_COOKIE_SHIFT);
-        }
-        /* Fill the caller's buffer from the next subvolumes while room is
-         * left (FUSE packs what fits; the rest is read again later). */
-        if (out->n > 0
-            && (!is_eof || is_last || used + DIST_READDIR_MIN_ROOM > a->size)) {
-            out->eof = is_eof && is_last;
-            break;
-        }
-        if (is_eof) {
-            idx++;
-            boff = 0;
-        }
+        f->boff = e->off;
     }
-    if (rc != 0)
-        vl_dirent_list_clear(out);
-    vl_unwind(req, rc);
+    return 0;
+}
+
+
+/* Fills f's reply from the cache until the caller's buffer is full, the
+ * listing ends, or a brick must be read; then answers, or waits (f is
+ * copied to the heap) and is resumed by dist_rd_fill_resume. hint: a batch
+ * just read (may be NULL), used first when it holds what f needs. */
+static void
+dist_rd_fill_run(struct dist_rd_fill *f, struct dist_rd_batch *hint)
+{
+    vl_xlator_t *xl = f->xl;
+    struct vl_readdir_args *a = VL_ARGS(f->req, readdir);
+    struct vl_dirent_list *out = &f->req->reply.entries;
+    struct dist_rd_cache *cache = dist_rd_cache_get(xl, a->fd);
+    unsigned n = dist_priv(xl)->n;
+    struct dist_rd_fill *heap;
+    int rc = 0;
+
+    if (cache == NULL) {
+        dist_rd_fill_answer(f, NULL, -ENOMEM);
+        return;
+    }
+    for (;;) {
+        struct dist_rd_batch *batch = NULL;
+        bool is_full, is_end;
+        size_t pos;
+        int next;
+
+        while (f->idx < n && !(f->opened & (1ULL << f->idx))) {
+            f->idx++;
+            f->boff = 0;
+        }
+        if (f->idx >= n) {
+            out->eof = true;
+            break;
+        }
+        if (hint != NULL && dist_rd_batch_match(hint, f->boff, &pos)) {
+            batch = hint;
+            atomic_fetch_add(&batch->refs, 1);
+        } else {
+            batch = dist_rd_cache_find(cache, f->idx, f->boff, &pos);
+        }
+        hint = NULL; /* it was for this subvolume only */
+        if (batch == NULL) {
+            size_t size = dist_rd_batch_size(a);
+
+            heap = f;
+            if (!f->is_heap) {
+                heap = vl_malloc(xl, sizeof(*heap), DIST_MT_RDCACHE);
+                if (heap == NULL) {
+                    rc = out->n > 0 ? 0 : -ENOMEM;
+                    break;
+                }
+                *heap = *f;
+                heap->is_heap = true;
+            }
+            if (out->n == 0) {
+                dist_rd_wait(cache, heap, size);
+                return;
+            }
+            /* With entries to give: wait only for a read already on its
+             * way (no extra round) while there is room; otherwise give
+             * what we have and read meanwhile (the next readdir waits for
+             * that read). */
+            if (f->used + DIST_READDIR_MIN_ROOM <= a->size
+                && dist_rd_wait_busy(cache, heap))
+                return;
+            if (heap != f)
+                vl_free(heap);
+            dist_rd_prefetch(cache, f->idx, f->boff, size, &f->req->caller);
+            break;
+        }
+        rc = dist_rd_fill_from(f, batch, pos, &is_full);
+        /* No entry and no eof: no progress possible there, as at eof. */
+        is_end = batch->list.eof || batch->list.n == 0;
+        if (rc == 0 && is_full && !is_end)
+            dist_rd_prefetch(cache, f->idx, batch->list.ents[
+                                 batch->list.n - 1].off,
+                             dist_rd_batch_size(a), &f->req->caller);
+        dist_rd_batch_unref(batch);
+        if (rc != 0 || is_full)
+            break;
+        if (!is_end)
+            continue; /* the next batch of this brick */
+        next = dist_readdir_next(f->opened, f->idx, n);
+        if (next < 0) {
+            out->eof = true;
+            break;
+        }
+        /* Continuing after the last entry means the start of the next
+         * subvolume: no empty read of this one next time. */
+        if (out->n > 0)
+            out->ents[out->n - 1].off =
+                (int64_t)((uint64_t)next << DIST_COOKIE_SHIFT);
+        dist_rd_cache_drop(cache, f->idx);
+        f->idx = (unsigned)next;
+        f->boff = 0;
+    }
+    dist_rd_fill_answer(f, cache, rc);
+}
+
+
+void
+dist_rd_fill_resume(struct dist_rd_fill *f, struct dist_rd_batch *batch,
+                    int64_t from, int status)
+{
+    /* The read failed where f waits: that brick's error is the answer
+     * (as when it was read directly). A read of another place is only a
+     * reason to look again. */
+    if (status != 0 && from == f->boff) {
+        dist_rd_fill_answer(f, dist_rd_cache_get(f->xl,
+                                                 VL_ARGS(f->req, readdir)
+                                                     ->fd),
+                            status);
+        return;
+    }
+    dist_rd_fill_run(f, status == 0 ? batch : NULL);
 }
 
 
 void
 dist_readdir(vl_xlator_t *xl, vl_req_t *req)
 {
-    int rc = dist_task_run(xl, req, dist_readdir_task);
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    struct dist_fd_ctx *ctx = vl_fd_ctx(a->fd, xl);
+    struct dist_rd_cache *cache;
+    struct dist_rd_fill f;
+    uint64_t off = (uint64_t)a->offset;
 
-    if (rc != 0)
-        vl_unwind(req, rc);
+    memset(&f, 0, sizeof(f));
+    pthread_mutex_lock(&a->fd->lock);
+    f.opened = ctx->dir_open;
+    pthread_mutex_unlock(&a->fd->lock);
+    if (f.opened == 0) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
+    cache = dist_rd_cache_get(xl, a->fd);
+    if (cache == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    if (off == 0)
+        dist_rd_cache_rewind(cache);
+    f.xl = xl;
+    f.req = req;
+    f.first = __builtin_ctzll(f.opened);
+    f.idx = (unsigned)(off >> DIST_COOKIE_SHIFT);
+    f.boff = (int64_t)(off & DIST_COOKIE_MASK);
+    vl_reply_clear(&req->reply);
+    dist_rd_fill_run(&f, NULL);
 }

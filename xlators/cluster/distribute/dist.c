@@ -690,8 +690,7 @@ dist_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 static void
 dist_release(vl_xlator_t *xl, vl_fd_t *fd)
 {
-    (void)xl;
-    (void)fd; /* nothing owned in the fd ctx */
+    dist_readdir_release(xl, fd);
 }
 
 
@@ -718,6 +717,8 @@ dist_dump(vl_xlator_t *xl, FILE *out)
     pthread_mutex_unlock(&priv->lock);
     fprintf(out, "reroutes=%" PRIu64 "\n", (uint64_t)priv->n_reroutes);
     fprintf(out, "heals=%" PRIu64 "\n", (uint64_t)priv->n_heals);
+    fprintf(out, "readdir_reads=%" PRIu64 "\n", (uint64_t)priv->n_rd_reads);
+    fprintf(out, "readdir_waits=%" PRIu64 "\n", (uint64_t)priv->n_rd_waits);
 }
 
 
@@ -756,7 +757,8 @@ static const vl_option_t dist_options[] = {
 };
 
 static const char *const dist_mem_types[] = {"misc", "priv", "layout",
-                                             "local", "text", NULL};
+                                             "local", "text", "rdcache",
+                                             NULL};
 
 const vl_xlator_class_t xl_cluster_distribute = {
     .abi = VL_XLATOR_ABI,

@@ -13,6 +13,7 @@
  *   dist-unlink.c   unlink (known inode, stale inode, name everywhere)
  *   dist-rename.c   rename of files and directories
  *   dist-readdir.c  opendir, readdir(plus) with encoded cookies
+ *   dist-rdcache.c  readdir: per-fd cache of the bricks' batches, reads
  *   dist-xattr.c    getxattr/setxattr/removexattr incl. virtual keys
  *
  * Subvolume i is xl->children[i]; on disk it is known by its name.
@@ -66,6 +67,7 @@ enum dist_mem_type {
     DIST_MT_LAYOUT,
     DIST_MT_LOCAL,
     DIST_MT_TEXT,
+    DIST_MT_RDCACHE,
 };
 
 /* One subvolume's share of a directory (decoded xattr). */
@@ -173,6 +175,8 @@ struct dist_priv {
     vl_timer_t *ready_timer;  /* (lock) owned until it runs */
     atomic_uint_fast64_t n_reroutes; /* EREMCHG reroutes done (dump) */
     atomic_uint_fast64_t n_heals;    /* directory heals done (dump) */
+    atomic_uint_fast64_t n_rd_reads; /* readdirs sent to children (dump) */
+    atomic_uint_fast64_t n_rd_waits; /* readdirs that waited for one */
     struct dist_workers *workers;    /* owned; dist-worker.c */
     struct dist_task statfs_task;    /* (lock: is_statfs_busy) background
                                         statfs refresh */
@@ -195,6 +199,8 @@ struct dist_fd_ctx {
     int subvol;                 /* files: where the fd is open */
     int32_t flags;              /* files: the open flags, for reopen */
     uint64_t dir_open;          /* directories: mask of opened children */
+    struct dist_rd_cache *rd_cache; /* directories: owned, readdir cache
+                                       (dist-rdcache.c), freed at release */
 };
 
 /* Shorthands. */
@@ -359,6 +365,8 @@ void dist_rename(vl_xlator_t *xl, vl_req_t *req);
 /* dist-readdir.c */
 void dist_opendir(vl_xlator_t *xl, vl_req_t *req);
 void dist_readdir(vl_xlator_t *xl, vl_req_t *req);
+/* dist-rdcache.c: frees the fd's readdir cache (release). */
+void dist_readdir_release(vl_xlator_t *xl, vl_fd_t *fd);
 
 /* dist-xattr.c */
 void dist_getxattr(vl_xlator_t *xl, vl_req_t *req);

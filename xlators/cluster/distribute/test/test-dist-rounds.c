@@ -11,9 +11,8 @@
  *     layout range in the mkdir (two rounds; a stale copy elsewhere gets
  *     it in a third); EEXIST on the hashed brick touches no other brick;
  *   lookup of a directory: the hashed brick, then lookup and layout
- *     (by the GFID the hashed brick gave) on every brick in one round;
- *   readdir: one call fills the buffer from brick after brick, the last
- *     entry of a finished brick pointing at the next one's start.
+ *     (by the GFID the hashed brick gave) on every brick in one round.
+ * readdir's rounds are checked in test-dist-readdir.
  */
 #include "config.h"
 
@@ -409,86 +408,6 @@ test_dir_lookup_layout_in_lookup_round(void **state)
 }
 
 
-/* ---- readdir ---- */
-
-/* Each brick holds two files (the first also . and ..), all in one
- * batch, with the end seen (eof). */
-static int
-rd_readdir_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
-{
-    struct vl_dirent_list *l = &r->reply.entries;
-    struct vl_iatt fa;
-    char name[16];
-    int64_t off = 1;
-
-    (void)ia;
-    if (r->op != VL_FOP_READDIR)
-        return 0;
-    memset(&fa, 0, sizeof(fa));
-    if (mock == 0) {
-        fa.mode = S_IFDIR | 0755;
-        vl_gfid_generate(&fa.gfid);
-        assert_int_equal(vl_dirent_list_add(l, 1, off++, DT_DIR, ".", &fa),
-                         0);
-        assert_int_equal(vl_dirent_list_add(l, 2, off++, DT_DIR, "..", &fa),
-                         0);
-    }
-    for (int k = 0; k < 2; k++) {
-        fa.mode = S_IFREG | 0644;
-        vl_gfid_generate(&fa.gfid);
-        snprintf(name, sizeof(name), "f%d-%d", mock, k);
-        assert_int_equal(vl_dirent_list_add(l, 10 + (uint64_t)k, off++,
-                                            DT_REG, name, &fa), 0);
-    }
-    l->eof = true;
-    return 0;
-}
-
-
-static void
-test_readdir_fills_from_every_brick(void **state)
-{
-    struct rd *t = *state;
-    struct vl_test_result res = {0};
-    struct rd_round rd;
-    vl_fd_t *fd = vl_fd_new(t->root, O_RDONLY, 1);
-    vl_req_t *req = vl_req_new(t->dht, VL_FOP_OPENDIR);
-    int rounds = 0;
-
-    VL_ARGS(req, opendir)->loc.inode = t->root;
-    VL_ARGS(req, opendir)->fd = fd;
-    vl_test_wind(req, &res);
-    assert_true(rd_round(t, &res, rd_readdir_answer, &rd));
-    assert_int_equal(rd.mask, 0xf);
-    rd_wait_done(t, &res);
-    assert_int_equal(res.status, 0);
-    vl_test_result_clear(&res);
-
-    /* One readdir of 4 KiB: every brick once, in order, all entries. */
-    req = vl_req_new(t->dht, VL_FOP_READDIR);
-    VL_ARGS(req, readdir)->fd = fd;
-    VL_ARGS(req, readdir)->size = 4096;
-    VL_ARGS(req, readdir)->plus = true;
-    vl_test_wind(req, &res);
-    while (rd_round(t, &res, rd_readdir_answer, &rd)) {
-        assert_int_equal(rd.mask, 1ULL << rounds);
-        assert_int_equal(rd.n[rounds], 1);
-        rounds++;
-    }
-    rd_wait_done(t, &res);
-    assert_int_equal(res.status, 0);
-    assert_int_equal(rounds, RD_N);
-    assert_int_equal(res.reply.entries.n, 2 + 2 * RD_N);
-    assert_true(res.reply.entries.eof);
-    /* The last entry of brick 0 continues at the start of brick 1. */
-    assert_string_equal(res.reply.entries.ents[3].name, "f0-1");
-    assert_int_equal(res.reply.entries.ents[3].off,
-                     (int64_t)(1ULL << DIST_COOKIE_SHIFT));
-    vl_test_result_clear(&res);
-    vl_fd_unref(fd);
-}
-
-
 int
 main(int argc, char **argv)
 {
@@ -508,8 +427,6 @@ main(int argc, char **argv)
             rd_teardown),
         cmocka_unit_test_setup_teardown(
             test_dir_lookup_layout_in_lookup_round, rd_setup, rd_teardown),
-        cmocka_unit_test_setup_teardown(test_readdir_fills_from_every_brick,
-                                        rd_setup, rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
