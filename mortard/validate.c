@@ -308,7 +308,7 @@ md_check_new_bricks(struct md_state *st, char *const *args, int n,
 static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
     "protocol/server", "protocol/client", "cluster/distribute",
-    "performance/write-behind", NULL,
+    "performance/write-behind", "performance/quick-read", NULL,
 };
 
 
@@ -317,6 +317,7 @@ static const char *const md_settable_types[] = {
 struct md_diag_conf {
     bool is_client_trace; /* debug/trace on top of the client graph */
     bool is_write_behind; /* performance/write-behind above distribute */
+    bool is_quick_read;   /* performance/quick-read above write-behind */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -331,6 +332,13 @@ static const vl_option_t md_diag_options[] = {
                 .doc = "Put performance/write-behind in the client graph "
                        "(above distribute): writes are answered at once "
                        "and sent behind. Clients switch graphs live."),
+    VL_OPT_BOOL("quick-read", struct md_diag_conf, is_quick_read,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.quick-read"},
+                .doc = "Put performance/quick-read in the client graph "
+                       "(above write-behind): small files come with their "
+                       "lookup and are read from that cache. Clients "
+                       "switch graphs live."),
     VL_OPT_END,
 };
 

@@ -11,7 +11,9 @@
  *         the life of a brick), with `decommissioned-bricks` while a
  *         remove-brick runs. performance/write-behind
  *         `<vol>-write-behind` above that (unless performance.write-behind
- *         is off). diagnostics.client-trace on puts debug/trace
+ *         is off), performance/quick-read `<vol>-quick-read` above
+ *         that (unless performance.quick-read is off).
+ *         diagnostics.client-trace on puts debug/trace
  *         `<vol>-trace` on top. mortarfsd puts mount/fuse on top of the
  *         last volume.
  * Options set with `volume set` are stored as "<prefix>.<key>" and land
@@ -121,6 +123,18 @@ md_write_behind_on(const struct md_volume *vol)
 }
 
 
+/* The option diagnostics.quick-read (performance.quick-read) is not
+ * off: quick-read is on by default. */
+static bool
+md_quick_read_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.quick-read");
+    bool is_on = true;
+
+    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
+}
+
+
 /* cluster/distribute over every brick's client. */
 static void
 md_volgen_dht(struct md_sbuf *sb, const struct md_volume *vol)
@@ -187,6 +201,13 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_opts(&sb, vol, "write-behind", vol->name);
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-write-behind", vol->name);
+    }
+    if (md_quick_read_on(vol)) {
+        md_sbuf_printf(&sb, "volume %s-quick-read\n"
+                       "    type performance/quick-read\n", vol->name);
+        md_volgen_opts(&sb, vol, "quick-read", vol->name);
+        md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
+        snprintf(top, sizeof(top), "%s-quick-read", vol->name);
     }
     if (md_client_trace_on(vol))
         md_sbuf_printf(&sb, "volume %s-trace\n    type debug/trace\n"

@@ -8,6 +8,7 @@
 extern const vl_xlator_class_t xl_storage_posix;
 extern const vl_xlator_class_t xl_features_locks;
 extern const vl_xlator_class_t xl_performance_io_threads;
+extern const vl_xlator_class_t xl_performance_quick_read;
 extern const vl_xlator_class_t xl_performance_write_behind;
 extern const vl_xlator_class_t xl_debug_trace;
 extern const vl_xlator_class_t xl_protocol_client;

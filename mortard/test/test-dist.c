@@ -69,8 +69,11 @@ test_volgen_client(void **state)
     char *text;
 
     (void)state;
-    /* The shapes below without write-behind (checked at the end). */
+    /* The shapes below without write-behind and quick-read (checked at
+     * the end). */
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.write-behind", "off"),
+                     0);
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.quick-read", "off"),
                      0);
     /* One brick: protocol/client alone, as before distribute. */
     text = md_volgen_client(&v);
@@ -141,6 +144,18 @@ test_volgen_client(void **state)
                                  "performance/write-behind\n    option "
                                  "window-size 4MB\n    subvolumes vv-dht\n"));
     assert_top(text, "performance/write-behind");
+    free(text);
+
+    /* quick-read (on unless set off): above write-behind, with the
+     * options of its class. */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.quick-read", "on"), 0);
+    assert_int_equal(md_vol_opt_set(&v, "quick-read.cache-timeout", "2"), 0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-quick-read\n    type "
+                                 "performance/quick-read\n    option "
+                                 "cache-timeout 2\n    subvolumes "
+                                 "vv-write-behind\n"));
+    assert_top(text, "performance/quick-read");
     free(text);
     free_opts(&v);
 }

@@ -11,7 +11,7 @@
 #define D(op, a, r) [VL_FOP_##op] = {(xdrproc_t)xdr_##a, VRPC_RSP_##r}
 
 static const struct vrpc_fop_desc fop_descs[VL_FOP_COUNT] = {
-    D(LOOKUP, mrt_loc_args, IATT),
+    D(LOOKUP, mrt_lookup_args, LOOKUP),
     D(STAT, mrt_stat_args, IATT),
     D(SETATTR, mrt_setattr_args, IATT),
     D(ACCESS, mrt_access_args, STATUS),
@@ -56,6 +56,7 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_LSEEK] = (xdrproc_t)xdr_mrt_lseek_rsp,
     [VRPC_RSP_ENTRY] = (xdrproc_t)xdr_mrt_entry_rsp,
     [VRPC_RSP_CREATE] = (xdrproc_t)xdr_mrt_create_rsp,
+    [VRPC_RSP_LOOKUP] = (xdrproc_t)xdr_mrt_lookup_rsp,
 };
 
 

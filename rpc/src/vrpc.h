@@ -238,6 +238,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_LSEEK,    /* mrt_lseek_rsp */
     VRPC_RSP_ENTRY,    /* mrt_entry_rsp (namespace fops, postparent) */
     VRPC_RSP_CREATE,   /* mrt_create_rsp */
+    VRPC_RSP_LOOKUP,   /* mrt_lookup_rsp (content may follow) */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -254,10 +255,12 @@ union vrpc_fop_rsp {
     mrt_lseek_rsp lseek;
     mrt_entry_rsp entry;
     mrt_create_rsp create;
+    mrt_lookup_rsp lookup;
 };
 
 union vrpc_fop_wargs {
     mrt_loc_args loc;
+    mrt_lookup_args lookup;
     mrt_stat_args stat;
     mrt_setattr_args setattr;
     mrt_access_args access;

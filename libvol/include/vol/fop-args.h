@@ -68,7 +68,14 @@ enum vl_lock_cmd {
 
 /* LK: cmd is F_GETLK, F_SETLK or F_SETLKW. is_flock says the lock came
  * from flock(2): whole-file, owned by the open file, not the process. */
-struct vl_lookup_args { struct vl_loc loc; };
+struct vl_lookup_args {
+    struct vl_loc loc;
+    /* Content wanted (quick-read): if the object is a regular file of at
+     * most content_max bytes, the brick answers its whole content in
+     * reply.buf/data/count, read with the attributes in reply.iatt from
+     * the same open file. 0 = no content (the old behaviour). */
+    uint32_t content_max;
+};
 struct vl_stat_args { struct vl_loc loc; struct vl_fd *fd; /* fd may be NULL */ };
 struct vl_setattr_args {
     struct vl_loc loc;
@@ -220,8 +227,11 @@ struct vl_dirent_list {
  *   iatt:     lookup, stat, setattr (post), mknod, mkdir, symlink, rename
  *             (the moved object), link, create, open (may be zero), write and
  *             fallocate (post), copy_file_range (post of fd_out)
- *   data:     read (data points into buf; count bytes)
- *   count:    read, write, copy_file_range: bytes; getxattr: value length
+ *   data:     read (data points into buf; count bytes); lookup with
+ *             args.content_max: the file's whole content when buf is not
+ *             NULL (count bytes, possibly 0); buf NULL means none was sent
+ *   count:    read, write, copy_file_range: bytes; getxattr: value length;
+ *             lookup: content bytes when buf is not NULL
  *   entries:  readdir
  *   link:     readlink
  *   xattr:    getxattr (value, or NUL-separated names when listing)

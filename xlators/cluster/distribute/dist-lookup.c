@@ -3,7 +3,9 @@
  * dist-lookup: lookup through distribute, and directory self-heal.
  *
  * Fast paths (one round trip): a name goes to its hashed subvolume; a
- * regular file found there is the answer; a miss is ENOENT when the
+ * regular file found there is the answer (with its content when the
+ * lookup asks for it: args.content_max, quick-read; the child request
+ * carries it down and the reply up); a miss is ENOENT when the
  * parent's range there is COMMITTED and lookup-optimize is on. A known
  * file (revalidate, nameless) goes to its cached subvolume only.
  * Slow paths (worker): a link file or an uncommitted miss looks on every
@@ -253,6 +255,39 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 }
 
 
+/* Quick-read behind a link file: the fan-out did not ask for content, so
+ * ask the subvolume holding the data (by GFID: the name there may be
+ * another) and keep the content only if it is the same file. */
+static void
+dist_lookup_content_sync(vl_xlator_t *xl, vl_req_t *req, int data,
+                         const struct vl_iatt *iatt)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    union vl_fop_args la;
+    struct dist_call call;
+
+    if (a->content_max == 0 || data < 0 || !S_ISREG(iatt->mode)
+        || iatt->size > a->content_max || a->loc.inode == NULL)
+        return;
+    memset(&la, 0, sizeof(la));
+    la.lookup.loc.inode = a->loc.inode;
+    la.lookup.content_max = a->content_max;
+    if (vl_gfid_is_null(&a->loc.inode->gfid)) {
+        la.lookup.loc.parent = a->loc.parent; /* not linked yet: by name */
+        la.lookup.loc.name = a->loc.name;
+    }
+    if (dist_call_sync(xl, req, (unsigned)data, VL_FOP_LOOKUP, &la, &call)
+            == 0
+        && call.reply.buf != NULL
+        && vl_gfid_equal(&call.reply.iatt.gfid, &iatt->gfid)) {
+        vl_reply_clear(&req->reply);
+        req->reply = call.reply; /* moves iatt and content */
+        memset(&call.reply, 0, sizeof(call.reply));
+    }
+    vl_reply_clear(&call.reply);
+}
+
+
 /* Named lookup everywhere: after a link file or an uncommitted miss. */
 static void
 dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req)
@@ -287,6 +322,7 @@ dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req)
     dist_ictx_set_file(xl, a->loc.inode, data, hashed,
                        hashed >= 0 && hashed != data);
     dist_reply_iatt(req, &iatt);
+    dist_lookup_content_sync(xl, req, data, &iatt);
     vl_unwind(req, 0);
 }
 

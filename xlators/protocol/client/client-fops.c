@@ -5,8 +5,9 @@
  *
  * Objects go out as GFIDs (loc.parent, loc.inode) and names; fds as the
  * brick's fd number kept in the fd ctx. WRITE data goes out as raw iovecs
- * after the XDR arguments; READ data is used in place from the reply's
- * record buffer (reply.buf is a ref on it).
+ * after the XDR arguments; READ data, and a LOOKUP's file content
+ * (quick-read), are used in place from the reply's record buffer
+ * (reply.buf is a ref on it).
  *
  * Re-open: an fd opened on an earlier connection (its generation is not
  * the current one) is opened again by GFID with its saved flags (minus
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client.h"
 
@@ -65,7 +67,8 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
 
     switch (req->op) {
     case VL_FOP_LOOKUP:
-        vrpc_loc_to_xdr(&a->lookup.loc, &w->loc.loc);
+        vrpc_loc_to_xdr(&a->lookup.loc, &w->lookup.loc);
+        w->lookup.content_max = a->lookup.content_max;
         break;
     case VL_FOP_STAT:
         vrpc_loc_to_xdr(&a->stat.loc, &w->stat.loc);
@@ -562,6 +565,23 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         if (rp->has_postparent)
             vrpc_iatt_from_xdr(&r->create.postparent, &rp->postparent);
         break;
+    case VRPC_RSP_LOOKUP:
+        vrpc_iatt_from_xdr(&r->lookup.iatt, &rp->iatt);
+        if (!r->lookup.has_content) {
+            if (data_len != 0)
+                return -EPROTO;
+            break;
+        }
+        /* The content is the rest of the record, of the size the reply
+         * says, no more than was asked for (and only for a file). */
+        if (r->lookup.count != data_len
+            || data_len > req->args.lookup.content_max
+            || !S_ISREG(rp->iatt.mode) || data_len != rp->iatt.size)
+            return -EPROTO;
+        rp->buf = vl_buf_ref(rec);
+        rp->data = rec->data + data_off;
+        rp->count = (int64_t)data_len;
+        break;
     }
     return 0;
 }
@@ -593,7 +613,7 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     if (status > 0 || status < -4095) {
         status = -EPROTO;
     } else if (status == 0 && req->op != VL_FOP_READ
-               && body_off + used != len) {
+               && req->op != VL_FOP_LOOKUP && body_off + used != len) {
         status = -EPROTO; /* trailing bytes */
     } else if (status == 0) {
         status = client_fill_reply(req, &r, rec, body_off + used,

@@ -143,9 +143,12 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
 
     switch (call->op) {
     case VL_FOP_LOOKUP:
-        rc = call_loc(call, &w->loc.loc, &a->lookup.loc,
-                      (w->loc.loc.name[0] != '\0' ? LOC_ENTRY | LOC_FRESH
-                                                  : LOC_INODE));
+        rc = call_loc(call, &w->lookup.loc, &a->lookup.loc,
+                      (w->lookup.loc.name[0] != '\0' ? LOC_ENTRY | LOC_FRESH
+                                                     : LOC_INODE));
+        a->lookup.content_max = w->lookup.content_max < MRT_LOOKUP_CONTENT_MAX
+                                    ? w->lookup.content_max
+                                    : MRT_LOOKUP_CONTENT_MAX;
         break;
     case VL_FOP_STAT:
         rc = call_loc(call, &w->stat.loc, &a->stat.loc,
@@ -464,6 +467,18 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
             r.entry.has_postparent2 = rp->has_postparent2;
             if (rp->has_postparent2)
                 vrpc_iatt_to_xdr(&rp->postparent2, &r.entry.postparent2);
+            break;
+        case VRPC_RSP_LOOKUP:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.lookup.iatt);
+            /* The content (quick-read) follows like read's data. */
+            if (rp->buf != NULL && rp->count >= 0
+                && (uint64_t)rp->count <= MRT_LOOKUP_CONTENT_MAX) {
+                r.lookup.has_content = true;
+                r.lookup.count = (u_int)rp->count;
+                payload.iov_base = (void *)rp->data;
+                payload.iov_len = (size_t)rp->count;
+                n_payload = rp->count > 0 ? 1 : 0;
+            }
             break;
         case VRPC_RSP_CREATE:
             vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);

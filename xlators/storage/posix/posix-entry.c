@@ -26,6 +26,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "posix-content.h"
 #include "posix.h"
 
 
@@ -205,6 +206,8 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
     }
     if (rc == 0)
         posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
+    if (rc == 0 && a->content_max > 0)
+        posix_content_read(xl, &obj, a->content_max, &req->reply);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

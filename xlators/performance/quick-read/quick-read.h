@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * quick-read: private types of performance/quick-read (content cache and
+ * open-behind). See quick-read.c for what the translator does.
+ */
+#ifndef QUICK_READ_H
+#define QUICK_READ_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+enum qr_mem_type {
+    QR_MT_MISC = 0,
+    QR_MT_PRIV,
+};
+
+/* Options (xl->conf). */
+struct qr_conf {
+    bool is_open_behind;     /* answer read-only opens of cached files */
+    uint64_t cache_timeout;  /* ms a copy is served after its validation */
+    uint64_t max_file_size;  /* bytes; larger files are not cached */
+    uint64_t cache_size;     /* bytes of content cached in total */
+};
+
+/* Per inode (vl_inode_ctx). Every field is guarded by priv->lock, not
+ * inode->lock: the LRU list crosses inodes. */
+struct qr_inode {
+    vl_buf_t *buf;           /* owned ref backing data; NULL: none cached */
+    const char *data;        /* the content, len bytes, inside buf */
+    size_t len;              /* content bytes */
+    size_t charge;           /* bytes counted against cache-size */
+    struct vl_iatt iatt;     /* attributes the content came with */
+    uint64_t validated_ms;   /* last lookup/stat that confirmed iatt */
+    struct qr_inode *prev;   /* LRU neighbours while buf != NULL */
+    struct qr_inode *next;
+};
+
+/* Open-behind state of an fd (vl_fd_ctx), guarded by fd->lock. Zero (an
+ * fd opened by the children, or not a file of ours) passes through. */
+enum qr_fd_state {
+    QR_FD_REAL = 0, /* opened below (or never ours): pass fops down */
+    QR_FD_LAZY,     /* OPEN answered here; nothing opened below */
+    QR_FD_OPENING,  /* the real OPEN is in flight; fops wait in queue */
+    QR_FD_FAILED,   /* the real OPEN failed with status */
+};
+
+struct qr_fd {
+    enum qr_fd_state state;  /* see above */
+    int status;              /* with QR_FD_FAILED: the open's error */
+    vl_req_t *queue;         /* requests waiting for the real open; linked
+                                through struct qr_local.next */
+    vl_req_t **tail;         /* where the next waiting request goes */
+};
+
+/* Per request (VL_REQ_PRIV). */
+struct qr_local {
+    vl_req_t *next; /* next request waiting on the same fd */
+};
+
+/* Runtime state (xl->priv). */
+struct qr_priv {
+    pthread_mutex_t lock;       /* guards every qr_inode, the LRU, bytes
+                                   and the limits below */
+    struct qr_inode *lru_head;  /* most recently validated */
+    struct qr_inode *lru_tail;  /* evicted first */
+    uint64_t bytes;             /* sum of charge over cached inodes */
+    uint64_t n_files;           /* inodes with content */
+    uint64_t cache_size;        /* copy of conf (reconfigure under lock) */
+    uint64_t max_file_size;     /* copy of conf */
+    uint64_t timeout_ms;        /* copy of conf */
+    atomic_uint_fast64_t hits;        /* reads answered from the cache */
+    atomic_uint_fast64_t misses;      /* reads of small files sent down */
+    atomic_uint_fast64_t local_opens; /* opens answered here */
+    atomic_uint_fast64_t real_opens;  /* deferred opens sent down */
+    atomic_uint_fast64_t open_fails;  /* of those, failed */
+    atomic_uint_fast64_t fills;       /* contents stored from lookups */
+    atomic_uint_fast64_t drops;       /* contents dropped (change seen) */
+    atomic_uint_fast64_t evictions;   /* contents dropped for space */
+};
+
+/* qr-cache.c */
+uint64_t qr_now_ms(void);
+/* The inode whose ctx holds the content for gfid: the linked one if
+ * any, else fallback. New ref, or NULL. */
+vl_inode_t *qr_inode_for(vl_inode_t *fallback, const vl_gfid_t *gfid);
+/* A lookup (or stat) answered iatt and maybe content (buf != NULL):
+ * store it, revalidate what is cached, or drop it. */
+void qr_cache_update(vl_xlator_t *xl, vl_inode_t *inode,
+                     const struct vl_iatt *iatt, vl_buf_t *buf,
+                     const char *data, size_t len);
+/* Drops the content of inode (NULL allowed) because it changes. */
+void qr_cache_drop(vl_xlator_t *xl, vl_inode_t *inode);
+/* True if inode has content; with fresh, also validated within the
+ * timeout. */
+bool qr_cache_has(vl_xlator_t *xl, vl_inode_t *inode, bool fresh,
+                  struct vl_iatt *iatt /* OUT, may be NULL */);
+/* Answers a read from fresh content into reply; false if none. */
+bool qr_cache_read(vl_xlator_t *xl, vl_inode_t *inode, size_t size,
+                   off_t offset, struct vl_reply *reply /* OUT */);
+/* Evicts until the cache fits cache-size (after reconfigure). */
+void qr_cache_shrink(vl_xlator_t *xl);
+/* Drops everything (fini). */
+void qr_cache_clear(vl_xlator_t *xl);
+
+/* qr-open.c */
+void qr_open(vl_xlator_t *xl, vl_req_t *req);
+/* True if req may go on with fd now; otherwise req was queued behind the
+ * real open (started here if needed) or answered. */
+bool qr_fd_ready(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd);
+bool qr_fd_is_lazy(vl_xlator_t *xl, vl_fd_t *fd);
+
+#endif /* QUICK_READ_H */

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-quick-read: performance/quick-read over debug/mock, which holds
+ * every request until the test answers it, so the test counts what
+ * reaches the child. Checks: open+read+flush+release of a small file
+ * costs the one LOOKUP (reads at and past EOF as a brick answers them);
+ * a write through the client drops the content; a large file is not
+ * cached; other attributes in a later lookup drop it; cache-timeout 0
+ * serves nothing; a fop needing the real open opens once and the fops
+ * queued behind it go down after it, or all get its error; open-behind
+ * off sends every open; the cache-size bound evicts the oldest copy.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "vl-test.h"
+
+struct t_env {
+    struct vl_test_graph *g; /* qr -> mock */
+    vl_xlator_t *mock;       /* borrowed from g */
+    vl_xlator_t *qr;         /* borrowed from g */
+    vl_inode_t *root;        /* owned ref */
+};
+
+
+static struct t_env *
+t_env_new(const char *qr_opts)
+{
+    struct t_env *e = calloc(1, sizeof(*e));
+    char text[1024];
+    vl_err_t err;
+
+    assert_non_null(e);
+    vl_registry_add(&xl_performance_quick_read);
+    snprintf(text, sizeof(text),
+             "volume m\n type debug/mock\nend-volume\n"
+             "volume qr\n type performance/quick-read\n%s"
+             " subvolumes m\nend-volume\n", qr_opts);
+    e->g = vl_test_graph_new(text, &err);
+    if (e->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    e->mock = vl_test_graph_xl(e->g, "m");
+    e->qr = vl_test_graph_xl(e->g, "qr");
+    e->root = vl_inode_table_root(e->g->graph->itable);
+    return e;
+}
+
+
+static void
+t_env_free(struct t_env *e)
+{
+    vl_inode_unref(e->root);
+    vl_test_graph_free(e->g);
+    free(e);
+}
+
+
+static vl_req_t *
+t_pop(struct t_env *e, vl_fop_t op)
+{
+    vl_req_t *r = vl_mock_pop(e->mock);
+
+    assert_non_null(r);
+    assert_int_equal(r->op, op);
+    return r;
+}
+
+
+/* Looks up name; the mock answers a regular file of len bytes of text
+ * (content sent only if asked and len fits) with mtime. Returns the
+ * linked inode (a ref). *asked gets the content_max the child saw. */
+static vl_inode_t *
+t_lookup(struct t_env *e, vl_inode_t *known, const vl_gfid_t *gfid,
+         const char *text, size_t len, int64_t mtime, uint32_t *asked)
+{
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_LOOKUP);
+    vl_inode_t *in = known != NULL ? vl_inode_ref(known)
+                                   : vl_inode_new(e->g->graph->itable);
+    vl_inode_t *linked;
+    vl_req_t *r;
+
+    VL_ARGS(req, lookup)->loc.parent = e->root;
+    VL_ARGS(req, lookup)->loc.name = "f";
+    VL_ARGS(req, lookup)->loc.inode = in;
+    vl_test_wind(req, &res);
+    r = t_pop(e, VL_FOP_LOOKUP);
+    *asked = r->args.lookup.content_max;
+    r->reply.iatt.gfid = *gfid;
+    r->reply.iatt.mode = S_IFREG | 0644;
+    r->reply.iatt.size = len;
+    r->reply.iatt.mtime = mtime;
+    r->reply.iatt.ctime = mtime;
+    if (*asked > 0 && len <= *asked) {
+        /* As protocol/client answers: content inside a larger record. */
+        r->reply.buf = vl_buf_new(len + 64);
+        assert_non_null(r->reply.buf);
+        memcpy(r->reply.buf->data + 64, text, len);
+        r->reply.data = r->reply.buf->data + 64;
+        r->reply.count = (int64_t)len;
+    }
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.n_done, 1);
+    assert_int_equal(res.status, 0);
+    assert_null(res.reply.buf); /* the content stops at quick-read */
+    vl_test_result_clear(&res);
+    linked = vl_inode_link(in, &(struct vl_iatt){.gfid = *gfid,
+                                                 .mode = S_IFREG | 0644});
+    vl_inode_unref(in);
+    return linked;
+}
+
+
+/* Winds an OPEN; returns the request's result (answered or not yet). */
+static void
+t_open(struct t_env *e, vl_fd_t *fd, int flags, struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_OPEN);
+
+    VL_ARGS(req, open)->loc.inode = fd->inode;
+    VL_ARGS(req, open)->flags = flags;
+    VL_ARGS(req, open)->fd = fd;
+    vl_test_wind(req, res);
+}
+
+
+static void
+t_read(struct t_env *e, vl_fd_t *fd, size_t size, off_t off,
+       struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_READ);
+
+    VL_ARGS(req, read)->fd = fd;
+    VL_ARGS(req, read)->size = size;
+    VL_ARGS(req, read)->offset = off;
+    vl_test_wind(req, res);
+}
+
+
+/* Reads and checks the answer came from the cache with want. */
+static void
+t_read_cached(struct t_env *e, vl_fd_t *fd, size_t size, off_t off,
+              const char *want)
+{
+    struct vl_test_result res = {0};
+    size_t before = vl_mock_received(e->mock);
+
+    t_read(e, fd, size, off, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.count, strlen(want));
+    assert_memory_equal(res.reply.data, want, strlen(want));
+    assert_int_equal(vl_mock_received(e->mock), before);
+    vl_test_result_clear(&res);
+}
+
+
+static void
+test_class(void **state)
+{
+    vl_err_t err;
+
+    (void)state;
+    assert_int_equal(vl_test_check_class(&xl_performance_quick_read, &err),
+                     0);
+}
+
+
+/* open + reads + flush + release of a small file: one LOOKUP. */
+static void
+test_one_lookup(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *req;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    assert_int_equal(asked, 64 * 1024);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    t_read_cached(e, fd, 4096, 0, "hello");
+    t_read_cached(e, fd, 2, 1, "el");
+    t_read_cached(e, fd, 4096, 3, "lo");
+    t_read_cached(e, fd, 4096, 5, ""); /* at EOF */
+    t_read_cached(e, fd, 4096, 99, ""); /* past EOF */
+    req = vl_req_new(e->g->graph->top, VL_FOP_FLUSH);
+    VL_ARGS(req, flush)->fd = fd;
+    vl_test_wind(req, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd); /* release */
+    assert_int_equal(vl_mock_received(e->mock), 1);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_LOOKUP), 1);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A 0-byte file is cached too: reads answer EOF at once. */
+static void
+test_empty_file(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "", 0, 100, &asked);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    t_read_cached(e, fd, 4096, 0, "");
+    assert_int_equal(vl_mock_received(e->mock), 1);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A write through this client drops the content before it is wound. */
+static void
+test_write_invalidates(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    struct iovec iov = {.iov_base = "xy", .iov_len = 2};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *wfd, *rfd;
+    vl_req_t *req, *r;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    wfd = vl_fd_new(in, O_RDWR, 1);
+    t_open(e, wfd, O_RDWR, &res); /* writable: goes down */
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    req = vl_req_new(e->g->graph->top, VL_FOP_WRITE);
+    VL_ARGS(req, write)->fd = wfd;
+    VL_ARGS(req, write)->iov = &iov;
+    VL_ARGS(req, write)->n_iov = 1;
+    vl_test_wind(req, &res);
+    r = t_pop(e, VL_FOP_WRITE);
+    /* Dropped already while the write is in flight: a read goes down. */
+    rfd = vl_fd_new(in, O_RDONLY, 1);
+    {
+        struct vl_test_result ores = {0};
+
+        t_open(e, rfd, O_RDONLY, &ores);
+        assert_false(ores.is_done);
+        vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+        assert_true(ores.is_done);
+        vl_test_result_clear(&ores);
+    }
+    r->reply.count = 2;
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    t_read(e, rfd, 4096, 0, &res);
+    assert_false(res.is_done);
+    vl_unwind(t_pop(e, VL_FOP_READ), 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    vl_fd_unref(rfd);
+    vl_fd_unref(wfd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A file larger than max-file-size: no content asked, opens go down. */
+static void
+test_large_not_cached(void **state)
+{
+    struct t_env *e = t_env_new(" option max-file-size 4KiB\n");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "", 5000, 100, &asked);
+    assert_int_equal(asked, 4096);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done);
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A later lookup with another mtime drops the content. */
+static void
+test_attr_change_drops(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in, *in2;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    in2 = t_lookup(e, in, &gfid, "hello", 5, 100, &asked);
+    assert_int_equal(asked, 0); /* cached: attributes revalidate it */
+    vl_inode_unref(in2);
+    in2 = t_lookup(e, in, &gfid, "hullo", 5, 101, &asked);
+    vl_inode_unref(in2);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done);
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* cache-timeout 0: nothing is ever fresh enough to serve. */
+static void
+test_timeout(void **state)
+{
+    struct t_env *e = t_env_new(" option cache-timeout 0\n");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done);
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A lazily opened fd: fstat and fsync wait behind one real OPEN. */
+static void
+t_real_open(int open_status)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0}, sres = {0}, fres = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *req, *o;
+
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    req = vl_req_new(e->g->graph->top, VL_FOP_STAT);
+    VL_ARGS(req, stat)->fd = fd;
+    VL_ARGS(req, stat)->loc.inode = in;
+    vl_test_wind(req, &sres);
+    req = vl_req_new(e->g->graph->top, VL_FOP_FSYNC);
+    VL_ARGS(req, fsync)->fd = fd;
+    vl_test_wind(req, &fres);
+    assert_int_equal(vl_mock_pending(e->mock), 1); /* only the OPEN */
+    o = t_pop(e, VL_FOP_OPEN);
+    assert_ptr_equal(o->args.open.fd, fd);
+    assert_int_equal(o->args.open.flags & O_ACCMODE, O_RDONLY);
+    assert_false(sres.is_done);
+    assert_false(fres.is_done);
+    vl_unwind(o, open_status);
+    if (open_status != 0) {
+        assert_true(sres.is_done);
+        assert_int_equal(sres.n_done, 1);
+        assert_int_equal(sres.status, open_status);
+        assert_true(fres.is_done);
+        assert_int_equal(fres.n_done, 1);
+        assert_int_equal(fres.status, open_status);
+        assert_int_equal(vl_mock_pending(e->mock), 0);
+    } else {
+        vl_req_t *s = t_pop(e, VL_FOP_STAT);
+
+        s->reply.iatt.gfid = gfid;
+        s->reply.iatt.mode = S_IFREG | 0644;
+        s->reply.iatt.size = 5;
+        s->reply.iatt.mtime = s->reply.iatt.ctime = 100;
+        vl_unwind(s, 0);
+        vl_unwind(t_pop(e, VL_FOP_FSYNC), 0);
+        assert_true(sres.is_done);
+        assert_int_equal(sres.status, 0);
+        assert_true(fres.is_done);
+        assert_int_equal(fres.status, 0);
+        /* Open for real now: reads are still served from the cache. */
+        t_read_cached(e, fd, 10, 0, "hello");
+    }
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_OPEN), 1);
+    vl_test_result_clear(&sres);
+    vl_test_result_clear(&fres);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+static void
+test_real_open_fails(void **state)
+{
+    (void)state;
+    t_real_open(-ENOENT);
+}
+
+
+static void
+test_real_open_ok(void **state)
+{
+    (void)state;
+    t_real_open(0);
+}
+
+
+/* open-behind off: the open goes down even when content is cached, and
+ * reads are still served from the cache. */
+static void
+test_open_behind_off(void **state)
+{
+    struct t_env *e = t_env_new(" option open-behind off\n");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done);
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    vl_test_result_clear(&res);
+    t_read_cached(e, fd, 10, 0, "hello");
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* cache-size fits one 4 KiB buffer: the second file evicts the first. */
+static void
+test_eviction(void **state)
+{
+    struct t_env *e = t_env_new(" option cache-size 6KiB\n");
+    struct vl_test_result res = {0};
+    vl_gfid_t g1, g2;
+    uint32_t asked;
+    vl_inode_t *a, *b;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&g2);
+    a = t_lookup(e, NULL, &g1, "aaaa", 4, 100, &asked);
+    b = t_lookup(e, NULL, &g2, "bbbb", 4, 100, &asked);
+    fd = vl_fd_new(a, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done); /* evicted */
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    fd = vl_fd_new(b, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done); /* the newer one stays */
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    vl_inode_unref(a);
+    vl_inode_unref(b);
+    t_env_free(e);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_class),
+        cmocka_unit_test(test_one_lookup),
+        cmocka_unit_test(test_empty_file),
+        cmocka_unit_test(test_write_invalidates),
+        cmocka_unit_test(test_large_not_cached),
+        cmocka_unit_test(test_attr_change_drops),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_real_open_fails),
+        cmocka_unit_test(test_real_open_ok),
+        cmocka_unit_test(test_open_behind_off),
+        cmocka_unit_test(test_eviction),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
