@@ -403,8 +403,10 @@ fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
  * the process _exits at that step of the first migration that reaches it
  * (no cleanup, no state flush: a crash). Points: "before-commit" (the
  * marker is complete, linkto still set) and "after-commit" (the
- * destination is committed, the source not yet marked or unlinked).
- * Used by tests/functional/rebal-special.t. */
+ * destination is committed, the source not yet marked or unlinked);
+ * rebalance-special.c and rebalance-hardlink.c add their own
+ * (doc/rebalance.md, "Fault points"). Used by tests/functional/
+ * rebal-special.t and rebal-hardlink.t. */
 void
 fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
              const vl_xlator_t *xd)

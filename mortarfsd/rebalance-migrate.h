@@ -2,7 +2,9 @@
 /*
  * rebalance-migrate.h: private to the migration of one name
  * (rebalance-migrate.c, rebalance-fops.c, rebalance-special.c,
- * rebalance-resume.c; doc/rebalance.md). The xattr names of the
+ * rebalance-resume.c; doc/rebalance.md), the listing of a directory
+ * (rebalance-list.c) and the move of hard-linked inodes
+ * (rebalance-hlgroup.c, rebalance-hardlink.c). The xattr names of the
  * distribute contract, and the helpers the four files share: synchronous
  * fops on one subvolume (vl_sync_call with this process's caller), the
  * data and attribute copies, the test fault points, the commit stamp and
@@ -114,6 +116,22 @@ int fsd_rb_ensure_linkfile(vl_xlator_t *xh, vl_inode_t *dir,
  * as distribute looks it up. */
 int fsd_rb_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
                   const char *name, vl_inode_t **inode, int *hashed);
+
+/* ---- rebalance-list.c ---- */
+
+/* One name of the directory being worked on. */
+struct fsd_rb_job {
+    char *name;                 /* owned */
+    struct fsd_rebal_ent *ents; /* owned; one per subvolume */
+};
+/* Lists dir on every subvolume and groups by name: files go to *jobs,
+ * names that are a directory on some subvolume to *subdirs (sorted,
+ * NULL-terminated). -errno with why set (a directory removed meanwhile
+ * lists empty). */
+int fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                struct fsd_rb_job **jobs, size_t *n_jobs, char ***subdirs,
+                size_t *n_subdirs, char *why, size_t why_len);
+void fsd_rb_jobs_free(struct fsd_rb_job *jobs, size_t n);
 
 /* ---- rebalance-special.c ---- */
 

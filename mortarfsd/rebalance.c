@@ -15,6 +15,11 @@
  * the directory is the new cursor. A resumed run (state file running or
  * stopped) skips the work of directories at or before its cursor but
  * still walks into them.
+ * Hard links: the fix-layout pass also records the names of hard-linked
+ * inodes by GFID (rebalance-hlgroup.c); the per-name pass leaves those
+ * names to the group pass after the crawl (rebalance-hardlink.c), which
+ * moves each inode with all its names, listing the tree again (up to
+ * RB_HL_ROUNDS rounds) for groups whose source had names not seen.
  * Threads: the main thread serves SIGTERM/SIGINT (sigtimedwait) and
  * writes the state file every second; one crawler thread; the workers.
  * run.lock guards the state counters and the job queue of the current
@@ -37,22 +42,8 @@
 #include "rebalance-migrate.h"
 
 #define RB_DOMAIN "rebalance"
-#define RB_READDIR_SIZE (128 * 1024)
 #define RB_FIX_LAYOUT "mortar.dht.fix-layout"
 #define RB_COMMIT_LAYOUT "mortar.dht.commit-layout"
-
-/* One name of the directory being worked on. */
-struct rb_job {
-    char *name;                 /* owned */
-    struct fsd_rebal_ent *ents; /* owned; one per subvolume */
-};
-
-/* One (name, subvolume) pair from a listing, before grouping by name. */
-struct rb_seen {
-    char *name;               /* owned */
-    size_t sub;               /* subvolume index */
-    struct fsd_rebal_ent ent; /* what it is there */
-};
 
 struct rb_run {
     const struct fsd_rebal_conf *conf; /* borrowed */
@@ -65,7 +56,7 @@ struct rb_run {
     struct fsd_rebal_state st;         /* counters, cursor, error */
     char resume[FSD_REBAL_CURSOR_MAX]; /* cursor this run started from */
     vl_inode_t *qdir;                  /* directory of the queued jobs */
-    struct rb_job *jobs;               /* borrowed from the crawler */
+    struct fsd_rb_job *jobs;               /* borrowed from the crawler */
     size_t n_jobs;
     size_t next_job;                   /* first job not taken */
     size_t n_jobs_done;
@@ -122,7 +113,7 @@ rb_fail(struct rb_run *run, bool is_file, const char *fmt, ...)
  * hashed subvolume must lead to the data. A hard link the fix-layout
  * pass did not see joins the table here. */
 static bool
-rb_is_hardlinked(struct rb_run *run, vl_inode_t *dir, struct rb_job *job)
+rb_is_hardlinked(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job *job)
 {
     bool is_group = false;
     bool is_new = false;
@@ -154,7 +145,7 @@ rb_worker(void *arg)
 
     pthread_mutex_lock(&run->lock);
     for (;;) {
-        struct rb_job *job;
+        struct fsd_rb_job *job;
         vl_inode_t *dir;
         enum fsd_rebal_outcome out;
         uint64_t bytes = 0;
@@ -233,173 +224,17 @@ rb_dir_setxattr(struct rb_run *run, vl_inode_t *dir, const char *key)
 }
 
 
+/* Lists dir everywhere (rebalance-list.c); a failure is recorded. */
 static int
-rb_seen_cmp(const void *pa, const void *pb)
-{
-    const struct rb_seen *a = pa;
-    const struct rb_seen *b = pb;
-    int c = strcmp(a->name, b->name);
-
-    if (c != 0)
-        return c;
-    return a->sub < b->sub ? -1 : a->sub > b->sub;
-}
-
-
-static int
-rb_seen_add(struct rb_seen **arr, size_t *n, size_t *cap, const char *name,
-            size_t sub, const struct vl_iatt *iatt)
-{
-    struct rb_seen *s;
-
-    if (*n == *cap) {
-        size_t ncap = *cap != 0 ? *cap * 2 : 256;
-        struct rb_seen *na = realloc(*arr, ncap * sizeof(*na));
-
-        if (na == NULL)
-            return -ENOMEM;
-        *arr = na;
-        *cap = ncap;
-    }
-    s = &(*arr)[*n];
-    s->name = strdup(name);
-    if (s->name == NULL)
-        return -ENOMEM;
-    s->sub = sub;
-    s->ent.iatt = *iatt;
-    s->ent.kind = fsd_rebal_classify(iatt);
-    (*n)++;
-    return 0;
-}
-
-
-/* Lists dir on subvolume sub into the flat array. */
-static int
-rb_list_sub(struct rb_run *run, vl_inode_t *dir, size_t sub,
-            struct rb_seen **arr, size_t *n, size_t *cap)
-{
-    vl_xlator_t *xl = run->io.subs[sub];
-    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY | O_DIRECTORY, (uint32_t)getpid());
-    union vl_fop_args a = {0};
-    int64_t off = 0;
-    int rc;
-
-    if (fd == NULL)
-        return -ENOMEM;
-    a.opendir.loc.inode = dir;
-    a.opendir.fd = fd;
-    rc = rb_call(xl, VL_FOP_OPENDIR, &a, NULL);
-    while (rc == 0) {
-        struct vl_reply r = {0};
-
-        memset(&a, 0, sizeof(a));
-        a.readdir.fd = fd;
-        a.readdir.size = RB_READDIR_SIZE;
-        a.readdir.offset = (off_t)off;
-        a.readdir.plus = true;
-        rc = rb_call(xl, VL_FOP_READDIR, &a, &r);
-        vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: readdir at %" PRId64 ": %d, "
-                "%zu entries%s", xl->name, off, rc, r.entries.n,
-                r.entries.eof ? ", eof" : "");
-        for (size_t i = 0; rc == 0 && i < r.entries.n; i++) {
-            const struct vl_dirent *d = &r.entries.ents[i];
-
-            off = d->off;
-            if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
-                continue;
-            if (!d->has_iatt) {
-                rc = -EPROTO; /* readdirplus without attributes */
-                break;
-            }
-            rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
-        }
-        if (rc == 0 && (r.entries.n == 0 || r.entries.eof)) {
-            vl_reply_clear(&r);
-            break;
-        }
-        vl_reply_clear(&r);
-    }
-    vl_fd_unref(fd);
-    if (rc == -ENOENT || rc == -ESTALE)
-        return 0; /* removed meanwhile: nothing in it */
-    if (rc != 0)
-        rb_fail(run, false, "listing a directory on %s: %s", xl->name,
-                strerror(-rc));
-    return rc;
-}
-
-
-static void
-rb_jobs_free(struct rb_job *jobs, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(jobs[i].name);
-        free(jobs[i].ents);
-    }
-    free(jobs);
-}
-
-
-/* Lists dir everywhere and groups by name: files go to *jobs, names
- * that are a directory on some subvolume to *subdirs (sorted). */
-static int
-rb_list(struct rb_run *run, vl_inode_t *dir, struct rb_job **jobs,
+rb_list(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job **jobs,
         size_t *n_jobs, char ***subdirs, size_t *n_subdirs)
 {
-    struct rb_seen *seen = NULL;
-    size_t n_seen = 0;
-    size_t cap = 0;
-    int rc = 0;
+    char why[sizeof(run->st.error)] = "";
+    int rc = fsd_rb_list(&run->io, dir, jobs, n_jobs, subdirs, n_subdirs,
+                         why, sizeof(why));
 
-    *jobs = NULL;
-    *n_jobs = 0;
-    *subdirs = NULL;
-    *n_subdirs = 0;
-    for (size_t s = 0; rc == 0 && s < run->io.n_subs; s++)
-        rc = rb_list_sub(run, dir, s, &seen, &n_seen, &cap);
-    if (rc == 0 && n_seen > 0) {
-        qsort(seen, n_seen, sizeof(*seen), rb_seen_cmp);
-        *jobs = calloc(n_seen, sizeof(**jobs));
-        *subdirs = calloc(n_seen + 1, sizeof(**subdirs));
-        if (*jobs == NULL || *subdirs == NULL)
-            rc = -ENOMEM;
-    }
-    for (size_t i = 0; rc == 0 && i < n_seen;) {
-        size_t j = i;
-        bool is_dir = false;
-        struct fsd_rebal_ent *ents = calloc(run->io.n_subs, sizeof(*ents));
-
-        if (ents == NULL) {
-            rc = -ENOMEM;
-            break;
-        }
-        for (; j < n_seen && strcmp(seen[j].name, seen[i].name) == 0; j++) {
-            ents[seen[j].sub] = seen[j].ent;
-            is_dir |= seen[j].ent.kind == FSD_RK_DIR;
-        }
-        if (is_dir) {
-            free(ents);
-            (*subdirs)[(*n_subdirs)++] = seen[i].name;
-            seen[i].name = NULL;
-        } else {
-            (*jobs)[*n_jobs].name = seen[i].name;
-            (*jobs)[(*n_jobs)++].ents = ents;
-            seen[i].name = NULL;
-        }
-        i = j;
-    }
-    for (size_t i = 0; i < n_seen; i++)
-        free(seen[i].name);
-    free(seen);
-    if (rc != 0) {
-        rb_jobs_free(*jobs, *n_jobs);
-        for (size_t i = 0; i < *n_subdirs; i++)
-            free((*subdirs)[i]);
-        free(*subdirs);
-        *jobs = NULL;
-        *subdirs = NULL;
-        *n_jobs = *n_subdirs = 0;
-    }
+    if (rc != 0)
+        rb_fail(run, false, "%s", why[0] != '\0' ? why : strerror(-rc));
     return rc;
 }
 
@@ -408,7 +243,7 @@ rb_list(struct rb_run *run, vl_inode_t *dir, struct rb_job **jobs,
  * true if every one succeeded (nothing failed or abandoned). */
 static bool
 rb_run_jobs(struct rb_run *run, vl_inode_t *dir, const char *path,
-            struct rb_job *jobs, size_t n_jobs)
+            struct fsd_rb_job *jobs, size_t n_jobs)
 {
     bool is_complete;
 
@@ -490,7 +325,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
 {
     bool is_skipped = fsd_rebal_cursor_skip(path, run->resume);
     bool is_complete = true;
-    struct rb_job *jobs = NULL;
+    struct fsd_rb_job *jobs = NULL;
     char **subdirs = NULL;
     char **paths = NULL;
     vl_inode_t **inodes = NULL;
@@ -516,7 +351,7 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
             rb_fail(run, false, "%s: out of memory", path);
     if (!is_skipped && is_complete && !rb_is_fix_only(run))
         is_complete = rb_run_jobs(run, dir, path, jobs, n_jobs);
-    rb_jobs_free(jobs, n_jobs);
+    fsd_rb_jobs_free(jobs, n_jobs);
 
     /* The subdirectories are looked up (so distribute creates them on
      * new subvolumes) before the layout is committed: with a committed
@@ -639,7 +474,6 @@ rb_hl_left(struct fsd_rb_hl_group *g, void *arg)
 static void
 rb_hl_pass(struct rb_run *run, vl_inode_t *root)
 {
-    fsd_rb_hl_finish_collect(run->hl, NULL);
     for (int round = 0; !atomic_load(&run->stop); round++) {
         struct fsd_rb_hl_table *next;
 
@@ -689,6 +523,10 @@ rb_crawler(void *arg)
         run->is_prepass = true;
         rb_dir(run, root, "/");
         run->is_prepass = false;
+        /* Before any name is handed to the workers: a marker-only
+         * "group" (a one-name file's crashed migration) is theirs. */
+        if (run->hl != NULL)
+            fsd_rb_hl_finish_collect(run->hl, NULL);
         for (int ms = 0; ms < RB_LAYOUT_SETTLE_MS && !atomic_load(&run->stop);
              ms += 100)
             usleep(100 * 1000);

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rebalance-list: lists one directory on every subvolume (readdirplus
+ * through each protocol/client) and groups the entries by name, so the
+ * rebalance sees what is really where: data files, link files, markers
+ * and stale copies (doc/rebalance.md, "The crawl", step 2).
+ * Intercepts nothing; no state kept between calls.
+ * Threads: the crawler thread.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rebalance-migrate.h"
+
+#define RB_DOMAIN "rebalance"
+#define RB_READDIR_SIZE (128 * 1024)
+
+/* One (name, subvolume) pair from a listing, before grouping by name. */
+struct rb_seen {
+    char *name;               /* owned */
+    size_t sub;               /* subvolume index */
+    struct fsd_rebal_ent ent; /* what it is there */
+};
+
+
+static int
+rb_seen_cmp(const void *pa, const void *pb)
+{
+    const struct rb_seen *a = pa;
+    const struct rb_seen *b = pb;
+    int c = strcmp(a->name, b->name);
+
+    if (c != 0)
+        return c;
+    return a->sub < b->sub ? -1 : a->sub > b->sub;
+}
+
+
+static int
+rb_seen_add(struct rb_seen **arr, size_t *n, size_t *cap, const char *name,
+            size_t sub, const struct vl_iatt *iatt)
+{
+    struct rb_seen *s;
+
+    if (*n == *cap) {
+        size_t ncap = *cap != 0 ? *cap * 2 : 256;
+        struct rb_seen *na = realloc(*arr, ncap * sizeof(*na));
+
+        if (na == NULL)
+            return -ENOMEM;
+        *arr = na;
+        *cap = ncap;
+    }
+    s = &(*arr)[*n];
+    s->name = strdup(name);
+    if (s->name == NULL)
+        return -ENOMEM;
+    s->sub = sub;
+    s->ent.iatt = *iatt;
+    s->ent.kind = fsd_rebal_classify(iatt);
+    (*n)++;
+    return 0;
+}
+
+
+/* Lists dir on subvolume sub into the flat array. */
+static int
+rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
+            struct rb_seen **arr, size_t *n, size_t *cap, char *why,
+            size_t why_len)
+{
+    vl_xlator_t *xl = io->subs[sub];
+    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY | O_DIRECTORY, (uint32_t)getpid());
+    union vl_fop_args a = {0};
+    int64_t off = 0;
+    int rc;
+
+    if (fd == NULL)
+        return -ENOMEM;
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    rc = fsd_rb_call(xl, VL_FOP_OPENDIR, &a, 0, NULL);
+    while (rc == 0) {
+        struct vl_reply r = {0};
+
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = fd;
+        a.readdir.size = RB_READDIR_SIZE;
+        a.readdir.offset = (off_t)off;
+        a.readdir.plus = true;
+        rc = fsd_rb_call(xl, VL_FOP_READDIR, &a, 0, &r);
+        vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: readdir at %" PRId64 ": %d, "
+                "%zu entries%s", xl->name, off, rc, r.entries.n,
+                r.entries.eof ? ", eof" : "");
+        for (size_t i = 0; rc == 0 && i < r.entries.n; i++) {
+            const struct vl_dirent *d = &r.entries.ents[i];
+
+            off = d->off;
+            if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
+                continue;
+            if (!d->has_iatt) {
+                rc = -EPROTO; /* readdirplus without attributes */
+                break;
+            }
+            rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
+        }
+        if (rc == 0 && (r.entries.n == 0 || r.entries.eof)) {
+            vl_reply_clear(&r);
+            break;
+        }
+        vl_reply_clear(&r);
+    }
+    vl_fd_unref(fd);
+    if (rc == -ENOENT || rc == -ESTALE)
+        return 0; /* removed meanwhile: nothing in it */
+    if (rc != 0)
+        snprintf(why, why_len, "listing a directory on %s: %s", xl->name,
+                 strerror(-rc));
+    return rc;
+}
+
+
+void
+fsd_rb_jobs_free(struct fsd_rb_job *jobs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(jobs[i].name);
+        free(jobs[i].ents);
+    }
+    free(jobs);
+}
+
+
+int
+fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
+            struct fsd_rb_job **jobs, size_t *n_jobs, char ***subdirs,
+            size_t *n_subdirs, char *why, size_t why_len)
+{
+    struct rb_seen *seen = NULL;
+    size_t n_seen = 0;
+    size_t cap = 0;
+    int rc = 0;
+
+    *jobs = NULL;
+    *n_jobs = 0;
+    *subdirs = NULL;
+    *n_subdirs = 0;
+    for (size_t s = 0; rc == 0 && s < io->n_subs; s++)
+        rc = rb_list_sub(io, dir, s, &seen, &n_seen, &cap, why, why_len);
+    if (rc == 0 && n_seen > 0) {
+        qsort(seen, n_seen, sizeof(*seen), rb_seen_cmp);
+        *jobs = calloc(n_seen, sizeof(**jobs));
+        *subdirs = calloc(n_seen + 1, sizeof(**subdirs));
+        if (*jobs == NULL || *subdirs == NULL)
+            rc = -ENOMEM;
+    }
+    for (size_t i = 0; rc == 0 && i < n_seen;) {
+        size_t j = i;
+        bool is_dir = false;
+        struct fsd_rebal_ent *ents = calloc(io->n_subs, sizeof(*ents));
+
+        if (ents == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        for (; j < n_seen && strcmp(seen[j].name, seen[i].name) == 0; j++) {
+            ents[seen[j].sub] = seen[j].ent;
+            is_dir |= seen[j].ent.kind == FSD_RK_DIR;
+        }
+        if (is_dir) {
+            free(ents);
+            (*subdirs)[(*n_subdirs)++] = seen[i].name;
+            seen[i].name = NULL;
+        } else {
+            (*jobs)[*n_jobs].name = seen[i].name;
+            (*jobs)[(*n_jobs)++].ents = ents;
+            seen[i].name = NULL;
+        }
+        i = j;
+    }
+    for (size_t i = 0; i < n_seen; i++)
+        free(seen[i].name);
+    free(seen);
+    if (rc != 0) {
+        fsd_rb_jobs_free(*jobs, *n_jobs);
+        for (size_t i = 0; i < *n_subdirs; i++)
+            free((*subdirs)[i]);
+        free(*subdirs);
+        *jobs = NULL;
+        *subdirs = NULL;
+        *n_jobs = *n_subdirs = 0;
+    }
+    return rc;
+}
