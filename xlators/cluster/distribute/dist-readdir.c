@@ -3,8 +3,8 @@
  * dist-readdir: listing a directory that exists on every subvolume.
  *
  * opendir opens the directory on every up subvolume in parallel (the one
- * vl_fd_t; each child keeps its own ctx in it) and, once it succeeded,
- * starts reading every opened subvolume from its start in the background
+ * vl_fd_t; each child keeps its own ctx in it) and, as each subvolume
+ * opens it, starts reading it from its start in the background
  * (dist-rdcache.c), so the first readdir usually finds the whole listing
  * of a small directory already there or on its way: opendir plus the
  * listing cost about two rounds, whatever the number of bricks.
@@ -66,22 +66,6 @@ struct dist_rd_open {
 };
 
 
-/* Reads every opened subvolume from its start in the background: the
- * first readdir of a listing comes right after opendir. */
-static void
-dist_opendir_prefetch(vl_xlator_t *xl, vl_fd_t *fd, uint64_t opened,
-                      const struct vl_caller *caller)
-{
-    struct dist_rd_cache *cache = dist_rd_cache_get(xl, fd);
-
-    if (cache == NULL)
-        return; /* readdir will read as it goes */
-    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
-        if (opened & (1ULL << i))
-            dist_rd_prefetch(cache, i, 0, DIST_RD_BATCH, caller);
-}
-
-
 static void
 dist_opendir_done(vl_req_t *r, void *cookie)
 {
@@ -90,14 +74,22 @@ dist_opendir_done(vl_req_t *r, void *cookie)
     vl_req_t *req = op->req;
     vl_xlator_t *xl = op->xl;
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
-    struct vl_caller caller = req->caller;
+    struct dist_rd_cache *cache;
     struct dist_fd_ctx *ctx;
-    vl_fd_t *fd = NULL;
     uint64_t opened = 0;
     int first = -1, rc = -ENOTCONN;
 
     c->status = r->status;
     c->iatt = r->reply.iatt;
+    /* This brick is open: read it from its start now, in the background
+     * (the first readdir of a listing comes right after opendir). The
+     * request still holds the fd; the read takes its own ref. */
+    if (r->status == 0) {
+        cache = dist_rd_cache_get(xl, a->fd);
+        if (cache != NULL) /* else readdir reads as it goes */
+            dist_rd_prefetch(cache, (unsigned)(c - op->child), 0,
+                             DIST_RD_BATCH, &req->caller);
+    }
     if (!vl_fanout_arrive(&op->fan, r->status))
         return;
     for (unsigned i = 0; i < op->n; i++) {
@@ -118,13 +110,9 @@ dist_opendir_done(vl_req_t *r, void *cookie)
         pthread_mutex_lock(&a->fd->lock);
         ctx->dir_open = opened;
         pthread_mutex_unlock(&a->fd->lock);
-        fd = vl_fd_ref(a->fd); /* the prefetch outlives the request */
     }
     vl_free(op);
-    if (fd != NULL)
-        dist_opendir_prefetch(xl, fd, opened, &caller);
     vl_unwind(req, rc);
-    vl_fd_unref(fd);
 }
 
 
