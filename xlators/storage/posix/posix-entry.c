@@ -401,14 +401,72 @@ out:
 }
 
 
+/* The entry to unlink, resolved with few system calls. The client
+ * usually names the object it expects (loc.inode, from its lookup):
+ * when that GFID's handle is the same inode as the name, the name's GFID
+ * is known without reading its xattr (the handle is a hard link of the
+ * object, and a GFID has one handle), and *hst is the handle's stat. A
+ * missing or stale hint falls back to reading the xattr (*has_hst false). */
+static int
+posix_unlink_resolve(vl_xlator_t *xl, const struct vl_loc *loc,
+                     struct posix_obj *obj /* OUT */,
+                     struct stat *hst /* OUT */, bool *has_hst /* OUT */)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+    int rc;
+
+    *has_hst = false;
+    rc = posix_obj_parent(xl, loc->parent, loc->name, false, obj);
+    if (rc != 0)
+        return rc;
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid)
+        && S_ISREG(obj->st.st_mode)) {
+        posix_handle_rel(&loc->inode->gfid, hrel);
+        if (fstatat(priv->handles_fd, hrel, hst, AT_SYMLINK_NOFOLLOW) == 0
+            && hst->st_ino == obj->st.st_ino
+            && hst->st_dev == obj->st.st_dev) {
+            obj->gfid = loc->inode->gfid;
+            *has_hst = true;
+            return 0;
+        }
+    }
+    rc = posix_gfid_get(obj->atfd, obj->rel, &obj->gfid);
+    if (rc == -ENODATA) {
+        obj->gfid = vl_gfid_null;
+        rc = 0;
+    }
+    if (rc == 0)
+        return 0;
+fail:
+    posix_obj_put(obj);
+    return rc;
+}
+
+
+/* unlink: stat of the name; the GFID from the client's hint checked
+ * against the handle's stat (or the xattr); unlinkat; the handle removed
+ * when the name was its last one; fstat of the parent for the reply.
+ * With the hint and a handle at nlink 2 (this name and the handle), the
+ * handle goes without being stat'ed again: a link() racing with this
+ * unlink may leave the new name without handle, which the next lookup
+ * of it repairs (as with a link racing between stat and unlink of the
+ * handle without the hint). With more names, the handle is stat'ed after
+ * the unlink, so that of two racing unlinks the last one removes it. */
 void
 posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_unlink_args *a = VL_ARGS(req, unlink);
     struct posix_obj obj;
+    struct stat hst;
+    bool has_hst;
     int rc;
 
-    rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+    rc = posix_unlink_resolve(xl, &a->loc, &obj, &hst, &has_hst);
     if (rc != 0)
         goto out;
     if (S_ISDIR(obj.st.st_mode)) {
@@ -421,7 +479,10 @@ posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
     }
     /* An open fd keeps the data alive; the handle goes with the last
      * name so the GFID no longer resolves. */
-    posix_handle_unlink_if_last(xl, &obj.gfid);
+    if (has_hst && hst.st_nlink == 2)
+        posix_handle_drop(xl, &obj.gfid);
+    else
+        posix_handle_unlink_if_last(xl, &obj.gfid);
     posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
                      &req->reply.has_postparent);
 put:

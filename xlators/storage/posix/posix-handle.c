@@ -324,6 +324,29 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
 }
 
 
+/* Removes gfid's handle, known to be its file's last link (no name is
+ * left): parked in .mortar/unlink instead while the file is open here. */
+void
+posix_handle_drop(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char hrel[POSIX_HANDLE_REL_LEN];
+
+    posix_handle_rel(gfid, hrel);
+    /* Still open somewhere: park the handle in .mortar/unlink so fops on
+     * the open file (fstat, fsetxattr...) still resolve its GFID; the
+     * last release() removes it. */
+    if (posix_inode_open_count(xl, gfid, true) > 0) {
+        char str[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(gfid, str);
+        if (renameat(priv->handles_fd, hrel, priv->unlink_fd, str) == 0)
+            return;
+    }
+    unlinkat(priv->handles_fd, hrel, 0);
+}
+
+
 void
 posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
 {
@@ -337,19 +360,8 @@ posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid)
     if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return;
     /* The handle itself is one link: nlink 1 means no name is left. */
-    if (st.st_nlink != 1)
-        return;
-    /* Still open somewhere: park the handle in .mortar/unlink so fops on
-     * the open file (fstat, fsetxattr...) still resolve its GFID; the
-     * last release() removes it. */
-    if (posix_inode_open_count(xl, gfid, true) > 0) {
-        char str[VL_GFID_STR_LEN];
-
-        vl_gfid_to_str(gfid, str);
-        if (renameat(priv->handles_fd, hrel, priv->unlink_fd, str) == 0)
-            return;
-    }
-    unlinkat(priv->handles_fd, hrel, 0);
+    if (st.st_nlink == 1)
+        posix_handle_drop(xl, gfid);
 }
 
 

@@ -148,6 +148,7 @@ int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
 int posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
                             const vl_gfid_t *parent, const char *name);
 void posix_handle_unlink_if_last(vl_xlator_t *xl, const vl_gfid_t *gfid);
+void posix_handle_drop(vl_xlator_t *xl, const vl_gfid_t *gfid);
 unsigned posix_inode_open_count(vl_xlator_t *xl, const vl_gfid_t *gfid,
                                 bool is_parking);
 void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);

@@ -8,7 +8,9 @@
  * client's; and a handle directory removed behind the brick's back being
  * made again by the next create that needs it; the parent's attributes
  * (postparent) answered by create, mkdir, rename, unlink and rmdir; an
- * xattr set by mkdir itself (vl_mkdir_args.xattr_name).
+ * xattr set by mkdir itself (vl_mkdir_args.xattr_name); unlink's short
+ * path with the client's inode as a hint (GFID from the handle's stat,
+ * hard links, open files, stale hints).
  */
 #include "config.h"
 
@@ -420,6 +422,113 @@ test_mkdir_xattr(void **state)
 }
 
 
+/* ---- unlink with the client's inode as a hint ---- */
+
+static int
+pc_unlink_hint(struct pt *t, const char *name, vl_inode_t *hint)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.unlink.loc.parent = t->root;
+    a.unlink.loc.name = name;
+    a.unlink.loc.inode = hint;
+    rc = pt_call(t, VL_FOP_UNLINK, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static bool
+pc_handle_exists(struct pt *t, const vl_gfid_t *g)
+{
+    char rel[128], path[PATH_MAX];
+    struct stat st;
+
+    pt_handle_path(g, rel, sizeof(rel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    return lstat(path, &st) == 0;
+}
+
+
+/* With the client's inode, unlink takes the name's GFID from the handle
+ * that is the same inode, not from the xattr: shown by a file whose GFID
+ * xattr is gone (removed behind the brick's back), whose handle unlink
+ * still removes. A stale hint (another file's inode) removes the right
+ * handle and leaves the other file alone. */
+static void
+test_unlink_hint(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *f = NULL, *g = NULL;
+    char path[PATH_MAX];
+    struct vl_iatt ia;
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    snprintf(path, sizeof(path), "%s/f", t->brick);
+    assert_int_equal(lremovexattr(path, "trusted.mortar.gfid"), 0);
+    assert_true(pc_handle_exists(t, &f->gfid));
+    assert_int_equal(pc_unlink_hint(t, "f", f), 0);
+    assert_false(pc_handle_exists(t, &f->gfid));
+    vl_inode_unref(f);
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_create(t, t->root, "g", O_RDWR, 0644, &g, NULL), 0);
+    assert_int_equal(pc_unlink_hint(t, "f", g), 0); /* stale hint */
+    assert_false(pc_handle_exists(t, &f->gfid));
+    assert_true(pc_handle_exists(t, &g->gfid));
+    assert_int_equal(pt_stat(t, g, &ia), 0);
+    assert_int_equal(ia.nlink, 1);
+    assert_int_equal(pc_unlink_hint(t, "f", g), -ENOENT);
+    assert_int_equal(pc_unlink_hint(t, "g", g), 0);
+    assert_false(pc_handle_exists(t, &g->gfid));
+    vl_inode_unref(f);
+    vl_inode_unref(g);
+}
+
+
+/* Hard links and open files with the hint: the handle stays while a
+ * name is left, goes with the last one, and is parked (not removed)
+ * while the file is open. */
+static void
+test_unlink_hint_links_and_open(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *f = NULL;
+    union vl_fop_args a = {0};
+    char path[PATH_MAX], str[VL_GFID_STR_LEN];
+    struct vl_reply r;
+    struct stat st;
+    vl_fd_t *fd = NULL;
+    char buf[8];
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    a.link.oldloc.inode = f;
+    a.link.newloc.parent = t->root;
+    a.link.newloc.name = "f2";
+    assert_int_equal(pt_call(t, VL_FOP_LINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(pc_unlink_hint(t, "f", f), 0);
+    assert_true(pc_handle_exists(t, &f->gfid)); /* f2 still names it */
+    assert_int_equal(pc_unlink_hint(t, "f2", f), 0);
+    assert_false(pc_handle_exists(t, &f->gfid));
+    vl_inode_unref(f);
+
+    assert_int_equal(pt_create(t, t->root, "o", O_RDWR, 0644, &f, &fd), 0);
+    assert_int_equal(pt_write(t, fd, 0, "data", 4, 0), 0);
+    assert_int_equal(pc_unlink_hint(t, "o", f), 0);
+    assert_false(pc_handle_exists(t, &f->gfid));
+    vl_gfid_to_str(&f->gfid, str);
+    snprintf(path, sizeof(path), "%s/.mortar/unlink/%s", t->brick, str);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_int_equal(pt_read(t, fd, 0, buf, sizeof(buf)), 4);
+    vl_fd_unref(fd);
+    assert_int_equal(lstat(path, &st), -1);
+    vl_inode_unref(f);
+}
+
+
 const struct CMUnitTest pt_create_tests[] = {
     cmocka_unit_test_setup_teardown(test_create_mode_owner_gfid, pt_setup,
                                     pt_teardown),
@@ -427,5 +536,8 @@ const struct CMUnitTest pt_create_tests[] = {
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_postparent, pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_mkdir_xattr, pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_unlink_hint, pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_unlink_hint_links_and_open,
+                                    pt_setup, pt_teardown),
 };
 const size_t pt_n_create_tests = VL_ARRAY_SIZE(pt_create_tests);
