@@ -69,8 +69,13 @@ wb_entry_free(struct wb_entry *e)
     vl_buf_unref(e->buf);
     vl_fd_unref(e->fd);
     vl_inode_unref(e->inode);
-    atomic_fetch_sub(&priv->n_entries, 1);
     vl_free(e);
+    if (atomic_fetch_sub(&priv->n_entries, 1) == 1
+        && atomic_load(&priv->is_draining)) {
+        pthread_mutex_lock(&priv->lock);
+        pthread_cond_broadcast(&priv->cond);
+        pthread_mutex_unlock(&priv->lock);
+    }
 }
 
 

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "builtin.h"
 #include "write-behind.h"
@@ -417,8 +418,10 @@ wb_write_finish(struct wb_entry *e, vl_req_t *child, int status)
     struct wb_inode *wi = wb_inode_peek(e->xl, e->inode);
     struct wb_entry *go = NULL;
 
+    /* A short write answered in full: on a regular file the brick's
+     * pwrite stops short only when the file system is full. */
     if (status == 0 && e->is_early && (uint64_t)child->reply.count < e->len)
-        status = -EIO; /* a short write that was answered in full */
+        status = -ENOSPC;
     pthread_mutex_lock(&e->inode->lock);
     if (child != NULL && child->status == 0)
         wb_inode_seen_locked(wi, &child->reply.iatt);
@@ -616,8 +619,44 @@ wb_init(vl_xlator_t *xl, vl_err_t *err)
         vl_err_set(err, "write-behind: out of memory");
         return -ENOMEM;
     }
+    pthread_mutex_init(&priv->lock, NULL);
+    pthread_cond_init(&priv->cond, NULL);
     xl->priv = priv;
     return 0;
+}
+
+
+/* Before the graph goes away (unmount, or an old graph after a switch),
+ * the writes answered early must reach the bricks: PARENT_DOWN waits for
+ * every entry to be answered by the child (which is still up: the event
+ * goes down to it only after this), at most WB_DRAIN_S seconds. Not on
+ * an event thread, which the answers need. */
+#define WB_DRAIN_S 60
+
+static int
+wb_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    struct wb_priv *priv = xl->priv;
+    struct timespec until;
+    long long left;
+
+    if (ev != VL_EV_PARENT_DOWN || priv == NULL
+        || vl_loop_on_loop_thread(xl->graph->loop))
+        return vl_notify_default(xl, ev, data);
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += WB_DRAIN_S;
+    pthread_mutex_lock(&priv->lock);
+    atomic_store(&priv->is_draining, true);
+    while (atomic_load(&priv->n_entries) > 0)
+        if (pthread_cond_timedwait(&priv->cond, &priv->lock, &until) != 0)
+            break;
+    pthread_mutex_unlock(&priv->lock);
+    left = atomic_load(&priv->n_entries);
+    if (left > 0)
+        vl_log(xl, VL_LOG_ERROR, "%lld writes or waiting fops still not "
+               "answered by the child after %d s; going down anyway",
+               left, WB_DRAIN_S);
+    return vl_notify_default(xl, ev, data);
 }
 
 
@@ -637,6 +676,8 @@ wb_fini(vl_xlator_t *xl)
                (long long)atomic_load(&priv->n_entries));
         return;
     }
+    pthread_cond_destroy(&priv->cond);
+    pthread_mutex_destroy(&priv->lock);
     vl_free(priv);
     xl->priv = NULL;
 }
@@ -671,13 +712,16 @@ wb_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 
 static const vl_option_t wb_options[] = {
     VL_OPT_SIZE("window-size", struct wb_conf, window_size,
-                .min = 512 * 1024, .max = 1024 * 1024 * 1024, .def = "1MiB",
+                .min = 512 * 1024, .max = 1024 * 1024 * 1024, .def = "4MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .aliases = {"performance.write-behind-window-size",
                             "cache-size"},
                 .doc = "Bytes of one file's writes answered before the "
                        "bricks acknowledged them; a write that does not "
-                       "fit waits for the bricks' answer."),
+                       "fit waits for the bricks' answer. GlusterFS's "
+                       "1MB holds eight of its 128 KiB writes; Mortar's "
+                       "writes are up to 1 MiB, so 4 MiB keeps four in "
+                       "flight."),
     VL_OPT_BOOL("flush-behind", struct wb_conf, is_flush_behind,
                 .def = "on",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -719,6 +763,7 @@ const vl_xlator_class_t xl_performance_write_behind = {
            "file; fops that read what was written wait for them.",
     .init = wb_init,
     .fini = wb_fini,
+    .notify = wb_notify,
     .reconfigure = wb_reconfigure,
     .dump = wb_dump,
     .fops = {

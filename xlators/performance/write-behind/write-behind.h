@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -39,6 +40,9 @@ struct wb_priv {
     atomic_ullong n_failed;       /* early-answered writes that failed */
     atomic_ullong n_reported;     /* sticky errors returned to a caller */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
+    atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
+    pthread_mutex_t lock;         /* guards nothing but the wait on cond */
+    pthread_cond_t cond;          /* n_entries reached 0 while draining */
 };
 
 enum wb_kind {
