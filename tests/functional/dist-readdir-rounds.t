@@ -69,7 +69,8 @@ for i in range(30):
     os.rename('$M0/d/f%03d' % i, '$M0/d/moved-%03d' % i)
 "
 # Some renames left link files on the bricks; they must not show.
-TEST test "$(find "$T"/bricks/b*/d -maxdepth 1 -type f -perm 1000 | wc -l)" -gt 0
+TEST test "$(find "$T"/bricks/b*/d -maxdepth 1 -type f -perm 1000 \
+    | wc -l)" -gt 0
 
 r0="$(dump_num readdir_reads)"
 w0="$(dump_num readdir_waits)"

@@ -6,17 +6,17 @@
  * A directory fd keeps one slot per subvolume. A slot holds the batch
  * being listed from that brick (its entries, the brick cookie it was read
  * after, eof), possibly the batch that follows it (read ahead while the
- * first one goes up), and at most one read in flight. A readdir that finds what follows
- * its cookie in a batch answers without a round; one that does not waits
- * for a read of its brick, and the opened bricks after it that have
- * nothing cached are read at the same time (from their start), so the
- * whole listing of a small directory arrives in one parallel round.
- * opendir starts those reads at once (dist-readdir.c), before the first
- * readdir even comes.
+ * first one goes up), and at most one read in flight. A readdir that
+ * finds what follows its cookie in a batch answers without a round; one
+ * that does not waits for a read of its brick, and the opened bricks
+ * after it that have nothing cached are read at the same time (from their
+ * start), so the whole listing of a small directory arrives in one
+ * parallel round. opendir starts those reads at once (dist-readdir.c),
+ * before the first readdir even comes.
  *
  * Bounded memory: two batches per subvolume (each at most what one readdir
- * of DIST_RD_BATCH or the caller's size returns); a slot the listing moved
- * past is emptied. Dropped: a readdir at offset 0 after the fd answered
+ * of DIST_RD_BATCH_MAX returns); a slot the listing moved past is
+ * emptied. Dropped: a readdir at offset 0 after the fd answered
  * one (rewinddir) drops every batch, and a read that was in flight then is
  * not kept; everything goes at release.
  *

@@ -223,11 +223,14 @@ dist_readdir_next(uint64_t opened, unsigned idx, unsigned n)
 }
 
 
-/* What a brick is asked for: at least DIST_RD_BATCH. */
+/* What a brick is asked for: the caller's size within [DIST_RD_BATCH,
+ * DIST_RD_BATCH_MAX]. */
 static size_t
 dist_rd_batch_size(const struct vl_readdir_args *a)
 {
-    return a->size > DIST_RD_BATCH ? a->size : DIST_RD_BATCH;
+    if (a->size < DIST_RD_BATCH)
+        return DIST_RD_BATCH;
+    return a->size > DIST_RD_BATCH_MAX ? DIST_RD_BATCH_MAX : a->size;
 }
 
 

@@ -16,6 +16,9 @@
 /* What a brick is asked for at least per readdir (its budget, bytes of
  * FUSE records): enough for a typical directory in one round. */
 #define DIST_RD_BATCH (32 * 1024)
+/* ... and at most, whatever the caller's buffer: the cache keeps up to
+ * two batches per brick per open directory. */
+#define DIST_RD_BATCH_MAX (128 * 1024)
 
 /* One brick's answer to one readdir: immutable once made, shared by the
  * cache slot and the fills reading it. */
