@@ -53,6 +53,13 @@ live = [i for i in range(nsub) if i != decom]
 chunk = (1 << 32) // len(live)
 def brick(name):
     return live[min(mm3(name.encode()) // chunk, len(live) - 1)]
+if sys.argv[3:4] == ["pick"]:
+    # PREFIX.N hashing to brick BRICK under this layout
+    j = 0
+    while brick("%s.%d" % (sys.argv[5], j)) != int(sys.argv[4]):
+        j += 1
+    print("%s.%d" % (sys.argv[5], j))
+    sys.exit(0)
 if sys.argv[3:4] == ["other"]:
     # a new name hashing to another brick than NAME under this layout
     j = 0
@@ -314,3 +321,79 @@ for i in $(seq 0 9); do
 done
 TEST umount_client "$M0"
 EXPECT "ok" layout_ok "$T/names.rm" rm
+
+# ---- 3. remove-brick start + commit through mortard ---------------------
+# A 2-brick volume; files with data on the brick to remove get names in
+# other directories. The migration skips nothing, commit succeeds, and
+# the 1-brick volume has every name with its data, inode and nlink.
+if ! "$MORTARD" --help > /dev/null 2>&1; then
+    exit 0
+fi
+MB="$T/mbricks"
+RB="$T/run/rebalance"
+for i in 0 1; do track_brick hl brick$i; done
+_T_PIDFILES+=("$RB/hl.pid" "$RB/hl.remove.pid")
+hl_state() {
+    mcli volume remove-brick hl "127.0.0.1:$MB/m1" status |
+        awk '$1 == "localhost" { s = $7; if ($7 == "in") s = "in progress";
+                                 print s }'
+}
+TEST start_mortard
+TEST mcli volume create hl 127.0.0.1:$MB/m0 127.0.0.1:$MB/m1 force
+TEST mcli volume start hl
+for i in 0 1; do
+    EXPECT_WITHIN 20 "Y" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume status hl | awk '\$2 == \"127.0.0.1:$MB/m$i\" { print \$4 }'"
+done
+TEST mount_volume hl "$M1"
+TEST mkdir "$M1/a" "$M1/b" "$M1/c"
+for i in $(seq 0 29); do
+    head -c $((5000 + 77 * i)) /dev/urandom > "$M1/a/f$i" || break
+done
+# the files of a/ with their data on m1, each with 3 more names
+(cd "$MB/m1/a" && find . -maxdepth 1 -type f ! -perm -1000 -printf '%f\n' |
+    sort | head -n 5) > "$T/on_m1"
+EXPECT_MATCH "^[1-5]$" sh -c "wc -l < '$T/on_m1'"
+# Names: one hashing to m0 (a link file there), two to m1 (the data's
+# brick): a second link file of one GFID on m0 would hit distribute's
+# link limitation (see part 2).
+while read -r f; do
+    echo "$f a/$f b/$(names 2 -1 pick 0 "$f.x") c/$(names 2 -1 pick 1 \
+        "$f.y") a/$(names 2 -1 pick 1 "$f.z")"
+done < "$T/on_m1" > "$T/hl.names"
+mk_links() {
+    local f p0 rest p
+    while read -r f p0 rest; do
+        for p in $rest; do
+            ln "$M1/$p0" "$M1/$p" || return 1
+        done
+    done < "$T/hl.names"
+}
+TEST mk_links
+hl_sums() {
+    local f ps p
+    while read -r f ps; do
+        for p in $ps; do
+            echo "$f $p $(md5sum < "$1/$p" | cut -c1-32) $(stat -c '%i %h' \
+                "$1/$p")"
+        done
+    done < "$T/hl.names"
+}
+hl_sums "$M1" > "$T/hl.sums"
+EXPECT "0" sh -c "awk '\$5 != 4' '$T/hl.sums' | wc -l"
+# one inode number per file
+EXPECT "$(wc -l < "$T/on_m1")" sh -c "awk '{ print \$1, \$4 }' '$T/hl.sums' | sort -u | wc -l"
+TEST mcli volume remove-brick hl 127.0.0.1:$MB/m1 start
+EXPECT_WITHIN 120 "completed" hl_state
+EXPECT "0" state_value "$RB/hl.remove.state" skipped_files
+EXPECT "0" state_value "$RB/hl.remove.state" failed_files
+EXPECT "" brick_data_files "$MB/m1"
+TEST mcli volume remove-brick hl 127.0.0.1:$MB/m1 commit
+EXPECT_MATCH "Number of Bricks: 1" mcli volume info hl
+TEST umount_client "$M1"
+TEST mount_volume hl "$M1"
+hl_sums "$M1" > "$T/hl.after"
+EXPECT "" diff "$T/hl.sums" "$T/hl.after"
+for i in $(seq 0 29); do
+    EXPECT "$((5000 + 77 * i))" stat -c %s "$M1/a/f$i"
+done
+TEST umount_client "$M1"

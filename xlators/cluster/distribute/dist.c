@@ -555,6 +555,25 @@ dist_forget(vl_xlator_t *xl, vl_inode_t *inode)
 }
 
 
+/* Does distribute tell the graph it is ready? As the top of its graph
+ * (the rebalance process), and also below a chain of one-child
+ * translators without a mount translator (client-side performance
+ * translators in the volfile a rebalance process fetches): nothing
+ * above would report it. Under mount/fuse, fuse does. */
+static bool
+dist_reports_ready(const vl_xlator_t *xl)
+{
+    const vl_xlator_t *t = xl->graph->top;
+
+    while (t != NULL && t != xl) {
+        if (t->n_children != 1 || strncmp(t->cls->type, "mount/", 6) == 0)
+            return false;
+        t = t->children[0];
+    }
+    return t == xl;
+}
+
+
 /* Sends CHILD_UP/CHILD_DOWN upward and readiness when at the top. */
 static void
 dist_up_check(vl_xlator_t *xl)
@@ -575,7 +594,7 @@ dist_up_check(vl_xlator_t *xl)
         priv->is_up_sent = false;
         send_down = true;
     }
-    if (xl->n_parents == 0 && !priv->is_ready_set && n_up == priv->n) {
+    if (dist_reports_ready(xl) && !priv->is_ready_set && n_up == priv->n) {
         priv->is_ready_set = true;
         ready = true;
     }
@@ -645,7 +664,7 @@ dist_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
             priv->grace_timer = vl_timer_add(xl->graph->loop,
                                              DIST_FIRST_CONNECT_GRACE_MS,
                                              dist_grace_over, xl);
-        if (xl->n_parents == 0 && priv->ready_timer == NULL
+        if (dist_reports_ready(xl) && priv->ready_timer == NULL
             && !priv->is_ready_set)
             priv->ready_timer = vl_timer_add(xl->graph->loop,
                                              conf->connect_timeout,
