@@ -255,9 +255,11 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 }
 
 
-/* Quick-read behind a link file: the fan-out did not ask for content, so
- * ask the subvolume holding the data (by GFID: the name there may be
- * another) and keep the content only if it is the same file. */
+/* Quick-read on a slow path (behind a link file, or a GFID whose
+ * subvolume was not known): the fan-out did not ask for content, so ask
+ * the subvolume holding the data (by GFID when the inode has one: the
+ * name there may be another) and keep the content only if it is the same
+ * file. */
 static void
 dist_lookup_content_sync(vl_xlator_t *xl, vl_req_t *req, int data,
                          const struct vl_iatt *iatt)
@@ -350,6 +352,8 @@ dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req)
     }
     if (rc == 0)
         dist_reply_iatt(req, &iatt);
+    if (rc == 0 && !S_ISDIR(iatt.mode))
+        dist_lookup_content_sync(xl, req, data, &iatt);
     vl_unwind(req, rc);
 }
 

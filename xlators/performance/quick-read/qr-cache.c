@@ -145,6 +145,7 @@ qr_cache_update(vl_xlator_t *xl, vl_inode_t *inode,
     if (buf != NULL && S_ISREG(iatt->mode) && len == iatt->size)
         keep = qr_keep_buf(buf, data, len, &kdata);
     pthread_mutex_lock(&priv->lock);
+    qi->is_large = S_ISREG(iatt->mode) && iatt->size > priv->max_file_size;
     if (keep != NULL
         && (len > priv->max_file_size
             || qr_charge(keep) > priv->cache_size)) {
@@ -235,6 +236,22 @@ qr_cache_has(vl_xlator_t *xl, vl_inode_t *inode, bool fresh,
         *iatt = qi->iatt;
     pthread_mutex_unlock(&priv->lock);
     return has;
+}
+
+
+bool
+qr_cache_is_large(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct qr_priv *priv = xl->priv;
+    struct qr_inode *qi;
+    bool is_large;
+
+    if (inode == NULL || (qi = vl_inode_ctx(inode, xl)) == NULL)
+        return false;
+    pthread_mutex_lock(&priv->lock);
+    is_large = qi->is_large;
+    pthread_mutex_unlock(&priv->lock);
+    return is_large;
 }
 
 

@@ -37,36 +37,87 @@ qr_fd_is_lazy(vl_xlator_t *xl, vl_fd_t *fd)
 }
 
 
+/* Answers req (an OPEN) here: the fd is lazy, its reads use the cache. */
+static void
+qr_open_local(vl_xlator_t *xl, vl_req_t *req, const struct vl_iatt *iatt)
+{
+    struct qr_priv *priv = xl->priv;
+    vl_fd_t *fd = VL_ARGS(req, open)->fd;
+    struct qr_fd *qf = vl_fd_ctx(fd, xl);
+
+    pthread_mutex_lock(&fd->lock);
+    qf->state = QR_FD_LAZY;
+    qf->queue = NULL;
+    qf->tail = &qf->queue;
+    pthread_mutex_unlock(&fd->lock);
+    atomic_fetch_add(&priv->local_opens, 1);
+    req->reply.iatt = *iatt;
+    vl_unwind(req, 0);
+}
+
+
+static void
+qr_open_lookup_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    vl_inode_t *inode = VL_ARGS(req, open)->fd->inode;
+    struct vl_iatt iatt;
+
+    if (r->status == 0) {
+        bool has = r->reply.buf != NULL && r->reply.count >= 0;
+
+        qr_cache_update(xl, inode, &r->reply.iatt, has ? r->reply.buf : NULL,
+                        r->reply.data, has ? (size_t)r->reply.count : 0);
+    }
+    if (r->status == 0 && qr_cache_has(xl, inode, true, &iatt)) {
+        qr_open_local(xl, req, &iatt);
+        return;
+    }
+    /* Too large, changed meanwhile, or the lookup failed: the OPEN goes
+     * down and answers for itself. */
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
 void
 qr_open(vl_xlator_t *xl, vl_req_t *req)
 {
     const struct qr_conf *conf = VL_CONF(xl, struct qr_conf);
-    struct qr_priv *priv = xl->priv;
     struct vl_open_args *a = VL_ARGS(req, open);
     vl_inode_t *inode = a->fd != NULL ? a->fd->inode : a->loc.inode;
     struct qr_fd *qf = a->fd != NULL ? vl_fd_ctx(a->fd, xl) : NULL;
     struct vl_iatt iatt;
+    vl_req_t *r;
 
     /* Answered here only if (1) open-behind is on, (2) the open only
-     * reads, (3) it neither truncates nor bypasses caches and (4) the
-     * content is cached and fresh. */
-    if (conf->is_open_behind && qf != NULL                         /* (1) */
-        && (a->flags & O_ACCMODE) == O_RDONLY                      /* (2) */
-        && !(a->flags & (O_TRUNC | O_DIRECT))                      /* (3) */
-        && qr_cache_has(xl, inode, true, &iatt)) {                 /* (4) */
-        pthread_mutex_lock(&a->fd->lock);
-        qf->state = QR_FD_LAZY;
-        qf->queue = NULL;
-        qf->tail = &qf->queue;
-        pthread_mutex_unlock(&a->fd->lock);
-        atomic_fetch_add(&priv->local_opens, 1);
-        req->reply.iatt = iatt;
-        vl_unwind(req, 0);
+     * reads and (3) neither truncates nor bypasses caches. */
+    if (!conf->is_open_behind || qf == NULL                        /* (1) */
+        || (a->flags & O_ACCMODE) != O_RDONLY                      /* (2) */
+        || (a->flags & (O_TRUNC | O_DIRECT))) {                    /* (3) */
+        if (a->flags & O_TRUNC)
+            qr_cache_drop(xl, inode);
+        vl_pass(req, VL_FIRST_CHILD(xl));
         return;
     }
-    if (a->flags & O_TRUNC)
-        qr_cache_drop(xl, inode);
-    vl_pass(req, VL_FIRST_CHILD(xl));
+    if (qr_cache_has(xl, inode, true, &iatt)) {
+        qr_open_local(xl, req, &iatt);
+        return;
+    }
+    /* Not cached (the kernel knew the name from readdirplus, or the copy
+     * is too old): unless the file is known to be too large, a nameless
+     * LOOKUP fetches content and attributes in one round trip instead of
+     * the OPEN and the READ that would follow. */
+    if (conf->max_file_size == 0 || qr_cache_is_large(xl, inode)
+        || vl_gfid_is_null(&inode->gfid)
+        || (r = vl_req_new_op(req, VL_FIRST_CHILD(xl), VL_FOP_LOOKUP))
+               == NULL) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    r->args.lookup.loc.inode = inode;
+    r->args.lookup.content_max = (uint32_t)conf->max_file_size;
+    vl_wind(r, qr_open_lookup_done, req);
 }
 
 

@@ -35,6 +35,8 @@ struct qr_inode {
     size_t charge;           /* bytes counted against cache-size */
     struct vl_iatt iatt;     /* attributes the content came with */
     uint64_t validated_ms;   /* last lookup/stat that confirmed iatt */
+    bool is_large;           /* the last attributes seen said the file is
+                                larger than max-file-size */
     struct qr_inode *prev;   /* LRU neighbours while buf != NULL */
     struct qr_inode *next;
 };
@@ -98,6 +100,9 @@ void qr_cache_drop(vl_xlator_t *xl, vl_inode_t *inode);
  * timeout. */
 bool qr_cache_has(vl_xlator_t *xl, vl_inode_t *inode, bool fresh,
                   struct vl_iatt *iatt /* OUT, may be NULL */);
+/* True if the last attributes seen for inode were of a file larger
+ * than max-file-size (an OPEN then does not try to fetch content). */
+bool qr_cache_is_large(vl_xlator_t *xl, vl_inode_t *inode);
 /* Answers a read from fresh content into reply; false if none. */
 bool qr_cache_read(vl_xlator_t *xl, vl_inode_t *inode, size_t size,
                    off_t offset, struct vl_reply *reply /* OUT */);

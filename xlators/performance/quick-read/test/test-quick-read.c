@@ -137,6 +137,38 @@ t_open(struct t_env *e, vl_fd_t *fd, int flags, struct vl_test_result *res)
 }
 
 
+/* An open that is not answered here: first (if lookup) the nameless
+ * LOOKUP that tries to fetch the content, answered with attributes of
+ * size bytes and no content, then the OPEN itself, answered 0. */
+static void
+t_open_goes_down(struct t_env *e, vl_fd_t *fd, int flags, bool lookup,
+                 uint64_t size)
+{
+    struct vl_test_result res = {0};
+
+    t_open(e, fd, flags, &res);
+    assert_false(res.is_done);
+    if (lookup) {
+        vl_req_t *l = t_pop(e, VL_FOP_LOOKUP);
+
+        assert_true(l->args.lookup.content_max > 0);
+        assert_ptr_equal(l->args.lookup.loc.inode, fd->inode);
+        assert_null(l->args.lookup.loc.name);
+        l->reply.iatt.gfid = fd->inode->gfid;
+        l->reply.iatt.mode = S_IFREG | 0644;
+        l->reply.iatt.size = size;
+        l->reply.iatt.mtime = l->reply.iatt.ctime = 200;
+        vl_unwind(l, 0);
+        assert_false(res.is_done);
+    }
+    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.n_done, 1);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+}
+
+
 static void
 t_read(struct t_env *e, vl_fd_t *fd, size_t size, off_t off,
        struct vl_test_result *res)
@@ -274,15 +306,7 @@ test_write_invalidates(void **state)
     r = t_pop(e, VL_FOP_WRITE);
     /* Dropped already while the write is in flight: a read goes down. */
     rfd = vl_fd_new(in, O_RDONLY, 1);
-    {
-        struct vl_test_result ores = {0};
-
-        t_open(e, rfd, O_RDONLY, &ores);
-        assert_false(ores.is_done);
-        vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
-        assert_true(ores.is_done);
-        vl_test_result_clear(&ores);
-    }
+    t_open_goes_down(e, rfd, O_RDONLY, true, 7);
     r->reply.count = 2;
     vl_unwind(r, 0);
     assert_true(res.is_done);
@@ -315,12 +339,10 @@ test_large_not_cached(void **state)
     in = t_lookup(e, NULL, &gfid, "", 5000, 100, &asked);
     assert_int_equal(asked, 4096);
     fd = vl_fd_new(in, O_RDONLY, 1);
-    t_open(e, fd, O_RDONLY, &res);
-    assert_false(res.is_done);
-    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
-    assert_true(res.is_done);
-    vl_test_result_clear(&res);
+    /* Known to be large: no lookup for content first. */
+    t_open_goes_down(e, fd, O_RDONLY, false, 0);
     vl_fd_unref(fd);
+    (void)res;
     vl_inode_unref(in);
     t_env_free(e);
 }
@@ -346,12 +368,9 @@ test_attr_change_drops(void **state)
     in2 = t_lookup(e, in, &gfid, "hullo", 5, 101, &asked);
     vl_inode_unref(in2);
     fd = vl_fd_new(in, O_RDONLY, 1);
-    t_open(e, fd, O_RDONLY, &res);
-    assert_false(res.is_done);
-    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
-    assert_true(res.is_done);
-    vl_test_result_clear(&res);
+    t_open_goes_down(e, fd, O_RDONLY, true, 5);
     vl_fd_unref(fd);
+    (void)res;
     vl_inode_unref(in);
     t_env_free(e);
 }
@@ -372,13 +391,11 @@ test_timeout(void **state)
     vl_gfid_generate(&gfid);
     in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
     fd = vl_fd_new(in, O_RDONLY, 1);
-    t_open(e, fd, O_RDONLY, &res);
-    assert_false(res.is_done);
-    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
-    vl_test_result_clear(&res);
+    t_open_goes_down(e, fd, O_RDONLY, true, 5);
     vl_fd_unref(fd);
     vl_inode_unref(in);
     t_env_free(e);
+    (void)res;
 }
 
 
@@ -507,10 +524,7 @@ test_eviction(void **state)
     a = t_lookup(e, NULL, &g1, "aaaa", 4, 100, &asked);
     b = t_lookup(e, NULL, &g2, "bbbb", 4, 100, &asked);
     fd = vl_fd_new(a, O_RDONLY, 1);
-    t_open(e, fd, O_RDONLY, &res);
-    assert_false(res.is_done); /* evicted */
-    vl_unwind(t_pop(e, VL_FOP_OPEN), 0);
-    vl_test_result_clear(&res);
+    t_open_goes_down(e, fd, O_RDONLY, true, 40000); /* evicted */
     vl_fd_unref(fd);
     fd = vl_fd_new(b, O_RDONLY, 1);
     t_open(e, fd, O_RDONLY, &res);
@@ -519,6 +533,57 @@ test_eviction(void **state)
     vl_fd_unref(fd);
     vl_inode_unref(a);
     vl_inode_unref(b);
+    t_env_free(e);
+}
+
+
+/* The kernel knew the name from readdirplus (no LOOKUP came through
+ * us): the OPEN fetches content with one nameless LOOKUP and is answered
+ * here; the read comes from the cache. No OPEN or READ goes down. */
+static void
+test_open_fetches(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *l;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = vl_inode_get(e->g->graph->itable, &gfid, S_IFREG);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_false(res.is_done);
+    l = t_pop(e, VL_FOP_LOOKUP);
+    assert_int_equal(l->args.lookup.content_max, 64 * 1024);
+    l->reply.iatt.gfid = gfid;
+    l->reply.iatt.mode = S_IFREG | 0644;
+    l->reply.iatt.size = 3;
+    l->reply.buf = vl_buf_new(3);
+    memcpy(l->reply.buf->data, "abc", 3);
+    l->reply.data = l->reply.buf->data;
+    l->reply.count = 3;
+    vl_unwind(l, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    t_read_cached(e, fd, 4096, 0, "abc");
+    vl_fd_unref(fd);
+    assert_int_equal(vl_mock_received(e->mock), 1);
+    /* A large one: the LOOKUP brings attributes only, the OPEN follows;
+     * the next open of it goes down at once. */
+    vl_gfid_generate(&gfid);
+    vl_inode_unref(in);
+    in = vl_inode_get(e->g->graph->itable, &gfid, S_IFREG);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open_goes_down(e, fd, O_RDONLY, true, 1 << 20);
+    vl_fd_unref(fd);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open_goes_down(e, fd, O_RDONLY, false, 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
     t_env_free(e);
 }
 
@@ -538,6 +603,7 @@ main(void)
         cmocka_unit_test(test_real_open_ok),
         cmocka_unit_test(test_open_behind_off),
         cmocka_unit_test(test_eviction),
+        cmocka_unit_test(test_open_fetches),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
