@@ -319,6 +319,7 @@ dist_rd_fill_run(struct dist_rd_fill *f, struct dist_rd_batch *hint)
     }
     for (;;) {
         struct dist_rd_batch *batch = NULL;
+        int64_t before = f->boff;
         bool is_full, is_end;
         size_t pos;
         int next;
@@ -368,8 +369,10 @@ dist_rd_fill_run(struct dist_rd_fill *f, struct dist_rd_batch *hint)
             break;
         }
         rc = dist_rd_fill_from(f, batch, pos, &is_full);
-        /* No entry and no eof: no progress possible there, as at eof. */
-        is_end = batch->list.eof || batch->list.n == 0;
+        /* No entry, or a cookie that did not move, and no eof: no
+         * progress possible there, as at eof. */
+        is_end = batch->list.eof || batch->list.n == 0
+                 || (!is_full && f->boff == before);
         if (rc == 0 && is_full && !is_end)
             dist_rd_prefetch(cache, f->idx, batch->list.ents[
                                  batch->list.n - 1].off,
@@ -419,12 +422,17 @@ void
 dist_readdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_readdir_args *a = VL_ARGS(req, readdir);
-    struct dist_fd_ctx *ctx = vl_fd_ctx(a->fd, xl);
+    struct dist_fd_ctx *ctx;
     struct dist_rd_cache *cache;
     struct dist_rd_fill f;
     uint64_t off = (uint64_t)a->offset;
 
+    if (a->fd == NULL) {
+        vl_unwind(req, -EBADF);
+        return;
+    }
     memset(&f, 0, sizeof(f));
+    ctx = vl_fd_ctx(a->fd, xl);
     pthread_mutex_lock(&a->fd->lock);
     f.opened = ctx->dir_open;
     pthread_mutex_unlock(&a->fd->lock);
