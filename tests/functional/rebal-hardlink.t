@@ -9,9 +9,12 @@
 #     name's hashed brick, no marker, no orphan inode. The first runs die
 #     at the fault points (before the commit, after it, after the first
 #     name left the source) and the last run resumes and finishes.
-#     A client adds and removes names during a run: neither is lost.
-#  2. remove-brick of b1 (decommissioned): nothing skipped, no file left
-#     on b1; the volume without b1 still has every name, inode and nlink.
+#  2. remove-brick of b1 (decommissioned, by hand): nothing skipped, no
+#     file left on b1; the volume without b1 still has every name, inode
+#     and nlink. A client adds and removes names during the run: neither
+#     change is lost.
+#  3. remove-brick start + commit through mortard: hard-linked files on
+#     the removed brick move, nothing is skipped, commit is accepted.
 # TIMEOUT: 600
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -341,8 +344,11 @@ hl_state() {
 TEST start_mortard
 TEST mcli volume create hl 127.0.0.1:$MB/m0 127.0.0.1:$MB/m1 force
 TEST mcli volume start hl
+hl_online() {
+    mcli volume status hl | awk -v b="127.0.0.1:$MB/m$1" '$2 == b { print $4 }'
+}
 for i in 0 1; do
-    EXPECT_WITHIN 20 "Y" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume status hl | awk '\$2 == \"127.0.0.1:$MB/m$i\" { print \$4 }'"
+    EXPECT_WITHIN 20 "Y" hl_online $i
 done
 TEST mount_volume hl "$M1"
 TEST mkdir "$M1/a" "$M1/b" "$M1/c"
@@ -381,7 +387,8 @@ hl_sums() {
 hl_sums "$M1" > "$T/hl.sums"
 EXPECT "0" sh -c "awk '\$5 != 4' '$T/hl.sums' | wc -l"
 # one inode number per file
-EXPECT "$(wc -l < "$T/on_m1")" sh -c "awk '{ print \$1, \$4 }' '$T/hl.sums' | sort -u | wc -l"
+EXPECT "$(wc -l < "$T/on_m1")" \
+    sh -c "awk '{ print \$1, \$4 }' '$T/hl.sums' | sort -u | wc -l"
 TEST mcli volume remove-brick hl 127.0.0.1:$MB/m1 start
 EXPECT_WITHIN 120 "completed" hl_state
 EXPECT "0" state_value "$RB/hl.remove.state" skipped_files
