@@ -6,7 +6,9 @@
  * volfile again as text with the new values and parsing that: the parsed
  * volfile's arrays belong to libvol's allocator, so they are not edited in
  * place. With a mount point, a mount/fuse volume is appended on top with
- * vl_volfile_append. Threads: runs in main before any thread exists.
+ * vl_volfile_append. With --rebalance, client-side performance/ volumes
+ * above distribute are dropped. Threads: runs in main before any thread
+ * exists.
  */
 #include "config.h"
 
@@ -191,6 +193,63 @@ out:
 }
 
 
+/* The rebalance process fetches the client volfile, whose client-side
+ * performance translators (write-behind...) sit above distribute: it
+ * wants distribute on top (distribute then waits for every subvolume and
+ * says when the graph is ready). Drops each performance/ volume at the
+ * top that has one subvolume, by writing the volfile again without its
+ * block and parsing that; takes vf (freed on failure). */
+static vl_volfile_t *
+fsd_volfile_strip_perf(vl_volfile_t *vf, vl_err_t *err)
+{
+    const struct vl_volfile_vol *top;
+    char *text = NULL, *start, *end, head[300];
+    size_t len = 0;
+    vl_volfile_t *nvf;
+    FILE *mem;
+
+    while ((top = vl_volfile_top(vf, err)) != NULL
+           && strncmp(top->type, "performance/", 12) == 0
+           && top->n_subvols == 1) {
+        mem = open_memstream(&text, &len);
+        if (mem == NULL || vl_volfile_write(vf, mem) != 0) {
+            if (mem != NULL)
+                fclose(mem);
+            free(text);
+            vl_err_set(err, "%s: cannot rewrite the volfile", vf->source);
+            vl_volfile_free(vf);
+            return NULL;
+        }
+        fclose(mem);
+        /* A block starts a line: "\nvolume NAME\n" (or the text). */
+        snprintf(head, sizeof(head), "\nvolume %s\n", top->name);
+        start = strncmp(text, head + 1, strlen(head + 1)) == 0
+                    ? text
+                    : strstr(text, head);
+        if (start != NULL && start != text)
+            start++;
+        end = start != NULL ? strstr(start, "end-volume\n") : NULL;
+        if (end == NULL) {
+            free(text);
+            vl_err_set(err, "%s: cannot drop volume '%s'", vf->source,
+                       top->name);
+            vl_volfile_free(vf);
+            return NULL;
+        }
+        end += strlen("end-volume\n");
+        memmove(start, end, strlen(end) + 1);
+        nvf = vl_volfile_parse(text, strlen(text), vf->source, err);
+        free(text);
+        text = NULL;
+        vl_volfile_free(vf);
+        if (nvf == NULL)
+            return NULL;
+        vf = nvf;
+    }
+    return vf;
+}
+
+
 /* Checks the mount point (not on a reload: stat of our own mount would
  * go through the graph), applies the overrides and appends mount/fuse;
  * takes vf (freed on failure). */
@@ -217,6 +276,11 @@ fsd_volfile_finish(const struct fsd_opts *opts, vl_volfile_t *vf,
     vf = fsd_volfile_override(vf, opts->xopts, opts->n_xopts, err);
     if (vf == NULL)
         return NULL;
+    if (opts->is_rebalance) {
+        vf = fsd_volfile_strip_perf(vf, err);
+        if (vf == NULL)
+            return NULL;
+    }
     if (opts->mountpoint != NULL &&
         fsd_volfile_add_fuse(vf, opts->mountpoint, opts->fuse_opts,
                              opts->n_fuse_opts, err) != 0) {
