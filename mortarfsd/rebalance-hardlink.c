@@ -43,7 +43,6 @@
 #include "xlators/cluster/distribute/dist-hash.h"
 
 #define RB_LAYOUT "mortar.dht.layout"
-#define RB_HAS_RANGE 1u /* layout flag bit 0 (doc/distribute.md) */
 
 /* What the subvolumes hold now for the names of one group. */
 struct rb_hl_view {
@@ -69,39 +68,22 @@ static int
 rb_hl_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
              const char *name, int *out)
 {
-    uint32_t hash = dist_hash_name(name, strlen(name));
+    const char *names[FSD_RB_HL_MAX_SUBS];
     struct vl_reply r = {0};
-    const char *line;
-    const char *end;
     int rc;
 
     *out = -1;
+    if (io->n_subs > FSD_RB_HL_MAX_SUBS)
+        return -EINVAL;
+    for (size_t i = 0; i < io->n_subs; i++)
+        names[i] = io->subs[i]->name;
     rc = fsd_rb_getxattr(io->top, dir, RB_LAYOUT, &r);
     if (rc == 0 && (r.xattr == NULL || r.count <= 0))
         rc = -EINVAL;
-    for (line = r.xattr, end = rc == 0 ? r.xattr + r.count : NULL;
-         rc == 0 && line < end && *out < 0;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        char sub[256];
-        unsigned start;
-        unsigned stop;
-        unsigned gen;
-        unsigned flags;
-        char buf[400];
-        size_t len = (size_t)((nl != NULL ? nl : end) - line);
-
-        if (len < sizeof(buf)) {
-            memcpy(buf, line, len);
-            buf[len] = '\0';
-            if (sscanf(buf, "%255s %x %x %u %u", sub, &start, &stop, &gen,
-                       &flags) == 5
-                && (flags & RB_HAS_RANGE) && start <= hash && hash <= stop)
-                for (size_t i = 0; i < io->n_subs; i++)
-                    if (strcmp(io->subs[i]->name, sub) == 0)
-                        *out = (int)i;
-        }
-        line = nl != NULL ? nl + 1 : end;
-    }
+    if (rc == 0)
+        *out = fsd_rb_layout_find(r.xattr, (size_t)r.count,
+                                  dist_hash_name(name, strlen(name)), names,
+                                  io->n_subs);
     vl_reply_clear(&r);
     if (rc == 0 && *out < 0)
         rc = -EINVAL; /* a hole in the layout */

@@ -8,7 +8,10 @@
  * nlink > 1, as a migration marker, or when the GFID is wanted (a group
  * whose names were not all found the last time: its names with one link
  * left count too). Groups that turn out to hold no hard-linked data are
- * dropped at the end of the listing (fsd_rb_hl_finish_collect).
+ * dropped at the end of the listing (fsd_rb_hl_finish_collect). Also
+ * the two pure decisions of the group pass: the target subvolume
+ * (fsd_rb_hl_target) and a name's range in a layout text
+ * (fsd_rb_layout_find).
  * Intercepts nothing. The table keeps a reference on each name's
  * directory inode.
  * Threads: the crawler adds (under the table's lock, as the workers may
@@ -18,6 +21,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,4 +279,38 @@ fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs, int src)
         if (votes[s] > 0 && (t < 0 || votes[s] > votes[t]))
             t = (int)s;
     return t;
+}
+
+
+int
+fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
+                   const char *const *names, size_t n_names)
+{
+    const char *end = text + len;
+    const char *line = text;
+
+    while (line != NULL && line < end) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = (size_t)((nl != NULL ? nl : end) - line);
+        char buf[400];
+        char sub[256];
+        unsigned start;
+        unsigned stop;
+        unsigned gen;
+        unsigned flags;
+
+        if (n < sizeof(buf)) {
+            memcpy(buf, line, n);
+            buf[n] = '\0';
+            if (sscanf(buf, "%255s %x %x %u %u", sub, &start, &stop, &gen,
+                       &flags) == 5
+                && (flags & RB_LAYOUT_HAS_RANGE) && start <= hash
+                && hash <= stop)
+                for (size_t i = 0; i < n_names; i++)
+                    if (strcmp(names[i], sub) == 0)
+                        return (int)i;
+        }
+        line = nl != NULL ? nl + 1 : end;
+    }
+    return -1;
 }

@@ -220,6 +220,14 @@ int fsd_rb_hl_each(struct fsd_rb_hl_table *t,
 int fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs,
                      int src);
 
+/* The subvolume (index into names) whose range in the text of
+ * distribute's mortar.dht.layout virtual xattr (one line per subvolume:
+ * name, start and stop in hex, generation, flags) holds hash; -1 when
+ * none does. */
+#define RB_LAYOUT_HAS_RANGE 1u /* flag bit 0 (doc/distribute.md) */
+int fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
+                       const char *const *names, size_t n_names);
+
 /* ---- rebalance-hardlink.c: moving a group ---- */
 
 /* The per-name pass on a name of a group: only makes sure the name's

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test-rebal-hardlink: the parts of the hard-link migration that need no
- * bricks: where a hard-linked inode goes (fsd_rb_hl_target) and the
+ * bricks: where a hard-linked inode goes (fsd_rb_hl_target), which
+ * subvolume a name hashes to in a layout text (fsd_rb_layout_find) and the
  * table of names by GFID the listings fill (which names join a group,
  * one entry per name, groups without hard-linked data dropped, the
  * rescan set).
@@ -51,6 +52,38 @@ t_target(void **state)
         assert_int_equal(fsd_rb_hl_target(bad, 3, FSD_RB_HL_MAX_SUBS + 1,
                                           0), -1);
     }
+}
+
+
+static void
+t_layout_find(void **state)
+{
+    const char *names[] = {"b0", "b1", "b2"};
+    /* b1 decommissioned (no range flag), b0 and b2 share the space; a
+     * line for a subvolume this process does not have is ignored. */
+    const char text[] = "b0 00000000 7fffffff 4 3\n"
+                        "b1 00000000 00000000 4 2\n"
+                        "b2 80000000 ffffffff 4 3\n"
+                        "bx 00000000 ffffffff 4 3\n";
+    const char hole[] = "b0 00000000 0fffffff 1 1\nb2 20000000 ffffffff 1 1";
+
+    (void)state;
+    assert_int_equal(fsd_rb_layout_find(text, strlen(text), 0, names, 3), 0);
+    assert_int_equal(fsd_rb_layout_find(text, strlen(text), 0x7fffffffu,
+                                        names, 3), 0);
+    assert_int_equal(fsd_rb_layout_find(text, strlen(text), 0x80000000u,
+                                        names, 3), 2);
+    assert_int_equal(fsd_rb_layout_find(text, strlen(text), 0xffffffffu,
+                                        names, 3), 2);
+    /* No newline at the end; a hash in a hole; garbage. */
+    assert_int_equal(fsd_rb_layout_find(hole, strlen(hole), 0x30000000u,
+                                        names, 3), 2);
+    assert_int_equal(fsd_rb_layout_find(hole, strlen(hole), 0x10000000u,
+                                        names, 3), -1);
+    assert_int_equal(fsd_rb_layout_find("junk\n\n", 6, 5, names, 3), -1);
+    assert_int_equal(fsd_rb_layout_find("", 0, 5, names, 3), -1);
+    /* Only len bytes count (the xattr is not NUL-terminated). */
+    assert_int_equal(fsd_rb_layout_find(text, 10, 0, names, 3), -1);
 }
 
 
@@ -223,6 +256,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_target),
+        cmocka_unit_test(t_layout_find),
         cmocka_unit_test_setup_teardown(t_collect, t_setup, t_teardown),
     };
 
