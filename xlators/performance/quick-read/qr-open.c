@@ -3,7 +3,10 @@
  * qr-open: open-behind. An OPEN for reading only (no O_TRUNC, no
  * O_DIRECT: a direct reader wants the brick's bytes, not a cached copy)
  * of a file whose content is cached and fresh is answered here and
- * nothing is sent; reads on it are served from the cache. Any fop that
+ * nothing is sent; reads on it are served from the cache. Without a
+ * cached copy, a nameless LOOKUP asking for the content goes first (one
+ * round trip for what would be OPEN + READ), unless the file is known to
+ * be larger than max-file-size. Any fop that
  * needs the file really open (fstat, lk, fsync, a read the cache cannot
  * answer any more...) first opens it below, once: fops arriving while
  * that OPEN is in flight wait in the fd's queue, and all of them go down

@@ -7,12 +7,14 @@
  * content is kept per inode (qr-cache.c) with the attributes it came
  * with. With open-behind (qr-open.c), a read-only OPEN of such a file is
  * answered here and its READs from the cache, so open+read+release of a
- * small file costs the one LOOKUP. Whatever changes a file through this
- * client (write, truncate, setattr, fallocate, copy_file_range target,
- * unlink, rename, link, xattr changes, open with O_TRUNC) drops its
- * content before the fop is wound; a lookup or stat answering other
- * attributes drops it too; otherwise a copy is served for cache-timeout
- * after the last lookup/stat that confirmed it.
+ * small file costs the one LOOKUP (an OPEN of a file not cached, named by
+ * readdirplus, fetches it with one nameless LOOKUP instead). Whatever
+ * changes a file through this client (write, truncate, setattr,
+ * fallocate, copy_file_range target, unlink, rename, link, xattr changes,
+ * open with O_TRUNC) drops its content before the fop is wound; a lookup
+ * or stat answering other attributes drops it too; otherwise a copy is
+ * served for cache-timeout after the last lookup/stat that confirmed
+ * it.
  *
  * Intercepts: lookup, stat, open, read, flush, and (to drop content or
  *             open a deferred fd for real first) setattr, write, fsync,
@@ -354,9 +356,10 @@ static const vl_option_t qr_options[] = {
     VL_OPT_BOOL("open-behind", struct qr_conf, is_open_behind, .def = "on",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .aliases = {"performance.open-behind"},
-                .doc = "Answer read-only opens of files whose content is "
-                       "cached without opening them on the brick; they "
-                       "are opened there only if a fop needs it."),
+                .doc = "Answer read-only opens of small files without "
+                       "opening them on the brick (content cached, or "
+                       "fetched with one lookup); they are opened there "
+                       "only if a fop needs it."),
     VL_OPT_TIME("cache-timeout", struct qr_conf, cache_timeout, .min = 0,
                 .max = 3600 * 1000LL, .def = "1s",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -373,7 +376,7 @@ static const vl_option_t qr_options[] = {
                 .max = 64 * 1024 * 1024 * 1024LL, .def = "128MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .aliases = {"performance.quick-read-cache-size",
-                            "performance.qr-cache-size"},
+                            "performance.cache-size"},
                 .doc = "Memory for cached content in total; the least "
                        "recently validated files are evicted first."),
     VL_OPT_END,

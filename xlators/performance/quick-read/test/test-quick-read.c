@@ -8,7 +8,9 @@
  * cached; other attributes in a later lookup drop it; cache-timeout 0
  * serves nothing; a fop needing the real open opens once and the fops
  * queued behind it go down after it, or all get its error; open-behind
- * off sends every open; the cache-size bound evicts the oldest copy.
+ * off sends every open; the cache-size bound evicts the oldest copy; an
+ * OPEN of a file not cached fetches it with one nameless LOOKUP and is
+ * answered here (a large one then opens below, and next time directly).
  */
 #include "config.h"
 
