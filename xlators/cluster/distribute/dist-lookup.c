@@ -329,6 +329,55 @@ dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* Nameless lookup of a known regular file whose subvolume is not known,
+ * asking every subvolume for the content too (quick-read): one round
+ * instead of the fan-out and then a call to the data subvolume. The data
+ * subvolume's reply (attributes and content) becomes req's; returns 0
+ * with *data set, or -errno. */
+static int
+dist_lookup_gfid_content(vl_xlator_t *xl, vl_req_t *req, int *data)
+{
+    struct vl_lookup_args *a = VL_ARGS(req, lookup);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t up = dist_up_mask(xl);
+    bool has_down = false;
+    int rc = -ENOENT;
+
+    *data = -1;
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].lookup.loc.inode = a->loc.inode;
+        args[i].lookup.content_max = a->content_max;
+    }
+    dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (calls[i].status == -ENOTCONN || !(up & (1ULL << i)))
+            has_down = true;
+        if (calls[i].status != 0) {
+            if (calls[i].status != -ENOENT && calls[i].status != -ENOTCONN
+                && calls[i].status != -ESTALE)
+                rc = calls[i].status;
+            continue;
+        }
+        if (*data < 0 && !dist_iatt_is_linkfile(&calls[i].reply.iatt)
+            && S_ISREG(calls[i].reply.iatt.mode))
+            *data = (int)i;
+    }
+    if (*data >= 0) {
+        vl_reply_clear(&req->reply);
+        req->reply = calls[*data].reply; /* moves attributes and content */
+        memset(&calls[*data].reply, 0, sizeof(calls[*data].reply));
+        rc = 0;
+    } else if (rc == -ENOENT && has_down) {
+        rc = -ENOTCONN; /* it may be on the subvolume that is down */
+    }
+    dist_calls_clear(calls, n);
+    return rc;
+}
+
+
 /* Nameless lookup (GFID only) of something that is not a known
  * directory: directories on all, files wherever they are. */
 static void
@@ -339,6 +388,17 @@ dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req)
     struct vl_iatt iatt;
     int data, rc;
 
+    if (a->content_max > 0 && S_ISREG(a->loc.inode->type)) {
+        rc = dist_lookup_gfid_content(xl, req, &data);
+        if (rc == 0) {
+            pthread_mutex_lock(&a->loc.inode->lock);
+            dist_ictx(xl, a->loc.inode)->cached = data;
+            dist_ictx(xl, a->loc.inode)->has_cached = true;
+            pthread_mutex_unlock(&a->loc.inode->lock);
+        }
+        vl_unwind(req, rc == -ENOENT ? -ESTALE : rc);
+        return;
+    }
     rc = dist_find_file_sync(xl, req, &loc, &data, &iatt);
     if (rc == -ENOENT)
         rc = -ESTALE;
