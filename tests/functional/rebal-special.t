@@ -4,8 +4,8 @@
 #  1. symlinks, fifos, sockets and character devices are moved to their
 #     hashed brick with owner, mode, mtime, target/rdev and xattrs;
 #     regular files keep user.*, trusted.*, security.capability and their
-#     POSIX ACL; hard-linked files stay where they are, are counted as
-#     skipped (one log line each) and stay readable under every name;
+#     POSIX ACL; hard-linked files move with both names (nothing
+#     skipped) and stay readable, one inode, under every name;
 #  2. a destination over min-free-disk gets nothing: files counted as
 #     skipped for space, still readable, no data on the full brick;
 #  3. a rebalance that dies (fault point MORTAR_REBAL_FAULT) between the
@@ -177,10 +177,9 @@ EXPECT_MATCH "removed the stale copy of" cat "$T/log/a.log"
 EXPECT "completed" state_value "$T/a.state" status
 EXPECT "0" state_value "$T/a.state" failed_files
 EXPECT_MATCH "^(76|77)$" state_value "$T/a.state" scanned_files
-# Only hard links are skipped, each with one log line.
-EXPECT "$(grep -c 'skipped, hard-linked' "$T/log/a.log")" \
-    state_value "$T/a.state" skipped_files
-EXPECT_MATCH "^[1-9][0-9]*$" state_value "$T/a.state" skipped_files
+# Nothing is skipped: hard-linked files move too (rebal-hardlink.t).
+EXPECT "0" state_value "$T/a.state" skipped_files
+EXPECT "0" grep -c "skipped, hard-linked" "$T/log/a.log"
 EXPECT "0" sh -c "grep -c \"'[lpck][0-9]*' .*skipped\" '$T/log/a.log'"
 manifest "$T/bricks/b0" "$T/bricks/b1" "$T/bricks/b2" > "$T/after"
 EXPECT "" diff "$T/before" "$T/after"
