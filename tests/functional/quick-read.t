@@ -5,6 +5,8 @@
 #    read back after drop_caches with the right checksums, sending one
 #    LOOKUP per file and no OPEN and no READ; the statedump counts the
 #    opens answered locally and the reads served from the cache;
+#  - the same after `ls -l` (names known from readdirplus, no LOOKUP from
+#    the kernel): one nameless LOOKUP per file, to its brick alone;
 #  - a 100 KiB file (over max-file-size) is opened and read on the brick;
 #  - a file rewritten through the second mount is seen by the first after
 #    cache-timeout (1 s); one written through the first mount is seen at
@@ -95,6 +97,69 @@ TEST [ "$(dump_num hits)" -ge "$((HITS0 + 199))" ]
 # Read back again at once: the kernel's cache or ours, never a brick read.
 EXPECT "$WANT" got_sums
 EXPECT "0" count read
+
+# --- 1b. after a listing: content from each file's own brick alone ---
+# `ls -l` fills the kernel's names from readdirplus, so the reads that
+# follow send OPEN without a LOOKUP; quick-read fetches the content with
+# a nameless LOOKUP, which distribute sends to the brick the listing
+# found the file on: 200 LOOKUPs at the bricks (traces under
+# distribute), not one per brick and file.
+M4="$T/mnt/m4"
+mkdir -p "$M4"
+cat > "$T/vol/qr-bricks.vol" <<VOL
+volume b0
+    type protocol/client
+    option remote-host 127.0.0.1
+    option remote-port $P0
+    option remote-subvolume b0
+end-volume
+
+volume b1
+    type protocol/client
+    option remote-host 127.0.0.1
+    option remote-port $P1
+    option remote-subvolume b1
+end-volume
+
+volume t0
+    type debug/trace
+    subvolumes b0
+end-volume
+
+volume t1
+    type debug/trace
+    subvolumes b1
+end-volume
+
+volume dist
+    type cluster/distribute
+    subvolumes t0 t1
+end-volume
+
+volume qr
+    type performance/quick-read
+    subvolumes dist
+end-volume
+VOL
+TEST mount_volfile "$T/vol/qr-bricks.vol" "$M4"
+C4LOG="$T/log/client-$(echo "$M4" | tr '/' '_').log"
+TEST stat "$M4/d"
+sync
+echo 3 > /proc/sys/vm/drop_caches
+TEST sh -c "ls -l '$M4/d' > /dev/null"
+A4=$(wc -l < "$C4LOG")
+got_sums4() {
+    (cd "$M4/d" && for i in $(seq -f %03g 0 199); do md5sum "f$i"; done) |
+        md5sum
+}
+EXPECT "$WANT" got_sums4
+brick_fops() {
+    tail -n +"$((A4 + 1))" "$C4LOG" | grep -c " $1 wind "
+}
+EXPECT "200" brick_fops lookup
+EXPECT "0" brick_fops open
+EXPECT "0" brick_fops read
+TEST umount_client "$M4"
 
 # --- 2. a file larger than max-file-size is read on the brick ---
 TEST sh -c "head -c 102400 /dev/urandom > '$M1/big'"

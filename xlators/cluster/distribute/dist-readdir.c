@@ -179,16 +179,25 @@ dist_readdir_keep(const struct vl_dirent *e, bool is_first)
 }
 
 
-/* A known inode listed here has its data on subvolume idx: its next fop
- * goes there without a lookup by GFID. */
+/* An object listed here with its attributes has its data on subvolume
+ * idx: its next fop goes there without a lookup by GFID. The inode is
+ * made and linked if the graph has none yet: the mount links the same one
+ * from the readdirplus entry, and the OPEN that follows a listing (no
+ * LOOKUP: the kernel knows the name) then goes to one brick, not all of
+ * them (quick-read's nameless LOOKUP for the content). Unused ones age
+ * out of the table's LRU like any inode. */
 static void
-dist_readdir_note(vl_xlator_t *xl, const vl_gfid_t *gfid, int idx)
+dist_readdir_note(vl_xlator_t *xl, const struct vl_iatt *iatt, int idx)
 {
-    vl_inode_t *inode = vl_inode_find(xl->graph->itable, gfid);
+    vl_inode_t *inode;
     struct dist_inode_ctx *ctx;
 
-    if (inode == NULL)
+    if (vl_gfid_is_null(&iatt->gfid))
         return;
+    inode = vl_inode_get(xl->graph->itable, &iatt->gfid,
+                         iatt->mode & S_IFMT);
+    if (inode == NULL)
+        return; /* ENOMEM: only a hint lost; the fop will look */
     ctx = dist_ictx(xl, inode);
     pthread_mutex_lock(&inode->lock);
     if (!ctx->has_cached) {
@@ -282,7 +291,7 @@ dist_rd_fill_from(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
                 return 0;
             }
             if (e->has_iatt && !S_ISDIR(e->iatt.mode))
-                dist_readdir_note(xl, &e->iatt.gfid, (int)f->idx);
+                dist_readdir_note(xl, &e->iatt, (int)f->idx);
             rc = vl_dirent_list_add(out, e->ino, (int64_t)(top
                                                            | (uint64_t)e->off),
                                     e->type, e->name,

@@ -5,7 +5,8 @@
  *   - opendir reads every brick at once in the background; the first
  *     readdir waits for those reads (no second read of any brick) and the
  *     whole small directory comes back in that one round; the readdir
- *     after the last entry needs no round;
+ *     after the last entry needs no round; every file listed gets a
+ *     linked inode that knows its brick;
  *   - bricks giving few entries per call and a small caller buffer: every
  *     name once, directories and dots only from the first brick, link
  *     files never; cookies resume exactly (seekdir to any cookie given);
@@ -247,6 +248,20 @@ test_readdir_one_round(void **state)
         if (k >= 3)
             assert_string_not_equal(res.reply.entries.ents[k].name, "sub");
         assert_true(res.reply.entries.ents[k].has_iatt);
+    }
+    /* Each file listed has a linked inode that knows its brick, though
+     * no inode existed before: an OPEN after the listing goes to that
+     * brick alone. */
+    for (size_t k = 3; k < res.reply.entries.n; k++) {
+        const struct vl_dirent *e = &res.reply.entries.ents[k];
+        vl_inode_t *in = vl_inode_find(t->dht->graph->itable,
+                                       &e->iatt.gfid);
+        int brick = e->name[1] - '0';
+
+        assert_non_null(in);
+        assert_true(dist_ictx(t->dht, in)->has_cached);
+        assert_int_equal(dist_ictx(t->dht, in)->cached, brick);
+        vl_inode_unref(in);
     }
     /* The last entry of brick 0 continues at the start of brick 1. */
     assert_string_equal(res.reply.entries.ents[7].name, "f0-004");
