@@ -153,8 +153,11 @@ got_sums4() {
         md5sum
 }
 EXPECT "$WANT" got_sums4
+# (Lookups of the directory itself, when the kernel's entry for it times
+# out under load, are not the files'.)
 brick_fops() {
-    tail -n +"$((A4 + 1))" "$C4LOG" | grep -c " $1 wind "
+    tail -n +"$((A4 + 1))" "$C4LOG" | grep " $1 wind " |
+        grep -v -c -e " name=d\( \|\$\)"
 }
 EXPECT "200" brick_fops lookup
 EXPECT "0" brick_fops open
