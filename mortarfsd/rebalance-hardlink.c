@@ -514,29 +514,9 @@ rb_hl_move(struct rb_hl_view *v, size_t src, size_t t, uint64_t *bytes,
         out = FSD_RO_IN_PLACE;
         goto out;
     }
-    if (fsd_rb_changed(&st1, &st2)) {
-        step = "copy under the freeze";
-        rc = fsd_rb_copy_data(xs, fd_s, xt, fd_d, st2.size, NULL);
-        if (rc != 0)
-            goto fail;
-    }
-    step = "fsync destination";
-    memset(&a, 0, sizeof(a));
-    a.fsync.fd = fd_d;
-    rc = fsd_rb_call(xt, VL_FOP_FSYNC, &a, 0, NULL);
-    if (rc != 0)
-        goto fail;
-
-    /* 4. Attributes, stamp, source name; the commit. */
-    step = "attributes";
-    rc = fsd_rb_setattr(xt, v->inode, NULL, &st2, VL_SET_UID | VL_SET_GID);
-    if (rc == 0)
-        rc = fsd_rb_setattr(xt, v->inode, NULL, &st2,
-                            VL_SET_ATIME | VL_SET_MTIME);
-    if (rc == 0)
-        rc = fsd_rb_copy_xattrs(xs, xt, v->inode, RB_XA_PLAIN);
-    if (rc == 0)
-        rc = fsd_rb_stamp_set(xt, v->inode, &st2);
+    /* 4. Catch up, fsync, attributes, stamp, source name; the commit. */
+    rc = fsd_rb_finish_copy(xs, fd_s, xt, fd_d, v->inode, &st1, &st2,
+                            &step);
     if (rc == 0)
         rc = fsd_rb_setxattr(xt, v->inode, RB_HLSRC, xs->name,
                              strlen(xs->name));

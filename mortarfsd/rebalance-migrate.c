@@ -140,6 +140,41 @@ fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b)
 }
 
 
+int
+fsd_rb_finish_copy(vl_xlator_t *xs, vl_fd_t *fd_s, vl_xlator_t *xd,
+                   vl_fd_t *fd_d, vl_inode_t *inode,
+                   const struct vl_iatt *st1, const struct vl_iatt *st2,
+                   const char **step)
+{
+    union vl_fop_args a;
+    struct vl_iatt attr = *st2;
+    int rc;
+
+    if (fsd_rb_changed(st1, st2)) {
+        *step = "copy under the freeze";
+        rc = fsd_rb_copy_data(xs, fd_s, xd, fd_d, st2->size, NULL);
+        if (rc != 0)
+            return rc;
+    }
+    *step = "fsync destination";
+    memset(&a, 0, sizeof(a));
+    a.fsync.fd = fd_d;
+    rc = fsd_rb_call(xd, VL_FOP_FSYNC, &a, 0, NULL);
+    if (rc != 0)
+        return rc;
+    *step = "attributes";
+    rc = fsd_rb_setattr(xd, inode, NULL, &attr, VL_SET_UID | VL_SET_GID);
+    if (rc == 0)
+        rc = fsd_rb_setattr(xd, inode, NULL, &attr,
+                            VL_SET_ATIME | VL_SET_MTIME);
+    if (rc == 0)
+        rc = fsd_rb_copy_xattrs(xs, xd, inode, RB_XA_PLAIN);
+    if (rc == 0)
+        rc = fsd_rb_stamp_set(xd, inode, st2);
+    return rc;
+}
+
+
 /* The min-free-disk option of the distribute on top, as its text ("10%"
  * or a size): the rebalance leaves as much free as clients creating
  * files would. 0 with *pct and *bytes (both 0 when unset). */
@@ -225,7 +260,6 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     vl_fd_t *fd_d = NULL;
     struct vl_iatt st1;
     struct vl_iatt st2;
-    struct vl_iatt attr;
     union vl_fop_args a = {0};
     struct vl_reply r = {0};
     const char *step;
@@ -290,30 +324,9 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     vl_reply_clear(&r);
     if (rc != 0)
         goto fail;
-    if (fsd_rb_changed(&st1, &st2)) {
-        step = "copy under the freeze";
-        rc = fsd_rb_copy_data(xs, fd_s, xd, fd_d, st2.size, NULL);
-        if (rc != 0)
-            goto fail;
-    }
-    step = "fsync destination";
-    memset(&a, 0, sizeof(a));
-    a.fsync.fd = fd_d;
-    rc = fsd_rb_call(xd, VL_FOP_FSYNC, &a, 0, NULL);
-    if (rc != 0)
-        goto fail;
-
-    /* 4. Attributes, then the commit: real mode, no linkto. */
-    step = "attributes";
-    attr = st2;
-    rc = fsd_rb_setattr(xd, inode, NULL, &attr, VL_SET_UID | VL_SET_GID);
-    if (rc == 0)
-        rc = fsd_rb_setattr(xd, inode, NULL, &attr,
-                            VL_SET_ATIME | VL_SET_MTIME);
-    if (rc == 0)
-        rc = fsd_rb_copy_xattrs(xs, xd, inode, RB_XA_PLAIN);
-    if (rc == 0)
-        rc = fsd_rb_stamp_set(xd, inode, &st2);
+    /* 4. Catch up, fsync, attributes; then the commit: real mode, no
+     * linkto. */
+    rc = fsd_rb_finish_copy(xs, fd_s, xd, fd_d, inode, &st1, &st2, &step);
     if (rc != 0)
         goto fail;
     fsd_rb_fault("before-commit", name, xs, xd);

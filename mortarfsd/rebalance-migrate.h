@@ -102,6 +102,15 @@ int fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
                         vl_fd_t **fd_d, char *why, size_t why_len);
 /* Size, mtime or ctime differ? */
 bool fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b);
+/* The last steps of a copy under the freeze, shared by the one-name and
+ * the hard-link moves: copies again what changed since st1 (st2 is the
+ * source under the freeze), fsyncs the destination, then gives the
+ * destination inode st2's owner and times, the plain xattrs and the
+ * commit stamp. *step names the step that failed. 0 or -errno. */
+int fsd_rb_finish_copy(vl_xlator_t *xs, vl_fd_t *fd_s, vl_xlator_t *xd,
+                       vl_fd_t *fd_d, vl_inode_t *inode,
+                       const struct vl_iatt *st1, const struct vl_iatt *st2,
+                       const char **step);
 /* Room for size more bytes on xd (and distribute's min-free-disk)?
  * -ENOSPC with why set. */
 int fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
