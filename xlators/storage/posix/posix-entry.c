@@ -192,6 +192,10 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
             goto out;
         if (vl_gfid_is_null(&obj.gfid)) {
             rc = posix_lookup_heal(xl, &obj, a->loc.parent);
+        } else if (S_ISREG(obj.st.st_mode) && obj.st.st_nlink == 2) {
+            /* This name and the handle: nothing to check (a stat of the
+             * handle is a random disk read when cold). One link means
+             * the handle is missing, more may be hard links. */
         } else if (posix_handle_ensure(xl, obj.atfd, obj.rel, &obj.st,
                                        &obj.gfid, &a->loc.parent->gfid,
                                        obj.rel) != 0) {
@@ -478,11 +482,16 @@ posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     /* An open fd keeps the data alive; the handle goes with the last
-     * name so the GFID no longer resolves. */
-    if (has_hst && hst.st_nlink == 2)
-        posix_handle_drop(xl, &obj.gfid);
-    else
+     * name so the GFID no longer resolves. A regular file's handle is
+     * left to the janitor (after the reply) unless the file is open
+     * here: no name is left, so it resolves no more already. */
+    if (has_hst && hst.st_nlink == 2) {
+        if (!S_ISREG(hst.st_mode)
+            || posix_janitor_enqueue(xl, &obj.gfid, hst.st_ino) != 0)
+            posix_handle_drop(xl, &obj.gfid);
+    } else {
         posix_handle_unlink_if_last(xl, &obj.gfid);
+    }
     posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
                      &req->reply.has_postparent);
 put:

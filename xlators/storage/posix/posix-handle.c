@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -60,14 +61,51 @@ posix_proc_path(int atfd, const char *rel, char *buf /* OUT */)
 }
 
 
+/* getxattrat(2)/setxattrat(2) (Linux 6.13) read and set an xattr of
+ * (atfd, rel) directly; the /proc/self/fd/N/rel path they replace costs
+ * a walk through procfs per call (every lookup reads the GFID). Older
+ * kernels answer ENOSYS once, then the path is used. */
+#if !defined(SYS_getxattrat) && (defined(__x86_64__) || defined(__aarch64__))
+#define SYS_getxattrat 464
+#define SYS_setxattrat 463
+#endif
+
+#ifdef SYS_getxattrat
+struct posix_xattr_args {
+    uint64_t value; /* the caller's buffer */
+    uint32_t size;  /* its size */
+    uint32_t flags; /* XATTR_CREATE... (set only) */
+};
+
+static atomic_bool posix_no_xattrat; /* the kernel said ENOSYS */
+#endif
+
+
 int
 posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */)
 {
     char path[POSIX_PROC_PATH_LEN];
     ssize_t n;
 
+#ifdef SYS_getxattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        struct posix_xattr_args xa = {
+            .value = (uint64_t)(uintptr_t)out->bytes,
+            .size = sizeof(out->bytes),
+        };
+
+        n = syscall(SYS_getxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
+                    POSIX_GFID_XATTR, &xa, sizeof(xa));
+        if (n >= 0 || errno != ENOSYS)
+            goto got;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
     posix_proc_path(atfd, rel, path);
     n = lgetxattr(path, POSIX_GFID_XATTR, out->bytes, sizeof(out->bytes));
+#ifdef SYS_getxattrat
+got:
+#endif
     if (n < 0)
         return errno == ERANGE ? -EINVAL : -errno;
     if (n != (ssize_t)sizeof(out->bytes))
@@ -81,6 +119,22 @@ posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid)
 {
     char path[POSIX_PROC_PATH_LEN];
 
+#ifdef SYS_getxattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        struct posix_xattr_args xa = {
+            .value = (uint64_t)(uintptr_t)gfid->bytes,
+            .size = sizeof(gfid->bytes),
+            .flags = XATTR_CREATE,
+        };
+
+        if (syscall(SYS_setxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
+                    POSIX_GFID_XATTR, &xa, sizeof(xa)) == 0)
+            return 0;
+        if (errno != ENOSYS)
+            return -errno;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
     posix_proc_path(atfd, rel, path);
     if (lsetxattr(path, POSIX_GFID_XATTR, gfid->bytes, sizeof(gfid->bytes),
                   XATTR_CREATE) < 0)
@@ -210,9 +264,6 @@ posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
     static _Atomic unsigned long tmp_seq;
     int rc;
 
-    rc = posix_handle_mkdirs(xl, gfid, false);
-    if (rc != 0)
-        return rc;
     posix_handle_rel(gfid, rel);
     posix_dir_target(parent, name, target);
     snprintf(tmp, sizeof(tmp), "%.6s.tmp-%d-%lu", rel, (int)getpid(),
@@ -244,6 +295,7 @@ posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
     struct posix_priv *priv = posix_priv(xl);
     char hrel[POSIX_HANDLE_REL_LEN];
     struct stat hst;
+    int rc;
 
     posix_handle_rel(gfid, hrel);
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -252,8 +304,7 @@ posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
         if (errno == ENOENT && attempt == 0) {
             /* The handle directory was removed behind our back (or the
              * object vanished: then the retry fails again). */
-            int rc = posix_handle_mkdirs(xl, gfid, true);
-
+            rc = posix_handle_mkdirs(xl, gfid, true);
             if (rc != 0)
                 return rc;
             continue;
@@ -266,7 +317,18 @@ posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
             return 0;
         if (S_ISDIR(hst.st_mode) || hst.st_nlink > 1 || S_ISLNK(hst.st_mode))
             return -EEXIST; /* a live object already has this GFID */
-        unlinkat(priv->handles_fd, hrel, 0);
+        /* An orphan (a deleted file's handle, maybe queued for the
+         * janitor): replace it with the janitor kept off this GFID, so
+         * it never removes the new handle. */
+        posix_janitor_claim(xl, gfid);
+        rc = 0;
+        if (unlinkat(priv->handles_fd, hrel, 0) < 0 && errno != ENOENT)
+            rc = -errno;
+        else if (linkat(atfd, rel, priv->handles_fd, hrel, 0) < 0)
+            rc = -errno;
+        posix_janitor_unclaim(xl);
+        if (rc != -EEXIST)
+            return rc;
     }
     return -EEXIST;
 }
@@ -284,9 +346,8 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     int rc;
     int fd;
 
-    rc = posix_handle_mkdirs(xl, gfid, false);
-    if (rc != 0)
-        return rc;
+    /* No mkdirat first: the handle directory exists but for the first
+     * object in it, and a link or symlink failing with ENOENT makes it. */
     if (!S_ISDIR(st->st_mode))
         return posix_handle_link(xl, atfd, rel, st, gfid);
 
@@ -733,8 +794,14 @@ posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
         obj->atfd = priv->handles_fd;
         posix_handle_rel(&inode->gfid, obj->rel);
     }
-    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) == 0)
-        return 0;
+    if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) == 0) {
+        /* A regular file whose handle is its only link has no name: it
+         * was deleted and its handle waits for the janitor (or a crash
+         * left it to the sweep). It must not come back by GFID. */
+        if (is_dir || !S_ISREG(obj->st.st_mode) || obj->st.st_nlink != 1)
+            return 0;
+        errno = ENOENT;
+    }
     rc = errno == ENOENT ? -ESTALE : -errno;
     if (rc == -ESTALE && !is_dir) {
         /* An unlinked file still open: its handle is parked. */

@@ -461,6 +461,11 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     rc = posix_meta_setup(xl, conf->directory, err);
     if (rc != 0)
         goto out;
+    rc = posix_janitor_start(xl);
+    if (rc != 0) {
+        vl_err_set(err, "janitor: %s", strerror(-rc));
+        goto out;
+    }
     vl_log(xl, VL_LOG_INFO, "brick %s ready (reserve %.1f%%)",
            conf->directory, conf->reserve);
 out:
@@ -485,6 +490,7 @@ posix_fini(vl_xlator_t *xl)
 
     if (priv == NULL)
         return;
+    posix_janitor_stop(xl);
     close(priv->root_fd);
     close(priv->handles_fd);
     close(priv->unlink_fd);
@@ -543,6 +549,7 @@ posix_dump(vl_xlator_t *xl, FILE *out)
         fprintf(out, "handles_fd=%d\n", priv->handles_fd);
         fprintf(out, "cached_dirfds=%ld\n", atomic_load(&priv->n_cached));
         fprintf(out, "max_cached_dirfds=%ld\n", priv->max_cached);
+        posix_janitor_dump(xl, out);
     }
 }
 
@@ -568,7 +575,7 @@ static const vl_option_t posix_options[] = {
 };
 
 static const char *const posix_mem_types[] = {
-    "misc", "priv", "chain", "xattr", "link", "dirbuf", NULL,
+    "misc", "priv", "chain", "xattr", "link", "dirbuf", "janitor", NULL,
 };
 
 const vl_xlator_class_t xl_storage_posix = {

@@ -9,6 +9,8 @@
  *   posix-data.c    open, read, write, flush, fsync, fallocate,
  *                   copy_file_range, lseek
  *   posix-dir.c     opendir, readdir
+ *   posix-janitor.c deleted files' handles removed after the reply; the
+ *                   orphan-handle sweep after a crash
  *
  * An object on the brick is reached as a pair (atfd, rel): a directory
  * descriptor and a relative name such that fstatat(atfd, rel,
@@ -25,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/stat.h>
 
 #include "vol/vol.h"
@@ -43,6 +46,11 @@
 /* "/proc/self/fd/NNNNNNNNNN/" + rel */
 #define POSIX_PROC_PATH_LEN (32 + NAME_MAX + 1)
 #define POSIX_XATTR_SIZE_MAX (64 * 1024) /* Linux XATTR_SIZE_MAX */
+/* Handles of deleted files waiting for the janitor, at most (more: the
+ * unlink removes its handle itself). */
+#define POSIX_JANITOR_CAP 8192
+/* The janitor collects a batch this long after its first item. */
+#define POSIX_JANITOR_BATCH_MS 10
 
 enum posix_mem_type {
     POSIX_MT_MISC = 0,
@@ -51,6 +59,7 @@ enum posix_mem_type {
     POSIX_MT_XATTR,
     POSIX_MT_LINK,
     POSIX_MT_DIRBUF,
+    POSIX_MT_JANITOR,
 };
 
 /* Parsed options (xl->conf); immutable while the graph runs. */
@@ -58,6 +67,40 @@ struct posix_conf {
     char *directory;      /* owned by the conf: the brick directory */
     double reserve;       /* percent of the brick kept free */
     bool is_fsync_on_close; /* flush() fsyncs the file */
+};
+
+/* A deleted file's handle waiting for the janitor. */
+struct posix_janitor_item {
+    vl_gfid_t gfid; /* the file's GFID: its handle .mortar/handles/... */
+    ino_t ino;      /* its inode: another inode there (GFID reused) stays */
+};
+
+/* The janitor (posix-janitor.c): removes the handles of deleted files
+ * after their unlink answered, and sweeps orphan handles after a crash.
+ * Fields after lock are guarded by it unless said otherwise. */
+struct posix_janitor {
+    pthread_mutex_t lock;       /* guards the queue and the flags */
+    pthread_cond_t cond;        /* to the thread: work, flush or stop */
+    pthread_cond_t idle_cond;   /* from the thread: queue empty */
+    pthread_mutex_t remove_lock; /* held across the check and unlink of
+                                    one handle, and by posix_janitor_claim
+                                    callers replacing an orphan handle */
+    struct posix_janitor_item *ring; /* owned; POSIX_JANITOR_CAP items,
+                                        set by start (immutable pointer) */
+    unsigned head;              /* first queued item in ring */
+    unsigned n;                 /* items queued */
+    pthread_t thread;           /* the janitor thread while is_running */
+    bool is_running;            /* set by start, cleared by stop (only
+                                   they write it; read by enqueue) */
+    bool is_held;               /* fault point janitor-hold (immutable) */
+    bool is_sweep_wanted;       /* the last stop was not clean (immutable) */
+    bool is_swept;              /* the sweep completed */
+    bool is_stopping;           /* stop asked: drain and exit */
+    bool is_flushing;           /* posix_janitor_flush waits: no batching */
+    bool is_idle;               /* the thread waits for work */
+    unsigned long n_queued;     /* statistics for dump and tests */
+    unsigned long n_removed;
+    unsigned long n_swept;
 };
 
 /* Runtime state (xl->priv), set up by init and immutable afterwards,
@@ -84,6 +127,7 @@ struct posix_priv {
     atomic_ulong handle_dirs[POSIX_HANDLE_DIRS / (8 * sizeof(unsigned long))];
     /* Same for the first level .mortar/handles/xx (bit xx). */
     atomic_ulong handle_dirs1[256 / (8 * sizeof(unsigned long))];
+    struct posix_janitor janitor; /* its own locks; see above */
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
@@ -208,6 +252,27 @@ void posix_fop_lseek(vl_xlator_t *xl, vl_req_t *req);
 
 void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
+
+/* posix-janitor.c */
+/* Starts the janitor thread (sweep first after an unclean stop). */
+int posix_janitor_start(vl_xlator_t *xl);
+/* Drains the queue (unless held), stops the thread, leaves the clean
+ * marker when nothing is left to sweep. */
+void posix_janitor_stop(vl_xlator_t *xl);
+/* Queues the handle of a deleted regular file (no name left, inode ino)
+ * for removal; -EBUSY if the file is open here, -EAGAIN if the queue is
+ * full, -ENOTCONN without a janitor: the caller removes it itself. */
+int posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino);
+/* Before replacing an orphan handle of gfid: takes remove_lock and
+ * drops gfid's queued items; posix_janitor_unclaim releases the lock. */
+void posix_janitor_claim(vl_xlator_t *xl, const vl_gfid_t *gfid);
+void posix_janitor_unclaim(vl_xlator_t *xl);
+/* Waits until every queued handle is removed (tests; no-op if held). */
+void posix_janitor_flush(vl_xlator_t *xl);
+/* Removes orphan regular-file handles (link count 1, unchanged since
+ * the call began); 0 or -errno. */
+int posix_janitor_sweep(vl_xlator_t *xl);
+void posix_janitor_dump(vl_xlator_t *xl, FILE *out);
 
 /* posix-inode.c: may clients use xattr key name? 0 or -errno. */
 int posix_xattr_name_check(const char *name);

@@ -65,5 +65,7 @@ extern const struct CMUnitTest pt_ns_tests[];
 extern const size_t pt_n_ns_tests;
 extern const struct CMUnitTest pt_create_tests[];
 extern const size_t pt_n_create_tests;
+extern const struct CMUnitTest pt_janitor_tests[];
+extern const size_t pt_n_janitor_tests;
 
 #endif /* MORTAR_POSIX_TEST_H */

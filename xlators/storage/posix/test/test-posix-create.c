@@ -436,6 +436,7 @@ pc_unlink_hint(struct pt *t, const char *name, vl_inode_t *hint)
     a.unlink.loc.inode = hint;
     rc = pt_call(t, VL_FOP_UNLINK, &a, &r);
     vl_reply_clear(&r);
+    posix_janitor_flush(t->xl); /* the handle may wait for the janitor */
     return rc;
 }
 

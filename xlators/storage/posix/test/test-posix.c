@@ -895,7 +895,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_enomem_each_allocation,
                                         pt_setup, pt_teardown),
     };
-    size_t n = VL_ARRAY_SIZE(tests) + pt_n_ns_tests + pt_n_create_tests;
+    size_t n = VL_ARRAY_SIZE(tests) + pt_n_ns_tests + pt_n_create_tests
+               + pt_n_janitor_tests;
     struct CMUnitTest *all = calloc(n, sizeof(*all));
     int failed;
 
@@ -906,6 +907,8 @@ main(void)
            pt_n_ns_tests * sizeof(*all));
     memcpy(all + VL_ARRAY_SIZE(tests) + pt_n_ns_tests, pt_create_tests,
            pt_n_create_tests * sizeof(*all));
+    memcpy(all + VL_ARRAY_SIZE(tests) + pt_n_ns_tests + pt_n_create_tests,
+           pt_janitor_tests, pt_n_janitor_tests * sizeof(*all));
     cmocka_set_message_output(CM_OUTPUT_TAP);
     failed = _cmocka_run_group_tests("posix", all, n, NULL, NULL);
     free(all);

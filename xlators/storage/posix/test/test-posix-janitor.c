@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-posix-janitor: deleted files' handles removed after the unlink
+ * answered (posix-janitor.c), checked on the brick's disk: with the
+ * janitor held (fault point janitor-hold) an unlinked file's handle is
+ * still there with link count 1 yet dead by GFID (lookup, stat, link,
+ * open give ESTALE); a restart after that sweeps it while live files,
+ * hard-linked files and open files keep theirs; a GFID re-created while
+ * its old handle is queued keeps its new handle; a running janitor
+ * removes what is queued, a stop drains the queue and leaves the clean
+ * marker; the sweep alone removes a handle made orphan on disk.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix-test.h"
+#include "../posix.h"
+
+
+/* lstat of gfid's handle on disk: 0 (st filled) or -errno. */
+static int
+pj_handle_stat(struct pt *t, const vl_gfid_t *g, struct stat *st)
+{
+    char rel[128], path[PATH_MAX];
+
+    pt_handle_path(g, rel, sizeof(rel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    return lstat(path, st) == 0 ? 0 : -errno;
+}
+
+
+static int
+pj_unlink(struct pt *t, const char *name, vl_inode_t *hint)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.unlink.loc.parent = t->root;
+    a.unlink.loc.name = name;
+    a.unlink.loc.inode = hint;
+    rc = pt_call(t, VL_FOP_UNLINK, &a, &r);
+    if (rc == 0) /* the parent after the name went */
+        assert_true(r.has_postparent);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* Creates name with the given GFID (O_EXCL). */
+static int
+pj_create_gfid(struct pt *t, const char *name, const vl_gfid_t *gfid)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->graph->itable);
+    vl_fd_t *fd;
+    int rc;
+
+    assert_non_null(inode);
+    fd = vl_fd_new(inode, O_RDWR, 1);
+    assert_non_null(fd);
+    a.create.loc = (struct vl_loc){.parent = t->root, .name = name,
+                                   .inode = inode};
+    a.create.flags = O_RDWR | O_EXCL;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    a.create.gfid = *gfid;
+    rc = pt_call(t, VL_FOP_CREATE, &a, &r);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+    return rc;
+}
+
+
+/* Restarts the graph with the janitor held (or not). */
+static void
+pj_restart(struct pt *t, bool is_held)
+{
+    if (is_held)
+        setenv("MORTAR_POSIX_FAULT", "janitor-hold", 1);
+    pt_restart(t);
+    unsetenv("MORTAR_POSIX_FAULT");
+}
+
+
+static bool
+pj_marker_exists(struct pt *t)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/.mortar/janitor-clean", t->brick);
+    return lstat(path, &st) == 0;
+}
+
+
+/* Held janitor: the unlink answers with the name gone and the handle
+ * queued (link count 1), and the GFID is dead at once. A restart sweeps
+ * it; a live file, a file with another name left and an open file keep
+ * their handles. */
+static void
+test_janitor_queued_is_dead_then_swept(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *f = NULL, *live = NULL, *hl = NULL, *op = NULL;
+    vl_fd_t *fd = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct vl_iatt ia;
+    struct stat st;
+    vl_gfid_t gf, glive, ghl;
+    char buf[8];
+
+    pj_restart(t, true);
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_create(t, t->root, "live", O_RDWR, 0644, &live,
+                               &fd), 0);
+    assert_int_equal(pt_write(t, fd, 0, "live", 4, 0), 0);
+    vl_fd_unref(fd);
+    assert_int_equal(pt_create(t, t->root, "hl", O_RDWR, 0644, &hl, NULL),
+                     0);
+    a.link.oldloc.inode = hl;
+    a.link.newloc.parent = t->root;
+    a.link.newloc.name = "hl2";
+    assert_int_equal(pt_call(t, VL_FOP_LINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_create(t, t->root, "open", O_RDWR, 0644, &op, &fd),
+                     0);
+    gf = f->gfid;
+    glive = live->gfid;
+    ghl = hl->gfid;
+
+    assert_int_equal(pj_unlink(t, "f", f), 0);
+    /* Not removed by the unlink: queued, no name left. */
+    assert_int_equal(pj_handle_stat(t, &gf, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 1);
+    /* Dead by GFID: nameless lookup, stat, link, open. */
+    assert_int_equal(pt_lookup_gfid(t, &gf, NULL, NULL), -ESTALE);
+    assert_int_equal(pt_stat(t, f, &ia), -ESTALE);
+    a.link.oldloc.inode = f;
+    a.link.newloc.name = "back";
+    assert_int_equal(pt_call(t, VL_FOP_LINK, &a, &r), -ESTALE);
+    vl_reply_clear(&r);
+    assert_int_equal(pt_open(t, f, O_RDONLY, NULL), -ESTALE);
+    assert_int_equal(pt_lookup(t, t->root, "back", NULL, NULL), -ENOENT);
+    /* Another name left: the handle stays, synchronously decided. */
+    assert_int_equal(pj_unlink(t, "hl", hl), 0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 1);
+    /* Open: parked at once, not queued. */
+    assert_int_equal(pj_unlink(t, "open", op), 0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 1);
+    assert_int_equal(pt_read(t, fd, 0, buf, sizeof(buf)), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(f);
+    vl_inode_unref(live);
+    vl_inode_unref(hl);
+    vl_inode_unref(op);
+
+    /* The held stop left it queued and no clean marker: the next start
+     * sweeps (ctimes must predate the start). */
+    usleep(100 * 1000);
+    pt_graph_close(t);
+    assert_false(pj_marker_exists(t));
+    assert_int_equal(pj_handle_stat(t, &gf, &st), 0);
+    pj_restart(t, false);
+    posix_janitor_flush(t->xl);
+    assert_int_equal(pj_handle_stat(t, &gf, &st), -ENOENT);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_swept, 1);
+    assert_int_equal(pj_handle_stat(t, &glive, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &ghl, &st), 0);
+    assert_int_equal(pt_lookup_gfid(t, &ghl, &ia, NULL), 0);
+    assert_int_equal(ia.nlink, 1);
+    assert_int_equal(pt_lookup_gfid(t, &glive, &ia, &live), 0);
+    assert_int_equal(ia.size, 4);
+    assert_int_equal(pt_open(t, live, O_RDONLY, &fd), 0);
+    assert_int_equal(pt_read(t, fd, 0, buf, sizeof(buf)), 4);
+    assert_memory_equal(buf, "live", 4);
+    vl_fd_unref(fd);
+    vl_inode_unref(live);
+}
+
+
+/* A GFID created again while its old handle waits in the queue (a file
+ * moved away and back): the create replaces the orphan and cancels the
+ * queued removal, so the new file keeps its handle. */
+static void
+test_janitor_gfid_reused_while_queued(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *f = NULL;
+    struct vl_iatt ia;
+    struct stat st;
+    vl_gfid_t g;
+
+    pj_restart(t, true);
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    g = f->gfid;
+    assert_int_equal(pj_unlink(t, "f", f), 0);
+    vl_inode_unref(f);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 1);
+    assert_int_equal(pj_create_gfid(t, "again", &g), 0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 0);
+    assert_int_equal(pj_handle_stat(t, &g, &st), 0);
+    assert_int_equal(st.st_nlink, 2);
+    assert_int_equal(pt_lookup_gfid(t, &g, &ia, NULL), 0);
+    usleep(100 * 1000);
+    pj_restart(t, false);
+    posix_janitor_flush(t->xl);
+    assert_int_equal(pj_handle_stat(t, &g, &st), 0);
+    assert_int_equal(pt_lookup(t, t->root, "again", &ia, NULL), 0);
+    assert_true(vl_gfid_equal(&ia.gfid, &g));
+}
+
+
+/* A running janitor removes every queued handle; a stop drains what is
+ * left and writes the clean marker, which the next start consumes. */
+static void
+test_janitor_drains(void **state)
+{
+    struct pt *t = *state;
+    enum { N = 200 };
+    vl_inode_t *f[N];
+    vl_gfid_t g[N];
+    struct stat st;
+    char name[32];
+
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        assert_int_equal(pt_create(t, t->root, name, O_RDWR, 0644, &f[i],
+                                   NULL), 0);
+        g[i] = f[i]->gfid;
+    }
+    for (int i = 0; i < N / 2; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        assert_int_equal(pj_unlink(t, name, f[i]), 0);
+    }
+    posix_janitor_flush(t->xl);
+    for (int i = 0; i < N / 2; i++)
+        assert_int_equal(pj_handle_stat(t, &g[i], &st), -ENOENT);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_queued, N / 2);
+    for (int i = N / 2; i < N; i++) {
+        snprintf(name, sizeof(name), "f%d", i);
+        assert_int_equal(pj_unlink(t, name, f[i]), 0);
+    }
+    for (int i = 0; i < N; i++)
+        vl_inode_unref(f[i]);
+    pt_graph_close(t); /* the stop drains */
+    for (int i = N / 2; i < N; i++)
+        assert_int_equal(pj_handle_stat(t, &g[i], &st), -ENOENT);
+    assert_true(pj_marker_exists(t));
+    pj_restart(t, false);
+    assert_false(pj_marker_exists(t));
+    assert_false(posix_priv(t->xl)->janitor.is_sweep_wanted);
+}
+
+
+/* The sweep on its own: a handle whose name was removed on the disk
+ * (what a crash leaves) goes; live, hard-linked and parked handles and
+ * directory handles stay; a handle orphaned after the sweep began is not
+ * the sweep's. */
+static void
+test_janitor_sweep_orphans(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *f = NULL, *live = NULL, *hl = NULL, *d = NULL;
+    char path[PATH_MAX], path2[PATH_MAX];
+    struct stat st;
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_create(t, t->root, "live", O_RDWR, 0644, &live,
+                               NULL), 0);
+    assert_int_equal(pt_create(t, t->root, "hl", O_RDWR, 0644, &hl, NULL),
+                     0);
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    snprintf(path, sizeof(path), "%s/hl", t->brick);
+    snprintf(path2, sizeof(path2), "%s/hl-byhand", t->brick);
+    assert_int_equal(link(path, path2), 0);
+    assert_int_equal(unlink(path), 0); /* hl-byhand still names it */
+    snprintf(path, sizeof(path), "%s/f", t->brick);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(pj_handle_stat(t, &f->gfid, &st), 0);
+    assert_int_equal(st.st_nlink, 1);
+    usleep(100 * 1000);
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    assert_int_equal(pj_handle_stat(t, &f->gfid, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &live->gfid, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &hl->gfid, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &d->gfid, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+
+    /* Orphaned just now (after the sweep's start time): kept. */
+    snprintf(path, sizeof(path), "%s/live", t->brick);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    assert_int_equal(pj_handle_stat(t, &live->gfid, &st), 0);
+    vl_inode_unref(f);
+    vl_inode_unref(live);
+    vl_inode_unref(hl);
+    vl_inode_unref(d);
+}
+
+
+const struct CMUnitTest pt_janitor_tests[] = {
+    cmocka_unit_test_setup_teardown(test_janitor_queued_is_dead_then_swept,
+                                    pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_gfid_reused_while_queued,
+                                    pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_drains, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
+                                    pt_teardown),
+};
+const size_t pt_n_janitor_tests = VL_ARRAY_SIZE(pt_janitor_tests);
