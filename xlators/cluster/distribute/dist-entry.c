@@ -41,6 +41,93 @@ dist_task_or_fail(vl_xlator_t *xl, vl_req_t *req,
 
 /* ---- link files ---- */
 
+/* Makes parent/name on subvolume at a hard link of the object that
+ * already has gfid there (a link file of another name of the same file,
+ * or a rebalance's marker or data copy): a second object with that GFID
+ * cannot exist on one brick. *mode (OUT) is the object's mode. */
+static int
+dist_linkfile_link(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
+                   const char *name, const vl_gfid_t *gfid,
+                   uint32_t *mode /* OUT */)
+{
+    vl_inode_t *tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    if (tmp == NULL)
+        return -ENOMEM;
+    memset(&a, 0, sizeof(a));
+    a.link.oldloc.inode = tmp;
+    a.link.newloc.parent = parent;
+    a.link.newloc.name = name;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_LINK, &a, &call);
+    if (rc == 0) {
+        *mode = call.reply.iatt.mode;
+        if (!vl_gfid_equal(&call.reply.iatt.gfid, gfid)
+            || !S_ISREG(call.reply.iatt.mode))
+            rc = -EEXIST; /* not ours after all: take the name back */
+    }
+    vl_reply_clear(&call.reply);
+    vl_inode_unref(tmp);
+    if (rc == -EEXIST && *mode != 0)
+        dist_unlink_at(xl, req, at, parent, name);
+    return rc;
+}
+
+
+/* mknod of the link file; on EEXIST, what is there decides: the name is
+ * already this file's link file (0), another object (-EEXIST), or the
+ * name is free and the GFID is what collided (EEXIST from the brick's
+ * GFID handle): then the name becomes a hard link of the object holding
+ * the GFID. *mode (OUT) is the mode of what the name now is. */
+static int
+dist_linkfile_make(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
+                   const char *name, const vl_gfid_t *gfid,
+                   uint32_t *mode /* OUT */)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc = -EEXIST;
+
+    /* Twice: the other name may go away between our calls. */
+    for (int attempt = 0; attempt < 2 && rc == -EEXIST; attempt++) {
+        *mode = DIST_LINK_MODE;
+        memset(&a, 0, sizeof(a));
+        a.mknod.loc.parent = parent;
+        a.mknod.loc.name = name;
+        a.mknod.mode = DIST_LINK_MODE;
+        a.mknod.gfid = *gfid;
+        rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_MKNOD, &a, &call);
+        vl_reply_clear(&call.reply);
+        if (rc != -EEXIST)
+            break;
+        memset(&a, 0, sizeof(a));
+        a.lookup.loc.parent = parent;
+        a.lookup.loc.name = name;
+        rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_LOOKUP, &a, &call);
+        if (rc == 0) {
+            *mode = call.reply.iatt.mode;
+            if (!dist_iatt_is_linkfile(&call.reply.iatt)
+                || !vl_gfid_equal(&call.reply.iatt.gfid, gfid))
+                rc = -EEXIST;
+            vl_reply_clear(&call.reply);
+            break;
+        }
+        vl_reply_clear(&call.reply);
+        if (rc != -ENOENT)
+            break;
+        *mode = 0;
+        rc = dist_linkfile_link(xl, req, at, parent, name, gfid, mode);
+        if (rc == -ENOENT || rc == -ESTALE)
+            rc = -EEXIST; /* the GFID's last name went: mknod again */
+        else
+            break;
+    }
+    return rc;
+}
+
+
 int
 dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
                      vl_inode_t *parent, const char *name,
@@ -50,27 +137,16 @@ dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
     vl_inode_t *tmp;
     union vl_fop_args a;
     struct dist_call call;
+    uint32_t mode = 0;
     int rc;
 
-    memset(&a, 0, sizeof(a));
-    a.mknod.loc.parent = parent;
-    a.mknod.loc.name = name;
-    a.mknod.mode = DIST_LINK_MODE;
-    a.mknod.gfid = *gfid;
-    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_MKNOD, &a, &call);
-    vl_reply_clear(&call.reply);
-    if (rc == -EEXIST) {
-        memset(&a, 0, sizeof(a));
-        a.lookup.loc.parent = parent;
-        a.lookup.loc.name = name;
-        rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_LOOKUP, &a, &call);
-        if (rc == 0 && (!dist_iatt_is_linkfile(&call.reply.iatt)
-                        || !vl_gfid_equal(&call.reply.iatt.gfid, gfid)))
-            rc = -EEXIST;
-        vl_reply_clear(&call.reply);
-    }
+    rc = dist_linkfile_make(xl, req, at, parent, name, gfid, &mode);
     if (rc != 0)
         return rc;
+    /* A marker (a migration in progress) keeps the rebalance's linkto;
+     * data needs none. */
+    if ((mode & 07777) != S_ISVTX)
+        return 0;
     tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
     if (tmp == NULL)
         return -ENOMEM;
@@ -82,13 +158,8 @@ dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
     rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_SETXATTR, &a, &call);
     vl_reply_clear(&call.reply);
     vl_inode_unref(tmp);
-    if (rc != 0) {
-        memset(&a, 0, sizeof(a));
-        a.unlink.loc.parent = parent;
-        a.unlink.loc.name = name;
-        dist_call_sync(xl, req, (unsigned)at, VL_FOP_UNLINK, &a, &call);
-        vl_reply_clear(&call.reply);
-    }
+    if (rc != 0)
+        dist_unlink_at(xl, req, at, parent, name);
     return rc;
 }
 

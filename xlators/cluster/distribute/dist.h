@@ -354,7 +354,9 @@ void dist_rmdir(vl_xlator_t *xl, vl_req_t *req);
 void dist_link(vl_xlator_t *xl, vl_req_t *req);
 /* Creates a link file for gfid at parent/name on subvolume at, pointing
  * to subvolume to (worker only); an existing link file of that GFID is
- * updated. 0 or -errno. */
+ * updated. When another name of the file already holds the GFID on that
+ * subvolume (its link file, a marker or the data), the name becomes a
+ * hard link of it (a marker's linkto is left alone). 0 or -errno. */
 int dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
                          vl_inode_t *parent, const char *name,
                          const vl_gfid_t *gfid);

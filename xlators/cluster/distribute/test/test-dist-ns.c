@@ -2,7 +2,8 @@
 /*
  * test-dist-ns: namespace fops of cluster/distribute checked on the
  * bricks: rename across hash ranges (link file on the new hashed brick,
- * data read back after a restart), hard links and unlink with link files,
+ * data read back after a restart), hard links and unlink with link files
+ * (also onto a brick already holding the file's link file),
  * rmdir (ENOTEMPTY keeps every copy; only link files: cleaned), lookup
  * healing a directory missing on one brick and a layout hole, the file
  * moved by hand (stale cached brick: found again by GFID), and the
@@ -156,6 +157,78 @@ test_link_and_unlink_with_linkfiles(void **state)
     assert_true(dt_exists(t, 0, src, NULL));
     assert_int_equal(dt_unlink(t, t->root, src), 0);
     assert_int_equal(dt_files_on_disk(t, src), 0);
+    assert_int_equal(dt_lookup(t, t->root, src, NULL, NULL), -ENOENT);
+}
+
+
+/* Inode number of rel on brick b (0 when absent). */
+static ino_t
+dt_ino(struct dt *t, int b, const char *rel)
+{
+    char path[PATH_MAX];
+    struct stat st;
+
+    dt_path(t, b, rel, path, sizeof(path));
+    return lstat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+
+static int
+dt_link(struct dt *t, vl_inode_t *f, const char *name)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.link.oldloc.inode = f;
+    a.link.newloc.parent = t->root;
+    a.link.newloc.name = name;
+    rc = dt_call(t, VL_FOP_LINK, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* Brick 3 holds a link file of the file under one name (one object per
+ * GFID on a brick): more names hashing there become hard links of it,
+ * by link and by rename; unlinking them all leaves nothing. */
+static void
+test_link_onto_existing_linkfile(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    char src[32], l1[32], l2[32], l3[32];
+    const char *names[] = {src, l1, l2, l3};
+    struct vl_iatt ia;
+
+    dt_name_on(0, "s", src, sizeof(src));
+    dt_name_on(3, "p", l1, sizeof(l1));
+    dt_name_on(3, "q", l2, sizeof(l2));
+    dt_name_on(3, "w", l3, sizeof(l3));
+    assert_int_equal(dt_create(t, t->root, src, &f, NULL), 0);
+    assert_int_equal(dt_link(t, f, l1), 0);
+    assert_int_equal(dt_link(t, f, l2), 0); /* ENOENT before the fix */
+    dt_expect_linkfile(t, 3, l2, 0);
+    assert_int_equal(dt_ino(t, 3, l1), dt_ino(t, 3, l2));
+    assert_int_equal(dt_link(t, f, l2), -EEXIST);
+    /* A rename onto brick 3 takes the same way (hard link of the link
+     * file): the data stays on brick 0 under the new name. */
+    assert_int_equal(dt_rename(t, t->root, src, f, t->root, l3), 0);
+    dt_expect_linkfile(t, 3, l3, 0);
+    assert_int_equal(dt_ino(t, 3, l1), dt_ino(t, 3, l3));
+    assert_int_equal(dt_ino(t, 0, l1), dt_ino(t, 0, l3));
+    vl_inode_unref(f);
+
+    dt_restart(t);
+    for (size_t i = 1; i < 4; i++) {
+        assert_int_equal(dt_lookup(t, t->root, names[i], &ia, NULL), 0);
+        assert_int_equal(ia.nlink, 3);
+        assert_int_equal(ia.mode & 07777, 0644);
+    }
+    for (size_t i = 1; i < 4; i++) {
+        assert_int_equal(dt_unlink(t, t->root, names[i]), 0);
+        assert_int_equal(dt_files_on_disk(t, names[i]), 0);
+    }
     assert_int_equal(dt_lookup(t, t->root, src, NULL, NULL), -ENOENT);
 }
 
@@ -378,6 +451,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_rename_replaces_target_elsewhere,
                                         dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_link_and_unlink_with_linkfiles,
+                                        dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_link_onto_existing_linkfile,
                                         dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_rmdir, dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_heal_missing_dir_and_hole,
