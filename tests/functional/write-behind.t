@@ -9,6 +9,9 @@
 #  - a full brick (8 MiB tmpfs): writing more than fits reports ENOSPC by
 #    close at the latest; a write answered early that fails is reported
 #    by fsync;
+#  - aggregation: 1 MiB written in 4 KiB writes while the bricks are
+#    stopped reaches them (as counted by debug/trace) in 9 WRITEs (256
+#    with aggregate-size 0), and reads back whole;
 #  - through mortard: the client graph holds write-behind by default,
 #    `volume set V performance.write-behind-window-size` applies in
 #    place, `volume set V performance.write-behind off` switches the
@@ -146,6 +149,73 @@ TEST rm -f "$M2/huge"
 # With room again the file system works as before.
 EXPECT "none" errno_at_close "$M2/small" 1
 EXPECT "1048576" stat -c %s "$M2/small"
+
+# --- 4b. aggregation: 1 MiB in 4 KiB writes, WRITEs counted below ---
+# debug/trace between write-behind and distribute logs every WRITE that
+# goes to the bricks. Each write(2) is one FUSE WRITE of 4 KiB. The
+# bricks are stopped (SIGSTOP) while the file is written, so the first
+# write stays in flight and the other 255 join held writes of 128 KiB:
+# exactly 1 + 8 WRITEs reach the bricks once they run again; with
+# aggregate-size 0, 256. The data is whole through the other mount.
+M4="$T/mnt/m4"
+M5="$T/mnt/m5"
+mkdir -p "$M4" "$M5"
+wbtrace_vol() {
+    dist_volfile "b0:$P0" "b1:$P1"
+    cat <<VOL
+
+volume trace
+    type debug/trace
+    option fops write
+    subvolumes dist
+end-volume
+
+volume wb
+    type performance/write-behind
+$1
+    subvolumes trace
+end-volume
+VOL
+}
+wbtrace_vol "" > "$T/vol/wbtrace.vol"
+wbtrace_vol "    option aggregate-size 0" > "$T/vol/wbtrace0.vol"
+TEST mount_volfile "$T/vol/wbtrace.vol" "$M4"
+TEST mount_volfile "$T/vol/wbtrace0.vol" "$M5"
+TEST sh -c "head -c 1048576 /dev/urandom > '$T/src4k'"
+SUM4=$(md5sum < "$T/src4k" | cut -d' ' -f1)
+# write_4k SRC DST BRICK_PID...: opens DST, stops the bricks, copies SRC
+# to DST in 4 KiB write(2) calls, lets the bricks go on, closes DST.
+write_4k() {
+    python3 -c '
+import os, signal, sys
+data = open(sys.argv[1], "rb").read()
+pids = [int(p) for p in sys.argv[3:]]
+fd = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+for p in pids:
+    os.kill(p, signal.SIGSTOP)
+try:
+    for off in range(0, len(data), 4096):
+        os.write(fd, data[off:off + 4096])
+finally:
+    for p in pids:
+        os.kill(p, signal.SIGCONT)
+os.close(fd)' "$@"
+}
+# writes_at_bricks MNT: WRITE winds logged by the trace of MNT's client.
+writes_at_bricks() {
+    grep -c " write wind " "$T/log/client-$(echo "$1" | tr '/' '_').log"
+}
+BPIDS="$(fsd_pid brick-b0) $(fsd_pid brick-b1)"
+TEST write_4k "$T/src4k" "$M4/agg" $BPIDS
+TEST write_4k "$T/src4k" "$M5/noagg" $BPIDS
+EXPECT_WITHIN 10 "0" dump_num "$M4" pending
+EXPECT_WITHIN 10 "0" dump_num "$M5" pending
+EXPECT "$SUM4" sh -c "md5sum < '$M1/agg' | cut -d' ' -f1"
+EXPECT "$SUM4" sh -c "md5sum < '$M1/noagg' | cut -d' ' -f1"
+EXPECT "9" writes_at_bricks "$M4"
+EXPECT "256" writes_at_bricks "$M5"
+EXPECT "247" dump_num "$M4" aggregated
+EXPECT "8" dump_num "$M4" held
 
 # --- 5. through mortard: on by default, window live, off live ---
 if [ -x "$MORTARD" ] && [ -x "$MORTAR" ]; then

@@ -17,6 +17,15 @@
  * Entries leave the queue when the child answers; that may free later
  * entries, which the caller winds after dropping the lock.
  *
+ * Aggregation (aggregate-size): a small early write that continues the
+ * previous write of the queue while a write of the inode is in flight is
+ * held (free to go, not wound); contiguous early writes of the same fd
+ * and caller that arrive meanwhile are appended to it, up to
+ * aggregate-size bytes. The next answer of the child scans the queue and
+ * winds it like any entry that became free. A held write needs an entry
+ * in flight ahead of it (whose answer scans again), so nothing waits for
+ * a timer, and a single writer with nothing in flight is never delayed.
+ *
  * Per fd: the sticky error of a failed early write (struct wb_fd).
  * Threads: inode->lock guards struct wb_inode and the queue links; fd->lock
  * guards struct wb_fd (taken inside inode->lock, never the other way).
@@ -26,6 +35,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "write-behind.h"
@@ -148,12 +158,80 @@ wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
         }
         if (wb_is_free_locked(wi, a)) {
             a->is_wound = true;
+            a->is_held = false;
             a->go_next = *go;
             *go = a;
         }
         if (a->kind == WB_E_BARRIER)
             break;
     }
+}
+
+
+bool
+wb_queue_has_inflight_locked(const struct wb_inode *wi)
+{
+    for (const struct wb_entry *a = wi->head; a != NULL; a = a->next)
+        if (a->is_wound)
+            return true;
+    return false;
+}
+
+
+/* Whether the early write e (not queued yet) may join the held tail t. */
+static bool
+wb_may_join(const struct wb_entry *t, const struct wb_entry *e,
+            uint64_t aggregate_size)
+{
+    const struct vl_write_args *ta;
+    const struct vl_write_args *ea;
+
+    if (t == NULL || t->kind != WB_E_WRITE || !t->is_held || t->is_wound)
+        return false;
+    if (!e->is_early || e->is_strict || e->child == NULL || t->child == NULL)
+        return false;
+    if (t->fd != e->fd || e->end == INT64_MAX || t->end != e->start)
+        return false;
+    if (t->len + e->len > aggregate_size)
+        return false;
+    ta = VL_ARGS(t->child, write);
+    ea = VL_ARGS(e->child, write);
+    /* One WRITE carries one caller: the bricks may act on who wrote. */
+    return ta->flags == ea->flags
+           && t->child->caller.uid == e->child->caller.uid
+           && t->child->caller.gid == e->child->caller.gid
+           && t->child->caller.pid == e->child->caller.pid
+           && t->child->caller.lk_owner == e->child->caller.lk_owner;
+}
+
+
+bool
+wb_queue_join_locked(struct wb_inode *wi, struct wb_entry *e,
+                     uint64_t aggregate_size)
+{
+    struct wb_entry *t = wi->tail;
+    vl_buf_t *nb;
+
+    if (aggregate_size == 0 || !wb_may_join(t, e, aggregate_size))
+        return false;
+    if (!t->is_buf_own || t->len + e->len > t->buf->size) {
+        /* Room for the whole aggregate at once: one copy of what the
+         * held write has, then appends in place. */
+        nb = vl_buf_new(aggregate_size);
+        if (nb == NULL)
+            return false; /* e goes on its own */
+        memcpy(nb->data, t->iov.iov_base, t->len);
+        vl_buf_unref(t->buf);
+        t->buf = nb;
+        t->is_buf_own = true;
+        t->iov.iov_base = nb->data;
+        VL_ARGS(t->child, write)->buf = nb;
+    }
+    memcpy((char *)t->iov.iov_base + t->len, e->iov.iov_base, e->len);
+    t->len += e->len;
+    t->end += (int64_t)e->len;
+    t->iov.iov_len = t->len;
+    return true;
 }
 
 

@@ -17,6 +17,11 @@
  *             which an early answer does not have), and (4) the inode's
  *             window has room. Otherwise it goes down at once (in order)
  *             and its caller waits for the child's answer.
+ * Aggregate:  an early write smaller than aggregate-size that continues
+ *             the newest write of its inode while a write of the inode is
+ *             in flight is held; contiguous early writes of the same fd
+ *             and caller are appended to it; the in-flight write's answer
+ *             winds it (wb-queue.c). Nothing in flight: it goes at once.
  * Errors:     a failed early write is sticky on its fd: the next write,
  *             flush or fsync of that fd returns it once; later writes of
  *             the fd are no longer answered early.
@@ -488,6 +493,7 @@ wb_write_prepare(vl_xlator_t *xl, vl_req_t *req, struct wb_entry *e)
         e->buf = vl_buf_new(e->len);
         if (e->buf == NULL)
             return -ENOMEM;
+        e->is_buf_own = true;
         for (int i = 0; i < a->n_iov; i++) {
             memcpy(e->buf->data + off, a->iov[i].iov_base,
                    a->iov[i].iov_len);
@@ -531,6 +537,25 @@ wb_write_may_behind(vl_xlator_t *xl, const struct wb_conf *conf,
 }
 
 
+/* Whether the early write e, about to be queued, should be held for
+ * contiguous writes to join it (lock held): it is small, continues the
+ * newest write of the queue, and a write of the inode is in flight (its
+ * answer winds e). A lone writer's write goes at once (trickling). */
+static bool
+wb_write_may_hold_locked(const struct wb_conf *conf, struct wb_inode *wi,
+                         const struct wb_entry *e)
+{
+    const struct wb_entry *t = wi->tail;
+
+    if (conf->aggregate_size == 0 || !e->is_early || e->is_strict
+        || e->len >= conf->aggregate_size || e->end == INT64_MAX)
+        return false;
+    if (t == NULL || t->kind != WB_E_WRITE || t->end != e->start)
+        return false;
+    return wb_queue_has_inflight_locked(wi);
+}
+
+
 static void
 wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -541,7 +566,9 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
     struct wb_entry *e;
     bool may_behind;
     bool is_early = false;
-    bool is_free;
+    bool is_joined = false;
+    bool is_held = false;
+    bool is_free = false;
     uint64_t len = 0;
     int err;
 
@@ -589,21 +616,37 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
     if (is_early) {
         wi->window += len;
         e->req = NULL;
+        is_joined = wb_queue_join_locked(wi, e, conf->aggregate_size);
     } else if (e->child != NULL) {
         vl_req_free_unwound(e->child);
         e->child = NULL;
     }
-    is_free = wb_queue_add_locked(wi, e);
+    if (!is_joined) {
+        is_held = wb_write_may_hold_locked(conf, wi, e);
+        is_free = wb_queue_add_locked(wi, e);
+        is_held = is_held && is_free;
+        if (is_held) {
+            e->is_wound = false; /* wound by the in-flight write's answer */
+            e->is_held = true;
+            is_free = false;
+        }
+    }
     pthread_mutex_unlock(&a->fd->inode->lock);
 
     if (is_early) {
         atomic_fetch_add(&priv->n_behind, 1);
+        if (is_joined)
+            atomic_fetch_add(&priv->n_aggregated, 1);
+        else if (is_held)
+            atomic_fetch_add(&priv->n_held, 1);
         req->reply.count = (int64_t)len;
         vl_unwind(req, 0);
     } else {
         atomic_fetch_add(&priv->n_through, 1);
     }
-    if (is_free)
+    if (is_joined)
+        wb_entry_free(e); /* its data is in the held write */
+    else if (is_free)
         wb_write_go(e);
 }
 
@@ -695,6 +738,8 @@ wb_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "flush_behind=%llu\n", atomic_load(&priv->n_flush_behind));
     fprintf(out, "failed_behind=%llu\n", atomic_load(&priv->n_failed));
     fprintf(out, "errors_reported=%llu\n", atomic_load(&priv->n_reported));
+    fprintf(out, "held=%llu\n", atomic_load(&priv->n_held));
+    fprintf(out, "aggregated=%llu\n", atomic_load(&priv->n_aggregated));
     fprintf(out, "pending=%lld\n", atomic_load(&priv->n_entries));
 }
 
@@ -742,6 +787,15 @@ static const vl_option_t wb_options[] = {
                 .aliases = {"performance.strict-write-ordering"},
                 .doc = "Send a file's writes to the bricks one after the "
                        "other even when they do not overlap."),
+    VL_OPT_SIZE("aggregate-size", struct wb_conf, aggregate_size,
+                .min = 0, .max = 16 * 1024 * 1024, .def = "128KiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .aliases = {"performance.aggregate-size"},
+                .doc = "Contiguous small writes of one file that arrive "
+                       "while an earlier write of it is on its way to the "
+                       "bricks are sent as one WRITE of up to this many "
+                       "bytes; 0 sends each write on its own. A write "
+                       "with nothing in flight goes at once."),
     VL_OPT_END,
 };
 

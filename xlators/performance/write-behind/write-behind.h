@@ -28,6 +28,8 @@ struct wb_conf {
     bool is_strict_o_direct; /* O_DIRECT fds are written through */
     bool is_strict_ordering; /* no write overtakes an earlier one, even
                                 when they do not overlap */
+    uint64_t aggregate_size; /* largest WRITE made of several contiguous
+                                small early writes; 0: no aggregation */
 };
 
 /* Counters for statedump; atomics, no lock. */
@@ -39,6 +41,10 @@ struct wb_priv {
     atomic_ullong n_flush_behind; /* FLUSHes answered without waiting */
     atomic_ullong n_failed;       /* early-answered writes that failed */
     atomic_ullong n_reported;     /* sticky errors returned to a caller */
+    atomic_ullong n_held;         /* early writes held while an earlier
+                                     write of the inode was in flight */
+    atomic_ullong n_aggregated;   /* early writes appended to a held one
+                                     (no WRITE of their own) */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
     atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
     pthread_mutex_t lock;         /* guards nothing but the wait on cond */
@@ -77,6 +83,12 @@ struct wb_entry {
     bool is_wound;             /* free to go (or gone): guarded by lock */
     bool is_early;             /* the caller has been answered already */
     bool is_strict;            /* strict-write-ordering when it arrived */
+    bool is_held;              /* an early write kept back (not wound)
+                                  while an earlier write is in flight, so
+                                  that contiguous writes join it: guarded
+                                  by inode->lock */
+    bool is_buf_own;           /* buf was allocated here (not the
+                                  caller's), so bytes may be appended */
 };
 
 /* Per inode (inode ctx), guarded by inode->lock. */
@@ -106,6 +118,14 @@ bool wb_queue_add_locked(struct wb_inode *wi, struct wb_entry *e);
 /* Removes e (lock held) and prepends the entries now free to go to *go. */
 void wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
                          struct wb_entry **go /* OUT */);
+/* Whether a wound, not yet answered entry precedes the tail (lock held):
+ * its answer will scan the queue again and wind held writes. */
+bool wb_queue_has_inflight_locked(const struct wb_inode *wi);
+/* Appends the data of the early write e (not queued) to the held write
+ * at the tail when they are contiguous, of one fd and caller, and fit in
+ * aggregate_size (lock held); then e is done with. False: queue e. */
+bool wb_queue_join_locked(struct wb_inode *wi, struct wb_entry *e,
+                          uint64_t aggregate_size);
 /* Winds every entry of the list go (no lock held). */
 void wb_queue_wind(struct wb_entry *go);
 /* Records err as the sticky error of fd. */

@@ -7,7 +7,9 @@
  * overlapping ones wait; a read after a write waits for it; a failed early
  * write is returned once by the next flush or fsync; a full window makes
  * the writer wait; O_SYNC and setuid files are written through; release
- * of an fd with writes pending waits for them.
+ * of an fd with writes pending waits for them; contiguous small writes
+ * made while a write is in flight reach the child as one WRITE of up to
+ * aggregate-size bytes (same fd only), and a read waits for them.
  */
 #include "config.h"
 
@@ -251,7 +253,9 @@ test_early_answer(void **state)
 static void
 test_order(void **state)
 {
-    struct t_env *e = t_env_new("");
+    /* Without aggregation, b would go at once; aggregation holds it
+     * while a is in flight (test_aggregate). */
+    struct t_env *e = t_env_new(" option aggregate-size 0\n");
     struct vl_test_result res[3] = {{0}};
     vl_req_t *a, *b, *c;
 
@@ -489,6 +493,145 @@ test_release_waits(void **state)
 }
 
 
+/* Winds an early WRITE of len bytes of byte c at off on fd (the data is
+ * copied by write-behind: buf is reused) and checks it was answered. */
+static void
+t_write_early(struct t_env *e, vl_fd_t *fd, off_t off, size_t len, char c)
+{
+    static char buf[64 * 1024];
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_WRITE);
+
+    assert_true(len <= sizeof(buf));
+    memset(buf, c, len);
+    VL_ARGS(req, write)->fd = fd;
+    VL_ARGS(req, write)->iov = &iov;
+    VL_ARGS(req, write)->n_iov = 1;
+    VL_ARGS(req, write)->offset = off;
+    vl_test_wind(req, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.n_done, 1);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.count, (int64_t)len);
+    memset(buf, 'X', len);
+    vl_test_result_clear(&res);
+}
+
+
+/* Checks a WRITE at the mock: offset, length, and 4 KiB chunks filled
+ * with 'A' + chunk number from first_chunk on. */
+static void
+t_check_agg(vl_req_t *r, off_t off, size_t len, int first_chunk)
+{
+    const struct vl_write_args *a = VL_ARGS(r, write);
+    const char *p;
+
+    assert_int_equal(a->n_iov, 1);
+    assert_int_equal(a->offset, off);
+    assert_int_equal(a->iov[0].iov_len, len);
+    p = a->iov[0].iov_base;
+    for (size_t i = 0; i < len; i++)
+        assert_int_equal(p[i], (char)('A' + (first_chunk + i / 4096) % 50));
+}
+
+
+/* A writer of 4 KiB writes: the first goes at once; the next 32 arrive
+ * while it is in flight and reach the child as one 128 KiB WRITE when it
+ * was answered, the 34th as a second WRITE; a write elsewhere in the
+ * file is not held. */
+static void
+test_aggregate(void **state)
+{
+    struct t_env *e = t_env_new("");
+    vl_req_t *r, *far, *agg1, *agg2;
+    char dump[4096];
+    FILE *f;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    for (int i = 0; i < 34; i++)
+        t_write_early(e, e->fd, (off_t)i * 4096, 4096,
+                      (char)('A' + i % 50));
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_write_early(e, e->fd, 1024 * 1024, 100, 'z');
+    assert_int_equal(vl_mock_pending(e->mock), 2); /* not contiguous */
+    r = t_pop(e, VL_FOP_WRITE);
+    t_check_agg(r, 0, 4096, 0);
+    far = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(far, write)->offset, 1024 * 1024);
+    t_answer_write(r, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 2);
+    agg1 = t_pop(e, VL_FOP_WRITE);
+    agg2 = t_pop(e, VL_FOP_WRITE);
+    t_check_agg(agg1, 4096, 128 * 1024, 1);
+    t_check_agg(agg2, 33 * 4096, 4096, 33);
+    t_answer_write(agg2, 0);
+    t_answer_write(far, 0);
+    t_answer_write(agg1, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+
+    f = fmemopen(dump, sizeof(dump), "w");
+    assert_non_null(f);
+    e->wb->cls->dump(e->wb, f);
+    fclose(f);
+    assert_non_null(strstr(dump, "written_behind=35\n"));
+    assert_non_null(strstr(dump, "held=2\n"));
+    assert_non_null(strstr(dump, "aggregated=31\n"));
+    assert_non_null(strstr(dump, "pending=0\n"));
+    t_env_free(e);
+}
+
+
+/* Held writes keep the order rules: a read after them waits until they
+ * were answered; another fd's write does not join them; with
+ * aggregate-size 0 each write is its own WRITE. */
+static void
+test_aggregate_order(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result rd = {0};
+    vl_fd_t *fd2;
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    fd2 = vl_fd_new(e->file, O_RDWR, 1);
+    assert_non_null(fd2);
+    t_write_early(e, e->fd, 0, 4096, 'A');
+    t_write_early(e, e->fd, 4096, 4096, 'B');
+    t_write_early(e, fd2, 8192, 4096, 'C'); /* held on its own */
+    t_fd_op(e, VL_FOP_READ, &rd);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_false(rd.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 2);
+    r = t_pop(e, VL_FOP_WRITE);
+    t_check_agg(r, 4096, 4096, 1);
+    t_answer_write(r, 0);
+    r = t_pop(e, VL_FOP_WRITE);
+    assert_ptr_equal(VL_ARGS(r, write)->fd, fd2);
+    t_check_agg(r, 8192, 4096, 2);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* the read waits */
+    t_answer_write(r, 0);
+    r = t_pop(e, VL_FOP_READ);
+    vl_unwind(r, 0);
+    assert_true(rd.is_done);
+    vl_test_result_clear(&rd);
+    vl_fd_unref(fd2);
+    t_env_free(e);
+
+    e = t_env_new(" option aggregate-size 0\n");
+    t_stat(e, S_IFREG | 0644);
+    for (int i = 0; i < 4; i++)
+        t_write_early(e, e->fd, (off_t)i * 4096, 4096, 'A');
+    assert_int_equal(vl_mock_pending(e->mock), 4);
+    while (vl_mock_pending(e->mock) > 0)
+        t_answer_write(vl_mock_pop(e->mock), 0);
+    t_env_free(e);
+}
+
+
 /* Every request is answered exactly once when allocations fail: a
  * write, a read waiting for it and a flush, failing the n-th allocation
  * made by write-behind for n = 1, 2, ... */
@@ -549,6 +692,8 @@ main(void)
         cmocka_unit_test(test_write_through),
         cmocka_unit_test(test_release_waits),
         cmocka_unit_test(test_enomem),
+        cmocka_unit_test(test_aggregate),
+        cmocka_unit_test(test_aggregate_order),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
