@@ -405,28 +405,40 @@ out:
 }
 
 
-/* The entry to unlink, resolved with few system calls. The client
- * usually names the object it expects (loc.inode, from its lookup):
- * when that GFID's handle is the same inode as the name, the name's GFID
- * is known without reading its xattr (the handle is a hard link of the
- * object, and a GFID has one handle), and *hst is the handle's stat. A
- * missing or stale hint falls back to reading the xattr (*has_hst false). */
+/* The entry to unlink, resolved with few system calls, and without
+ * touching the handle tree when possible (its directory blocks are cold
+ * disk reads after a cache drop, the name's inode is not after the stat).
+ * A regular file with one name (nlink 2: the name and its handle) gets
+ * its GFID from its own xattr (*is_single: the janitor removes the handle
+ * if it is this inode). Otherwise the client usually names the object it
+ * expects (loc.inode, from its lookup): when that GFID's handle is the
+ * same inode as the name, the name's GFID is known without reading its
+ * xattr (the handle is a hard link of the object, and a GFID has one
+ * handle), and *hst is the handle's stat. A missing or stale hint falls
+ * back to reading the xattr (*has_hst false). */
 static int
 posix_unlink_resolve(vl_xlator_t *xl, const struct vl_loc *loc,
                      struct posix_obj *obj /* OUT */,
-                     struct stat *hst /* OUT */, bool *has_hst /* OUT */)
+                     struct stat *hst /* OUT */, bool *has_hst /* OUT */,
+                     bool *is_single /* OUT */)
 {
     struct posix_priv *priv = posix_priv(xl);
     char hrel[POSIX_HANDLE_REL_LEN];
     int rc;
 
     *has_hst = false;
+    *is_single = false;
     rc = posix_obj_parent(xl, loc->parent, loc->name, false, obj);
     if (rc != 0)
         return rc;
     if (fstatat(obj->atfd, obj->rel, &obj->st, AT_SYMLINK_NOFOLLOW) < 0) {
         rc = -errno;
         goto fail;
+    }
+    if (S_ISREG(obj->st.st_mode) && obj->st.st_nlink == 2
+        && posix_gfid_get(obj->atfd, obj->rel, &obj->gfid) == 0) {
+        *is_single = true;
+        return 0;
     }
     if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid)
         && S_ISREG(obj->st.st_mode)) {
@@ -452,10 +464,14 @@ fail:
 }
 
 
-/* unlink: stat of the name; the GFID from the client's hint checked
- * against the handle's stat (or the xattr); unlinkat; the handle removed
- * when the name was its last one; fstat of the parent for the reply.
- * With the hint and a handle at nlink 2 (this name and the handle), the
+/* unlink: stat of the name; a regular file with one name: its GFID
+ * xattr, unlinkat, fstat of the parent for the reply, and the handle
+ * queued for the janitor (a link() racing with it makes the handle's
+ * link count 2 again: the janitor keeps it). Otherwise the GFID from
+ * the client's hint checked against the handle's stat (or the xattr);
+ * unlinkat; the handle removed when the name was its last one; fstat of
+ * the parent. With the hint and a handle at nlink 2 (this name and the
+ * handle: a name without GFID xattr), the
  * handle goes without being stat'ed again: a link() racing with this
  * unlink may leave the new name without handle, which the next lookup
  * of it repairs (as with a link racing between stat and unlink of the
@@ -468,9 +484,11 @@ posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
     struct posix_obj obj;
     struct stat hst;
     bool has_hst;
+    bool is_single;
     int rc;
 
-    rc = posix_unlink_resolve(xl, &a->loc, &obj, &hst, &has_hst);
+    rc = posix_unlink_resolve(xl, &a->loc, &obj, &hst, &has_hst,
+                              &is_single);
     if (rc != 0)
         goto out;
     if (S_ISDIR(obj.st.st_mode)) {
@@ -482,13 +500,15 @@ posix_fop_unlink(vl_xlator_t *xl, vl_req_t *req)
         goto put;
     }
     /* An open fd keeps the data alive; the handle goes with the last
-     * name so the GFID no longer resolves. A regular file's handle is
-     * left to the janitor (after the reply) unless the file is open
-     * here: no name is left, so it resolves no more already. */
-    if (has_hst && hst.st_nlink == 2) {
-        if (!S_ISREG(hst.st_mode)
-            || posix_janitor_enqueue(xl, &obj.gfid, hst.st_ino) != 0)
-            posix_handle_drop(xl, &obj.gfid);
+     * name so the GFID no longer resolves. The handle of a regular file
+     * that had one name is left to the janitor (after the reply; it
+     * checks that the handle is this inode), unless the file is open
+     * here: with no name left it resolves no more already. */
+    if (is_single) {
+        if (posix_janitor_enqueue(xl, &obj.gfid, obj.st.st_ino) != 0)
+            posix_handle_unlink_if_last(xl, &obj.gfid);
+    } else if (has_hst && hst.st_nlink == 2) {
+        posix_handle_drop(xl, &obj.gfid);
     } else {
         posix_handle_unlink_if_last(xl, &obj.gfid);
     }
@@ -519,7 +539,11 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
         rc = -errno;
         goto put;
     }
-    posix_handle_remove_dir(xl, &obj.gfid);
+    /* The handle symlink now leads nowhere (resolving it gives ESTALE):
+     * the janitor removes it after the reply. */
+    if (vl_gfid_is_null(&obj.gfid) || vl_gfid_is_root(&obj.gfid)
+        || posix_janitor_enqueue(xl, &obj.gfid, 0) != 0)
+        posix_handle_remove_dir(xl, &obj.gfid);
     posix_dirfd_uncache(xl, &obj.gfid);
     posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
                      &req->reply.has_postparent);
@@ -560,7 +584,12 @@ posix_rename_handles(vl_xlator_t *xl, const struct vl_rename_args *a,
     } else if (S_ISDIR(dst->st.st_mode)) {
         posix_handle_remove_dir(xl, &dst->gfid);
         posix_dirfd_uncache(xl, &dst->gfid);
-    } else {
+    } else if (!S_ISREG(dst->st.st_mode) || dst->st.st_nlink != 2
+               || vl_gfid_is_null(&dst->gfid)
+               || posix_janitor_enqueue(xl, &dst->gfid, dst->st.st_ino)
+                      != 0) {
+        /* A replaced file with one name (and its handle) not open here
+         * leaves its handle to the janitor, as unlink does. */
         posix_handle_unlink_if_last(xl, &dst->gfid);
     }
 }

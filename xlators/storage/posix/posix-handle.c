@@ -366,22 +366,31 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
         return -errno;
     /* A handle exists: refuse if it belongs to a non-directory or still
      * leads to a live directory with this GFID (a duplicate GFID), else
-     * it is stale: replace it. */
+     * it is stale (maybe a removed directory's, queued for the janitor,
+     * which must then leave it alone): replace it. */
+    posix_janitor_claim(xl, gfid);
     rc = posix_handle_is_dir(xl, gfid, &is_dir);
     if (rc != 0 && rc != -ESTALE)
-        return rc;
-    if (rc == 0 && !is_dir)
-        return -EEXIST;
+        goto out;
+    if (rc == 0 && !is_dir) {
+        rc = -EEXIST;
+        goto out;
+    }
     if (posix_dir_resolve(xl, gfid, &fd) == 0) {
         struct stat dst;
 
         rc = fstat(fd, &dst) < 0 ? -errno : 0;
         close(fd);
         if (rc == 0
-            && (dst.st_ino != st->st_ino || dst.st_dev != st->st_dev))
-            return -EEXIST;
+            && (dst.st_ino != st->st_ino || dst.st_dev != st->st_dev)) {
+            rc = -EEXIST;
+            goto out;
+        }
     }
-    return posix_handle_dir_update(xl, gfid, parent, name);
+    rc = posix_handle_dir_update(xl, gfid, parent, name);
+out:
+    posix_janitor_unclaim(xl);
+    return rc;
 }
 
 

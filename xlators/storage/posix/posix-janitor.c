@@ -65,25 +65,28 @@ posix_janitor_is_older(const struct stat *st, const struct timespec *t)
 /* Removes one handle if it is still a dead file's: a regular file with
  * link count 1 and the inode seen by the unlink (or the sweep), and for
  * the sweep (before != NULL) unchanged since before the brick started.
- * The itable is not used here: fini frees it while this thread may run. */
+ * ino 0: a removed directory's handle symlink (a directory re-created
+ * with this GFID cancels the item first, posix_janitor_claim). The
+ * caller holds remove_lock. The itable is not used here: fini frees it
+ * while this thread may still run. */
 static bool
-posix_janitor_remove(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino,
-                     const struct timespec *before)
+posix_janitor_remove_locked(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                            ino_t ino, const struct timespec *before)
 {
     struct posix_priv *priv = posix_priv(xl);
-    struct posix_janitor *j = &priv->janitor;
     char hrel[POSIX_HANDLE_REL_LEN];
     struct stat st;
-    bool is_removed = false;
 
     posix_handle_rel(gfid, hrel);
-    pthread_mutex_lock(&j->remove_lock);
-    if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) == 0
-        && S_ISREG(st.st_mode) && st.st_nlink == 1 && st.st_ino == ino
-        && (before == NULL || posix_janitor_is_older(&st, before)))
-        is_removed = unlinkat(priv->handles_fd, hrel, 0) == 0;
-    pthread_mutex_unlock(&j->remove_lock);
-    return is_removed;
+    if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return false;
+    if (ino == 0 ? !S_ISLNK(st.st_mode)
+                 : !S_ISREG(st.st_mode) || st.st_nlink != 1
+                       || st.st_ino != ino
+                       || (before != NULL
+                           && !posix_janitor_is_older(&st, before)))
+        return false;
+    return unlinkat(priv->handles_fd, hrel, 0) == 0;
 }
 
 
@@ -96,7 +99,7 @@ posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
     if (!j->is_running)
         return -ENOTCONN;
     /* Open here: the handle must be parked at once (synchronous path). */
-    if (posix_inode_open_count(xl, gfid, false) > 0)
+    if (ino != 0 && posix_inode_open_count(xl, gfid, false) > 0)
         return -EBUSY;
     pthread_mutex_lock(&j->lock);
     if (j->n >= POSIX_JANITOR_CAP || j->is_stopping) {
@@ -172,11 +175,13 @@ posix_janitor_sweep_dir(vl_xlator_t *xl, int fd, const struct timespec *before)
             || !S_ISREG(st.st_mode) || st.st_nlink != 1
             || !posix_janitor_is_older(&st, before))
             continue;
-        if (posix_janitor_remove(xl, &gfid, st.st_ino, before)) {
+        pthread_mutex_lock(&j->remove_lock);
+        if (posix_janitor_remove_locked(xl, &gfid, st.st_ino, before)) {
             pthread_mutex_lock(&j->lock);
             j->n_swept++;
             pthread_mutex_unlock(&j->lock);
         }
+        pthread_mutex_unlock(&j->remove_lock);
     }
     closedir(dir);
 }
@@ -296,12 +301,23 @@ posix_janitor_main(void *arg)
             }
             pthread_cond_timedwait(&j->cond, &j->lock, &ts);
         }
+        /* remove_lock before lock (the order of posix_janitor_claim),
+         * held from taking an item to its removal: a claim either drops
+         * the item or waits until it is done. */
         while (j->n > 0) {
+            pthread_mutex_unlock(&j->lock);
+            pthread_mutex_lock(&j->remove_lock);
+            pthread_mutex_lock(&j->lock);
+            if (j->n == 0) { /* a claim took the last one */
+                pthread_mutex_unlock(&j->remove_lock);
+                break;
+            }
             it = j->ring[j->head];
             j->head = (j->head + 1) % POSIX_JANITOR_CAP;
             j->n--;
             pthread_mutex_unlock(&j->lock);
-            posix_janitor_remove(xl, &it.gfid, it.ino, NULL);
+            posix_janitor_remove_locked(xl, &it.gfid, it.ino, NULL);
+            pthread_mutex_unlock(&j->remove_lock);
             pthread_mutex_lock(&j->lock);
             j->n_removed++;
         }

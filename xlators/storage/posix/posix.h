@@ -72,7 +72,8 @@ struct posix_conf {
 /* A deleted file's handle waiting for the janitor. */
 struct posix_janitor_item {
     vl_gfid_t gfid; /* the file's GFID: its handle .mortar/handles/... */
-    ino_t ino;      /* its inode: another inode there (GFID reused) stays */
+    ino_t ino;      /* its inode: another inode there (GFID reused) stays;
+                       0: a removed directory's handle symlink */
 };
 
 /* The janitor (posix-janitor.c): removes the handles of deleted files
@@ -260,8 +261,9 @@ int posix_janitor_start(vl_xlator_t *xl);
  * marker when nothing is left to sweep. */
 void posix_janitor_stop(vl_xlator_t *xl);
 /* Queues the handle of a deleted regular file (no name left, inode ino)
- * for removal; -EBUSY if the file is open here, -EAGAIN if the queue is
- * full, -ENOTCONN without a janitor: the caller removes it itself. */
+ * or, with ino 0, of a removed directory, for removal; -EBUSY if the
+ * file is open here, -EAGAIN if the queue is full, -ENOTCONN without a
+ * janitor: the caller removes it itself. */
 int posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino);
 /* Before replacing an orphan handle of gfid: takes remove_lock and
  * drops gfid's queued items; posix_janitor_unclaim releases the lock. */

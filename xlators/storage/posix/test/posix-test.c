@@ -17,6 +17,7 @@
 
 #include "../../../builtin.h"
 #include "posix-test.h"
+#include "posix.h"
 
 #define GFID_XATTR "trusted.mortar.gfid"
 
@@ -328,6 +329,10 @@ pt_unlink(struct pt *t, vl_inode_t *parent, const char *name)
     a.unlink.loc.name = name;
     rc = pt_call(t, VL_FOP_UNLINK, &a, &r);
     vl_reply_clear(&r);
+    /* Handles of deleted files go after the reply: wait for them, so
+     * the tests see the end state (test-posix-janitor.c tests the
+     * queue itself). */
+    posix_janitor_flush(t->xl);
     return rc;
 }
 
@@ -349,6 +354,7 @@ pt_rename(struct pt *t, vl_inode_t *op, const char *on, vl_inode_t *np,
     if (rc == 0 && iatt != NULL)
         *iatt = r.iatt;
     vl_reply_clear(&r);
+    posix_janitor_flush(t->xl); /* a replaced file's handle */
     return rc;
 }
 

@@ -2,13 +2,14 @@
 /*
  * test-posix-janitor: deleted files' handles removed after the unlink
  * answered (posix-janitor.c), checked on the brick's disk: with the
- * janitor held (fault point janitor-hold) an unlinked file's handle is
- * still there with link count 1 yet dead by GFID (lookup, stat, link,
- * open give ESTALE); a restart after that sweeps it while live files,
+ * janitor held (fault point janitor-hold) an unlinked file's handle (or
+ * one a rename replaced) is still there with link count 1 yet dead by
+ * GFID (lookup, stat, link, open give ESTALE); a restart after that sweeps it while live files,
  * hard-linked files and open files keep theirs; a GFID re-created while
  * its old handle is queued keeps its new handle; a running janitor
  * removes what is queued, a stop drains the queue and leaves the clean
- * marker; the sweep alone removes a handle made orphan on disk.
+ * marker; the sweep alone removes a handle made orphan on disk; rmdir
+ * leaves the directory's handle symlink to the janitor the same way.
  */
 #include "config.h"
 
@@ -165,6 +166,18 @@ test_janitor_queued_is_dead_then_swept(void **state)
     vl_inode_unref(live);
     vl_inode_unref(hl);
     vl_inode_unref(op);
+    /* A rename over a file with one name queues the replaced file's. */
+    assert_int_equal(pt_create(t, t->root, "src", O_RDWR, 0644, &f, NULL),
+                     0);
+    vl_inode_unref(f);
+    assert_int_equal(pt_create(t, t->root, "dst", O_RDWR, 0644, &f, NULL),
+                     0);
+    assert_int_equal(pt_rename(t, t->root, "src", t->root, "dst", 0, &ia),
+                     0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 2);
+    assert_int_equal(pt_lookup_gfid(t, &f->gfid, NULL, NULL), -ESTALE);
+    assert_int_equal(pj_handle_stat(t, &f->gfid, &st), 0);
+    vl_inode_unref(f);
 
     /* The held stop left it queued and no clean marker: the next start
      * sweeps (ctimes must predate the start). */
@@ -175,7 +188,7 @@ test_janitor_queued_is_dead_then_swept(void **state)
     pj_restart(t, false);
     posix_janitor_flush(t->xl);
     assert_int_equal(pj_handle_stat(t, &gf, &st), -ENOENT);
-    assert_int_equal(posix_priv(t->xl)->janitor.n_swept, 1);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_swept, 2);
     assert_int_equal(pj_handle_stat(t, &glive, &st), 0);
     assert_int_equal(pj_handle_stat(t, &ghl, &st), 0);
     assert_int_equal(pt_lookup_gfid(t, &ghl, &ia, NULL), 0);
@@ -219,6 +232,74 @@ test_janitor_gfid_reused_while_queued(void **state)
     assert_int_equal(pj_handle_stat(t, &g, &st), 0);
     assert_int_equal(pt_lookup(t, t->root, "again", &ia, NULL), 0);
     assert_true(vl_gfid_equal(&ia.gfid, &g));
+}
+
+
+/* rmdir leaves the directory's handle symlink to the janitor: the GFID
+ * is dead at once (ESTALE); a mkdir of the same GFID (distribute healing
+ * a directory) while it waits keeps its handle; a running janitor
+ * removes a queued one. */
+static void
+test_janitor_rmdir(void **state)
+{
+    struct pt *t = *state;
+    union vl_fop_args a = {0};
+    vl_inode_t *d = NULL, *e = NULL, *fresh;
+    struct vl_reply r;
+    struct stat st;
+    vl_gfid_t g;
+
+    pj_restart(t, true);
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "e", 0755, &e), 0);
+    g = d->gfid;
+    a.rmdir.loc = (struct vl_loc){.parent = t->root, .name = "d",
+                                  .inode = d};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    assert_true(r.has_postparent);
+    vl_reply_clear(&r);
+    a.rmdir.loc = (struct vl_loc){.parent = t->root, .name = "e",
+                                  .inode = e};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 2);
+    assert_int_equal(pj_handle_stat(t, &g, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(pt_lookup_gfid(t, &g, NULL, NULL), -ESTALE);
+    assert_int_equal(pt_create(t, d, "y", O_RDWR, 0644, NULL, NULL),
+                     -ESTALE);
+    assert_int_equal(pt_lookup_gfid(t, &e->gfid, NULL, NULL), -ESTALE);
+
+    memset(&a, 0, sizeof(a));
+    fresh = vl_inode_new(t->graph->itable);
+    a.mkdir.loc = (struct vl_loc){.parent = t->root, .name = "d2",
+                                  .inode = fresh};
+    a.mkdir.mode = 0755;
+    a.mkdir.gfid = g;
+    assert_int_equal(pt_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    assert_int_equal(posix_priv(t->xl)->janitor.n, 1); /* e's is left */
+    assert_int_equal(pt_create(t, d, "y", O_RDWR, 0644, NULL, NULL), 0);
+    vl_inode_unref(d);
+    pj_restart(t, false);
+    posix_janitor_flush(t->xl);
+    assert_int_equal(pj_handle_stat(t, &g, &st), 0);
+    assert_int_equal(pt_lookup_gfid(t, &g, NULL, &d), 0);
+    assert_int_equal(pt_lookup(t, d, "y", NULL, NULL), 0);
+    vl_inode_unref(d);
+
+    /* Not held: the janitor removes it. */
+    assert_int_equal(pt_mkdir(t, t->root, "f", 0755, &d), 0);
+    memset(&a, 0, sizeof(a));
+    a.rmdir.loc = (struct vl_loc){.parent = t->root, .name = "f",
+                                  .inode = d};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    posix_janitor_flush(t->xl);
+    assert_int_equal(pj_handle_stat(t, &d->gfid, &st), -ENOENT);
+    vl_inode_unref(d);
+    vl_inode_unref(e);
 }
 
 
@@ -315,6 +396,8 @@ const struct CMUnitTest pt_janitor_tests[] = {
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_gfid_reused_while_queued,
                                     pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_rmdir, pt_setup,
+                                    pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_drains, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
