@@ -60,10 +60,10 @@ static size_t
 vfuse_hint_bucket(const struct vfuse_table *t, const vl_gfid_t *parent,
                   const char *name)
 {
-    /* FNV-1a over the parent's last 8 bytes and the name. */
+    /* FNV-1a over the parent's 16 bytes and the name. */
     uint64_t h = 1469598103934665603ULL;
 
-    for (size_t i = 8; i < sizeof(parent->bytes); i++)
+    for (size_t i = 0; i < sizeof(parent->bytes); i++)
         h = (h ^ parent->bytes[i]) * 1099511628211ULL;
     for (const char *p = name; *p != '\0'; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ULL;

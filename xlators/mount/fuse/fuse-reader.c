@@ -14,24 +14,28 @@
  *          (fuse-table.c); the handlers see resolved inodes only.
  * Graphs:  each message goes to the session's active instance, which the
  *          call pins (sess->n_inflight) until it ends.
- * Threads: conf->reader_threads readers block in poll/read; handlers only
- *          build requests and wind them, never wait. Replies are written
+ * Threads: conf->reader_threads readers block in read(2) (one woken per
+ *          request); handlers only build requests and wind them, never
+ *          wait. VFUSE_STOP_SIGNAL interrupts the read at stop. Replies are written
  *          from whichever thread answers (writev is atomic per message).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fuse.h"
 
 #define VFUSE_DOMAIN "fuse"
+#define VFUSE_STOP_RETRY_MS 20 /* resend the stop signal this often */
+
+static pthread_once_t vfuse_stop_once = PTHREAD_ONCE_INIT;
 
 struct vfuse_op {
     vfuse_handler_fn *fn; /* NULL: ENOSYS */
@@ -565,28 +569,49 @@ vfuse_process(struct vfuse_reader *r, size_t n)
 }
 
 
-/* Returns false when the reader must exit. */
-static bool
-vfuse_wait(struct vfuse_session *sess)
+/* Wakes a reader out of its blocking read (EINTR): the handler does
+ * nothing, and it is installed without SA_RESTART. */
+static void
+vfuse_stop_handler(int sig)
 {
-    struct pollfd pfd[2] = {
-        {.fd = sess->fuse_fd, .events = POLLIN},
-        {.fd = sess->stop_fd, .events = POLLIN},
-    };
-
-    if (poll(pfd, 2, -1) < 0 && errno != EINTR)
-        return false;
-    return !atomic_load(&sess->is_stopping);
+    (void)sig;
 }
 
 
+static void
+vfuse_stop_signal_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = vfuse_stop_handler;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: read(2) must return EINTR */
+    if (sigaction(VFUSE_STOP_SIGNAL, &sa, NULL) != 0)
+        vl_glog(VFUSE_DOMAIN, VL_LOG_ERROR, "stop signal handler: %s",
+                strerror(errno));
+}
+
+
+/* Readers block in read(2): the kernel wakes one reader per request
+ * (an exclusive wait), where poll(2) on a non-blocking fd woke every
+ * reader and cost each a poll and a read that said EAGAIN. They stop on
+ * ENODEV (the connection ends when the unmounted filesystem is released)
+ * or, when files keep a lazily unmounted filesystem alive, on
+ * VFUSE_STOP_SIGNAL from vfuse_readers_stop with is_stopping set. */
 static void *
 vfuse_reader_main(void *arg)
 {
     struct vfuse_reader *r = arg;
     struct vfuse_session *sess = r->sess;
+    sigset_t stop;
     ssize_t n;
 
+    pthread_setname_np(pthread_self(), "vfuse-reader");
+    /* Created with every signal blocked; take only the stop signal. */
+    sigemptyset(&stop);
+    sigaddset(&stop, VFUSE_STOP_SIGNAL);
+    pthread_sigmask(SIG_UNBLOCK, &stop, NULL);
     while (!atomic_load(&sess->is_stopping)) {
         n = read(sess->fuse_fd, r->buf->data, r->buf->size);
         if (n >= 0) {
@@ -595,11 +620,6 @@ vfuse_reader_main(void *arg)
         }
         if (errno == EINTR || errno == ENOENT)
             continue; /* ENOENT: the request was aborted before we read */
-        if (errno == EAGAIN) {
-            if (!vfuse_wait(sess))
-                break;
-            continue;
-        }
         if (errno == ENODEV) {
             /* Unmounted behind our back (umount, fusermount -u): let the
              * process tear the graph down. Only the first reader says so. */
@@ -632,7 +652,9 @@ vfuse_readers_start(struct vfuse_session *sess)
         if (sess->readers[i].buf == NULL)
             return -ENOMEM;
     }
-    /* Readers never take signals: the process's own thread does. */
+    /* Readers never take signals but their stop signal: the process's
+     * own thread does. */
+    pthread_once(&vfuse_stop_once, vfuse_stop_signal_install);
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     for (size_t i = 0; i < sess->n_readers; i++) {
@@ -650,17 +672,34 @@ vfuse_readers_start(struct vfuse_session *sess)
 void
 vfuse_readers_stop(struct vfuse_session *sess)
 {
-    uint64_t one = 1;
-
     atomic_store(&sess->is_stopping, true);
-    if (sess->stop_fd >= 0 && write(sess->stop_fd, &one, sizeof(one)) < 0)
-        vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "wake readers: %s",
-                strerror(errno));
     for (size_t i = 0; i < sess->n_readers; i++) {
-        if (sess->readers[i].is_started)
-            pthread_join(sess->readers[i].thread, NULL);
-        sess->readers[i].is_started = false;
-        vl_buf_unref(sess->readers[i].buf);
-        sess->readers[i].buf = NULL;
+        struct vfuse_reader *r = &sess->readers[i];
+
+        /* A signal that lands between the reader's is_stopping check and
+         * its read(2) is lost, so repeat it until the reader is gone. */
+        while (r->is_started) {
+            struct timespec until;
+            int rc;
+
+            rc = pthread_kill(r->thread, VFUSE_STOP_SIGNAL);
+            if (rc != 0 && rc != ESRCH)
+                vl_glog(VFUSE_DOMAIN, VL_LOG_WARNING, "wake reader: %s",
+                        strerror(rc));
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += VFUSE_STOP_RETRY_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            rc = pthread_timedjoin_np(r->thread, NULL, &until);
+            if (rc == 0)
+                r->is_started = false;
+            else if (rc != ETIMEDOUT && rc != EINTR)
+                break; /* cannot happen for a joinable thread */
+        }
+        r->is_started = false;
+        vl_buf_unref(r->buf);
+        r->buf = NULL;
     }
 }

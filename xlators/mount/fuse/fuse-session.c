@@ -26,7 +26,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,8 +152,6 @@ vfuse_session_free(struct vfuse_session *sess)
     vfuse_session_stop(sess);
     if (sess->fuse_fd >= 0)
         close(sess->fuse_fd);
-    if (sess->stop_fd >= 0)
-        close(sess->stop_fd);
     vfuse_pool_clear(sess);
     vfuse_table_clear(&sess->table);
     vl_free(sess->readers);
@@ -182,7 +179,6 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
         return -ENOMEM;
     }
     sess->fuse_fd = -1;
-    sess->stop_fd = -1;
     pthread_mutex_init(&sess->lock, NULL);
     pthread_cond_init(&sess->cond, NULL);
     sess->active = priv;
@@ -212,10 +208,10 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
      * SETXATTR may carry 64 KiB values whatever max_write is. */
     room = conf->max_write > 128 * VL_KiB ? conf->max_write : 128 * VL_KiB;
     sess->buf_size = room + VFUSE_HDR_ROOM;
-    sess->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    /* Non-blocking so that readers sleep in poll() next to stop_fd. */
-    sess->fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK);
-    if (sess->stop_fd < 0 || sess->fuse_fd < 0) {
+    /* Blocking: each reader sleeps in read(2), woken alone by the kernel
+     * for one request (fuse-reader.c). */
+    sess->fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (sess->fuse_fd < 0) {
         rc = -errno;
         vl_err_set(err, "mount %s: open /dev/fuse: %s", sess->mountpoint,
                    strerror(-rc));

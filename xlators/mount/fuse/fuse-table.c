@@ -6,8 +6,8 @@
  * Nodeids and fhs are pointers to these objects, which belong to the
  * session, not to a graph: a graph switch leaves them in place and only
  * their inode/fd refs move, lazily, to the newer graph (fuse-resolve.c).
- * One node per GFID (a hash by GFID), so the kernel never sees two
- * nodeids for one object.
+ * One node per GFID (a hash of all its bytes, buckets doubling with the
+ * count), so the kernel never sees two nodeids for one object.
  *
  * Nodes also carry flags (VFUSE_NODE_*) that let the bridge answer some
  * calls without a round trip (FLUSH, GETXATTR security.capability), the
@@ -29,7 +29,9 @@
 
 #include "fuse.h"
 
-#define VFUSE_NODE_BUCKETS 4096
+#define VFUSE_NODE_BUCKETS 4096         /* initial; a power of two */
+#define VFUSE_NODE_BUCKETS_MAX (1 << 24) /* 128 MiB of chains at most */
+#define VFUSE_NODE_LOAD 2                /* nodes per bucket before growing */
 
 
 void
@@ -81,14 +83,90 @@ vfuse_table_init(struct vfuse_table *t)
 }
 
 
+/* A hash of all 16 bytes. A v4 UUID has fixed bits (version nibble,
+ * variant bits of byte 8), so no byte range of it is uniform; GFIDs made
+ * elsewhere (e.g. the root's, or patterned test ones) are not random at
+ * all. The multiply-xorshift finalizer spreads every input bit over the
+ * low bits that pick the bucket. */
+static uint64_t
+vfuse_gfid_hash(const vl_gfid_t *gfid)
+{
+    uint64_t a;
+    uint64_t b;
+    uint64_t h;
+
+    memcpy(&a, gfid->bytes, sizeof(a));
+    memcpy(&b, gfid->bytes + 8, sizeof(b));
+    h = a ^ (b * 0x9e3779b97f4a7c15ULL);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+
 static size_t
 vfuse_gfid_bucket(const struct vfuse_table *t, const vl_gfid_t *gfid)
 {
-    uint64_t h = 0;
+    return (size_t)(vfuse_gfid_hash(gfid) & (t->n_buckets - 1));
+}
 
-    /* GFIDs are random UUIDs: their last bytes hash well as they are. */
-    memcpy(&h, gfid->bytes + 8, sizeof(h));
-    return (size_t)(h % t->n_buckets);
+
+/* Doubles the buckets once chains average VFUSE_NODE_LOAD nodes, so a
+ * lookup stays O(1) with millions of nodes (a big tree walked with a
+ * long entry timeout). On ENOMEM the table keeps its size: slower, not
+ * wrong. */
+static void
+vfuse_table_grow_locked(struct vfuse_table *t)
+{
+    size_t n = t->n_buckets * 2;
+    struct vfuse_node **hash;
+
+    if (t->n_nodes <= t->n_buckets * VFUSE_NODE_LOAD
+        || n > VFUSE_NODE_BUCKETS_MAX)
+        return;
+    hash = vl_calloc(NULL, n, sizeof(*hash), VL_MT_MISC);
+    if (hash == NULL)
+        return;
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        struct vfuse_node *node = t->hash[i];
+
+        while (node != NULL) {
+            struct vfuse_node *next = node->hnext;
+            size_t b = (size_t)(vfuse_gfid_hash(&node->gfid) & (n - 1));
+
+            node->hnext = hash[b];
+            hash[b] = node;
+            node = next;
+        }
+    }
+    vl_free(t->hash);
+    t->hash = hash;
+    t->n_buckets = n;
+}
+
+
+void
+vfuse_table_hash_stats(struct vfuse_table *t, size_t *n_buckets,
+                       size_t *n_used, size_t *max_chain)
+{
+    pthread_mutex_lock(&t->lock);
+    *n_buckets = t->n_buckets;
+    *n_used = 0;
+    *max_chain = 0;
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        size_t len = 0;
+
+        for (struct vfuse_node *n = t->hash[i]; n != NULL; n = n->hnext)
+            len++;
+        if (len > 0)
+            (*n_used)++;
+        if (len > *max_chain)
+            *max_chain = len;
+    }
+    pthread_mutex_unlock(&t->lock);
 }
 
 
@@ -147,6 +225,7 @@ vfuse_node_remember(struct vfuse_table *t, vl_inode_t *linked, uint64_t gen)
         t->hash[vfuse_gfid_bucket(t, &node->gfid)] = node;
         vfuse_list_add(&t->nodes, &node->link);
         t->n_nodes++;
+        vfuse_table_grow_locked(t);
     }
     node->nlookup++;
     if (linked->type != 0)

@@ -27,6 +27,7 @@
 
 #include <linux/fuse.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -41,6 +42,10 @@
 #define VFUSE_HDR_ROOM 4096
 /* Big buffers kept for reuse after their call ends. */
 #define VFUSE_POOL_MAX 8
+/* Sent to a reader thread to interrupt its blocking read of /dev/fuse at
+ * stop (a handler that does nothing, no SA_RESTART; only readers leave
+ * it unblocked). Not used by anything else in mortarfsd. */
+#define VFUSE_STOP_SIGNAL (SIGRTMIN + 4)
 /* The file capabilities xattr the kernel probes before writes. */
 #define VFUSE_XATTR_CAPS "security.capability"
 /* Protocol minor we speak (the <linux/fuse.h> we build against). */
@@ -156,7 +161,7 @@ struct vfuse_handle {
 struct vfuse_table {
     pthread_mutex_t lock;      /* guards everything here */
     struct vfuse_node **hash;  /* owned array of n_buckets chains */
-    size_t n_buckets;
+    size_t n_buckets;          /* a power of two; grows with n_nodes */
     size_t n_nodes;            /* nodes alive */
     size_t n_handles;          /* handles alive */
     struct vfuse_link nodes;   /* every node */
@@ -183,7 +188,6 @@ struct vfuse_session {
     char *conf_mountpoint;      /* owned; as the option said (match key) */
     char *mountpoint;           /* owned; canonical path we mounted */
     int fuse_fd;                /* owned; /dev/fuse, -1 when closed */
-    int stop_fd;                /* owned eventfd: wakes readers at stop */
     bool is_mounted;            /* mount(2) done, not unmounted yet */
     unsigned bdi_major;         /* st_dev of the mount, for sysfs */
     unsigned bdi_minor;
@@ -339,6 +343,12 @@ void vfuse_table_drop_gen(struct vfuse_table *t, uint64_t gen);
 void vfuse_table_counts(struct vfuse_table *t, size_t *n_nodes /* OUT */,
                         size_t *n_handles /* OUT */,
                         size_t *n_in_gen /* OUT */, uint64_t gen);
+/* The node hash's shape, for tests: buckets, non-empty ones, longest
+ * chain. */
+void vfuse_table_hash_stats(struct vfuse_table *t,
+                            size_t *n_buckets /* OUT */,
+                            size_t *n_used /* OUT */,
+                            size_t *max_chain /* OUT */);
 /* The node of gfid or NULL; t->lock held. */
 struct vfuse_node *vfuse_node_find_locked(struct vfuse_table *t,
                                           const vl_gfid_t *gfid);

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -239,6 +240,112 @@ test_pattr_store_take(void **state)
 }
 
 
+/* A random version-4 GFID (RFC 9562: version nibble 4, variant 10). */
+static vl_gfid_t
+random_v4_gfid(uint64_t *seed)
+{
+    vl_gfid_t g;
+
+    for (size_t i = 0; i < sizeof(g.bytes); i++) {
+        /* xorshift64*: deterministic, so a failure reproduces. */
+        *seed ^= *seed >> 12;
+        *seed ^= *seed << 25;
+        *seed ^= *seed >> 27;
+        g.bytes[i] = (uint8_t)((*seed * 0x2545f4914f6cdd1dULL) >> 56);
+    }
+    g.bytes[6] = (uint8_t)((g.bytes[6] & 0x0f) | 0x40);
+    g.bytes[8] = (uint8_t)((g.bytes[8] & 0x3f) | 0x80);
+    return g;
+}
+
+
+/* Random v4 GFIDs spread over the node buckets: with 2 nodes per bucket
+ * on average, a uniform hash leaves about e^-2 = 14 % of the buckets
+ * empty and no chain longer than ~12. Hashing bytes 8..15 as they are
+ * (variant bits fixed) used at most a quarter of them. The buckets also
+ * grow with the count. */
+static void
+test_hash_spreads_random_gfids(void **state)
+{
+    struct fixture *f = *state;
+    enum { N_NODES = 40000 };
+    uint64_t *ids = calloc(N_NODES, sizeof(*ids));
+    uint64_t seed = 0x9d2c5680u;
+    size_t n_buckets;
+    size_t n_used;
+    size_t max_chain;
+
+    assert_non_null(ids);
+    vfuse_table_hash_stats(&f->t, &n_buckets, &n_used, &max_chain);
+    assert_int_equal(n_used, 0);
+    for (size_t i = 0; i < N_NODES; i++) {
+        vl_gfid_t g = random_v4_gfid(&seed);
+        vl_inode_t *inode = vl_inode_get(f->g1, &g, S_IFREG);
+
+        assert_non_null(inode);
+        ids[i] = vfuse_node_remember(&f->t, inode, 1);
+        assert_true(ids[i] != 0);
+    }
+    vfuse_table_hash_stats(&f->t, &n_buckets, &n_used, &max_chain);
+    /* Grown: at most 2 nodes per bucket on average. */
+    assert_true(n_buckets * 2 >= N_NODES);
+    assert_true(n_buckets < (size_t)N_NODES * 2);
+    /* Expected used fraction 1 - e^-(N/B), B in [N/2, N): >= 63 %. */
+    assert_true(n_used * 100 >= n_buckets * 55);
+    assert_true(max_chain <= 16);
+    /* Every node is still found by its GFID after the rehashes. */
+    seed = 0x9d2c5680u;
+    for (size_t i = 0; i < N_NODES; i++) {
+        vl_gfid_t g = random_v4_gfid(&seed);
+        struct vfuse_node *node;
+
+        pthread_mutex_lock(&f->t.lock);
+        node = vfuse_node_find_locked(&f->t, &g);
+        pthread_mutex_unlock(&f->t.lock);
+        assert_ptr_equal(node, (void *)(uintptr_t)ids[i]);
+    }
+    for (size_t i = 0; i < N_NODES; i++)
+        vfuse_node_forget(&f->t, ids[i], 1);
+    vfuse_table_hash_stats(&f->t, &n_buckets, &n_used, &max_chain);
+    assert_int_equal(n_used, 0);
+    free(ids);
+}
+
+
+/* GFIDs that differ in one byte only, wherever it is, still spread. */
+static void
+test_hash_spreads_patterned_gfids(void **state)
+{
+    struct fixture *f = *state;
+    uint64_t ids[2][256];
+    size_t n_buckets;
+    size_t n_used;
+    size_t max_chain;
+
+    for (int pos = 0; pos < 2; pos++) {
+        for (int v = 0; v < 256; v++) {
+            vl_gfid_t g;
+            vl_inode_t *inode;
+
+            memset(&g, 0x11, sizeof(g));
+            g.bytes[pos == 0 ? 3 : 12] = (uint8_t)v;
+            inode = vl_inode_get(f->g1, &g, S_IFREG);
+            assert_non_null(inode);
+            ids[pos][v] = vfuse_node_remember(&f->t, inode, 1);
+            assert_true(ids[pos][v] != 0);
+        }
+    }
+    vfuse_table_hash_stats(&f->t, &n_buckets, &n_used, &max_chain);
+    /* 511 distinct nodes (one GFID is in both sets) in >= 4096
+     * buckets: a few collisions at most. */
+    assert_true(n_used >= 450);
+    assert_true(max_chain <= 4);
+    for (int pos = 0; pos < 2; pos++)
+        for (int v = 0; v < 256; v++)
+            vfuse_node_forget(&f->t, ids[pos][v], 1);
+}
+
+
 int
 main(void)
 {
@@ -252,6 +359,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_release_other_graph,
                                         fixture_setup, fixture_teardown),
         cmocka_unit_test_setup_teardown(test_pattr_store_take,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_hash_spreads_random_gfids,
+                                        fixture_setup, fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_hash_spreads_patterned_gfids,
                                         fixture_setup, fixture_teardown),
     };
 
