@@ -103,7 +103,9 @@ EXPECT "0" count read
 # follow send OPEN without a LOOKUP; quick-read fetches the content with
 # a nameless LOOKUP, which distribute sends to the brick the listing
 # found the file on: 200 LOOKUPs at the bricks (traces under
-# distribute), not one per brick and file.
+# distribute), not one per brick and file. (readdirp-content 0: the
+# listing does not bring the content itself; quick-read-readdirp.t tests
+# that it does by default.)
 M4="$T/mnt/m4"
 mkdir -p "$M4"
 cat > "$T/vol/qr-bricks.vol" <<VOL
@@ -138,6 +140,7 @@ end-volume
 
 volume qr
     type performance/quick-read
+    option readdirp-content 0
     subvolumes dist
 end-volume
 VOL

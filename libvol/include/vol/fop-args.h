@@ -137,6 +137,12 @@ struct vl_readdir_args {
     size_t size;   /* reply budget in bytes, as FUSE asks */
     off_t offset;  /* 0 or a d_off cookie from an earlier entry */
     bool plus;     /* readdirplus: fill iatt of each entry */
+    /* Content wanted (quick-read; with plus only): each regular file of
+     * at most content_max bytes comes with its whole content (see struct
+     * vl_dirent has_content), read from the same open file as the entry's
+     * attributes; the brick counts the content in size, so a reply stays
+     * bounded. 0 = no content (the old behaviour). */
+    uint32_t content_max;
 };
 struct vl_statfs_args { struct vl_loc loc; };
 struct vl_setxattr_args {
@@ -214,6 +220,13 @@ struct vl_dirent {
     char *name;          /* owned */
     bool has_iatt;       /* readdirplus filled iatt */
     struct vl_iatt iatt; /* with plus: attributes incl. gfid */
+    /* With args.content_max: the file's whole content (content_len ==
+     * iatt.size) is content_len bytes at content_off in buf->data of the
+     * reply holding this list (reply.buf; whoever moves the list keeps
+     * that buffer with it). false: none sent. */
+    bool has_content;
+    uint32_t content_len;  /* bytes, with has_content */
+    size_t content_off;    /* offset in the reply's buf->data */
 };
 
 struct vl_dirent_list {
@@ -232,7 +245,8 @@ struct vl_dirent_list {
  *             NULL (count bytes, possibly 0); buf NULL means none was sent
  *   count:    read, write, copy_file_range: bytes; getxattr: value length;
  *             lookup: content bytes when buf is not NULL
- *   entries:  readdir
+ *   entries:  readdir (with args.content_max, buf holds the entries'
+ *             content: struct vl_dirent content_off)
  *   link:     readlink
  *   xattr:    getxattr (value, or NUL-separated names when listing)
  *   statvfs:  statfs

@@ -20,6 +20,19 @@
  * one (rewinddir) drops every batch, and a read that was in flight then is
  * not kept; everything goes at release.
  *
+ * Content (quick-read): the reads ask the bricks for the content of small
+ * files with the content_max of the last readdirplus that asked for it
+ * (opendir's reads come before any readdir of the fd), so a listing of
+ * small files still takes one round. A batch keeps the brick's buffer
+ * the entries' content points into. The hint is one per process, kept
+ * with the graph it was seen in (distribute sits in one client graph per
+ * process, under one quick-read; a new graph, e.g. with quick-read
+ * dropped, starts from 0; the first listing that asks for content
+ * after the hint changed reads again what opendir read without it). Only
+ * a hint: a batch with content is only
+ * costlier to read, and the fill passes content on only to a caller
+ * that asked for it.
+ *
  * Intercepts: nothing (helpers of dist-readdir.c).
  * Per fd:     struct dist_rd_cache in dist_fd_ctx.rd_cache, guarded by
  *             fd->lock; freed at release. Each read in flight holds a ref
@@ -47,6 +60,10 @@ struct dist_rd_slot {
     unsigned busy_gen;            /* (fd->lock) cache gen it started in */
     struct dist_rd_fill *waiters; /* (fd->lock) fills waiting for it */
 };
+
+/* content_max of the last readdirplus and its graph (file comment). */
+static atomic_uint dist_rd_content_max;
+static _Atomic(const void *) dist_rd_content_graph;
 
 struct dist_rd_cache {
     vl_xlator_t *xl;              /* borrowed; distribute */
@@ -86,12 +103,33 @@ dist_rd_cache_get(vl_xlator_t *xl, vl_fd_t *fd)
 }
 
 
+uint32_t
+dist_rd_content_hint(vl_xlator_t *xl)
+{
+    if (atomic_load(&dist_rd_content_graph) != (const void *)xl->graph)
+        return 0;
+    return atomic_load_explicit(&dist_rd_content_max, memory_order_relaxed);
+}
+
+
+void
+dist_rd_content_hint_set(vl_xlator_t *xl, uint32_t content_max)
+{
+    if (dist_rd_content_hint(xl) == content_max)
+        return; /* the usual case: no store shared between threads */
+    atomic_store(&dist_rd_content_graph, (const void *)xl->graph);
+    atomic_store_explicit(&dist_rd_content_max, content_max,
+                          memory_order_relaxed);
+}
+
+
 void
 dist_rd_batch_unref(struct dist_rd_batch *batch)
 {
     if (batch == NULL || atomic_fetch_sub(&batch->refs, 1) != 1)
         return;
     vl_dirent_list_clear(&batch->list);
+    vl_buf_unref(batch->buf);
     vl_free(batch);
 }
 
@@ -115,13 +153,13 @@ dist_readdir_release(vl_xlator_t *xl, vl_fd_t *fd)
 
 
 void
-dist_rd_cache_rewind(struct dist_rd_cache *cache)
+dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced)
 {
     struct dist_rd_batch *old[2 * DIST_MAX_SUBVOLS];
     unsigned n_old = 0;
 
     pthread_mutex_lock(&cache->fd->lock);
-    if (cache->has_answered) {
+    if (cache->has_answered || is_forced) {
         cache->has_answered = false;
         cache->gen++;
         for (unsigned i = 0; i < cache->n; i++) {
@@ -297,6 +335,9 @@ dist_rd_read_done(vl_req_t *r, void *cookie)
             batch->from = r->args.readdir.offset;
             batch->list = r->reply.entries; /* moved */
             memset(&r->reply.entries, 0, sizeof(r->reply.entries));
+            batch->buf = r->reply.buf; /* moved: backs the content */
+            r->reply.buf = NULL;
+            r->reply.data = NULL;
         }
     }
     dist_rd_landed(slot, batch, status);
@@ -325,6 +366,9 @@ dist_rd_read(struct dist_rd_slot *slot, int64_t from, size_t size,
     a->size = size;
     a->offset = (off_t)from;
     a->plus = true; /* only the mode tells a link file */
+    a->content_max = dist_rd_content_hint(xl);
+    if (a->content_max > 0 && a->size < DIST_RD_BATCH_CONTENT)
+        a->size = DIST_RD_BATCH_CONTENT; /* the content counts in it */
     atomic_fetch_add(&dist_priv(xl)->n_rd_reads, 1);
     vl_wind(r, dist_rd_read_done, slot);
 }

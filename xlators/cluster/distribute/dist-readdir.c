@@ -25,6 +25,14 @@
  * it answers with them and the read goes on in the background for the
  * next readdir.
  *
+ * Content (quick-read: readdirplus with args.content_max): the bricks are
+ * asked for it (dist-rdcache.c); an entry passed to the caller carries
+ * its content only if it is a file listed from its data subvolume (link
+ * files are never listed) and no larger than the caller's content_max.
+ * The contents are copied from the batches into one buffer of the reply
+ * (reply.buf), since a reply mixes batches and outlives them; they do not
+ * count in the caller's size (FUSE's buffer takes the records only).
+ *
  * Intercepts: opendir, readdir (and readdirplus).
  * Per fd:     dist_fd_ctx.dir_open (which children opened it) and
  *             dist_fd_ctx.rd_cache (dist-rdcache.c), fd->lock.
@@ -251,12 +259,64 @@ dist_rd_fill_answer(struct dist_rd_fill *f, struct dist_rd_cache *cache,
     vl_req_t *req = f->req;
 
     if (rc != 0)
-        vl_dirent_list_clear(&req->reply.entries);
+        vl_reply_clear(&req->reply);
     else
         dist_rd_cache_answered(cache);
     if (f->is_heap)
         vl_free(f);
     vl_unwind(req, rc);
+}
+
+
+/* Copies the content of e (from batch) into f's reply buffer and sets it
+ * on out's last entry. Returns 0 or -ENOMEM (then the entry simply has
+ * no content). */
+static int
+dist_rd_fill_content(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
+                     const struct vl_dirent *e)
+{
+    struct vl_reply *rp = &f->req->reply;
+    struct vl_dirent *ent = &rp->entries.ents[rp->entries.n - 1];
+    size_t need = f->content_used + e->content_len;
+    vl_buf_t *nb;
+
+    if (rp->buf == NULL || need > rp->buf->size) {
+        /* Grows by doubling; content_off values are offsets, so they
+         * stay valid in the new buffer. */
+        size_t size = rp->buf != NULL ? 2 * rp->buf->size : 64 * 1024;
+
+        while (size < need)
+            size *= 2;
+        nb = vl_buf_new(size);
+        if (nb == NULL)
+            return -ENOMEM;
+        if (rp->buf != NULL) {
+            memcpy(nb->data, rp->buf->data, f->content_used);
+            vl_buf_unref(rp->buf);
+        }
+        rp->buf = nb;
+        rp->data = nb->data;
+    }
+    memcpy(rp->buf->data + f->content_used,
+           batch->buf->data + e->content_off, e->content_len);
+    ent->has_content = true;
+    ent->content_len = e->content_len;
+    ent->content_off = f->content_used;
+    f->content_used = need;
+    return 0;
+}
+
+
+/* Whether e of batch carries content the caller a may get. */
+static bool
+dist_rd_has_content(const struct vl_readdir_args *a,
+                    const struct dist_rd_batch *batch,
+                    const struct vl_dirent *e)
+{
+    return a->plus && a->content_max > 0 && e->has_content && e->has_iatt
+           && S_ISREG(e->iatt.mode) && e->content_len <= a->content_max
+           && batch->buf != NULL && e->content_off <= batch->buf->size
+           && e->content_len <= batch->buf->size - e->content_off;
 }
 
 
@@ -299,6 +359,8 @@ dist_rd_fill_from(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
                                                            : NULL);
             if (rc != 0)
                 return rc;
+            if (dist_rd_has_content(a, batch, e))
+                (void)dist_rd_fill_content(f, batch, e); /* else none */
             f->used += cost;
         }
         f->boff = e->off;
@@ -435,6 +497,7 @@ dist_readdir(vl_xlator_t *xl, vl_req_t *req)
     struct dist_rd_cache *cache;
     struct dist_rd_fill f;
     uint64_t off = (uint64_t)a->offset;
+    bool is_new_hint = false;
 
     if (a->fd == NULL) {
         vl_unwind(req, -EBADF);
@@ -454,8 +517,15 @@ dist_readdir(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOMEM);
         return;
     }
+    /* The reads opendir started asked for the content the last listing
+     * did; the first listing asking for other content (of the graph,
+     * usually) reads again. */
+    if (a->plus && dist_rd_content_hint(xl) != a->content_max) {
+        dist_rd_content_hint_set(xl, a->content_max);
+        is_new_hint = a->content_max > 0;
+    }
     if (off == 0)
-        dist_rd_cache_rewind(cache);
+        dist_rd_cache_rewind(cache, is_new_hint);
     f.xl = xl;
     f.req = req;
     f.first = __builtin_ctzll(f.opened);

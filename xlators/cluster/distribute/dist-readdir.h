@@ -19,6 +19,10 @@
 /* ... and at most, whatever the caller's buffer: the cache keeps up to
  * two batches per brick per open directory. */
 #define DIST_RD_BATCH_MAX (128 * 1024)
+/* With content asked for (quick-read), which counts in a brick's budget:
+ * what a brick is asked for at least, so that a typical directory of
+ * small files still comes in one round. */
+#define DIST_RD_BATCH_CONTENT (256 * 1024)
 
 /* One brick's answer to one readdir: immutable once made, shared by the
  * cache slot and the fills reading it. */
@@ -26,6 +30,8 @@ struct dist_rd_batch {
     atomic_int refs;            /* freed when it drops to 0 */
     int64_t from;               /* brick cookie it was read after */
     struct vl_dirent_list list; /* owned; as the brick gave it (eof too) */
+    vl_buf_t *buf;              /* owned ref, or NULL: backs the entries'
+                                   content (content_off) */
 };
 
 /* The state of one readdir being answered. On the caller's stack while it
@@ -39,6 +45,8 @@ struct dist_rd_fill {
     unsigned idx;               /* subvolume being read */
     int64_t boff;               /* its cookie to continue after */
     size_t used;                /* bytes of the caller's buffer filled */
+    size_t content_used;        /* bytes of req->reply.buf holding the
+                                   entries' content (copied from batches) */
     bool is_heap;               /* allocated: freed once answered */
 };
 
@@ -47,8 +55,9 @@ struct dist_rd_cache;
 /* The fd's cache, made on first use; NULL on ENOMEM. */
 struct dist_rd_cache *dist_rd_cache_get(vl_xlator_t *xl, vl_fd_t *fd);
 /* A listing starts again (readdir at offset 0 after an answer): drops the
- * batches not being read. The first readdir after opendir keeps them. */
-void dist_rd_cache_rewind(struct dist_rd_cache *cache);
+ * batches not being read. The first readdir after opendir keeps them,
+ * unless is_forced (they were read without the content now asked for). */
+void dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced);
 /* A ref on a batch of subvolume idx holding what follows cookie boff, and
  * in *pos the index of its first entry after boff; NULL if none. */
 struct dist_rd_batch *dist_rd_cache_find(struct dist_rd_cache *cache,
@@ -77,6 +86,11 @@ void dist_rd_wait(struct dist_rd_cache *cache, struct dist_rd_fill *f,
 /* Makes f (on the heap) wait for the read of subvolume f->idx after
  * f->boff if one is in flight (true); false, and nothing done, if not. */
 bool dist_rd_wait_busy(struct dist_rd_cache *cache, struct dist_rd_fill *f);
+
+/* The content_max the last readdirplus through xl's graph asked for (the
+ * reads opendir starts ask for it too); _set: notes it. */
+uint32_t dist_rd_content_hint(vl_xlator_t *xl);
+void dist_rd_content_hint_set(vl_xlator_t *xl, uint32_t content_max);
 
 /* dist-readdir.c: continues a waiting fill once a read of its subvolume
  * from cookie from landed: batch (may be NULL) is what it read, status

@@ -14,10 +14,16 @@
  * open with O_TRUNC) drops its content before the fop is wound; a lookup
  * or stat answering other attributes drops it too; otherwise a copy is
  * served for cache-timeout after the last lookup/stat that confirmed
- * it.
+ * it. A readdirplus asks for the content of the files it lists up to
+ * readdirp-content bytes (args.content_max) and fills the cache of each
+ * listed file as a lookup would, keyed by the inode its GFID is linked to
+ * (the one mount/fuse links from the entry, and distribute already made
+ * when it noted the entry's subvolume), so the OPEN and READ that follow a
+ * listing are answered here.
  *
- * Intercepts: lookup, stat, open, read, flush, and (to drop content or
- *             open a deferred fd for real first) setattr, write, fsync,
+ * Intercepts: lookup, stat, readdir, open, read, flush, and (to drop
+ *             content or open a deferred fd for real first) setattr,
+ *             write, fsync,
  *             lk, fallocate, copy_file_range, lseek, unlink, rename,
  *             link, setxattr, removexattr.
  * Per inode:  struct qr_inode (content, attributes, LRU links), guarded
@@ -123,6 +129,89 @@ qr_stat(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     vl_wind(r, qr_stat_done, req);
+}
+
+
+/* ---- readdirplus: fill the cache of every listed small file ---- */
+
+void
+qr_readdir_fill(vl_xlator_t *xl, const struct vl_reply *reply)
+{
+    struct qr_priv *priv = xl->priv;
+    vl_inode_table_t *itable = xl->graph->itable;
+
+    for (size_t i = 0; i < reply->entries.n; i++) {
+        const struct vl_dirent *e = &reply->entries.ents[i];
+        bool has = e->has_content && reply->buf != NULL
+                   && e->content_off <= reply->buf->size
+                   && e->content_len <= reply->buf->size - e->content_off;
+        vl_inode_t *in;
+
+        if (!e->has_iatt || !S_ISREG(e->iatt.mode)
+            || vl_gfid_is_null(&e->iatt.gfid))
+            continue;
+        /* With content: the inode the mount links for this GFID (made
+         * now if nobody did yet; it ages out of the table's LRU if the
+         * kernel never uses it). Without: only a known inode's copy is
+         * revalidated or dropped by these attributes, as a stat would. */
+        in = has ? vl_inode_get(itable, &e->iatt.gfid, S_IFREG)
+                 : vl_inode_find(itable, &e->iatt.gfid);
+        if (in == NULL)
+            continue;
+        qr_cache_update(xl, in, &e->iatt, has ? reply->buf : NULL,
+                        has ? reply->buf->data + e->content_off : NULL,
+                        has ? e->content_len : 0);
+        if (has)
+            atomic_fetch_add(&priv->rdp_fills, 1);
+        vl_inode_unref(in);
+    }
+}
+
+
+static void
+qr_readdir_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    int status = r->status;
+
+    if (status == 0)
+        qr_readdir_fill(req->xl, &r->reply);
+    vl_reply_move(req, r);
+    if (a->content_max == 0 && req->reply.buf != NULL) {
+        /* Our request, not the caller's: the content stops here. */
+        for (size_t i = 0; i < req->reply.entries.n; i++)
+            req->reply.entries.ents[i].has_content = false;
+        vl_buf_unref(req->reply.buf);
+        req->reply.buf = NULL;
+        req->reply.data = NULL;
+    }
+    vl_unwind(req, status);
+}
+
+
+static void
+qr_readdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    const struct qr_conf *conf = VL_CONF(xl, struct qr_conf);
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    uint64_t max = conf->readdirp_content < conf->max_file_size
+                       ? conf->readdirp_content
+                       : conf->max_file_size;
+    vl_req_t *r;
+
+    if (!a->plus || (max == 0 && a->content_max == 0)) {
+        vl_pass(req, VL_FIRST_CHILD(xl));
+        return;
+    }
+    r = vl_req_child(req, VL_FIRST_CHILD(xl));
+    if (r == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    if (a->content_max == 0)
+        r->args.readdir.content_max = (uint32_t)max;
+    vl_wind(r, qr_readdir_done, req);
 }
 
 
@@ -339,7 +428,8 @@ qr_dump(vl_xlator_t *xl, FILE *out)
     pthread_mutex_unlock(&priv->lock);
     fprintf(out, "bytes_cached=%llu\nfiles_cached=%llu\nhits=%llu\n"
             "misses=%llu\nlocal_opens=%llu\nreal_opens=%llu\n"
-            "open_fails=%llu\nfills=%llu\ndrops=%llu\nevictions=%llu\n",
+            "open_fails=%llu\nfills=%llu\nrdp_fills=%llu\ndrops=%llu\n"
+            "evictions=%llu\n",
             (unsigned long long)bytes, (unsigned long long)n_files,
             (unsigned long long)atomic_load(&priv->hits),
             (unsigned long long)atomic_load(&priv->misses),
@@ -347,6 +437,7 @@ qr_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&priv->real_opens),
             (unsigned long long)atomic_load(&priv->open_fails),
             (unsigned long long)atomic_load(&priv->fills),
+            (unsigned long long)atomic_load(&priv->rdp_fills),
             (unsigned long long)atomic_load(&priv->drops),
             (unsigned long long)atomic_load(&priv->evictions));
 }
@@ -372,6 +463,14 @@ static const vl_option_t qr_options[] = {
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .doc = "Largest file whose content lookups fetch and the "
                        "cache keeps (0: none)."),
+    VL_OPT_SIZE("readdirp-content", struct qr_conf, readdirp_content,
+                .min = 0, .max = QR_MAX_FILE_SIZE, .def = "64KiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .doc = "Largest file whose content a directory listing "
+                       "(readdirplus) fetches with its entry, so that "
+                       "reading it after the listing costs no round trip "
+                       "(0: none; never more than max-file-size). The "
+                       "content counts in each brick's reply budget."),
     VL_OPT_SIZE("cache-size", struct qr_conf, cache_size, .min = 0,
                 .max = 64 * 1024 * 1024 * 1024LL, .def = "128MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -407,6 +506,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
     .fops = {
         [VL_FOP_LOOKUP] = qr_lookup,
         [VL_FOP_STAT] = qr_stat,
+        [VL_FOP_READDIR] = qr_readdir,
         [VL_FOP_OPEN] = qr_open,
         [VL_FOP_READ] = qr_read,
         [VL_FOP_FLUSH] = qr_flush,

@@ -24,6 +24,9 @@ struct qr_conf {
     uint64_t cache_timeout;  /* ms a copy is served after its validation */
     uint64_t max_file_size;  /* bytes; larger files are not cached */
     uint64_t cache_size;     /* bytes of content cached in total */
+    uint64_t readdirp_content; /* bytes; readdirplus fetches the content
+                                  of files up to this size (and up to
+                                  max_file_size); 0: none */
 };
 
 /* Per inode (vl_inode_ctx). Every field is guarded by priv->lock, not
@@ -79,7 +82,8 @@ struct qr_priv {
     atomic_uint_fast64_t local_opens; /* opens answered here */
     atomic_uint_fast64_t real_opens;  /* deferred opens sent down */
     atomic_uint_fast64_t open_fails;  /* of those, failed */
-    atomic_uint_fast64_t fills;       /* contents stored from lookups */
+    atomic_uint_fast64_t fills;       /* contents stored */
+    atomic_uint_fast64_t rdp_fills;   /* of those, from readdirplus */
     atomic_uint_fast64_t drops;       /* contents dropped (change seen) */
     atomic_uint_fast64_t evictions;   /* contents dropped for space */
 };
@@ -110,6 +114,10 @@ bool qr_cache_read(vl_xlator_t *xl, vl_inode_t *inode, size_t size,
 void qr_cache_shrink(vl_xlator_t *xl);
 /* Drops everything (fini). */
 void qr_cache_clear(vl_xlator_t *xl);
+
+/* quick-read.c: a readdirplus reply (entries, buf backing their content)
+ * fills or revalidates the cache of each listed file. */
+void qr_readdir_fill(vl_xlator_t *xl, const struct vl_reply *reply);
 
 /* qr-open.c */
 void qr_open(vl_xlator_t *xl, vl_req_t *req);

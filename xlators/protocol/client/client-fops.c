@@ -5,9 +5,9 @@
  *
  * Objects go out as GFIDs (loc.parent, loc.inode) and names; fds as the
  * brick's fd number kept in the fd ctx. WRITE data goes out as raw iovecs
- * after the XDR arguments; READ data, and a LOOKUP's file content
- * (quick-read), are used in place from the reply's record buffer
- * (reply.buf is a ref on it).
+ * after the XDR arguments; READ data, a LOOKUP's file content and a
+ * READDIRPLUS's entries' contents (quick-read) are used in place from the
+ * reply's record buffer (reply.buf is a ref on it).
  *
  * Re-open: an fd opened on an earlier connection (its generation is not
  * the current one) is opened again by GFID with its saved flags (minus
@@ -218,6 +218,8 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->readdir.size = (u_int)a->readdir.size;
         w->readdir.offset = a->readdir.offset;
         w->readdir.plus = a->readdir.plus;
+        w->readdir.content_max = a->readdir.plus ? a->readdir.content_max
+                                                 : 0;
         break;
     case VL_FOP_STATFS:
         vrpc_loc_to_xdr(&a->statfs.loc, &w->loc.loc);
@@ -510,21 +512,46 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         if (rp->link == NULL)
             return -ENOMEM;
         break;
-    case VRPC_RSP_READDIR:
+    case VRPC_RSP_READDIR: {
+        size_t at = 0; /* content bytes of the record used so far */
+        bool has_content = false;
+
         for (u_int i = 0; i < r->readdir.ents.ents_len; i++) {
             const mrt_dirent *d = &r->readdir.ents.ents_val[i];
+            struct vl_dirent *e;
             struct vl_iatt ia;
 
             if (d->name[0] == '\0' || strchr(d->name, '/') != NULL)
                 return -EPROTO;
             if (d->has_iatt)
                 vrpc_iatt_from_xdr(&d->iatt, &ia);
+            /* Content (quick-read) only if asked for, of a file, its
+             * whole size, within what follows the XDR. */
+            if (d->has_content
+                && (!d->has_iatt || !S_ISREG(ia.mode)
+                    || d->content_len != ia.size
+                    || d->content_len > req->args.readdir.content_max
+                    || d->content_len > data_len - at))
+                return -EPROTO;
             if (vl_dirent_list_add(&rp->entries, d->ino, d->off, d->type,
                                    d->name, d->has_iatt ? &ia : NULL) != 0)
                 return -ENOMEM;
+            if (!d->has_content)
+                continue;
+            e = &rp->entries.ents[rp->entries.n - 1];
+            e->has_content = true;
+            e->content_len = d->content_len;
+            e->content_off = data_off + at;
+            at += d->content_len;
+            has_content = true;
         }
+        if (at != data_len)
+            return -EPROTO;
+        if (has_content)
+            rp->buf = vl_buf_ref(rec); /* backs the entries' content */
         rp->entries.eof = r->readdir.eof;
         break;
+    }
     case VRPC_RSP_STATFS:
         vrpc_statvfs_from_xdr(&r->statfs, &rp->statvfs);
         break;
@@ -613,7 +640,8 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     if (status > 0 || status < -4095) {
         status = -EPROTO;
     } else if (status == 0 && req->op != VL_FOP_READ
-               && req->op != VL_FOP_LOOKUP && body_off + used != len) {
+               && req->op != VL_FOP_LOOKUP && req->op != VL_FOP_READDIR
+               && body_off + used != len) {
         status = -EPROTO; /* trailing bytes */
     } else if (status == 0) {
         status = client_fill_reply(req, &r, rec, body_off + used,

@@ -278,6 +278,11 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->readdir.size = w->readdir.size;
         a->readdir.offset = w->readdir.offset;
         a->readdir.plus = w->readdir.plus;
+        if (w->readdir.plus)
+            a->readdir.content_max =
+                w->readdir.content_max < MRT_LOOKUP_CONTENT_MAX
+                    ? w->readdir.content_max
+                    : MRT_LOOKUP_CONTENT_MAX;
         break;
     case VL_FOP_STATFS:
         rc = call_loc(call, &w->loc.loc, &a->statfs.loc, LOC_INODE);
@@ -368,11 +373,17 @@ call_free(struct server_call *call)
 }
 
 
-/* Encodes the readdir entries (bounded by the XDR limit). */
+/* Encodes the readdir entries (bounded by the XDR limit); the content of
+ * entries that carry some (quick-read) goes in *iov (allocated, *n_iov
+ * vectors, adjacent pieces merged), in entry order, after the XDR. */
 static int
-reply_dirents(const struct vl_dirent_list *l, mrt_readdir_rsp *r)
+reply_dirents(const struct vl_reply *rp, mrt_readdir_rsp *r,
+              struct iovec **iov, int *n_iov)
 {
+    const struct vl_dirent_list *l = &rp->entries;
     size_t n = l->n < MRT_DIRENTS_MAX ? l->n : MRT_DIRENTS_MAX;
+    const vl_buf_t *buf = rp->buf;
+    int k = 0;
 
     r->eof = l->eof && n == l->n;
     if (n == 0)
@@ -392,7 +403,32 @@ reply_dirents(const struct vl_dirent_list *l, mrt_readdir_rsp *r)
         d->has_iatt = e->has_iatt;
         if (e->has_iatt)
             vrpc_iatt_to_xdr(&e->iatt, &d->iatt);
+        /* Content only of a file, inside the reply's buffer. */
+        if (!e->has_content || !e->has_iatt || buf == NULL
+            || e->content_off > buf->size
+            || e->content_len > buf->size - e->content_off
+            || e->content_len > MRT_LOOKUP_CONTENT_MAX)
+            continue;
+        if (e->content_len > 0 && *iov == NULL) {
+            *iov = vl_calloc(NULL, n, sizeof(**iov), VL_MT_MISC);
+            if (*iov == NULL)
+                continue; /* ENOMEM: the entries go without content */
+        }
+        d->has_content = true;
+        d->content_len = e->content_len;
+        if (e->content_len == 0)
+            continue;
+        if (k > 0
+            && (char *)(*iov)[k - 1].iov_base + (*iov)[k - 1].iov_len
+                   == buf->data + e->content_off) {
+            (*iov)[k - 1].iov_len += e->content_len;
+        } else {
+            (*iov)[k].iov_base = buf->data + e->content_off;
+            (*iov)[k].iov_len = e->content_len;
+            k++;
+        }
     }
+    *n_iov = k;
     return 0;
 }
 
@@ -405,6 +441,8 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
 {
     union vrpc_fop_rsp r;
     struct iovec payload = {0};
+    struct iovec *iov = &payload;     /* what follows the XDR */
+    struct iovec *dir_iov = NULL;     /* readdir's, allocated */
     int n_payload = 0;
     const struct vl_reply *rp = req != NULL ? &req->reply : NULL;
     int rc;
@@ -437,8 +475,12 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
         case VRPC_RSP_READLINK:
             break;
         case VRPC_RSP_READDIR:
-            if (reply_dirents(&rp->entries, &r.readdir) != 0)
+            if (reply_dirents(rp, &r.readdir, &dir_iov, &n_payload) != 0) {
                 r.status.status = -ENOMEM;
+                n_payload = 0;
+            } else if (dir_iov != NULL) {
+                iov = dir_iov;
+            }
             break;
         case VRPC_RSP_STATFS:
             vrpc_statvfs_to_xdr(&rp->statvfs, &r.statfs);
@@ -495,14 +537,16 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
                               ? rp->link
                               : "";
     rc = vrpc_send_reply(call->cl->conn, call->xid, VRPC_SUCCESS,
-                         vrpc_rsp_xdr(call->desc->rsp), &r, &payload,
+                         vrpc_rsp_xdr(call->desc->rsp), &r, iov,
                          n_payload);
     if (rc != 0 && rc != -ENOTCONN)
         vl_log(call->cl->priv->xl, VL_LOG_WARNING, "%s reply to %s: %s",
                vl_fop_name(call->op), vrpc_conn_peer(call->cl->conn),
                strerror(-rc));
-    if (call->desc->rsp == VRPC_RSP_READDIR)
+    if (call->desc->rsp == VRPC_RSP_READDIR) {
         vl_free(r.readdir.ents.ents_val);
+        vl_free(dir_iov);
+    }
 }
 
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * posix-content: the whole content of a small regular file for a LOOKUP
- * that asks for it (args.content_max, quick-read on the client).
+ * that asks for it (args.content_max, quick-read on the client), and of
+ * each small file a READDIRPLUS lists when it asks for it.
  */
 #ifndef POSIX_CONTENT_H
 #define POSIX_CONTENT_H
@@ -15,5 +16,12 @@
  * the content is optional, the lookup still succeeds. */
 void posix_content_read(vl_xlator_t *xl, const struct posix_obj *obj,
                         uint32_t max, struct vl_reply *reply);
+/* Reads the whole content of rel under atfd, which st (an lstat taken
+ * before) says is a regular file, into out (room for st_size + 1
+ * bytes), and in *got the fstat of the open file after the read.
+ * Returns the size read, -ESTALE if the file changed or is not the one
+ * st describes, or -errno (open, read). */
+int posix_content_read_at(int atfd, const char *rel, const struct stat *st,
+                          char *out, struct stat *got /* OUT */);
 
 #endif /* POSIX_CONTENT_H */

@@ -14,6 +14,15 @@
  * change meanwhile). ".mortar" is skipped at the brick root (but
  * counted). Each entry's inode number is derived from its GFID, as stat
  * reports it.
+ * Content (readdirplus with args.content_max, for quick-read): each
+ * regular file of at most content_max bytes is read whole with the rules
+ * of a lookup's content (posix-content.c: only after the lstat said it
+ * is a regular file, O_NOFOLLOW | O_NONBLOCK | O_NOATIME, the attributes
+ * answered are those of the open file and must match the lstat, else no
+ * content). All the contents of a reply go into one buffer, reply.buf;
+ * each counts in the reply budget (args.size) next to the records, and a
+ * content that does not fit in what is left is not sent (the entry is:
+ * the listing is never cut short for content).
  * Per fd:  struct posix_fd_ctx; dir_lock serialises lseek + getdents64
  *          on the shared directory fd and guards dir_pos / dir_kpos.
  * Threads: io-threads workers.
@@ -28,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "posix-content.h"
 #include "posix.h"
 
 #define POSIX_DIRBUF_SIZE (64 * 1024)
@@ -36,6 +46,16 @@
 #define POSIX_DIRENT_BASE 24
 #define POSIX_DIRENT_PLUS 128
 #define POSIX_READDIR_BUDGET_MAX (4 * VL_MiB)
+
+/* The contents of one readdirplus reply (args.content_max). */
+struct posix_rd_content {
+    uint32_t max;    /* largest file whose content is sent; 0: none */
+    vl_buf_t *buf;   /* owned; made at the first content; goes into
+                        reply.buf */
+    size_t size;     /* bytes to allocate for buf (the budget) */
+    size_t used;     /* bytes of buf filled */
+    size_t n;        /* entries listed with content */
+};
 
 
 void
@@ -124,20 +144,62 @@ posix_readdir_seek_locked(struct posix_fd_ctx *ctx, int dfd, uint64_t pos,
 }
 
 
-/* Adds one getdents64 entry to the reply with cookie off. Returns 0, 1 if
- * it vanished meanwhile (skipped), or -errno. */
+/* Reads the content of name (lstat st) into c->buf if it is a small
+ * regular file and fits in room bytes; on success fills *ent's content
+ * fields and *iatt from the open file. Any failure leaves the entry
+ * without content. */
+static void
+posix_readdir_content(int dfd, const char *name, const struct stat *st,
+                      const vl_gfid_t *gfid, struct posix_rd_content *c,
+                      size_t room, struct vl_dirent *ent,
+                      struct vl_iatt *iatt)
+{
+    struct stat got;
+    int rc;
+
+    if (c->max == 0 || !S_ISREG(st->st_mode) || st->st_size > c->max
+        || (size_t)st->st_size > room)
+        return;
+    if (c->buf == NULL) {
+        c->buf = vl_buf_new(c->size + 1);
+        if (c->buf == NULL)
+            return; /* ENOMEM: the listing goes on without content */
+    }
+    /* Room for one byte more than the size: a file that grew is seen. */
+    if (c->used + (size_t)st->st_size + 1 > c->buf->size)
+        return;
+    rc = posix_content_read_at(dfd, name, st, c->buf->data + c->used,
+                               &got);
+    if (rc < 0)
+        return;
+    posix_iatt_fill(&got, gfid, iatt);
+    ent->has_content = true;
+    ent->content_len = (uint32_t)rc;
+    ent->content_off = c->used;
+    c->used += (size_t)rc;
+}
+
+
+/* Adds one getdents64 entry to the reply with cookie off (and its content
+ * if c asks for it and room bytes of the budget are left: *content_len
+ * gets its size). Returns 0, 1 if it vanished meanwhile (skipped), or
+ * -errno. */
 static int
 posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
                   const struct dirent64 *d, int64_t off, bool plus,
-                  struct vl_dirent_list *list)
+                  struct vl_dirent_list *list, struct posix_rd_content *c,
+                  size_t room, size_t *content_len /* OUT */)
 {
+    struct vl_dirent content = {0};
     const char *name = d->d_name;
     struct vl_iatt iatt;
     bool has_iatt = false;
     struct stat st;
     vl_gfid_t gfid = vl_gfid_null;
     uint64_t ino = d->d_ino;
+    int rc;
 
+    *content_len = 0;
     if (strcmp(name, ".") == 0) {
         gfid = fd->inode->gfid;
     } else if (strcmp(name, "..") == 0) {
@@ -152,13 +214,27 @@ posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
                 return errno == ENOENT ? 1 : -errno;
             posix_iatt_fill(&st, &gfid, &iatt);
             has_iatt = true;
+            posix_readdir_content(dfd, name, &st, &gfid, c, room, &content,
+                                  &iatt);
         }
     }
     if (!vl_gfid_is_null(&gfid))
         ino = vl_gfid_to_ino(&gfid);
     (void)xl;
-    return vl_dirent_list_add(list, ino, off, d->d_type, name,
-                              has_iatt ? &iatt : NULL);
+    rc = vl_dirent_list_add(list, ino, off, d->d_type, name,
+                            has_iatt ? &iatt : NULL);
+    if (rc == 0 && content.has_content) {
+        struct vl_dirent *ent = &list->ents[list->n - 1];
+
+        ent->has_content = true;
+        ent->content_len = content.content_len;
+        ent->content_off = content.content_off;
+        *content_len = content.content_len;
+        c->n++;
+    } else if (content.has_content) {
+        c->used -= content.content_len; /* not listed: give the room back */
+    }
+    return rc;
 }
 
 
@@ -168,6 +244,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     struct vl_readdir_args *a = VL_ARGS(req, readdir);
     struct vl_dirent_list *list = &req->reply.entries;
     struct posix_fd_ctx *ctx;
+    struct posix_rd_content content = {0};
     size_t budget = a->size;
     size_t used = 0;
     bool is_full = false;
@@ -194,6 +271,10 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     if (budget > POSIX_READDIR_BUDGET_MAX)
         budget = POSIX_READDIR_BUDGET_MAX;
     is_root = vl_gfid_is_root(&a->fd->inode->gfid);
+    if (a->plus) {
+        content.max = a->content_max;
+        content.size = budget;
+    }
     buf = vl_malloc(xl, POSIX_DIRBUF_SIZE, POSIX_MT_DIRBUF);
     if (buf == NULL) {
         rc = -ENOMEM;
@@ -219,7 +300,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
         }
         for (ssize_t i = 0; i < n;) {
             const struct dirent64 *d = (const void *)(buf + i);
-            size_t cost;
+            size_t cost, len;
 
             i += d->d_reclen;
             if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0) {
@@ -234,23 +315,36 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
                 break;
             }
             rc = posix_readdir_add(xl, dfd, a->fd, is_root, d,
-                                   (int64_t)(pos + 1), a->plus, list);
+                                   (int64_t)(pos + 1), a->plus, list,
+                                   &content, used + cost < budget
+                                                 ? budget - used - cost
+                                                 : 0,
+                                   &len);
             if (rc < 0)
                 goto unlock;
             rc = 0;
             pos++;
             kpos = d->d_off;
-            used += cost;
+            used += cost + len;
         }
     }
     ctx->dir_pos = pos;
     ctx->dir_kpos = kpos;
 unlock:
     pthread_mutex_unlock(&ctx->dir_lock);
-    if (rc != 0)
+    if (rc != 0) {
         vl_dirent_list_clear(list);
-    else
+    } else {
         list->eof = is_eof;
+        if (content.n > 0) {
+            /* The entries' content_off point into it. */
+            vl_buf_unref(req->reply.buf);
+            req->reply.buf = content.buf;
+            req->reply.data = content.buf->data;
+            content.buf = NULL;
+        }
+    }
+    vl_buf_unref(content.buf);
 out:
     vl_free(buf);
     vl_unwind(req, rc);
