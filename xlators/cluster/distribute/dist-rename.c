@@ -12,7 +12,7 @@
  * first, then the others in parallel; a failure renames the done ones
  * back. Every subvolume must be up (a copy left under the old name would
  * come back through heal).
- * RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is refused (EINVAL).
+ * RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is dist-exchange.c's.
  *
  * Intercepts: rename.
  * Threads:    dist-worker.c threads.
@@ -476,11 +476,8 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
     struct vl_rename_args *a = VL_ARGS(req, rename);
     int rc;
 
-    if (a->flags & RENAME_EXCHANGE) {
-        vl_unwind(req, -EINVAL);
-        return;
-    }
-    if (a->flags & ~(uint32_t)RENAME_NOREPLACE) {
+    if ((a->flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE))
+        || ((a->flags & RENAME_NOREPLACE) && (a->flags & RENAME_EXCHANGE))) {
         vl_unwind(req, -EINVAL);
         return;
     }
@@ -501,7 +498,9 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
         dist_with_parent_layout(xl, req, a->newloc.parent, dist_rename);
         return;
     }
-    rc = dist_task_run(xl, req, dist_rename_task);
+    rc = dist_task_run(xl, req, (a->flags & RENAME_EXCHANGE)
+                                    ? dist_exchange_task
+                                    : dist_rename_task);
     if (rc != 0)
         vl_unwind(req, rc);
 }

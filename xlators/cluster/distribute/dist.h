@@ -12,6 +12,7 @@
  *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, link
  *   dist-unlink.c   unlink (known inode, stale inode, name everywhere)
  *   dist-rename.c   rename of files and directories
+ *   dist-exchange.c rename with RENAME_EXCHANGE
  *   dist-readdir.c  opendir, readdir(plus) with encoded cookies
  *   dist-rdcache.c  readdir: per-fd cache of the bricks' batches, reads
  *   dist-xattr.c    getxattr/setxattr/removexattr incl. virtual keys
@@ -363,6 +364,9 @@ int dist_linkfile_create(vl_xlator_t *xl, vl_req_t *req, int at, int to,
 
 /* dist-rename.c */
 void dist_rename(vl_xlator_t *xl, vl_req_t *req);
+/* dist-exchange.c: rename with RENAME_EXCHANGE (worker task; both
+ * parents' layouts known). */
+void dist_exchange_task(vl_xlator_t *xl, vl_req_t *req);
 
 /* dist-readdir.c */
 void dist_opendir(vl_xlator_t *xl, vl_req_t *req);
