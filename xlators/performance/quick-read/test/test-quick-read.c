@@ -10,10 +10,15 @@
  * queued behind it go down after it, or all get its error; open-behind
  * off sends every open; the cache-size bound evicts the oldest copy; an
  * OPEN of a file not cached fetches it with one nameless LOOKUP and is
- * answered here (a large one then opens below, and next time directly).
+ * answered here (a large one then opens below, and next time directly);
+ * a readdirplus asks for readdirp-content and fills the cache of each
+ * listed small file (the OPEN and READ after it send nothing; the content
+ * stops here), a large entry marks its file large; readdirp-content 0
+ * asks for none.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -590,6 +595,120 @@ test_open_fetches(void **state)
 }
 
 
+/* Winds a readdirplus of the root and pops it at the mock; *res gets the
+ * caller's answer once the test unwinds the returned child request. */
+static vl_req_t *
+t_readdirp(struct t_env *e, vl_fd_t *dfd, struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_READDIR);
+
+    VL_ARGS(req, readdir)->fd = dfd;
+    VL_ARGS(req, readdir)->size = 4096;
+    VL_ARGS(req, readdir)->plus = true;
+    vl_test_wind(req, res);
+    assert_false(res->is_done);
+    return t_pop(e, VL_FOP_READDIR);
+}
+
+
+/* Appends a file entry of size bytes to r's reply, with content if
+ * text is not NULL (placed at off in r's reply buffer). */
+static void
+t_dirent(vl_req_t *r, const char *name, const vl_gfid_t *gfid,
+         uint64_t size, const char *text, size_t off)
+{
+    struct vl_iatt ia = {.gfid = *gfid, .mode = S_IFREG | 0644,
+                         .size = size, .mtime = 100, .ctime = 100};
+    struct vl_dirent_list *l = &r->reply.entries;
+
+    assert_int_equal(vl_dirent_list_add(l, vl_gfid_to_ino(gfid),
+                                        (int64_t)l->n + 1, DT_REG, name,
+                                        &ia),
+                     0);
+    if (text == NULL)
+        return;
+    memcpy(r->reply.buf->data + off, text, size);
+    l->ents[l->n - 1].has_content = true;
+    l->ents[l->n - 1].content_len = (uint32_t)size;
+    l->ents[l->n - 1].content_off = off;
+}
+
+
+static void
+test_readdirp_fills(void **state)
+{
+    struct t_env *e = t_env_new(" option readdirp-content 16KiB\n");
+    struct vl_test_result res = {0};
+    vl_fd_t *dfd = vl_fd_new(e->root, O_RDONLY, 1);
+    vl_gfid_t g1, g2;
+    vl_inode_t *in, *big;
+    vl_fd_t *fd;
+    vl_req_t *r;
+
+    (void)state;
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&g2);
+    /* The large file's inode exists (distribute made it noting where the
+     * entry lives); the small one's does not yet. */
+    big = vl_inode_get(e->g->graph->itable, &g2, S_IFREG);
+    r = t_readdirp(e, dfd, &res);
+    assert_int_equal(r->args.readdir.content_max, 16 * 1024);
+    r->reply.buf = vl_buf_new(64);
+    t_dirent(r, "a", &g1, 3, "xyz", 10);
+    t_dirent(r, "big", &g2, 1 << 20, NULL, 0);
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.entries.n, 2);
+    /* The caller did not ask: no content reaches it. */
+    assert_false(res.reply.entries.ents[0].has_content);
+    assert_null(res.reply.buf);
+    vl_test_result_clear(&res);
+
+    /* The inode the mount links for g1 holds the copy: open and read
+     * are answered here. */
+    in = vl_inode_find(e->g->graph->itable, &g1);
+    assert_non_null(in);
+    fd = vl_fd_new(in, O_RDONLY, 1);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.iatt.size, 3);
+    vl_test_result_clear(&res);
+    t_read_cached(e, fd, 4096, 0, "xyz");
+    vl_fd_unref(fd);
+    assert_int_equal(vl_mock_received(e->mock), 1); /* the readdir */
+    /* The large one opens below at once: no LOOKUP for content. */
+    fd = vl_fd_new(big, O_RDONLY, 1);
+    t_open_goes_down(e, fd, O_RDONLY, false, 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    vl_inode_unref(big);
+    vl_fd_unref(dfd);
+    t_env_free(e);
+}
+
+
+static void
+test_readdirp_content_off(void **state)
+{
+    struct t_env *e = t_env_new(" option readdirp-content 0\n");
+    struct vl_test_result res = {0};
+    vl_fd_t *dfd = vl_fd_new(e->root, O_RDONLY, 1);
+    vl_req_t *r;
+
+    (void)state;
+    r = t_readdirp(e, dfd, &res);
+    assert_int_equal(r->args.readdir.content_max, 0);
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    vl_fd_unref(dfd);
+    t_env_free(e);
+}
+
+
 int
 main(void)
 {
@@ -606,6 +725,8 @@ main(void)
         cmocka_unit_test(test_open_behind_off),
         cmocka_unit_test(test_eviction),
         cmocka_unit_test(test_open_fetches),
+        cmocka_unit_test(test_readdirp_fills),
+        cmocka_unit_test(test_readdirp_content_off),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
