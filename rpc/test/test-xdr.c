@@ -188,7 +188,7 @@ fill_all(void **state)
     v_caller.lk_owner = 0xdeadbeefcafeULL;
     v_setvol.subvolume = name_target;
     v_setvol.identity = name_entry;
-    v_setvol.proto_version = MRT_VERSION;
+    v_setvol.proto_version = MRT_PROTO_VERSION;
     v_setvol_rsp.status = -2;
     v_setvol_rsp.error = name_target;
     v_setvol_rsp.client_id = 99;

@@ -112,6 +112,14 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
         snprintf(msg, sizeof(msg), "subvolume '%s' refused: bad reply",
                  conf->remote_subvolume);
         r.status = -EPROTO;
+    } else if (r.status == -EPROTONOSUPPORT) {
+        /* Another Mortar version on the brick: it keeps being refused
+         * until one side is upgraded (retried with the usual backoff). */
+        snprintf(msg, sizeof(msg), "subvolume '%s' refused: %s; this client "
+                 "speaks protocol version %u", conf->remote_subvolume,
+                 r.error != NULL && r.error[0] != '\0' ? r.error
+                                                       : strerror(-r.status),
+                 MRT_PROTO_VERSION);
     } else if (r.status != 0) {
         snprintf(msg, sizeof(msg), "subvolume '%s' refused: %s",
                  conf->remote_subvolume,
@@ -169,7 +177,7 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
              (int)getpid());
     a.subvolume = conf->remote_subvolume;
     a.identity = ident;
-    a.proto_version = MRT_VERSION;
+    a.proto_version = MRT_PROTO_VERSION;
     rc = vrpc_clnt_call(clnt, MRT_HANDSHAKE_PROG, MRT_VERSION,
                         MRT_HS_SETVOLUME, NULL,
                         (xdrproc_t)xdr_mrt_setvolume_args, &a, NULL, 0,

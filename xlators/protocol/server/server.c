@@ -178,10 +178,13 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         return;
     }
     msg[0] = '\0';
-    if (a.proto_version != MRT_VERSION) {
+    if (a.proto_version != MRT_PROTO_VERSION) {
+        /* Older and newer peers alike: the messages differ. The brick's
+         * version goes back in the text (the reply has no field for it:
+         * its layout is frozen). */
         r.status = -EPROTONOSUPPORT;
-        snprintf(msg, sizeof(msg), "protocol version %u not supported",
-                 a.proto_version);
+        snprintf(msg, sizeof(msg), "protocol version %u not supported "
+                 "(brick speaks %u)", a.proto_version, MRT_PROTO_VERSION);
     } else if (strcmp(a.subvolume, child) != 0) {
         r.status = -ENOENT;
         snprintf(msg, sizeof(msg), "no such subvolume '%.300s'",
@@ -194,8 +197,9 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
                  addr, a.subvolume);
     }
     if (r.status != 0) {
-        vl_log(xl, VL_LOG_WARNING, "%s (%.100s): %s", vrpc_conn_peer(cl->conn),
-               a.identity, msg);
+        vl_log(xl, r.status == -EPROTONOSUPPORT ? VL_LOG_ERROR
+                                                : VL_LOG_WARNING,
+               "%s (%.100s): %s", vrpc_conn_peer(cl->conn), a.identity, msg);
     } else {
         pthread_mutex_lock(&cl->lock);
         cl->is_bound = true;

@@ -986,7 +986,7 @@ test_fuzz_procedures(void **state)
 {
     struct env *e = *state;
     mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "fuzz",
-                             .proto_version = MRT_VERSION};
+                             .proto_version = MRT_PROTO_VERSION};
     vrpc_clnt_t *c = NULL;
     vl_err_t err;
     unsigned seed = 12345;
@@ -1037,6 +1037,107 @@ test_fuzz_procedures(void **state)
 }
 
 
+/* SETVOLUME replies decoded for the version test (fz.lock). */
+static int hs_status[5];
+static char hs_error[5][MRT_ERRSTR_MAX + 1];
+
+
+static void
+hs_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
+{
+    size_t k = (size_t)(uintptr_t)cookie;
+    mrt_setvolume_rsp r;
+
+    memset(&r, 0, sizeof(r));
+    pthread_mutex_lock(&fz.lock);
+    if (status != 0) {
+        hs_status[k] = status;
+    } else if (vrpc_decode_body(rec->data + off, len - off,
+                                (xdrproc_t)xdr_mrt_setvolume_rsp, &r,
+                                NULL) != 0) {
+        hs_status[k] = -EBADMSG;
+    } else {
+        hs_status[k] = r.status;
+        snprintf(hs_error[k], sizeof(hs_error[k]), "%s",
+                 r.error != NULL ? r.error : "");
+        xdr_free((xdrproc_t)xdr_mrt_setvolume_rsp, (char *)&r);
+    }
+    fz.n_done++;
+    pthread_cond_broadcast(&fz.cond);
+    pthread_mutex_unlock(&fz.lock);
+}
+
+
+/* A peer of another protocol version (older or newer) is refused at
+ * SETVOLUME with EPROTONOSUPPORT and a text naming both versions; its
+ * fops are not decoded (SYSTEM_ERR: not bound); the right version on the
+ * same connection is accepted. */
+static void
+test_protocol_version_refused(void **state)
+{
+    struct env *e = *state;
+    const unsigned versions[] = {MRT_PROTO_VERSION - 1, MRT_PROTO_VERSION + 1,
+                                 0, MRT_PROTO_VERSION};
+    mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "old"};
+    vrpc_clnt_t *c = NULL;
+    vl_err_t err;
+    int fd = -1, st = 0;
+    char want[128];
+    char body[64] = {0};
+    struct iovec iov = {body, sizeof(body)};
+
+    memset(&fz, 0, sizeof(fz));
+    pthread_mutex_init(&fz.lock, NULL);
+    pthread_cond_init(&fz.cond, NULL);
+    brick_up(e, "*");
+    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
+    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, fuzz_connect, NULL,
+                                   NULL, &c),
+                     0);
+    assert_int_equal(vrpc_clnt_start(c), 0);
+    fuzz_wait(&fz.connected, 1);
+    assert_int_equal(fz.connected, 1);
+    for (size_t k = 0; k < 3; k++) {
+        sv.proto_version = versions[k];
+        assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                                        MRT_HS_SETVOLUME, NULL,
+                                        (xdrproc_t)xdr_mrt_setvolume_args,
+                                        &sv, NULL, 0, hs_reply,
+                                        (void *)(uintptr_t)k),
+                         0);
+        fuzz_wait(&fz.n_done, (int)k + 1);
+        assert_int_equal(hs_status[k], -EPROTONOSUPPORT);
+        snprintf(want, sizeof(want),
+                 "protocol version %u not supported (brick speaks %u)",
+                 versions[k], (unsigned)MRT_PROTO_VERSION);
+        assert_string_equal(hs_error[k], want);
+    }
+    /* Not bound: a LOOKUP (any body) is refused before decoding. */
+    assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION,
+                                    VL_FOP_LOOKUP + 1, NULL, NULL, NULL, &iov,
+                                    1, hs_reply, (void *)(uintptr_t)4),
+                     0);
+    fuzz_wait(&fz.n_done, 4);
+    pthread_mutex_lock(&fz.lock);
+    st = hs_status[4];
+    pthread_mutex_unlock(&fz.lock);
+    assert_int_equal(st, -EIO); /* SYSTEM_ERR */
+    sv.proto_version = versions[3];
+    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                                    MRT_HS_SETVOLUME, NULL,
+                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
+                                    NULL, 0, hs_reply, (void *)(uintptr_t)3),
+                     0);
+    fuzz_wait(&fz.n_done, 5);
+    pthread_mutex_lock(&fz.lock);
+    st = hs_status[3];
+    pthread_mutex_unlock(&fz.lock);
+    assert_int_equal(st, 0);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+}
+
+
 int
 main(void)
 {
@@ -1059,6 +1160,8 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_fuzz_procedures, env_setup,
                                         env_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_version_refused,
+                                        env_setup, env_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
