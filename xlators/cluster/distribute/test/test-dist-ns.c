@@ -4,6 +4,7 @@
  * bricks: rename across hash ranges (link file on the new hashed brick,
  * data read back after a restart), hard links and unlink with link files
  * (also onto a brick already holding the file's link file),
+ * RENAME_EXCHANGE (same data brick behind a link file; EXDEV),
  * rmdir (ENOTEMPTY keeps every copy; only link files: cleaned), lookup
  * healing a directory missing on one brick and a layout hole, the file
  * moved by hand (stale cached brick: found again by GFID), and the
@@ -233,6 +234,91 @@ test_link_onto_existing_linkfile(void **state)
 }
 
 
+static int
+dt_exchange(struct dt *t, const char *a_name, const char *b_name)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.rename.oldloc.parent = t->root;
+    a.rename.oldloc.name = a_name;
+    a.rename.newloc.parent = t->root;
+    a.rename.newloc.name = b_name;
+    a.rename.flags = 2; /* RENAME_EXCHANGE */
+    rc = dt_call(t, VL_FOP_RENAME, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* The GFID of rel on brick b (all zero when absent). */
+static void
+dt_gfid_on(struct dt *t, int b, const char *rel, vl_gfid_t *out)
+{
+    char path[PATH_MAX];
+
+    memset(out, 0, sizeof(*out));
+    dt_path(t, b, rel, path, sizeof(path));
+    (void)getxattr(path, "trusted.mortar.gfid", out->bytes,
+                   sizeof(out->bytes));
+}
+
+
+/* RENAME_EXCHANGE: data of both on brick 0, one name hashing to brick 1
+ * (link file there): swapped on brick 0, the link file now carries the
+ * other GFID; data on two bricks: EXDEV, nothing changed. */
+static void
+test_exchange(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    char x0[32], y0[32], z1[32], w2[32];
+    vl_gfid_t gx, gz, got;
+    struct vl_iatt ia;
+
+    dt_name_on(0, "x", x0, sizeof(x0));
+    dt_name_on(0, "y", y0, sizeof(y0));
+    dt_name_on(1, "z", z1, sizeof(z1));
+    dt_name_on(2, "w", w2, sizeof(w2));
+    assert_int_equal(dt_create(t, t->root, x0, &f, NULL), 0);
+    gx = f->gfid;
+    vl_inode_unref(f);
+    assert_int_equal(dt_create(t, t->root, y0, &f, NULL), 0);
+    /* y0's data stays on brick 0 under z1, link file on brick 1. */
+    assert_int_equal(dt_rename(t, t->root, y0, f, t->root, z1), 0);
+    gz = f->gfid;
+    vl_inode_unref(f);
+    dt_expect_linkfile(t, 1, z1, 0);
+
+    assert_int_equal(dt_exchange(t, x0, z1), 0);
+    dt_gfid_on(t, 0, x0, &got);
+    assert_true(vl_gfid_equal(&got, &gz));
+    dt_gfid_on(t, 0, z1, &got);
+    assert_true(vl_gfid_equal(&got, &gx));
+    dt_expect_linkfile(t, 1, z1, 0);
+    dt_gfid_on(t, 1, z1, &got);
+    assert_true(vl_gfid_equal(&got, &gx));
+
+    dt_restart(t);
+    assert_int_equal(dt_lookup(t, t->root, z1, &ia, NULL), 0);
+    assert_true(vl_gfid_equal(&ia.gfid, &gx));
+    assert_int_equal(dt_lookup(t, t->root, x0, &ia, NULL), 0);
+    assert_true(vl_gfid_equal(&ia.gfid, &gz));
+    /* Data on brick 2 against data on brick 0. */
+    assert_int_equal(dt_create(t, t->root, w2, NULL, NULL), 0);
+    assert_int_equal(dt_exchange(t, x0, w2), -EXDEV);
+    assert_int_equal(dt_exchange(t, x0, "missing"), -ENOENT);
+    dt_gfid_on(t, 0, x0, &got);
+    assert_true(vl_gfid_equal(&got, &gz));
+    assert_int_equal(dt_unlink(t, t->root, x0), 0);
+    assert_int_equal(dt_unlink(t, t->root, z1), 0);
+    assert_int_equal(dt_unlink(t, t->root, w2), 0);
+    assert_int_equal(dt_files_on_disk(t, z1), 0);
+    assert_int_equal(dt_files_on_disk(t, x0), 0);
+}
+
+
 static void
 test_rmdir(void **state)
 {
@@ -454,6 +540,8 @@ main(void)
                                         dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_link_onto_existing_linkfile,
                                         dt_setup, dt_teardown),
+        cmocka_unit_test_setup_teardown(test_exchange, dt_setup,
+                                        dt_teardown),
         cmocka_unit_test_setup_teardown(test_rmdir, dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_heal_missing_dir_and_hole,
                                         dt_setup, dt_teardown),
