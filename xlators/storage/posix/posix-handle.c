@@ -214,6 +214,17 @@ posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid)
 }
 
 
+/* After a handle link or symlink failed with ENOENT (handles are made
+ * before their directories are: mostly the first object of an xx/yy):
+ * makes xx/yy (and xx unless known); if xx/yy was known to exist, it
+ * was removed behind our back: check both levels on the disk. */
+static int
+posix_handle_mkdirs_enoent(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    return posix_handle_mkdirs(xl, gfid, posix_handle_dir_known(xl, gfid));
+}
+
+
 static void
 posix_dir_target(const vl_gfid_t *parent, const char *name,
                  char *buf /* OUT, PATH_MAX */)
@@ -271,7 +282,7 @@ posix_handle_dir_update(vl_xlator_t *xl, const vl_gfid_t *gfid,
     if (symlinkat(target, priv->handles_fd, tmp) < 0) {
         if (errno != ENOENT)
             return -errno;
-        rc = posix_handle_mkdirs(xl, gfid, true); /* removed behind us */
+        rc = posix_handle_mkdirs_enoent(xl, gfid);
         if (rc != 0)
             return rc;
         if (symlinkat(target, priv->handles_fd, tmp) < 0)
@@ -304,7 +315,7 @@ posix_handle_link(vl_xlator_t *xl, int atfd, const char *rel,
         if (errno == ENOENT && attempt == 0) {
             /* The handle directory was removed behind our back (or the
              * object vanished: then the retry fails again). */
-            rc = posix_handle_mkdirs(xl, gfid, true);
+            rc = posix_handle_mkdirs_enoent(xl, gfid);
             if (rc != 0)
                 return rc;
             continue;
@@ -356,7 +367,7 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     if (symlinkat(target, priv->handles_fd, hrel) == 0)
         return 0;
     if (errno == ENOENT) {
-        rc = posix_handle_mkdirs(xl, gfid, true); /* removed behind us */
+        rc = posix_handle_mkdirs_enoent(xl, gfid);
         if (rc != 0)
             return rc;
         if (symlinkat(target, priv->handles_fd, hrel) == 0)

@@ -5,26 +5,30 @@
  *
  * Removing a file's handle frees the inode (block and inode bitmaps, the
  * handle directory's block: disk reads when caches are cold): most of
- * what an unlink cost. posix_fop_unlink removes the name, answers, and
- * queues the handle here when the file had no other name (nlink 2: the
- * name and the handle) and is not open on this brick. A queued handle
- * has link count 1 and no name: posix_obj_from_inode treats such a
- * handle as dead (ESTALE), so nothing reaches the file by GFID again.
+ * what an unlink cost. posix_fop_unlink (and a rename over a file)
+ * removes the name, answers, and queues the handle here when the file
+ * had no other name (nlink 2: the name and the handle) and is not open
+ * on this brick; rmdir queues the directory's handle symlink (ino 0). A
+ * queued file handle has link count 1 and no name: posix_obj_from_inode
+ * treats such a handle as dead (ESTALE), so nothing reaches the file by
+ * GFID again; a removed directory's symlink leads nowhere (ESTALE).
  *
  * The thread works in batches: a first item wakes it, it waits
  * POSIX_JANITOR_BATCH_MS for more (one wake-up per batch, not per
  * unlink: a thread hand-off is expensive), then removes what is queued.
- * Each removal re-checks the handle under remove_lock (still a regular
- * file with link count 1, the inode that was queued, not open here);
- * a create that finds an orphan handle of its own GFID takes the same
- * lock and cancels the GFID's queued items (posix_janitor_claim), so a
+ * Each removal re-checks the handle (still a regular file with link
+ * count 1 and the inode that was queued: a racing link() keeps it) with
+ * remove_lock held from taking the item to removing it; a create or
+ * mkdir that finds an orphan handle of its own GFID takes the same lock
+ * and cancels the GFID's queued items (posix_janitor_claim), so a
  * reused GFID's new handle is never removed.
  *
  * Crash safety: at start, unless the last stop was clean (the marker
  * .mortar/janitor-clean written by fini after draining), the thread
  * first sweeps .mortar/handles for regular files with link count 1 (no
- * name) and removes them; the brick serves meanwhile. See README.md for
- * why nothing legitimate has such a handle.
+ * name) and a ctime older than the sweep's start, and removes them; the
+ * brick serves meanwhile. See README.md for why nothing legitimate has
+ * such a handle. Directory symlinks left by a crash are not swept.
  *
  * Fault point (tests): MORTAR_POSIX_FAULT=janitor-hold in the
  * environment keeps the thread from removing anything (nor sweeping).
