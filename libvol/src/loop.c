@@ -8,6 +8,12 @@
  * dropped, instead of touching freed memory. vl_io_del waits for a running
  * callback on another thread (io_cond) before freeing.
  *
+ * A registration whose events include EPOLLET is edge-triggered and not
+ * one-shot: it never needs re-arming (no epoll_ctl per event), and its
+ * callback may run on several threads at once (the owner serialises its
+ * own work; rpc/src/conn.c does). vl_io_del waits for every run of it
+ * but the caller's own.
+ *
  * Posted tasks go through an eventfd; timers live in timer.c on a timerfd.
  * Stopping writes a level-triggered eventfd that wakes every thread.
  *
@@ -33,10 +39,19 @@ struct vl_io {
     vl_io_cb *cb;        /* callback */
     void *arg;           /* for cb */
     uint64_t id;         /* (generation << 32) | slot */
-    pthread_t runner;    /* thread running cb; valid when is_running */
-    bool is_running;     /* cb is running; loop->lock */
+    unsigned n_running;  /* threads running cb (> 1 only if is_et);
+                            loop->lock */
+    bool is_et;          /* EPOLLET given: edge-triggered, not one-shot */
     bool is_deleted;     /* vl_io_del was called; loop->lock */
-    bool is_runner_frees;/* deleted from its own cb; loop->lock */
+    bool is_runner_frees;/* deleted from its own cb: the last run to end
+                            frees it; loop->lock */
+};
+
+/* The callbacks this thread is inside (innermost first), so that
+ * vl_io_del can tell its own run from others'. */
+struct vl_io_frame {
+    const struct vl_io *io;        /* running on this thread */
+    const struct vl_io_frame *up;  /* the enclosing run, or NULL */
 };
 
 struct vl_loop_task {
@@ -46,6 +61,7 @@ struct vl_loop_task {
 };
 
 static __thread vl_loop_t *vl_current_loop;
+static __thread const struct vl_io_frame *vl_io_frames;
 
 
 static void
@@ -177,6 +193,7 @@ static void
 vl_io_event(vl_loop_t *loop, uint64_t id, uint32_t events)
 {
     uint32_t slot = (uint32_t)id;
+    struct vl_io_frame frame;
     vl_io_t *io;
     bool is_free;
 
@@ -187,16 +204,19 @@ vl_io_event(vl_loop_t *loop, uint64_t id, uint32_t events)
         return;
     }
     io = loop->ios[slot];
-    io->is_running = true;
-    io->runner = pthread_self();
+    io->n_running++;
     pthread_mutex_unlock(&loop->lock);
 
+    frame.io = io;
+    frame.up = vl_io_frames;
+    vl_io_frames = &frame;
     io->cb(io, io->fd, events, io->arg);
+    vl_io_frames = frame.up;
 
     pthread_mutex_lock(&loop->lock);
-    io->is_running = false;
-    is_free = io->is_runner_frees;
-    if (!is_free)
+    io->n_running--;
+    is_free = io->is_runner_frees && io->n_running == 0;
+    if (!io->is_runner_frees)
         pthread_cond_broadcast(&loop->io_cond);
     pthread_mutex_unlock(&loop->lock);
     if (is_free)
@@ -383,7 +403,7 @@ int
 vl_io_add(vl_loop_t *loop, int fd, uint32_t events, vl_io_cb *cb,
           void *arg, vl_io_t **out)
 {
-    struct epoll_event ev = {.events = events | EPOLLONESHOT};
+    struct epoll_event ev = {.events = events};
     vl_io_t *io;
     int64_t slot;
     int rc;
@@ -395,6 +415,9 @@ vl_io_add(vl_loop_t *loop, int fd, uint32_t events, vl_io_cb *cb,
     io->fd = fd;
     io->cb = cb;
     io->arg = arg;
+    io->is_et = (events & EPOLLET) != 0;
+    if (!io->is_et)
+        ev.events |= EPOLLONESHOT;
     pthread_mutex_lock(&loop->lock);
     slot = vl_slot_get_locked(loop);
     if (slot < 0) {
@@ -425,9 +448,12 @@ vl_io_add(vl_loop_t *loop, int fd, uint32_t events, vl_io_cb *cb,
 int
 vl_io_modify(vl_io_t *io, uint32_t events)
 {
-    struct epoll_event ev = {.events = events | EPOLLONESHOT,
-                             .data.u64 = io->id};
+    struct epoll_event ev = {.events = events, .data.u64 = io->id};
 
+    if (io->is_et)
+        ev.events |= EPOLLET;
+    else
+        ev.events |= EPOLLONESHOT;
     if (epoll_ctl(io->loop->epfd, EPOLL_CTL_MOD, io->fd, &ev) != 0)
         return -errno;
     return 0;
@@ -438,23 +464,26 @@ void
 vl_io_del(vl_io_t *io)
 {
     vl_loop_t *loop;
+    unsigned n_mine = 0;
     bool is_free = true;
 
     if (io == NULL)
         return;
     loop = io->loop;
+    for (const struct vl_io_frame *f = vl_io_frames; f != NULL; f = f->up)
+        if (f->io == io)
+            n_mine++;
     pthread_mutex_lock(&loop->lock);
     epoll_ctl(loop->epfd, EPOLL_CTL_DEL, io->fd, NULL);
     loop->ios[(uint32_t)io->id] = NULL;
     io->is_deleted = true;
-    if (io->is_running) {
-        if (pthread_equal(io->runner, pthread_self())) {
-            io->is_runner_frees = true;
-            is_free = false;
-        } else {
-            while (io->is_running)
-                pthread_cond_wait(&loop->io_cond, &loop->lock);
-        }
+    /* No run starts now (the slot is gone); wait for the other threads'
+     * runs. Our own end after we return: the last one frees io. */
+    while (io->n_running > n_mine)
+        pthread_cond_wait(&loop->io_cond, &loop->lock);
+    if (n_mine > 0) {
+        io->is_runner_frees = true;
+        is_free = false;
     }
     pthread_mutex_unlock(&loop->lock);
     if (is_free)

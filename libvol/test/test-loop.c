@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* test-loop: io callbacks (one-shot, re-arm, delete from inside and from
- * outside), timers (order, cancel), post, and several threads. */
+ * outside; edge-triggered ones that need no re-arm and may run on two
+ * threads at once), timers (order, cancel), post, and several threads. */
 #include "config.h"
 
 #include <errno.h>
@@ -82,6 +83,108 @@ test_io_oneshot(void **state)
     vl_io_del(io);
     close(sv[0]);
     vl_loop_free(loop);
+}
+
+
+/* EPOLLET: no one-shot; every new arrival raises an event without any
+ * vl_io_modify (rpc connections use this to save an epoll_ctl per
+ * record). */
+static void
+test_io_edge(void **state)
+{
+    vl_loop_t *loop = vl_loop_new(0);
+    struct io_state s = {0};
+    vl_io_t *io;
+    int sv[2];
+
+    assert_non_null(loop);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(vl_io_add(loop, sv[0], EPOLLIN | EPOLLET, io_cb, &s,
+                               &io), 0);
+    assert_int_equal(write(sv[1], "ab", 2), 2);
+    assert_int_equal(vl_loop_run_once(loop, 1000), 1);
+    assert_int_equal(s.last, 'a');
+    /* Edge: 'b' is still there but nothing new came. */
+    assert_int_equal(vl_loop_run_once(loop, 0), 0);
+    /* Something new: an event, with no re-arm. */
+    assert_int_equal(write(sv[1], "c", 1), 1);
+    assert_int_equal(vl_loop_run_once(loop, 1000), 1);
+    assert_int_equal(s.last, 'b');
+    assert_int_equal(write(sv[1], "d", 1), 1);
+    assert_int_equal(vl_loop_run_once(loop, 1000), 1);
+    assert_int_equal(s.n_calls, 3);
+    /* Delete from inside the callback. */
+    s.is_delete = true;
+    assert_int_equal(write(sv[1], "e", 1), 1);
+    assert_int_equal(vl_loop_run_once(loop, 1000), 1);
+    assert_int_equal(s.n_calls, 4);
+    assert_int_equal(write(sv[1], "f", 1), 1);
+    assert_int_equal(vl_loop_run_once(loop, 0), 0);
+    close(sv[0]);
+    close(sv[1]);
+    vl_loop_free(loop);
+}
+
+
+struct edge_mt {
+    atomic_int n_inside;  /* callbacks running now */
+    atomic_int n_max;     /* most at once */
+    atomic_int n_calls;   /* callbacks run */
+};
+
+
+static void
+edge_slow_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+{
+    struct edge_mt *m = arg;
+    int now = atomic_fetch_add(&m->n_inside, 1) + 1;
+    int max = atomic_load(&m->n_max);
+    char c;
+
+    (void)io;
+    (void)events;
+    while (now > max && !atomic_compare_exchange_weak(&m->n_max, &max, now))
+        ;
+    if (read(fd, &c, 1) != 1)
+        c = 0;
+    usleep(50 * 1000);
+    atomic_fetch_add(&m->n_calls, 1);
+    atomic_fetch_sub(&m->n_inside, 1);
+}
+
+
+/* An edge-triggered callback may run on two threads at once; vl_io_del
+ * from outside returns only after every run has ended. */
+static void
+test_io_edge_threads(void **state)
+{
+    vl_loop_t *loop = vl_loop_new(2);
+    struct edge_mt m;
+    vl_io_t *io;
+    int sv[2];
+
+    atomic_init(&m.n_inside, 0);
+    atomic_init(&m.n_max, 0);
+    atomic_init(&m.n_calls, 0);
+    assert_non_null(loop);
+    assert_int_equal(vl_loop_start(loop), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    assert_int_equal(vl_io_add(loop, sv[0], EPOLLIN | EPOLLET,
+                               edge_slow_cb, &m, &io), 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(write(sv[1], "x", 1), 1);
+        usleep(10 * 1000);
+    }
+    for (int i = 0; i < 500 && atomic_load(&m.n_calls) < 2; i++)
+        usleep(10 * 1000);
+    assert_true(atomic_load(&m.n_calls) >= 2);
+    vl_io_del(io);
+    assert_int_equal(atomic_load(&m.n_inside), 0);
+    assert_true(atomic_load(&m.n_max) >= 1 && atomic_load(&m.n_max) <= 2);
+    vl_loop_stop(loop);
+    vl_loop_free(loop);
+    close(sv[0]);
+    close(sv[1]);
 }
 
 
@@ -257,6 +360,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_io_oneshot),
+        cmocka_unit_test(test_io_edge),
+        cmocka_unit_test(test_io_edge_threads),
         cmocka_unit_test(test_timers),
         cmocka_unit_test(test_post),
         cmocka_unit_test(test_threads),

@@ -5,27 +5,30 @@
  * Input:   a 64 KiB staging buffer feeds the record parser; large fragment
  *          bodies are read straight into the record's vl_buf. Complete
  *          records are queued on the connection (pending) and delivered
- *          to ops->on_record on loop threads. A record may take long to
- *          handle (a brick runs fast fops inline in on_record), so input
- *          is re-armed before any record is delivered: the callback that
- *          parsed arms another input registration (a dup of the socket;
- *          up to CONN_IN_REGS, so that one can be armed while others are
- *          still delivering) and, when more records are pending, posts a
- *          drain task so that another loop thread delivers them. Records
- *          of one connection may therefore be handled concurrently and
- *          in any order (RPC matches them by XID).
+ *          to ops->on_record on loop threads. The input registration is
+ *          edge-triggered and never re-armed (no epoll_ctl per record):
+ *          every arrival of data raises an event. The thread that gets one
+ *          reads unless another thread holds the parser (is_reading); then
+ *          it only sets is_read_again, and the holder reads once more
+ *          before letting go. Reading stops at EAGAIN or at a short read
+ *          (the socket was emptied: what comes next raises a new event),
+ *          so no read is spent on EAGAIN. The parser is let go before any
+ *          record is delivered, since a record may take long to handle (a
+ *          brick runs fast fops inline in on_record): a later event is
+ *          read by another loop thread meanwhile. When more records are
+ *          pending a drain task lets another loop thread deliver them too.
+ *          Records of one connection may therefore be handled concurrently
+ *          and in any order (RPC matches them by XID).
  * Output:  vrpc_conn_send (any thread) writes the record directly when the
  *          queue is empty; what the socket does not take is copied into the
  *          queue, and EPOLLOUT is armed to flush it.
- * Threads: input and output have separate one-shot registrations (the
- *          output one on a dup of the socket), so that each is re-armed
- *          only by its own side: the input callback re-arms EPOLLIN itself,
- *          and EPOLLOUT is armed only while is_out_armed is false (set by
- *          whoever arms it, cleared by the output callback when it runs).
- *          Nobody ever re-arms a registration whose event may be pending,
- *          so no callback runs twice at once. conn->lock guards the queue
- *          and the flags; the input side (parser, staging) belongs to the
- *          input callback alone.
+ * Threads: input (edge-triggered, on the socket) and output (one-shot,
+ *          on a dup of it) are separate registrations. EPOLLOUT is armed
+ *          only while is_out_armed is false (set by whoever arms it,
+ *          cleared by the output callback when it runs), so the output
+ *          callback never runs twice at once. conn->lock guards the
+ *          queues and the flags; the input side (parser, staging) belongs
+ *          to the thread holding is_reading.
  * Lifetime: refcounted; the registrations hold one ref from
  *          vrpc_conn_start until vrpc_conn_close, and each callback holds
  *          its own while it runs.
@@ -48,8 +51,7 @@
 #define CONN_DIRECT_MIN (16 * 1024)  /* read bodies this big in place */
 #define CONN_SOCK_BUF (4 * 1024 * 1024)
 #define CONN_MAX_IOV 16
-#define CONN_READS_PER_CB 64        /* then let other sockets run */
-#define CONN_IN_REGS 3              /* input registrations (fd + dups) */
+#define CONN_READS_PER_CB 64        /* then deliver before reading on */
 #define CONN_MAX_DRAINERS 2         /* threads delivering one conn's queue */
 
 /* A parsed record waiting to be delivered. */
@@ -81,12 +83,10 @@ struct vrpc_conn {
     const struct vrpc_conn_ops *ops;  /* borrowed, static */
     void *arg;                        /* for ops */
     pthread_mutex_t lock;             /* guards the fields below it */
-    vl_io_t *io_in[CONN_IN_REGS];     /* owned; EPOLLIN on in_fd[i] */
-    int in_fd[CONN_IN_REGS];          /* [0] is fd; others owned dups/-1 */
-    bool is_in_armed[CONN_IN_REGS];   /* an EPOLLIN event may be pending */
-    bool is_in_busy[CONN_IN_REGS];    /* its callback runs */
-    bool is_in_wanted;                /* no registration could be armed:
-                                         the next busy one to finish arms */
+    vl_io_t *io_in;                   /* owned; EPOLLIN|EPOLLET on fd */
+    bool is_reading;                  /* a thread holds the parser */
+    bool is_read_again;               /* an input event came while it
+                                         did: it reads once more */
     struct conn_rec *pend_head;       /* owned; parsed, not delivered */
     struct conn_rec *pend_tail;       /* last of the queue */
     unsigned n_drainers;              /* threads popping pend + posted
@@ -181,9 +181,6 @@ vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
     c->loop = loop;
     c->fd = fd;
     c->out_fd = -1;
-    c->in_fd[0] = fd;
-    for (int i = 1; i < CONN_IN_REGS; i++)
-        c->in_fd[i] = -1;
     c->ops = ops;
     c->arg = arg;
     c->is_connecting = is_connecting;
@@ -227,9 +224,6 @@ vrpc_conn_unref(vrpc_conn_t *c)
         vl_free(r);
     }
     vrpc_rm_clear(&c->rm);
-    for (int i = 1; i < CONN_IN_REGS; i++)
-        if (c->in_fd[i] >= 0)
-            close(c->in_fd[i]);
     if (c->fd >= 0)
         close(c->fd);
     if (c->out_fd >= 0)
@@ -282,7 +276,7 @@ void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
     struct vrpc_out *o;
-    vl_io_t *io_in[CONN_IN_REGS], *io_out;
+    vl_io_t *io_in, *io_out;
     bool had_regs;
     unsigned self_delivering;
 
@@ -305,10 +299,8 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
         vl_free(o);
     }
     c->out_tail = NULL;
-    for (int i = 0; i < CONN_IN_REGS; i++) {
-        io_in[i] = c->io_in[i];
-        c->io_in[i] = NULL;
-    }
+    io_in = c->io_in;
+    c->io_in = NULL;
     io_out = c->io_out;
     c->io_out = NULL;
     had_regs = c->is_started;
@@ -322,8 +314,7 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
 
     /* After this no callback runs (except the one we may be in) and no
      * sender touches fd: senders check is_closed under the lock. */
-    for (int i = 0; i < CONN_IN_REGS; i++)
-        vl_io_del(io_in[i]);
+    vl_io_del(io_in);
     vl_io_del(io_out);
     shutdown(c->fd, SHUT_RDWR);
     if (c->ops->on_close != NULL)
@@ -506,9 +497,11 @@ conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 
 /* Reads and parses what the socket has into the pending queue. Every byte
  * read is parsed before returning, so nothing waits in the staging buffer
- * for an event that will not come. Returns 0 (would block, or did enough
- * reads for one turn; EPOLLIN brings us back) or -errno to close with
- * (-ECONNRESET for EOF). */
+ * for an event that will not come. Returns 0 when the socket is empty
+ * (EAGAIN or a short read: new data raises a new event), 1 after
+ * CONN_READS_PER_CB full reads (more may be waiting, and no event will
+ * say so: the caller reads on), or -errno to close with (-ECONNRESET for
+ * EOF). */
 static int
 conn_read(vrpc_conn_t *c, int fd)
 {
@@ -536,8 +529,10 @@ conn_read(vrpc_conn_t *c, int fd)
         }
         /* A short read emptied the socket: skip the read that would only
          * say EAGAIN; re-arming EPOLLIN reports data that came since. */
-        if (i == CONN_READS_PER_CB || is_drained)
+        if (is_drained)
             return 0;
+        if (i == CONN_READS_PER_CB)
+            return 1;
         want = vrpc_rm_direct(&c->rm, &p);
         if (want >= CONN_DIRECT_MIN) {
             r = read(fd, p, want);
@@ -573,26 +568,15 @@ static void conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg);
 static void conn_drain_task(void *arg);
 
 
-/* Arms input registration i (creating its dup on first use). */
+/* Registers the input side (edge-triggered: once for the connection's
+ * life). An event is raised at once if data is already waiting. */
 static int
-conn_arm_in_locked(vrpc_conn_t *c, int i)
+conn_arm_in_locked(vrpc_conn_t *c)
 {
-    int rc;
-
-    if (c->io_in[i] != NULL) {
-        rc = vl_io_modify(c->io_in[i], EPOLLIN);
-    } else {
-        if (c->in_fd[i] < 0) {
-            c->in_fd[i] = fcntl(c->fd, F_DUPFD_CLOEXEC, 0);
-            if (c->in_fd[i] < 0)
-                return -errno;
-        }
-        rc = vl_io_add(c->loop, c->in_fd[i], EPOLLIN, conn_in_cb, c,
-                       &c->io_in[i]);
-    }
-    if (rc == 0)
-        c->is_in_armed[i] = true;
-    return rc;
+    if (c->io_in != NULL)
+        return 0;
+    return vl_io_add(c->loop, c->fd, EPOLLIN | EPOLLET, conn_in_cb, c,
+                     &c->io_in);
 }
 
 
@@ -661,70 +645,95 @@ conn_drain_task(void *arg)
 }
 
 
+static void conn_read_task(void *arg);
+
+
+/* Reads what the socket has, then delivers what was parsed; on a loop
+ * thread, from the input event or a posted read task. */
 static void
-conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+conn_input(vrpc_conn_t *c)
 {
-    /* The registrations' ref may go while we run (a close from inside a
-     * record handler), so the callback holds its own. */
-    vrpc_conn_t *c = vrpc_conn_ref(arg);
     vrpc_conn_t *saved = conn_tls_cur;
     bool is_pending;
-    int k = 0;
     int rc;
 
     pthread_mutex_lock(&c->lock);
-    while (k < CONN_IN_REGS && c->io_in[k] != io)
-        k++;
-    if (c->is_closed || k == CONN_IN_REGS || !c->is_in_armed[k]) {
+    if (c->is_closed || c->is_reading) {
+        /* The holder reads again before letting the parser go. */
+        c->is_read_again = !c->is_closed;
         pthread_mutex_unlock(&c->lock);
-        vrpc_conn_unref(c);
         return;
     }
-    c->is_in_armed[k] = false;
-    c->is_in_busy[k] = true;
+    c->is_reading = true;
     pthread_mutex_unlock(&c->lock);
     conn_tls_cur = c;
 
-    /* Only the one armed registration fires, so the parser is ours. */
-    rc = conn_read(c, fd);
+    for (;;) {
+        /* We hold the parser: no other thread reads. */
+        rc = conn_read(c, c->fd);
 
-    pthread_mutex_lock(&c->lock);
-    is_pending = c->pend_head != NULL;
-    if (rc == 0 && !c->is_closed) {
-        if (!is_pending) {
-            rc = conn_arm_in_locked(c, k); /* nothing to deliver: as before */
-        } else {
-            /* Re-arm before delivering: another registration, since this
-             * one's callback goes on running. */
-            int j = 0;
-
-            while (j < CONN_IN_REGS && (j == k || c->is_in_busy[j]))
-                j++;
-            if (j < CONN_IN_REGS)
-                rc = conn_arm_in_locked(c, j);
-            else
-                c->is_in_wanted = true;
+        pthread_mutex_lock(&c->lock);
+        if (rc == 0 && c->is_read_again && !c->is_closed) {
+            /* Data came after our last read: read it before letting go,
+             * since its event has come and gone. */
+            c->is_read_again = false;
+            pthread_mutex_unlock(&c->lock);
+            continue;
         }
+        if (rc == 1 && !c->is_closed) {
+            /* More may be waiting and no event will say so. Deliver what
+             * we have and let a posted task read on (other sockets run
+             * first); without memory for the post, read on here. */
+            vrpc_conn_ref(c);
+            if (vl_loop_post(c->loop, conn_read_task, c) != 0) {
+                pthread_mutex_unlock(&c->lock);
+                vrpc_conn_unref(c); /* not the last ref: we hold one */
+                continue;
+            }
+        }
+        if (rc == 1) {
+            c->is_read_again = false; /* the task reads anyway */
+            rc = 0;
+        }
+        c->is_reading = false;
+        is_pending = c->pend_head != NULL;
+        if (is_pending)
+            c->n_drainers++;
+        pthread_mutex_unlock(&c->lock);
+        break;
     }
-    if (is_pending)
-        c->n_drainers++;
-    pthread_mutex_unlock(&c->lock);
     /* Records that arrived before an EOF or error are still delivered. */
     if (is_pending)
         conn_drain(c);
-
-    pthread_mutex_lock(&c->lock);
-    c->is_in_busy[k] = false;
-    if (rc == 0 && c->is_in_wanted && !c->is_closed) {
-        c->is_in_wanted = false;
-        rc = conn_arm_in_locked(c, k);
-    }
-    pthread_mutex_unlock(&c->lock);
     /* Close while still marked as ours: a concurrent closer waits for
      * this callback in vl_io_del, so we must not wait for it. */
     if (rc != 0)
         vrpc_conn_close(c, rc);
     conn_tls_cur = saved;
+}
+
+
+static void
+conn_read_task(void *arg)
+{
+    vrpc_conn_t *c = arg;
+
+    conn_input(c);
+    vrpc_conn_unref(c); /* the post's ref */
+}
+
+
+static void
+conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
+{
+    /* The registration's ref may go while we run (a close from inside a
+     * record handler), so the callback holds its own. */
+    vrpc_conn_t *c = vrpc_conn_ref(arg);
+
+    (void)io;
+    (void)fd;
+    (void)events;
+    conn_input(c);
     vrpc_conn_unref(c);
 }
 
@@ -749,7 +758,7 @@ conn_connect_done(vrpc_conn_t *c)
     c->is_connecting = false;
     /* Input starts only now, so that a refused connect is reported by
      * on_connect rather than by a failed read. */
-    rc = c->is_closed ? 0 : conn_arm_in_locked(c, 0);
+    rc = c->is_closed ? 0 : conn_arm_in_locked(c);
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return rc;
@@ -813,7 +822,7 @@ vrpc_conn_start(vrpc_conn_t *c)
     if (c->is_connecting)
         rc = conn_arm_out_locked(c);
     else
-        rc = conn_arm_in_locked(c, 0);
+        rc = conn_arm_in_locked(c);
     if (rc == 0 && !c->is_connecting && c->out_head != NULL)
         rc = conn_arm_out_locked(c);
     pthread_mutex_unlock(&c->lock);

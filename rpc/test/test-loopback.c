@@ -4,8 +4,9 @@
  * a 2-thread loop: 1000 calls in flight answered out of order, a 4 MiB
  * payload both ways, RPC errors for unknown programs and procedures,
  * garbage that closes only its own connection, calls failing with
- * -ENOTCONN when the server drops the connection, and a record whose
- * handler blocks not delaying the next record of the same connection.
+ * -ENOTCONN when the server drops the connection, a record whose
+ * handler blocks not delaying the next record of the same connection,
+ * and records arriving split, batched and in bulk on a raw socket.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -495,6 +497,150 @@ test_garbage_closes_only_that_connection(void **state)
 }
 
 
+/* One framed T_ECHO call record (mark, call, n_payload bytes) in buf. */
+static size_t
+t_frame_echo(char *buf, size_t room, uint32_t xid, size_t n_payload)
+{
+    mrt_fd_args a = {.fd = xid};
+    uint32_t mark;
+    size_t hdr_len;
+    char *hdr;
+
+    assert_int_equal(vrpc_encode_call(xid, T_PROG, MRT_VERSION, T_ECHO, NULL,
+                                      (xdrproc_t)xdr_mrt_fd_args, &a, &hdr,
+                                      &hdr_len), 0);
+    assert_true(4 + hdr_len + n_payload <= room);
+    mark = htonl((uint32_t)(hdr_len + n_payload) | VRPC_LAST_FRAG);
+    memcpy(buf, &mark, 4);
+    memcpy(buf + 4, hdr, hdr_len);
+    memset(buf + 4 + hdr_len, 'p', n_payload);
+    vl_free(hdr);
+    return 4 + hdr_len + n_payload;
+}
+
+
+#define T_RAW_MAX 512
+
+/* Reads replies on a raw socket: each must be a success for an XID in
+ * 1..T_RAW_MAX not seen before. */
+struct t_raw_reader {
+    int fd;                   /* borrowed */
+    int n_want;               /* replies to read */
+    int n_good;               /* well-formed, new XID, success */
+    bool seen[T_RAW_MAX + 1]; /* by XID */
+};
+
+
+static bool
+t_read_full(int fd, char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t r = read(fd, p, len);
+
+        if (r <= 0)
+            return false;
+        p += r;
+        len -= (size_t)r;
+    }
+    return true;
+}
+
+
+static void *
+t_raw_reader_main(void *arg)
+{
+    struct t_raw_reader *rr = arg;
+    size_t cap = 256 * 1024;
+    char *rec = malloc(cap);
+
+    for (int i = 0; rec != NULL && i < rr->n_want; i++) {
+        uint32_t mark;
+        uint32_t xid;
+        size_t len;
+        size_t off;
+        int accept;
+
+        if (!t_read_full(rr->fd, (char *)&mark, 4))
+            break;
+        len = ntohl(mark) & ~VRPC_LAST_FRAG;
+        if (len > cap || !t_read_full(rr->fd, rec, len))
+            break;
+        if (vrpc_decode_reply(rec, len, &xid, &accept, &off) != 0
+            || accept != VRPC_SUCCESS || xid == 0 || xid > T_RAW_MAX
+            || rr->seen[xid])
+            break;
+        rr->seen[xid] = true;
+        rr->n_good++;
+    }
+    free(rec);
+    return NULL;
+}
+
+
+/* The server gets records in every shape a stream can bring: one byte
+ * per arrival, a mark split across arrivals, a hundred records in one
+ * arrival, and 16 MiB of 56 KiB records sent as fast as the socket takes
+ * them (more than one turn of reads) while replies flow back. Every
+ * record is answered once. */
+static void
+test_partial_and_batched_records(void **state)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    struct t_raw_reader *rr = calloc(1, sizeof(*rr));
+    size_t big = 56 * 1024;
+    char *buf = malloc(128 * 1024);
+    pthread_t th;
+    uint32_t xid = 1;
+    size_t n;
+    int fd;
+
+    (void)state;
+    assert_non_null(rr);
+    assert_non_null(buf);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    sin.sin_port = htons(vrpc_listener_port(srv.l));
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    rr->fd = fd;
+    rr->n_want = 1 + 1 + 100 + 300;
+    assert_int_equal(pthread_create(&th, NULL, t_raw_reader_main, rr), 0);
+
+    /* One byte at a time. */
+    n = t_frame_echo(buf, 4096, xid++, 100);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(write(fd, buf + i, 1), 1);
+        usleep(200);
+    }
+    /* A mark cut in two. */
+    n = t_frame_echo(buf, 4096, xid++, 10);
+    assert_int_equal(write(fd, buf, 2), 2);
+    usleep(20 * 1000);
+    assert_int_equal(write(fd, buf + 2, n - 2), (ssize_t)(n - 2));
+    /* A hundred in one write. */
+    n = 0;
+    for (int i = 0; i < 100; i++)
+        n += t_frame_echo(buf + n, 128 * 1024 - n, xid++, 8);
+    assert_int_equal(write(fd, buf, n), (ssize_t)n);
+    /* 300 big ones, back to back. */
+    for (int i = 0; i < 300; i++) {
+        size_t done = 0;
+
+        n = t_frame_echo(buf, 128 * 1024, xid++, big);
+        while (done < n) {
+            ssize_t w = write(fd, buf + done, n - done);
+
+            assert_true(w > 0);
+            done += (size_t)w;
+        }
+    }
+    pthread_join(th, NULL);
+    assert_int_equal(rr->n_good, rr->n_want);
+    close(fd);
+    free(buf);
+    free(rr);
+}
+
+
 static void
 test_server_drop_fails_calls(void **state)
 {
@@ -585,6 +731,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_rpc_errors, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(
             test_garbage_closes_only_that_connection, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_partial_and_batched_records,
+                                        t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_server_drop_fails_calls, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_connect_refused, t_setup,
