@@ -67,14 +67,16 @@ $(printf '    option %s\n' "$@")
 end-volume
 VOL
 }
-# A long cache-timeout: the counts below must not depend on how fast this
-# machine reads 100 files.
+# A long cache-timeout, and long kernel entry and attribute timeouts (a
+# timed-out entry makes the kernel send a LOOKUP by name before the
+# OPEN): the counts below must not depend on how fast this machine runs.
 traced "cache-timeout 30" > "$T/vol/rdp.vol"
 traced "cache-timeout 30" "readdirp-content 0" > "$T/vol/nordp.vol"
 traced "cache-timeout 1" > "$T/vol/short.vol"
-TEST mount_volfile "$T/vol/rdp.vol" "$M0"
+LONG=(--fuse-opt entry-timeout=60 --fuse-opt attribute-timeout=60)
+TEST mount_volfile "$T/vol/rdp.vol" "$M0" "${LONG[@]}"
 TEST mount_volfile "$T/vol/plain.vol" "$M1"
-TEST mount_volfile "$T/vol/nordp.vol" "$M2"
+TEST mount_volfile "$T/vol/nordp.vol" "$M2" "${LONG[@]}"
 log_of() {
     echo "$T/log/client-$(echo "$1" | tr '/' '_').log"
 }

@@ -9,6 +9,10 @@
  * charged the whole buffer it keeps alive (the reply record it came in,
  * or a copy when that record is much larger than the content), and the
  * least recently validated copies are evicted first.
+ * It also keeps count of how many copies listings brought and how many
+ * of them an open used, so that quick-read stops asking listings for
+ * content while they go unused (ls -lR, find: each content read can be a
+ * disk read on the brick) and asks again once files are read.
  * Threads: any; priv->lock guards every struct qr_inode and the LRU.
  */
 #include "config.h"
@@ -168,6 +172,7 @@ qr_cache_update(vl_xlator_t *xl, vl_inode_t *inode,
         return;
     }
     old = qr_forget_locked(priv, qi);
+    qi->is_rdp_unread = false;
     qi->buf = keep;
     qi->data = kdata;
     qi->len = len;
@@ -189,6 +194,85 @@ qr_cache_update(vl_xlator_t *xl, vl_inode_t *inode,
     }
     pthread_mutex_unlock(&priv->lock);
     vl_buf_unref(old);
+}
+
+
+/* Halves the usage counts once per QR_RDP_HALF_MS gone by (priv->lock
+ * held). */
+static void
+qr_rdp_decay_locked(struct qr_priv *priv, uint64_t now)
+{
+    uint64_t halves = (now - priv->rdp_win_ms) / QR_RDP_HALF_MS;
+
+    if (halves == 0)
+        return;
+    if (halves >= 64) {
+        /* The first call, or a long quiet time: nothing is left. */
+        priv->rdp_win_fills = priv->rdp_win_used = 0;
+        priv->rdp_win_ms = now;
+        return;
+    }
+    priv->rdp_win_fills >>= halves;
+    priv->rdp_win_used >>= halves;
+    priv->rdp_win_ms += halves * QR_RDP_HALF_MS;
+}
+
+
+void
+qr_cache_note_rdp_fill(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct qr_priv *priv = xl->priv;
+    struct qr_inode *qi;
+
+    if (inode == NULL || (qi = vl_inode_ctx(inode, xl)) == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    if (qi->buf != NULL && !qi->is_rdp_unread) {
+        qi->is_rdp_unread = true;
+        priv->rdp_win_fills++;
+    }
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+void
+qr_cache_note_use(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct qr_priv *priv = xl->priv;
+    struct qr_inode *qi;
+    bool is_used = false;
+
+    if (inode == NULL || (qi = vl_inode_ctx(inode, xl)) == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    if (qi->is_rdp_unread) {
+        qi->is_rdp_unread = false;
+        priv->rdp_win_used++;
+        is_used = true;
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (is_used)
+        atomic_fetch_add(&priv->rdp_used, 1);
+}
+
+
+bool
+qr_rdp_wanted(vl_xlator_t *xl)
+{
+    struct qr_priv *priv = xl->priv;
+    bool is_wanted;
+
+    pthread_mutex_lock(&priv->lock);
+    qr_rdp_decay_locked(priv, qr_now_ms());
+    is_wanted = priv->rdp_win_fills < QR_RDP_SAMPLE
+                || priv->rdp_win_used * QR_RDP_USED_RATIO
+                       >= priv->rdp_win_fills
+                || priv->rdp_readdirs % QR_RDP_PROBE == 0;
+    priv->rdp_readdirs++;
+    pthread_mutex_unlock(&priv->lock);
+    if (!is_wanted)
+        atomic_fetch_add(&priv->rdp_skipped, 1);
+    return is_wanted;
 }
 
 

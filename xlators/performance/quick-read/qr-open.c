@@ -54,6 +54,7 @@ qr_open_local(vl_xlator_t *xl, vl_req_t *req, const struct vl_iatt *iatt)
     qf->tail = &qf->queue;
     pthread_mutex_unlock(&fd->lock);
     atomic_fetch_add(&priv->local_opens, 1);
+    qr_cache_note_use(xl, fd->inode);
     req->reply.iatt = *iatt;
     vl_unwind(req, 0);
 }

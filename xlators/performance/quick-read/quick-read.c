@@ -161,8 +161,10 @@ qr_readdir_fill(vl_xlator_t *xl, const struct vl_reply *reply)
         qr_cache_update(xl, in, &e->iatt, has ? reply->buf : NULL,
                         has ? reply->buf->data + e->content_off : NULL,
                         has ? e->content_len : 0);
-        if (has)
+        if (has) {
+            qr_cache_note_rdp_fill(xl, in);
             atomic_fetch_add(&priv->rdp_fills, 1);
+        }
         vl_inode_unref(in);
     }
 }
@@ -209,7 +211,10 @@ qr_readdir(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOMEM);
         return;
     }
-    if (a->content_max == 0)
+    /* Content only while listings' content gets read (qr_rdp_wanted):
+     * a tree walk that only lists (ls -lR, find) soon stops paying a
+     * file read per entry at the bricks. */
+    if (a->content_max == 0 && max > 0 && qr_rdp_wanted(xl))
         r->args.readdir.content_max = (uint32_t)max;
     vl_wind(r, qr_readdir_done, req);
 }
@@ -428,8 +433,8 @@ qr_dump(vl_xlator_t *xl, FILE *out)
     pthread_mutex_unlock(&priv->lock);
     fprintf(out, "bytes_cached=%llu\nfiles_cached=%llu\nhits=%llu\n"
             "misses=%llu\nlocal_opens=%llu\nreal_opens=%llu\n"
-            "open_fails=%llu\nfills=%llu\nrdp_fills=%llu\ndrops=%llu\n"
-            "evictions=%llu\n",
+            "open_fails=%llu\nfills=%llu\nrdp_fills=%llu\nrdp_used=%llu\n"
+            "rdp_skipped=%llu\ndrops=%llu\nevictions=%llu\n",
             (unsigned long long)bytes, (unsigned long long)n_files,
             (unsigned long long)atomic_load(&priv->hits),
             (unsigned long long)atomic_load(&priv->misses),
@@ -438,6 +443,8 @@ qr_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&priv->open_fails),
             (unsigned long long)atomic_load(&priv->fills),
             (unsigned long long)atomic_load(&priv->rdp_fills),
+            (unsigned long long)atomic_load(&priv->rdp_used),
+            (unsigned long long)atomic_load(&priv->rdp_skipped),
             (unsigned long long)atomic_load(&priv->drops),
             (unsigned long long)atomic_load(&priv->evictions));
 }

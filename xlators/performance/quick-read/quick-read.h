@@ -13,6 +13,15 @@
 
 #include "vol/vol.h"
 
+/* readdirplus content (qr_rdp_wanted): asked for while fewer than
+ * QR_RDP_SAMPLE copies were filled lately, or at least 1 in
+ * QR_RDP_USED_RATIO of them was opened; one listing in QR_RDP_PROBE asks
+ * anyway. "Lately": the counts halve every QR_RDP_HALF_MS. */
+#define QR_RDP_SAMPLE 512
+#define QR_RDP_USED_RATIO 2
+#define QR_RDP_PROBE 16
+#define QR_RDP_HALF_MS 500
+
 enum qr_mem_type {
     QR_MT_MISC = 0,
     QR_MT_PRIV,
@@ -40,6 +49,8 @@ struct qr_inode {
     uint64_t validated_ms;   /* last lookup/stat that confirmed iatt */
     bool is_large;           /* the last attributes seen said the file is
                                 larger than max-file-size */
+    bool is_rdp_unread;      /* the copy came with a readdirplus and no
+                                open has used it yet */
     struct qr_inode *prev;   /* LRU neighbours while buf != NULL */
     struct qr_inode *next;
 };
@@ -85,6 +96,15 @@ struct qr_priv {
     atomic_uint_fast64_t fills;       /* contents stored */
     atomic_uint_fast64_t rdp_fills;   /* of those, from readdirplus */
     atomic_uint_fast64_t drops;       /* contents dropped (change seen) */
+    atomic_uint_fast64_t rdp_used;    /* readdirplus copies opened */
+    atomic_uint_fast64_t rdp_skipped; /* readdirplus sent without asking
+                                         for content (little was used) */
+    /* Whether listings' content gets used (qr_rdp_wanted), under lock:
+     * counts halved every QR_RDP_HALF_MS. */
+    uint64_t rdp_win_fills;     /* copies filled by readdirplus */
+    uint64_t rdp_win_used;      /* of those, opened */
+    uint64_t rdp_win_ms;        /* when the counts were last halved */
+    uint64_t rdp_readdirs;      /* readdirplus seen (every 16th probes) */
     atomic_uint_fast64_t evictions;   /* contents dropped for space */
 };
 
@@ -110,6 +130,16 @@ bool qr_cache_is_large(vl_xlator_t *xl, vl_inode_t *inode);
 /* Answers a read from fresh content into reply; false if none. */
 bool qr_cache_read(vl_xlator_t *xl, vl_inode_t *inode, size_t size,
                    off_t offset, struct vl_reply *reply /* OUT */);
+/* inode's copy (if any) just came from a readdirplus: counted as filled
+ * and unread. */
+void qr_cache_note_rdp_fill(vl_xlator_t *xl, vl_inode_t *inode);
+/* An open is answered from inode's copy: a readdirplus copy counts as
+ * used. */
+void qr_cache_note_use(vl_xlator_t *xl, vl_inode_t *inode);
+/* Whether a readdirplus should ask for content now: yes while listings'
+ * content is mostly used, or too few were filled to tell, and one
+ * listing in 16 anyway (to notice when reading starts again). */
+bool qr_rdp_wanted(vl_xlator_t *xl);
 /* Evicts until the cache fits cache-size (after reconfigure). */
 void qr_cache_shrink(vl_xlator_t *xl);
 /* Drops everything (fini). */

@@ -15,7 +15,14 @@
  *     again and sees new names;
  *   - a brick failing its reads: the readdir reaching it fails with its
  *     error, as when bricks were read one after the other;
- *   - release frees the cache (distribute's memory back to its level).
+ *   - release frees the cache (distribute's memory back to its level);
+ *   - content (quick-read's readdirplus content_max): the first listing
+ *     asking for it reads the bricks again with it (opendir's reads did
+ *     not; that listing may take a round more), in 256 KiB batches; each
+ *     file passed up carries its bytes in
+ *     the reply's buffer, directories and link files none; the next
+ *     opendir's reads ask for it at once (one round); a caller not
+ *     asking gets none.
  */
 #include "config.h"
 
@@ -37,6 +44,8 @@ static struct {
     int max_per_call;    /* entries per readdir answer at most */
     int fail_brick;      /* brick answering readdir with -ENOTCONN, or -1 */
     bool has_extra;      /* brick 1 also holds "extra" at its end */
+    uint32_t content_max[RD_N]; /* content_max of the last readdir */
+    size_t size[RD_N];   /* size of the last readdir */
     unsigned reads[RD_N]; /* readdirs answered per brick */
 } bk;
 
@@ -104,8 +113,16 @@ bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
     a = VL_ARGS(r, readdir);
     assert_true(a->plus);
     bk.reads[mock]++;
+    bk.content_max[mock] = a->content_max;
+    bk.size[mock] = a->size;
     if (mock == bk.fail_brick)
         return -ENOTCONN;
+    if (a->content_max > 0 && r->reply.buf == NULL) {
+        /* Files' content is their name, as a brick puts it: in one
+         * buffer of the reply. */
+        r->reply.buf = vl_buf_new(64 * 1024);
+        assert_non_null(r->reply.buf);
+    }
     for (p = (int)a->offset; bk_entry(mock, p, name, sizeof(name), &mode);
          p++) {
         size_t cost = ((152 + strlen(name) + 7) & ~(size_t)7);
@@ -116,11 +133,21 @@ bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
             return 0;
         memset(&fa, 0, sizeof(fa));
         fa.mode = mode;
+        fa.size = S_ISREG(mode) && !(mode & S_ISVTX) ? strlen(name) : 0;
         vl_gfid_generate(&fa.gfid);
         assert_int_equal(vl_dirent_list_add(l, 100 + (uint64_t)p, p + 1,
                                             S_ISDIR(mode) ? DT_DIR : DT_REG,
                                             name, &fa), 0);
         used += cost;
+        if (a->content_max > 0 && S_ISREG(mode)) {
+            struct vl_dirent *e = &l->ents[l->n - 1];
+
+            memcpy(r->reply.buf->data + used, name, fa.size);
+            e->has_content = true;
+            e->content_len = (uint32_t)fa.size;
+            e->content_off = used;
+            used += fa.size;
+        }
     }
     l->eof = true;
     return 0;
@@ -452,6 +479,122 @@ test_readdir_release_frees_cache(void **state)
 }
 
 
+/* Checks every file of the reply carries its name as content, the rest
+ * none; returns the files seen. */
+static size_t
+rdt_check_content(const struct vl_test_result *res, bool want)
+{
+    const struct vl_reply *rp = &res->reply;
+    size_t files = 0;
+
+    for (size_t k = 0; k < rp->entries.n; k++) {
+        const struct vl_dirent *e = &rp->entries.ents[k];
+
+        assert_string_not_equal(e->name, "lnk");
+        if (e->name[0] != 'f') {
+            assert_false(e->has_content);
+            continue;
+        }
+        files++;
+        assert_int_equal(e->has_content, want);
+        if (!want)
+            continue;
+        assert_non_null(rp->buf);
+        assert_int_equal(e->content_len, strlen(e->name));
+        assert_true(e->content_off + e->content_len <= rp->buf->size);
+        assert_memory_equal(rp->buf->data + e->content_off, e->name,
+                            e->content_len);
+    }
+    if (!want)
+        assert_null(rp->buf);
+    return files;
+}
+
+
+/* Lists fd from 0 to the end with readdirplus asking content_max,
+ * checking each reply's content (want); returns the rounds it took and
+ * in *files the files listed. */
+static int
+rdt_list_content(struct rd *t, vl_fd_t *fd, uint32_t content_max,
+                 bool want, size_t *files)
+{
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    int rounds = 0;
+    off_t off = 0;
+
+    *files = 0;
+    while (!res.reply.entries.eof) {
+        vl_req_t *req = vl_req_new(t->dht, VL_FOP_READDIR);
+
+        vl_test_result_clear(&res);
+        VL_ARGS(req, readdir)->fd = fd;
+        VL_ARGS(req, readdir)->size = 4096;
+        VL_ARGS(req, readdir)->offset = off;
+        VL_ARGS(req, readdir)->plus = true;
+        VL_ARGS(req, readdir)->content_max = content_max;
+        memset(&res, 0, sizeof(res));
+        vl_test_wind(req, &res);
+        while (!res.is_done && rd_round(t, &res, bk_answer, &rd))
+            rounds++;
+        assert_true(res.is_done);
+        assert_int_equal(res.status, 0);
+        *files += rdt_check_content(&res, want);
+        if (res.reply.entries.n > 0)
+            off = res.reply.entries.ents[res.reply.entries.n - 1].off;
+        assert_true(rounds < 100);
+    }
+    vl_test_result_clear(&res);
+    return rounds;
+}
+
+
+static void
+test_readdir_content(void **state)
+{
+    struct rd *t = *state;
+    size_t files;
+    vl_fd_t *fd;
+
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 4;
+    /* opendir's reads: nobody asked for content in this graph yet. */
+    fd = rdt_opendir(t);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(
+            VL_ARGS(vl_mock_peek(t->m[i]), readdir)->content_max, 0);
+    /* The first listing asking for content reads them again with it. */
+    rdt_list_content(t, fd, 64, true, &files);
+    assert_int_equal(files, 4 * RD_N);
+    rdt_drain(t);
+    for (int i = 0; i < RD_N; i++) {
+        assert_int_equal(bk.reads[i], 2);
+        assert_int_equal(bk.content_max[i], 64);
+        assert_true(bk.size[i] >= 256 * 1024);
+    }
+    vl_fd_unref(fd);
+
+    /* The next opendir asks for it at once: one round, one read each. */
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 4;
+    fd = rdt_opendir(t);
+    assert_int_equal(rdt_list_content(t, fd, 64, true, &files), 1);
+    assert_int_equal(files, 4 * RD_N);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(bk.reads[i], 1);
+    vl_fd_unref(fd);
+
+    /* A caller not asking gets none (the bricks were asked by hint). */
+    fd = rdt_opendir(t);
+    rdt_list_content(t, fd, 0, false, &files);
+    assert_int_equal(files, 4 * RD_N);
+    rdt_drain(t);
+    vl_fd_unref(fd);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -466,6 +609,8 @@ main(int argc, char **argv)
                                         rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_release_frees_cache,
                                         rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_content, rd_setup,
+                                        rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
