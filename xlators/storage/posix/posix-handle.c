@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -214,6 +215,62 @@ posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid)
 }
 
 
+/* Is name two lower-case hex digits (a handle directory level)? */
+static bool
+posix_handle_is_hex2(const char *name)
+{
+    return strlen(name) == 2 && strspn(name, "0123456789abcdef") == 2;
+}
+
+
+void
+posix_handle_dirs_prime(vl_xlator_t *xl)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    struct dirent *d1;
+    DIR *top;
+    int fd;
+
+    fd = openat(priv->root_fd, POSIX_META_DIR "/" POSIX_HANDLES_DIR,
+                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    top = fdopendir(fd);
+    if (top == NULL) {
+        close(fd);
+        return;
+    }
+    while ((d1 = readdir(top)) != NULL) {
+        unsigned i1 = (unsigned)strtoul(d1->d_name, NULL, 16);
+        struct dirent *d2;
+        DIR *mid;
+
+        if (!posix_handle_is_hex2(d1->d_name))
+            continue;
+        fd = openat(dirfd(top), d1->d_name,
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        mid = fdopendir(fd);
+        if (mid == NULL) {
+            close(fd);
+            continue;
+        }
+        atomic_fetch_or(&priv->handle_dirs1[i1 / POSIX_BITS_PER_WORD],
+                        1UL << (i1 % POSIX_BITS_PER_WORD));
+        while ((d2 = readdir(mid)) != NULL) {
+            unsigned i = i1 << 8 | (unsigned)strtoul(d2->d_name, NULL, 16);
+
+            if (posix_handle_is_hex2(d2->d_name))
+                atomic_fetch_or(&priv->handle_dirs[i / POSIX_BITS_PER_WORD],
+                                1UL << (i % POSIX_BITS_PER_WORD));
+        }
+        closedir(mid);
+    }
+    closedir(top);
+}
+
+
 /* After a handle link or symlink failed with ENOENT (handles are made
  * before their directories are: mostly the first object of an xx/yy):
  * makes xx/yy (and xx unless known); if xx/yy was known to exist, it
@@ -357,8 +414,15 @@ posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
     int rc;
     int fd;
 
-    /* No mkdirat first: the handle directory exists but for the first
-     * object in it, and a link or symlink failing with ENOENT makes it. */
+    /* The handle directory is made first only when the bitmap does not
+     * know it (primed from the disk at start by the janitor thread, so
+     * unknown means missing, mostly); a known one that was removed
+     * behind our back shows as ENOENT and is made again. */
+    if (!posix_handle_dir_known(xl, gfid)) {
+        rc = posix_handle_mkdirs(xl, gfid, false);
+        if (rc != 0)
+            return rc;
+    }
     if (!S_ISDIR(st->st_mode))
         return posix_handle_link(xl, atfd, rel, st, gfid);
 

@@ -273,6 +273,8 @@ posix_janitor_main(void *arg)
         pthread_mutex_unlock(&j->lock);
         return NULL;
     }
+    /* Creates skip mkdirat of the handle directories known to exist. */
+    posix_handle_dirs_prime(xl);
     if (j->is_sweep_wanted) {
         int rc = posix_janitor_sweep(xl);
 

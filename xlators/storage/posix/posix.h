@@ -185,8 +185,11 @@ int posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */);
 int posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid);
 /* Sets the GFID xattr through an open fd (XATTR_CREATE); 0 or -errno. */
 int posix_gfid_fset(int fd, const vl_gfid_t *gfid);
-/* True if gfid's handle directory xx/yy is known to exist (tests). */
+/* True if gfid's handle directory xx/yy is known to exist. */
 bool posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* Marks the handle directories that exist on the disk as known (two
+ * levels of getdents; run by the janitor thread at start). */
+void posix_handle_dirs_prime(vl_xlator_t *xl);
 int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);
