@@ -6,7 +6,8 @@
  * garbage that closes only its own connection, calls failing with
  * -ENOTCONN when the server drops the connection, a record whose
  * handler blocks not delaying the next record of the same connection,
- * and records arriving split, batched and in bulk on a raw socket.
+ * records arriving split, batched and in bulk on a raw socket, and a
+ * peer dying in the middle of a record.
  */
 #include "config.h"
 
@@ -641,6 +642,54 @@ test_partial_and_batched_records(void **state)
 }
 
 
+/* A peer that dies in the middle of a record (after a split mark, or
+ * halfway through a body) has its connection closed, the half record
+ * dropped; other connections go on. */
+static void
+test_peer_dies_mid_record(void **state)
+{
+    vrpc_clnt_t *c = t_connect();
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    char buf[4096];
+    int before;
+    int n_closed;
+    size_t n;
+    int fd;
+
+    (void)state;
+    for (int round = 0; round < 2; round++) {
+        pthread_mutex_lock(&srv.lock);
+        before = srv.n_closed;
+        pthread_mutex_unlock(&srv.lock);
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        sin.sin_port = htons(vrpc_listener_port(srv.l));
+        sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)),
+                         0);
+        n = t_frame_echo(buf, sizeof(buf), 1, 1000);
+        n = round == 0 ? 3 : n / 2;
+        assert_int_equal(write(fd, buf, n), (ssize_t)n);
+        usleep(20 * 1000);
+        close(fd);
+        for (int i = 0; i < 3000; i++) {
+            pthread_mutex_lock(&srv.lock);
+            n_closed = srv.n_closed;
+            pthread_mutex_unlock(&srv.lock);
+            if (n_closed > before)
+                break;
+            usleep(1000);
+        }
+        assert_int_equal(n_closed, before + 1);
+    }
+    t_reset();
+    assert_int_equal(t_call(c, T_PROG, T_ECHO, 4, NULL, 0), 0);
+    t_wait(&cli.n_done, 1);
+    assert_int_equal(cli.n_ok, 1);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+}
+
+
 static void
 test_server_drop_fails_calls(void **state)
 {
@@ -733,6 +782,8 @@ main(void)
             test_garbage_closes_only_that_connection, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_partial_and_batched_records,
                                         t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_peer_dies_mid_record, t_setup,
+                                        t_teardown),
         cmocka_unit_test_setup_teardown(test_server_drop_fails_calls, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_connect_refused, t_setup,
