@@ -140,8 +140,9 @@ struct vl_readdir_args {
     /* Content wanted (quick-read; with plus only): each regular file of
      * at most content_max bytes comes with its whole content (see struct
      * vl_dirent has_content), read from the same open file as the entry's
-     * attributes; the brick counts the content in size, so a reply stays
-     * bounded. 0 = no content (the old behaviour). */
+     * attributes; the records still fill size, records and content
+     * together stay within max(size, 256 KiB) (storage/posix), so a reply
+     * stays bounded. 0 = no content (the old behaviour). */
     uint32_t content_max;
 };
 struct vl_statfs_args { struct vl_loc loc; };

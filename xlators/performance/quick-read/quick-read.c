@@ -476,8 +476,9 @@ static const vl_option_t qr_options[] = {
                 .doc = "Largest file whose content a directory listing "
                        "(readdirplus) fetches with its entry, so that "
                        "reading it after the listing costs no round trip "
-                       "(0: none; never more than max-file-size). The "
-                       "content counts in each brick's reply budget."),
+                       "(0: none; never more than max-file-size). A "
+                       "brick's reply carries at most 256 KiB (or the "
+                       "size asked) of records and content."),
     VL_OPT_SIZE("cache-size", struct qr_conf, cache_size, .min = 0,
                 .max = 64 * 1024 * 1024 * 1024LL, .def = "128MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,

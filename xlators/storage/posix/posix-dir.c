@@ -19,10 +19,12 @@
  * of a lookup's content (posix-content.c: only after the lstat said it
  * is a regular file, O_NOFOLLOW | O_NONBLOCK | O_NOATIME, the attributes
  * answered are those of the open file and must match the lstat, else no
- * content). All the contents of a reply go into one buffer, reply.buf;
- * each counts in the reply budget (args.size) next to the records, and a
- * content that does not fit in what is left is not sent (the entry is:
- * the listing is never cut short for content).
+ * content). All the contents of a reply go into one buffer, reply.buf.
+ * The records alone fill args.size as without content; records and
+ * contents together fit in max(args.size, POSIX_RD_CONTENT_BUDGET), so a
+ * reply stays bounded yet a 4 KiB FUSE-sized request can still carry
+ * 4 KiB files. A content that does not fit in what is left is not sent
+ * (the entry is: the listing is never cut short for content).
  * Per fd:  struct posix_fd_ctx; dir_lock serialises lseek + getdents64
  *          on the shared directory fd and guards dir_pos / dir_kpos.
  * Threads: io-threads workers.
@@ -46,6 +48,9 @@
 #define POSIX_DIRENT_BASE 24
 #define POSIX_DIRENT_PLUS 128
 #define POSIX_READDIR_BUDGET_MAX (4 * VL_MiB)
+/* Records and contents of one readdirplus with content at most this (or
+ * args.size when larger). */
+#define POSIX_RD_CONTENT_BUDGET (256 * VL_KiB)
 
 /* The contents of one readdirplus reply (args.content_max). */
 struct posix_rd_content {
@@ -246,7 +251,9 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     struct posix_fd_ctx *ctx;
     struct posix_rd_content content = {0};
     size_t budget = a->size;
-    size_t used = 0;
+    size_t used = 0;          /* bytes of records */
+    size_t total = 0;         /* bytes of records and contents */
+    size_t total_max;
     bool is_full = false;
     bool is_eof = false;
     bool is_root;
@@ -271,9 +278,11 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     if (budget > POSIX_READDIR_BUDGET_MAX)
         budget = POSIX_READDIR_BUDGET_MAX;
     is_root = vl_gfid_is_root(&a->fd->inode->gfid);
+    total_max = budget > POSIX_RD_CONTENT_BUDGET ? budget
+                                                 : POSIX_RD_CONTENT_BUDGET;
     if (a->plus) {
         content.max = a->content_max;
-        content.size = budget;
+        content.size = total_max;
     }
     buf = vl_malloc(xl, POSIX_DIRBUF_SIZE, POSIX_MT_DIRBUF);
     if (buf == NULL) {
@@ -310,14 +319,15 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
             }
             cost = posix_dirent_cost(d->d_name, a->plus);
             /* Always make progress: the first entry goes in anyway. */
-            if (list->n > 0 && used + cost > budget) {
+            if (list->n > 0
+                && (used + cost > budget || total + cost > total_max)) {
                 is_full = true;
                 break;
             }
             rc = posix_readdir_add(xl, dfd, a->fd, is_root, d,
                                    (int64_t)(pos + 1), a->plus, list,
-                                   &content, used + cost < budget
-                                                 ? budget - used - cost
+                                   &content, total + cost < total_max
+                                                 ? total_max - total - cost
                                                  : 0,
                                    &len);
             if (rc < 0)
@@ -325,7 +335,8 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
             rc = 0;
             pos++;
             kpos = d->d_off;
-            used += cost + len;
+            used += cost;
+            total += cost + len;
         }
     }
     ctx->dir_pos = pos;

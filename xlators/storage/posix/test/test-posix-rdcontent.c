@@ -5,9 +5,10 @@
  * carries its exact bytes, with content_len == iatt.size, inside
  * reply.buf; an empty file carries empty content; a file over
  * content_max, a directory, a symlink and a fifo carry none; no content
- * without content_max or without plus (and no reply.buf); the content
- * counts in the budget (each reply's content within it) while every
- * entry is still listed once; posix_content_read_at refuses a non-file
+ * without content_max or without plus (and no reply.buf); a 4 KiB
+ * request still carries 4 KiB files; records and contents stay within
+ * max(size, 256 KiB) (a reply ends there) while every entry is still
+ * listed once; posix_content_read_at refuses a non-file
  * without opening it and answers -ESTALE when the file is not the
  * version its lstat described.
  */
@@ -148,6 +149,12 @@ test_rdcontent_which_entries(void **state)
     assert_false(e->has_content);
     vl_reply_clear(&r);
 
+    /* A FUSE-sized request (4 KiB) still carries a 4 KiB file. */
+    t_file(t, dir, "four", 4096, 3);
+    t_readdir(t, fd, 0, 4096, true, 8192, &r);
+    assert_true(t_content_is(&r, t_find(&r, "four"), 4096, 3));
+    vl_reply_clear(&r);
+
     /* content_max 0 (the old behaviour), or no plus: no content. */
     t_readdir(t, fd, 0, 64 * 1024, true, 0, &r);
     for (size_t i = 0; i < r.entries.n; i++)
@@ -168,10 +175,11 @@ static void
 test_rdcontent_budget(void **state)
 {
     struct pt *t = *state;
-    enum { N = 40, LEN = 700, BUDGET = 4096 };
+    enum { N = 100, LEN = 4000, BUDGET = 64 * 1024, BOUND = 256 * 1024 };
     vl_inode_t *dir = NULL;
     bool seen[N] = {false};
     size_t n_content = 0, n_seen = 0;
+    int calls_done;
     struct vl_reply r;
     bool is_eof = false;
     off_t off = 0;
@@ -184,10 +192,10 @@ test_rdcontent_budget(void **state)
         t_file(t, dir, name, LEN, i);
     }
     fd = t_opendir(t, dir);
-    for (int calls = 0; !is_eof; calls++) {
+    for (calls_done = 0; !is_eof; calls_done++) {
         size_t content = 0;
 
-        assert_true(calls < 1000);
+        assert_true(calls_done < 1000);
         t_readdir(t, fd, off, BUDGET, true, 64 * 1024, &r);
         is_eof = r.entries.eof;
         assert_true(r.entries.n > 0 || is_eof);
@@ -209,13 +217,14 @@ test_rdcontent_budget(void **state)
                 n_content++;
             }
         }
-        /* The content counts in the budget with the records. */
-        assert_true(content <= BUDGET);
+        /* Records and content within the bound. */
+        assert_true(content + 160 * r.entries.n <= BOUND);
         vl_reply_clear(&r);
     }
     assert_int_equal(n_seen, N);
-    /* About five per reply fit: most files came with content. */
+    /* The records alone fit in 64 KiB; the bound split the listing. */
     assert_true(n_content >= N / 2);
+    assert_true(calls_done >= 2);
     vl_fd_unref(fd);
     vl_inode_unref(dir);
 }
