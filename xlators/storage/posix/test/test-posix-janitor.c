@@ -4,8 +4,9 @@
  * answered (posix-janitor.c), checked on the brick's disk: with the
  * janitor held (fault point janitor-hold) an unlinked file's handle (or
  * one a rename replaced) is still there with link count 1 yet dead by
- * GFID (lookup, stat, link, open give ESTALE); a restart after that sweeps it while live files,
- * hard-linked files and open files keep theirs; a GFID re-created while
+ * GFID (lookup, stat, link, open give ESTALE); a restart after that
+ * sweeps it while live files, hard-linked files and open files keep
+ * theirs; a GFID re-created while
  * its old handle is queued keeps its new handle; a running janitor
  * removes what is queued, a stop drains the queue and leaves the clean
  * marker; the sweep alone removes a handle made orphan on disk; rmdir
