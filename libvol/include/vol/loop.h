@@ -12,6 +12,14 @@
  * its callback on two threads at once. Use separate registrations (e.g.
  * a dup'ed fd for output) when two threads must arm independently.
  *
+ * The exception: a registration whose events include EPOLLET is
+ * edge-triggered and never one-shot. It needs no re-arming, and its
+ * callback may run on several threads at once (one per edge), so the
+ * callback must serialize itself (rpc's connection input does: one
+ * thread holds the parser, the others only flag it to read again).
+ * vl_io_del of such a registration waits for every running callback
+ * except the caller's own.
+ *
  * Callbacks must not block (no disk I/O, no waiting on a condition): hand
  * such work to a worker (io-threads) or use vl_sync_* on a worker thread.
  */
