@@ -3,13 +3,15 @@
 # of small files (readdirp-content), so reading them after it costs no
 # round trip. debug/trace under distribute, one per brick, counts what
 # reaches the bricks:
-#  - after drop_caches, `ls -l` of 100 small files (the kernel learns
+#  - after drop_caches, a process that has read a small file lists 100
+#    small files (the kernel learns
 #    every name and attribute from READDIRPLUS, then sends OPEN, READ,
 #    FLUSH, RELEASE per file and no LOOKUP): reading them all sends no
 #    LOOKUP, OPEN or READ to the bricks, with the right checksums; the
 #    statedump counts 100 copies filled from readdirplus;
 #  - a file larger than max-file-size gets no content (the statedump
 #    counts 100 fills, not 101): it is opened and read on its brick;
+#  - `ls -l` (a process that only lists) gets no content at all;
 #  - with readdirp-content 0 (the old behaviour) the same reads send one
 #    nameless LOOKUP per file;
 #  - a file rewritten (same size) through a second mount after the
@@ -124,6 +126,21 @@ for i in range(100):
         out += "%s  %s\n" % (hashlib.md5(f.read()).hexdigest(), name)
 sys.stdout.write(out)' "$1" | md5sum
 }
+# list_as_reader MNT: one process reads d/f000 (answered from the copy its
+# LOOKUP brought: quick-read now takes this process for one that reads
+# what it finds) and then lists d, so the listing asks for content. A
+# process that only lists (ls) gets none.
+list_as_reader() {
+    python3 -c '
+import os, sys
+with open(sys.argv[1] + "/d/f000", "rb") as f:
+    f.read()
+# as ls -l does: each batch of names is stat()ed before the next, so the
+# kernel keeps asking READDIRPLUS (a bare listdir gets it for the first
+# batch only)
+for e in os.scandir(sys.argv[1] + "/d"):
+    os.lstat(e.path)' "$1"
+}
 dump_num() {
     statedump_of "$(client_pid "$1")" | sed -n "s/^$2=//p" | head -n 1
 }
@@ -133,7 +150,7 @@ TEST stat "$M0/d"
 FILLS0=$(dump_num "$M0" rdp_fills)
 sync
 echo 3 > /proc/sys/vm/drop_caches
-TEST sh -c "ls -l '$M0/d' > /dev/null"
+TEST list_as_reader "$M0"
 mark "$M0"
 EXPECT "$WANT" read_all "$M0"
 EXPECT "0" brick_fops "$M0" lookup
@@ -146,6 +163,13 @@ EXPECT "$((FILLS0 + 100))" dump_num "$M0" rdp_fills
 EXPECT "$BIG" sh -c "md5sum < '$M0/d/big'"
 EXPECT "1" brick_fops "$M0" open
 TEST [ "$(brick_fops "$M0" read)" -ge 1 ]
+
+# --- 2b. a process that only lists makes the bricks read no content ---
+FILLS1=$(dump_num "$M0" rdp_fills)
+sync
+echo 3 > /proc/sys/vm/drop_caches
+TEST sh -c "ls -l '$M0/d' > /dev/null"
+EXPECT "$FILLS1" dump_num "$M0" rdp_fills
 
 # --- 3. readdirp-content 0: one nameless LOOKUP per file, as before ---
 TEST stat "$M2/d"
@@ -165,7 +189,7 @@ TEST umount_client "$M2"
 TEST mount_volfile "$T/vol/short.vol" "$M2"
 TEST sh -c "printf aaaaaaaa > '$M1/d/s'"
 TEST stat "$M2/d"
-TEST sh -c "ls -l '$M2/d' > /dev/null"
+TEST list_as_reader "$M2"
 TEST sh -c "printf bbbbbbbb > '$M1/d/s'"
 sleep 2.5
 EXPECT "bbbbbbbb" cat "$M2/d/s"

@@ -197,27 +197,6 @@ qr_cache_update(vl_xlator_t *xl, vl_inode_t *inode,
 }
 
 
-/* Halves the usage counts once per QR_RDP_HALF_MS gone by (priv->lock
- * held). */
-static void
-qr_rdp_decay_locked(struct qr_priv *priv, uint64_t now)
-{
-    uint64_t halves = (now - priv->rdp_win_ms) / QR_RDP_HALF_MS;
-
-    if (halves == 0)
-        return;
-    if (halves >= 64) {
-        /* The first call, or a long quiet time: nothing is left. */
-        priv->rdp_win_fills = priv->rdp_win_used = 0;
-        priv->rdp_win_ms = now;
-        return;
-    }
-    priv->rdp_win_fills >>= halves;
-    priv->rdp_win_used >>= halves;
-    priv->rdp_win_ms += halves * QR_RDP_HALF_MS;
-}
-
-
 void
 qr_cache_note_rdp_fill(vl_xlator_t *xl, vl_inode_t *inode)
 {
@@ -227,10 +206,8 @@ qr_cache_note_rdp_fill(vl_xlator_t *xl, vl_inode_t *inode)
     if (inode == NULL || (qi = vl_inode_ctx(inode, xl)) == NULL)
         return;
     pthread_mutex_lock(&priv->lock);
-    if (qi->buf != NULL && !qi->is_rdp_unread) {
+    if (qi->buf != NULL)
         qi->is_rdp_unread = true;
-        priv->rdp_win_fills++;
-    }
     pthread_mutex_unlock(&priv->lock);
 }
 
@@ -247,7 +224,6 @@ qr_cache_note_use(vl_xlator_t *xl, vl_inode_t *inode)
     pthread_mutex_lock(&priv->lock);
     if (qi->is_rdp_unread) {
         qi->is_rdp_unread = false;
-        priv->rdp_win_used++;
         is_used = true;
     }
     pthread_mutex_unlock(&priv->lock);
@@ -256,19 +232,53 @@ qr_cache_note_use(vl_xlator_t *xl, vl_inode_t *inode)
 }
 
 
-bool
-qr_rdp_wanted(vl_xlator_t *xl)
+/* Remembers pid as a process that reads small files it finds: its
+ * listings ask for content (qr_rdp_wanted). Takes its slot, a free one,
+ * or the oldest. */
+void
+qr_rdp_note_reader(vl_xlator_t *xl, uint32_t pid)
 {
     struct qr_priv *priv = xl->priv;
-    bool is_wanted;
+    struct qr_rdp_reader *slot = &priv->rdp_readers[0];
+    uint64_t now = qr_now_ms();
+
+    if (pid == 0)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    for (size_t i = 0; i < QR_RDP_READERS; i++) {
+        struct qr_rdp_reader *r = &priv->rdp_readers[i];
+
+        if (r->pid == pid) {
+            slot = r;
+            break;
+        }
+        if (slot->pid != 0 && (r->pid == 0 || r->ms < slot->ms))
+            slot = r;
+    }
+    slot->pid = pid;
+    slot->ms = now;
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
+/* Whether a readdirplus of pid's should carry content: pid opened a small
+ * file from a copy within QR_RDP_READER_MS. */
+bool
+qr_rdp_wanted(vl_xlator_t *xl, uint32_t pid)
+{
+    struct qr_priv *priv = xl->priv;
+    uint64_t now = qr_now_ms();
+    bool is_wanted = false;
 
     pthread_mutex_lock(&priv->lock);
-    qr_rdp_decay_locked(priv, qr_now_ms());
-    is_wanted = priv->rdp_win_fills < QR_RDP_SAMPLE
-                || priv->rdp_win_used * QR_RDP_USED_RATIO
-                       >= priv->rdp_win_fills
-                || priv->rdp_readdirs % QR_RDP_PROBE == 0;
-    priv->rdp_readdirs++;
+    for (size_t i = 0; i < QR_RDP_READERS && pid != 0; i++) {
+        const struct qr_rdp_reader *r = &priv->rdp_readers[i];
+
+        if (r->pid == pid) {
+            is_wanted = now - r->ms < QR_RDP_READER_MS;
+            break;
+        }
+    }
     pthread_mutex_unlock(&priv->lock);
     if (!is_wanted)
         atomic_fetch_add(&priv->rdp_skipped, 1);

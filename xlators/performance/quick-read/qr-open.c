@@ -55,6 +55,7 @@ qr_open_local(vl_xlator_t *xl, vl_req_t *req, const struct vl_iatt *iatt)
     pthread_mutex_unlock(&fd->lock);
     atomic_fetch_add(&priv->local_opens, 1);
     qr_cache_note_use(xl, fd->inode);
+    qr_rdp_note_reader(xl, req->caller.pid);
     req->reply.iatt = *iatt;
     vl_unwind(req, 0);
 }

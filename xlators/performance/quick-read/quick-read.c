@@ -211,10 +211,11 @@ qr_readdir(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOMEM);
         return;
     }
-    /* Content only while listings' content gets read (qr_rdp_wanted):
-     * a tree walk that only lists (ls -lR, find) soon stops paying a
-     * file read per entry at the bricks. */
-    if (a->content_max == 0 && max > 0 && qr_rdp_wanted(xl))
+    /* Content only for a process that reads the small files it finds
+     * (qr_rdp_wanted): a tree walk that only lists (ls -lR, find) never
+     * pays a file read per entry at the bricks. */
+    if (a->content_max == 0 && max > 0
+        && qr_rdp_wanted(xl, req->caller.pid))
         r->args.readdir.content_max = (uint32_t)max;
     vl_wind(r, qr_readdir_done, req);
 }

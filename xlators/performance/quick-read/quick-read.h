@@ -13,14 +13,14 @@
 
 #include "vol/vol.h"
 
-/* readdirplus content (qr_rdp_wanted): asked for while fewer than
- * QR_RDP_SAMPLE copies were filled lately, or at least 1 in
- * QR_RDP_USED_RATIO of them was opened; one listing in QR_RDP_PROBE asks
- * anyway. "Lately": the counts halve every QR_RDP_HALF_MS. */
-#define QR_RDP_SAMPLE 512
-#define QR_RDP_USED_RATIO 2
-#define QR_RDP_PROBE 16
-#define QR_RDP_HALF_MS 500
+/* readdirplus content (qr_rdp_wanted): asked for only on behalf of a
+ * process that lately (QR_RDP_READER_MS) opened a small file from a copy
+ * here; QR_RDP_READERS such processes are remembered. A process that
+ * only lists (ls -lR, find) never makes the bricks read file contents;
+ * one that lists and reads (a script, grep -r, a build) gets them from
+ * its second directory on. */
+#define QR_RDP_READERS 32
+#define QR_RDP_READER_MS 5000
 
 enum qr_mem_type {
     QR_MT_MISC = 0,
@@ -99,12 +99,12 @@ struct qr_priv {
     atomic_uint_fast64_t rdp_used;    /* readdirplus copies opened */
     atomic_uint_fast64_t rdp_skipped; /* readdirplus sent without asking
                                          for content (little was used) */
-    /* Whether listings' content gets used (qr_rdp_wanted), under lock:
-     * counts halved every QR_RDP_HALF_MS. */
-    uint64_t rdp_win_fills;     /* copies filled by readdirplus */
-    uint64_t rdp_win_used;      /* of those, opened */
-    uint64_t rdp_win_ms;        /* when the counts were last halved */
-    uint64_t rdp_readdirs;      /* readdirplus seen (every 16th probes) */
+    /* Processes that lately opened a small file from a copy
+     * (qr_rdp_wanted), under lock; pid 0 = free slot. */
+    struct qr_rdp_reader {
+        uint32_t pid; /* caller's pid */
+        uint64_t ms;  /* qr_now_ms() of its last such open */
+    } rdp_readers[QR_RDP_READERS];
     atomic_uint_fast64_t evictions;   /* contents dropped for space */
 };
 
@@ -139,7 +139,8 @@ void qr_cache_note_use(vl_xlator_t *xl, vl_inode_t *inode);
 /* Whether a readdirplus should ask for content now: yes while listings'
  * content is mostly used, or too few were filled to tell, and one
  * listing in 16 anyway (to notice when reading starts again). */
-bool qr_rdp_wanted(vl_xlator_t *xl);
+bool qr_rdp_wanted(vl_xlator_t *xl, uint32_t pid);
+void qr_rdp_note_reader(vl_xlator_t *xl, uint32_t pid);
 /* Evicts until the cache fits cache-size (after reconfigure). */
 void qr_cache_shrink(vl_xlator_t *xl);
 /* Drops everything (fini). */

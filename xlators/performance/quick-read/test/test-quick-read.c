@@ -34,6 +34,9 @@
 #include "builtin.h"
 #include "vl-test.h"
 
+/* The pid of the process the tests' opens and listings come from. */
+#define T_PID 4242
+
 struct t_env {
     struct vl_test_graph *g; /* qr -> mock */
     vl_xlator_t *mock;       /* borrowed from g */
@@ -137,6 +140,7 @@ t_open(struct t_env *e, vl_fd_t *fd, int flags, struct vl_test_result *res)
 {
     vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_OPEN);
 
+    req->caller.pid = T_PID;
     VL_ARGS(req, open)->loc.inode = fd->inode;
     VL_ARGS(req, open)->flags = flags;
     VL_ARGS(req, open)->fd = fd;
@@ -602,6 +606,7 @@ t_readdirp(struct t_env *e, vl_fd_t *dfd, struct vl_test_result *res)
 {
     vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_READDIR);
 
+    req->caller.pid = T_PID;
     VL_ARGS(req, readdir)->fd = dfd;
     VL_ARGS(req, readdir)->size = 4096;
     VL_ARGS(req, readdir)->plus = true;
@@ -640,8 +645,9 @@ test_readdirp_fills(void **state)
     struct t_env *e = t_env_new(" option readdirp-content 16KiB\n");
     struct vl_test_result res = {0};
     vl_fd_t *dfd = vl_fd_new(e->root, O_RDONLY, 1);
-    vl_gfid_t g1, g2;
+    vl_gfid_t g0, g1, g2;
     vl_inode_t *in, *big;
+    uint32_t asked;
     vl_fd_t *fd;
     vl_req_t *r;
 
@@ -651,6 +657,22 @@ test_readdirp_fills(void **state)
     /* The large file's inode exists (distribute made it noting where the
      * entry lives); the small one's does not yet. */
     big = vl_inode_get(e->g->graph->itable, &g2, S_IFREG);
+    /* A process that has not opened a small file from a copy lately
+     * gets no content in its listings (ls -lR, find). */
+    r = t_readdirp(e, dfd, &res);
+    assert_int_equal(r->args.readdir.content_max, 0);
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    /* Once it has, its listings ask for content. */
+    vl_gfid_generate(&g0);
+    in = t_lookup(e, NULL, &g0, "hello", 5, 100, &asked);
+    fd = vl_fd_new(in, O_RDONLY, T_PID);
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
     r = t_readdirp(e, dfd, &res);
     assert_int_equal(r->args.readdir.content_max, 16 * 1024);
     r->reply.buf = vl_buf_new(64);
@@ -677,7 +699,8 @@ test_readdirp_fills(void **state)
     vl_test_result_clear(&res);
     t_read_cached(e, fd, 4096, 0, "xyz");
     vl_fd_unref(fd);
-    assert_int_equal(vl_mock_received(e->mock), 1); /* the readdir */
+    /* Below: the first readdir, the lookup, the second readdir. */
+    assert_int_equal(vl_mock_received(e->mock), 3);
     /* The large one opens below at once: no LOOKUP for content. */
     fd = vl_fd_new(big, O_RDONLY, 1);
     t_open_goes_down(e, fd, O_RDONLY, false, 0);
