@@ -223,8 +223,8 @@ posix_handle_is_hex2(const char *name)
 }
 
 
-void
-posix_handle_dirs_prime(vl_xlator_t *xl)
+int
+posix_handle_walk_dirs(vl_xlator_t *xl, posix_handle_dir_fn fn, void *arg)
 {
     struct posix_priv *priv = posix_priv(xl);
     struct dirent *d1;
@@ -234,11 +234,11 @@ posix_handle_dirs_prime(vl_xlator_t *xl)
     fd = openat(priv->root_fd, POSIX_META_DIR "/" POSIX_HANDLES_DIR,
                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return;
+        return -errno;
     top = fdopendir(fd);
     if (top == NULL) {
         close(fd);
-        return;
+        return -ENOMEM;
     }
     while ((d1 = readdir(top)) != NULL) {
         unsigned i1 = (unsigned)strtoul(d1->d_name, NULL, 16);
@@ -256,18 +256,40 @@ posix_handle_dirs_prime(vl_xlator_t *xl)
             close(fd);
             continue;
         }
-        atomic_fetch_or(&priv->handle_dirs1[i1 / POSIX_BITS_PER_WORD],
-                        1UL << (i1 % POSIX_BITS_PER_WORD));
         while ((d2 = readdir(mid)) != NULL) {
-            unsigned i = i1 << 8 | (unsigned)strtoul(d2->d_name, NULL, 16);
-
             if (posix_handle_is_hex2(d2->d_name))
-                atomic_fetch_or(&priv->handle_dirs[i / POSIX_BITS_PER_WORD],
-                                1UL << (i % POSIX_BITS_PER_WORD));
+                fn(xl, i1 << 8 | (unsigned)strtoul(d2->d_name, NULL, 16),
+                   dirfd(mid), d2->d_name, arg);
         }
         closedir(mid);
     }
     closedir(top);
+    return 0;
+}
+
+
+/* posix_handle_walk_dirs callback: notes xx/yy (and xx) as existing. */
+static void
+posix_handle_note_dir(vl_xlator_t *xl, unsigned index, int parent_fd,
+                      const char *name, void *arg)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    unsigned i1 = index >> 8;
+
+    (void)parent_fd;
+    (void)name;
+    (void)arg;
+    atomic_fetch_or(&priv->handle_dirs1[i1 / POSIX_BITS_PER_WORD],
+                    1UL << (i1 % POSIX_BITS_PER_WORD));
+    atomic_fetch_or(&priv->handle_dirs[index / POSIX_BITS_PER_WORD],
+                    1UL << (index % POSIX_BITS_PER_WORD));
+}
+
+
+void
+posix_handle_dirs_prime(vl_xlator_t *xl)
+{
+    (void)posix_handle_walk_dirs(xl, posix_handle_note_dir, NULL);
 }
 
 

@@ -191,22 +191,24 @@ posix_janitor_sweep_dir(vl_xlator_t *xl, int fd, const struct timespec *before)
 }
 
 
-/* Is name two lower-case hex digits (a handle directory level)? */
-static bool
-posix_janitor_is_hex2(const char *name)
+/* posix_handle_walk_dirs callback: sweeps xx/yy (name in parent_fd). */
+static void
+posix_janitor_sweep_one(vl_xlator_t *xl, unsigned index, int parent_fd,
+                        const char *name, void *arg)
 {
-    return strlen(name) == 2 && strspn(name, "0123456789abcdef") == 2;
+    int fd = openat(parent_fd, name,
+                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+    (void)index;
+    if (fd >= 0)
+        posix_janitor_sweep_dir(xl, fd, arg);
 }
 
 
 int
 posix_janitor_sweep(vl_xlator_t *xl)
 {
-    struct posix_priv *priv = posix_priv(xl);
     struct timespec before;
-    struct dirent *d1;
-    DIR *top;
-    int fd;
 
     /* Handles whose last name went after this (live unlinks, an open
      * file's handle on its way to .mortar/unlink) are not the sweep's. */
@@ -217,42 +219,7 @@ posix_janitor_sweep(vl_xlator_t *xl)
         before.tv_sec--;
         before.tv_nsec += 1000000000L - POSIX_JANITOR_SWEEP_MARGIN_NS;
     }
-    fd = openat(priv->root_fd, POSIX_META_DIR "/" POSIX_HANDLES_DIR,
-                O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    top = fdopendir(fd);
-    if (top == NULL) {
-        close(fd);
-        return -ENOMEM;
-    }
-    while ((d1 = readdir(top)) != NULL) {
-        struct dirent *d2;
-        DIR *mid;
-
-        if (!posix_janitor_is_hex2(d1->d_name))
-            continue;
-        fd = openat(dirfd(top), d1->d_name,
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        mid = fdopendir(fd);
-        if (mid == NULL) {
-            close(fd);
-            continue;
-        }
-        while ((d2 = readdir(mid)) != NULL) {
-            if (!posix_janitor_is_hex2(d2->d_name))
-                continue;
-            fd = openat(dirfd(mid), d2->d_name,
-                        O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-            if (fd >= 0)
-                posix_janitor_sweep_dir(xl, fd, &before);
-        }
-        closedir(mid);
-    }
-    closedir(top);
-    return 0;
+    return posix_handle_walk_dirs(xl, posix_janitor_sweep_one, &before);
 }
 
 

@@ -190,6 +190,16 @@ bool posix_handle_dir_known(vl_xlator_t *xl, const vl_gfid_t *gfid);
 /* Marks the handle directories that exist on the disk as known (two
  * levels of getdents; run by the janitor thread at start). */
 void posix_handle_dirs_prime(vl_xlator_t *xl);
+/* Called for each handle directory xx/yy: index = xx << 8 | yy, name
+ * "yy" inside parent_fd (the xx directory, open for the call only). */
+typedef void (*posix_handle_dir_fn)(vl_xlator_t *xl, unsigned index,
+                                    int parent_fd, const char *name,
+                                    void *arg);
+/* Walks the handle tree's xx/yy directories (the prime of the known-dir
+ * bitmaps and the janitor's sweep); 0 or -errno if the tree cannot be
+ * opened. */
+int posix_handle_walk_dirs(vl_xlator_t *xl, posix_handle_dir_fn fn,
+                           void *arg);
 int posix_handle_create(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);
