@@ -17,40 +17,7 @@
 # default layout of 4 subvolumes (MurmurHash3 x86_32, seed 0, equal
 # ranges in index order: doc/distribute.md).
 pick() {
-    python3 - "$@" <<'PY'
-import sys
-def mm3(data):
-    c1, c2, h, n = 0xcc9e2d51, 0x1b873593, 0, len(data)
-    for i in range(0, n - n % 4, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
-        k = (k * c1) & 0xffffffff
-        k = ((k << 15) | (k >> 17)) & 0xffffffff
-        k = (k * c2) & 0xffffffff
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & 0xffffffff
-        h = (h * 5 + 0xe6546b64) & 0xffffffff
-    t, k = data[n - n % 4:], 0
-    for i in reversed(range(len(t))):
-        k = (k << 8) | t[i]
-    if t:
-        k = (k * c1) & 0xffffffff
-        k = ((k << 15) | (k >> 17)) & 0xffffffff
-        k = (k * c2) & 0xffffffff
-        h ^= k
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85ebca6b) & 0xffffffff
-    h ^= h >> 13
-    h = (h * 0xc2b2ae35) & 0xffffffff
-    h ^= h >> 16
-    return h
-want, prefix = int(sys.argv[1]), sys.argv[2]
-chunk = (1 << 32) // 4
-j = 0
-while min(mm3(("%s.%d" % (prefix, j)).encode()) // chunk, 3) != want:
-    j += 1
-print("%s.%d" % (prefix, j))
-PY
+    python3 "$(dirname "$0")/../lib/dist_hash.py" pick 4 "$1" "$2"
 }
 
 # mode_of BRICK NAME: octal mode of d/NAME on that brick, or "-".

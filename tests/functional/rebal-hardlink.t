@@ -25,37 +25,13 @@
 # Prints "group name brick" lines. MurmurHash3 x86_32, seed 0.
 mm3_py() {
     cat > "$T/mm3.py" <<'PY'
-import sys
-def mm3(data):
-    c1, c2, h, n = 0xcc9e2d51, 0x1b873593, 0, len(data)
-    for i in range(0, n - n % 4, 4):
-        k = int.from_bytes(data[i:i + 4], "little")
-        k = (k * c1) & 0xffffffff
-        k = ((k << 15) | (k >> 17)) & 0xffffffff
-        k = (k * c2) & 0xffffffff
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & 0xffffffff
-        h = (h * 5 + 0xe6546b64) & 0xffffffff
-    t, k = data[n - n % 4:], 0
-    for i in reversed(range(len(t))):
-        k = (k << 8) | t[i]
-    if t:
-        k = (k * c1) & 0xffffffff
-        k = ((k << 15) | (k >> 17)) & 0xffffffff
-        k = (k * c2) & 0xffffffff
-        h ^= k
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85ebca6b) & 0xffffffff
-    h ^= h >> 13
-    h = (h * 0xc2b2ae35) & 0xffffffff
-    h ^= h >> 16
-    return h
+import os, sys
+sys.path.insert(0, os.environ["DIST_HASH_DIR"])
+from dist_hash import slot
 nsub, decom = int(sys.argv[1]), int(sys.argv[2])
 live = [i for i in range(nsub) if i != decom]
-chunk = (1 << 32) // len(live)
 def brick(name):
-    return live[min(mm3(name.encode()) // chunk, len(live) - 1)]
+    return live[slot(name, len(live))]
 if sys.argv[3:4] == ["pick"]:
     # PREFIX.N hashing to brick BRICK under this layout
     j = 0
@@ -96,6 +72,7 @@ rehash() {
     python3 "$T/mm3.py" "$1" "$2" -
 }
 mm3_py
+export DIST_HASH_DIR="$(cd "$(dirname "$0")/../lib" && pwd)"
 
 for i in 0 1 2; do
     alloc_port "P$i"
