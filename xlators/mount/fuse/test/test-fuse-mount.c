@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -791,8 +792,13 @@ test_mount_readers_wake_one_and_stop(void **state)
         assert_int_equal(stat(path, &st), 0);
     after = reader_sleeps(&n_readers);
     /* One woken reader per request: <= 2 per stat. Four woken per
-     * request would be >= 4 per stat. */
-    assert_true(after - before >= N_STATS);
+     * request would be >= 4 per stat. There is no tight lower bound: a
+     * reader preempted between its reply and its next read(2) finds the
+     * next request already queued and does not sleep (CI's parallel
+     * make check did that), so only "the readers were counted at all". */
+    if (after - before < N_STATS / 8)
+        fail_msg("only %ld reader wake-ups for %d stats: not counting "
+                 "the readers?", after - before, N_STATS);
     if (after - before >= 3L * N_STATS)
         fail_msg("%ld reader wake-ups for %d stats", after - before,
                  N_STATS);
@@ -817,6 +823,11 @@ main(void)
         cmocka_unit_test(test_mount_bad_mountpoint),
     };
 
+    /* A crash of a bridge thread while the test thread waits in a FUSE
+     * request on its own mount would hang for ever: the core dump waits
+     * for every thread, and that one waits for the dead bridge. Not
+     * dumpable skips the dump, so the crash ends the test. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     vl_global_init();
     cmocka_set_message_output(CM_OUTPUT_TAP);
     if (vl_registry_add(&xl_mount_fuse) != 0
