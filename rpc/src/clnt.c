@@ -270,10 +270,11 @@ vrpc_clnt_peer(vrpc_clnt_t *clnt)
 
 
 int
-vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
-               uint32_t proc, const struct vl_caller *caller, xdrproc_t fn,
-               void *args, const struct iovec *payload, int n_payload,
-               vrpc_reply_fn *cb, void *cookie)
+vrpc_clnt_call_buf(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
+                   uint32_t proc, const struct vl_caller *caller,
+                   xdrproc_t fn, void *args, const struct iovec *payload,
+                   int n_payload, vl_buf_t *keep, vrpc_reply_fn *cb,
+                   void *cookie)
 {
     struct iovec iov[9];
     struct clnt_call *call, *mine;
@@ -309,7 +310,7 @@ vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
         iov[0].iov_len = hdr_len;
         for (int i = 0; i < n_payload; i++)
             iov[i + 1] = payload[i];
-        rc = vrpc_conn_send(clnt->conn, iov, n_payload + 1);
+        rc = vrpc_conn_send_buf(clnt->conn, iov, n_payload + 1, keep);
         vl_free(hdr);
     }
     if (rc == 0)
@@ -323,4 +324,15 @@ vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
         return 0;
     vl_free(mine);
     return rc;
+}
+
+
+int
+vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
+               uint32_t proc, const struct vl_caller *caller, xdrproc_t fn,
+               void *args, const struct iovec *payload, int n_payload,
+               vrpc_reply_fn *cb, void *cookie)
+{
+    return vrpc_clnt_call_buf(clnt, prog, vers, proc, caller, fn, args,
+                              payload, n_payload, NULL, cb, cookie);
 }

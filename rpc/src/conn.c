@@ -19,9 +19,9 @@
  *          pending a drain task lets another loop thread deliver them too.
  *          Records of one connection may therefore be handled concurrently
  *          and in any order (RPC matches them by XID).
- * Output:  vrpc_conn_send (any thread) writes the record directly when the
- *          queue is empty; what the socket does not take is copied into the
- *          queue, and EPOLLOUT is armed to flush it.
+ * Output:  conn-out.c: vrpc_conn_send (any thread) writes the record
+ *          directly when the queue is empty; what the socket does not take
+ *          is queued (bulk data by reference) and EPOLLOUT is armed.
  * Threads: input (edge-triggered, on the socket) and output (one-shot,
  *          on a dup of it) are separate registrations. EPOLLOUT is armed
  *          only while is_out_armed is false (set by whoever arms it,
@@ -45,21 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vrpc.h"
-
-#define CONN_STAGE_SIZE (64 * 1024)
-#define CONN_DIRECT_MIN (16 * 1024)  /* read bodies this big in place */
-#define CONN_SOCK_BUF (4 * 1024 * 1024)
-#define CONN_MAX_IOV 16
-#define CONN_READS_PER_CB 64        /* then deliver before reading on */
-#define CONN_MAX_DRAINERS 2         /* threads delivering one conn's queue */
-
-/* A parsed record waiting to be delivered. */
-struct conn_rec {
-    struct conn_rec *next; /* queue link */
-    vl_buf_t *rec;         /* owned ref */
-    size_t len;            /* record length */
-};
+#include "conn-int.h"
 
 /* The connection whose record this thread is delivering (or whose input
  * callback it runs), so that a close from inside on_record neither waits
@@ -68,52 +54,6 @@ static __thread vrpc_conn_t *conn_tls_cur;
 /* The connection whose on_record this thread is inside. */
 static __thread vrpc_conn_t *conn_tls_deliv;
 
-struct vrpc_out {
-    struct vrpc_out *next; /* queue link */
-    size_t len;            /* bytes in data */
-    size_t off;            /* bytes already written */
-    char data[];           /* owned copy of the record's unsent part */
-};
-
-struct vrpc_conn {
-    atomic_int refs;                  /* freed at 0 */
-    vl_loop_t *loop;                  /* borrowed */
-    int fd;                           /* owned; closed at the last unref */
-    int out_fd;                       /* owned dup of fd for io_out, or -1 */
-    const struct vrpc_conn_ops *ops;  /* borrowed, static */
-    void *arg;                        /* for ops */
-    pthread_mutex_t lock;             /* guards the fields below it */
-    vl_io_t *io_in;                   /* owned; EPOLLIN|EPOLLET on fd */
-    bool is_reading;                  /* a thread holds the parser */
-    bool is_read_again;               /* an input event came while it
-                                         did: it reads once more */
-    struct conn_rec *pend_head;       /* owned; parsed, not delivered */
-    struct conn_rec *pend_tail;       /* last of the queue */
-    unsigned n_drainers;              /* threads popping pend + posted
-                                         drain tasks */
-    unsigned n_delivering;            /* threads inside on_record */
-    vl_io_t *io_out;                  /* owned; EPOLLOUT on out_fd */
-    struct vrpc_out *out_head;        /* owned queue of unsent bytes */
-    struct vrpc_out *out_tail;        /* last of the queue */
-    bool is_out_armed;                /* an EPOLLOUT event may be pending */
-    bool is_started;                  /* vrpc_conn_start ran */
-    bool is_closed;                   /* vrpc_conn_close ran */
-    bool is_close_done;               /* on_close has returned */
-    bool is_connecting;               /* waiting for connect(2) */
-    bool is_out_running;              /* the output callback runs... */
-    pthread_t out_thread;             /* ...on this thread */
-    pthread_t closer;                 /* thread running the close */
-    pthread_cond_t close_cond;        /* signalled when close is done and
-                                         when n_delivering drops */
-    struct vrpc_rm rm;                /* input callback's parser */
-    char *stage;                      /* owned; input staging buffer */
-    size_t stage_len;                 /* valid bytes in stage */
-    size_t stage_off;                 /* bytes of stage already parsed */
-    char peer[64];                    /* "addr:port" */
-    char peer_addr[48];               /* "addr" */
-};
-
-static void conn_out_cb(vl_io_t *io, int fd, uint32_t events, void *arg);
 
 
 static void
@@ -208,14 +148,9 @@ vrpc_conn_ref(vrpc_conn_t *c)
 void
 vrpc_conn_unref(vrpc_conn_t *c)
 {
-    struct vrpc_out *o;
-
     if (c == NULL || atomic_fetch_sub(&c->refs, 1) != 1)
         return;
-    while ((o = c->out_head) != NULL) {
-        c->out_head = o->next;
-        vl_free(o);
-    }
+    vrpc_conn_out_clear_locked(c);
     while (c->pend_head != NULL) {
         struct conn_rec *r = c->pend_head;
 
@@ -275,7 +210,6 @@ conn_in_own_cb_locked(vrpc_conn_t *c)
 void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
-    struct vrpc_out *o;
     vl_io_t *io_in, *io_out;
     bool had_regs;
     unsigned self_delivering;
@@ -294,11 +228,9 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     }
     c->is_closed = true;
     c->closer = pthread_self();
-    while ((o = c->out_head) != NULL) {
-        c->out_head = o->next;
-        vl_free(o);
-    }
-    c->out_tail = NULL;
+    /* Unsent records go now (with the buffers they hold): nobody will
+     * write them. */
+    vrpc_conn_out_clear_locked(c);
     io_in = c->io_in;
     c->io_in = NULL;
     io_out = c->io_out;
@@ -325,149 +257,6 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     pthread_mutex_unlock(&c->lock);
     if (had_regs)
         vrpc_conn_unref(c); /* the registrations' ref */
-}
-
-
-/* Writes queued bytes until the queue is empty or the socket is full.
- * Returns 0 or -errno of a fatal write error. */
-static int
-conn_flush_locked(vrpc_conn_t *c)
-{
-    struct vrpc_out *o;
-
-    while ((o = c->out_head) != NULL) {
-        ssize_t w = send(c->fd, o->data + o->off, o->len - o->off,
-                         MSG_NOSIGNAL);
-
-        if (w < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return 0;
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        o->off += (size_t)w;
-        if (o->off < o->len)
-            return 0;
-        c->out_head = o->next;
-        if (c->out_head == NULL)
-            c->out_tail = NULL;
-        vl_free(o);
-    }
-    return 0;
-}
-
-
-/* Copies the unsent tail (skip bytes already written) into the queue. */
-static int
-conn_queue_locked(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
-                  size_t total, size_t skip)
-{
-    struct vrpc_out *o;
-    size_t pos = 0;
-
-    o = vl_malloc(NULL, sizeof(*o) + (total - skip), VL_MT_MISC);
-    if (o == NULL)
-        return -ENOMEM;
-    o->next = NULL;
-    o->len = total - skip;
-    o->off = 0;
-    for (int i = 0; i < n_iov; i++) {
-        const char *base = iov[i].iov_base;
-        size_t l = iov[i].iov_len;
-
-        if (skip >= l) {
-            skip -= l;
-            continue;
-        }
-        memcpy(o->data + pos, base + skip, l - skip);
-        pos += l - skip;
-        skip = 0;
-    }
-    if (c->out_tail != NULL)
-        c->out_tail->next = o;
-    else
-        c->out_head = o;
-    c->out_tail = o;
-    return 0;
-}
-
-
-/* Makes sure an EPOLLOUT event will come (registering the output side on
- * first use); never re-arms one that may still be pending. */
-static int
-conn_arm_out_locked(vrpc_conn_t *c)
-{
-    int rc = 0;
-
-    if (c->is_out_armed || !c->is_started || c->is_closed)
-        return 0;
-    if (c->io_out == NULL)
-        rc = vl_io_add(c->loop, c->out_fd, EPOLLOUT, conn_out_cb, c,
-                       &c->io_out);
-    else
-        rc = vl_io_modify(c->io_out, EPOLLOUT);
-    if (rc == 0)
-        c->is_out_armed = true;
-    return rc;
-}
-
-
-int
-vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov)
-{
-    struct iovec v[CONN_MAX_IOV + 1];
-    uint32_t mark;
-    size_t total = 0, written = 0;
-    int rc = 0;
-    int n = 0;
-
-    if (n_iov > CONN_MAX_IOV)
-        return -EINVAL;
-    for (int i = 0; i < n_iov; i++)
-        total += iov[i].iov_len;
-    if (total > VRPC_MAX_RECORD)
-        return -EMSGSIZE;
-    mark = htonl((uint32_t)total | VRPC_LAST_FRAG);
-    v[n].iov_base = &mark;
-    v[n++].iov_len = sizeof(mark);
-    for (int i = 0; i < n_iov; i++)
-        if (iov[i].iov_len > 0)
-            v[n++] = iov[i];
-    total += sizeof(mark);
-
-    pthread_mutex_lock(&c->lock);
-    if (c->is_closed) {
-        rc = -ENOTCONN;
-        goto out;
-    }
-    if (c->out_head == NULL && !c->is_connecting && c->is_started) {
-        struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)n};
-        ssize_t w;
-
-        do {
-            w = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-        } while (w < 0 && errno == EINTR);
-        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            rc = -errno;
-            goto out;
-        }
-        written = w > 0 ? (size_t)w : 0;
-        if (written == total)
-            goto out;
-    }
-    rc = conn_queue_locked(c, v, n, total, written);
-    if (rc == 0 && !c->is_connecting)
-        rc = conn_arm_out_locked(c);
-out:
-    pthread_mutex_unlock(&c->lock);
-    /* A failed write, or a partial record we could not queue, leaves the
-     * stream unusable. */
-    if (rc != 0 && rc != -ENOTCONN && (rc != -ENOMEM || written > 0)) {
-        vrpc_conn_close(c, rc);
-        rc = -ENOTCONN;
-    }
-    return rc;
 }
 
 
@@ -738,9 +527,8 @@ conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
 }
 
 
-/* Finishes a non-blocking connect: 0, or -errno (then the caller closes). */
-static int
-conn_connect_done(vrpc_conn_t *c)
+int
+vrpc_conn_connect_done(vrpc_conn_t *c)
 {
     int err = 0;
     socklen_t sl = sizeof(err);
@@ -768,44 +556,6 @@ conn_connect_done(vrpc_conn_t *c)
 }
 
 
-static void
-conn_out_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
-{
-    vrpc_conn_t *c = vrpc_conn_ref(arg);
-    bool connecting;
-    int rc = 0;
-
-    pthread_mutex_lock(&c->lock);
-    if (c->is_closed) {
-        pthread_mutex_unlock(&c->lock);
-        vrpc_conn_unref(c);
-        return;
-    }
-    c->is_out_armed = false; /* this event fired; arming is allowed again */
-    c->is_out_running = true;
-    c->out_thread = pthread_self();
-    connecting = c->is_connecting;
-    pthread_mutex_unlock(&c->lock);
-
-    if (connecting)
-        rc = conn_connect_done(c);
-
-    pthread_mutex_lock(&c->lock);
-    if (rc == 0 && !c->is_closed) {
-        rc = conn_flush_locked(c);
-        if (rc == 0 && c->out_head != NULL)
-            rc = conn_arm_out_locked(c);
-    }
-    pthread_mutex_unlock(&c->lock);
-    if (rc != 0)
-        vrpc_conn_close(c, rc); /* still marked running, see conn_in_cb */
-    pthread_mutex_lock(&c->lock);
-    c->is_out_running = false;
-    pthread_mutex_unlock(&c->lock);
-    vrpc_conn_unref(c);
-}
-
-
 int
 vrpc_conn_start(vrpc_conn_t *c)
 {
@@ -820,11 +570,11 @@ vrpc_conn_start(vrpc_conn_t *c)
     /* Under the lock so that no callback runs before io_in/io_out are
      * set. A connecting socket waits for EPOLLOUT first. */
     if (c->is_connecting)
-        rc = conn_arm_out_locked(c);
+        rc = vrpc_conn_arm_out_locked(c);
     else
         rc = conn_arm_in_locked(c);
     if (rc == 0 && !c->is_connecting && c->out_head != NULL)
-        rc = conn_arm_out_locked(c);
+        rc = vrpc_conn_arm_out_locked(c);
     pthread_mutex_unlock(&c->lock);
     return rc;
 }

@@ -265,9 +265,9 @@ vrpc_encode_reply(uint32_t xid, enum vrpc_accept accept, xdrproc_t fn,
 
 
 int
-vrpc_send_reply(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
-                xdrproc_t fn, void *res, const struct iovec *payload,
-                int n_payload)
+vrpc_send_reply_buf(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
+                    xdrproc_t fn, void *res, const struct iovec *payload,
+                    int n_payload, vl_buf_t *keep)
 {
     struct iovec iov[9];
     char *hdr = NULL;
@@ -283,7 +283,17 @@ vrpc_send_reply(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
     iov[0].iov_len = hdr_len;
     for (int i = 0; i < n_payload; i++)
         iov[i + 1] = payload[i];
-    rc = vrpc_conn_send(c, iov, n_payload + 1);
+    rc = vrpc_conn_send_buf(c, iov, n_payload + 1, keep);
     vl_free(hdr);
     return rc;
+}
+
+
+int
+vrpc_send_reply(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
+                xdrproc_t fn, void *res, const struct iovec *payload,
+                int n_payload)
+{
+    return vrpc_send_reply_buf(c, xid, accept, fn, res, payload, n_payload,
+                               NULL);
 }

@@ -4,8 +4,9 @@
  *
  *   record.c  ONC-RPC record marking parser (pure, fed bytes or filled
  *             directly by read(2))
- *   conn.c    one non-blocking TCP connection on a vl_loop: input parser,
- *             mutex-guarded output queue, connect completion
+ *   conn.c    one non-blocking TCP connection on a vl_loop: lifetime,
+ *             input parser, close, connect completion
+ *   conn-out.c  its mutex-guarded output queue (conn-int.h: shared state)
  *   msg.c     ONC-RPC call/reply headers and the caller credential
  *   clnt.c    calls in flight on a connection, matched by XID
  *   listen.c  listening socket and outgoing connect
@@ -91,6 +92,12 @@ void vrpc_conn_unref(vrpc_conn_t *c); /* NULL is allowed */
  * Bytes not written at once are copied, so iov is free on return.
  * 0, -ENOTCONN (closed), -EMSGSIZE or -ENOMEM. */
 int vrpc_conn_send(vrpc_conn_t *c, const struct iovec *iov, int n_iov);
+/* Like vrpc_conn_send, but segments lying inside keep (may be NULL) are
+ * not copied when the socket is full: the queue takes a ref on keep and
+ * sends from it, so keep's bytes must not change until it is released.
+ * Other segments are copied as above. */
+int vrpc_conn_send_buf(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
+                       vl_buf_t *keep);
 /* Idempotent; on_close runs (once) with reason. Safe from any thread,
  * including callbacks. Outside c's own callbacks it returns only once
  * on_close has run, whoever started the close. */
@@ -146,6 +153,12 @@ int vrpc_encode_reply(uint32_t xid, enum vrpc_accept accept, xdrproc_t fn,
 int vrpc_send_reply(vrpc_conn_t *c, uint32_t xid, enum vrpc_accept accept,
                     xdrproc_t fn, void *res, const struct iovec *payload,
                     int n_payload);
+/* The same, the payload segments inside keep sent by reference (see
+ * vrpc_conn_send_buf). */
+int vrpc_send_reply_buf(vrpc_conn_t *c, uint32_t xid,
+                        enum vrpc_accept accept, xdrproc_t fn, void *res,
+                        const struct iovec *payload, int n_payload,
+                        vl_buf_t *keep);
 /* Decodes body bytes with fn into res (zeroed by the caller). On success
  * *consumed gets the XDR bytes used (payload follows). -EPROTO on bad
  * input (res is freed again). Free res with xdr_free(fn, res). */
@@ -176,6 +189,13 @@ int vrpc_clnt_call(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
                    uint32_t proc, const struct vl_caller *caller,
                    xdrproc_t fn, void *args, const struct iovec *payload,
                    int n_payload, vrpc_reply_fn *cb, void *cookie);
+/* The same, payload segments inside keep (may be NULL) sent by
+ * reference (see vrpc_conn_send_buf). */
+int vrpc_clnt_call_buf(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
+                       uint32_t proc, const struct vl_caller *caller,
+                       xdrproc_t fn, void *args, const struct iovec *payload,
+                       int n_payload, vl_buf_t *keep, vrpc_reply_fn *cb,
+                       void *cookie);
 /* Closes the connection; calls in flight get -ENOTCONN. */
 void vrpc_clnt_close(vrpc_clnt_t *clnt);
 /* Drops the caller's ref (after close or on_close). */

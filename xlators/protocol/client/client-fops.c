@@ -445,10 +445,16 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
     }
     local->generation = gen;
     /* The record is written or copied before this returns, so tmp can go
-     * right after (the answer may already have come, too). */
-    rc = vrpc_clnt_call(clnt, MRT_FOPS_PROG, MRT_VERSION,
-                        VRPC_FOP_PROC(req->op), &req->caller, desc->args, &w,
-                        payload, n_payload, client_fop_done, req);
+     * right after (the answer may already have come, too); only a write's
+     * data inside its buffer is queued by reference (with a ref of its
+     * own) when the socket is full, and nobody changes those bytes: the
+     * brick answers only once it has them all. */
+    rc = vrpc_clnt_call_buf(clnt, MRT_FOPS_PROG, MRT_VERSION,
+                            VRPC_FOP_PROC(req->op), &req->caller, desc->args,
+                            &w, payload, n_payload,
+                            req->op == VL_FOP_WRITE ? req->args.write.buf
+                                                    : NULL,
+                            client_fop_done, req);
     vl_free(tmp);
     vrpc_clnt_unref(clnt);
     if (rc != 0)

@@ -536,9 +536,11 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
         r.readlink.link = (status == 0 && rp != NULL && rp->link != NULL)
                               ? rp->link
                               : "";
-    rc = vrpc_send_reply(call->cl->conn, call->xid, VRPC_SUCCESS,
-                         vrpc_rsp_xdr(call->desc->rsp), &r, iov,
-                         n_payload);
+    /* Data that follows the XDR (read, lookup content, readdirplus
+     * content) lies in rp->buf: a full socket queues it by reference. */
+    rc = vrpc_send_reply_buf(call->cl->conn, call->xid, VRPC_SUCCESS,
+                             vrpc_rsp_xdr(call->desc->rsp), &r, iov,
+                             n_payload, rp != NULL ? rp->buf : NULL);
     if (rc != 0 && rc != -ENOTCONN)
         vl_log(call->cl->priv->xl, VL_LOG_WARNING, "%s reply to %s: %s",
                vl_fop_name(call->op), vrpc_conn_peer(call->cl->conn),
