@@ -13,7 +13,10 @@
  * Every fop that changes a name also answers the parent directory's
  * attributes after the change (reply.postparent, from an fstat of the
  * parent's fd: no path lookup), which saves the client a STAT of it.
- * Threads: io-threads workers; no locks of our own.
+ * A name being made is registered in posix-making.c until its GFID is
+ * on (or it is undone): a lookup of it meanwhile waits, never heals it.
+ * Threads: io-threads workers or inline on event threads; the making
+ * registry's lock (posix-making.c).
  */
 #include "config.h"
 
@@ -188,6 +191,12 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
 
     if (a->loc.parent != NULL && a->loc.name != NULL) {
         rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+        if (rc == 0 && vl_gfid_is_null(&obj.gfid)
+            && posix_making_wait(xl, &a->loc.parent->gfid, a->loc.name)) {
+            /* A fop of ours was making it: read what it left. */
+            posix_obj_put(&obj);
+            rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
+        }
         if (rc != 0)
             goto out;
         if (vl_gfid_is_null(&obj.gfid)) {
@@ -222,6 +231,7 @@ void
 posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_mknod_args *a = VL_ARGS(req, mknod);
+    struct posix_making making;
     struct posix_obj obj;
     mode_t type = a->mode & S_IFMT;
     int rc;
@@ -235,13 +245,14 @@ posix_fop_mknod(vl_xlator_t *xl, vl_req_t *req)
         rc = -EINVAL;
         goto put;
     }
+    posix_making_begin(xl, &making, &a->loc.parent->gfid, a->loc.name);
     if (mknodat(obj.atfd, obj.rel, type | (a->mode & ~a->umask & 0777),
-                (dev_t)a->rdev) < 0) {
+                (dev_t)a->rdev) < 0)
         rc = -errno;
-        goto put;
-    }
-    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
-                            a->mode & ~a->umask, -1, type);
+    else
+        rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
+                                a->mode & ~a->umask, -1, type);
+    posix_making_end(xl, &making);
 put:
     posix_obj_put(&obj);
 out:
@@ -258,6 +269,7 @@ void
 posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    struct posix_making making;
     struct posix_obj obj;
     int fd = -1;
     int rc;
@@ -273,9 +285,13 @@ posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
     rc = posix_entry_prepare(xl, &a->loc, &a->gfid, &obj);
     if (rc != 0)
         goto out;
+    /* Registered until the GFID is on or the directory undone: a lookup
+     * of the name meanwhile waits instead of healing it (posix-making.c).
+     */
+    posix_making_begin(xl, &making, &a->loc.parent->gfid, a->loc.name);
     if (mkdirat(obj.atfd, obj.rel, a->mode & ~a->umask & 0777) < 0) {
         rc = -errno;
-        goto put;
+        goto end;
     }
     if (a->xattr_name != NULL) {
         fd = openat(obj.atfd, obj.rel,
@@ -286,12 +302,13 @@ posix_fop_mkdir(vl_xlator_t *xl, vl_req_t *req)
             vl_log(xl, VL_LOG_WARNING, "undoing mkdir of %s: xattr %s: %s",
                    obj.rel, a->xattr_name, strerror(-rc));
             unlinkat(obj.atfd, obj.rel, AT_REMOVEDIR);
-            goto put;
+            goto end;
         }
     }
     rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
                             a->mode & ~a->umask, fd, S_IFDIR);
-put:
+end:
+    posix_making_end(xl, &making);
     if (fd >= 0)
         close(fd);
     posix_obj_put(&obj);
@@ -304,6 +321,7 @@ void
 posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_symlink_args *a = VL_ARGS(req, symlink);
+    struct posix_making making;
     struct posix_obj obj;
     int rc;
 
@@ -318,12 +336,13 @@ posix_fop_symlink(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENAMETOOLONG;
         goto put;
     }
-    if (symlinkat(a->target, obj.atfd, obj.rel) < 0) {
+    posix_making_begin(xl, &making, &a->loc.parent->gfid, a->loc.name);
+    if (symlinkat(a->target, obj.atfd, obj.rel) < 0)
         rc = -errno;
-        goto put;
-    }
-    rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid, 0777,
-                            -1, S_IFLNK);
+    else
+        rc = posix_entry_finish(xl, req, &obj, a->loc.parent, &a->gfid,
+                                0777, -1, S_IFLNK);
+    posix_making_end(xl, &making);
 put:
     posix_obj_put(&obj);
 out:
@@ -349,8 +368,10 @@ void
 posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_create_args *a = VL_ARGS(req, create);
+    struct posix_making making;
     struct posix_obj obj;
     bool is_new = true;
+    bool is_making = false;
     int flags = posix_open_flags(a->flags);
     int fd;
     int rc;
@@ -362,12 +383,18 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
         rc = -EINVAL;
         goto put;
     }
+    posix_making_begin(xl, &making, &a->loc.parent->gfid, a->loc.name);
+    is_making = true;
     fd = openat(obj.atfd, obj.rel, flags | O_CREAT | O_EXCL,
                 a->mode & ~a->umask & 0777);
     if (fd < 0 && errno == EEXIST && !(a->flags & O_EXCL)) {
         /* Opening an existing file: it keeps its own GFID. Never open a
-         * directory or a FIFO (it would block) here. */
+         * directory or a FIFO (it would block) here. One that another
+         * fop is still making gets its GFID from that fop, not a heal. */
         is_new = false;
+        posix_making_end(xl, &making);
+        is_making = false;
+        (void)posix_making_wait(xl, &a->loc.parent->gfid, a->loc.name);
         rc = posix_obj_stat(&obj);
         if (rc == 0 && !S_ISREG(obj.st.st_mode))
             rc = S_ISDIR(obj.st.st_mode) ? -EISDIR : -EEXIST;
@@ -399,6 +426,8 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
         posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
                          &req->reply.has_postparent);
 put:
+    if (is_making)
+        posix_making_end(xl, &making);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

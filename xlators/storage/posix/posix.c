@@ -439,6 +439,7 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     priv->root_fd = -1;
     priv->handles_fd = -1;
     priv->unlink_fd = -1;
+    posix_making_init(priv);
     xl->priv = priv;
 
     rc = posix_root_open(conf->directory, &priv->root_fd, err);
@@ -476,6 +477,7 @@ out:
             close(priv->handles_fd);
         if (priv->unlink_fd >= 0)
             close(priv->unlink_fd);
+        posix_making_fini(priv);
         vl_free(priv);
         xl->priv = NULL;
     }
@@ -494,6 +496,7 @@ posix_fini(vl_xlator_t *xl)
     close(priv->root_fd);
     close(priv->handles_fd);
     close(priv->unlink_fd);
+    posix_making_fini(priv);
     vl_free(priv);
     xl->priv = NULL;
 }

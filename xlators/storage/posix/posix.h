@@ -106,6 +106,14 @@ struct posix_janitor {
 
 /* Runtime state (xl->priv), set up by init and immutable afterwards,
  * except the atomics at the end (caches shared by all threads). */
+/* A name being made by a creating fop of this brick (posix-making.c);
+ * lives on that fop's stack. */
+struct posix_making {
+    vl_gfid_t parent;            /* the parent directory's GFID */
+    const char *name;            /* borrowed from the fop's loc */
+    struct posix_making *next;   /* (making_lock) next in the list */
+};
+
 struct posix_priv {
     int root_fd;     /* owned; O_RDONLY|O_DIRECTORY fd of the brick root */
     int handles_fd;  /* owned; O_PATH fd of .mortar/handles */
@@ -129,6 +137,11 @@ struct posix_priv {
     /* Same for the first level .mortar/handles/xx (bit xx). */
     atomic_ulong handle_dirs1[256 / (8 * sizeof(unsigned long))];
     struct posix_janitor janitor; /* its own locks; see above */
+    /* Names being made right now (posix-making.c). */
+    pthread_mutex_t making_lock;  /* guards the three below */
+    pthread_cond_t making_cond;   /* a making fop ended (waiters only) */
+    struct posix_making *making;  /* (making_lock) list, newest first */
+    unsigned n_making_waiters;    /* (making_lock) lookups waiting */
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
@@ -288,6 +301,19 @@ void posix_janitor_flush(vl_xlator_t *xl);
  * the call began); 0 or -errno. */
 int posix_janitor_sweep(vl_xlator_t *xl);
 void posix_janitor_dump(vl_xlator_t *xl, FILE *out);
+
+/* posix-making.c */
+void posix_making_init(struct posix_priv *priv);
+void posix_making_fini(struct posix_priv *priv);
+/* Registers parent/name as being made by the calling fop (node on its
+ * stack) until posix_making_end(node). */
+void posix_making_begin(vl_xlator_t *xl, struct posix_making *node,
+                        const vl_gfid_t *parent, const char *name);
+void posix_making_end(vl_xlator_t *xl, struct posix_making *node);
+/* Waits while parent/name is being made; true if it had to wait (then
+ * the caller reads the object again). */
+bool posix_making_wait(vl_xlator_t *xl, const vl_gfid_t *parent,
+                       const char *name);
 
 /* posix-inode.c: may clients use xattr key name? 0 or -errno. */
 int posix_xattr_name_check(const char *name);

@@ -10,12 +10,16 @@
  * (postparent) answered by create, mkdir, rename, unlink and rmdir; an
  * xattr set by mkdir itself (vl_mkdir_args.xattr_name); unlink's short
  * path with the client's inode as a hint (GFID from the handle's stat,
- * hard links, open files, stale hints).
+ * hard links, open files, stale hints); a lookup arriving inside a mkdir
+ * waits for it instead of healing its directory (posix-making.c).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -530,6 +534,174 @@ test_unlink_hint_links_and_open(void **state)
 }
 
 
+/* --- a lookup inside a creating fop (posix-making.c) -------------------- */
+
+struct pc_lookup_thread {
+    struct pt *t;        /* the brick */
+    const char *name;    /* looked up in the root */
+    int rc;              /* lookup's answer */
+    struct vl_iatt iatt; /* its attributes when rc is 0 */
+};
+
+
+static void *
+pc_lookup_main(void *arg)
+{
+    struct pc_lookup_thread *l = arg;
+
+    l->rc = pt_lookup(l->t, l->t->root, l->name, &l->iatt, NULL);
+    return NULL;
+}
+
+
+static unsigned
+pc_making_waiters(struct pt *t)
+{
+    struct posix_priv *priv = posix_priv(t->xl);
+    unsigned n;
+
+    pthread_mutex_lock(&priv->making_lock);
+    n = priv->n_making_waiters;
+    pthread_mutex_unlock(&priv->making_lock);
+    return n;
+}
+
+
+/* Waits (up to ~20 s, so a broken build fails instead of hanging) until
+ * one lookup waits for a name being made. */
+static bool
+pc_wait_for_waiter(struct pt *t)
+{
+    for (int i = 0; i < 20000; i++) {
+        if (pc_making_waiters(t) == 1)
+            return true;
+        usleep(1000);
+    }
+    return false;
+}
+
+
+/* The race of doc/distribute.md ("Open race"): a mkdir has made its
+ * directory but not yet set its GFID when a lookup of the name arrives.
+ * The lookup must not give the directory a GFID of its own (the mkdir's
+ * GFID would then fail with EEXIST and the mkdir be undone): it waits and
+ * answers the mkdir's GFID; if the mkdir undoes its directory, ENOENT.
+ * The test plays the mkdir between its mkdirat and its GFID by hand,
+ * registered as posix_fop_mkdir registers itself. */
+static void
+test_lookup_waits_for_mkdir(void **state)
+{
+    struct pt *t = *state;
+    struct posix_making making;
+    struct pc_lookup_thread l = {.t = t, .name = "racing"};
+    char path[PATH_MAX];
+    pthread_t th;
+    vl_gfid_t g, disk;
+
+    snprintf(path, sizeof(path), "%s/racing", t->brick);
+    posix_making_begin(t->xl, &making, &t->root->gfid, "racing");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(pthread_create(&th, NULL, pc_lookup_main, &l), 0);
+    if (!pc_wait_for_waiter(t)) {
+        posix_making_end(t->xl, &making);
+        pthread_join(th, NULL);
+        fail_msg("lookup did not wait for the mkdir (rc %d)", l.rc);
+    }
+    /* Not healed behind the mkdir's back. */
+    assert_int_equal(pt_disk_gfid(t, "racing", &disk), -ENODATA);
+    vl_gfid_generate(&g);
+    assert_int_equal(setxattr(path, "trusted.mortar.gfid", g.bytes,
+                              sizeof(g.bytes), XATTR_CREATE), 0);
+    posix_making_end(t->xl, &making);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(l.rc, 0);
+    assert_true(vl_gfid_equal(&l.iatt.gfid, &g));
+    assert_int_equal(pt_disk_gfid(t, "racing", &disk), 0);
+    assert_true(vl_gfid_equal(&disk, &g));
+
+    /* A mkdir that fails and removes its directory: the lookup finds
+     * nothing, and nothing is healed. */
+    posix_making_begin(t->xl, &making, &t->root->gfid, "undone");
+    snprintf(path, sizeof(path), "%s/undone", t->brick);
+    assert_int_equal(mkdir(path, 0755), 0);
+    l.name = "undone";
+    l.rc = 1;
+    assert_int_equal(pthread_create(&th, NULL, pc_lookup_main, &l), 0);
+    if (!pc_wait_for_waiter(t)) {
+        posix_making_end(t->xl, &making);
+        pthread_join(th, NULL);
+        fail_msg("lookup did not wait for the mkdir (rc %d)", l.rc);
+    }
+    assert_int_equal(rmdir(path), 0);
+    posix_making_end(t->xl, &making);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(l.rc, -ENOENT);
+
+    /* The registry is empty again: a directory made by hand is healed at
+     * once, as before. */
+    assert_null(posix_priv(t->xl)->making);
+    snprintf(path, sizeof(path), "%s/byhand", t->brick);
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(pt_lookup(t, t->root, "byhand", &l.iatt, NULL), 0);
+    assert_false(vl_gfid_is_null(&l.iatt.gfid));
+}
+
+
+/* Real mkdirs of one name racing lookups of it on another thread: every
+ * mkdir succeeds and keeps the GFID it was given (before the fix, a
+ * lookup landing between mkdirat and the GFID healed the directory and
+ * the mkdir failed with EEXIST; this part only catches that sometimes,
+ * test_lookup_waits_for_mkdir always does). */
+struct pc_lookup_loop {
+    struct pt *t;              /* the brick */
+    atomic_bool is_done;       /* set by the mkdir side */
+};
+
+
+static void *
+pc_lookup_loop_main(void *arg)
+{
+    struct pc_lookup_loop *l = arg;
+
+    while (!atomic_load(&l->is_done))
+        (void)pt_lookup(l->t, l->t->root, "busy", NULL, NULL);
+    return NULL;
+}
+
+
+static void
+test_mkdir_races_lookup(void **state)
+{
+    struct pt *t = *state;
+    struct pc_lookup_loop l = {.t = t};
+    pthread_t th;
+
+    atomic_init(&l.is_done, false);
+    assert_int_equal(pthread_create(&th, NULL, pc_lookup_loop_main, &l), 0);
+    for (int i = 0; i < 300; i++) {
+        vl_inode_t *dir = NULL;
+        union vl_fop_args a = {0};
+        struct vl_reply r;
+        int rc;
+
+        rc = pt_mkdir(t, t->root, "busy", 0755, &dir);
+        if (rc != 0) {
+            atomic_store(&l.is_done, true);
+            pthread_join(th, NULL);
+            fail_msg("mkdir %d failed: %d", i, rc);
+        }
+        a.rmdir.loc.parent = t->root;
+        a.rmdir.loc.name = "busy";
+        a.rmdir.loc.inode = dir;
+        assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+        vl_reply_clear(&r);
+        vl_inode_unref(dir);
+    }
+    atomic_store(&l.is_done, true);
+    assert_int_equal(pthread_join(th, NULL), 0);
+}
+
+
 const struct CMUnitTest pt_create_tests[] = {
     cmocka_unit_test_setup_teardown(test_create_mode_owner_gfid, pt_setup,
                                     pt_teardown),
@@ -540,5 +712,9 @@ const struct CMUnitTest pt_create_tests[] = {
     cmocka_unit_test_setup_teardown(test_unlink_hint, pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_unlink_hint_links_and_open,
                                     pt_setup, pt_teardown),
+    cmocka_unit_test_setup_teardown(test_lookup_waits_for_mkdir, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_mkdir_races_lookup, pt_setup,
+                                    pt_teardown),
 };
 const size_t pt_n_create_tests = VL_ARRAY_SIZE(pt_create_tests);
