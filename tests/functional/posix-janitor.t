@@ -5,7 +5,8 @@
 # MORTAR_POSIX_FAULT=janitor-hold) deleted files leave handles with link
 # count 1 and no name; a kill -9 of the brick with them queued and a
 # restart (without the fault) sweeps them all: no handle of a deleted file
-# is left, every live file (also hard-linked ones) still reads back, and
+# nor handle symlink of a removed directory (a whole removed tree) is
+# left, live directories keep theirs, every live file (also hard-linked ones) still reads back, and
 # the space comes back. Then a running janitor removes handles by itself,
 # and a clean stop (TERM) leaves nothing behind either.
 # TIMEOUT: 240
@@ -21,6 +22,16 @@ orphans() {
 # Handles of regular files (live ones have link count >= 2).
 handles() {
     find "$B0/.mortar/handles" -type f | wc -l
+}
+
+# Directory handle symlinks (the root's and each directory's), and those
+# leading nowhere (removed directories').
+dirlinks() {
+    find "$B0/.mortar/handles" -type l | wc -l
+}
+
+deadlinks() {
+    find "$B0/.mortar/handles" -xtype l | wc -l
 }
 
 avail_kib() {
@@ -40,6 +51,9 @@ TEST mount_client "$P0" b0 "$M0"
 TEST wait_for_mount "$M0"
 
 TEST mkdir "$M0/del" "$M0/keep"
+# Directories to remove (a tree, and ten side by side) and to keep.
+TEST mkdir -p "$M0/del/t1/t2/t3" "$M0/livedirs/a/b"
+TEST sh -c "for i in \$(seq 1 10); do mkdir '$M0/del/u'\$i; done"
 # 200 small files and 8 of 8 MiB to delete; 50 to keep, two of them
 # with a second name.
 TEST sh -c "for i in \$(seq 1 200); do echo \"d\$i\" > '$M0/del/f'\$i; done"
@@ -51,6 +65,8 @@ TEST rm "$M0/keep/f2"
 SUM="$(sums)"
 EXPECT "258" handles
 EXPECT "0" orphans
+EXPECT "19" dirlinks
+EXPECT "0" deadlinks
 sync
 BEFORE="$(avail_kib)"
 
@@ -59,6 +75,7 @@ TEST rm -rf "$M0/del"
 EXPECT "N" sh -c "[ -e '$M0/del' ] && echo Y || echo N"
 EXPECT "208" orphans
 EXPECT "258" handles
+EXPECT "14" deadlinks
 
 # A crash with the handles queued, a restart without the fault point:
 # the sweep removes every handle of a deleted file.
@@ -67,7 +84,10 @@ sleep 0.2
 TEST start_brick b0 "$B0" "$P0"
 EXPECT_WITHIN 30 "0" orphans
 EXPECT "50" handles
+EXPECT_WITHIN 30 "0" deadlinks
+EXPECT "5" dirlinks
 EXPECT_WITHIN 30 "ok" errno_of stat "$M0/keep/f3"
+EXPECT "ok" errno_of stat "$M0/livedirs/a/b"
 EXPECT "$SUM" sums
 EXPECT "k1" cat "$M0/keep/f1-link"
 EXPECT "k2" cat "$M0/keep/f2-link"

@@ -28,7 +28,19 @@
  * first sweeps .mortar/handles for regular files with link count 1 (no
  * name) and a ctime older than the sweep's start, and removes them; the
  * brick serves meanwhile. See README.md for why nothing legitimate has
- * such a handle. Directory symlinks left by a crash are not swept.
+ * such a handle. It also removes directory handle symlinks (older than
+ * its start) whose directory is gone: the symlink names parent GFID P
+ * and a name; the handle is dead if P's handle is missing, or P resolves
+ * (walking the handle symlinks up, opening the names down, without the
+ * itable) and the name in it is missing, no directory, or a directory
+ * with another GFID. A name without GFID may be a mkdir in flight (it
+ * sets the GFID after mkdirat): kept. P not resolvable (itself a dead
+ * handle, or a rename half done above it) defers the decision; deferred
+ * handles are retried while retries remove something (a removed subtree:
+ * the top goes first, then what was under it). The removal re-checks
+ * everything under remove_lock (mkdir's GFID reuse takes it), and moves
+ * the symlink aside before unlinking it: a rename's handle update that
+ * slipped in between is put back, never lost.
  *
  * Fault point (tests): MORTAR_POSIX_FAULT=janitor-hold in the
  * environment keeps the thread from removing anything (nor sweeping).
@@ -154,9 +166,309 @@ posix_janitor_unclaim(vl_xlator_t *xl)
 }
 
 
+/* What the sweep knows of a directory handle symlink. */
+enum posix_janitor_verdict {
+    POSIX_JANITOR_LIVE,   /* leads to its directory (or not ours) */
+    POSIX_JANITOR_DEAD,   /* its directory is gone: remove it */
+    POSIX_JANITOR_UNSURE, /* the parent does not resolve now: retry */
+};
+
+/* The sweep's state (one call of posix_janitor_sweep, its thread). */
+struct posix_janitor_sweep {
+    struct timespec before; /* handles changed after this are not ours */
+    vl_gfid_t *deferred;    /* owned; directory handles to retry */
+    size_t n_deferred;      /* used entries of deferred */
+    size_t cap_deferred;    /* allocated entries of deferred */
+};
+
+/* Deferred directory handles kept at most (16 bytes each). */
+#define POSIX_JANITOR_DEFER_MAX 65536
+/* Deepest parent chain the sweep resolves. */
+#define POSIX_JANITOR_MAX_DEPTH 4096
+
+
+/* Parses a directory handle's target "../../xx/yy/<parent>/<name>". */
+static int
+posix_janitor_target_parse(const char *target, vl_gfid_t *parent,
+                           char *name /* OUT, NAME_MAX + 1 */)
+{
+    char str[VL_GFID_STR_LEN];
+    size_t len;
+
+    if (strncmp(target, "../../", 6) != 0
+        || strlen(target) < 12 + VL_GFID_STR_LEN + 1)
+        return -EINVAL;
+    target += 12;
+    memcpy(str, target, VL_GFID_STR_LEN - 1);
+    str[VL_GFID_STR_LEN - 1] = '\0';
+    if (vl_gfid_parse(str, parent) != 0 || target[VL_GFID_STR_LEN - 1] != '/')
+        return -EINVAL;
+    target += VL_GFID_STR_LEN;
+    len = strlen(target);
+    if (len == 0 || len > NAME_MAX || strchr(target, '/') != NULL)
+        return -EINVAL;
+    memcpy(name, target, len + 1);
+    return 0;
+}
+
+
+/* Reads gfid's directory handle: 0 (parent and name filled), -ENOENT
+ * (no handle), -EINVAL (not a directory handle) or -errno. */
+static int
+posix_janitor_read_dir_handle(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                              vl_gfid_t *parent, char *name)
+{
+    char hrel[POSIX_HANDLE_REL_LEN];
+    char target[PATH_MAX];
+    ssize_t len;
+
+    posix_handle_rel(gfid, hrel);
+    len = readlinkat(posix_priv(xl)->handles_fd, hrel, target,
+                     sizeof(target) - 1);
+    if (len < 0)
+        return -errno;
+    target[len] = '\0';
+    return posix_janitor_target_parse(target, parent, name);
+}
+
+
+/* Opens directory gfid (O_PATH, *out owned by the caller) through the
+ * handle symlinks alone (no itable: fini frees it while this thread may
+ * run). -ENOENT: gfid's own handle is missing; -ESTALE: the chain does
+ * not lead to a directory with this GFID now. */
+static int
+posix_janitor_dir_open(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    char (*names)[NAME_MAX + 1] = NULL;
+    vl_gfid_t cur = *gfid, check;
+    size_t n = 0;
+    int base = -1, fd, rc;
+
+    names = vl_malloc(xl, 16 * sizeof(*names), POSIX_MT_JANITOR);
+    if (names == NULL)
+        return -ENOMEM;
+    for (size_t cap = 16; !vl_gfid_is_root(&cur); n++) {
+        if (n == POSIX_JANITOR_MAX_DEPTH) {
+            rc = -ELOOP;
+            goto out;
+        }
+        if (n == cap) {
+            void *p = vl_realloc(names, 2 * cap * sizeof(*names));
+
+            if (p == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            names = p;
+            cap *= 2;
+        }
+        rc = posix_janitor_read_dir_handle(xl, &cur, &cur, names[n]);
+        if (rc != 0) {
+            if (n > 0 || rc != -ENOENT)
+                rc = -ESTALE;
+            goto out;
+        }
+    }
+    base = fcntl(priv->root_fd, F_DUPFD_CLOEXEC, 0);
+    if (base < 0) {
+        rc = -errno;
+        goto out;
+    }
+    while (n > 0) {
+        fd = openat(base, names[--n],
+                    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(base);
+        base = fd;
+        if (base < 0) {
+            rc = -ESTALE;
+            goto out;
+        }
+    }
+    if (posix_gfid_get(base, ".", &check) != 0
+        || !vl_gfid_equal(&check, gfid)) {
+        rc = -ESTALE;
+        goto out;
+    }
+    *out = base;
+    base = -1;
+    rc = 0;
+out:
+    if (base >= 0)
+        close(base);
+    vl_free(names);
+    return rc;
+}
+
+
+/* Judges directory gfid's handle symlink (see the file comment). */
+static enum posix_janitor_verdict
+posix_janitor_dir_verdict(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    enum posix_janitor_verdict v = POSIX_JANITOR_LIVE;
+    char name[NAME_MAX + 1];
+    vl_gfid_t parent, g;
+    struct stat st;
+    int pfd = -1;
+    int rc;
+
+    /* The root's handle and anything else not shaped like a directory
+     * handle are not the sweep's. */
+    if (vl_gfid_is_root(gfid)
+        || posix_janitor_read_dir_handle(xl, gfid, &parent, name) != 0)
+        return POSIX_JANITOR_LIVE;
+    rc = posix_janitor_dir_open(xl, &parent, &pfd);
+    if (rc == -ENOENT) /* the parent's handle went: the parent is gone */
+        return POSIX_JANITOR_DEAD;
+    if (rc != 0)
+        return POSIX_JANITOR_UNSURE;
+    if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        v = errno == ENOENT ? POSIX_JANITOR_DEAD : POSIX_JANITOR_LIVE;
+    else if (!S_ISDIR(st.st_mode))
+        v = POSIX_JANITOR_DEAD;
+    else if (posix_gfid_get(pfd, name, &g) != 0)
+        v = POSIX_JANITOR_LIVE; /* no GFID yet: a mkdir in flight? */
+    else if (!vl_gfid_equal(&g, gfid))
+        v = POSIX_JANITOR_DEAD;
+    close(pfd);
+    return v;
+}
+
+
+/* Removes gfid's directory handle symlink if it is still inode ino,
+ * older than the sweep and dead; returns the verdict. Holds remove_lock
+ * (a mkdir reusing the GFID waits). The symlink is renamed aside first:
+ * if a rename's handle update replaced it after the check, what was
+ * taken is the new one, and it goes back. */
+static enum posix_janitor_verdict
+posix_janitor_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino,
+                         const struct timespec *before)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    struct posix_janitor *j = &priv->janitor;
+    enum posix_janitor_verdict v = POSIX_JANITOR_LIVE;
+    char hrel[POSIX_HANDLE_REL_LEN];
+    char aside[POSIX_HANDLE_REL_LEN + 32];
+    struct stat st;
+
+    posix_handle_rel(gfid, hrel);
+    snprintf(aside, sizeof(aside), "%.6s.sweep-%d", hrel, (int)getpid());
+    pthread_mutex_lock(&j->remove_lock);
+    if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0
+        || !S_ISLNK(st.st_mode) || st.st_ino != ino
+        || !posix_janitor_is_older(&st, before))
+        goto out;
+    v = posix_janitor_dir_verdict(xl, gfid);
+    if (v != POSIX_JANITOR_DEAD)
+        goto out;
+    if (renameat(priv->handles_fd, hrel, priv->handles_fd, aside) < 0) {
+        v = POSIX_JANITOR_LIVE;
+        goto out;
+    }
+    if (fstatat(priv->handles_fd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0
+        && st.st_ino != ino) {
+        /* A fresh handle: back, unless an even newer one is there. */
+        if (renameat2(priv->handles_fd, aside, priv->handles_fd, hrel,
+                      RENAME_NOREPLACE) == 0)
+            goto out_live;
+    }
+    unlinkat(priv->handles_fd, aside, 0);
+    if (st.st_ino != ino)
+        goto out_live;
+    pthread_mutex_lock(&j->lock);
+    j->n_swept++;
+    pthread_mutex_unlock(&j->lock);
+    goto out;
+out_live:
+    v = POSIX_JANITOR_LIVE;
+out:
+    pthread_mutex_unlock(&j->remove_lock);
+    return v;
+}
+
+
+/* Notes a directory handle to judge again later (dropped when full). */
+static void
+posix_janitor_defer(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
+                    const vl_gfid_t *gfid)
+{
+    if (sw->n_deferred == sw->cap_deferred) {
+        size_t cap = sw->cap_deferred == 0 ? 64 : 2 * sw->cap_deferred;
+        void *p;
+
+        if (cap > POSIX_JANITOR_DEFER_MAX)
+            return;
+        p = sw->deferred == NULL
+                ? vl_malloc(xl, cap * sizeof(*sw->deferred),
+                            POSIX_MT_JANITOR)
+                : vl_realloc(sw->deferred, cap * sizeof(*sw->deferred));
+        if (p == NULL)
+            return;
+        sw->deferred = p;
+        sw->cap_deferred = cap;
+    }
+    sw->deferred[sw->n_deferred++] = *gfid;
+}
+
+
+/* Sweeps one directory handle symlink (name in dirfd, st its lstat). */
+static void
+posix_janitor_sweep_link(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
+                         const vl_gfid_t *gfid, const struct stat *st)
+{
+    /* Unlocked first: most symlinks are live, and judging one resolves
+     * its parent chain; the removal judges again under the lock. */
+    switch (posix_janitor_dir_verdict(xl, gfid)) {
+    case POSIX_JANITOR_DEAD:
+        if (posix_janitor_remove_dir(xl, gfid, st->st_ino, &sw->before)
+            == POSIX_JANITOR_UNSURE)
+            posix_janitor_defer(xl, sw, gfid);
+        break;
+    case POSIX_JANITOR_UNSURE:
+        posix_janitor_defer(xl, sw, gfid);
+        break;
+    case POSIX_JANITOR_LIVE:
+        break;
+    }
+}
+
+
+/* Retries the deferred directory handles while that removes some. */
+static void
+posix_janitor_sweep_deferred(vl_xlator_t *xl, struct posix_janitor_sweep *sw)
+{
+    char hrel[POSIX_HANDLE_REL_LEN];
+    bool is_progress = true;
+    struct stat st;
+
+    while (is_progress && sw->n_deferred > 0) {
+        size_t keep = 0;
+
+        is_progress = false;
+        for (size_t i = 0; i < sw->n_deferred; i++) {
+            const vl_gfid_t *g = &sw->deferred[i];
+            enum posix_janitor_verdict v;
+
+            posix_handle_rel(g, hrel);
+            if (fstatat(posix_priv(xl)->handles_fd, hrel, &st,
+                        AT_SYMLINK_NOFOLLOW) < 0
+                || !S_ISLNK(st.st_mode))
+                continue;
+            v = posix_janitor_remove_dir(xl, g, st.st_ino, &sw->before);
+            if (v == POSIX_JANITOR_DEAD)
+                is_progress = true;
+            else if (v == POSIX_JANITOR_UNSURE)
+                sw->deferred[keep++] = *g;
+        }
+        sw->n_deferred = keep;
+    }
+}
+
+
 /* Sweeps one handle directory xx/yy (fd owned, closed here). */
 static void
-posix_janitor_sweep_dir(vl_xlator_t *xl, int fd, const struct timespec *before)
+posix_janitor_sweep_dir(vl_xlator_t *xl, int fd,
+                        struct posix_janitor_sweep *sw)
 {
     struct posix_janitor *j = &posix_priv(xl)->janitor;
     struct dirent *d;
@@ -169,18 +481,24 @@ posix_janitor_sweep_dir(vl_xlator_t *xl, int fd, const struct timespec *before)
         return;
     }
     while ((d = readdir(dir)) != NULL) {
-        /* Directory handles are symlinks, temporaries have longer
-         * names: only regular files named by a GFID. */
-        if ((d->d_type != DT_REG && d->d_type != DT_UNKNOWN)
+        /* Temporaries have longer names: only handles named by a GFID,
+         * regular files (files) and symlinks (directories). */
+        if ((d->d_type != DT_REG && d->d_type != DT_LNK
+             && d->d_type != DT_UNKNOWN)
             || strlen(d->d_name) != VL_GFID_STR_LEN - 1
             || vl_gfid_parse(d->d_name, &gfid) != 0)
             continue;
         if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
-            || !S_ISREG(st.st_mode) || st.st_nlink != 1
-            || !posix_janitor_is_older(&st, before))
+            || !posix_janitor_is_older(&st, &sw->before))
+            continue;
+        if (S_ISLNK(st.st_mode)) {
+            posix_janitor_sweep_link(xl, sw, &gfid, &st);
+            continue;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
             continue;
         pthread_mutex_lock(&j->remove_lock);
-        if (posix_janitor_remove_locked(xl, &gfid, st.st_ino, before)) {
+        if (posix_janitor_remove_locked(xl, &gfid, st.st_ino, &sw->before)) {
             pthread_mutex_lock(&j->lock);
             j->n_swept++;
             pthread_mutex_unlock(&j->lock);
@@ -208,18 +526,23 @@ posix_janitor_sweep_one(vl_xlator_t *xl, unsigned index, int parent_fd,
 int
 posix_janitor_sweep(vl_xlator_t *xl)
 {
-    struct timespec before;
+    struct posix_janitor_sweep sw = {0};
+    int rc;
 
     /* Handles whose last name went after this (live unlinks, an open
      * file's handle on its way to .mortar/unlink) are not the sweep's. */
-    clock_gettime(CLOCK_REALTIME, &before);
-    if (before.tv_nsec >= POSIX_JANITOR_SWEEP_MARGIN_NS) {
-        before.tv_nsec -= POSIX_JANITOR_SWEEP_MARGIN_NS;
+    clock_gettime(CLOCK_REALTIME, &sw.before);
+    if (sw.before.tv_nsec >= POSIX_JANITOR_SWEEP_MARGIN_NS) {
+        sw.before.tv_nsec -= POSIX_JANITOR_SWEEP_MARGIN_NS;
     } else {
-        before.tv_sec--;
-        before.tv_nsec += 1000000000L - POSIX_JANITOR_SWEEP_MARGIN_NS;
+        sw.before.tv_sec--;
+        sw.before.tv_nsec += 1000000000L - POSIX_JANITOR_SWEEP_MARGIN_NS;
     }
-    return posix_handle_walk_dirs(xl, posix_janitor_sweep_one, &before);
+    rc = posix_handle_walk_dirs(xl, posix_janitor_sweep_one, &sw);
+    if (rc == 0)
+        posix_janitor_sweep_deferred(xl, &sw);
+    vl_free(sw.deferred);
+    return rc;
 }
 
 

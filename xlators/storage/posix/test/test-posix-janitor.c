@@ -10,7 +10,10 @@
  * its old handle is queued keeps its new handle; a running janitor
  * removes what is queued, a stop drains the queue and leaves the clean
  * marker; the sweep alone removes a handle made orphan on disk; rmdir
- * leaves the directory's handle symlink to the janitor the same way.
+ * leaves the directory's handle symlink to the janitor the same way, and
+ * the sweep removes the symlinks of directories gone from the disk (a
+ * whole subtree too) but not those of live directories nor one whose
+ * name exists without GFID yet (a mkdir in flight).
  */
 #include "config.h"
 
@@ -393,6 +396,86 @@ test_janitor_sweep_orphans(void **state)
 }
 
 
+/* rmdir of brick-relative path on the disk (what a crash after an rmdir
+ * with its handle queued leaves). */
+static void
+pj_rmdir_disk(struct pt *t, const char *rel)
+{
+    char path[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    assert_int_equal(rmdir(path), 0);
+}
+
+
+/* The sweep and directory handles: gone directories' symlinks go (a
+ * removed subtree whose parents the walk may meet first too, a name now
+ * a file or another directory); live ones, the root's and one whose
+ * name is back without GFID (a mkdir between mkdirat and its GFID)
+ * stay. */
+static void
+test_janitor_sweep_dirs(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *a, *b, *x, *y, *z, *m, *r, *s, *s2;
+    vl_gfid_t gx, gy, gz, gm, gr, gs;
+    char path[PATH_MAX];
+    struct stat st;
+    unsigned long swept;
+    int fd;
+
+    assert_int_equal(pt_mkdir(t, t->root, "a", 0755, &a), 0);
+    assert_int_equal(pt_mkdir(t, a, "b", 0755, &b), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "x", 0755, &x), 0);
+    assert_int_equal(pt_mkdir(t, x, "y", 0755, &y), 0);
+    assert_int_equal(pt_mkdir(t, y, "z", 0755, &z), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "m", 0755, &m), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "r", 0755, &r), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "s", 0755, &s), 0);
+    gx = x->gfid, gy = y->gfid, gz = z->gfid;
+    gm = m->gfid, gr = r->gfid, gs = s->gfid;
+    pj_rmdir_disk(t, "x/y/z");
+    pj_rmdir_disk(t, "x/y");
+    pj_rmdir_disk(t, "x");
+    pj_rmdir_disk(t, "m");
+    snprintf(path, sizeof(path), "%s/m", t->brick);
+    assert_int_equal(mkdir(path, 0755), 0); /* no GFID (yet) */
+    pj_rmdir_disk(t, "r");
+    snprintf(path, sizeof(path), "%s/r", t->brick);
+    fd = open(path, O_CREAT | O_WRONLY, 0644);
+    assert_true(fd >= 0);
+    close(fd);
+    pj_rmdir_disk(t, "s");
+    /* Drop the cached directory fds: the names were changed by hand. */
+    vl_inode_unref(x), vl_inode_unref(y), vl_inode_unref(z);
+    vl_inode_unref(m), vl_inode_unref(r), vl_inode_unref(s);
+    assert_int_equal(pt_mkdir(t, t->root, "s", 0755, &s2), 0);
+    assert_false(vl_gfid_equal(&s2->gfid, &gs));
+    usleep(100 * 1000);
+
+    swept = posix_priv(t->xl)->janitor.n_swept;
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_swept - swept, 5);
+    assert_int_equal(pj_handle_stat(t, &gx, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gy, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gz, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gr, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gs, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gm, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(pj_handle_stat(t, &t->root->gfid, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &a->gfid, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &b->gfid, &st), 0);
+    assert_int_equal(pj_handle_stat(t, &s2->gfid, &st), 0);
+    assert_int_equal(pt_lookup_gfid(t, &b->gfid, NULL, NULL), 0);
+    assert_int_equal(pt_lookup_gfid(t, &s2->gfid, NULL, NULL), 0);
+
+    vl_inode_unref(a);
+    vl_inode_unref(b);
+    vl_inode_unref(s2);
+}
+
+
 const struct CMUnitTest pt_janitor_tests[] = {
     cmocka_unit_test_setup_teardown(test_janitor_queued_is_dead_then_swept,
                                     pt_setup, pt_teardown),
@@ -403,6 +486,8 @@ const struct CMUnitTest pt_janitor_tests[] = {
     cmocka_unit_test_setup_teardown(test_janitor_drains, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_sweep_dirs, pt_setup,
                                     pt_teardown),
 };
 const size_t pt_n_janitor_tests = VL_ARRAY_SIZE(pt_janitor_tests);
