@@ -451,6 +451,14 @@ static const vl_option_t fuse_options[] = {
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "
                        "(unsafe when several clients share files)."),
+    VL_OPT_BOOL("readdirplus-auto", struct vfuse_conf, is_rdplus_auto,
+                .def = "off",
+                .doc = "Let the kernel choose per listing between READDIR "
+                       "and READDIRPLUS (FUSE_READDIRPLUS_AUTO: plus for "
+                       "a directory's first batch and after a lookup in "
+                       "it). Off: every listing is READDIRPLUS, so the "
+                       "names of all batches come with their attributes "
+                       "(no LOOKUP per later name)."),
     VL_OPT_BOOL("flush-behind", struct vfuse_conf, is_flush_behind,
                 .def = "on", .aliases = {"performance.flush-behind"},
                 .doc = "Answer close(2)'s FLUSH at once when this mount "

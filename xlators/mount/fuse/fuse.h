@@ -76,6 +76,7 @@ struct vfuse_conf {
     bool is_acl;               /* pass system.posix_acl_* xattrs down */
     bool is_selinux;           /* pass security.selinux down */
     bool is_writeback;         /* FUSE_WRITEBACK_CACHE */
+    bool is_rdplus_auto;       /* FUSE_READDIRPLUS_AUTO (else always plus) */
     bool is_capability;        /* off: no file has security.capability */
     bool is_flush_behind;      /* FLUSH without locks answered here */
     uint64_t connect_timeout;  /* ms to wait for CHILD_UP */

@@ -279,7 +279,8 @@ test_init_want(void **state)
     assert_true(want & FUSE_HANDLE_KILLPRIV_V2);
     assert_true(want & FUSE_MAX_PAGES);
     assert_true(want & FUSE_DO_READDIRPLUS);
-    assert_true(want & FUSE_READDIRPLUS_AUTO);
+    /* Every listing is READDIRPLUS unless readdirplus-auto is on. */
+    assert_false(want & FUSE_READDIRPLUS_AUTO);
     assert_true(want & FUSE_POSIX_LOCKS);
     assert_true(want & FUSE_FLOCK_LOCKS);
     assert_true(want & FUSE_INIT_EXT);
@@ -288,6 +289,8 @@ test_init_want(void **state)
                          | FUSE_SPLICE_MOVE));
     conf.is_writeback = true;
     assert_true(vfuse_init_want(&conf) & FUSE_WRITEBACK_CACHE);
+    conf.is_rdplus_auto = true;
+    assert_true(vfuse_init_want(&conf) & FUSE_READDIRPLUS_AUTO);
 }
 
 
