@@ -34,7 +34,11 @@ end-volume
 VOL
 } > "$T/vol/traced.vol"
 # A long entry timeout keeps m0's dentries (and so the stale hint below).
-TEST mount_volfile "$T/vol/traced.vol" "$M0" -o entry-timeout=600
+# A long attribute timeout keeps the parent attributes of section 6 for
+# longer than a loaded machine takes between an op and the GETATTR the
+# check makes (1 s was missed there: a statedump alone can take that).
+TEST mount_volfile "$T/vol/traced.vol" "$M0" \
+    -o entry-timeout=600,attribute-timeout=600
 TEST mount_client "$P0" b0 "$M1"
 TEST wait_for_mount "$M1"
 CLOG="$T/log/client-$(echo "$M0" | tr '/' '_').log"
