@@ -169,6 +169,7 @@ dist_task_run(vl_xlator_t *xl, vl_req_t *req,
             rc = -err; /* nobody would ever run it */
     }
     if (rc == 0) {
+        atomic_fetch_add(&dist_priv(xl)->n_tasks, 1);
         if (w->tail != NULL)
             w->tail->next = t;
         else

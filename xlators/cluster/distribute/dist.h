@@ -140,6 +140,12 @@ struct dist_local {
                                nor ENOTCONN */
     atomic_int n_down;      /* fan-outs: children that were not reached */
     atomic_bool has_reply;  /* fan-outs: a reply was moved up already */
+    _Atomic uint64_t mask_ok;   /* async mkdir/rmdir round: children that
+                                   made / removed their copy */
+    _Atomic uint64_t mask_more; /* same round: EEXIST (mkdir: stale copy)
+                                   or ENOTEMPTY (rmdir) */
+    atomic_int err_subvol;  /* child that gave hard_err */
+    void *mk;               /* async mkdir: owned struct dist_mkdir_state */
     bool has_hint_gfid;     /* hint_gfid is set */
     vl_gfid_t hint_gfid;    /* lookup: GFID of the directory the hashed
                                subvolume answered */
@@ -178,6 +184,8 @@ struct dist_priv {
     atomic_uint_fast64_t n_heals;    /* directory heals done (dump) */
     atomic_uint_fast64_t n_rd_reads; /* readdirs sent to children (dump) */
     atomic_uint_fast64_t n_rd_waits; /* readdirs that waited for one */
+    atomic_uint_fast64_t n_tasks;    /* requests handed to a worker
+                                        thread (dump, tests) */
     struct dist_workers *workers;    /* owned; dist-worker.c */
     struct dist_task statfs_task;    /* (lock: is_statfs_busy) background
                                         statfs refresh */

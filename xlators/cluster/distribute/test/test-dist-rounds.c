@@ -11,7 +11,10 @@
  *     layout range in the mkdir (two rounds; a stale copy elsewhere gets
  *     it in a third); EEXIST on the hashed brick touches no other brick;
  *   lookup of a directory: the hashed brick, then lookup and layout
- *     (by the GFID the hashed brick gave) on every brick in one round.
+ *     (by the GFID the hashed brick gave) on every brick in one round;
+ *   rmdir: every brick in one round;
+ *   mkdir and rmdir run on the callbacks, no worker thread, unless a
+ *     stale copy or ENOTEMPTY needs one (dist_priv.n_tasks).
  * readdir's rounds are checked in test-dist-readdir.
  */
 #include "config.h"
@@ -237,6 +240,8 @@ test_mkdir_hashed_first(void **state)
     char name[32];
     vl_inode_t *fresh;
 
+    uint64_t tasks = dist_priv(t->dht)->n_tasks;
+
     rd_mkdir_exists = 0;
     rd_name_on(t, 1, "d", name, sizeof(name));
     rd_mkdir_start(t, name, &fresh, &res);
@@ -256,6 +261,8 @@ test_mkdir_hashed_first(void **state)
     rd_wait_done(t, &res);
     assert_int_equal(res.status, 0);
     assert_true(S_ISDIR(res.reply.iatt.mode));
+    /* Wound and answered on the callbacks: no worker thread. */
+    assert_int_equal(dist_priv(t->dht)->n_tasks, tasks);
     rd_mkdir_check_layouts();
     for (int i = 0; i < RD_N; i++)
         assert_int_equal(vl_mock_received(t->m[i]), 1);
@@ -275,6 +282,8 @@ test_mkdir_stale_copy_gets_layout(void **state)
     char name[32];
     vl_inode_t *fresh;
 
+    uint64_t tasks = dist_priv(t->dht)->n_tasks;
+
     rd_mkdir_exists = 1ULL << 2;
     rd_name_on(t, 0, "d", name, sizeof(name));
     rd_mkdir_start(t, name, &fresh, &res);
@@ -289,6 +298,8 @@ test_mkdir_stale_copy_gets_layout(void **state)
     rd_wait_done(t, &res);
     rd_mkdir_exists = 0;
     assert_int_equal(res.status, 0);
+    /* Only the stale copy's layout needed a worker. */
+    assert_int_equal(dist_priv(t->dht)->n_tasks, tasks + 1);
     rd_mkdir_check_layouts();
     vl_test_result_clear(&res);
     vl_inode_unref(fresh);
@@ -408,6 +419,60 @@ test_dir_lookup_layout_in_lookup_round(void **state)
 }
 
 
+static int
+rd_rmdir_one_full(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    (void)ia;
+    if (r->op == VL_FOP_RMDIR && mock == 3)
+        return -ENOTEMPTY;
+    return 0;
+}
+
+
+/* rmdir: every brick in one round, answered on the callbacks (no worker
+ * thread); a copy that is not empty (holding a real entry) hands it to a
+ * worker, which puts the removed copies back and answers ENOTEMPTY. */
+static void
+test_rmdir_one_round(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    uint64_t tasks = dist_priv(t->dht)->n_tasks;
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_RMDIR);
+
+    assert_non_null(req);
+    VL_ARGS(req, rmdir)->loc.parent = t->root;
+    VL_ARGS(req, rmdir)->loc.name = "gone";
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, rd_ok, &rd));
+    assert_int_equal(rd.mask, 0xfULL);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(rd.op[i], VL_FOP_RMDIR);
+    assert_false(rd_round(t, &res, rd_ok, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(dist_priv(t->dht)->n_tasks, tasks);
+    vl_test_result_clear(&res);
+
+    /* Not empty on brick 3: the worker looks at what is there (lookup,
+     * opendir, readdir: not only link files) and answers ENOTEMPTY. */
+    req = vl_req_new(t->dht, VL_FOP_RMDIR);
+    assert_non_null(req);
+    VL_ARGS(req, rmdir)->loc.parent = t->root;
+    VL_ARGS(req, rmdir)->loc.name = "full";
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, rd_rmdir_one_full, &rd));
+    assert_int_equal(rd.mask, 0xfULL);
+    while (rd_round(t, &res, rd_rmdir_one_full, &rd))
+        ;
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, -ENOTEMPTY);
+    assert_int_equal(dist_priv(t->dht)->n_tasks, tasks + 1);
+    vl_test_result_clear(&res);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -427,6 +492,8 @@ main(int argc, char **argv)
             rd_teardown),
         cmocka_unit_test_setup_teardown(
             test_dir_lookup_layout_in_lookup_round, rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_rmdir_one_round, rd_setup,
+                                        rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

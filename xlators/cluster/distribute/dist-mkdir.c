@@ -1,0 +1,615 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * dist-mkdir: mkdir and rmdir through distribute.
+ *
+ * mkdir: on the hashed subvolume, then on every other up one in parallel,
+ *   same GFID; each copy gets its layout range in the mkdir itself (two
+ *   rounds); a failure undoes the created copies.
+ * rmdir: on every subvolume in parallel; ENOTEMPTY anywhere recreates the
+ *   removed copies (a copy holding only link files is emptied first).
+ * Both run their common case without a worker thread: the rounds are
+ *   wound from the caller's thread and from the children's callbacks, and
+ *   the last answer of a round unwinds. Only an unusual answer (a stale
+ *   copy, ENOTEMPTY, an error to undo) hands the request to a worker
+ *   (dist-worker.c), which continues from the round's results: on a
+ *   2-core machine each hand-off and each wait of a worker for a round
+ *   was a futex wake and two context switches per directory.
+ *
+ * Intercepts: mkdir, rmdir.
+ * Per request: struct dist_local (fan, mask_ok, mask_more, hard_err,
+ *              err_subvol; mk: mkdir's struct dist_mkdir_state).
+ * Threads:    caller's thread, children's callbacks, dist-worker.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dist.h"
+
+/* An async mkdir's state (dist_local.mk), from its start to its answer. */
+struct dist_mkdir_state {
+    struct dist_layout *layout; /* owned until given to the inode */
+    uint64_t up;                /* subvolumes up when it started */
+    int hashed;                 /* the name's hashed subvolume */
+    /* Each subvolume's range, encoded: the child requests borrow it. */
+    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
+};
+
+
+static void
+dist_task_or_fail(vl_xlator_t *xl, vl_req_t *req,
+                  void (*fn)(vl_xlator_t *xl, vl_req_t *req))
+{
+    int rc = dist_task_run(xl, req, fn);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* The index of child translator cxl, or -1. */
+static int
+dist_child_index(vl_xlator_t *xl, const vl_xlator_t *cxl)
+{
+    unsigned n = dist_priv(xl)->n;
+
+    for (unsigned i = 0; i < n; i++)
+        if (xl->children[i] == cxl)
+            return (int)i;
+    return -1;
+}
+
+
+/* Starts an async round's bookkeeping. */
+static void
+dist_round_begin(struct dist_local *local, uint64_t ok, int n)
+{
+    atomic_store(&local->mask_ok, ok);
+    atomic_store(&local->mask_more, 0);
+    atomic_store(&local->hard_err, 0);
+    atomic_store(&local->err_subvol, -1);
+    atomic_store(&local->has_reply, false);
+    vl_fanout_begin(&local->fan, n);
+}
+
+
+/* Notes child answer r of an async round: 0 in mask_ok, more_st in
+ * mask_more, ignore_st nowhere, anything else as the round's hard error
+ * (the first one, with its subvolume). */
+static void
+dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    int i = dist_child_index(req->xl, r->xl);
+    int st = r->status;
+    int zero = 0;
+
+    if (i < 0 && st == 0)
+        st = -EIO; /* cannot happen: not one of ours */
+    if (st == 0)
+        atomic_fetch_or(&local->mask_ok, 1ULL << i);
+    else if (st == more_st && i >= 0)
+        atomic_fetch_or(&local->mask_more, 1ULL << i);
+    else if (st != ignore_st
+             && atomic_compare_exchange_strong(&local->hard_err, &zero, st))
+        atomic_store(&local->err_subvol, i);
+}
+
+
+/* Creates one child request per subvolume in mask into rs (ascending);
+ * the number made, or -ENOMEM (none left). */
+static int
+dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+                vl_req_t **rs /* OUT */, unsigned *idx /* OUT */)
+{
+    unsigned n = dist_priv(xl)->n;
+    int k = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (!(mask & (1ULL << i)))
+            continue;
+        rs[k] = vl_req_child(req, xl->children[i]);
+        if (rs[k] == NULL) {
+            while (k > 0)
+                vl_req_free_unwound(rs[--k]);
+            return -ENOMEM;
+        }
+        idx[k++] = i;
+    }
+    return k;
+}
+
+
+/* ---- mkdir ---- */
+
+static void
+dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                uint64_t mask)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].rmdir.loc.parent = loc->parent;
+        args[i].rmdir.loc.name = loc->name;
+    }
+    dist_fan_sync(xl, req, mask, VL_FOP_RMDIR, args, calls);
+    dist_calls_clear(calls, n);
+}
+
+
+/* The layout of a new directory on the stale copies in mask (EEXIST in
+ * the mkdir round: they did not get it with the mkdir); one parallel
+ * round, only when such copies exist. 0 or the first error. */
+static int
+dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
+                  unsigned char (*vals)[DIST_LAYOUT_SIZE], uint64_t mask)
+{
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    vl_inode_t *tmp;
+    int rc = 0;
+
+    if (mask == 0)
+        return 0;
+    tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
+    if (tmp == NULL)
+        return -ENOMEM;
+    memset(args, 0, sizeof(args));
+    for (unsigned i = 0; i < n; i++) {
+        args[i].setxattr.loc.inode = tmp;
+        args[i].setxattr.name = DIST_XATTR_LAYOUT;
+        args[i].setxattr.value = vals[i];
+        args[i].setxattr.size = DIST_LAYOUT_SIZE;
+    }
+    dist_fan_sync(xl, req, mask, VL_FOP_SETXATTR, args, calls);
+    vl_inode_unref(tmp);
+    for (unsigned i = 0; i < n; i++)
+        if ((mask & (1ULL << i)) && calls[i].status != 0 && rc == 0)
+            rc = calls[i].status;
+    dist_calls_clear(calls, n);
+    return rc;
+}
+
+
+/* The mkdir request for subvolume i: the caller's, plus i's range of the
+ * new layout as the xattr storage/posix sets before answering. */
+static void
+dist_mkdir_args_for(const vl_req_t *req, unsigned i,
+                    unsigned char (*vals)[DIST_LAYOUT_SIZE],
+                    union vl_fop_args *out /* OUT */)
+{
+    *out = req->args;
+    out->mkdir.xattr_name = DIST_XATTR_LAYOUT;
+    out->mkdir.xattr_value = vals[i];
+    out->mkdir.xattr_size = DIST_LAYOUT_SIZE;
+}
+
+
+/* Two rounds. The hashed subvolume first: it decides between concurrent
+ * mkdirs of one name (the loser gets EEXIST there and touches nothing
+ * else, so a directory never has two GFIDs). Then every other up
+ * subvolume in one parallel round. Each copy is made with its range of
+ * the layout (default, generation 1, COMMITTED) in the mkdir itself, set
+ * by storage/posix before the copy's GFID: no copy made here is ever seen
+ * without its layout. A stale copy (EEXIST away from the hashed one) gets
+ * its range in a third round, only then, on a worker (dist_mkdir_task).
+ * The common case runs on the callbacks: dist_mkdir_start winds the
+ * hashed mkdir, dist_mkdir_hashed_done the others, dist_mkdir_rest_done
+ * answers. */
+
+static void
+dist_mkdir_state_free(struct dist_local *local)
+{
+    struct dist_mkdir_state *mk = local->mk;
+
+    if (mk == NULL)
+        return;
+    vl_free(mk->layout);
+    vl_free(mk);
+    local->mk = NULL;
+}
+
+
+/* All copies made: the layout goes to the inode, the caller is answered
+ * (req->reply holds the hashed copy's attributes and postparent). */
+static void
+dist_mkdir_finish(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct dist_mkdir_state *mk = local->mk;
+    unsigned n = dist_priv(xl)->n;
+
+    for (unsigned i = 0; i < n; i++)
+        if (!(mk->up & (1ULL << i)))
+            mk->layout->r[i].err = -ENOTCONN;
+    dist_ictx_set_layout(xl, VL_ARGS(req, mkdir)->loc.inode, mk->layout);
+    mk->layout = NULL;
+    dist_mkdir_state_free(local);
+    vl_unwind(req, 0);
+}
+
+
+/* Worker: the second round had a stale copy (EEXIST: it gets the layout
+ * in a third round) or an error (the copies made are removed again). */
+static void
+dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct dist_mkdir_state *mk = local->mk;
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    uint64_t made = atomic_load(&local->mask_ok);
+    int rc = atomic_load(&local->hard_err);
+
+    if (rc == 0)
+        rc = dist_mkdir_layout(xl, req, &a->gfid, mk->vals,
+                               atomic_load(&local->mask_more));
+    if (rc != 0) {
+        dist_mkdir_state_free(local);
+        dist_rmdir_mask(xl, req, &a->loc, made);
+        vl_reply_clear(&req->reply);
+        vl_unwind(req, rc);
+        return;
+    }
+    dist_mkdir_finish(xl, req);
+}
+
+
+static void
+dist_mkdir_rest_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+
+    /* ENOTCONN: that copy is missing, heal makes it later. */
+    dist_round_note(req, r, -EEXIST, -ENOTCONN);
+    if (!vl_fanout_arrive(&local->fan, r->status))
+        return;
+    if (atomic_load(&local->hard_err) == 0
+        && atomic_load(&local->mask_more) == 0) {
+        dist_mkdir_finish(req->xl, req);
+        return;
+    }
+    /* If no worker can take it (graph going down) the copies made stay,
+     * as after a crash mid-mkdir: lookup's heal completes them. */
+    if (dist_task_run(req->xl, req, dist_mkdir_task) != 0) {
+        dist_mkdir_state_free(local);
+        vl_reply_clear(&req->reply);
+        vl_unwind(req, -ESHUTDOWN);
+    }
+}
+
+
+static void
+dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct dist_mkdir_state *mk = local->mk;
+    vl_req_t *rs[DIST_MAX_SUBVOLS];
+    unsigned idx[DIST_MAX_SUBVOLS];
+    uint64_t rest = mk->up & ~(1ULL << mk->hashed);
+    int k;
+
+    if (r->status != 0) {
+        dist_mkdir_state_free(local);
+        vl_unwind(req, r->status);
+        return;
+    }
+    vl_reply_clear(&req->reply);
+    req->reply.iatt = r->reply.iatt;
+    /* The hashed copy holds the name: its parent's attributes go up
+     * (mode and owner as on every copy, nlink too once the others are
+     * made; times are that copy's). */
+    dist_postparent_take(&req->reply, &r->reply);
+    k = dist_round_reqs(xl, req, rest, rs, idx);
+    if (k <= 0) {
+        dist_round_begin(local, 1ULL << mk->hashed, 1);
+        if (k < 0)
+            atomic_store(&local->hard_err, k);
+        if (k == 0) {
+            dist_mkdir_finish(xl, req);
+            return;
+        }
+        if (dist_task_run(xl, req, dist_mkdir_task) != 0) {
+            dist_mkdir_state_free(local);
+            vl_reply_clear(&req->reply);
+            vl_unwind(req, -ESHUTDOWN);
+        }
+        return;
+    }
+    dist_round_begin(local, 1ULL << mk->hashed, k);
+    for (int j = 0; j < k; j++)
+        dist_mkdir_args_for(req, idx[j], mk->vals, &rs[j]->args);
+    for (int j = 0; j < k; j++)
+        vl_wind(rs[j], dist_mkdir_rest_done, req);
+}
+
+
+static void
+dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+    struct dist_mkdir_state *mk;
+    unsigned n = priv->n;
+    uint64_t up = dist_up_mask(xl);
+    int hashed;
+    vl_req_t *r;
+
+    local->mk = NULL;
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed < 0 || !(up & (1ULL << hashed))) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    mk = vl_calloc(xl, 1, sizeof(*mk), DIST_MT_LOCAL);
+    if (mk == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    local->mk = mk;
+    mk->up = up;
+    mk->hashed = hashed;
+    mk->layout = vl_malloc(xl, sizeof(*mk->layout), DIST_MT_LAYOUT);
+    r = mk->layout != NULL ? vl_req_child(req, xl->children[hashed]) : NULL;
+    if (r == NULL) {
+        dist_mkdir_state_free(local);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    dist_layout_default(mk->layout, n, priv->decommissioned, 1,
+                        DIST_FLAG_COMMITTED);
+    for (unsigned i = 0; i < n; i++)
+        dist_layout_encode(&mk->layout->r[i], mk->vals[i]);
+    dist_mkdir_args_for(req, (unsigned)hashed, mk->vals, &r->args);
+    vl_wind(r, dist_mkdir_hashed_done, req);
+}
+
+
+void
+dist_mkdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
+
+    if (dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL) == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->loc.parent, dist_mkdir);
+        return;
+    }
+    dist_mkdir_start(xl, req);
+}
+
+
+/* ---- rmdir ---- */
+
+/* Empties subvolume i's copy of dir if it holds only link files; true
+ * when it did (then rmdir may be retried there). */
+static bool
+dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                       const struct vl_loc *loc)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    vl_inode_t *dir;
+    vl_fd_t *fd;
+    char **names = NULL;
+    size_t n_names = 0;
+    bool is_links = true, is_eof = false;
+    int64_t off = 0;
+
+    /* The kernel gives no inode for rmdir: find the GFID there. */
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = loc->parent;
+    a.lookup.loc.name = loc->name;
+    if (dist_call_sync(xl, req, i, VL_FOP_LOOKUP, &a, &call) != 0) {
+        vl_reply_clear(&call.reply);
+        return false;
+    }
+    dir = dist_inode_for_gfid(xl, &call.reply.iatt.gfid, S_IFDIR);
+    vl_reply_clear(&call.reply);
+    if (dir == NULL)
+        return false;
+    fd = vl_fd_new(dir, O_RDONLY, 0);
+    if (fd == NULL) {
+        vl_inode_unref(dir);
+        return false;
+    }
+    memset(&a, 0, sizeof(a));
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    if (dist_call_sync(xl, req, i, VL_FOP_OPENDIR, &a, &call) != 0)
+        is_links = false;
+    vl_reply_clear(&call.reply);
+    while (is_links && !is_eof) {
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = fd;
+        a.readdir.size = 65536;
+        a.readdir.offset = off;
+        a.readdir.plus = true;
+        if (dist_call_sync(xl, req, i, VL_FOP_READDIR, &a, &call) != 0) {
+            is_links = false;
+            break;
+        }
+        is_eof = call.reply.entries.eof || call.reply.entries.n == 0;
+        for (size_t k = 0; k < call.reply.entries.n && is_links; k++) {
+            struct vl_dirent *e = &call.reply.entries.ents[k];
+            char **grown;
+
+            off = e->off;
+            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+                continue;
+            if (!e->has_iatt || !dist_iatt_is_linkfile(&e->iatt)) {
+                is_links = false;
+                break;
+            }
+            grown = vl_realloc(names, (n_names + 1) * sizeof(*names));
+            if (grown == NULL) {
+                is_links = false;
+                break;
+            }
+            names = grown;
+            names[n_names] = vl_strdup(xl, e->name, DIST_MT_TEXT);
+            if (names[n_names] == NULL)
+                is_links = false;
+            else
+                n_names++;
+        }
+        vl_reply_clear(&call.reply);
+    }
+    for (size_t k = 0; k < n_names; k++) {
+        if (is_links)
+            dist_unlink_at(xl, req, (int)i, dir, names[k]);
+        vl_free(names[k]);
+    }
+    vl_free(names);
+    vl_fd_unref(fd);
+    vl_inode_unref(dir);
+    return is_links && n_names > 0;
+}
+
+
+/* Puts back the copies removed by an rmdir that failed elsewhere. */
+static void
+dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, uint64_t removed,
+                int survivor)
+{
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    /* By name only: loc.inode may be a stale hint from the kernel (the
+     * name may hold another directory by now). */
+    struct vl_loc loc = {.parent = a->loc.parent, .name = a->loc.name};
+    union vl_fop_args la;
+    struct dist_call call;
+    struct vl_iatt iatt;
+
+    if (removed == 0)
+        return;
+    memset(&la, 0, sizeof(la));
+    la.lookup.loc = loc;
+    if (dist_call_sync(xl, req, (unsigned)survivor, VL_FOP_LOOKUP, &la,
+                       &call) == 0) {
+        vl_reply_clear(&call.reply);
+        /* A named directory lookup recreates and re-lays the copies. */
+        dist_dir_sync(xl, req, &loc, false, &iatt);
+    }
+    vl_reply_clear(&call.reply);
+}
+
+
+/* Worker: the parallel round (dist_rmdir_start) left copies that are not
+ * empty (mask_more) or an error (hard_err, at err_subvol). Copies holding
+ * only link files are emptied and removed again; anything else puts the
+ * removed copies back. */
+static void
+dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    union vl_fop_args args[DIST_MAX_SUBVOLS];
+    struct dist_call calls[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t removed = atomic_load(&local->mask_ok);
+    uint64_t full = atomic_load(&local->mask_more);
+    int rc = atomic_load(&local->hard_err);
+    int survivor = rc != 0 ? atomic_load(&local->err_subvol) : -1;
+    struct vl_reply pp = {.has_postparent = false};
+
+    /* The first removed copy's parent, if any (dist_rmdir_done). */
+    dist_postparent_take(&pp, &req->reply);
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    if (rc == 0 && full != 0) {
+        /* Only link files left there: clean, then try again. */
+        for (unsigned i = 0; i < n && rc == 0; i++) {
+            if (!(full & (1ULL << i)))
+                continue;
+            if (!dist_rmdir_clean_links(xl, req, i, &a->loc)) {
+                rc = -ENOTEMPTY;
+                survivor = (int)i;
+            }
+        }
+        if (rc == 0) {
+            dist_fan_sync(xl, req, full, VL_FOP_RMDIR, args, calls);
+            for (unsigned i = 0; i < n; i++)
+                if ((full & (1ULL << i)) && calls[i].status != 0
+                    && calls[i].status != -ENOENT && rc == 0) {
+                    rc = calls[i].status;
+                    survivor = (int)i;
+                } else if (full & (1ULL << i)) {
+                    removed |= 1ULL << i;
+                    if (calls[i].status == 0 && !pp.has_postparent)
+                        dist_postparent_take(&pp, &calls[i].reply);
+                }
+            dist_calls_clear(calls, n);
+        }
+    }
+    if (rc != 0 && survivor >= 0)
+        dist_rmdir_undo(xl, req, removed, survivor);
+    vl_reply_clear(&req->reply);
+    /* One copy's parent after its rmdir (nlink is one less on each). */
+    if (rc == 0)
+        dist_postparent_take(&req->reply, &pp);
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_rmdir_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+
+    if (r->status == 0) {
+        bool no = false;
+
+        /* One copy's parent after its rmdir (nlink is one less on
+         * each). */
+        if (atomic_compare_exchange_strong(&local->has_reply, &no, true))
+            dist_postparent_take(&req->reply, &r->reply);
+    }
+    /* ENOENT: that copy was gone already. */
+    dist_round_note(req, r, -ENOTEMPTY, -ENOENT);
+    if (!vl_fanout_arrive(&local->fan, r->status))
+        return;
+    if (atomic_load(&local->hard_err) == 0
+        && atomic_load(&local->mask_more) == 0) {
+        vl_unwind(req, 0);
+        return;
+    }
+    dist_task_or_fail(req->xl, req, dist_rmdir_task);
+}
+
+
+/* Every subvolume must be up (a copy left behind would come back with
+ * its brick); one parallel round on the callbacks. */
+void
+dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    vl_req_t *rs[DIST_MAX_SUBVOLS];
+    unsigned idx[DIST_MAX_SUBVOLS];
+    unsigned n = dist_priv(xl)->n;
+    uint64_t up = dist_up_mask(xl);
+    int k;
+
+    if (n < 64 && up != (1ULL << n) - 1) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    k = dist_round_reqs(xl, req, up, rs, idx);
+    if (k <= 0) {
+        vl_unwind(req, k < 0 ? k : -ENOTCONN);
+        return;
+    }
+    vl_reply_clear(&req->reply);
+    dist_round_begin(local, 0, k);
+    for (int j = 0; j < k; j++)
+        vl_wind(rs[j], dist_rmdir_done, req);
+}
