@@ -3,7 +3,10 @@
  * rebalance-list: lists one directory on every subvolume (readdirplus
  * through each protocol/client) and groups the entries by name, so the
  * rebalance sees what is really where: data files, link files, markers
- * and stale copies (doc/rebalance.md, "The crawl", step 2).
+ * and stale copies (doc/rebalance.md, "The crawl", step 2). A name that
+ * is only a RENAME_EXCHANGE temporary link file a crash left (on some
+ * subvolume, nothing else anywhere) is removed here, before any worker
+ * runs: the file it shares an inode with may be migrating in parallel.
  * Intercepts nothing; no state kept between calls.
  * Threads: the crawler thread.
  */
@@ -15,12 +18,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rebalance-migrate.h"
 
 #define RB_DOMAIN "rebalance"
 #define RB_READDIR_SIZE (128 * 1024)
+/* RENAME_EXCHANGE's temporary link file names (dist-exchange.c). */
+#define RB_XCHG_PREFIX ".mortar-xchg-"
+/* Such a link file older than this (seconds, its ctime) is a leftover:
+ * a live exchange renames its temporary within a round trip (and one
+ * that loses it anyway only logs: the name's old link file still leads
+ * to the data, doc/distribute.md). */
+#define RB_XCHG_AGE_S 5
 
 /* One (name, subvolume) pair from a listing, before grouping by name. */
 struct rb_seen {
@@ -127,6 +138,67 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
 }
 
 
+/* Unlinks the leftover name on xl if it still is a link file. By name
+ * with a fresh inode: the inode of its GFID in this process's table is
+ * the live file's too (the leftover is a hard link of its link file),
+ * and must not be taken for unlinked. */
+static void
+rb_xchg_remove(vl_xlator_t *xl, vl_inode_t *dir, const char *name)
+{
+    vl_inode_t *inode = vl_inode_new(dir->table);
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    int rc;
+
+    if (inode == NULL)
+        return;
+    a.lookup.loc = (struct vl_loc){.parent = dir, .name = name,
+                                   .inode = inode};
+    rc = fsd_rb_call(xl, VL_FOP_LOOKUP, &a, 0, &r);
+    if (rc == 0 && fsd_rebal_classify(&r.iatt) != FSD_RK_LINK)
+        rc = -EEXIST; /* something else now: not ours */
+    vl_reply_clear(&r);
+    if (rc == 0) {
+        memset(&a, 0, sizeof(a));
+        a.unlink.loc = (struct vl_loc){.parent = dir, .name = name};
+        rc = fsd_rb_call(xl, VL_FOP_UNLINK, &a, 0, NULL);
+    }
+    vl_inode_unref(inode);
+    vl_glog(RB_DOMAIN, rc == 0 ? VL_LOG_INFO : VL_LOG_WARNING,
+            "%s: removing '%s' (RENAME_EXCHANGE leftover): %s", xl->name,
+            name, rc == 0 ? "done" : strerror(-rc));
+}
+
+
+/* Removes name if it is a RENAME_EXCHANGE leftover: only old link files
+ * under a temporary name (nothing else on any subvolume). True if it
+ * was one (the job is dropped, removed or not: a failure is logged). */
+static bool
+rb_xchg_leftover(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                 const char *name, const struct fsd_rebal_ent *ents)
+{
+    int64_t now = (int64_t)time(NULL);
+    bool is_any = false;
+
+    if (strncmp(name, RB_XCHG_PREFIX, sizeof(RB_XCHG_PREFIX) - 1) != 0)
+        return false;
+    for (size_t i = 0; i < io->n_subs; i++) {
+        if (ents[i].kind == FSD_RK_NONE)
+            continue;
+        if (ents[i].kind != FSD_RK_LINK
+            || ents[i].iatt.ctime + RB_XCHG_AGE_S >= now)
+            return false;
+        is_any = true;
+    }
+    if (!is_any)
+        return false;
+    for (size_t i = 0; i < io->n_subs; i++)
+        if (ents[i].kind == FSD_RK_LINK)
+            rb_xchg_remove(io->subs[i], dir, name);
+    return true;
+}
+
+
 void
 fsd_rb_jobs_free(struct fsd_rb_job *jobs, size_t n)
 {
@@ -178,6 +250,8 @@ fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
             free(ents);
             (*subdirs)[(*n_subdirs)++] = seen[i].name;
             seen[i].name = NULL;
+        } else if (rb_xchg_leftover(io, dir, seen[i].name, ents)) {
+            free(ents);
         } else {
             (*jobs)[*n_jobs].name = seen[i].name;
             (*jobs)[(*n_jobs)++].ents = ents;
