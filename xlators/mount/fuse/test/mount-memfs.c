@@ -32,6 +32,7 @@
 
 #include "mount-memfs.h"
 
+
 const vl_gfid_t mount_mem_file_gfid = {
     {0x5e, 0x1f, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99,
      0xaa, 0xbb, 0xcc, 0xdd}};
@@ -412,7 +413,6 @@ const vl_xlator_class_t mount_down_class = {
     .doc = "Test leaf that never comes up.",
     .notify = down_notify,
 };
-
 
 
 /* ---- harness ---- */

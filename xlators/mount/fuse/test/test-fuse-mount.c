@@ -35,6 +35,7 @@
 
 #include "mount-memfs.h"
 
+
 static void
 test_mount_stat_ls_cat(void **state)
 {
@@ -227,7 +228,6 @@ test_mount_bad_mountpoint(void **state)
     assert_non_null(strstr(reason, "No such file or directory"));
     mount_env_stop(&env);
 }
-
 
 
 int

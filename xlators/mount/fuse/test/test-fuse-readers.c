@@ -31,6 +31,7 @@
 
 #include "mount-memfs.h"
 
+
 /* Voluntary context switches of the bridge's reader threads (named
  * "vfuse-reader"), summed from /proc/self/task. */
 static long
@@ -131,7 +132,6 @@ test_mount_readers_wake_one_and_stop(void **state)
     alarm(0);
     close(fd);
 }
-
 
 
 int
