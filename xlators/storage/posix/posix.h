@@ -226,6 +226,17 @@ void posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid);
 int posix_handle_ensure(vl_xlator_t *xl, int atfd, const char *rel,
                         const struct stat *st, const vl_gfid_t *gfid,
                         const vl_gfid_t *parent, const char *name);
+/* Parses a directory handle's target into parent GFID and name (posix-
+ * handle.c); 0 or -EINVAL. */
+int posix_dir_target_parse(const char *target, vl_gfid_t *parent /* OUT */,
+                           char *name /* OUT, NAME_MAX + 1 */);
+
+/* posix-resolve.c */
+/* A new O_PATH fd of the directory with this GFID (its handle chain);
+ * 0 or -errno (-ESTALE: GFID unknown). */
+int posix_dir_resolve(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out);
+/* *out: whether gfid's handle is a directory's (a symlink). */
+int posix_handle_is_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, bool *out);
 int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode,
                     struct posix_obj *obj /* OUT: atfd and its owner */);
 void posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid);
