@@ -700,7 +700,7 @@ out:
 }
 
 
-void
+bool
 fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 const char *name, const struct fsd_rebal_ent *ents)
 {
@@ -709,18 +709,20 @@ fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
     int d = -1;
     int h = -1;
 
+    /* A hard-linked special file (never moved) is reached the same way:
+     * the name's own hashed subvolume, not the inode's (pathinfo). */
     for (size_t i = 0; i < io->n_subs; i++) {
-        if (ents[i].kind != FSD_RK_DATA)
+        if (ents[i].kind != FSD_RK_DATA && ents[i].kind != FSD_RK_OTHER)
             continue;
         if (d >= 0)
-            return; /* two copies: the group pass decides */
+            return true; /* two copies: the group pass decides */
         d = (int)i;
     }
     if (d < 0 || fsd_rb_hashed(io, dir, name, &inode, &h) != 0)
-        return;
+        return d >= 0;
     if (rb_hl_hashed(io, dir, name, &h) != 0) {
         vl_inode_unref(inode);
-        return;
+        return true;
     }
     if (h != d && vl_gfid_equal(&inode->gfid, &ents[d].iatt.gfid)
         && fsd_rb_lookup(io->subs[h], dir, name, &ia) == -ENOENT) {
@@ -733,4 +735,5 @@ fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
                     strerror(-rc));
     }
     vl_inode_unref(inode);
+    return h != d;
 }

@@ -239,10 +239,11 @@ int fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
 
 /* ---- rebalance-hardlink.c: moving a group ---- */
 
-/* The per-name pass on a name of a group: only makes sure the name's
- * hashed subvolume leads to the data (a link file when it has nothing),
- * so the directory's layout can be committed. */
-void fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
+/* The per-name pass on a name of a group (or of a hard-linked special
+ * file): only makes sure the name's hashed subvolume leads to the data
+ * (a link file when it has nothing), so the directory's layout can be
+ * committed. True unless the data is on the name's hashed subvolume. */
+bool fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
                      const char *name, const struct fsd_rebal_ent *ents);
 /* Puts the inode of g on one subvolume with every name (a hard link
  * there), link files on the names' other hashed subvolumes, nothing left

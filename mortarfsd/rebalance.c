@@ -19,7 +19,8 @@
  * inodes by GFID (rebalance-hlgroup.c); the per-name pass leaves those
  * names to the group pass after the crawl (rebalance-hardlink.c), which
  * moves each inode with all its names, listing the tree again (up to
- * RB_HL_ROUNDS rounds) for groups whose source had names not seen.
+ * RB_HL_ROUNDS rounds) for groups whose source had names not seen;
+ * up to --throttle groups move at once (threads of the pass).
  * Threads: the main thread serves SIGTERM/SIGINT (sigtimedwait) and
  * writes the state file every second; one crawler thread; the workers.
  * run.lock guards the state counters and the job queue of the current
@@ -138,6 +139,34 @@ rb_is_hardlinked(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job *job)
 }
 
 
+/* A special file with more than one name (doc/rebalance.md, "Hard
+ * links": never moved)? Its names hash apart while distribute's pathinfo
+ * answers for the inode, so the per-name pass must not judge it (it
+ * would take the data's subvolume for the name's and remove the name's
+ * link file): only its link file on the name's hashed subvolume. *out:
+ * FSD_RO_SKIPPED when the name's hashed subvolume is not the object's,
+ * else FSD_RO_IN_PLACE. */
+static bool
+rb_is_hl_special(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job *job,
+                 enum fsd_rebal_outcome *out, char *why, size_t why_len)
+{
+    for (size_t i = 0; i < run->io.n_subs; i++) {
+        const struct fsd_rebal_ent *e = &job->ents[i];
+
+        if (e->kind == FSD_RK_OTHER && e->iatt.nlink > 1) {
+            *out = FSD_RO_IN_PLACE;
+            if (fsd_rb_hl_reach(&run->io, dir, job->name, job->ents)) {
+                snprintf(why, why_len, "'%s' on %s: skipped, hard-linked",
+                         job->name, run->io.subs[i]->name);
+                *out = FSD_RO_SKIPPED;
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+
 static void *
 rb_worker(void *arg)
 {
@@ -165,6 +194,8 @@ rb_worker(void *arg)
                 seen = job->ents[i].iatt.size;
         if (atomic_load(&run->stop))
             out = FSD_RO_STOPPED;
+        else if (rb_is_hl_special(run, dir, job, &out, why, sizeof(why)))
+            ; /* never moved */
         else if (rb_is_hardlinked(run, dir, job))
             out = FSD_RO_IN_PLACE; /* moved by the group pass */
         else
@@ -452,6 +483,71 @@ rb_hl_one(struct fsd_rb_hl_group *g, void *arg)
 }
 
 
+/* The groups of one round, moved by --throttle threads at once. */
+struct rb_hl_par {
+    struct rb_run *run;               /* borrowed */
+    struct fsd_rb_hl_group **groups;  /* owned array, borrowed groups */
+    size_t n;                         /* entries of groups */
+    atomic_size_t next;               /* next group to take */
+};
+
+
+static int
+rb_hl_gather(struct fsd_rb_hl_group *g, void *arg)
+{
+    struct rb_hl_par *p = arg;
+
+    p->groups[p->n++] = g;
+    return 0;
+}
+
+
+static void *
+rb_hl_par_main(void *arg)
+{
+    struct rb_hl_par *p = arg;
+    size_t i;
+
+    while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+        rb_hl_one(p->groups[i], p->run);
+    return NULL;
+}
+
+
+/* One round of groups: as many at once as --throttle says (as the
+ * per-name pass's workers). Groups are disjoint (one GFID, its names),
+ * each keeps its own census; counters and failures go under run.lock. */
+static void
+rb_hl_round(struct rb_run *run)
+{
+    struct rb_hl_par p = {.run = run};
+    pthread_t threads[FSD_REBAL_THROTTLE_MAX];
+    size_t n_threads = 0;
+    size_t want;
+
+    p.groups = calloc(run->hl->n_groups + 1, sizeof(*p.groups));
+    if (p.groups == NULL || run->conf->n_workers <= 1) {
+        free(p.groups);
+        fsd_rb_hl_each(run->hl, rb_hl_one, run); /* one at a time */
+        return;
+    }
+    fsd_rb_hl_each(run->hl, rb_hl_gather, &p);
+    atomic_init(&p.next, 0);
+    want = run->conf->n_workers < p.n ? run->conf->n_workers : p.n;
+    /* The crawler thread is one of them. */
+    while (n_threads + 1 < want
+           && pthread_create(&threads[n_threads], NULL, rb_hl_par_main, &p)
+                  == 0)
+        n_threads++;
+    rb_hl_par_main(&p);
+    for (size_t i = 0; i < n_threads; i++)
+        pthread_join(threads[i], NULL);
+    vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes, %zu at once",
+            p.n, n_threads + 1);
+    free(p.groups);
+}
+
+
 /* After the last round: a group still missing names stays put. */
 static int
 rb_hl_left(struct fsd_rb_hl_group *g, void *arg)
@@ -480,7 +576,7 @@ rb_hl_pass(struct rb_run *run, vl_inode_t *root)
         run->hl_rescan = 0;
         vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes (round %d)",
                 run->hl->n_groups, round + 1);
-        fsd_rb_hl_each(run->hl, rb_hl_one, run);
+        rb_hl_round(run);
         if (run->hl_rescan == 0 || atomic_load(&run->stop))
             break;
         if (round == RB_HL_ROUNDS - 1) {
