@@ -280,6 +280,8 @@ TEST umount_client "$M0"
 EXPECT "completed" state_value "$T/r.state" status
 EXPECT "0" state_value "$T/r.state" failed_files
 EXPECT "0" state_value "$T/r.state" skipped_files
+# The groups move --throttle (default normal: 2) at once.
+EXPECT_MATCH "hard links: [0-9]+ inodes, 2 at once" cat "$T/log/r.log"
 EXPECT "" brick_data_files "$T/bricks/b1"
 EXPECT "" brick_special_files "$T/bricks/b1"
 EXPECT "0" markers
