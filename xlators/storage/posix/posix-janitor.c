@@ -187,31 +187,6 @@ struct posix_janitor_sweep {
 #define POSIX_JANITOR_MAX_DEPTH 4096
 
 
-/* Parses a directory handle's target "../../xx/yy/<parent>/<name>". */
-static int
-posix_janitor_target_parse(const char *target, vl_gfid_t *parent,
-                           char *name /* OUT, NAME_MAX + 1 */)
-{
-    char str[VL_GFID_STR_LEN];
-    size_t len;
-
-    if (strncmp(target, "../../", 6) != 0
-        || strlen(target) < 12 + VL_GFID_STR_LEN + 1)
-        return -EINVAL;
-    target += 12;
-    memcpy(str, target, VL_GFID_STR_LEN - 1);
-    str[VL_GFID_STR_LEN - 1] = '\0';
-    if (vl_gfid_parse(str, parent) != 0 || target[VL_GFID_STR_LEN - 1] != '/')
-        return -EINVAL;
-    target += VL_GFID_STR_LEN;
-    len = strlen(target);
-    if (len == 0 || len > NAME_MAX || strchr(target, '/') != NULL)
-        return -EINVAL;
-    memcpy(name, target, len + 1);
-    return 0;
-}
-
-
 /* Reads gfid's directory handle: 0 (parent and name filled), -ENOENT
  * (no handle), -EINVAL (not a directory handle) or -errno. */
 static int
@@ -228,7 +203,7 @@ posix_janitor_read_dir_handle(vl_xlator_t *xl, const vl_gfid_t *gfid,
     if (len < 0)
         return -errno;
     target[len] = '\0';
-    return posix_janitor_target_parse(target, parent, name);
+    return posix_dir_target_parse(target, parent, name);
 }
 
 
