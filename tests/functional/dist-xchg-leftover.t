@@ -3,7 +3,9 @@
 # temporary link file .mortar-xchg-<uuid> made on a name's hashed brick
 # (a hard link of the name's link file there) before it was renamed over
 # the name. Made here by hand on a brick, as the crash would leave it:
-# it is never listed (readdir hides link files), the name it shares an
+# it is never listed (readdir hides link files) nor found by name (also
+# when the name hashes to its brick: its link file leads to the data's
+# brick, which has no such name), the name it shares an
 # inode with reads right, a rebalance leaves it while it is young (an
 # exchange may be in flight) and removes it once older than 5 s, before
 # it moves the file (doc/distribute.md).
@@ -37,15 +39,21 @@ EXPECT "1000" mode_of 2 "$X2"
 EXPECT "payload" cat "$M0/d/$X2"
 
 # The crash leftover: a second name of that link file on b2.
-TMP=".mortar-xchg-$(python3 -c 'import uuid; print(uuid.uuid4())')"
+# (Its name hashes to b0; the second one's to b2, where it is.)
+TMP=$(pick 0 .mortar-xchg-)
+TMPH=$(pick 2 .mortar-xchg-)
 TEST ln "$T/bricks/b2/d/$X2" "$T/bricks/b2/d/$TMP"
+TEST ln "$T/bricks/b2/d/$X2" "$T/bricks/b2/d/$TMPH"
 EXPECT "1000" mode_of 2 "$TMP"
+EXPECT "1000" mode_of 2 "$TMPH"
 
 # Invisible in listings; the real name reads right.
 EXPECT "0" listed "$TMP"
 EXPECT "1" listed "$X2"
 EXPECT "1" sh -c "ls '$M0/d' | wc -l | tr -d ' '"
 EXPECT "payload" cat "$M0/d/$X2"
+EXPECT "No such file or directory" errno_of stat "$M0/d/$TMP"
+EXPECT "No such file or directory" errno_of stat "$M0/d/$TMPH"
 
 # Young (an exchange may be in flight): a rebalance leaves it alone.
 TEST "$MORTARFSD" --rebalance --fix-layout --volfile "$T/vol/dist4.vol" \
@@ -59,6 +67,7 @@ sleep 6
 TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist4.vol" \
     --rebalance-state "$T/r2.state" -N --log-file "$T/log/r2.log"
 EXPECT "-" mode_of 2 "$TMP"
+EXPECT "-" mode_of 2 "$TMPH"
 EXPECT "644" mode_of 2 "$X2"
 EXPECT "2" stat -c %h "$T/bricks/b2/d/$X2"
 EXPECT "0" sh -c "find '$T'/bricks/b*/d -name '.mortar-xchg-*' | wc -l | tr -d ' '"
