@@ -4,14 +4,22 @@
  * process-wide initialisation vl_global_init.
  *
  * Threads: everything here is thread-safe; vl_global_init runs once.
+ * New GFIDs come from a per-thread pool of kernel random bytes, refilled
+ * by one getrandom(2) per 256 GFIDs: libuuid's uuid_generate makes about
+ * six system calls per GFID (getrandom, getpid, getuid, ...), and every
+ * create and mkdir of a client makes one.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <uuid/uuid.h>
 
 #include "core.h"
@@ -42,10 +50,77 @@ vl_gfid_equal(const vl_gfid_t *a, const vl_gfid_t *b)
 }
 
 
+/* Bumped in a forked child: a child must never hand out the GFIDs its
+ * parent's pool still holds (both would create the same ones). */
+static atomic_uint gfid_pool_fork_gen;
+
+
+static void
+gfid_pool_after_fork(void)
+{
+    atomic_fetch_add(&gfid_pool_fork_gen, 1);
+}
+
+
+static pthread_once_t gfid_pool_once = PTHREAD_ONCE_INIT;
+
+
+static void
+gfid_pool_register(void)
+{
+    pthread_atfork(NULL, NULL, gfid_pool_after_fork);
+}
+
+
+/* Per thread: kernel random bytes not handed out yet. */
+static __thread struct {
+    uint8_t bytes[4096]; /* from getrandom; used front to back */
+    size_t used;         /* bytes handed out; == size means empty */
+    unsigned fork_gen;   /* gfid_pool_fork_gen when filled */
+    bool filled;         /* bytes were filled once */
+} gfid_pool;
+
+
+static bool
+gfid_pool_fill(void)
+{
+    size_t got = 0;
+
+    while (got < sizeof(gfid_pool.bytes)) {
+        ssize_t n = getrandom(gfid_pool.bytes + got,
+                              sizeof(gfid_pool.bytes) - got, 0);
+
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        got += (size_t)n;
+    }
+    gfid_pool.used = 0;
+    gfid_pool.filled = true;
+    gfid_pool.fork_gen = atomic_load(&gfid_pool_fork_gen);
+    return true;
+}
+
+
 void
 vl_gfid_generate(vl_gfid_t *out)
 {
-    uuid_generate(out->bytes);
+    pthread_once(&gfid_pool_once, gfid_pool_register);
+    if (!gfid_pool.filled || gfid_pool.used + 16 > sizeof(gfid_pool.bytes)
+        || gfid_pool.fork_gen != atomic_load(&gfid_pool_fork_gen)) {
+        if (!gfid_pool_fill()) {
+            /* No getrandom (ENOSYS in an old sandbox): libuuid's own
+             * sources. */
+            uuid_generate(out->bytes);
+            return;
+        }
+    }
+    memcpy(out->bytes, gfid_pool.bytes + gfid_pool.used, 16);
+    gfid_pool.used += 16;
+    out->bytes[6] = (uint8_t)((out->bytes[6] & 0x0f) | 0x40); /* v4 */
+    out->bytes[8] = (uint8_t)((out->bytes[8] & 0x3f) | 0x80); /* RFC 4122 */
 }
 
 

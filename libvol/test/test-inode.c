@@ -8,8 +8,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -82,6 +85,49 @@ test_gfid_helpers(void **state)
     assert_int_equal(vl_gfid_parse("not-a-gfid", &b), -EINVAL);
     assert_int_equal(vl_gfid_parse("00000000-0000-0000-0000-0000000000011",
                                    &b), -EINVAL);
+}
+
+
+/* New GFIDs: RFC 4122 version 4, all distinct (also across the
+ * refills of the per-thread pool), and a forked child never hands out
+ * what its parent will: both drew from one pool before the fork. */
+static void
+test_gfid_generate_unique_and_fork(void **state)
+{
+    enum { N = 2000 };
+    vl_gfid_t *g = calloc(N, sizeof(*g));
+    vl_gfid_t parent_next;
+    vl_gfid_t child_next;
+    int pipefd[2];
+    int status;
+    pid_t pid;
+
+    (void)state;
+    assert_non_null(g);
+    for (int i = 0; i < N; i++) {
+        vl_gfid_generate(&g[i]);
+        assert_int_equal(g[i].bytes[6] >> 4, 4);
+        assert_int_equal(g[i].bytes[8] >> 6, 2);
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            assert_false(vl_gfid_equal(&g[i], &g[j]));
+    free(g);
+
+    assert_int_equal(pipe(pipefd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        vl_gfid_generate(&child_next);
+        _exit(write(pipefd[1], child_next.bytes, 16) == 16 ? 0 : 1);
+    }
+    vl_gfid_generate(&parent_next);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(read(pipefd[0], child_next.bytes, 16), 16);
+    close(pipefd[0]);
+    close(pipefd[1]);
+    assert_false(vl_gfid_equal(&parent_next, &child_next));
 }
 
 
@@ -214,6 +260,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gfid_helpers),
+        cmocka_unit_test(test_gfid_generate_unique_and_fork),
         cmocka_unit_test(test_link_find_lru),
         cmocka_unit_test(test_ctx_forget_release),
     };
