@@ -16,11 +16,13 @@
  * directory inode.
  * Threads: the crawler adds (under the table's lock, as the workers may
  * ask fsd_rb_hl_has at the same time in later passes); the group pass
- * reads it alone.
+ * reads it (no writer then), from --throttle threads of its own
+ * (fsd_rb_hl_each_par).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +259,63 @@ fsd_rb_hl_each(struct fsd_rb_hl_table *t,
                 return rc;
         }
     return 0;
+}
+
+
+/* One call of fsd_rb_hl_each_par. */
+struct rb_hl_par {
+    struct fsd_rb_hl_group **groups; /* owned array, borrowed groups */
+    size_t n;                        /* entries of groups */
+    atomic_size_t next;              /* next group to take */
+    int (*fn)(struct fsd_rb_hl_group *g, void *arg); /* per group */
+    void *arg;                       /* fn's */
+};
+
+
+static void *
+rb_hl_par_main(void *arg)
+{
+    struct rb_hl_par *p = arg;
+    size_t i;
+
+    while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+        (void)p->fn(p->groups[i], p->arg);
+    return NULL;
+}
+
+
+unsigned
+fsd_rb_hl_each_par(struct fsd_rb_hl_table *t, unsigned n_threads,
+                   int (*fn)(struct fsd_rb_hl_group *g, void *arg),
+                   void *arg)
+{
+    struct rb_hl_par p = {.fn = fn, .arg = arg};
+    pthread_t threads[FSD_REBAL_THROTTLE_MAX];
+    unsigned n = 0;
+
+    p.groups = calloc(t->n_groups + 1, sizeof(*p.groups));
+    if (p.groups == NULL || n_threads <= 1) {
+        free(p.groups);
+        (void)fsd_rb_hl_each(t, fn, arg); /* one at a time */
+        return 1;
+    }
+    for (size_t b = 0; b < RB_HL_BUCKETS; b++)
+        for (struct fsd_rb_hl_group *g = t->buckets[b]; g != NULL;
+             g = g->next)
+            if (p.n < t->n_groups)
+                p.groups[p.n++] = g;
+    atomic_init(&p.next, 0);
+    if (n_threads > FSD_REBAL_THROTTLE_MAX)
+        n_threads = FSD_REBAL_THROTTLE_MAX;
+    /* The caller's thread is one of them. */
+    while (n + 1 < n_threads && n + 1 < p.n
+           && pthread_create(&threads[n], NULL, rb_hl_par_main, &p) == 0)
+        n++;
+    rb_hl_par_main(&p);
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(threads[i], NULL);
+    free(p.groups);
+    return n + 1;
 }
 
 

@@ -220,6 +220,11 @@ void fsd_rb_hl_finish_collect(struct fsd_rb_hl_table *t,
 int fsd_rb_hl_each(struct fsd_rb_hl_table *t,
                    int (*fn)(struct fsd_rb_hl_group *g, void *arg),
                    void *arg);
+/* The same from up to n_threads threads at once (the caller's is one),
+ * each group once; fn's result is ignored. Returns the threads used. */
+unsigned fsd_rb_hl_each_par(struct fsd_rb_hl_table *t, unsigned n_threads,
+                            int (*fn)(struct fsd_rb_hl_group *g, void *arg),
+                            void *arg);
 
 /* Where a hard-linked inode with data on src belongs, given each name's
  * hashed subvolume (-1: not a name of it any more): src when a name

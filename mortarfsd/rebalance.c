@@ -483,71 +483,6 @@ rb_hl_one(struct fsd_rb_hl_group *g, void *arg)
 }
 
 
-/* The groups of one round, moved by --throttle threads at once. */
-struct rb_hl_par {
-    struct rb_run *run;               /* borrowed */
-    struct fsd_rb_hl_group **groups;  /* owned array, borrowed groups */
-    size_t n;                         /* entries of groups */
-    atomic_size_t next;               /* next group to take */
-};
-
-
-static int
-rb_hl_gather(struct fsd_rb_hl_group *g, void *arg)
-{
-    struct rb_hl_par *p = arg;
-
-    p->groups[p->n++] = g;
-    return 0;
-}
-
-
-static void *
-rb_hl_par_main(void *arg)
-{
-    struct rb_hl_par *p = arg;
-    size_t i;
-
-    while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
-        rb_hl_one(p->groups[i], p->run);
-    return NULL;
-}
-
-
-/* One round of groups: as many at once as --throttle says (as the
- * per-name pass's workers). Groups are disjoint (one GFID, its names),
- * each keeps its own census; counters and failures go under run.lock. */
-static void
-rb_hl_round(struct rb_run *run)
-{
-    struct rb_hl_par p = {.run = run};
-    pthread_t threads[FSD_REBAL_THROTTLE_MAX];
-    size_t n_threads = 0;
-    size_t want;
-
-    p.groups = calloc(run->hl->n_groups + 1, sizeof(*p.groups));
-    if (p.groups == NULL || run->conf->n_workers <= 1) {
-        free(p.groups);
-        fsd_rb_hl_each(run->hl, rb_hl_one, run); /* one at a time */
-        return;
-    }
-    fsd_rb_hl_each(run->hl, rb_hl_gather, &p);
-    atomic_init(&p.next, 0);
-    want = run->conf->n_workers < p.n ? run->conf->n_workers : p.n;
-    /* The crawler thread is one of them. */
-    while (n_threads + 1 < want
-           && pthread_create(&threads[n_threads], NULL, rb_hl_par_main, &p)
-                  == 0)
-        n_threads++;
-    rb_hl_par_main(&p);
-    for (size_t i = 0; i < n_threads; i++)
-        pthread_join(threads[i], NULL);
-    vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes, %zu at once",
-            p.n, n_threads + 1);
-    free(p.groups);
-}
-
-
 /* After the last round: a group still missing names stays put. */
 static int
 rb_hl_left(struct fsd_rb_hl_group *g, void *arg)
@@ -572,11 +507,18 @@ rb_hl_pass(struct rb_run *run, vl_inode_t *root)
 {
     for (int round = 0; !atomic_load(&run->stop); round++) {
         struct fsd_rb_hl_table *next;
+        unsigned n;
 
         run->hl_rescan = 0;
         vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes (round %d)",
                 run->hl->n_groups, round + 1);
-        rb_hl_round(run);
+        /* As many groups at once as --throttle says, as the per-name
+         * pass's workers. Groups are disjoint (one GFID, its names), each
+         * keeps its own census; counters and failures go under run.lock. */
+        n = fsd_rb_hl_each_par(run->hl, run->conf->n_workers, rb_hl_one,
+                               run);
+        vl_glog(RB_DOMAIN, VL_LOG_INFO, "hard links: %zu inodes, %u at "
+                "once", run->hl->n_groups, n);
         if (run->hl_rescan == 0 || atomic_load(&run->stop))
             break;
         if (round == RB_HL_ROUNDS - 1) {
