@@ -17,6 +17,10 @@
 #define CONN_MAX_IOV 16
 #define CONN_READS_PER_CB 64        /* then deliver before reading on */
 #define CONN_MAX_DRAINERS 2         /* threads delivering one conn's queue */
+/* A body with at least CONN_LOWAT_MIN bytes still to come raises no input
+ * event until min(rest, CONN_LOWAT_MAX) bytes wait in the socket. */
+#define CONN_LOWAT_MIN (128 * 1024)
+#define CONN_LOWAT_MAX (2 * 1024 * 1024)
 
 /* A parsed record waiting to be delivered. */
 struct conn_rec {
@@ -72,6 +76,8 @@ struct vrpc_conn {
     char *stage;                      /* owned; input staging buffer */
     size_t stage_len;                 /* valid bytes in stage */
     size_t stage_off;                 /* bytes of stage already parsed */
+    int rcv_lowat;                    /* SO_RCVLOWAT in force (0: the
+                                         default); the parser holder's */
     char peer[64];                    /* "addr:port" */
     char peer_addr[48];               /* "addr" */
 };

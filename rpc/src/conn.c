@@ -284,6 +284,39 @@ conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 }
 
 
+/* Before the reader lets go of an emptied socket: in the middle of a
+ * large body (a 1 MiB read reply or write payload), asks the kernel not to
+ * raise an input event until the rest of it (up to CONN_LOWAT_MAX) is
+ * there. Without it every loopback segment of the body (64 KiB) raises an
+ * edge, wakes a second loop thread that finds the parser held, and costs
+ * a read: 17-20 syscalls and several wake-ups per MiB. Back to the default
+ * (1 byte) between records, so small records raise events at once. When
+ * lowering it, the kernel signals at once if enough is already waiting
+ * (and it signals anyway at EOF, on errors, and when the receive window
+ * fills), so no data is left without an event. */
+static void
+conn_set_lowat(vrpc_conn_t *c, int fd)
+{
+    char *p;
+    size_t rest = vrpc_rm_direct(&c->rm, &p);
+    int want = 0;
+
+    /* A mark in force that the rest still reaches is kept: one
+     * setsockopt per large body, not one per short read. */
+    if (rest >= CONN_LOWAT_MIN && c->rcv_lowat > 0
+        && (size_t)c->rcv_lowat <= rest)
+        return;
+    if (rest >= CONN_LOWAT_MIN)
+        want = (int)(rest < CONN_LOWAT_MAX ? rest : CONN_LOWAT_MAX);
+    if (want == c->rcv_lowat)
+        return;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, &(int){want > 0 ? want : 1},
+                   sizeof(int))
+        == 0)
+        c->rcv_lowat = want;
+}
+
+
 /* Reads and parses what the socket has into the pending queue. Every byte
  * read is parsed before returning, so nothing waits in the staging buffer
  * for an event that will not come. Returns 0 when the socket is empty
@@ -318,8 +351,10 @@ conn_read(vrpc_conn_t *c, int fd)
         }
         /* A short read emptied the socket: skip the read that would only
          * say EAGAIN; re-arming EPOLLIN reports data that came since. */
-        if (is_drained)
+        if (is_drained) {
+            conn_set_lowat(c, fd);
             return 0;
+        }
         if (i == CONN_READS_PER_CB)
             return 1;
         want = vrpc_rm_direct(&c->rm, &p);
@@ -345,8 +380,10 @@ conn_read(vrpc_conn_t *c, int fd)
         }
         if (r == 0)
             return -ECONNRESET;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            conn_set_lowat(c, fd);
             return 0;
+        }
         if (errno != EINTR)
             return -errno;
     }
