@@ -13,16 +13,7 @@
 
 TEST alloc_port P0
 TEST start_brick b0 "$B0" "$P0"
-{
-    client_volfile "$P0" b0
-    cat <<VOL
-
-volume trace
-    type debug/trace
-    subvolumes client-b0
-end-volume
-VOL
-} > "$T/vol/traced.vol"
+traced_client_volfile "$P0" b0 > "$T/vol/traced.vol"
 M2="$T/mnt/m2"
 mkdir -p "$M2"
 # Long entry timeouts: a name listed once stays known for the whole test.

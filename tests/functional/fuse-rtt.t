@@ -23,16 +23,7 @@
 
 TEST alloc_port P0
 TEST start_brick b0 "$B0" "$P0"
-{
-    client_volfile "$P0" b0
-    cat <<VOL
-
-volume trace
-    type debug/trace
-    subvolumes client-b0
-end-volume
-VOL
-} > "$T/vol/traced.vol"
+traced_client_volfile "$P0" b0 > "$T/vol/traced.vol"
 # A long entry timeout keeps m0's dentries (and so the stale hint below).
 # A long attribute timeout keeps the parent attributes of section 6 for
 # longer than a loaded machine takes between an op and the GETATTR the
