@@ -24,17 +24,6 @@
 #include "dist.h"
 
 
-static void
-dist_task_or_fail(vl_xlator_t *xl, vl_req_t *req,
-                  void (*fn)(vl_xlator_t *xl, vl_req_t *req))
-{
-    int rc = dist_task_run(xl, req, fn);
-
-    if (rc != 0)
-        vl_unwind(req, rc);
-}
-
-
 /* ---- link files ---- */
 
 /* Makes parent/name on subvolume at a hard link of the object that
@@ -284,7 +273,7 @@ dist_new_entry(vl_xlator_t *xl, vl_req_t *req)
     local->subvol = data;
     local->subvol2 = hashed;
     if (data != hashed) {
-        dist_task_or_fail(xl, req, dist_new_elsewhere_task);
+        dist_task_or_unwind(xl, req, dist_new_elsewhere_task);
         return;
     }
     r = vl_req_child(req, xl->children[data]);
@@ -367,5 +356,5 @@ dist_link(vl_xlator_t *xl, vl_req_t *req)
         dist_with_parent_layout(xl, req, a->newloc.parent, dist_link);
         return;
     }
-    dist_task_or_fail(xl, req, dist_link_task);
+    dist_task_or_unwind(xl, req, dist_link_task);
 }

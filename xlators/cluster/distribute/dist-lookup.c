@@ -32,17 +32,6 @@ static void dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req);
 static void dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req);
 
 
-static void
-dist_run_or_fail(vl_xlator_t *xl, vl_req_t *req,
-                 void (*fn)(vl_xlator_t *xl, vl_req_t *req))
-{
-    int rc = dist_task_run(xl, req, fn);
-
-    if (rc != 0)
-        vl_unwind(req, rc);
-}
-
-
 /* ---- parent layouts ---- */
 
 static void
@@ -75,7 +64,7 @@ dist_with_parent_layout(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
     }
     local->parent = parent;
     local->redo = redo;
-    dist_run_or_fail(xl, req, dist_parent_layout_task);
+    dist_task_or_unwind(xl, req, dist_parent_layout_task);
 }
 
 
@@ -94,15 +83,15 @@ dist_lookup_named_done(vl_req_t *r, void *cookie)
     if (status == 0 && S_ISDIR(r->reply.iatt.mode)) {
         local->hint_gfid = r->reply.iatt.gfid;
         local->has_hint_gfid = true;
-        dist_run_or_fail(xl, req, dist_lookup_dir_task);
+        dist_task_or_unwind(xl, req, dist_lookup_dir_task);
         return;
     }
     if (status == 0 && dist_iatt_is_linkfile(&r->reply.iatt)) {
-        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        dist_task_or_unwind(xl, req, dist_lookup_all_task);
         return;
     }
     if (status == -ENOENT && !(local->status2 && conf->is_lookup_optimize)) {
-        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        dist_task_or_unwind(xl, req, dist_lookup_all_task);
         return;
     }
     if (status == 0)
@@ -130,7 +119,7 @@ dist_lookup_cached_done(vl_req_t *r, void *cookie)
             vl_unwind(req, status);
             return;
         }
-        dist_run_or_fail(xl, req, is_named ? dist_lookup_all_task
+        dist_task_or_unwind(xl, req, is_named ? dist_lookup_all_task
                                            : dist_lookup_gfid_task);
         return;
     }
@@ -167,7 +156,7 @@ dist_lookup(vl_xlator_t *xl, vl_req_t *req)
     int idx;
 
     if (is_known && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid))) {
-        dist_run_or_fail(xl, req, dist_lookup_dir_task);
+        dist_task_or_unwind(xl, req, dist_lookup_dir_task);
         return;
     }
     if (is_known) {
@@ -182,7 +171,7 @@ dist_lookup(vl_xlator_t *xl, vl_req_t *req)
             vl_unwind(req, -EINVAL);
             return;
         }
-        dist_run_or_fail(xl, req, dist_lookup_gfid_task);
+        dist_task_or_unwind(xl, req, dist_lookup_gfid_task);
         return;
     }
     idx = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, &committed);
@@ -191,7 +180,7 @@ dist_lookup(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     if (idx < 0 || !dist_is_up(xl, (unsigned)idx)) {
-        dist_run_or_fail(xl, req, dist_lookup_all_task);
+        dist_task_or_unwind(xl, req, dist_lookup_all_task);
         return;
     }
     local->status2 = committed; /* read by dist_lookup_named_done */

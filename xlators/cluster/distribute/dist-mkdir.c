@@ -39,30 +39,6 @@ struct dist_mkdir_state {
 };
 
 
-static void
-dist_task_or_fail(vl_xlator_t *xl, vl_req_t *req,
-                  void (*fn)(vl_xlator_t *xl, vl_req_t *req))
-{
-    int rc = dist_task_run(xl, req, fn);
-
-    if (rc != 0)
-        vl_unwind(req, rc);
-}
-
-
-/* The index of child translator cxl, or -1. */
-static int
-dist_child_index(vl_xlator_t *xl, const vl_xlator_t *cxl)
-{
-    unsigned n = dist_priv(xl)->n;
-
-    for (unsigned i = 0; i < n; i++)
-        if (xl->children[i] == cxl)
-            return (int)i;
-    return -1;
-}
-
-
 /* Starts an async round's bookkeeping. */
 static void
 dist_round_begin(struct dist_local *local, uint64_t ok, int n)
@@ -83,7 +59,7 @@ static void
 dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    int i = dist_child_index(req->xl, r->xl);
+    int i = dist_subvol_index(req->xl, r->xl);
     int st = r->status;
     int zero = 0;
 
@@ -583,7 +559,7 @@ dist_rmdir_done(vl_req_t *r, void *cookie)
         vl_unwind(req, 0);
         return;
     }
-    dist_task_or_fail(req->xl, req, dist_rmdir_task);
+    dist_task_or_unwind(req->xl, req, dist_rmdir_task);
 }
 
 

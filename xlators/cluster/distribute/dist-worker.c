@@ -183,6 +183,17 @@ unlock:
 }
 
 
+void
+dist_task_or_unwind(vl_xlator_t *xl, vl_req_t *req,
+                    void (*fn)(vl_xlator_t *xl, vl_req_t *req))
+{
+    int rc = dist_task_run(xl, req, fn);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
 static void
 dist_wait_arrive(struct dist_wait *wait)
 {

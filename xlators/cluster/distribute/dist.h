@@ -247,6 +247,10 @@ void dist_workers_free(vl_xlator_t *xl);
 /* Queues fn(xl, req) on a worker; 0 or -errno (then nothing runs). */
 int dist_task_run(vl_xlator_t *xl, vl_req_t *req,
                   void (*fn)(vl_xlator_t *xl, vl_req_t *req));
+/* dist_task_run for a request: if it cannot be queued, req is answered
+ * with that error. */
+void dist_task_or_unwind(vl_xlator_t *xl, vl_req_t *req,
+                         void (*fn)(vl_xlator_t *xl, vl_req_t *req));
 /* Winds op to every child in mask in parallel (args by child index) on
  * behalf of req (its caller), waits, fills calls (n entries). Returns how
  * many answered 0. */
