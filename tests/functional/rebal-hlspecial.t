@@ -32,7 +32,7 @@ for run in 1 2; do
     EXPECT "1" state_value "$T/r$run.state" skipped_files
     EXPECT "0" state_value "$T/r$run.state" failed_files
     EXPECT_MATCH "'$X2' on .*skipped, hard-linked" cat "$T/log/r$run.log"
-        EXPECT "fifo 3" stat -c "%F %h" "$T/bricks/b1/d/$X2"
+    EXPECT "fifo 3" stat -c "%F %h" "$T/bricks/b1/d/$X2"
     EXPECT "fifo" stat -c "%F" "$M0/d/$X2"
     EXPECT "fifo" stat -c "%F" "$M0/d/$P1"
     EXPECT "$INO" stat -c %i "$M0/d/$X2"
