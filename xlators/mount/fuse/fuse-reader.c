@@ -615,6 +615,11 @@ vfuse_reader_main(void *arg)
     while (!atomic_load(&sess->is_stopping)) {
         n = read(sess->fuse_fd, r->buf->data, r->buf->size);
         if (n >= 0) {
+            atomic_store_explicit(
+                &r->n_requests,
+                atomic_load_explicit(&r->n_requests, memory_order_relaxed)
+                    + 1,
+                memory_order_relaxed);
             vfuse_process(r, (size_t)n);
             continue;
         }

@@ -339,6 +339,7 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
     size_t n_nodes;
     size_t n_handles;
     size_t n_here;
+    uint64_t n_read = 0;
 
     if (priv == NULL || priv->sess == NULL)
         return;
@@ -364,6 +365,10 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&sess->n_hinted));
     fprintf(out, "getattr_local=%llu\n",
             (unsigned long long)atomic_load(&sess->n_getattr_local));
+    for (size_t i = 0; i < sess->n_readers; i++)
+        n_read += atomic_load_explicit(&sess->readers[i].n_requests,
+                                       memory_order_relaxed);
+    fprintf(out, "requests_read=%llu\n", (unsigned long long)n_read);
     pthread_mutex_unlock(&sess->lock);
     pthread_mutex_lock(&priv->lock);
     fprintf(out, "child_up=%d\n", priv->is_child_up);

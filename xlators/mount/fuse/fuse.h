@@ -180,6 +180,9 @@ struct vfuse_reader {
     pthread_t thread;        /* joined by vfuse_readers_stop */
     bool is_started;         /* thread was created */
     vl_buf_t *buf;           /* owned ref; the read(2) target */
+    /* Requests this reader read (written by it alone; statedump and the
+     * reader test sum them). */
+    atomic_uint_fast64_t n_requests;
 };
 
 /* The mount: /dev/fuse, readers and the tables. Outlives graphs: the
