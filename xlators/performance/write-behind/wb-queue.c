@@ -282,6 +282,14 @@ wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd)
     err = wf->err;
     wf->err = 0;
     pthread_mutex_unlock(&fd->lock);
+    if (err == 0 && fd->inode != NULL) {
+        struct wb_inode *wi = wb_inode_peek(xl, fd->inode);
+
+        pthread_mutex_lock(&fd->inode->lock);
+        err = wi->err;
+        wi->err = 0;
+        pthread_mutex_unlock(&fd->inode->lock);
+    }
     if (err != 0)
         atomic_fetch_add(&((struct wb_priv *)xl->priv)->n_reported, 1);
     return err;
@@ -294,6 +302,14 @@ wb_inode_seen_locked(struct wb_inode *wi, const struct vl_iatt *iatt)
     /* A zero mode means "not filled" (open may answer without attrs). */
     if (iatt->mode == 0)
         return;
+    if (wi->n_setattr_behind > 0) {
+        /* Older than the prediction: only a grown size is news. */
+        if (iatt->size > wi->iatt.size)
+            wi->iatt.size = iatt->size;
+        return;
+    }
     wi->mode = iatt->mode;
     wi->has_mode = true;
+    wi->iatt = *iatt;
+    wi->has_iatt = true;
 }

@@ -22,11 +22,17 @@
  *             in flight is held; contiguous early writes of the same fd
  *             and caller are appended to it; the in-flight write's answer
  *             winds it (wb-queue.c). Nothing in flight: it goes at once.
+ * Setattr:    a chmod/chown/utimes of an open regular file that the
+ *             brick cannot refuse is answered early with predicted
+ *             attributes and queued as a barrier (wb-setattr.c).
  * Errors:     a failed early write is sticky on its fd: the next write,
  *             flush or fsync of that fd returns it once; later writes of
- *             the fd are no longer answered early.
- * Per inode:  struct wb_inode (queue, window, mode), wb-queue.c.
- * Per fd:     struct wb_fd (sticky error).
+ *             the fd are no longer answered early. A failed early SETATTR
+ *             is sticky on the inode, returned by the next write, flush or
+ *             fsync of any of its fds.
+ * Per inode:  struct wb_inode (queue, window, attributes, open fds,
+ *             sticky setattr error), wb-queue.c.
+ * Per fd:     struct wb_fd (sticky error, counted open).
  * Per req:    nothing; queued requests hang off struct wb_entry.
  * Threads:    any; see wb-queue.c for the locks.
  */
@@ -124,6 +130,11 @@ wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
         wb_inode_seen_locked(wb_inode_peek(xl, inode), &child->reply.iatt);
         pthread_mutex_unlock(&inode->lock);
     }
+    if (status == 0 && req->op == VL_FOP_OPEN && req->args.open.fd != NULL)
+        wb_fd_opened(xl, req->args.open.fd);
+    if (status == 0 && req->op == VL_FOP_CREATE
+        && req->args.create.fd != NULL)
+        wb_fd_opened(xl, req->args.create.fd);
     if (status == 0 && err_fd != NULL) {
         err = wb_fd_take_err(xl, err_fd);
         if (err != 0)
@@ -198,7 +209,10 @@ wb_barrier_arrive(struct wb_entry *e)
 void
 wb_barrier_go(struct wb_entry *e)
 {
-    wb_barrier_arrive(e);
+    if (e->is_early)
+        wb_setattr_go(e); /* answered already: only its child is left */
+    else
+        wb_barrier_arrive(e);
 }
 
 
@@ -306,7 +320,7 @@ wb_wait_or_wind(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
 
 /* Fops whose reply carries the object's attributes: worth a done for the
  * mode even with nothing pending. */
-static void
+void
 wb_fop_observed(vl_xlator_t *xl, vl_req_t *req)
 {
     wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
@@ -740,6 +754,10 @@ wb_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "errors_reported=%llu\n", atomic_load(&priv->n_reported));
     fprintf(out, "held=%llu\n", atomic_load(&priv->n_held));
     fprintf(out, "aggregated=%llu\n", atomic_load(&priv->n_aggregated));
+    fprintf(out, "setattr_behind=%llu\n",
+            atomic_load(&priv->n_setattr_behind));
+    fprintf(out, "setattr_failed=%llu\n",
+            atomic_load(&priv->n_setattr_failed));
     fprintf(out, "pending=%lld\n", atomic_load(&priv->n_entries));
 }
 
@@ -796,6 +814,18 @@ static const vl_option_t wb_options[] = {
                        "bricks are sent as one WRITE of up to this many "
                        "bytes; 0 sends each write on its own. A write "
                        "with nothing in flight goes at once."),
+    VL_OPT_BOOL("setattr-behind", struct wb_conf, is_setattr_behind,
+                .def = "on",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .doc = "Answer a chmod, chown or utimes of a file this "
+                       "mount has open at once, with the attributes it "
+                       "will give, when the bricks cannot refuse it (root, "
+                       "or the owner changing mode or times; no setuid or "
+                       "setgid bits), and send it behind the caller in the "
+                       "file's order. A failure is returned by the next "
+                       "write, flush or fsync of the file (lost after "
+                       "close, as with flush-behind). Off: every SETATTR "
+                       "waits for the bricks."),
     VL_OPT_END,
 };
 
@@ -820,13 +850,14 @@ const vl_xlator_class_t xl_performance_write_behind = {
     .notify = wb_notify,
     .reconfigure = wb_reconfigure,
     .dump = wb_dump,
+    .release = wb_release,
     .fops = {
         [VL_FOP_WRITE] = wb_fop_write,
         [VL_FOP_FLUSH] = wb_fop_flush,
         [VL_FOP_FSYNC] = wb_fop_fsync,
         [VL_FOP_LOOKUP] = wb_fop_observed,
         [VL_FOP_STAT] = wb_fop_observed,
-        [VL_FOP_SETATTR] = wb_fop_observed,
+        [VL_FOP_SETATTR] = wb_fop_setattr,
         [VL_FOP_FALLOCATE] = wb_fop_observed,
         [VL_FOP_OPEN] = wb_fop_open,
         [VL_FOP_CREATE] = wb_fop_create,

@@ -30,6 +30,7 @@ struct wb_conf {
                                 when they do not overlap */
     uint64_t aggregate_size; /* largest WRITE made of several contiguous
                                 small early writes; 0: no aggregation */
+    bool is_setattr_behind;  /* SETATTR answered early (wb-setattr.c) */
 };
 
 /* Counters for statedump; atomics, no lock. */
@@ -45,6 +46,8 @@ struct wb_priv {
                                      write of the inode was in flight */
     atomic_ullong n_aggregated;   /* early writes appended to a held one
                                      (no WRITE of their own) */
+    atomic_ullong n_setattr_behind; /* SETATTRs answered before the child */
+    atomic_ullong n_setattr_failed; /* of those, failed at the child */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
     atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
     pthread_mutex_t lock;         /* guards nothing but the wait on cond */
@@ -81,7 +84,9 @@ struct wb_entry {
     bool is_primary;           /* of the pair, the one that winds */
     enum wb_kind kind;         /* write or barrier */
     bool is_wound;             /* free to go (or gone): guarded by lock */
-    bool is_early;             /* the caller has been answered already */
+    bool is_early;             /* the caller has been answered already (a
+                                  write, or a barrier that is a SETATTR
+                                  answered early, wb-setattr.c) */
     bool is_strict;            /* strict-write-ordering when it arrived */
     bool is_held;              /* an early write kept back (not wound)
                                   while an earlier write is in flight, so
@@ -99,12 +104,22 @@ struct wb_inode {
     uint32_t mode;          /* last mode seen in a reply, if has_mode */
     bool has_mode;          /* mode is known */
     bool has_lk;            /* an LK was seen: FLUSH must reach the locks */
+    struct vl_iatt iatt;    /* last attributes seen in a reply, or the
+                               ones predicted by a SETATTR answered early;
+                               valid if has_iatt */
+    bool has_iatt;
+    uint32_t n_open;        /* fds of this client opened through here */
+    uint32_t n_setattr_behind; /* SETATTRs answered early, not yet by the
+                                  child */
+    int err;                /* -errno of a SETATTR answered early, not
+                               reported yet, or 0 */
 };
 
 /* Per fd (fd ctx), guarded by fd->lock. */
 struct wb_fd {
-    int err;        /* -errno of an early write not reported yet, or 0 */
-    bool is_failed; /* an early write failed: write through from now on */
+    int err;         /* -errno of an early write not reported yet, or 0 */
+    bool is_failed;  /* an early write failed: write through from now on */
+    bool is_counted; /* counted in its inode's n_open */
 };
 
 /* wb-queue.c */
@@ -130,14 +145,28 @@ bool wb_queue_join_locked(struct wb_inode *wi, struct wb_entry *e,
 void wb_queue_wind(struct wb_entry *go);
 /* Records err as the sticky error of fd. */
 void wb_fd_set_err(vl_xlator_t *xl, vl_fd_t *fd, int err);
-/* Takes (and clears) the sticky error of fd; 0 if none. */
+/* Takes (and clears) the sticky error of fd, or else of a SETATTR of
+ * its inode answered early; 0 if none. */
 int wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd);
-/* Remembers the mode of a reply's attributes (lock held). */
+/* Remembers the mode and attributes of a reply (lock held). While
+ * SETATTRs answered early are pending, only the size may grow. */
 void wb_inode_seen_locked(struct wb_inode *wi, const struct vl_iatt *iatt);
+
+/* wb-setattr.c: SETATTR answered early (setattr-behind). */
+void wb_fop_setattr(vl_xlator_t *xl, vl_req_t *req);
+/* Winds the child of a SETATTR answered early that is free to go. */
+void wb_setattr_go(struct wb_entry *e);
+/* An OPEN or CREATE of fd succeeded through here: count it open. */
+void wb_fd_opened(vl_xlator_t *xl, vl_fd_t *fd);
+/* The class's release hook: the fd no longer counts as open. */
+void wb_release(vl_xlator_t *xl, vl_fd_t *fd);
 
 /* write-behind.c: winds a barrier entry that is free to go. */
 void wb_barrier_go(struct wb_entry *e);
 /* write-behind.c: winds a write entry that is free to go. */
 void wb_write_go(struct wb_entry *e);
+/* write-behind.c: waits for pending writes, or winds with a done that
+ * remembers the reply's attributes. */
+void wb_fop_observed(vl_xlator_t *xl, vl_req_t *req);
 
 #endif /* MORTAR_WRITE_BEHIND_H */

@@ -10,6 +10,10 @@
  * of an fd with writes pending waits for them; contiguous small writes
  * made while a write is in flight reach the child as one WRITE of up to
  * aggregate-size bytes (same fd only), and a read waits for them.
+ * setattr-behind: a chmod/chown/utimes of an open file is answered at
+ * once with predicted attributes and reaches the child in order; every
+ * case the brick could answer otherwise waits; a failure is returned by
+ * the next flush, once.
  */
 #include "config.h"
 
@@ -677,6 +681,239 @@ test_enomem(void **state)
 }
 
 
+/* ---- setattr-behind ---- */
+
+/* Opens fd through write-behind; the child answers with these attrs. */
+static void
+t_open(struct t_env *e, vl_fd_t *fd, uint32_t mode, uint32_t uid)
+{
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_OPEN);
+    vl_req_t *r;
+
+    VL_ARGS(req, open)->loc.inode = e->file;
+    VL_ARGS(req, open)->fd = fd;
+    VL_ARGS(req, open)->flags = O_RDWR;
+    vl_test_wind(req, &res);
+    r = t_pop(e, VL_FOP_OPEN);
+    r->reply.iatt.mode = mode;
+    r->reply.iatt.uid = uid;
+    r->reply.iatt.gid = uid;
+    r->reply.iatt.nlink = 1;
+    vl_unwind(r, 0);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+}
+
+
+/* Winds a SETATTR by inode from caller uid: mode (VL_SET_MODE), owner
+ * (VL_SET_UID) or size (VL_SET_SIZE) set to val. */
+static void
+t_setattr(struct t_env *e, uint32_t valid, uint64_t val, uint32_t uid,
+          struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_SETATTR);
+    struct vl_setattr_args *a = VL_ARGS(req, setattr);
+
+    req->caller.uid = uid;
+    req->caller.gid = uid;
+    a->loc.inode = e->file;
+    a->valid = valid;
+    a->attr.mode = (uint32_t)val;
+    a->attr.uid = (uint32_t)val;
+    a->attr.size = val;
+    a->attr.mtime = (int64_t)val;
+    vl_test_wind(req, res);
+}
+
+
+/* The caller is answered at once with the predicted attributes (chained:
+ * the second setattr starts from the first's, the size covers a pending
+ * write); the SETATTRs reach the child after the write, one at a time,
+ * by GFID, and a stat waits for them. A reply older than the prediction
+ * does not undo it. */
+static void
+test_setattr_behind(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, s1 = {0}, s2 = {0}, st = {0};
+    vl_req_t *r;
+
+    (void)state;
+    t_open(e, e->fd, S_IFREG | 0644, 1000);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    assert_true(w.is_done);
+    t_setattr(e, VL_SET_MODE, 0600, 0, &s1);
+    assert_true(s1.is_done);
+    assert_int_equal(s1.status, 0);
+    assert_int_equal(s1.reply.iatt.mode, S_IFREG | 0600);
+    assert_int_equal(s1.reply.iatt.uid, 1000);
+    assert_int_equal(s1.reply.iatt.size, 100);
+    t_setattr(e, VL_SET_UID | VL_SET_MTIME, 42, 0, &s2);
+    assert_true(s2.is_done);
+    assert_int_equal(s2.reply.iatt.mode, S_IFREG | 0600);
+    assert_int_equal(s2.reply.iatt.uid, 42);
+    assert_int_equal(s2.reply.iatt.mtime, 42);
+    r = vl_req_new(e->g->graph->top, VL_FOP_STAT);
+    VL_ARGS(r, stat)->loc.inode = e->file;
+    vl_test_wind(r, &st);
+    assert_false(st.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1); /* the write only */
+    r = t_pop(e, VL_FOP_WRITE);
+    t_answer_write(r, 0); /* mode 0644 uid 0: older than the prediction */
+    r = t_pop(e, VL_FOP_SETATTR);
+    assert_int_equal(VL_ARGS(r, setattr)->valid, VL_SET_MODE);
+    assert_int_equal(VL_ARGS(r, setattr)->attr.mode, 0600);
+    assert_ptr_equal(VL_ARGS(r, setattr)->loc.inode, e->file);
+    assert_null(VL_ARGS(r, setattr)->loc.name);
+    assert_int_equal(r->caller.uid, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* one at a time */
+    vl_unwind(r, 0);
+    r = t_pop(e, VL_FOP_SETATTR);
+    assert_int_equal(VL_ARGS(r, setattr)->valid, VL_SET_UID | VL_SET_MTIME);
+    assert_int_equal(VL_ARGS(r, setattr)->attr.uid, 42);
+    r->reply.iatt.mode = S_IFREG | 0600;
+    r->reply.iatt.uid = 42;
+    vl_unwind(r, 0);
+    vl_unwind(t_pop(e, VL_FOP_STAT), 0);
+    assert_true(st.is_done);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&s1);
+    vl_test_result_clear(&s2);
+    vl_test_result_clear(&st);
+    t_env_free(e);
+}
+
+
+/* Waits for the child (goes down at once) in every case the brick might
+ * answer otherwise than predicted, or with the option off. */
+static void
+test_setattr_through(void **state)
+{
+    static const struct {
+        const char *opts;
+        bool is_open;
+        uint32_t file_mode;
+        uint32_t valid;
+        uint64_t val;
+        uint32_t uid;
+    } cases[] = {
+        {"", false, S_IFREG | 0644, VL_SET_MODE, 0600, 0},  /* not open */
+        {"", true, S_IFREG | 0644, VL_SET_SIZE, 10, 0},     /* truncate */
+        {"", true, S_IFREG | 0644, VL_SET_MODE, 04755, 0},  /* setuid */
+        {"", true, S_IFREG | 02755, VL_SET_MODE, 0755, 0},  /* was setgid */
+        {"", true, S_IFREG | 0644, VL_SET_MODE, 0600, 7},   /* not owner */
+        {"", true, S_IFREG | 0644, VL_SET_UID, 1000, 1000}, /* chown, user */
+        {"", true, S_IFDIR | 0755, VL_SET_MODE, 0700, 0},   /* directory */
+        {" option setattr-behind off\n", true, S_IFREG | 0644, VL_SET_MODE,
+         0600, 0},
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct t_env *e = t_env_new(cases[i].opts);
+        struct vl_test_result s = {0};
+        vl_req_t *r;
+
+        if (cases[i].is_open)
+            t_open(e, e->fd, cases[i].file_mode, 1000);
+        else
+            t_stat(e, cases[i].file_mode);
+        t_setattr(e, cases[i].valid, cases[i].val, cases[i].uid, &s);
+        if (s.is_done)
+            fail_msg("case %zu answered early", i);
+        r = t_pop(e, VL_FOP_SETATTR);
+        vl_unwind(r, -EPERM);
+        assert_true(s.is_done);
+        assert_int_equal(s.status, -EPERM);
+        vl_test_result_clear(&s);
+        t_env_free(e);
+    }
+}
+
+
+/* A failed SETATTR answered early: the next flush returns it once, a
+ * setattr meanwhile waits for the child, and afterwards they are early
+ * again. A file removed meanwhile (ENOENT) is no error. Once the only
+ * fd is released, setattrs wait for the child. */
+static void
+test_setattr_behind_error(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result s1 = {0}, s2 = {0}, s3 = {0}, f1 = {0}, f2 = {0};
+    struct vl_test_result s4 = {0}, f3 = {0};
+    vl_fd_t *fd2;
+    vl_req_t *r;
+
+    (void)state;
+    fd2 = vl_fd_new(e->file, O_RDWR, 1);
+    assert_non_null(fd2);
+    t_open(e, fd2, S_IFREG | 0644, 1000);
+    t_setattr(e, VL_SET_MODE, 0600, 0, &s1);
+    assert_true(s1.is_done);
+    vl_unwind(t_pop(e, VL_FOP_SETATTR), -EROFS);
+    t_setattr(e, VL_SET_MODE, 0640, 0, &s2);
+    assert_false(s2.is_done); /* an error is unreported */
+    r = t_pop(e, VL_FOP_SETATTR);
+    r->reply.iatt.mode = S_IFREG | 0640;
+    vl_unwind(r, 0);
+    assert_true(s2.is_done);
+    t_fd_op(e, VL_FOP_FLUSH, &f1);
+    assert_true(f1.is_done);
+    assert_int_equal(f1.status, -EROFS);
+    t_fd_op(e, VL_FOP_FLUSH, &f2);
+    assert_int_equal(f2.status, 0);
+    t_setattr(e, VL_SET_MODE, 0600, 0, &s3);
+    assert_true(s3.is_done);
+    vl_unwind(t_pop(e, VL_FOP_SETATTR), -ENOENT);
+    t_fd_op(e, VL_FOP_FSYNC, &f3);
+    vl_unwind(t_pop(e, VL_FOP_FSYNC), 0);
+    assert_true(f3.is_done);
+    assert_int_equal(f3.status, 0); /* ENOENT was not kept */
+    vl_fd_unref(fd2); /* release: no fd of the file is open any more */
+    t_stat(e, S_IFREG | 0644);
+    t_setattr(e, VL_SET_MODE, 0600, 0, &s4);
+    assert_false(s4.is_done);
+    vl_unwind(t_pop(e, VL_FOP_SETATTR), 0);
+    vl_test_result_clear(&s1);
+    vl_test_result_clear(&s2);
+    vl_test_result_clear(&s3);
+    vl_test_result_clear(&s4);
+    vl_test_result_clear(&f1);
+    vl_test_result_clear(&f2);
+    vl_test_result_clear(&f3);
+    t_env_free(e);
+}
+
+
+/* A truncate queued behind a write (its caller waits): a chmod after it
+ * is not answered early, since the size it would predict is not known. */
+static void
+test_setattr_behind_barrier(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, tr = {0}, s = {0};
+
+    (void)state;
+    t_open(e, e->fd, S_IFREG | 0644, 1000);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    t_setattr(e, VL_SET_SIZE, 10, 0, &tr);
+    t_setattr(e, VL_SET_MODE, 0600, 0, &s);
+    assert_false(tr.is_done);
+    assert_false(s.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    vl_unwind(t_pop(e, VL_FOP_SETATTR), 0);
+    assert_true(tr.is_done);
+    vl_unwind(t_pop(e, VL_FOP_SETATTR), 0);
+    assert_true(s.is_done);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&tr);
+    vl_test_result_clear(&s);
+    t_env_free(e);
+}
+
+
 int
 main(void)
 {
@@ -694,6 +931,10 @@ main(void)
         cmocka_unit_test(test_enomem),
         cmocka_unit_test(test_aggregate),
         cmocka_unit_test(test_aggregate_order),
+        cmocka_unit_test(test_setattr_behind),
+        cmocka_unit_test(test_setattr_through),
+        cmocka_unit_test(test_setattr_behind_error),
+        cmocka_unit_test(test_setattr_behind_barrier),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
