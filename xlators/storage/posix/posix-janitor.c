@@ -42,8 +42,13 @@
  * the symlink aside before unlinking it: a rename's handle update that
  * slipped in between is put back, never lost.
  *
- * Fault point (tests): MORTAR_POSIX_FAULT=janitor-hold in the
- * environment keeps the thread from removing anything (nor sweeping).
+ * Fault points (tests): MORTAR_POSIX_FAULT=janitor-hold in the
+ * environment keeps the thread from removing anything (nor sweeping);
+ * MORTAR_POSIX_FAULT=sweep-slow makes the sweep wait 1 ms before each
+ * handle it examines (a sweep of a few thousand handles lasts seconds)
+ * and 1 ms between reading a parent chain and opening it (a judgement
+ * works from a view 1 ms old): tests/functional/posix-sweep-race.t races
+ * it with live mkdir/rename/rmdir.
  *
  * Threads: the janitor thread; enqueue from io-threads workers; state in
  * struct posix_janitor (posix.h), guarded by its lock.
@@ -66,6 +71,8 @@
 /* A handle whose last name went within this margin before the sweep
  * started may be a live unlink's (timestamps are coarse). */
 #define POSIX_JANITOR_SWEEP_MARGIN_NS 20000000L
+/* The sweep's waits under the fault point sweep-slow. */
+#define POSIX_JANITOR_SLOW_NS 1000000L
 
 
 /* Did st's inode last change before *t? */
@@ -179,6 +186,10 @@ struct posix_janitor_sweep {
     vl_gfid_t *deferred;    /* owned; directory handles to retry */
     size_t n_deferred;      /* used entries of deferred */
     size_t cap_deferred;    /* allocated entries of deferred */
+    bool is_slow;           /* fault point sweep-slow */
+    unsigned long n_seen;   /* handles examined (older than before) */
+    unsigned long n_put_back; /* fresh handles a removal put back */
+    unsigned long n_deferrals; /* directory handles judged UNSURE */
 };
 
 /* Deferred directory handles kept at most (16 bytes each). */
@@ -212,7 +223,8 @@ posix_janitor_read_dir_handle(vl_xlator_t *xl, const vl_gfid_t *gfid,
  * run). -ENOENT: gfid's own handle is missing; -ESTALE: the chain does
  * not lead to a directory with this GFID now. */
 static int
-posix_janitor_dir_open(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out)
+posix_janitor_dir_open(vl_xlator_t *xl, const vl_gfid_t *gfid, bool is_slow,
+                       int *out)
 {
     struct posix_priv *priv = posix_priv(xl);
     char (*names)[NAME_MAX + 1] = NULL;
@@ -244,6 +256,11 @@ posix_janitor_dir_open(vl_xlator_t *xl, const vl_gfid_t *gfid, int *out)
                 rc = -ESTALE;
             goto out;
         }
+    }
+    if (is_slow) { /* fault point sweep-slow: the chain read may go stale */
+        struct timespec ts = {.tv_nsec = POSIX_JANITOR_SLOW_NS};
+
+        nanosleep(&ts, NULL);
     }
     base = fcntl(priv->root_fd, F_DUPFD_CLOEXEC, 0);
     if (base < 0) {
@@ -278,7 +295,8 @@ out:
 
 /* Judges directory gfid's handle symlink (see the file comment). */
 static enum posix_janitor_verdict
-posix_janitor_dir_verdict(vl_xlator_t *xl, const vl_gfid_t *gfid)
+posix_janitor_dir_verdict(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                          bool is_slow)
 {
     enum posix_janitor_verdict v = POSIX_JANITOR_LIVE;
     char name[NAME_MAX + 1];
@@ -292,7 +310,7 @@ posix_janitor_dir_verdict(vl_xlator_t *xl, const vl_gfid_t *gfid)
     if (vl_gfid_is_root(gfid)
         || posix_janitor_read_dir_handle(xl, gfid, &parent, name) != 0)
         return POSIX_JANITOR_LIVE;
-    rc = posix_janitor_dir_open(xl, &parent, &pfd);
+    rc = posix_janitor_dir_open(xl, &parent, is_slow, &pfd);
     if (rc == -ENOENT) /* the parent's handle went: the parent is gone */
         return POSIX_JANITOR_DEAD;
     if (rc != 0)
@@ -316,8 +334,8 @@ posix_janitor_dir_verdict(vl_xlator_t *xl, const vl_gfid_t *gfid)
  * if a rename's handle update replaced it after the check, what was
  * taken is the new one, and it goes back. */
 static enum posix_janitor_verdict
-posix_janitor_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino,
-                         const struct timespec *before)
+posix_janitor_remove_dir(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
+                         const vl_gfid_t *gfid, ino_t ino)
 {
     struct posix_priv *priv = posix_priv(xl);
     struct posix_janitor *j = &priv->janitor;
@@ -331,9 +349,9 @@ posix_janitor_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino,
     pthread_mutex_lock(&j->remove_lock);
     if (fstatat(priv->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW) < 0
         || !S_ISLNK(st.st_mode) || st.st_ino != ino
-        || !posix_janitor_is_older(&st, before))
+        || !posix_janitor_is_older(&st, &sw->before))
         goto out;
-    v = posix_janitor_dir_verdict(xl, gfid);
+    v = posix_janitor_dir_verdict(xl, gfid, sw->is_slow);
     if (v != POSIX_JANITOR_DEAD)
         goto out;
     if (renameat(priv->handles_fd, hrel, priv->handles_fd, aside) < 0) {
@@ -343,6 +361,7 @@ posix_janitor_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino,
     if (fstatat(priv->handles_fd, aside, &st, AT_SYMLINK_NOFOLLOW) == 0
         && st.st_ino != ino) {
         /* A fresh handle: back, unless an even newer one is there. */
+        sw->n_put_back++;
         if (renameat2(priv->handles_fd, aside, priv->handles_fd, hrel,
                       RENAME_NOREPLACE) == 0)
             goto out_live;
@@ -367,6 +386,7 @@ static void
 posix_janitor_defer(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
                     const vl_gfid_t *gfid)
 {
+    sw->n_deferrals++;
     if (sw->n_deferred == sw->cap_deferred) {
         size_t cap = sw->cap_deferred == 0 ? 64 : 2 * sw->cap_deferred;
         void *p;
@@ -393,9 +413,9 @@ posix_janitor_sweep_link(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
 {
     /* Unlocked first: most symlinks are live, and judging one resolves
      * its parent chain; the removal judges again under the lock. */
-    switch (posix_janitor_dir_verdict(xl, gfid)) {
+    switch (posix_janitor_dir_verdict(xl, gfid, sw->is_slow)) {
     case POSIX_JANITOR_DEAD:
-        if (posix_janitor_remove_dir(xl, gfid, st->st_ino, &sw->before)
+        if (posix_janitor_remove_dir(xl, sw, gfid, st->st_ino)
             == POSIX_JANITOR_UNSURE)
             posix_janitor_defer(xl, sw, gfid);
         break;
@@ -429,7 +449,7 @@ posix_janitor_sweep_deferred(vl_xlator_t *xl, struct posix_janitor_sweep *sw)
                         AT_SYMLINK_NOFOLLOW) < 0
                 || !S_ISLNK(st.st_mode))
                 continue;
-            v = posix_janitor_remove_dir(xl, g, st.st_ino, &sw->before);
+            v = posix_janitor_remove_dir(xl, sw, g, st.st_ino);
             if (v == POSIX_JANITOR_DEAD)
                 is_progress = true;
             else if (v == POSIX_JANITOR_UNSURE)
@@ -466,6 +486,12 @@ posix_janitor_sweep_dir(vl_xlator_t *xl, int fd,
         if (fstatat(dirfd(dir), d->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0
             || !posix_janitor_is_older(&st, &sw->before))
             continue;
+        sw->n_seen++;
+        if (sw->is_slow) {
+            struct timespec ts = {.tv_nsec = POSIX_JANITOR_SLOW_NS};
+
+            nanosleep(&ts, NULL);
+        }
         if (S_ISLNK(st.st_mode)) {
             posix_janitor_sweep_link(xl, sw, &gfid, &st);
             continue;
@@ -501,8 +527,11 @@ posix_janitor_sweep_one(vl_xlator_t *xl, unsigned index, int parent_fd,
 int
 posix_janitor_sweep(vl_xlator_t *xl)
 {
+    const char *fault = getenv("MORTAR_POSIX_FAULT");
     struct posix_janitor_sweep sw = {0};
     int rc;
+
+    sw.is_slow = fault != NULL && strcmp(fault, "sweep-slow") == 0;
 
     /* Handles whose last name went after this (live unlinks, an open
      * file's handle on its way to .mortar/unlink) are not the sweep's. */
@@ -516,6 +545,13 @@ posix_janitor_sweep(vl_xlator_t *xl)
     rc = posix_handle_walk_dirs(xl, posix_janitor_sweep_one, &sw);
     if (rc == 0)
         posix_janitor_sweep_deferred(xl, &sw);
+    /* The sweep's own removals are counted in n_swept (statedump); this
+     * says how much the brick did meanwhile (tests read it). */
+    vl_log(xl, VL_LOG_INFO, "handle sweep done: %lu handles examined, "
+           "%lu judged again later (parent not resolvable), %lu fresh "
+           "handles put back, %zu kept unresolved%s", sw.n_seen,
+           sw.n_deferrals, sw.n_put_back, sw.n_deferred,
+           sw.is_slow ? " (fault point sweep-slow)" : "");
     vl_free(sw.deferred);
     return rc;
 }
@@ -637,6 +673,9 @@ posix_janitor_start(vl_xlator_t *xl)
     if (j->is_held)
         vl_log(xl, VL_LOG_WARNING, "fault point janitor-hold: deleted "
                "files' handles are not removed");
+    if (fault != NULL && strcmp(fault, "sweep-slow") == 0)
+        vl_log(xl, VL_LOG_WARNING, "fault point sweep-slow: the sweep "
+               "waits 1 ms per handle and per parent chain");
     /* A clean stop drained the queue and left the marker: no sweep. */
     j->is_sweep_wanted = unlinkat(priv->root_fd, POSIX_JANITOR_CLEAN, 0) != 0;
     rc = -pthread_create(&j->thread, NULL, posix_janitor_main, xl);
