@@ -66,12 +66,33 @@ def brick_dirs(brick):
     return dirs
 
 
+HOT_C = 10  # children of a hot directory
+HOT_G = 6   # grandchildren under each child
+
+
+def hot_tree(tag):
+    """live/h<tag>/{pa,pb}, hot directories hot0 and hot1 in pa, each with
+    HOT_C children of HOT_G subdirectories (relative to live/)."""
+    out = ["h" + tag, "h%s/pa" % tag, "h%s/pb" % tag]
+    for h in range(2):
+        out.append("h%s/pa/hot%d" % (tag, h))
+        for i in range(HOT_C):
+            out.append("h%s/pa/hot%d/c%d" % (tag, h, i))
+            for j in range(HOT_G):
+                out.append("h%s/pa/hot%d/c%d/g%d" % (tag, h, i, j))
+    return out
+
+
 def build(mnt, a, b, c, nlive_top):
-    # Live tree: t<i>/s<j>/u<k>, made before the crash.
+    # Live trees, made before the crash: t<i>/s<j>/u<k> for the racers'
+    # churn, and the hot trees.
     for i in range(nlive_top):
         for j in range(8):
             for k in range(3):
                 os.makedirs("%s/live/t%d/s%d/u%d" % (mnt, i, j, k))
+    for tag in ("x", "y"):
+        for d in hot_tree(tag):
+            os.makedirs("%s/live/%s" % (mnt, d), exist_ok=True)
     for i in range(a):
         for j in range(b):
             for k in range(c):
@@ -88,7 +109,12 @@ def deadlist(brick, out):
 
 
 def race(mnt, tops, outdir, tag, seed):
-    """mkdir/rename/rmdir under live/<tops> until outdir/stop exists."""
+    """Until outdir/stop exists: two ops in three move a hot directory of
+    live/h<tag> (hot0, hot1 in turn) between pa and pb, so the parent
+    chains of their 140 subdirectories from before the crash, which
+    nothing else touches, keep changing while the sweep reads them; the
+    other ops mkdir/rename/rmdir under live/<tops> (renames mostly of
+    directories from before the crash, often with subdirectories)."""
     rnd = random.Random(seed)
     base = os.path.join(mnt, "live")
     dirs = set()  # relative to live/
@@ -97,6 +123,7 @@ def race(mnt, tops, outdir, tag, seed):
             for j in range(3):
                 dirs.update([t, "%s/s%d" % (t, i), "%s/s%d/u%d" % (t, i, j)])
     pre = set(dirs)  # made before the crash
+    hot_where = ["pa", "pa"]  # parent of hot0, hot1
     # Started with the brick down: begin once it answers again.
     for _ in range(600):
         try:
@@ -107,7 +134,7 @@ def race(mnt, tops, outdir, tag, seed):
     cnt = open(os.path.join(outdir, tag + ".count"), "w")
     errs = []
     n = {"mkdir": 0, "rename": 0, "rename_pre": 0, "rename_tree": 0,
-         "rmdir": 0}
+         "rmdir": 0, "hot_move": 0}
     seq = 0
 
     def children(d):
@@ -118,7 +145,14 @@ def race(mnt, tops, outdir, tag, seed):
         seq += 1
         op = rnd.random()
         try:
-            if op < 0.5:
+            if seq % 3 != 0:
+                h = seq % 3 - 1
+                to = "pb" if hot_where[h] == "pa" else "pa"
+                os.rename("%s/h%s/%s/hot%d" % (base, tag, hot_where[h], h),
+                          "%s/h%s/%s/hot%d" % (base, tag, to, h))
+                hot_where[h] = to
+                n["hot_move"] += 1
+            elif op < 0.5:
                 # A directory not at the top, preferably one from before
                 # the crash, to a parent outside its own subtree.
                 cands = [d for d in dirs if "/" in d]
@@ -160,8 +194,16 @@ def race(mnt, tops, outdir, tag, seed):
                 break
         cnt.seek(0)
         cnt.write("%d\n" % sum(v for k, v in n.items()
-                               if k in ("mkdir", "rename", "rmdir")))
+                               if k in ("mkdir", "rename", "rmdir",
+                                        "hot_move")))
         cnt.flush()
+    for d in hot_tree(tag):
+        for h in range(2):
+            pre_ = "h%s/pa/hot%d" % (tag, h)
+            if d.startswith(pre_):
+                d = "h%s/%s/hot%d%s" % (tag, hot_where[h], h,
+                                        d[len(pre_):])
+        dirs.add(d)
     with open(os.path.join(outdir, tag + ".model"), "w") as f:
         f.write("".join("live/%s\n" % d for d in sorted(dirs)))
     with open(os.path.join(outdir, tag + ".errors"), "w") as f:
@@ -256,10 +298,11 @@ unset MORTAR_POSIX_FAULT
 TEST mount_client "$P0" b0 "$M0"
 TEST wait_for_mount "$M0"
 
-# 12 live trees of 1 + 8 + 24 directories, and the dead tree.
+# 12 live trees of 1 + 8 + 24 directories, 2 hot trees of 145, and the
+# dead tree.
 T0=$SECONDS
 TEST sr build "$M0" "$ND_A" "$ND_B" "$ND_C" 12
-diag "made $((12 * 33)) live and $ND dead directories in $((SECONDS - T0)) s"
+diag "made $((12 * 33 + 2 * 145)) live and $ND dead directories in $((SECONDS - T0)) s"
 TEST rm -rf "$M0/dead"
 # Every removed directory left its handle symlink (held).
 EXPECT "$ND" sr deadlist "$B0" "$T/deadlist"

@@ -46,8 +46,8 @@
  * environment keeps the thread from removing anything (nor sweeping);
  * MORTAR_POSIX_FAULT=sweep-slow makes the sweep wait 1 ms before each
  * handle it examines (a sweep of a few thousand handles lasts seconds)
- * and 1 ms between reading a parent chain and opening it (a judgement
- * works from a view 1 ms old): tests/functional/posix-sweep-race.t races
+ * and 3 ms between reading a parent chain and opening it (a judgement
+ * works from a view 3 ms old): tests/functional/posix-sweep-race.t races
  * it with live mkdir/rename/rmdir.
  *
  * Threads: the janitor thread; enqueue from io-threads workers; state in
@@ -71,8 +71,10 @@
 /* A handle whose last name went within this margin before the sweep
  * started may be a live unlink's (timestamps are coarse). */
 #define POSIX_JANITOR_SWEEP_MARGIN_NS 20000000L
-/* The sweep's waits under the fault point sweep-slow. */
+/* The sweep's waits under the fault point sweep-slow: per handle, and
+ * between reading a parent chain and opening it. */
 #define POSIX_JANITOR_SLOW_NS 1000000L
+#define POSIX_JANITOR_SLOW_CHAIN_NS 3000000L
 
 
 /* Did st's inode last change before *t? */
@@ -258,7 +260,7 @@ posix_janitor_dir_open(vl_xlator_t *xl, const vl_gfid_t *gfid, bool is_slow,
         }
     }
     if (is_slow) { /* fault point sweep-slow: the chain read may go stale */
-        struct timespec ts = {.tv_nsec = POSIX_JANITOR_SLOW_NS};
+        struct timespec ts = {.tv_nsec = POSIX_JANITOR_SLOW_CHAIN_NS};
 
         nanosleep(&ts, NULL);
     }
@@ -675,7 +677,7 @@ posix_janitor_start(vl_xlator_t *xl)
                "files' handles are not removed");
     if (fault != NULL && strcmp(fault, "sweep-slow") == 0)
         vl_log(xl, VL_LOG_WARNING, "fault point sweep-slow: the sweep "
-               "waits 1 ms per handle and per parent chain");
+               "waits 1 ms per handle and 3 ms per parent chain");
     /* A clean stop drained the queue and left the marker: no sweep. */
     j->is_sweep_wanted = unlinkat(priv->root_fd, POSIX_JANITOR_CLEAN, 0) != 0;
     rc = -pthread_create(&j->thread, NULL, posix_janitor_main, xl);
