@@ -70,16 +70,24 @@ HOT_C = 10  # children of a hot directory
 HOT_G = 6   # grandchildren under each child
 
 
-def hot_tree(tag):
-    """live/h<tag>/{pa,pb}, hot directories hot0 and hot1 in pa, each with
+# Where the two hot directories of a racer are (relative to live/h<tag>),
+# and the three renames that swap them, name for name: the same names
+# (and, inside, the same child names) keep leading to another directory.
+HOT_START = ["pa/cur", "pb/park"]
+HOT_CYCLE = [("pa/cur", "pb/mid"), ("pb/park", "pa/cur"),
+             ("pb/mid", "pb/park")]
+
+
+def hot_tree(tag, where):
+    """live/h<tag>/{pa,pb} and the hot directories at where, each with
     HOT_C children of HOT_G subdirectories (relative to live/)."""
     out = ["h" + tag, "h%s/pa" % tag, "h%s/pb" % tag]
-    for h in range(2):
-        out.append("h%s/pa/hot%d" % (tag, h))
+    for w in where:
+        out.append("h%s/%s" % (tag, w))
         for i in range(HOT_C):
-            out.append("h%s/pa/hot%d/c%d" % (tag, h, i))
+            out.append("h%s/%s/c%d" % (tag, w, i))
             for j in range(HOT_G):
-                out.append("h%s/pa/hot%d/c%d/g%d" % (tag, h, i, j))
+                out.append("h%s/%s/c%d/g%d" % (tag, w, i, j))
     return out
 
 
@@ -91,7 +99,7 @@ def build(mnt, a, b, c, nlive_top):
             for k in range(3):
                 os.makedirs("%s/live/t%d/s%d/u%d" % (mnt, i, j, k))
     for tag in ("x", "y"):
-        for d in hot_tree(tag):
+        for d in hot_tree(tag, HOT_START):
             os.makedirs("%s/live/%s" % (mnt, d), exist_ok=True)
     for i in range(a):
         for j in range(b):
@@ -109,12 +117,13 @@ def deadlist(brick, out):
 
 
 def race(mnt, tops, outdir, tag, seed):
-    """Until outdir/stop exists: two ops in three move a hot directory of
-    live/h<tag> (hot0, hot1 in turn) between pa and pb, so the parent
-    chains of their 140 subdirectories from before the crash, which
-    nothing else touches, keep changing while the sweep reads them; the
-    other ops mkdir/rename/rmdir under live/<tops> (renames mostly of
-    directories from before the crash, often with subdirectories)."""
+    """Until outdir/stop exists: two ops in three are the next rename of
+    HOT_CYCLE in live/h<tag>, so the parent chains of the hot directories'
+    140 subdirectories from before the crash, which nothing else touches,
+    keep changing while the sweep reads them, and an old chain's names
+    lead to the other hot directory's subdirectories; the other ops
+    mkdir/rename/rmdir under live/<tops> (renames mostly of directories
+    from before the crash, often with subdirectories)."""
     rnd = random.Random(seed)
     base = os.path.join(mnt, "live")
     dirs = set()  # relative to live/
@@ -123,7 +132,8 @@ def race(mnt, tops, outdir, tag, seed):
             for j in range(3):
                 dirs.update([t, "%s/s%d" % (t, i), "%s/s%d/u%d" % (t, i, j)])
     pre = set(dirs)  # made before the crash
-    hot_where = ["pa", "pa"]  # parent of hot0, hot1
+    hot_where = list(HOT_START)  # where hot directories 0 and 1 are
+    hot_seq = 0
     # Started with the brick down: begin once it answers again.
     for _ in range(600):
         try:
@@ -146,11 +156,11 @@ def race(mnt, tops, outdir, tag, seed):
         op = rnd.random()
         try:
             if seq % 3 != 0:
-                h = seq % 3 - 1
-                to = "pb" if hot_where[h] == "pa" else "pa"
-                os.rename("%s/h%s/%s/hot%d" % (base, tag, hot_where[h], h),
-                          "%s/h%s/%s/hot%d" % (base, tag, to, h))
-                hot_where[h] = to
+                src, dst = HOT_CYCLE[hot_seq % 3]
+                os.rename("%s/h%s/%s" % (base, tag, src),
+                          "%s/h%s/%s" % (base, tag, dst))
+                hot_where[hot_where.index(src)] = dst
+                hot_seq += 1
                 n["hot_move"] += 1
             elif op < 0.5:
                 # A directory not at the top, preferably one from before
@@ -197,13 +207,7 @@ def race(mnt, tops, outdir, tag, seed):
                                if k in ("mkdir", "rename", "rmdir",
                                         "hot_move")))
         cnt.flush()
-    for d in hot_tree(tag):
-        for h in range(2):
-            pre_ = "h%s/pa/hot%d" % (tag, h)
-            if d.startswith(pre_):
-                d = "h%s/%s/hot%d%s" % (tag, hot_where[h], h,
-                                        d[len(pre_):])
-        dirs.add(d)
+    dirs.update(hot_tree(tag, hot_where))
     with open(os.path.join(outdir, tag + ".model"), "w") as f:
         f.write("".join("live/%s\n" % d for d in sorted(dirs)))
     with open(os.path.join(outdir, tag + ".errors"), "w") as f:
