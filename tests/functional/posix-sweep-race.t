@@ -22,7 +22,8 @@
 ND_A=16
 ND_B=16
 ND_C=14
-ND=$((1 + ND_A + ND_A * ND_B + ND_A * ND_B * ND_C))
+# Plus 4 removed under each of the 10 children of the 4 hot directories.
+ND=$((1 + ND_A + ND_A * ND_B + ND_A * ND_B * ND_C + 160))
 R="$T/race"
 PY="$T/sweep-race.py"
 
@@ -68,6 +69,7 @@ def brick_dirs(brick):
 
 HOT_C = 10  # children of a hot directory
 HOT_G = 6   # grandchildren under each child
+HOT_DEAD = 4  # removed directories under each child
 
 
 # Where the two hot directories of a racer are (relative to live/h<tag>),
@@ -101,6 +103,14 @@ def build(mnt, a, b, c, nlive_top):
     for tag in ("x", "y"):
         for d in hot_tree(tag, HOT_START):
             os.makedirs("%s/live/%s" % (mnt, d), exist_ok=True)
+        # Dead directories inside the hot trees: their parents' chains
+        # will be changing while the sweep judges them.
+        for w in HOT_START:
+            for i in range(HOT_C):
+                for k in range(HOT_DEAD):
+                    d = "%s/live/h%s/%s/c%d/gone%d" % (mnt, tag, w, i, k)
+                    os.mkdir(d)
+                    os.rmdir(d)
     for i in range(a):
         for j in range(b):
             for k in range(c):
