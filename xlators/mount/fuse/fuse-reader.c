@@ -15,9 +15,10 @@
  * Graphs:  each message goes to the session's active instance, which the
  *          call pins (sess->n_inflight) until it ends.
  * Threads: conf->reader_threads readers block in read(2) (one woken per
- *          request); handlers only build requests and wind them, never
- *          wait. VFUSE_STOP_SIGNAL interrupts the read at stop. Replies are written
- *          from whichever thread answers (writev is atomic per message).
+ *          request, counted in n_requests); handlers only build requests
+ *          and wind them, never wait. VFUSE_STOP_SIGNAL interrupts the
+ *          read at stop. Replies are written from whichever thread
+ *          answers (writev is atomic per message).
  */
 #include "config.h"
 
