@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # storage/posix: the janitor's crash sweep racing live directory
 # operations. A brick with the janitor held (fault point janitor-hold)
-# gets a tree of live directories and a few thousand directories that
-# are then removed: their handle symlinks (.mortar/handles/xx/yy/<gfid>)
-# lead nowhere and stay. kill -9; the restarted brick sweeps them on its
-# janitor thread while it serves, slowed down by the fault point
-# sweep-slow (1 ms per handle), and two processes on the mount keep
-# making, renaming (within and across parents, directories holding
-# subdirectories too, mostly directories made before the crash, whose
-# symlinks the sweep judges) and removing directories for as long as the
-# sweep runs. Then, on the brick before any further lookup could repair
-# anything: every directory has a handle symlink naming its real parent's
-# GFID and its name, no dead handle from before the crash is left, and
-# no other symlink either (once the janitor drained the live rmdirs);
-# from a fresh mount, the tree is exactly what the racers made.
+# gets 686 live directories and ~4000 directories that are then removed:
+# their handle symlinks (.mortar/handles/xx/yy/<gfid>) lead nowhere and
+# stay. kill -9; the restarted brick sweeps them on its janitor thread
+# while it serves, slowed down by the fault point sweep-slow (1 ms per
+# handle, 3 ms between reading a parent chain and opening it), and two
+# processes on the mount race it until it is done: two ops in three swap
+# two "hot" directories (each with 70 subdirectories and 40 dead handles
+# under them) name for name between two parents, so the chains the sweep
+# reads keep going stale and their names keep leading to the other
+# directory; the rest mkdir, rename (across parents, directories holding
+# subdirectories, mostly ones from before the crash) and rmdir. Then, on
+# the brick before any lookup could repair anything: every directory's
+# handle symlink names its real parent's GFID and its name, no dead
+# handle from before the crash is left, nor any other symlink once the
+# janitor drained the live rmdirs, and the sweep decided every handle;
+# from a fresh mount, the tree is exactly the racers' model; a clean stop
+# leaves the janitor-clean marker.
 # TIMEOUT: 240
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -350,6 +354,8 @@ TEST [ "$RACED" -ge 20 ]
 # handle naming its parent and name; no dead handle is left.
 EXPECT "ok" sr brickcheck "$B0"
 EXPECT "0" sr count_dead "$B0" "$T/deadlist"
+# The sweep decided every handle (none left for the next start).
+EXPECT_MATCH " 0 left undecided" grep -o "handle sweep done.*" "$T/log/brick-b0.log"
 # The live rmdirs' symlinks go with the janitor's queue.
 EXPECT_WITHIN 20 "0" sr extra_links "$B0"
 EXPECT "N" sh -c "grep -q 'handle update' '$T/log/brick-b0.log' && echo Y || echo N"
@@ -362,3 +368,7 @@ TEST mount_client "$P0" b0 "$M1"
 TEST wait_for_mount "$M1"
 EXPECT "$(cat "$R/want")" sr names "$M1"
 EXPECT "ok" sr brickcheck "$B0"
+# The sweep was complete: a clean stop leaves the marker (no sweep at the
+# next start).
+TEST kill_brick b0 TERM
+EXPECT "Y" sh -c "[ -e '$B0/.mortar/janitor-clean' ] && echo Y || echo N"

@@ -13,7 +13,10 @@
  * leaves the directory's handle symlink to the janitor the same way, and
  * the sweep removes the symlinks of directories gone from the disk (a
  * whole subtree too) but not those of live directories nor one whose
- * name exists without GFID yet (a mkdir in flight).
+ * name exists without GFID yet (a mkdir in flight); a dead directory's
+ * symlink under a parent whose chain does not resolve is kept and the
+ * sweep says it is not complete (-EAGAIN: the next start sweeps again),
+ * and once the chain resolves a sweep removes it.
  */
 #include "config.h"
 
@@ -476,6 +479,62 @@ test_janitor_sweep_dirs(void **state)
 }
 
 
+/* A dead directory's symlink whose parent chain does not resolve (here
+ * for good: the parent's handle names no directory) is neither removed
+ * nor forgotten: the sweep retries, keeps it, and answers -EAGAIN (not
+ * complete; posix_janitor_main then leaves no clean marker). Once the
+ * parent's handle is right again, a sweep removes it and answers 0.
+ * (Found by tests/functional/posix-sweep-race.t: the sweep used to stop
+ * at the first pass that decided nothing and call itself complete,
+ * leaving dead handles under directories being renamed for good.) */
+static void
+test_janitor_sweep_undecided(void **state)
+{
+    struct pt *t = *state;
+    vl_inode_t *p, *q;
+    vl_gfid_t gp, gq;
+    char rel[128], path[PATH_MAX], target[PATH_MAX], want[PATH_MAX];
+    struct stat st;
+    unsigned long swept;
+    ssize_t n;
+
+    assert_int_equal(pt_mkdir(t, t->root, "p", 0755, &p), 0);
+    assert_int_equal(pt_mkdir(t, p, "q", 0755, &q), 0);
+    gp = p->gfid, gq = q->gfid;
+    vl_inode_unref(p), vl_inode_unref(q);
+    pj_rmdir_disk(t, "p/q");
+    /* p's handle made to lead nowhere a chain can follow. */
+    pt_handle_path(&gp, rel, sizeof(rel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    n = readlink(path, want, sizeof(want) - 1);
+    assert_true(n > 0);
+    want[n] = '\0';
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink("not-a-handle", path), 0);
+    usleep(100 * 1000);
+
+    swept = posix_priv(t->xl)->janitor.n_swept;
+    assert_int_equal(posix_janitor_sweep(t->xl), -EAGAIN);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_swept, swept);
+    assert_int_equal(pj_handle_stat(t, &gq, &st), 0); /* kept */
+    assert_true(S_ISLNK(st.st_mode));
+    n = readlink(path, target, sizeof(target) - 1);
+    assert_true(n > 0); /* p's own (not a directory handle) is not ours */
+    target[n] = '\0';
+    assert_string_equal(target, "not-a-handle");
+
+    /* The chain resolves again: q's symlink goes, p's stays. */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(want, path), 0);
+    usleep(100 * 1000);
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    assert_int_equal(posix_priv(t->xl)->janitor.n_swept - swept, 1);
+    assert_int_equal(pj_handle_stat(t, &gq, &st), -ENOENT);
+    assert_int_equal(pj_handle_stat(t, &gp, &st), 0);
+    assert_int_equal(pt_lookup_gfid(t, &gp, NULL, NULL), 0);
+}
+
+
 const struct CMUnitTest pt_janitor_tests[] = {
     cmocka_unit_test_setup_teardown(test_janitor_queued_is_dead_then_swept,
                                     pt_setup, pt_teardown),
@@ -488,6 +547,8 @@ const struct CMUnitTest pt_janitor_tests[] = {
     cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_dirs, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_sweep_undecided, pt_setup,
                                     pt_teardown),
 };
 const size_t pt_n_janitor_tests = VL_ARRAY_SIZE(pt_janitor_tests);
