@@ -44,8 +44,7 @@
  * Deferred handles an rmdir queued since are left to the queue. The
  * removal re-checks everything under remove_lock (mkdir's GFID reuse
  * takes it), and moves the symlink aside before unlinking it: a rename's
- * handle update that
- * slipped in between is put back, never lost.
+ * handle update that slipped in between is put back, never lost.
  *
  * Fault points (tests): MORTAR_POSIX_FAULT=janitor-hold in the
  * environment keeps the thread from removing anything (nor sweeping);
@@ -207,6 +206,9 @@ struct posix_janitor_sweep {
  * each such pass. */
 #define POSIX_JANITOR_RETRIES 50
 #define POSIX_JANITOR_RETRY_NS 10000000L
+/* Most GFID comparisons (queue x deferred) posix_janitor_drop_queued
+ * makes under the janitor's lock (a few milliseconds). */
+#define POSIX_JANITOR_DROP_MAX (1UL << 20)
 /* Deepest parent chain the sweep resolves. */
 #define POSIX_JANITOR_MAX_DEPTH 4096
 
@@ -447,7 +449,8 @@ posix_janitor_sweep_link(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
 
 /* Drops the deferred handles that are queued for the janitor (an rmdir
  * since the start: the queue removes them after the sweep; their
- * children wait on a parent that no longer resolves). */
+ * children wait on a parent that no longer resolves). Skipped when the
+ * lists are too long to compare (the handles stay undecided). */
 static void
 posix_janitor_drop_queued(vl_xlator_t *xl, struct posix_janitor_sweep *sw)
 {
@@ -455,6 +458,10 @@ posix_janitor_drop_queued(vl_xlator_t *xl, struct posix_janitor_sweep *sw)
     size_t keep = 0;
 
     pthread_mutex_lock(&j->lock);
+    if ((size_t)j->n * sw->n_deferred > POSIX_JANITOR_DROP_MAX) {
+        pthread_mutex_unlock(&j->lock);
+        return;
+    }
     for (size_t i = 0; i < sw->n_deferred; i++) {
         bool is_queued = false;
 
@@ -606,8 +613,8 @@ posix_janitor_sweep(vl_xlator_t *xl)
      * sweep (no clean marker at stop: the next start sweeps again). */
     if (rc == 0 && (sw.n_deferred > 0 || sw.n_dropped > 0))
         rc = -EAGAIN;
-    /* The sweep's own removals are counted in n_swept (statedump); this
-     * says how much the brick did meanwhile (tests read it). */
+    /* Removals are counted in n_swept (statedump); this says how the
+     * judging went (posix-sweep-race.t reads it). */
     vl_log(xl, VL_LOG_INFO, "handle sweep done: %lu handles examined, "
            "%lu judged again later (parent not resolvable), %lu fresh "
            "handles put back, %zu left undecided%s", sw.n_seen,
