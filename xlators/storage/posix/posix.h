@@ -309,7 +309,10 @@ void posix_janitor_unclaim(vl_xlator_t *xl);
 /* Waits until every queued handle is removed (tests; no-op if held). */
 void posix_janitor_flush(vl_xlator_t *xl);
 /* Removes orphan regular-file handles (link count 1, unchanged since
- * the call began); 0 or -errno. */
+ * the call began) and the symlinks of directories that are gone; 0,
+ * -EAGAIN when some directory handles stayed undecided (parents kept
+ * moving: no clean marker then, the next start sweeps again), or
+ * another -errno. */
 int posix_janitor_sweep(vl_xlator_t *xl);
 void posix_janitor_dump(vl_xlator_t *xl, FILE *out);
 
