@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# performance/write-behind's setattr-behind (wb-setattr.c), two bricks
-# under distribute, two mounts:
+# performance/write-behind's setattr-behind (wb-setattr.c; off by
+# default, on in this test's volfile), two bricks under distribute, two
+# mounts:
 #  - tar -xp as root: every file's owner, mode and mtime (and content)
 #    are right through the other mount once the first mount has nothing
 #    pending, and right after dropping the caches; the statedump counts
@@ -11,7 +12,7 @@
 #  - a chmod that the brick refuses (the brick's file made immutable):
 #    answered early, the error comes back by fsync, once; setattr_failed
 #    counts it; the mode on the other mount is unchanged;
-#  - with setattr-behind off (volfile option) nothing is answered early.
+#  - left at its default (off), nothing is answered early.
 # TIMEOUT: 240
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -35,8 +36,8 @@ $1
 end-volume
 VOL
 }
-wb_volfile "" > "$T/vol/wb.vol"
-wb_volfile "    option setattr-behind off" > "$T/vol/wb-off.vol"
+wb_volfile "    option setattr-behind on" > "$T/vol/wb.vol"
+wb_volfile "" > "$T/vol/wb-off.vol"
 TEST mount_volfile "$T/vol/wb.vol" "$M0"
 TEST mount_volfile "$T/vol/wb.vol" "$M1"
 
@@ -132,7 +133,8 @@ unfreeze_brick_file() { chattr -i "$BIMM" 2> /dev/null; }
 add_cleanup_hook unfreeze_brick_file
 F0=$(dump_num "$M0" setattr_failed)
 # Frozen once the file is open (the brick would refuse the open itself).
-EXPECT "chmod ok, fsync EPERM, fsync again ok" python3 - "$M0/imm" "$BIMM" <<'PY'
+EXPECT "chmod ok, fsync EPERM, fsync again ok" \
+    python3 - "$M0/imm" "$BIMM" <<'PY'
 import errno, os, subprocess, sys
 fd = os.open(sys.argv[1], os.O_WRONLY)
 subprocess.run(["chattr", "+i", sys.argv[2]], check=True)
@@ -151,7 +153,7 @@ EXPECT "$((F0 + 1))" dump_num "$M0" setattr_failed
 EXPECT "644" stat -c '%a' "$M1/imm"
 TEST chattr -i "$BIMM"
 
-# --- 5. off: nothing answered early ---
+# --- 5. default (off): nothing answered early ---
 TEST mount_volfile "$T/vol/wb-off.vol" "$M2"
 TEST python3 -c '
 import os, sys

@@ -12,6 +12,10 @@
  * writes that write-behind already answered early. Behind, a file costs
  * its LOOKUP and CREATE and nothing more in round trips.
  *
+ * Off by default: it hides latency, not work (the SETATTR still costs
+ * the brick the same), and tar -x on the 2-core bench machine, bound by
+ * CPU, was no faster with it (README).
+ *
  * When (all of them, under the inode lock):
  *   - setattr-behind is on;
  *   - only VL_SET_MODE, UID, GID, ATIME(_NOW), MTIME(_NOW), CTIME or

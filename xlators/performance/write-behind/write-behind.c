@@ -815,7 +815,7 @@ static const vl_option_t wb_options[] = {
                        "bytes; 0 sends each write on its own. A write "
                        "with nothing in flight goes at once."),
     VL_OPT_BOOL("setattr-behind", struct wb_conf, is_setattr_behind,
-                .def = "on",
+                .def = "off",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .doc = "Answer a chmod, chown or utimes of a file this "
                        "mount has open at once, with the attributes it "
@@ -824,8 +824,8 @@ static const vl_option_t wb_options[] = {
                        "setgid bits), and send it behind the caller in the "
                        "file's order. A failure is returned by the next "
                        "write, flush or fsync of the file (lost after "
-                       "close, as with flush-behind). Off: every SETATTR "
-                       "waits for the bricks."),
+                       "close, as with flush-behind). Off (default): "
+                       "every SETATTR waits for the bricks."),
     VL_OPT_END,
 };
 

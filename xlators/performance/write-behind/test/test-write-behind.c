@@ -683,6 +683,9 @@ test_enomem(void **state)
 
 /* ---- setattr-behind ---- */
 
+/* The option line that turns it on (it is off by default). */
+#define T_SA_ON " option setattr-behind on\n"
+
 /* Opens fd through write-behind; the child answers with these attrs. */
 static void
 t_open(struct t_env *e, vl_fd_t *fd, uint32_t mode, uint32_t uid)
@@ -736,7 +739,7 @@ t_setattr(struct t_env *e, uint32_t valid, uint64_t val, uint32_t uid,
 static void
 test_setattr_behind(void **state)
 {
-    struct t_env *e = t_env_new("");
+    struct t_env *e = t_env_new(T_SA_ON);
     struct vl_test_result w = {0}, s1 = {0}, s2 = {0}, st = {0};
     vl_req_t *r;
 
@@ -799,15 +802,16 @@ test_setattr_through(void **state)
         uint64_t val;
         uint32_t uid;
     } cases[] = {
-        {"", false, S_IFREG | 0644, VL_SET_MODE, 0600, 0},  /* not open */
-        {"", true, S_IFREG | 0644, VL_SET_SIZE, 10, 0},     /* truncate */
-        {"", true, S_IFREG | 0644, VL_SET_MODE, 04755, 0},  /* setuid */
-        {"", true, S_IFREG | 02755, VL_SET_MODE, 0755, 0},  /* was setgid */
-        {"", true, S_IFREG | 0644, VL_SET_MODE, 0600, 7},   /* not owner */
-        {"", true, S_IFREG | 0644, VL_SET_UID, 1000, 1000}, /* chown, user */
-        {"", true, S_IFDIR | 0755, VL_SET_MODE, 0700, 0},   /* directory */
-        {" option setattr-behind off\n", true, S_IFREG | 0644, VL_SET_MODE,
-         0600, 0},
+        /* not open; truncate; setuid asked; was setgid; not the owner; a
+         * user's chown; a directory; the option left at its default */
+        {T_SA_ON, false, S_IFREG | 0644, VL_SET_MODE, 0600, 0},
+        {T_SA_ON, true, S_IFREG | 0644, VL_SET_SIZE, 10, 0},
+        {T_SA_ON, true, S_IFREG | 0644, VL_SET_MODE, 04755, 0},
+        {T_SA_ON, true, S_IFREG | 02755, VL_SET_MODE, 0755, 0},
+        {T_SA_ON, true, S_IFREG | 0644, VL_SET_MODE, 0600, 7},
+        {T_SA_ON, true, S_IFREG | 0644, VL_SET_UID, 1000, 1000},
+        {T_SA_ON, true, S_IFDIR | 0755, VL_SET_MODE, 0700, 0},
+        {"", true, S_IFREG | 0644, VL_SET_MODE, 0600, 0},
     };
 
     (void)state;
@@ -840,7 +844,7 @@ test_setattr_through(void **state)
 static void
 test_setattr_behind_error(void **state)
 {
-    struct t_env *e = t_env_new("");
+    struct t_env *e = t_env_new(T_SA_ON);
     struct vl_test_result s1 = {0}, s2 = {0}, s3 = {0}, f1 = {0}, f2 = {0};
     struct vl_test_result s4 = {0}, f3 = {0};
     vl_fd_t *fd2;
@@ -892,7 +896,7 @@ test_setattr_behind_error(void **state)
 static void
 test_setattr_behind_barrier(void **state)
 {
-    struct t_env *e = t_env_new("");
+    struct t_env *e = t_env_new(T_SA_ON);
     struct vl_test_result w = {0}, tr = {0}, s = {0};
 
     (void)state;
