@@ -130,11 +130,14 @@ wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
         wb_inode_seen_locked(wb_inode_peek(xl, inode), &child->reply.iatt);
         pthread_mutex_unlock(&inode->lock);
     }
-    if (status == 0 && req->op == VL_FOP_OPEN && req->args.open.fd != NULL)
-        wb_fd_opened(xl, req->args.open.fd);
-    if (status == 0 && req->op == VL_FOP_CREATE
-        && req->args.create.fd != NULL)
-        wb_fd_opened(xl, req->args.create.fd);
+    /* Open fds are counted only for setattr-behind (off by default): an
+     * fd opened while it was off just never lets a SETATTR go early. */
+    if (status == 0 && VL_CONF(xl, struct wb_conf)->is_setattr_behind) {
+        if (req->op == VL_FOP_OPEN && req->args.open.fd != NULL)
+            wb_fd_opened(xl, req->args.open.fd);
+        if (req->op == VL_FOP_CREATE && req->args.create.fd != NULL)
+            wb_fd_opened(xl, req->args.create.fd);
+    }
     if (status == 0 && err_fd != NULL) {
         err = wb_fd_take_err(xl, err_fd);
         if (err != 0)
