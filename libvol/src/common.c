@@ -8,6 +8,12 @@
  * by one getrandom(2) per 256 GFIDs: libuuid's uuid_generate makes about
  * six system calls per GFID (getrandom, getpid, getuid, ...), and every
  * create and mkdir of a client makes one.
+ * The GFIDs of one refill share their first two bytes, the ones that name
+ * a brick's handle directory (.mortar/handles/xx/yy/, storage/posix): a
+ * young brick then makes one handle directory per 256 new files of a
+ * thread instead of one per file, and an old brick finds the handles of
+ * files made together in the same directory blocks. The other 106 random
+ * bits keep GFIDs unique; inode tables hash bytes 8..15.
  */
 #include "config.h"
 
@@ -118,6 +124,8 @@ vl_gfid_generate(vl_gfid_t *out)
         }
     }
     memcpy(out->bytes, gfid_pool.bytes + gfid_pool.used, 16);
+    out->bytes[0] = gfid_pool.bytes[0]; /* this refill's handle directory */
+    out->bytes[1] = gfid_pool.bytes[1];
     gfid_pool.used += 16;
     out->bytes[6] = (uint8_t)((out->bytes[6] & 0x0f) | 0x40); /* v4 */
     out->bytes[8] = (uint8_t)((out->bytes[8] & 0x3f) | 0x80); /* RFC 4122 */

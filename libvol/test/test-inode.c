@@ -131,6 +131,31 @@ test_gfid_generate_unique_and_fork(void **state)
 }
 
 
+/* A thread's GFIDs come in runs of 256 that share their first two bytes
+ * (a brick's handle directory), and the runs differ. */
+static void
+test_gfid_generate_handle_runs(void **state)
+{
+    enum { N = 1024 };
+    unsigned runs = 0;
+    vl_gfid_t prev = {{0}};
+    vl_gfid_t g;
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        vl_gfid_generate(&g);
+        if (i == 0 || g.bytes[0] != prev.bytes[0]
+            || g.bytes[1] != prev.bytes[1])
+            runs++;
+        assert_false(vl_gfid_equal(&g, &prev));
+        prev = g;
+    }
+    /* 4 refills, and the pool the earlier tests left; two successive
+     * refills may draw the same prefix (1 in 65536). */
+    assert_in_range(runs, 3, 5);
+}
+
+
 static void
 test_link_find_lru(void **state)
 {
@@ -261,6 +286,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gfid_helpers),
         cmocka_unit_test(test_gfid_generate_unique_and_fork),
+        cmocka_unit_test(test_gfid_generate_handle_runs),
         cmocka_unit_test(test_link_find_lru),
         cmocka_unit_test(test_ctx_forget_release),
     };
