@@ -555,6 +555,7 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
     struct posix_obj obj;
+    int last_fd = -1;
     int rc;
 
     rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
@@ -564,6 +565,16 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOTDIR;
         goto put;
     }
+    /* Whoever drops the last reference to a removed directory frees its
+     * inode (about 100 us on ext4). Hold an fd across the unlinkat, the
+     * cached one or a new one, and leave its close to the janitor. */
+    if (!vl_gfid_is_null(&obj.gfid) && !vl_gfid_is_root(&obj.gfid)) {
+        last_fd = posix_dirfd_take(xl, &obj.gfid);
+        if (last_fd < 0)
+            last_fd = openat(obj.atfd, obj.rel, O_PATH | O_DIRECTORY
+                                                    | O_NOFOLLOW
+                                                    | O_CLOEXEC);
+    }
     if (unlinkat(obj.atfd, obj.rel, AT_REMOVEDIR) < 0) {
         rc = -errno;
         goto put;
@@ -571,12 +582,15 @@ posix_fop_rmdir(vl_xlator_t *xl, vl_req_t *req)
     /* The handle symlink now leads nowhere (resolving it gives ESTALE):
      * the janitor removes it after the reply. */
     if (vl_gfid_is_null(&obj.gfid) || vl_gfid_is_root(&obj.gfid)
-        || posix_janitor_enqueue(xl, &obj.gfid, 0) != 0)
+        || posix_janitor_enqueue_rmdir(xl, &obj.gfid, &last_fd) != 0)
         posix_handle_remove_dir(xl, &obj.gfid);
+    /* An fd cached by a lookup since the take. */
     posix_dirfd_uncache(xl, &obj.gfid);
     posix_postparent(obj.atfd, a->loc.parent, &req->reply.postparent,
                      &req->reply.has_postparent);
 put:
+    if (last_fd >= 0)
+        close(last_fd);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

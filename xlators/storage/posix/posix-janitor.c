@@ -119,8 +119,9 @@ posix_janitor_remove_locked(vl_xlator_t *xl, const vl_gfid_t *gfid,
 }
 
 
-int
-posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
+/* Queues an item (see posix_janitor_item); fd is taken only on success. */
+static int
+posix_janitor_push(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino, int fd)
 {
     struct posix_janitor *j = &posix_priv(xl)->janitor;
     int rc = 0;
@@ -131,7 +132,8 @@ posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
     if (ino != 0 && posix_inode_open_count(xl, gfid, false) > 0)
         return -EBUSY;
     pthread_mutex_lock(&j->lock);
-    if (j->n >= POSIX_JANITOR_CAP || j->is_stopping) {
+    if (j->n >= POSIX_JANITOR_CAP || j->is_stopping
+        || (fd >= 0 && j->n_fds >= POSIX_JANITOR_FD_CAP)) {
         rc = -EAGAIN; /* full: the caller removes it itself */
     } else {
         struct posix_janitor_item *it =
@@ -139,6 +141,9 @@ posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
 
         it->gfid = *gfid;
         it->ino = ino;
+        it->fd = fd;
+        if (fd >= 0)
+            j->n_fds++;
         /* Wake the thread for the first item of a batch, and when the
          * queue fills up; otherwise it is already collecting. */
         if (j->n++ == 0 || j->n == POSIX_JANITOR_CAP / 2)
@@ -147,6 +152,38 @@ posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
     }
     pthread_mutex_unlock(&j->lock);
     return rc;
+}
+
+
+int
+posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino)
+{
+    return posix_janitor_push(xl, gfid, ino, -1);
+}
+
+
+int
+posix_janitor_enqueue_rmdir(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                            int *fd /* IN/OUT */)
+{
+    struct posix_janitor *j = &posix_priv(xl)->janitor;
+    int rc;
+
+    /* Held: nothing queued would be closed before stop. */
+    if (*fd >= 0 && !j->is_held) {
+        rc = posix_janitor_push(xl, gfid, 0, *fd);
+        if (rc == 0) {
+            *fd = -1;
+            return 0;
+        }
+        if (rc != -EAGAIN)
+            return rc;
+    }
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    return posix_janitor_push(xl, gfid, 0, -1);
 }
 
 
@@ -164,8 +201,12 @@ posix_janitor_claim(vl_xlator_t *xl, const vl_gfid_t *gfid)
         struct posix_janitor_item *it =
             &j->ring[(j->head + i) % POSIX_JANITOR_CAP];
 
-        if (!vl_gfid_equal(&it->gfid, gfid))
+        if (!vl_gfid_equal(&it->gfid, gfid)) {
             j->ring[(j->head + keep++) % POSIX_JANITOR_CAP] = *it;
+        } else if (it->fd >= 0) {
+            close(it->fd);
+            j->n_fds--;
+        }
     }
     j->n = keep;
     pthread_mutex_unlock(&j->lock);
@@ -696,9 +737,13 @@ posix_janitor_main(void *arg)
             j->head = (j->head + 1) % POSIX_JANITOR_CAP;
             j->n--;
             pthread_mutex_unlock(&j->lock);
+            if (it.fd >= 0)
+                close(it.fd); /* frees the removed directory's inode */
             posix_janitor_remove_locked(xl, &it.gfid, it.ino, NULL);
             pthread_mutex_unlock(&j->remove_lock);
             pthread_mutex_lock(&j->lock);
+            if (it.fd >= 0)
+                j->n_fds--;
             j->n_removed++;
         }
     }
@@ -808,6 +853,7 @@ posix_janitor_dump(vl_xlator_t *xl, FILE *out)
         return;
     pthread_mutex_lock(&j->lock);
     fprintf(out, "janitor_queued_now=%u\n", j->n);
+    fprintf(out, "janitor_fds_now=%u\n", j->n_fds);
     fprintf(out, "janitor_queued=%lu\n", j->n_queued);
     fprintf(out, "janitor_removed=%lu\n", j->n_removed);
     fprintf(out, "janitor_swept=%lu\n", j->n_swept);

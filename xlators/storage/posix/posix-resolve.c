@@ -271,6 +271,33 @@ posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid)
 }
 
 
+int
+posix_dirfd_take(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    struct posix_inode_ctx *ctx;
+    vl_inode_t *inode;
+    int fd = -1;
+
+    if (xl->graph == NULL || xl->graph->itable == NULL)
+        return -1;
+    inode = vl_inode_find(xl->graph->itable, gfid);
+    if (inode == NULL)
+        return -1;
+    ctx = vl_inode_ctx(inode, xl);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx != NULL && ctx->has_dirfd && ctx->n_dirfd_users == 0) {
+        fd = ctx->dirfd;
+        ctx->has_dirfd = false;
+        atomic_fetch_sub(&posix_priv(xl)->n_cached, 1);
+    } else {
+        posix_dirfd_drop_locked(xl, ctx);
+    }
+    pthread_mutex_unlock(&inode->lock);
+    vl_inode_unref(inode);
+    return fd;
+}
+
+
 /* Is the handle of gfid a directory symlink (true) or the object itself? */
 int
 posix_handle_is_dir(vl_xlator_t *xl, const vl_gfid_t *gfid,

@@ -51,6 +51,9 @@
 #define POSIX_JANITOR_CAP 8192
 /* The janitor collects a batch this long after its first item. */
 #define POSIX_JANITOR_BATCH_MS 10
+/* Removed directories' fds whose close waits for the janitor, at most
+ * (more: rmdir closes its fd itself). */
+#define POSIX_JANITOR_FD_CAP 256
 
 enum posix_mem_type {
     POSIX_MT_MISC = 0,
@@ -74,6 +77,8 @@ struct posix_janitor_item {
     vl_gfid_t gfid; /* the file's GFID: its handle .mortar/handles/... */
     ino_t ino;      /* its inode: another inode there (GFID reused) stays;
                        0: a removed directory's handle symlink */
+    int fd;         /* owned, or -1: the removed directory's last fd, whose
+                       close frees its inode (ino 0 only) */
 };
 
 /* The janitor (posix-janitor.c): removes the handles of deleted files
@@ -90,6 +95,7 @@ struct posix_janitor {
                                         set by start (immutable pointer) */
     unsigned head;              /* first queued item in ring */
     unsigned n;                 /* items queued */
+    unsigned n_fds;             /* queued items holding an fd */
     pthread_t thread;           /* the janitor thread while is_running */
     bool is_running;            /* set by start, cleared by stop (only
                                    they write it; read by enqueue) */
@@ -240,6 +246,9 @@ int posix_handle_is_dir(vl_xlator_t *xl, const vl_gfid_t *gfid, bool *out);
 int posix_dirfd_get(vl_xlator_t *xl, vl_inode_t *inode,
                     struct posix_obj *obj /* OUT: atfd and its owner */);
 void posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* Takes the cached fd of gfid's directory out of the cache and gives it
+ * to the caller (-1 if none, or if fops still use it: the last closes). */
+int posix_dirfd_take(vl_xlator_t *xl, const vl_gfid_t *gfid);
 void posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx);
 int posix_obj_from_inode(vl_xlator_t *xl, vl_inode_t *inode,
                          struct posix_obj *obj /* OUT */);
@@ -302,6 +311,15 @@ void posix_janitor_stop(vl_xlator_t *xl);
  * file is open here, -EAGAIN if the queue is full, -ENOTCONN without a
  * janitor: the caller removes it itself. */
 int posix_janitor_enqueue(vl_xlator_t *xl, const vl_gfid_t *gfid, ino_t ino);
+/* Queues a removed directory's handle symlink like enqueue with ino 0,
+ * and *fd (its last fd, or -1) to be closed first: the close frees the
+ * inode, about 100 us on ext4, which the rmdir's reply need not wait
+ * for. On success *fd belongs to the janitor and is set to -1; on
+ * failure (as enqueue) it stays the caller's. Beyond POSIX_JANITOR_FD_CAP
+ * fds queued, or under the fault point janitor-hold, the fd is closed
+ * here and the handle still queued. */
+int posix_janitor_enqueue_rmdir(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                                int *fd /* IN/OUT */);
 /* Before replacing an orphan handle of gfid: takes remove_lock and
  * drops gfid's queued items; posix_janitor_unclaim releases the lock. */
 void posix_janitor_claim(vl_xlator_t *xl, const vl_gfid_t *gfid);

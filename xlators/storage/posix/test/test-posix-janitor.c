@@ -11,7 +11,8 @@
  * removes what is queued, a stop drains the queue and leaves the clean
  * marker; the sweep alone removes a handle made orphan on disk; rmdir
  * leaves the directory's handle symlink to the janitor the same way, and
- * the sweep removes the symlinks of directories gone from the disk (a
+ * the removed directory's last fd is closed by the janitor, not the
+ * rmdir; the sweep removes the symlinks of directories gone from the disk (a
  * whole subtree too) but not those of live directories nor one whose
  * name exists without GFID yet (a mkdir in flight); a dead directory's
  * symlink under a parent whose chain does not resolve is kept and the
@@ -311,6 +312,81 @@ test_janitor_rmdir(void **state)
 }
 
 
+/* Open fds of this process that name a removed directory. */
+static int
+pj_deleted_dir_fds(void)
+{
+    char link[64], target[PATH_MAX];
+    struct stat st;
+    int n = 0;
+
+    for (int fd = 0; fd < 1024; fd++) {
+        ssize_t len;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)
+            && strstr(target, " (deleted)") != NULL)
+            n++;
+    }
+    return n;
+}
+
+
+/* rmdir keeps an fd of the removed directory and leaves its close (which
+ * frees the inode) to the janitor: with the janitor stopped on its lock,
+ * the reply came and the fd is still queued, for a directory whose fd
+ * the brick cached and for one it had not; the janitor closes both. */
+static void
+test_janitor_rmdir_defers_close(void **state)
+{
+    struct pt *t = *state;
+    struct posix_janitor *j;
+    union vl_fop_args a = {0};
+    vl_inode_t *d = NULL, *e = NULL;
+    vl_gfid_t other;
+    struct vl_reply r;
+
+    pj_restart(t, false);
+    j = &posix_priv(t->xl)->janitor;
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    assert_int_equal(pt_create(t, d, "x", O_RDWR, 0644, NULL, NULL), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "e", 0755, &e), 0);
+    a.unlink.loc = (struct vl_loc){.parent = d, .name = "x"};
+    assert_int_equal(pt_call(t, VL_FOP_UNLINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    posix_janitor_flush(t->xl);
+    /* e was never used as a parent: the brick cached no fd of it. */
+    posix_dirfd_uncache(t->xl, &e->gfid);
+    assert_int_equal(pj_deleted_dir_fds(), 0);
+
+    vl_gfid_generate(&other);
+    posix_janitor_claim(t->xl, &other); /* holds the janitor's lock */
+    memset(&a, 0, sizeof(a));
+    a.rmdir.loc = (struct vl_loc){.parent = t->root, .name = "d",
+                                  .inode = d};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    a.rmdir.loc = (struct vl_loc){.parent = t->root, .name = "e",
+                                  .inode = e};
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    pthread_mutex_lock(&j->lock);
+    assert_int_equal(j->n_fds, 2);
+    pthread_mutex_unlock(&j->lock);
+    assert_int_equal(pj_deleted_dir_fds(), 2);
+    posix_janitor_unclaim(t->xl);
+    posix_janitor_flush(t->xl);
+    assert_int_equal(j->n_fds, 0);
+    assert_int_equal(pj_deleted_dir_fds(), 0);
+    vl_inode_unref(d);
+    vl_inode_unref(e);
+}
+
+
 /* A running janitor removes every queued handle; a stop drains what is
  * left and writes the clean marker, which the next start consumes. */
 static void
@@ -542,6 +618,8 @@ const struct CMUnitTest pt_janitor_tests[] = {
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_rmdir, pt_setup,
                                     pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_rmdir_defers_close,
+                                    pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_drains, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
