@@ -8,7 +8,10 @@
 #    hash space without hole or overlap, all generation 1 and COMMITTED;
 #  - two mounts making the same 40 names at the same time leave one GFID
 #    per name on all four bricks, each copy with its layout range, the
-#    ranges tiling the hash space.
+#    ranges tiling the hash space;
+#  - lookups of 20 known directories after the kernel's entry timeout
+#    reach every brick (80 LOOKUPs at least) and bring the layouts back
+#    with them (protocol 3): no GETXATTR, and no layout rewritten.
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -113,3 +116,16 @@ all_race_ok() {
 }
 TEST all_race_ok
 EXPECT "40" sh -c "ls '$M1/race' | wc -l"
+
+# Revalidation of known directories: one LOOKUP per brick, with the layout.
+sleep 1.5
+mark_log
+TEST python3 -c "
+import os
+for i in range(20):
+    os.stat('$M0/top/d%02d' % i)
+"
+lookups_at_least() { [ "$(count lookup)" -ge "$1" ]; }
+TEST lookups_at_least 80
+EXPECT "0" count getxattr
+EXPECT "0" count setxattr

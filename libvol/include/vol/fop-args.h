@@ -75,6 +75,10 @@ struct vl_lookup_args {
      * reply.buf/data/count, read with the attributes in reply.iatt from
      * the same open file. 0 = no content (the old behaviour). */
     uint32_t content_max;
+    /* One xattr wanted with the answer (distribute's layout of a
+     * directory: one round trip instead of a lookup and a getxattr);
+     * borrowed, NULL = none. See reply.xattr_status. */
+    const char *xattr_name;
 };
 struct vl_stat_args { struct vl_loc loc; struct vl_fd *fd; /* fd may be NULL */ };
 struct vl_setattr_args {
@@ -249,7 +253,10 @@ struct vl_dirent_list {
  *   entries:  readdir (with args.content_max, buf holds the entries'
  *             content: struct vl_dirent content_off)
  *   link:     readlink
- *   xattr:    getxattr (value, or NUL-separated names when listing)
+ *   xattr:    getxattr (value, or NUL-separated names when listing);
+ *             lookup with args.xattr_name: that xattr's value, xattr_len
+ *             bytes, when xattr_status is 0 (-errno otherwise, -ENODATA:
+ *             not set; answered only by a successful lookup)
  *   statvfs:  statfs
  *   flock:    lk F_GETLK
  *   offset:   lseek
@@ -275,6 +282,8 @@ struct vl_reply {
     struct vl_dirent_list entries; /* owned */
     char *link;                  /* owned, NUL-terminated */
     char *xattr;                 /* owned */
+    uint32_t xattr_len;          /* lookup: bytes of xattr */
+    int32_t xattr_status;        /* lookup: 0 or -errno, see above */
     struct statvfs statvfs;
     struct vl_flock flock;
     off_t offset;

@@ -81,8 +81,6 @@ dist_lookup_named_done(vl_req_t *r, void *cookie)
     int status = r->status;
 
     if (status == 0 && S_ISDIR(r->reply.iatt.mode)) {
-        local->hint_gfid = r->reply.iatt.gfid;
-        local->has_hint_gfid = true;
         dist_task_or_unwind(xl, req, dist_lookup_dir_task);
         return;
     }
@@ -411,13 +409,10 @@ static void
 dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_lookup_args *a = VL_ARGS(req, lookup);
-    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     struct vl_iatt iatt;
     int rc;
 
-    rc = dist_dir_sync_hint(xl, req, &a->loc, false,
-                            local->has_hint_gfid ? &local->hint_gfid : NULL,
-                            &iatt);
+    rc = dist_dir_sync(xl, req, &a->loc, false, &iatt);
     if (rc == -ENOTDIR) {
         /* Not a directory after all (replaced meanwhile): as a file. */
         dist_lookup_all_task(xl, req);
@@ -529,53 +524,54 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
 }
 
 
-/* Reads the layout xattr of every subvolume where the directory is. */
+/* Reads the layout of every subvolume where the directory is: from its
+ * lookup's reply (the lookups ask for it), or, where a reply brought
+ * none (a translator below answered the lookup itself), by a getxattr. */
 static void
 dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                 const struct dist_call *lk, const struct dist_call *pre,
-                 struct dist_layout *l)
+                 const struct dist_call *lk, struct dist_layout *l)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t present = 0, done = 0;
+    uint64_t present = 0;
 
     memset(l, 0, sizeof(*l));
     l->n = n;
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
-        if (lk[i].status == 0 && S_ISDIR(lk[i].reply.iatt.mode)) {
-            /* Read with the lookup already (pre): only failures again. */
-            if (pre != NULL && pre[i].status == 0)
-                done |= 1ULL << i;
-            else
-                present |= 1ULL << i;
-        }
+        const struct vl_reply *rp = &lk[i].reply;
+
         l->r[i].err = lk[i].status == 0 ? 0
                       : lk[i].status == -ESTALE ? -ENOENT : lk[i].status;
-        args[i].getxattr.loc.parent = loc->parent;
-        args[i].getxattr.loc.name = loc->name;
-        args[i].getxattr.loc.inode = loc->inode;
-        args[i].getxattr.name = DIST_XATTR_LAYOUT;
-        args[i].getxattr.size = 64;
-    }
-    if (present != 0)
-        dist_fan_sync(xl, req, present, VL_FOP_GETXATTR, args, calls);
-    for (unsigned i = 0; i < n; i++) {
-        const struct dist_call *c = (done & (1ULL << i)) ? &pre[i]
-                                                         : &calls[i];
-
-        if (!((present | done) & (1ULL << i)))
+        if (lk[i].status != 0 || !S_ISDIR(rp->iatt.mode))
             continue;
-        if (c->status != 0)
-            l->r[i].err = c->status;
-        else if (dist_layout_decode(c->reply.xattr, (size_t)c->reply.count,
-                                    &l->r[i])
+        if (rp->xattr_status != 0) {
+            l->r[i].err = rp->xattr_status;
+        } else if (rp->xattr != NULL) {
+            if (dist_layout_decode(rp->xattr, rp->xattr_len, &l->r[i]) != 0)
+                l->r[i].err = -EINVAL;
+        } else {
+            present |= 1ULL << i;
+            args[i].getxattr.loc = *loc;
+            args[i].getxattr.name = DIST_XATTR_LAYOUT;
+            args[i].getxattr.size = 64;
+        }
+    }
+    if (present == 0)
+        return;
+    dist_fan_sync(xl, req, present, VL_FOP_GETXATTR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!(present & (1ULL << i)))
+            continue;
+        if (calls[i].status != 0)
+            l->r[i].err = calls[i].status;
+        else if (dist_layout_decode(calls[i].reply.xattr,
+                                    (size_t)calls[i].reply.count, &l->r[i])
                  != 0)
             l->r[i].err = -EINVAL;
     }
-    if (present != 0)
-        dist_calls_clear(calls, n);
+    dist_calls_clear(calls, n);
 }
 
 
@@ -638,22 +634,9 @@ int
 dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
               bool fix, struct vl_iatt *out)
 {
-    return dist_dir_sync_hint(xl, req, loc, fix, NULL, out);
-}
-
-
-int
-dist_dir_sync_hint(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                   bool fix, const vl_gfid_t *hint, struct vl_iatt *out)
-{
     struct dist_priv *priv = dist_priv(xl);
     union vl_fop_args args[DIST_MAX_SUBVOLS];
-    union vl_fop_args gargs[DIST_MAX_SUBVOLS];
     struct dist_call lk[DIST_MAX_SUBVOLS];
-    struct dist_call pre[DIST_MAX_SUBVOLS];
-    const vl_gfid_t *known = hint;
-    vl_inode_t *ptmp = NULL;
-    bool has_pre = false;
     struct dist_layout l;
     struct dist_anomalies an;
     struct vl_loc iloc = {.inode = NULL};
@@ -666,27 +649,13 @@ dist_dir_sync_hint(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     if (is_named)
         hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
     memset(args, 0, sizeof(args));
-    for (unsigned i = 0; i < n; i++)
+    for (unsigned i = 0; i < n; i++) {
         args[i].lookup.loc = *loc;
-    if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid))
-        known = &loc->inode->gfid;
-    if (known != NULL && !fix)
-        ptmp = dist_inode_for_gfid(xl, known, S_IFDIR);
-    if (ptmp != NULL) {
-        /* The GFID is known: the layout is read by GFID in the same
-         * round as the lookup (used when the lookup agrees). */
-        memset(gargs, 0, sizeof(gargs));
-        for (unsigned i = 0; i < n; i++) {
-            gargs[i].getxattr.loc.inode = ptmp;
-            gargs[i].getxattr.name = DIST_XATTR_LAYOUT;
-            gargs[i].getxattr.size = 64;
-        }
-        dist_fan2_sync(xl, req, up, VL_FOP_LOOKUP, args, lk,
-                       VL_FOP_GETXATTR, gargs, pre);
-        has_pre = true;
-    } else {
-        dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, lk);
+        /* The layout comes with the lookup: one round, one request per
+         * subvolume. */
+        args[i].lookup.xattr_name = DIST_XATTR_LAYOUT;
     }
+    dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, lk);
     for (unsigned i = 0; i < n; i++) {
         if (lk[i].status == 0 && S_ISDIR(lk[i].reply.iatt.mode)) {
             if (base < 0 || (int)i == hashed)
@@ -741,9 +710,7 @@ dist_dir_sync_hint(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     if (missing != 0 && is_named)
         dist_dir_heal_missing(xl, req, loc, &iloc, out, missing, lk);
 
-    dist_layout_read(xl, req, &iloc, lk,
-                     has_pre && vl_gfid_equal(&out->gfid, known) ? pre : NULL,
-                     &l);
+    dist_layout_read(xl, req, &iloc, lk, &l);
     for (unsigned i = 0; i < n; i++)
         if (!(up & (1ULL << i)))
             l.r[i].err = -ENOTCONN;
@@ -790,9 +757,6 @@ dist_dir_sync_hint(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     rc = 0;
 out:
     vl_inode_unref(tmp);
-    vl_inode_unref(ptmp);
     dist_calls_clear(lk, n);
-    if (has_pre)
-        dist_calls_clear(pre, n);
     return rc;
 }

@@ -312,32 +312,6 @@ dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
 
 
 int
-dist_fan2_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op1,
-               const union vl_fop_args *args1, struct dist_call *calls1,
-               vl_fop_t op2, const union vl_fop_args *args2,
-               struct dist_call *calls2)
-{
-    struct dist_wait_slot slots1[DIST_MAX_SUBVOLS];
-    struct dist_wait_slot slots2[DIST_MAX_SUBVOLS];
-    vl_fop_t ops1[DIST_MAX_SUBVOLS], ops2[DIST_MAX_SUBVOLS];
-    struct dist_wait wait;
-    unsigned n = dist_priv(xl)->n;
-
-    for (unsigned i = 0; i < n; i++) {
-        ops1[i] = op1;
-        ops2[i] = op2;
-    }
-    pthread_mutex_init(&wait.lock, NULL);
-    pthread_cond_init(&wait.cond, NULL);
-    wait.pending = 1;
-    dist_fan_wind(xl, req, mask, ops1, args1, calls1, &wait, slots1);
-    dist_fan_wind(xl, req, mask, ops2, args2, calls2, &wait, slots2);
-    dist_fan_wait(&wait);
-    return dist_fan_count_ok(mask, calls1, n);
-}
-
-
-int
 dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                const union vl_fop_args *args, struct dist_call *call)
 {

@@ -146,9 +146,6 @@ struct dist_local {
                                    or ENOTEMPTY (rmdir) */
     atomic_int err_subvol;  /* child that gave hard_err */
     void *mk;               /* async mkdir: owned struct dist_mkdir_state */
-    bool has_hint_gfid;     /* hint_gfid is set */
-    vl_gfid_t hint_gfid;    /* lookup: GFID of the directory the hashed
-                               subvolume answered */
 };
 
 /* Parsed options (xl->conf). */
@@ -261,13 +258,6 @@ int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
 int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
                       const vl_fop_t *ops, const union vl_fop_args *args,
                       struct dist_call *calls /* OUT */);
-/* Two fan-outs over mask in one parallel round (op1 then op2 to each
- * child, independent requests); returns how many op1 answered 0. */
-int dist_fan2_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
-                   vl_fop_t op1, const union vl_fop_args *args1,
-                   struct dist_call *calls1 /* OUT */, vl_fop_t op2,
-                   const union vl_fop_args *args2,
-                   struct dist_call *calls2 /* OUT */);
 /* Same for one child; returns the status, reply in *call. */
 int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                    const union vl_fop_args *args,
@@ -329,17 +319,12 @@ void dist_copy_file_range(vl_xlator_t *xl, vl_req_t *req);
 void dist_lookup(vl_xlator_t *xl, vl_req_t *req);
 /* Directory lookup on every up subvolume by loc (named: parent + name,
  * or nameless: inode), merging attributes into *out, healing missing
- * copies (named only), fetching, checking and repairing the layout
+ * copies (named only), fetching (with the lookups: protocol 3), checking
+ * and repairing the layout
  * (fix: always rewrite a fresh default without COMMITTED) and storing it
  * in the inode ctx. Worker threads only. 0 or -errno. */
 int dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                   bool fix, struct vl_iatt *out /* OUT */);
-/* Same; hint (may be NULL) is the GFID the directory likely has (the
- * hashed subvolume's answer): with it, or with loc->inode's GFID, the
- * layout is read in the lookup's round. */
-int dist_dir_sync_hint(vl_xlator_t *xl, vl_req_t *req,
-                       const struct vl_loc *loc, bool fix,
-                       const vl_gfid_t *hint, struct vl_iatt *out /* OUT */);
 /* Writes l's ranges to the subvolumes in mask (worker only); each
  * range's err becomes the write's status. */
 void dist_layout_write(vl_xlator_t *xl, vl_req_t *req,

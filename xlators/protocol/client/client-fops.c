@@ -69,6 +69,13 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
     case VL_FOP_LOOKUP:
         vrpc_loc_to_xdr(&a->lookup.loc, &w->lookup.loc);
         w->lookup.content_max = a->lookup.content_max;
+        if (a->lookup.xattr_name != NULL
+            && (a->lookup.xattr_name[0] == '\0'
+                || strlen(a->lookup.xattr_name) > MRT_XATTR_NAME_MAX))
+            return -EINVAL;
+        w->lookup.xattr_name = (char *)(a->lookup.xattr_name != NULL
+                                            ? a->lookup.xattr_name
+                                            : "");
         break;
     case VL_FOP_STAT:
         vrpc_loc_to_xdr(&a->stat.loc, &w->stat.loc);
@@ -598,8 +605,25 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         if (rp->has_postparent)
             vrpc_iatt_from_xdr(&r->create.postparent, &rp->postparent);
         break;
-    case VRPC_RSP_LOOKUP:
+    case VRPC_RSP_LOOKUP: {
+        u_int n = r->lookup.xattr_value.xattr_value_len;
+
         vrpc_iatt_from_xdr(&r->lookup.iatt, &rp->iatt);
+        /* An xattr only when asked, and a value only with status 0. */
+        if ((req->args.lookup.xattr_name == NULL
+             && (r->lookup.xattr_status != 0 || n != 0))
+            || (r->lookup.xattr_status != 0 && n != 0)
+            || r->lookup.xattr_status > 0)
+            return -EPROTO;
+        rp->xattr_status = r->lookup.xattr_status;
+        if (n > 0) {
+            rp->xattr = vl_malloc(NULL, n + 1, VL_MT_REPLY);
+            if (rp->xattr == NULL)
+                return -ENOMEM;
+            memcpy(rp->xattr, r->lookup.xattr_value.xattr_value_val, n);
+            rp->xattr[n] = '\0';
+            rp->xattr_len = n;
+        }
         if (!r->lookup.has_content) {
             if (data_len != 0)
                 return -EPROTO;
@@ -615,6 +639,7 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         rp->data = rec->data + data_off;
         rp->count = (int64_t)data_len;
         break;
+    }
     }
     return 0;
 }

@@ -40,6 +40,7 @@ struct server_call {
     int n_fds;
     vl_fd_t *new_fd;               /* owned ref; open/create/opendir */
     struct iovec iov;              /* WRITE data, into rec */
+    bool is_xattr_wanted;          /* LOOKUP asked for an xattr */
 };
 
 /* What a loc must carry. */
@@ -149,6 +150,10 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->lookup.content_max = w->lookup.content_max < MRT_LOOKUP_CONTENT_MAX
                                     ? w->lookup.content_max
                                     : MRT_LOOKUP_CONTENT_MAX;
+        if (w->lookup.xattr_name[0] != '\0') {
+            a->lookup.xattr_name = w->lookup.xattr_name;
+            call->is_xattr_wanted = true;
+        }
         break;
     case VL_FOP_STAT:
         rc = call_loc(call, &w->stat.loc, &a->stat.loc,
@@ -512,6 +517,16 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
             break;
         case VRPC_RSP_LOOKUP:
             vrpc_iatt_to_xdr(&rp->iatt, &r.lookup.iatt);
+            if (call->is_xattr_wanted) {
+                r.lookup.xattr_status = rp->xattr_status;
+                if (rp->xattr_status == 0 && rp->xattr != NULL
+                    && rp->xattr_len <= MRT_XATTR_VALUE_MAX) {
+                    r.lookup.xattr_value.xattr_value_val = rp->xattr;
+                    r.lookup.xattr_value.xattr_value_len = rp->xattr_len;
+                } else if (rp->xattr_status == 0 && rp->xattr_len > 0) {
+                    r.lookup.xattr_status = -E2BIG;
+                }
+            }
             /* The content (quick-read) follows like read's data. */
             if (rp->buf != NULL && rp->count >= 0
                 && (uint64_t)rp->count <= MRT_LOOKUP_CONTENT_MAX) {

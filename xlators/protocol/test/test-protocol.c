@@ -83,6 +83,14 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
         } else if (strcmp(a->lookup.loc.name, "file") == 0
                    && !vl_gfid_is_null(&leaf.file_gfid)) {
             leaf_iatt(&leaf.file_gfid, S_IFREG | 0644, &rp->iatt);
+            /* An xattr asked with the lookup: user.present has one. */
+            if (a->lookup.xattr_name != NULL
+                && strcmp(a->lookup.xattr_name, "user.present") == 0) {
+                rp->xattr = vl_strdup(NULL, "layout-bytes", 0);
+                rp->xattr_len = 12;
+            } else if (a->lookup.xattr_name != NULL) {
+                rp->xattr_status = -ENODATA;
+            }
         } else {
             status = -ENOENT;
         }
@@ -454,6 +462,26 @@ do_lookup(struct env *e, const char *name, struct vl_iatt *out)
 }
 
 
+/* Lookup of name asking for xattr (may be NULL); the reply in *r. */
+static int
+do_lookup_xattr(struct env *e, const char *name, const char *xattr,
+                struct vl_reply *r /* OUT, caller clears */)
+{
+    union vl_fop_args a;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = vl_inode_new(e->cg->itable);
+    a.lookup.xattr_name = xattr;
+    rc = vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, r);
+    vl_inode_unref(a.lookup.loc.parent);
+    vl_inode_unref(a.lookup.loc.inode);
+    return rc;
+}
+
+
 /* Creates "file"; returns the open fd (caller unrefs). */
 static vl_fd_t *
 do_create(struct env *e, struct vl_iatt *out)
@@ -571,6 +599,24 @@ test_round_trip(void **state)
     fd = do_create(e, &cia);
     assert_int_equal(do_lookup(e, "file", &ia), 0);
     assert_true(vl_gfid_equal(&ia.gfid, &cia.gfid));
+    /* An xattr travels with the lookup (protocol 3), or its error. */
+    {
+        struct vl_reply xr;
+
+        assert_int_equal(do_lookup_xattr(e, "file", "user.present", &xr), 0);
+        assert_int_equal(xr.xattr_status, 0);
+        assert_int_equal(xr.xattr_len, 12);
+        assert_memory_equal(xr.xattr, "layout-bytes", 12);
+        vl_reply_clear(&xr);
+        assert_int_equal(do_lookup_xattr(e, "file", "user.absent", &xr), 0);
+        assert_int_equal(xr.xattr_status, -ENODATA);
+        assert_null(xr.xattr);
+        vl_reply_clear(&xr);
+        assert_int_equal(do_lookup_xattr(e, "file", NULL, &xr), 0);
+        assert_int_equal(xr.xattr_status, 0);
+        assert_null(xr.xattr);
+        vl_reply_clear(&xr);
+    }
 
     for (size_t i = 0; i < sizeof(wbuf); i++)
         wbuf[i] = (char)(i * 31 + 7);

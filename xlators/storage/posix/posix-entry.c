@@ -182,6 +182,54 @@ posix_lookup_heal(vl_xlator_t *xl, struct posix_obj *obj,
 }
 
 
+/* The xattr a lookup asked for, into the reply (reply.xattr_status). */
+static void
+posix_lookup_xattr(vl_xlator_t *xl, struct posix_obj *obj, const char *name,
+                   struct vl_reply *reply)
+{
+    size_t size = 256; /* distribute's layouts are 20 bytes */
+    char *buf = NULL;
+    ssize_t n;
+    int rc = posix_xattr_name_check(name);
+
+    for (int tries = 0; rc == 0 && tries < 3; tries++) {
+        buf = vl_malloc(xl, size + 1, POSIX_MT_XATTR);
+        if (buf == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        n = posix_xattr_get_at(obj->atfd, obj->rel, name, buf, size);
+        if (n >= 0) {
+            buf[n] = '\0';
+            reply->xattr = buf;
+            reply->xattr_len = (uint32_t)n;
+            reply->xattr_status = 0;
+            return;
+        }
+        vl_free(buf);
+        buf = NULL;
+        rc = (int)n;
+        if (rc != -ERANGE)
+            break;
+        /* Larger than thought: ask its size (it may grow meanwhile). */
+        n = posix_xattr_get_at(obj->atfd, obj->rel, name, NULL, 0);
+        if (n < 0) {
+            rc = (int)n;
+            break;
+        }
+        if ((size_t)n > POSIX_XATTR_SIZE_MAX) {
+            rc = -E2BIG;
+            break;
+        }
+        size = (size_t)n > size ? (size_t)n : size * 2;
+        rc = 0;
+    }
+    if (rc == 0)
+        rc = -ERANGE; /* kept growing */
+    reply->xattr_status = rc;
+}
+
+
 void
 posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -221,6 +269,8 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
         posix_iatt_fill(&obj.st, &obj.gfid, &req->reply.iatt);
     if (rc == 0 && a->content_max > 0)
         posix_content_read(xl, &obj, a->content_max, &req->reply);
+    if (rc == 0 && a->xattr_name != NULL)
+        posix_lookup_xattr(xl, &obj, a->xattr_name, &req->reply);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

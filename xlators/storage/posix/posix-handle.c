@@ -103,6 +103,35 @@ got:
 }
 
 
+ssize_t
+posix_xattr_get_at(int atfd, const char *rel, const char *name, void *buf,
+                   size_t size)
+{
+    char path[POSIX_PROC_PATH_LEN];
+    ssize_t n;
+
+#ifdef SYS_getxattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        struct posix_xattr_args xa = {
+            .value = (uint64_t)(uintptr_t)buf,
+            .size = (uint32_t)size,
+        };
+
+        n = syscall(SYS_getxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name,
+                    &xa, sizeof(xa));
+        if (n >= 0)
+            return n;
+        if (errno != ENOSYS)
+            return -errno;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
+    posix_proc_path(atfd, rel, path);
+    n = lgetxattr(path, name, buf, size);
+    return n >= 0 ? n : -errno;
+}
+
+
 int
 posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid)
 {

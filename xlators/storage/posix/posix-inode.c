@@ -413,9 +413,9 @@ posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req)
         goto out;
     }
     if (size == 0) {
-        n = lgetxattr(path, a->name, NULL, 0);
+        n = posix_xattr_get_at(obj.atfd, obj.rel, a->name, NULL, 0);
         if (n < 0)
-            rc = -errno;
+            rc = (int)n;
         else
             req->reply.count = n;
         goto out;
@@ -427,9 +427,9 @@ posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOMEM;
         goto out;
     }
-    n = lgetxattr(path, a->name, buf, size);
+    n = posix_xattr_get_at(obj.atfd, obj.rel, a->name, buf, size);
     if (n < 0) {
-        rc = -errno;
+        rc = (int)n;
         goto out;
     }
     buf[n] = '\0'; /* convenient for text values; count is the length */

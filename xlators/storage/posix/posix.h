@@ -202,6 +202,11 @@ void posix_handle_rel(const vl_gfid_t *gfid, char *buf /* OUT */);
 void posix_proc_path(int atfd, const char *rel, char *buf /* OUT */);
 int posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */);
 int posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid);
+/* getxattr of (atfd, rel) itself, not following a symlink: getxattrat(2)
+ * where the kernel has it, else through /proc/self/fd. size 0 asks for the
+ * value's size. Bytes read, or -errno. */
+ssize_t posix_xattr_get_at(int atfd, const char *rel, const char *name,
+                           void *buf, size_t size);
 /* Sets the GFID xattr through an open fd (XATTR_CREATE); 0 or -errno. */
 int posix_gfid_fset(int fd, const vl_gfid_t *gfid);
 /* True if gfid's handle directory xx/yy is known to exist. */

@@ -10,8 +10,10 @@
  *   mkdir: the hashed brick alone, then the others, each with its
  *     layout range in the mkdir (two rounds; a stale copy elsewhere gets
  *     it in a third); EEXIST on the hashed brick touches no other brick;
- *   lookup of a directory: the hashed brick, then lookup and layout
- *     (by the GFID the hashed brick gave) on every brick in one round;
+ *   lookup of a directory: the hashed brick, then a lookup asking for
+ *     the layout on every brick in one round; bricks whose lookup brings
+ *     no layout (a translator below answered it) are asked by getxattr
+ *     in a third round;
  *   rmdir: every brick in one round;
  *   mkdir and rmdir run on the callbacks, no worker thread, unless a
  *     stale copy or ENOTEMPTY needs one (dist_priv.n_tasks).
@@ -342,6 +344,21 @@ test_mkdir_exists_on_hashed_touches_nothing_else(void **state)
 /* ---- lookup of a directory ---- */
 
 static vl_xlator_t *rd_dht;
+static bool rd_lookup_ignores_xattr; /* mocks answer lookups without it */
+
+
+/* mock's range of the default committed layout, encoded (owned). */
+static char *
+rd_dir_range(int mock)
+{
+    struct dist_layout l;
+    unsigned char *v = vl_malloc(rd_dht, DIST_LAYOUT_SIZE, 0);
+
+    assert_non_null(v);
+    dist_layout_default(&l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_encode(&l.r[mock], v);
+    return (char *)v;
+}
 
 
 static int
@@ -351,18 +368,18 @@ rd_dir_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
         ia->gfid = rd_dir_gfid;
         ia->mode = S_IFDIR | 0755;
         ia->nlink = 2;
+        if (r->args.lookup.xattr_name != NULL && !rd_lookup_ignores_xattr) {
+            assert_string_equal(r->args.lookup.xattr_name,
+                                DIST_XATTR_LAYOUT);
+            r->reply.xattr = rd_dir_range(mock);
+            r->reply.xattr_len = DIST_LAYOUT_SIZE;
+        }
         return 0;
     }
     if (r->op == VL_FOP_GETXATTR) {
-        struct dist_layout l;
-        unsigned char *v = vl_malloc(rd_dht, DIST_LAYOUT_SIZE, 0);
-
-        assert_non_null(v);
         assert_true(vl_gfid_equal(&r->args.getxattr.loc.inode->gfid,
                                   &rd_dir_gfid));
-        dist_layout_default(&l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
-        dist_layout_encode(&l.r[mock], v);
-        r->reply.xattr = (char *)v;
+        r->reply.xattr = rd_dir_range(mock);
         r->reply.count = DIST_LAYOUT_SIZE;
         return 0;
     }
@@ -381,6 +398,7 @@ test_dir_lookup_layout_in_lookup_round(void **state)
     vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
 
     rd_dht = t->dht;
+    rd_lookup_ignores_xattr = false;
     vl_gfid_generate(&rd_dir_gfid);
     rd_name_on(t, 1, "x", name, sizeof(name));
     VL_ARGS(req, lookup)->loc.parent = t->root;
@@ -390,11 +408,12 @@ test_dir_lookup_layout_in_lookup_round(void **state)
     /* Round 1: the hashed brick says "directory". */
     assert_true(rd_round(t, &res, rd_dir_answer, &rd));
     assert_int_equal(rd.mask, 1ULL << 1);
-    /* Round 2: lookup and layout on every brick at once. */
+    /* Round 2: on every brick at once, one lookup that brings the
+     * layout. */
     assert_true(rd_round(t, &res, rd_dir_answer, &rd));
     assert_int_equal(rd.mask, 0xf);
     for (int i = 0; i < RD_N; i++)
-        assert_int_equal(rd.n[i], 2);
+        assert_int_equal(rd.n[i], 1);
     assert_false(rd_round(t, &res, rd_dir_answer, &rd));
     rd_wait_done(t, &res);
     assert_int_equal(res.status, 0);
@@ -416,6 +435,51 @@ test_dir_lookup_layout_in_lookup_round(void **state)
         vl_inode_unref(dir);
     }
     vl_inode_unref(fresh);
+}
+
+
+/* Lookups answered without the layout (a translator below answered them
+ * itself): the layout is read by getxattr in a third round, and no
+ * repair follows. */
+static void
+test_dir_lookup_layout_fallback(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char name[32];
+    vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+    vl_inode_t *dir;
+
+    rd_dht = t->dht;
+    rd_lookup_ignores_xattr = true;
+    vl_gfid_generate(&rd_dir_gfid);
+    rd_name_on(t, 2, "y", name, sizeof(name));
+    VL_ARGS(req, lookup)->loc.parent = t->root;
+    VL_ARGS(req, lookup)->loc.name = name;
+    VL_ARGS(req, lookup)->loc.inode = fresh;
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd));
+    assert_int_equal(rd.mask, 1ULL << 2);
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* lookups */
+    assert_int_equal(rd.mask, 0xf);
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* getxattrs */
+    assert_int_equal(rd.mask, 0xf);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(rd.n[i], 1);
+    assert_false(rd_round(t, &res, rd_dir_answer, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    dir = vl_inode_find(t->g->graph->itable, &rd_dir_gfid);
+    if (dir == NULL)
+        dir = vl_inode_ref(fresh);
+    assert_non_null(dist_ictx(t->dht, dir)->layout);
+    assert_true(dist_layout_is_committed(dist_ictx(t->dht, dir)->layout));
+    vl_inode_unref(dir);
+    vl_inode_unref(fresh);
+    rd_lookup_ignores_xattr = false;
 }
 
 
@@ -492,6 +556,8 @@ main(int argc, char **argv)
             rd_teardown),
         cmocka_unit_test_setup_teardown(
             test_dir_lookup_layout_in_lookup_round, rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_dir_lookup_layout_fallback,
+                                        rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_one_round, rd_setup,
                                         rd_teardown),
     };

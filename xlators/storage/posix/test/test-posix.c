@@ -473,6 +473,68 @@ pt_xattr(struct pt *t, vl_fop_t op, vl_inode_t *inode, const char *name,
 }
 
 
+/* A lookup that asks for an xattr gets it with the answer (by name and by
+ * GFID, of a directory and of a file); a missing one is -ENODATA, a
+ * refused key -EPERM, a value larger than the first buffer whole; the
+ * lookup itself succeeds in every case. */
+static void
+test_lookup_with_xattr(void **state)
+{
+    struct pt *t = *state;
+    union vl_fop_args a = {0};
+    vl_inode_t *d = NULL, *f = NULL;
+    static char big[3000];
+    struct vl_reply r;
+
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    assert_int_equal(pt_create(t, d, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_xattr(t, VL_FOP_SETXATTR, d, "trusted.mortar.dht",
+                              "range", 0, &r), 0);
+    vl_reply_clear(&r);
+    memset(big, 'b', sizeof(big) - 1);
+    assert_int_equal(pt_xattr(t, VL_FOP_SETXATTR, f, "user.big", big, 0, &r),
+                     0);
+    vl_reply_clear(&r);
+
+    a.lookup.loc = (struct vl_loc){.parent = t->root, .name = "d"};
+    a.lookup.xattr_name = "trusted.mortar.dht";
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &d->gfid));
+    assert_int_equal(r.xattr_status, 0);
+    assert_int_equal(r.xattr_len, 5);
+    assert_memory_equal(r.xattr, "range", 5);
+    vl_reply_clear(&r);
+    a.lookup.loc = (struct vl_loc){.inode = d};
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_int_equal(r.xattr_len, 5);
+    vl_reply_clear(&r);
+    a.lookup.loc = (struct vl_loc){.parent = t->root, .name = "d"};
+    a.lookup.xattr_name = "user.none";
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_int_equal(r.xattr_status, -ENODATA);
+    assert_null(r.xattr);
+    vl_reply_clear(&r);
+    a.lookup.xattr_name = GFID_XATTR;
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_int_equal(r.xattr_status, -EPERM);
+    vl_reply_clear(&r);
+    a.lookup.loc = (struct vl_loc){.parent = d, .name = "f"};
+    a.lookup.xattr_name = "user.big";
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_int_equal(r.xattr_status, 0);
+    assert_int_equal(r.xattr_len, sizeof(big) - 1);
+    assert_memory_equal(r.xattr, big, sizeof(big) - 1);
+    vl_reply_clear(&r);
+    a.lookup.xattr_name = NULL;
+    assert_int_equal(pt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
+    assert_null(r.xattr);
+    assert_int_equal(r.xattr_status, 0);
+    vl_reply_clear(&r);
+    vl_inode_unref(f);
+    vl_inode_unref(d);
+}
+
+
 static void
 test_xattrs_and_trusted_mortar_refused(void **state)
 {
@@ -892,6 +954,8 @@ main(void)
                                         pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_then_recreate_same_gfid,
                                         pt_setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_with_xattr, pt_setup,
+                                        pt_teardown),
         cmocka_unit_test_setup_teardown(test_enomem_each_allocation,
                                         pt_setup, pt_teardown),
     };
