@@ -205,9 +205,12 @@ TEST [ "$(dump_num getattr_local)" -ge "$((LOCAL0 + 19))" ]
 # old one, and the brick's.
 TEST touch -d "2001-01-01 00:00:00 UTC" "$M0/pp"
 EXPECT "978307200" stat -c %Y "$M0/pp"
-TEST sh -c "echo x > '$M0/pp/late'"
+# Counted from before the create: the kernel may ask for the directory's
+# attributes right after it, before a count taken after it (seen once in
+# CI: the counter had already moved when it was read).
 LOCAL0=$(dump_num getattr_local)
 mark_log
+TEST sh -c "echo x > '$M0/pp/late'"
 MT=$(stat -c %Y "$M0/pp")
 TEST [ "$MT" -gt 978307200 ]
 EXPECT "$(stat -c %Y "$B0/pp")" echo "$MT"
