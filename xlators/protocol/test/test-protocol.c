@@ -441,23 +441,19 @@ env_teardown(void **state)
 
 /* ---- fop helpers on the client graph ---- */
 
+static int do_lookup_xattr(struct env *e, const char *name,
+                           const char *xattr, struct vl_reply *r);
+
+
 static int
 do_lookup(struct env *e, const char *name, struct vl_iatt *out)
 {
-    union vl_fop_args a;
     struct vl_reply r;
-    int rc;
+    int rc = do_lookup_xattr(e, name, NULL, &r);
 
-    memset(&a, 0, sizeof(a));
-    a.lookup.loc.parent = vl_inode_table_root(e->cg->itable);
-    a.lookup.loc.name = name;
-    a.lookup.loc.inode = vl_inode_new(e->cg->itable);
-    rc = vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, &r);
     if (rc == 0 && out != NULL)
         *out = r.iatt;
     vl_reply_clear(&r);
-    vl_inode_unref(a.lookup.loc.parent);
-    vl_inode_unref(a.lookup.loc.inode);
     return rc;
 }
 

@@ -255,19 +255,10 @@ posix_dirfd_drop_locked(vl_xlator_t *xl, struct posix_inode_ctx *ctx)
 void
 posix_dirfd_uncache(vl_xlator_t *xl, const vl_gfid_t *gfid)
 {
-    struct posix_inode_ctx *ctx;
-    vl_inode_t *inode;
+    int fd = posix_dirfd_take(xl, gfid);
 
-    if (xl->graph == NULL || xl->graph->itable == NULL)
-        return;
-    inode = vl_inode_find(xl->graph->itable, gfid);
-    if (inode == NULL)
-        return;
-    ctx = vl_inode_ctx(inode, xl);
-    pthread_mutex_lock(&inode->lock);
-    posix_dirfd_drop_locked(xl, ctx);
-    pthread_mutex_unlock(&inode->lock);
-    vl_inode_unref(inode);
+    if (fd >= 0)
+        close(fd);
 }
 
 
