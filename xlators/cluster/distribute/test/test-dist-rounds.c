@@ -387,6 +387,28 @@ rd_dir_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
 }
 
 
+/* Winds a lookup of a new directory name hashed to subvolume hashed
+ * (name: its buffer, 32 bytes), the mocks answering with or without the
+ * layout in their lookups. */
+static void
+rd_dir_lookup_start(struct rd *t, int hashed, bool ignores_xattr,
+                    char *name, vl_inode_t *fresh,
+                    struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+
+    assert_non_null(req);
+    rd_dht = t->dht;
+    rd_lookup_ignores_xattr = ignores_xattr;
+    vl_gfid_generate(&rd_dir_gfid);
+    rd_name_on(t, hashed, "x", name, 32);
+    VL_ARGS(req, lookup)->loc.parent = t->root;
+    VL_ARGS(req, lookup)->loc.name = name;
+    VL_ARGS(req, lookup)->loc.inode = fresh;
+    vl_test_wind(req, res);
+}
+
+
 static void
 test_dir_lookup_layout_in_lookup_round(void **state)
 {
@@ -395,16 +417,8 @@ test_dir_lookup_layout_in_lookup_round(void **state)
     struct rd_round rd;
     char name[32], text[512];
     vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
-    vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
 
-    rd_dht = t->dht;
-    rd_lookup_ignores_xattr = false;
-    vl_gfid_generate(&rd_dir_gfid);
-    rd_name_on(t, 1, "x", name, sizeof(name));
-    VL_ARGS(req, lookup)->loc.parent = t->root;
-    VL_ARGS(req, lookup)->loc.name = name;
-    VL_ARGS(req, lookup)->loc.inode = fresh;
-    vl_test_wind(req, &res);
+    rd_dir_lookup_start(t, 1, false, name, fresh, &res);
     /* Round 1: the hashed brick says "directory". */
     assert_true(rd_round(t, &res, rd_dir_answer, &rd));
     assert_int_equal(rd.mask, 1ULL << 1);
@@ -449,17 +463,9 @@ test_dir_lookup_layout_fallback(void **state)
     struct rd_round rd;
     char name[32];
     vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
-    vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
     vl_inode_t *dir;
 
-    rd_dht = t->dht;
-    rd_lookup_ignores_xattr = true;
-    vl_gfid_generate(&rd_dir_gfid);
-    rd_name_on(t, 2, "y", name, sizeof(name));
-    VL_ARGS(req, lookup)->loc.parent = t->root;
-    VL_ARGS(req, lookup)->loc.name = name;
-    VL_ARGS(req, lookup)->loc.inode = fresh;
-    vl_test_wind(req, &res);
+    rd_dir_lookup_start(t, 2, true, name, fresh, &res);
     assert_true(rd_round(t, &res, rd_dir_answer, &rd));
     assert_int_equal(rd.mask, 1ULL << 2);
     assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* lookups */
