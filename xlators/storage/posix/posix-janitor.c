@@ -75,6 +75,9 @@
 /* A handle whose last name went within this margin before the sweep
  * started may be a live unlink's (timestamps are coarse). */
 #define POSIX_JANITOR_SWEEP_MARGIN_NS 20000000L
+void (*posix_janitor_test_before_aside)(vl_xlator_t *xl,
+                                        const vl_gfid_t *gfid);
+
 /* The sweep's waits under the fault point sweep-slow: per handle, and
  * between reading a parent chain and opening it. */
 #define POSIX_JANITOR_SLOW_NS 1000000L
@@ -410,6 +413,8 @@ posix_janitor_remove_dir(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
     v = posix_janitor_dir_verdict(xl, gfid, sw->is_slow);
     if (v != POSIX_JANITOR_DEAD)
         goto out;
+    if (posix_janitor_test_before_aside != NULL)
+        posix_janitor_test_before_aside(xl, gfid);
     if (renameat(priv->handles_fd, hrel, priv->handles_fd, aside) < 0) {
         v = POSIX_JANITOR_LIVE;
         goto out;
@@ -418,6 +423,9 @@ posix_janitor_remove_dir(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
         && st.st_ino != ino) {
         /* A fresh handle: back, unless an even newer one is there. */
         sw->n_put_back++;
+        pthread_mutex_lock(&j->lock);
+        j->n_put_back++;
+        pthread_mutex_unlock(&j->lock);
         if (renameat2(priv->handles_fd, aside, priv->handles_fd, hrel,
                       RENAME_NOREPLACE) == 0)
             goto out_live;
@@ -857,6 +865,7 @@ posix_janitor_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "janitor_queued=%lu\n", j->n_queued);
     fprintf(out, "janitor_removed=%lu\n", j->n_removed);
     fprintf(out, "janitor_swept=%lu\n", j->n_swept);
+    fprintf(out, "janitor_put_back=%lu\n", j->n_put_back);
     fprintf(out, "janitor_held=%d\n", j->is_held);
     pthread_mutex_unlock(&j->lock);
 }

@@ -108,6 +108,8 @@ struct posix_janitor {
     unsigned long n_queued;     /* statistics for dump and tests */
     unsigned long n_removed;
     unsigned long n_swept;
+    unsigned long n_put_back;   /* fresh directory handles a sweep's
+                                   removal took aside and put back */
 };
 
 /* Runtime state (xl->priv), set up by init and immutable afterwards,
@@ -337,6 +339,11 @@ void posix_janitor_flush(vl_xlator_t *xl);
  * moving: no clean marker then, the next start sweeps again), or
  * another -errno. */
 int posix_janitor_sweep(vl_xlator_t *xl);
+/* Tests only (NULL otherwise): called by the sweep between judging a
+ * directory handle dead and moving it aside, where a rename's handle
+ * update can slip in. */
+extern void (*posix_janitor_test_before_aside)(vl_xlator_t *xl,
+                                               const vl_gfid_t *gfid);
 void posix_janitor_dump(vl_xlator_t *xl, FILE *out);
 
 /* posix-making.c */

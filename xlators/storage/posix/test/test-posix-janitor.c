@@ -555,6 +555,91 @@ test_janitor_sweep_dirs(void **state)
 }
 
 
+/* What the hook of test_janitor_sweep_put_back did. */
+static struct pt *pj_hook_t;
+static int pj_hook_calls;
+static ino_t pj_hook_ino;
+
+/* Plays a rename's handle update landing between the sweep's verdict
+ * and its move aside: the handle symlink is replaced by a new one (a new
+ * inode, the same target). */
+static void
+pj_hook_fresh_handle(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char rel[128], path[PATH_MAX], tmp[PATH_MAX + 8], target[PATH_MAX];
+    struct stat st;
+    ssize_t n;
+
+    (void)xl;
+    pj_hook_calls++;
+    pt_handle_path(gfid, rel, sizeof(rel));
+    snprintf(path, sizeof(path), "%s/%s", pj_hook_t->brick, rel);
+    snprintf(tmp, sizeof(tmp), "%s.fresh", path);
+    n = readlink(path, target, sizeof(target) - 1);
+    assert_true(n > 0);
+    target[n] = '\0';
+    assert_int_equal(symlink(target, tmp), 0);
+    assert_int_equal(rename(tmp, path), 0);
+    assert_int_equal(lstat(path, &st), 0);
+    pj_hook_ino = st.st_ino;
+}
+
+
+/* A dead directory's handle replaced after the verdict (a rename's
+ * update) is not lost: the sweep moves the fresh one aside, sees another
+ * inode, puts it back and counts it (janitor_put_back), not as swept.
+ * Nothing is left aside, and a later sweep judges the handle as usual. */
+static void
+test_janitor_sweep_put_back(void **state)
+{
+    struct pt *t = *state;
+    struct posix_janitor *j = &posix_priv(t->xl)->janitor;
+    unsigned long swept, put_back;
+    char rel[128], path[PATH_MAX];
+    vl_inode_t *k;
+    vl_gfid_t gk;
+    struct stat st;
+    char *slash;
+
+    assert_int_equal(pt_mkdir(t, t->root, "k", 0755, &k), 0);
+    gk = k->gfid;
+    pj_rmdir_disk(t, "k");
+    vl_inode_unref(k);
+    usleep(100 * 1000); /* the handle predates the sweep */
+
+    pj_hook_t = t;
+    pj_hook_calls = 0;
+    posix_janitor_test_before_aside = pj_hook_fresh_handle;
+    swept = j->n_swept;
+    put_back = j->n_put_back;
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    posix_janitor_test_before_aside = NULL;
+
+    assert_int_equal(pj_hook_calls, 1);
+    assert_int_equal(j->n_put_back - put_back, 1);
+    assert_int_equal(j->n_swept - swept, 0);
+    assert_int_equal(pj_handle_stat(t, &gk, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(st.st_ino, pj_hook_ino);
+    pt_handle_path(&gk, rel, sizeof(rel));
+    snprintf(path, sizeof(path), "%s/%s", t->brick, rel);
+    slash = strrchr(path, '/');
+    assert_non_null(slash);
+    snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path),
+             ".sweep-%d", (int)getpid());
+    assert_int_equal(lstat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+
+    /* The directory is still gone: once the put-back handle predates a
+     * sweep, that sweep removes it. */
+    usleep(100 * 1000);
+    assert_int_equal(posix_janitor_sweep(t->xl), 0);
+    assert_int_equal(j->n_swept - swept, 1);
+    assert_int_equal(j->n_put_back - put_back, 1);
+    assert_int_equal(pj_handle_stat(t, &gk, &st), -ENOENT);
+}
+
+
 /* A dead directory's symlink whose parent chain does not resolve (here
  * for good: the parent's handle names no directory) is neither removed
  * nor forgotten: the sweep retries, keeps it, and answers -EAGAIN (not
@@ -625,6 +710,8 @@ const struct CMUnitTest pt_janitor_tests[] = {
     cmocka_unit_test_setup_teardown(test_janitor_sweep_orphans, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_dirs, pt_setup,
+                                    pt_teardown),
+    cmocka_unit_test_setup_teardown(test_janitor_sweep_put_back, pt_setup,
                                     pt_teardown),
     cmocka_unit_test_setup_teardown(test_janitor_sweep_undecided, pt_setup,
                                     pt_teardown),
