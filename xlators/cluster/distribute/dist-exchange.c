@@ -90,10 +90,10 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t up = dist_up_mask(xl), done = 0;
+    dist_mask_t up = dist_up_mask(xl), done = dist_mask_none();
     int rc = 0, first = -1;
 
-    if (n < 64 && up != (1ULL << n) - 1) {
+    if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN); /* a copy would keep the old names */
         return;
     }
@@ -102,7 +102,7 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
     dist_fan_sync(xl, req, up, VL_FOP_RENAME, args, calls);
     for (unsigned i = 0; i < n; i++) {
         if (calls[i].status == 0) {
-            done |= 1ULL << i;
+            dist_mask_set(&done, i);
             if (first < 0)
                 first = (int)i;
         } else if (rc == 0) {
@@ -115,7 +115,7 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
         memset(&calls[first].reply, 0, sizeof(calls[first].reply));
     }
     dist_calls_clear(calls, n);
-    if (rc != 0 && done != 0) {
+    if (rc != 0 && !dist_mask_is_empty(done)) {
         /* The same exchange again swaps them back. */
         dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
         dist_calls_clear(calls, n);

@@ -76,9 +76,9 @@ dist_layout_decode(const void *buf, size_t len, struct dist_range *out)
 
 
 /* Equal contiguous ranges in index order over the subvolumes not in
- * skip_mask; the last one takes the remainder of 2^32. */
+ * skip; the last one takes the remainder of 2^32. */
 void
-dist_layout_default(struct dist_layout *out, unsigned n, uint64_t skip_mask,
+dist_layout_default(struct dist_layout *out, unsigned n, dist_mask_t skip,
                     uint32_t generation, uint32_t flags)
 {
     unsigned m = 0, k = 0;
@@ -87,7 +87,7 @@ dist_layout_default(struct dist_layout *out, unsigned n, uint64_t skip_mask,
     memset(out, 0, sizeof(*out));
     out->n = n > DIST_MAX_SUBVOLS ? DIST_MAX_SUBVOLS : n;
     for (unsigned i = 0; i < out->n; i++)
-        if (!(skip_mask & (1ULL << i)))
+        if (!dist_mask_test(skip, i))
             m++;
     chunk = m > 0 ? DIST_HASH_SPACE / m : 0;
     for (unsigned i = 0; i < out->n; i++) {
@@ -95,7 +95,7 @@ dist_layout_default(struct dist_layout *out, unsigned n, uint64_t skip_mask,
 
         r->generation = generation;
         r->flags = flags & ~DIST_FLAG_HAS_RANGE;
-        if (skip_mask & (1ULL << i))
+        if (dist_mask_test(skip, i))
             continue;
         r->start = (uint32_t)(k * chunk);
         r->stop = (k + 1 == m) ? UINT32_MAX
@@ -158,7 +158,7 @@ dist_layout_check(const struct dist_layout *layout, struct dist_anomalies *an)
 
         if (r->err == -ENODATA || r->err == -ENOENT || r->err == -EINVAL) {
             an->n_missing++;
-            an->missing |= 1ULL << i;
+            dist_mask_set(&an->missing, i);
         } else if (r->err != 0) {
             an->n_down++;
         } else if (r->flags & DIST_FLAG_HAS_RANGE) {

@@ -203,7 +203,7 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
     int hashed = -1, rc = -ENOENT;
     bool has_down = false;
 
@@ -217,7 +217,7 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     for (unsigned i = 0; i < n; i++) {
         const struct vl_iatt *ia = &calls[i].reply.iatt;
 
-        if (calls[i].status == -ENOTCONN || !(up & (1ULL << i)))
+        if (calls[i].status == -ENOTCONN || !dist_mask_test(up, i))
             has_down = true;
         if (calls[i].status != 0) {
             if (calls[i].status != -ENOENT && calls[i].status != -ENOTCONN
@@ -328,7 +328,7 @@ dist_lookup_gfid_content(vl_xlator_t *xl, vl_req_t *req, int *data)
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
     bool has_down = false;
     int rc = -ENOENT;
 
@@ -340,7 +340,7 @@ dist_lookup_gfid_content(vl_xlator_t *xl, vl_req_t *req, int *data)
     }
     dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, calls);
     for (unsigned i = 0; i < n; i++) {
-        if (calls[i].status == -ENOTCONN || !(up & (1ULL << i)))
+        if (calls[i].status == -ENOTCONN || !dist_mask_test(up, i))
             has_down = true;
         if (calls[i].status != 0) {
             if (calls[i].status != -ENOENT && calls[i].status != -ENOTCONN
@@ -430,7 +430,7 @@ dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req)
  * mask (a directory made by hand: its layout may be committed). */
 static bool
 dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                  uint64_t mask)
+                  dist_mask_t mask)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
@@ -450,7 +450,7 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         args[i].opendir.fd = fd;
     }
     if (dist_fan_sync(xl, req, mask, VL_FOP_OPENDIR, args, calls)
-        != __builtin_popcountll(mask))
+        != (int)dist_mask_count(mask))
         is_empty = false;
     dist_calls_clear(calls, n);
     for (unsigned i = 0; i < n && is_empty; i++) {
@@ -461,7 +461,7 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     if (is_empty) {
         dist_fan_sync(xl, req, mask, VL_FOP_READDIR, args, calls);
         for (unsigned i = 0; i < n; i++) {
-            if (!(mask & (1ULL << i)))
+            if (!dist_mask_test(mask, i))
                 continue;
             if (calls[i].status != 0)
                 is_empty = false;
@@ -483,13 +483,13 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 static void
 dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
                       const struct vl_loc *loc, const struct vl_loc *iloc,
-                      const struct vl_iatt *base, uint64_t missing,
+                      const struct vl_iatt *base, dist_mask_t missing,
                       struct dist_call *lk)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t made = 0;
+    dist_mask_t made = dist_mask_none();
 
     memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
@@ -501,14 +501,14 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
     }
     dist_fan_sync(xl, req, missing, VL_FOP_MKDIR, args, calls);
     for (unsigned i = 0; i < n; i++)
-        if ((missing & (1ULL << i)) && calls[i].status == 0) {
-            made |= 1ULL << i;
+        if (dist_mask_test(missing, i) && calls[i].status == 0) {
+            dist_mask_set(&made, i);
             vl_reply_clear(&lk[i].reply);
             lk[i].status = 0;
             lk[i].reply.iatt = calls[i].reply.iatt;
         }
     dist_calls_clear(calls, n);
-    if (made == 0)
+    if (dist_mask_is_empty(made))
         return;
     atomic_fetch_add(&dist_priv(xl)->n_heals, 1);
     memset(args, 0, sizeof(args));
@@ -519,8 +519,8 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
     }
     dist_fan_sync(xl, req, made, VL_FOP_SETATTR, args, calls);
     dist_calls_clear(calls, n);
-    vl_log(xl, VL_LOG_INFO, "healed directory %s on %d subvolume(s)",
-           loc->name, __builtin_popcountll(made));
+    vl_log(xl, VL_LOG_INFO, "healed directory %s on %u subvolume(s)",
+           loc->name, dist_mask_count(made));
 }
 
 
@@ -534,7 +534,7 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t present = 0;
+    dist_mask_t present = dist_mask_none();
 
     memset(l, 0, sizeof(*l));
     l->n = n;
@@ -552,17 +552,17 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             if (dist_layout_decode(rp->xattr, rp->xattr_len, &l->r[i]) != 0)
                 l->r[i].err = -EINVAL;
         } else {
-            present |= 1ULL << i;
+            dist_mask_set(&present, i);
             args[i].getxattr.loc = *loc;
             args[i].getxattr.name = DIST_XATTR_LAYOUT;
             args[i].getxattr.size = 64;
         }
     }
-    if (present == 0)
+    if (dist_mask_is_empty(present))
         return;
     dist_fan_sync(xl, req, present, VL_FOP_GETXATTR, args, calls);
     for (unsigned i = 0; i < n; i++) {
-        if (!(present & (1ULL << i)))
+        if (!dist_mask_test(present, i))
             continue;
         if (calls[i].status != 0)
             l->r[i].err = calls[i].status;
@@ -578,7 +578,7 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 /* Writes new ranges to the subvolumes in mask; failures mark err. */
 void
 dist_layout_write(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                  struct dist_layout *l, uint64_t mask)
+                  struct dist_layout *l, dist_mask_t mask)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
@@ -597,7 +597,7 @@ dist_layout_write(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     }
     dist_fan_sync(xl, req, mask, VL_FOP_SETXATTR, args, calls);
     for (unsigned i = 0; i < n; i++)
-        if (mask & (1ULL << i))
+        if (dist_mask_test(mask, i))
             l->r[i].err = calls[i].status;
     dist_calls_clear(calls, n);
 }
@@ -642,7 +642,8 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     struct vl_loc iloc = {.inode = NULL};
     vl_inode_t *tmp = NULL;
     unsigned n = priv->n;
-    uint64_t up = dist_up_mask(xl), missing = 0, present = 0;
+    dist_mask_t up = dist_up_mask(xl);
+    dist_mask_t missing = dist_mask_none();
     int base = -1, hashed = -1, rc = -ENOENT;
     bool is_named = loc->parent != NULL && loc->name != NULL;
 
@@ -668,7 +669,7 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         }
     }
     if (base < 0) {
-        if (rc == -ENOENT && up != (1ULL << n) - 1 && n < 64)
+        if (rc == -ENOENT && !dist_mask_equal(up, dist_mask_all(n)))
             rc = -ENOTCONN;
         if (rc == -ENOENT && !is_named)
             rc = -ESTALE;
@@ -680,7 +681,6 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
 
         if (lk[i].status == 0 && S_ISDIR(ia->mode)
             && vl_gfid_equal(&ia->gfid, &out->gfid)) {
-            present |= 1ULL << i;
             if (ia->mtime > out->mtime || (ia->mtime == out->mtime
                                            && ia->mtime_ns > out->mtime_ns)) {
                 out->mtime = ia->mtime;
@@ -695,9 +695,9 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                 out->atime = ia->atime;
                 out->atime_ns = ia->atime_ns;
             }
-        } else if ((up & (1ULL << i))
+        } else if (dist_mask_test(up, i)
                    && (lk[i].status == -ENOENT || lk[i].status == -ESTALE)) {
-            missing |= 1ULL << i;
+            dist_mask_set(&missing, i);
         }
     }
     /* Inode fops below name the directory by GFID (as the wire does). */
@@ -707,29 +707,29 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         goto out;
     }
     iloc.inode = tmp;
-    if (missing != 0 && is_named)
+    if (!dist_mask_is_empty(missing) && is_named)
         dist_dir_heal_missing(xl, req, loc, &iloc, out, missing, lk);
 
     dist_layout_read(xl, req, &iloc, lk, &l);
     for (unsigned i = 0; i < n; i++)
-        if (!(up & (1ULL << i)))
+        if (!dist_mask_test(up, i))
             l.r[i].err = -ENOTCONN;
     if (fix || dist_layout_check(&l, &an)) {
-        uint64_t write_mask = 0;
+        dist_mask_t write_mask = dist_mask_none();
         uint32_t gen = dist_layout_max_generation(&l) + 1;
 
         for (unsigned i = 0; i < n; i++)
             if (l.r[i].err == 0 || l.r[i].err == -ENODATA
                 || l.r[i].err == -EINVAL)
-                write_mask |= 1ULL << i;
+                dist_mask_set(&write_mask, i);
         if (!fix && an.n_holes == 0 && an.n_overlaps == 0) {
             /* Only missing copies (a new brick): no range for them. */
             uint32_t flags = dist_layout_is_committed(&l)
                              ? DIST_FLAG_COMMITTED : 0;
 
-            write_mask &= an.missing;
+            write_mask = dist_mask_and(write_mask, an.missing);
             for (unsigned i = 0; i < n; i++)
-                if (an.missing & (1ULL << i)) {
+                if (dist_mask_test(an.missing, i)) {
                     memset(&l.r[i], 0, sizeof(l.r[i]));
                     l.r[i].generation = gen - 1;
                     l.r[i].flags = flags;
@@ -744,8 +744,9 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                 flags = DIST_FLAG_COMMITTED;
             dist_layout_default(&l, n, priv->decommissioned, gen, flags);
             for (unsigned i = 0; i < n; i++)
-                if (!(write_mask & (1ULL << i)))
-                    l.r[i].err = (up & (1ULL << i)) ? -ENOENT : -ENOTCONN;
+                if (!dist_mask_test(write_mask, i))
+                    l.r[i].err = dist_mask_test(up, i) ? -ENOENT
+                                                       : -ENOTCONN;
         }
         dist_layout_write(xl, req, &iloc, &l, write_mask);
         atomic_fetch_add(&priv->n_heals, 1);

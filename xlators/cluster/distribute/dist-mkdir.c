@@ -32,7 +32,7 @@
 /* An async mkdir's state (dist_local.mk), from its start to its answer. */
 struct dist_mkdir_state {
     struct dist_layout *layout; /* owned until given to the inode */
-    uint64_t up;                /* subvolumes up when it started */
+    dist_mask_t up;             /* subvolumes up when it started */
     int hashed;                 /* the name's hashed subvolume */
     /* Each subvolume's range, encoded: the child requests borrow it. */
     unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
@@ -41,10 +41,10 @@ struct dist_mkdir_state {
 
 /* Starts an async round's bookkeeping. */
 static void
-dist_round_begin(struct dist_local *local, uint64_t ok, int n)
+dist_round_begin(struct dist_local *local, dist_mask_t ok, int n)
 {
-    atomic_store(&local->mask_ok, ok);
-    atomic_store(&local->mask_more, 0);
+    dist_amask_store(&local->mask_ok, ok);
+    dist_amask_store(&local->mask_more, dist_mask_none());
     atomic_store(&local->hard_err, 0);
     atomic_store(&local->err_subvol, -1);
     atomic_store(&local->has_reply, false);
@@ -66,9 +66,9 @@ dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
     if (i < 0 && st == 0)
         st = -EIO; /* cannot happen: not one of ours */
     if (st == 0)
-        atomic_fetch_or(&local->mask_ok, 1ULL << i);
+        dist_amask_set(&local->mask_ok, (unsigned)i);
     else if (st == more_st && i >= 0)
-        atomic_fetch_or(&local->mask_more, 1ULL << i);
+        dist_amask_set(&local->mask_more, (unsigned)i);
     else if (st != ignore_st
              && atomic_compare_exchange_strong(&local->hard_err, &zero, st))
         atomic_store(&local->err_subvol, i);
@@ -78,14 +78,14 @@ dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
 /* Creates one child request per subvolume in mask into rs (ascending);
  * the number made, or -ENOMEM (none left). */
 static int
-dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                 vl_req_t **rs /* OUT */, unsigned *idx /* OUT */)
 {
     unsigned n = dist_priv(xl)->n;
     int k = 0;
 
     for (unsigned i = 0; i < n; i++) {
-        if (!(mask & (1ULL << i)))
+        if (!dist_mask_test(mask, i))
             continue;
         rs[k] = vl_req_child(req, xl->children[i]);
         if (rs[k] == NULL) {
@@ -103,7 +103,7 @@ dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
 
 static void
 dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                uint64_t mask)
+                dist_mask_t mask)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
@@ -124,7 +124,7 @@ dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
  * round, only when such copies exist. 0 or the first error. */
 static int
 dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
-                  unsigned char (*vals)[DIST_LAYOUT_SIZE], uint64_t mask)
+                  unsigned char (*vals)[DIST_LAYOUT_SIZE], dist_mask_t mask)
 {
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
@@ -132,7 +132,7 @@ dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
     vl_inode_t *tmp;
     int rc = 0;
 
-    if (mask == 0)
+    if (dist_mask_is_empty(mask))
         return 0;
     tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
     if (tmp == NULL)
@@ -147,7 +147,7 @@ dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
     dist_fan_sync(xl, req, mask, VL_FOP_SETXATTR, args, calls);
     vl_inode_unref(tmp);
     for (unsigned i = 0; i < n; i++)
-        if ((mask & (1ULL << i)) && calls[i].status != 0 && rc == 0)
+        if (dist_mask_test(mask, i) && calls[i].status != 0 && rc == 0)
             rc = calls[i].status;
     dist_calls_clear(calls, n);
     return rc;
@@ -203,7 +203,7 @@ dist_mkdir_finish(vl_xlator_t *xl, vl_req_t *req)
     unsigned n = dist_priv(xl)->n;
 
     for (unsigned i = 0; i < n; i++)
-        if (!(mk->up & (1ULL << i)))
+        if (!dist_mask_test(mk->up, i))
             mk->layout->r[i].err = -ENOTCONN;
     dist_ictx_set_layout(xl, VL_ARGS(req, mkdir)->loc.inode, mk->layout);
     mk->layout = NULL;
@@ -220,12 +220,12 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     struct dist_mkdir_state *mk = local->mk;
     struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
-    uint64_t made = atomic_load(&local->mask_ok);
+    dist_mask_t made = dist_amask_load(&local->mask_ok);
     int rc = atomic_load(&local->hard_err);
 
     if (rc == 0)
         rc = dist_mkdir_layout(xl, req, &a->gfid, mk->vals,
-                               atomic_load(&local->mask_more));
+                               dist_amask_load(&local->mask_more));
     if (rc != 0) {
         dist_mkdir_state_free(local);
         dist_rmdir_mask(xl, req, &a->loc, made);
@@ -248,7 +248,7 @@ dist_mkdir_rest_done(vl_req_t *r, void *cookie)
     if (!vl_fanout_arrive(&local->fan, r->status))
         return;
     if (atomic_load(&local->hard_err) == 0
-        && atomic_load(&local->mask_more) == 0) {
+        && dist_mask_is_empty(dist_amask_load(&local->mask_more))) {
         dist_mkdir_finish(req->xl, req);
         return;
     }
@@ -271,7 +271,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
     struct dist_mkdir_state *mk = local->mk;
     vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned idx[DIST_MAX_SUBVOLS];
-    uint64_t rest = mk->up & ~(1ULL << mk->hashed);
+    dist_mask_t rest = dist_mask_andnot(mk->up, dist_mask_one(mk->hashed));
     int k;
 
     if (r->status != 0) {
@@ -287,7 +287,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
     dist_postparent_take(&req->reply, &r->reply);
     k = dist_round_reqs(xl, req, rest, rs, idx);
     if (k <= 0) {
-        dist_round_begin(local, 1ULL << mk->hashed, 1);
+        dist_round_begin(local, dist_mask_one(mk->hashed), 1);
         if (k < 0)
             atomic_store(&local->hard_err, k);
         if (k == 0) {
@@ -301,7 +301,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
         }
         return;
     }
-    dist_round_begin(local, 1ULL << mk->hashed, k);
+    dist_round_begin(local, dist_mask_one(mk->hashed), k);
     for (int j = 0; j < k; j++)
         dist_mkdir_args_for(req, idx[j], mk->vals, &rs[j]->args);
     for (int j = 0; j < k; j++)
@@ -317,13 +317,13 @@ dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
     struct vl_mkdir_args *a = VL_ARGS(req, mkdir);
     struct dist_mkdir_state *mk;
     unsigned n = priv->n;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
     int hashed;
     vl_req_t *r;
 
     local->mk = NULL;
     hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
-    if (hashed < 0 || !(up & (1ULL << hashed))) {
+    if (hashed < 0 || !dist_mask_test(up, (unsigned)hashed)) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
@@ -454,7 +454,7 @@ dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
 
 /* Puts back the copies removed by an rmdir that failed elsewhere. */
 static void
-dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, uint64_t removed,
+dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, dist_mask_t removed,
                 int survivor)
 {
     struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
@@ -465,7 +465,7 @@ dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, uint64_t removed,
     struct dist_call call;
     struct vl_iatt iatt;
 
-    if (removed == 0)
+    if (dist_mask_is_empty(removed))
         return;
     memset(&la, 0, sizeof(la));
     la.lookup.loc = loc;
@@ -491,8 +491,8 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t removed = atomic_load(&local->mask_ok);
-    uint64_t full = atomic_load(&local->mask_more);
+    dist_mask_t removed = dist_amask_load(&local->mask_ok);
+    dist_mask_t full = dist_amask_load(&local->mask_more);
     int rc = atomic_load(&local->hard_err);
     int survivor = rc != 0 ? atomic_load(&local->err_subvol) : -1;
     struct vl_reply pp = {.has_postparent = false};
@@ -501,10 +501,10 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
     dist_postparent_take(&pp, &req->reply);
     for (unsigned i = 0; i < n; i++)
         args[i] = req->args;
-    if (rc == 0 && full != 0) {
+    if (rc == 0 && !dist_mask_is_empty(full)) {
         /* Only link files left there: clean, then try again. */
         for (unsigned i = 0; i < n && rc == 0; i++) {
-            if (!(full & (1ULL << i)))
+            if (!dist_mask_test(full, i))
                 continue;
             if (!dist_rmdir_clean_links(xl, req, i, &a->loc)) {
                 rc = -ENOTEMPTY;
@@ -514,12 +514,12 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
         if (rc == 0) {
             dist_fan_sync(xl, req, full, VL_FOP_RMDIR, args, calls);
             for (unsigned i = 0; i < n; i++)
-                if ((full & (1ULL << i)) && calls[i].status != 0
+                if (dist_mask_test(full, i) && calls[i].status != 0
                     && calls[i].status != -ENOENT && rc == 0) {
                     rc = calls[i].status;
                     survivor = (int)i;
-                } else if (full & (1ULL << i)) {
-                    removed |= 1ULL << i;
+                } else if (dist_mask_test(full, i)) {
+                    dist_mask_set(&removed, i);
                     if (calls[i].status == 0 && !pp.has_postparent)
                         dist_postparent_take(&pp, &calls[i].reply);
                 }
@@ -555,7 +555,7 @@ dist_rmdir_done(vl_req_t *r, void *cookie)
     if (!vl_fanout_arrive(&local->fan, r->status))
         return;
     if (atomic_load(&local->hard_err) == 0
-        && atomic_load(&local->mask_more) == 0) {
+        && dist_mask_is_empty(dist_amask_load(&local->mask_more))) {
         vl_unwind(req, 0);
         return;
     }
@@ -572,10 +572,10 @@ dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
     vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned idx[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
     int k;
 
-    if (n < 64 && up != (1ULL << n) - 1) {
+    if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
@@ -585,7 +585,7 @@ dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     vl_reply_clear(&req->reply);
-    dist_round_begin(local, 0, k);
+    dist_round_begin(local, dist_mask_none(), k);
     for (int j = 0; j < k; j++)
         vl_wind(rs[j], dist_rmdir_done, req);
 }

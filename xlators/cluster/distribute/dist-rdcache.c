@@ -413,10 +413,10 @@ dist_rd_wait(struct dist_rd_cache *cache, struct dist_rd_fill *f,
              size_t size)
 {
     struct vl_caller caller = f->req->caller;
-    uint64_t opened = f->opened;
+    dist_mask_t opened = f->opened;
     unsigned idx = f->idx;
     int64_t boff = f->boff;
-    uint64_t reads = 0;
+    dist_mask_t reads = dist_mask_none();
     vl_fd_t *guard = vl_fd_ref(cache->fd);
 
     /* Once f is queued it may be resumed (and freed, and its request
@@ -426,16 +426,16 @@ dist_rd_wait(struct dist_rd_cache *cache, struct dist_rd_fill *f,
     f->next = cache->slot[idx].waiters;
     cache->slot[idx].waiters = f;
     if (dist_rd_claim_locked(&cache->slot[idx], boff))
-        reads |= 1ULL << idx;
+        dist_mask_set(&reads, idx);
     for (unsigned j = idx + 1; j < cache->n; j++) {
-        if ((opened & (1ULL << j)) && cache->slot[j].batch == NULL
+        if (dist_mask_test(opened, j) && cache->slot[j].batch == NULL
             && dist_rd_claim_locked(&cache->slot[j], 0))
-            reads |= 1ULL << j;
+            dist_mask_set(&reads, j);
     }
     pthread_mutex_unlock(&cache->fd->lock);
     atomic_fetch_add(&dist_priv(cache->xl)->n_rd_waits, 1);
     for (unsigned j = idx; j < cache->n; j++) {
-        if (reads & (1ULL << j))
+        if (dist_mask_test(reads, j))
             dist_rd_read(&cache->slot[j], j == idx ? boff : 0, size,
                          &caller);
     }

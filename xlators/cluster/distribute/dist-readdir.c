@@ -84,7 +84,7 @@ dist_opendir_done(vl_req_t *r, void *cookie)
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
     struct dist_rd_cache *cache;
     struct dist_fd_ctx *ctx;
-    uint64_t opened = 0;
+    dist_mask_t opened = dist_mask_none();
     int first = -1, rc = -ENOTCONN;
 
     c->status = r->status;
@@ -102,7 +102,7 @@ dist_opendir_done(vl_req_t *r, void *cookie)
         return;
     for (unsigned i = 0; i < op->n; i++) {
         if (op->child[i].status == 0) {
-            opened |= 1ULL << i;
+            dist_mask_set(&opened, i);
             if (first < 0)
                 first = (int)i;
         } else if (op->child[i].status != -ENOTCONN && rc == -ENOTCONN) {
@@ -130,14 +130,14 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
     vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n, k = 0;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
     struct dist_rd_open *op;
 
     if (a->fd == NULL) {
         vl_unwind(req, -EINVAL);
         return;
     }
-    if (up == 0) {
+    if (dist_mask_is_empty(up)) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
@@ -153,12 +153,12 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
     for (unsigned i = 0; i < n; i++) {
         op->child[i].op = op;
         op->child[i].status = -ENOTCONN;
-        if (!(up & (1ULL << i)))
+        if (!dist_mask_test(up, i))
             continue;
         rs[i] = vl_req_child(req, xl->children[i]);
         if (rs[i] == NULL) {
             for (unsigned j = 0; j < i; j++)
-                if (up & (1ULL << j))
+                if (dist_mask_test(up, j))
                     vl_req_free_unwound(rs[j]);
             vl_free(op);
             vl_unwind(req, -ENOMEM);
@@ -168,7 +168,7 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
     }
     vl_fanout_begin(&op->fan, (int)k);
     for (unsigned i = 0; i < n; i++)
-        if (up & (1ULL << i))
+        if (dist_mask_test(up, i))
             vl_wind(rs[i], dist_opendir_done, &op->child[i]);
 }
 
@@ -231,12 +231,11 @@ dist_dirent_cost(const char *name, bool plus)
 
 /* The next opened subvolume after idx, or -1. */
 static int
-dist_readdir_next(uint64_t opened, unsigned idx, unsigned n)
+dist_readdir_next(dist_mask_t opened, unsigned idx, unsigned n)
 {
-    for (unsigned i = idx + 1; i < n; i++)
-        if (opened & (1ULL << i))
-            return (int)i;
-    return -1;
+    int next = dist_mask_next(opened, idx + 1);
+
+    return next >= 0 && (unsigned)next < n ? next : -1;
 }
 
 
@@ -395,7 +394,7 @@ dist_rd_fill_run(struct dist_rd_fill *f, struct dist_rd_batch *hint)
         size_t pos;
         int next;
 
-        while (f->idx < n && !(f->opened & (1ULL << f->idx))) {
+        while (f->idx < n && !dist_mask_test(f->opened, f->idx)) {
             f->idx++;
             f->boff = 0;
         }
@@ -508,7 +507,7 @@ dist_readdir(vl_xlator_t *xl, vl_req_t *req)
     pthread_mutex_lock(&a->fd->lock);
     f.opened = ctx->dir_open;
     pthread_mutex_unlock(&a->fd->lock);
-    if (f.opened == 0) {
+    if (dist_mask_is_empty(f.opened)) {
         vl_unwind(req, -EBADF);
         return;
     }
@@ -528,7 +527,7 @@ dist_readdir(vl_xlator_t *xl, vl_req_t *req)
         dist_rd_cache_rewind(cache, is_new_hint);
     f.xl = xl;
     f.req = req;
-    f.first = __builtin_ctzll(f.opened);
+    f.first = dist_mask_first(f.opened);
     f.idx = (unsigned)(off >> DIST_COOKIE_SHIFT);
     f.boff = (int64_t)(off & DIST_COOKIE_MASK);
     vl_reply_clear(&req->reply);

@@ -40,7 +40,7 @@ struct dist_rd_fill {
     struct dist_rd_fill *next;  /* (fd->lock) link in a slot's waiters */
     vl_xlator_t *xl;            /* borrowed; distribute */
     vl_req_t *req;              /* borrowed; the readdir it answers */
-    uint64_t opened;            /* subvolumes the opendir opened */
+    dist_mask_t opened;         /* subvolumes the opendir opened */
     int first;                  /* lowest opened: lists directories */
     unsigned idx;               /* subvolume being read */
     int64_t boff;               /* its cookie to continue after */

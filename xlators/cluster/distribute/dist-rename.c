@@ -226,10 +226,11 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
     union vl_fop_args args[DIST_MAX_SUBVOLS];
     struct dist_call calls[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
-    uint64_t up = dist_up_mask(xl), done = 0;
+    dist_mask_t up = dist_up_mask(xl), rest;
+    dist_mask_t done = dist_mask_none();
     int nh, rc;
 
-    if (n < 64 && up != (1ULL << n) - 1) {
+    if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
@@ -241,15 +242,16 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, rc);
         return;
     }
-    done |= 1ULL << nh;
+    dist_mask_set(&done, (unsigned)nh);
+    rest = dist_mask_andnot(up, done);
     for (unsigned i = 0; i < n; i++)
         args[i] = req->args;
-    dist_fan_sync(xl, req, up & ~done, VL_FOP_RENAME, args, calls);
+    dist_fan_sync(xl, req, rest, VL_FOP_RENAME, args, calls);
     for (unsigned i = 0; i < n; i++) {
-        if (!((up & ~(1ULL << nh)) & (1ULL << i)))
+        if (!dist_mask_test(rest, i))
             continue;
         if (calls[i].status == 0)
-            done |= 1ULL << i;
+            dist_mask_set(&done, i);
         else if (rc == 0)
             rc = calls[i].status;
     }
@@ -371,8 +373,10 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     args[nh].setxattr.value = target;
     args[nh].setxattr.size = strlen(target) + 1;
     ops[nh] = VL_FOP_SETXATTR;
-    dist_fan_ops_sync(xl, req, (1ULL << src) | (1ULL << nh), ops, args,
-                      calls);
+    dist_fan_ops_sync(xl, req,
+                      dist_mask_or(dist_mask_one((unsigned)src),
+                                   dist_mask_one((unsigned)nh)),
+                      ops, args, calls);
     vl_inode_unref(tmp);
     rc = calls[src].status;
     if (rc == 0 && dist_rename_moved_wrong(&calls[src].reply.iatt)) {

@@ -62,11 +62,11 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n, k = 0;
-    uint64_t up = dist_up_mask(xl);
+    dist_mask_t up = dist_up_mask(xl);
 
     vl_reply_clear(&req->reply);
     for (unsigned i = 0; i < n; i++) {
-        if (!(up & (1ULL << i)))
+        if (!dist_mask_test(up, i))
             continue;
         rs[k] = vl_req_child(req, xl->children[i]);
         if (rs[k] == NULL) {

@@ -221,7 +221,7 @@ dist_fan_done(vl_req_t *r, void *cookie)
 
 
 int
-dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
+dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
               const union vl_fop_args *args, struct dist_call *calls)
 {
     vl_fop_t ops[DIST_MAX_SUBVOLS];
@@ -235,7 +235,7 @@ dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask, vl_fop_t op,
 /* Winds ops[i] with args[i] to each child in mask into wait; answers go
  * to calls (set to -ENOTCONN first, -ENOMEM when no request). */
 static void
-dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
               const vl_fop_t *ops, const union vl_fop_args *args,
               struct dist_call *calls, struct dist_wait *wait,
               struct dist_wait_slot *slots)
@@ -249,7 +249,7 @@ dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
     for (unsigned i = 0; i < n; i++) {
         vl_req_t *r;
 
-        if (!(mask & (1ULL << i)))
+        if (!dist_mask_test(mask, i))
             continue;
         r = vl_req_new_op(req, xl->children[i], ops[i]);
         if (r == NULL) {
@@ -283,19 +283,20 @@ dist_fan_wait(struct dist_wait *wait)
 
 
 static int
-dist_fan_count_ok(uint64_t mask, const struct dist_call *calls, unsigned n)
+dist_fan_count_ok(dist_mask_t mask, const struct dist_call *calls,
+                  unsigned n)
 {
     int n_ok = 0;
 
     for (unsigned i = 0; i < n; i++)
-        if ((mask & (1ULL << i)) && calls[i].status == 0)
+        if (dist_mask_test(mask, i) && calls[i].status == 0)
             n_ok++;
     return n_ok;
 }
 
 
 int
-dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                   const vl_fop_t *ops, const union vl_fop_args *args,
                   struct dist_call *calls)
 {
@@ -319,7 +320,7 @@ dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
     struct dist_call calls[DIST_MAX_SUBVOLS];
 
     all[i] = *args;
-    dist_fan_sync(xl, req, 1ULL << i, op, all, calls);
+    dist_fan_sync(xl, req, dist_mask_one(i), op, all, calls);
     *call = calls[i];
     return call->status;
 }

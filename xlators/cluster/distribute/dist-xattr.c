@@ -66,13 +66,13 @@ dist_pathinfo(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
     size_t len;
 
     if (dist_is_dir_inode(inode)) {
-        uint64_t up = dist_up_mask(xl);
+        dist_mask_t up = dist_up_mask(xl);
 
         len = 0;
         text[0] = '\0';
         for (unsigned i = 0; i < dist_priv(xl)->n && len < sizeof(text);
              i++)
-            if (up & (1ULL << i))
+            if (dist_mask_test(up, i))
                 len += (size_t)snprintf(text + len, sizeof(text) - len,
                                         "%s%s", len > 0 ? " " : "",
                                         xl->children[i]->name);
@@ -188,7 +188,7 @@ dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
     struct dist_inode_ctx *ctx = dist_ictx(xl, a->loc.inode);
     struct dist_layout *l;
     struct vl_iatt iatt;
-    uint64_t mask = 0;
+    dist_mask_t mask = dist_mask_none();
     int rc;
 
     rc = dist_dir_sync(xl, req, &a->loc, is_fix, &iatt);
@@ -216,14 +216,14 @@ dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
         if (l->r[i].err != 0)
             continue;
         l->r[i].flags |= DIST_FLAG_COMMITTED;
-        mask |= 1ULL << i;
+        dist_mask_set(&mask, i);
     }
-    if (mask != dist_up_mask(xl))
+    if (!dist_mask_equal(mask, dist_up_mask(xl)))
         rc = -ENOTCONN; /* a copy we cannot mark: do not claim it */
     if (rc == 0) {
         dist_layout_write(xl, req, &a->loc, l, mask);
         for (unsigned i = 0; i < l->n; i++)
-            if ((mask & (1ULL << i)) && l->r[i].err != 0 && rc == 0)
+            if (dist_mask_test(mask, i) && l->r[i].err != 0 && rc == 0)
                 rc = l->r[i].err;
     }
     if (rc == 0)

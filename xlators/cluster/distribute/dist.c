@@ -86,16 +86,16 @@ dist_is_up(vl_xlator_t *xl, unsigned i)
 }
 
 
-uint64_t
+dist_mask_t
 dist_up_mask(vl_xlator_t *xl)
 {
     struct dist_priv *priv = dist_priv(xl);
-    uint64_t mask = 0;
+    dist_mask_t mask = dist_mask_none();
 
     pthread_mutex_lock(&priv->lock);
     for (unsigned i = 0; i < priv->n; i++)
         if (priv->is_up[i] || priv->is_local[i])
-            mask |= 1ULL << i;
+            dist_mask_set(&mask, i);
     pthread_mutex_unlock(&priv->lock);
     return mask;
 }
@@ -222,12 +222,7 @@ dist_inode_is_dir(vl_inode_t *inode)
 int
 dist_first_up(vl_xlator_t *xl)
 {
-    uint64_t mask = dist_up_mask(xl);
-
-    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
-        if (mask & (1ULL << i))
-            return (int)i;
-    return -1;
+    return dist_mask_first(dist_up_mask(xl));
 }
 
 
@@ -321,13 +316,13 @@ dist_pick_data_subvol(vl_xlator_t *xl, int hashed)
         refresh = true;
     }
     if (dist_is_short_locked(priv, (unsigned)hashed)
-        || (priv->decommissioned & (1ULL << hashed))) {
+        || dist_mask_test(priv->decommissioned, (unsigned)hashed)) {
         uint64_t most = 0;
         int cand = -1;
 
         for (unsigned i = 0; i < priv->n; i++) {
             if (!(priv->is_up[i] || priv->is_local[i])
-                || (priv->decommissioned & (1ULL << i))
+                || dist_mask_test(priv->decommissioned, i)
                 || !priv->has_space[i])
                 continue;
             if (cand < 0 || priv->avail[i] > most) {
@@ -456,12 +451,12 @@ dist_cross_check(const void *conf_v, vl_err_t *err)
 
 
 static int
-dist_parse_decommissioned(vl_xlator_t *xl, const char *list, uint64_t *mask,
-                          vl_err_t *err)
+dist_parse_decommissioned(vl_xlator_t *xl, const char *list,
+                          dist_mask_t *mask /* OUT */, vl_err_t *err)
 {
     const char *p = list;
 
-    *mask = 0;
+    *mask = dist_mask_none();
     while (p != NULL && *p != '\0') {
         const char *end = strchr(p, ',');
         size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
@@ -480,7 +475,7 @@ dist_parse_decommissioned(vl_xlator_t *xl, const char *list, uint64_t *mask,
                            "subvolume", (int)len, p);
                 return -EINVAL;
             }
-            *mask |= 1ULL << idx;
+            dist_mask_set(mask, (unsigned)idx);
         }
         p = end != NULL ? end + 1 : NULL;
     }
@@ -512,8 +507,8 @@ dist_init(vl_xlator_t *xl, vl_err_t *err)
     if (rc == 0)
         rc = dist_parse_decommissioned(xl, conf->decommissioned,
                                        &priv->decommissioned, err);
-    if (rc == 0 && priv->decommissioned == (1ULL << priv->n) - 1
-        && priv->n < 64) {
+    if (rc == 0
+        && dist_mask_equal(priv->decommissioned, dist_mask_all(priv->n))) {
         vl_err_set(err, "decommissioned-bricks: every subvolume is listed");
         rc = -EINVAL;
     }
@@ -727,7 +722,7 @@ dist_dump(vl_xlator_t *xl, FILE *out)
         fprintf(out, "subvol.%u.up=%d\n", i,
                 (priv->is_up[i] || priv->is_local[i]) ? 1 : 0);
         fprintf(out, "subvol.%u.decommissioned=%d\n", i,
-                (priv->decommissioned >> i) & 1 ? 1 : 0);
+                dist_mask_test(priv->decommissioned, i) ? 1 : 0);
         if (priv->has_space[i])
             fprintf(out, "subvol.%u.avail_bytes=%" PRIu64 "\n", i,
                     priv->avail[i]);

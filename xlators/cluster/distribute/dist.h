@@ -43,8 +43,8 @@
 #define DIST_FLAG_HAS_RANGE (1u << 0)
 #define DIST_FLAG_COMMITTED (1u << 1)
 
-/* Subvolume masks are uint64_t; readdir cookies keep the index in bits
- * 48..55 and the brick's cookie below. */
+/* Readdir cookies keep the index in bits 48..55 and the brick's cookie
+ * below. Sets of subvolumes are dist_mask_t (below). */
 #define DIST_MAX_SUBVOLS 64
 #define DIST_COOKIE_SHIFT 48
 #define DIST_COOKIE_MASK ((1ULL << DIST_COOKIE_SHIFT) - 1)
@@ -71,6 +71,189 @@ enum dist_mem_type {
     DIST_MT_RDCACHE,
 };
 
+/* ---- sets of subvolumes ----
+ * Bit i % 64 of word i / 64 is subvolume i. Small enough to pass and
+ * return by value; every helper takes indices below DIST_MAX_SUBVOLS
+ * (dist_mask_test answers false beyond). */
+#define DIST_MASK_WORDS (DIST_MAX_SUBVOLS / 64)
+
+_Static_assert(DIST_MAX_SUBVOLS % 64 == 0, "a mask is whole words");
+
+typedef struct dist_mask {
+    uint64_t w[DIST_MASK_WORDS]; /* the bits, lowest subvolumes first */
+} dist_mask_t;
+
+/* The same set changed by several threads at once (the answers of a
+ * round): each word is atomic. A load reads word by word, so it is a
+ * snapshot only once the writers are done (after the round's last
+ * answer, which orders them). */
+typedef struct dist_amask {
+    _Atomic uint64_t w[DIST_MASK_WORDS]; /* as in dist_mask_t */
+} dist_amask_t;
+
+
+static inline dist_mask_t
+dist_mask_none(void)
+{
+    dist_mask_t m = {{0}};
+
+    return m;
+}
+
+
+static inline void
+dist_mask_set(dist_mask_t *m, unsigned i)
+{
+    m->w[i / 64] |= 1ULL << (i % 64);
+}
+
+
+static inline void
+dist_mask_clear(dist_mask_t *m, unsigned i)
+{
+    m->w[i / 64] &= ~(1ULL << (i % 64));
+}
+
+
+static inline bool
+dist_mask_test(dist_mask_t m, unsigned i)
+{
+    return i < DIST_MAX_SUBVOLS && (m.w[i / 64] >> (i % 64)) & 1;
+}
+
+
+/* The set holding subvolume i only. */
+static inline dist_mask_t
+dist_mask_one(unsigned i)
+{
+    dist_mask_t m = {{0}};
+
+    dist_mask_set(&m, i);
+    return m;
+}
+
+
+/* Subvolumes 0..n-1 (n <= DIST_MAX_SUBVOLS). */
+static inline dist_mask_t
+dist_mask_all(unsigned n)
+{
+    dist_mask_t m = {{0}};
+
+    for (unsigned k = 0; k < DIST_MASK_WORDS && n > 64 * k; k++)
+        m.w[k] = n - 64 * k >= 64 ? ~0ULL : (1ULL << (n - 64 * k)) - 1;
+    return m;
+}
+
+
+static inline bool
+dist_mask_is_empty(dist_mask_t m)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        if (m.w[k] != 0)
+            return false;
+    return true;
+}
+
+
+static inline bool
+dist_mask_equal(dist_mask_t a, dist_mask_t b)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        if (a.w[k] != b.w[k])
+            return false;
+    return true;
+}
+
+
+static inline unsigned
+dist_mask_count(dist_mask_t m)
+{
+    unsigned n = 0;
+
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        n += (unsigned)__builtin_popcountll(m.w[k]);
+    return n;
+}
+
+
+/* The lowest subvolume in m at or above from, or -1. */
+static inline int
+dist_mask_next(dist_mask_t m, unsigned from)
+{
+    for (unsigned k = from / 64; k < DIST_MASK_WORDS; k++) {
+        uint64_t w = m.w[k];
+
+        if (k == from / 64)
+            w &= ~0ULL << (from % 64);
+        if (w != 0)
+            return (int)(64 * k + (unsigned)__builtin_ctzll(w));
+    }
+    return -1;
+}
+
+
+/* The lowest subvolume in m, or -1. */
+static inline int
+dist_mask_first(dist_mask_t m)
+{
+    return dist_mask_next(m, 0);
+}
+
+
+static inline dist_mask_t
+dist_mask_and(dist_mask_t a, dist_mask_t b)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        a.w[k] &= b.w[k];
+    return a;
+}
+
+
+/* a without b. */
+static inline dist_mask_t
+dist_mask_andnot(dist_mask_t a, dist_mask_t b)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        a.w[k] &= ~b.w[k];
+    return a;
+}
+
+
+static inline dist_mask_t
+dist_mask_or(dist_mask_t a, dist_mask_t b)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        a.w[k] |= b.w[k];
+    return a;
+}
+
+
+/* Sets a to m (before the writers start). */
+static inline void
+dist_amask_store(dist_amask_t *a, dist_mask_t m)
+{
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        atomic_store(&a->w[k], m.w[k]);
+}
+
+
+static inline void
+dist_amask_set(dist_amask_t *a, unsigned i)
+{
+    atomic_fetch_or(&a->w[i / 64], 1ULL << (i % 64));
+}
+
+
+static inline dist_mask_t
+dist_amask_load(dist_amask_t *a)
+{
+    dist_mask_t m;
+
+    for (unsigned k = 0; k < DIST_MASK_WORDS; k++)
+        m.w[k] = atomic_load(&a->w[k]);
+    return m;
+}
+
 /* One subvolume's share of a directory (decoded xattr). */
 struct dist_range {
     uint32_t generation; /* layout generation written with it */
@@ -94,7 +277,7 @@ struct dist_anomalies {
     unsigned n_overlaps; /* pairs of ranges that intersect */
     unsigned n_missing;  /* up subvolumes without a layout xattr */
     unsigned n_down;     /* subvolumes that could not be asked */
-    uint64_t missing;    /* mask of those missing */
+    dist_mask_t missing; /* those missing */
 };
 
 /* A unit of work for distribute's worker threads (dist-worker.c): the
@@ -140,10 +323,10 @@ struct dist_local {
                                nor ENOTCONN */
     atomic_int n_down;      /* fan-outs: children that were not reached */
     atomic_bool has_reply;  /* fan-outs: a reply was moved up already */
-    _Atomic uint64_t mask_ok;   /* async mkdir/rmdir round: children that
-                                   made / removed their copy */
-    _Atomic uint64_t mask_more; /* same round: EEXIST (mkdir: stale copy)
-                                   or ENOTEMPTY (rmdir) */
+    dist_amask_t mask_ok;   /* async mkdir/rmdir round: children that
+                               made / removed their copy */
+    dist_amask_t mask_more; /* same round: EEXIST (mkdir: stale copy)
+                               or ENOTEMPTY (rmdir) */
     atomic_int err_subvol;  /* child that gave hard_err */
     void *mk;               /* async mkdir: owned struct dist_mkdir_state */
 };
@@ -164,7 +347,7 @@ struct dist_priv {
     pthread_mutex_t lock;     /* guards the fields below marked (lock) */
     bool is_up[DIST_MAX_SUBVOLS];     /* (lock) child reported up */
     bool is_local[DIST_MAX_SUBVOLS];  /* no network below: always up */
-    uint64_t decommissioned;  /* mask, immutable after init */
+    dist_mask_t decommissioned; /* immutable after init */
     double min_free_pct;      /* from min-free-disk, 0 if a size */
     uint64_t min_free_bytes;  /* from min-free-disk, 0 if a percent */
     uint64_t avail[DIST_MAX_SUBVOLS]; /* (lock) bytes free, statfs cache */
@@ -204,7 +387,7 @@ struct dist_fd_ctx {
     bool has_subvol;            /* files: subvol is valid */
     int subvol;                 /* files: where the fd is open */
     int32_t flags;              /* files: the open flags, for reopen */
-    uint64_t dir_open;          /* directories: mask of opened children */
+    dist_mask_t dir_open;       /* directories: the opened children */
     struct dist_rd_cache *rd_cache; /* directories: owned, readdir cache
                                        (dist-rdcache.c), freed at release */
 };
@@ -222,9 +405,9 @@ void dist_layout_encode(const struct dist_range *r,
                         unsigned char out[DIST_LAYOUT_SIZE]);
 int dist_layout_decode(const void *buf, size_t len,
                        struct dist_range *out /* OUT */);
-/* Default ranges for n subvolumes, skipping those in skip_mask. */
+/* Default ranges for n subvolumes, skipping those in skip. */
 void dist_layout_default(struct dist_layout *out, unsigned n,
-                         uint64_t skip_mask, uint32_t generation,
+                         dist_mask_t skip, uint32_t generation,
                          uint32_t flags);
 /* The subvolume whose range holds hash, or -1. */
 int dist_layout_search_hash(const struct dist_layout *layout, uint32_t hash);
@@ -251,11 +434,11 @@ void dist_task_or_unwind(vl_xlator_t *xl, vl_req_t *req,
 /* Winds op to every child in mask in parallel (args by child index) on
  * behalf of req (its caller), waits, fills calls (n entries). Returns how
  * many answered 0. */
-int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                   vl_fop_t op, const union vl_fop_args *args,
                   struct dist_call *calls /* OUT */);
 /* Same with a fop per child (ops by child index). */
-int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, uint64_t mask,
+int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                       const vl_fop_t *ops, const union vl_fop_args *args,
                       struct dist_call *calls /* OUT */);
 /* Same for one child; returns the status, reply in *call. */
@@ -275,7 +458,7 @@ void dist_calls_clear(struct dist_call *calls, unsigned n);
 int dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child);
 int dist_subvol_by_name(vl_xlator_t *xl, const char *name, size_t len);
 bool dist_is_up(vl_xlator_t *xl, unsigned i);
-uint64_t dist_up_mask(vl_xlator_t *xl);
+dist_mask_t dist_up_mask(vl_xlator_t *xl);
 uint64_t dist_now_ms(void);
 /* Layout helpers on inode ctx (inode->lock taken inside). */
 struct dist_inode_ctx *dist_ictx(vl_xlator_t *xl, vl_inode_t *inode);
@@ -329,7 +512,7 @@ int dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
  * range's err becomes the write's status. */
 void dist_layout_write(vl_xlator_t *xl, vl_req_t *req,
                        const struct vl_loc *loc, struct dist_layout *l,
-                       uint64_t mask);
+                       dist_mask_t mask);
 /* Runs redo(xl, req) on a worker once parent's layout is known (fetched
  * once); answers req with the error otherwise. */
 void dist_with_parent_layout(vl_xlator_t *xl, vl_req_t *req,

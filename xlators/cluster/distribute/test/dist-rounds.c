@@ -21,7 +21,7 @@ rd_fresh_layout(struct rd *t)
     struct dist_layout *l = vl_malloc(t->dht, sizeof(*l), DIST_MT_LAYOUT);
 
     assert_non_null(l);
-    dist_layout_default(l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     dist_ictx_set_layout(t->dht, t->root, l);
 }
 
@@ -80,7 +80,7 @@ rd_name_on(struct rd *t, int want, const char *prefix, char *buf,
     struct dist_layout l;
 
     (void)t;
-    dist_layout_default(&l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(&l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     for (int k = 0; k < 100000; k++) {
         snprintf(buf, len, "%s%d", prefix, k);
         if (dist_layout_search(&l, buf) == want)

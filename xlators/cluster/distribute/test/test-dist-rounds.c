@@ -216,7 +216,7 @@ rd_mkdir_check_layouts(void)
     struct dist_layout want, got;
     struct dist_anomalies an;
 
-    dist_layout_default(&want, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(&want, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     memset(&got, 0, sizeof(got));
     got.n = RD_N;
     for (int i = 0; i < RD_N; i++) {
@@ -355,7 +355,7 @@ rd_dir_range(int mock)
     unsigned char *v = vl_malloc(rd_dht, DIST_LAYOUT_SIZE, 0);
 
     assert_non_null(v);
-    dist_layout_default(&l, RD_N, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(&l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     dist_layout_encode(&l.r[mock], v);
     return (char *)v;
 }

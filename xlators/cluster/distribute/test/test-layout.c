@@ -56,7 +56,7 @@ test_default_layout(void **state)
     struct dist_anomalies an;
 
     (void)state;
-    dist_layout_default(&l, 4, 0, 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     assert_int_equal(l.n, 4);
     assert_int_equal(l.r[0].start, 0);
     assert_int_equal(l.r[0].stop, 0x3fffffffu);
@@ -70,7 +70,7 @@ test_default_layout(void **state)
     assert_true(dist_layout_is_committed(&l));
 
     /* Three subvolumes: the last takes the remainder. */
-    dist_layout_default(&l, 3, 0, 1, 0);
+    dist_layout_default(&l, 3, dist_mask_none(), 1, 0);
     assert_int_equal(l.r[0].stop + 1, l.r[1].start);
     assert_int_equal(l.r[1].stop + 1, l.r[2].start);
     assert_int_equal(l.r[2].stop, 0xffffffffu);
@@ -78,7 +78,7 @@ test_default_layout(void **state)
     assert_false(dist_layout_is_committed(&l));
 
     /* Subvolume 1 decommissioned: no range, the others cover it all. */
-    dist_layout_default(&l, 4, 1ULL << 1, 2, 0);
+    dist_layout_default(&l, 4, dist_mask_one(1), 2, 0);
     assert_false(l.r[1].flags & DIST_FLAG_HAS_RANGE);
     assert_int_equal(l.r[0].start, 0);
     assert_int_equal(l.r[3].stop, 0xffffffffu);
@@ -91,7 +91,7 @@ test_default_layout(void **state)
         assert_int_not_equal(dist_layout_search(&l, name), 1);
     }
     /* One subvolume. */
-    dist_layout_default(&l, 1, 0, 1, 0);
+    dist_layout_default(&l, 1, dist_mask_none(), 1, 0);
     assert_int_equal(l.r[0].start, 0);
     assert_int_equal(l.r[0].stop, 0xffffffffu);
 }
@@ -103,7 +103,7 @@ test_search_matches_hash(void **state)
     struct dist_layout l;
 
     (void)state;
-    dist_layout_default(&l, 4, 0, 1, 0);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
     for (int i = 0; i < 1000; i++) {
         char name[32];
         int len = snprintf(name, sizeof(name), "f-%d", i);
@@ -127,7 +127,7 @@ test_spread_10000_over_4(void **state)
     unsigned count[4] = {0};
 
     (void)state;
-    dist_layout_default(&l, 4, 0, 1, 0);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
     for (int i = 0; i < 10000; i++) {
         char name[32];
 
@@ -148,24 +148,24 @@ test_anomalies(void **state)
 
     (void)state;
     /* A hole: subvolume 1's range cleared. */
-    dist_layout_default(&l, 4, 0, 1, 0);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
     l.r[1].flags &= ~DIST_FLAG_HAS_RANGE;
     assert_true(dist_layout_check(&l, &an));
     assert_int_equal(an.n_holes, 1);
     assert_int_equal(an.n_overlaps, 0);
 
     /* An overlap. */
-    dist_layout_default(&l, 4, 0, 1, 0);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
     l.r[2].start -= 10;
     assert_true(dist_layout_check(&l, &an));
     assert_int_equal(an.n_overlaps, 1);
 
     /* Missing on one subvolume (new brick): repair wanted. */
-    dist_layout_default(&l, 4, 0, 1, 0);
+    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
     l.r[3].err = -ENODATA;
     assert_true(dist_layout_check(&l, &an));
     assert_int_equal(an.n_missing, 1);
-    assert_int_equal(an.missing, 1ULL << 3);
+    assert_true(dist_mask_equal(an.missing, dist_mask_one(3)));
     assert_int_equal(an.n_holes, 1);
 
     /* Hole at the end with a subvolume down: no repair. */
