@@ -87,8 +87,8 @@ dist_xchg_relink(vl_xlator_t *xl, vl_req_t *req, int h, int s,
 static void
 dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = NULL;
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl), done = dist_mask_none();
     int rc = 0, first = -1;
@@ -96,6 +96,12 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
     if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN); /* a copy would keep the old names */
         return;
+    }
+    args = dist_args_new(xl);
+    calls = dist_calls_new(xl);
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
     }
     for (unsigned i = 0; i < n; i++)
         args[i] = req->args;
@@ -118,8 +124,10 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
     if (rc != 0 && !dist_mask_is_empty(done)) {
         /* The same exchange again swaps them back. */
         dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
-        dist_calls_clear(calls, n);
     }
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     vl_unwind(req, rc);
 }
 

@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * dist-layout: directory layouts of cluster/distribute, pure functions.
+ * dist-layout: directory layouts of cluster/distribute: constructors and
+ * pure functions.
  *
  * A layout gives each subvolume a range [start, stop] (inclusive) of the
  * 32-bit name hash; a name lives on the subvolume whose range holds
  * dist_hash_name(name). On disk each brick's copy of the directory keeps
  * its own range in the 20-byte xattr trusted.mortar.dht: big-endian u32s
  * format (1), generation, start, stop, flags (HAS_RANGE, COMMITTED).
+ *
+ * A struct dist_layout holds one range per subvolume in a flexible array
+ * sized by the subvolumes (20 bytes each; sized by DIST_MAX_SUBVOLS every
+ * cached directory would pay for them all: 5 KiB at 256), so it is only
+ * ever made by dist_layout_new or dist_layout_dup.
  *
  * Intercepts: nothing (no fops here).
  * State:      none; callers own the layouts.
@@ -15,12 +21,36 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
 
 #define DIST_HASH_SPACE (1ULL << 32)
+
+
+struct dist_layout *
+dist_layout_new(vl_xlator_t *xl, unsigned n)
+{
+    struct dist_layout *l;
+
+    if (n == 0 || n > DIST_MAX_SUBVOLS)
+        return NULL;
+    l = vl_calloc(xl, 1, sizeof(*l) + n * sizeof(l->r[0]), DIST_MT_LAYOUT);
+    if (l != NULL)
+        l->n = n;
+    return l;
+}
+
+
+struct dist_layout *
+dist_layout_dup(vl_xlator_t *xl, const struct dist_layout *l)
+{
+    struct dist_layout *copy = dist_layout_new(xl, l->n);
+
+    if (copy != NULL)
+        memcpy(copy->r, l->r, l->n * sizeof(l->r[0]));
+    return copy;
+}
 
 
 static void
@@ -78,20 +108,19 @@ dist_layout_decode(const void *buf, size_t len, struct dist_range *out)
 /* Equal contiguous ranges in index order over the subvolumes not in
  * skip; the last one takes the remainder of 2^32. */
 void
-dist_layout_default(struct dist_layout *out, unsigned n, dist_mask_t skip,
+dist_layout_default(struct dist_layout *l, dist_mask_t skip,
                     uint32_t generation, uint32_t flags)
 {
     unsigned m = 0, k = 0;
     uint64_t chunk;
 
-    memset(out, 0, sizeof(*out));
-    out->n = n > DIST_MAX_SUBVOLS ? DIST_MAX_SUBVOLS : n;
-    for (unsigned i = 0; i < out->n; i++)
+    memset(l->r, 0, l->n * sizeof(l->r[0]));
+    for (unsigned i = 0; i < l->n; i++)
         if (!dist_mask_test(skip, i))
             m++;
     chunk = m > 0 ? DIST_HASH_SPACE / m : 0;
-    for (unsigned i = 0; i < out->n; i++) {
-        struct dist_range *r = &out->r[i];
+    for (unsigned i = 0; i < l->n; i++) {
+        struct dist_range *r = &l->r[i];
 
         r->generation = generation;
         r->flags = flags & ~DIST_FLAG_HAS_RANGE;
@@ -128,15 +157,13 @@ dist_layout_search(const struct dist_layout *layout, const char *name)
 }
 
 
-static int
-dist_range_cmp(const void *a, const void *b)
+/* Whether range x sorts before range y (by start, then stop). */
+static bool
+dist_range_before(const struct dist_range *x, const struct dist_range *y)
 {
-    const struct dist_range *x = *(const struct dist_range *const *)a;
-    const struct dist_range *y = *(const struct dist_range *const *)b;
-
     if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return x->stop < y->stop ? -1 : (x->stop > y->stop);
+        return x->start < y->start;
+    return x->stop < y->stop;
 }
 
 
@@ -148,12 +175,17 @@ dist_range_cmp(const void *a, const void *b)
 bool
 dist_layout_check(const struct dist_layout *layout, struct dist_anomalies *an)
 {
-    const struct dist_range *sorted[DIST_MAX_SUBVOLS];
-    unsigned n_sorted = 0;
+    /* Indices, not pointers: 2 bytes of stack per subvolume. Ranges are
+     * usually in index order already (default layouts are), where an
+     * insertion sort is one pass. */
+    uint16_t sorted[DIST_MAX_SUBVOLS];
+    unsigned n_sorted = 0, n = layout->n;
     uint64_t next = 0;
 
     memset(an, 0, sizeof(*an));
-    for (unsigned i = 0; i < layout->n; i++) {
+    if (n > DIST_MAX_SUBVOLS)
+        n = DIST_MAX_SUBVOLS; /* dist_layout_new makes none larger */
+    for (unsigned i = 0; i < n; i++) {
         const struct dist_range *r = &layout->r[i];
 
         if (r->err == -ENODATA || r->err == -ENOENT || r->err == -EINVAL) {
@@ -162,17 +194,24 @@ dist_layout_check(const struct dist_layout *layout, struct dist_anomalies *an)
         } else if (r->err != 0) {
             an->n_down++;
         } else if (r->flags & DIST_FLAG_HAS_RANGE) {
-            sorted[n_sorted++] = r;
+            unsigned k = n_sorted++;
+
+            while (k > 0 && dist_range_before(r, &layout->r[sorted[k - 1]])) {
+                sorted[k] = sorted[k - 1];
+                k--;
+            }
+            sorted[k] = (uint16_t)i;
         }
     }
-    qsort(sorted, n_sorted, sizeof(sorted[0]), dist_range_cmp);
     for (unsigned k = 0; k < n_sorted; k++) {
-        if (sorted[k]->start > next)
+        const struct dist_range *r = &layout->r[sorted[k]];
+
+        if (r->start > next)
             an->n_holes++;
-        else if (sorted[k]->start < next)
+        else if (r->start < next)
             an->n_overlaps++;
-        if ((uint64_t)sorted[k]->stop + 1 > next)
-            next = (uint64_t)sorted[k]->stop + 1;
+        if ((uint64_t)r->stop + 1 > next)
+            next = (uint64_t)r->stop + 1;
     }
     if (next < DIST_HASH_SPACE)
         an->n_holes++;

@@ -200,17 +200,20 @@ int
 dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                     int *data, struct vl_iatt *iatt)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl);
     int hashed = -1, rc = -ENOENT;
     bool has_down = false;
 
     *data = -1;
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     if (loc->parent != NULL && loc->name != NULL)
         hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
-    memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++)
         args[i].lookup.loc = *loc;
     dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, calls);
@@ -233,11 +236,13 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             *iatt = *ia;
         }
     }
-    dist_calls_clear(calls, n);
     if (*data >= 0)
-        return 0;
-    if (rc == -ENOENT && has_down)
+        rc = 0;
+    else if (rc == -ENOENT && has_down)
         rc = -ENOTCONN; /* it may be on the subvolume that is down */
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     return rc;
 }
 
@@ -325,15 +330,18 @@ static int
 dist_lookup_gfid_content(vl_xlator_t *xl, vl_req_t *req, int *data)
 {
     struct vl_lookup_args *a = VL_ARGS(req, lookup);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl);
     bool has_down = false;
     int rc = -ENOENT;
 
     *data = -1;
-    memset(args, 0, sizeof(args));
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++) {
         args[i].lookup.loc.inode = a->loc.inode;
         args[i].lookup.content_max = a->content_max;
@@ -360,7 +368,9 @@ dist_lookup_gfid_content(vl_xlator_t *xl, vl_req_t *req, int *data)
     } else if (rc == -ENOENT && has_down) {
         rc = -ENOTCONN; /* it may be on the subvolume that is down */
     }
-    dist_calls_clear(calls, n);
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     return rc;
 }
 
@@ -432,8 +442,8 @@ static bool
 dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                   dist_mask_t mask)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = NULL;
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
     vl_inode_t *inode = loc->inode;
     bool is_empty = true;
@@ -444,7 +454,12 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     fd = vl_fd_new(inode, O_RDONLY, 0);
     if (fd == NULL)
         return false;
-    memset(args, 0, sizeof(args));
+    args = dist_args_new(xl);
+    calls = dist_calls_new(xl);
+    if (args == NULL || calls == NULL) {
+        is_empty = false; /* not known: not committed */
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++) {
         args[i].opendir.loc = *loc;
         args[i].opendir.fd = fd;
@@ -472,8 +487,10 @@ dist_dir_is_empty(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                     is_empty = false;
             }
         }
-        dist_calls_clear(calls, n);
     }
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     vl_fd_unref(fd);
     return is_empty;
 }
@@ -486,12 +503,17 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
                       const struct vl_iatt *base, dist_mask_t missing,
                       struct dist_call *lk)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     unsigned n = dist_priv(xl)->n;
     dist_mask_t made = dist_mask_none();
 
-    memset(args, 0, sizeof(args));
+    if (args == NULL || calls == NULL) {
+        /* The next lookup tries again. */
+        vl_log(xl, VL_LOG_WARNING, "heal of directory %s: %s", loc->name,
+               strerror(ENOMEM));
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++) {
         args[i].mkdir.loc.parent = loc->parent;
         args[i].mkdir.loc.name = loc->name;
@@ -509,36 +531,39 @@ dist_dir_heal_missing(vl_xlator_t *xl, vl_req_t *req,
         }
     dist_calls_clear(calls, n);
     if (dist_mask_is_empty(made))
-        return;
+        goto out;
     atomic_fetch_add(&dist_priv(xl)->n_heals, 1);
-    memset(args, 0, sizeof(args));
+    memset(args, 0, n * sizeof(*args));
     for (unsigned i = 0; i < n; i++) {
         args[i].setattr.loc = *iloc;
         args[i].setattr.attr = *base;
         args[i].setattr.valid = VL_SET_UID | VL_SET_GID;
     }
     dist_fan_sync(xl, req, made, VL_FOP_SETATTR, args, calls);
-    dist_calls_clear(calls, n);
     vl_log(xl, VL_LOG_INFO, "healed directory %s on %u subvolume(s)",
            loc->name, dist_mask_count(made));
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
 }
 
 
-/* Reads the layout of every subvolume where the directory is: from its
- * lookup's reply (the lookups ask for it), or, where a reply brought
- * none (a translator below answered the lookup itself), by a getxattr. */
-static void
+/* Reads the layout of every subvolume where the directory is into l (of
+ * priv->n ranges): from its lookup's reply (the lookups ask for it), or,
+ * where a reply brought none (a translator below answered the lookup
+ * itself), by a getxattr. 0 or -ENOMEM. */
+static int
 dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                  const struct dist_call *lk, struct dist_layout *l)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
     dist_mask_t present = dist_mask_none();
+    int rc = -ENOMEM;
 
-    memset(l, 0, sizeof(*l));
-    l->n = n;
-    memset(args, 0, sizeof(args));
+    if (args == NULL)
+        goto out;
     for (unsigned i = 0; i < n; i++) {
         const struct vl_reply *rp = &lk[i].reply;
 
@@ -558,8 +583,14 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             args[i].getxattr.size = 64;
         }
     }
+    rc = 0;
     if (dist_mask_is_empty(present))
-        return;
+        goto out;
+    calls = dist_calls_new(xl);
+    if (calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     dist_fan_sync(xl, req, present, VL_FOP_GETXATTR, args, calls);
     for (unsigned i = 0; i < n; i++) {
         if (!dist_mask_test(present, i))
@@ -571,7 +602,10 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                  != 0)
             l->r[i].err = -EINVAL;
     }
-    dist_calls_clear(calls, n);
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
+    return rc;
 }
 
 
@@ -580,12 +614,18 @@ void
 dist_layout_write(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                   struct dist_layout *l, dist_mask_t mask)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
-    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
+    unsigned char (*vals)[DIST_LAYOUT_SIZE];
     unsigned n = dist_priv(xl)->n;
 
-    memset(args, 0, sizeof(args));
+    vals = vl_malloc(xl, n * sizeof(*vals), DIST_MT_FAN);
+    if (args == NULL || calls == NULL || vals == NULL) {
+        for (unsigned i = 0; i < n; i++)
+            if (dist_mask_test(mask, i))
+                l->r[i].err = -ENOMEM;
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++) {
         dist_layout_encode(&l->r[i], vals[i]);
         args[i].setxattr.loc.parent = loc->parent;
@@ -599,7 +639,10 @@ dist_layout_write(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     for (unsigned i = 0; i < n; i++)
         if (dist_mask_test(mask, i))
             l->r[i].err = calls[i].status;
-    dist_calls_clear(calls, n);
+out:
+    vl_free(vals);
+    vl_free(args);
+    dist_calls_free(calls, n);
 }
 
 
@@ -620,11 +663,9 @@ dist_layout_store(vl_xlator_t *xl, const struct vl_loc *loc,
 
         if (targets[k] == NULL)
             continue;
-        copy = vl_malloc(xl, sizeof(*copy), DIST_MT_LAYOUT);
-        if (copy != NULL) {
-            *copy = *l;
+        copy = dist_layout_dup(xl, l);
+        if (copy != NULL) /* else fetched again next time */
             dist_ictx_set_layout(xl, targets[k], copy);
-        }
     }
     vl_inode_unref(targets[1]);
 }
@@ -635,9 +676,9 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
               bool fix, struct vl_iatt *out)
 {
     struct dist_priv *priv = dist_priv(xl);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call lk[DIST_MAX_SUBVOLS];
-    struct dist_layout l;
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *lk = dist_calls_new(xl);
+    struct dist_layout *l = dist_layout_new(xl, priv->n);
     struct dist_anomalies an;
     struct vl_loc iloc = {.inode = NULL};
     vl_inode_t *tmp = NULL;
@@ -647,9 +688,12 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     int base = -1, hashed = -1, rc = -ENOENT;
     bool is_named = loc->parent != NULL && loc->name != NULL;
 
+    if (args == NULL || lk == NULL || l == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     if (is_named)
         hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
-    memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < n; i++) {
         args[i].lookup.loc = *loc;
         /* The layout comes with the lookup: one round, one request per
@@ -710,29 +754,31 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     if (!dist_mask_is_empty(missing) && is_named)
         dist_dir_heal_missing(xl, req, loc, &iloc, out, missing, lk);
 
-    dist_layout_read(xl, req, &iloc, lk, &l);
+    rc = dist_layout_read(xl, req, &iloc, lk, l);
+    if (rc != 0)
+        goto out;
     for (unsigned i = 0; i < n; i++)
         if (!dist_mask_test(up, i))
-            l.r[i].err = -ENOTCONN;
-    if (fix || dist_layout_check(&l, &an)) {
+            l->r[i].err = -ENOTCONN;
+    if (fix || dist_layout_check(l, &an)) {
         dist_mask_t write_mask = dist_mask_none();
-        uint32_t gen = dist_layout_max_generation(&l) + 1;
+        uint32_t gen = dist_layout_max_generation(l) + 1;
 
         for (unsigned i = 0; i < n; i++)
-            if (l.r[i].err == 0 || l.r[i].err == -ENODATA
-                || l.r[i].err == -EINVAL)
+            if (l->r[i].err == 0 || l->r[i].err == -ENODATA
+                || l->r[i].err == -EINVAL)
                 dist_mask_set(&write_mask, i);
         if (!fix && an.n_holes == 0 && an.n_overlaps == 0) {
             /* Only missing copies (a new brick): no range for them. */
-            uint32_t flags = dist_layout_is_committed(&l)
+            uint32_t flags = dist_layout_is_committed(l)
                              ? DIST_FLAG_COMMITTED : 0;
 
             write_mask = dist_mask_and(write_mask, an.missing);
             for (unsigned i = 0; i < n; i++)
                 if (dist_mask_test(an.missing, i)) {
-                    memset(&l.r[i], 0, sizeof(l.r[i]));
-                    l.r[i].generation = gen - 1;
-                    l.r[i].flags = flags;
+                    memset(&l->r[i], 0, sizeof(l->r[i]));
+                    l->r[i].generation = gen - 1;
+                    l->r[i].flags = flags;
                 }
         } else {
             uint32_t flags = 0;
@@ -742,22 +788,24 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             if (!fix && an.n_missing == n
                 && dist_dir_is_empty(xl, req, &iloc, write_mask))
                 flags = DIST_FLAG_COMMITTED;
-            dist_layout_default(&l, n, priv->decommissioned, gen, flags);
+            dist_layout_default(l, priv->decommissioned, gen, flags);
             for (unsigned i = 0; i < n; i++)
                 if (!dist_mask_test(write_mask, i))
-                    l.r[i].err = dist_mask_test(up, i) ? -ENOENT
-                                                       : -ENOTCONN;
+                    l->r[i].err = dist_mask_test(up, i) ? -ENOENT
+                                                        : -ENOTCONN;
         }
-        dist_layout_write(xl, req, &iloc, &l, write_mask);
+        dist_layout_write(xl, req, &iloc, l, write_mask);
         atomic_fetch_add(&priv->n_heals, 1);
         vl_log(xl, VL_LOG_INFO, "layout of %s %s (generation %u)",
                loc->name != NULL ? loc->name : "(gfid)",
                fix ? "fixed" : "repaired", gen);
     }
-    dist_layout_store(xl, loc, &out->gfid, &l);
+    dist_layout_store(xl, loc, &out->gfid, l);
     rc = 0;
 out:
     vl_inode_unref(tmp);
-    dist_calls_clear(lk, n);
+    vl_free(l);
+    vl_free(args);
+    dist_calls_free(lk, n);
     return rc;
 }

@@ -29,13 +29,14 @@
 
 #include "dist.h"
 
-/* An async mkdir's state (dist_local.mk), from its start to its answer. */
+/* An async mkdir's state (dist_local.mk), from its start to its answer;
+ * one allocation sized by the subvolumes. */
 struct dist_mkdir_state {
     struct dist_layout *layout; /* owned until given to the inode */
     dist_mask_t up;             /* subvolumes up when it started */
     int hashed;                 /* the name's hashed subvolume */
     /* Each subvolume's range, encoded: the child requests borrow it. */
-    unsigned char vals[DIST_MAX_SUBVOLS][DIST_LAYOUT_SIZE];
+    unsigned char vals[][DIST_LAYOUT_SIZE];
 };
 
 
@@ -75,15 +76,25 @@ dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
 }
 
 
-/* Creates one child request per subvolume in mask into rs (ascending);
- * the number made, or -ENOMEM (none left). */
+/* Creates one child request per subvolume in mask, in ascending index
+ * order, into *out (allocated, the caller frees it; NULL when none); the
+ * number made, or -ENOMEM (nothing made). Runs on callbacks: the array is
+ * on the heap, not the stack. */
 static int
 dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
-                vl_req_t **rs /* OUT */, unsigned *idx /* OUT */)
+                vl_req_t ***out /* OUT */)
 {
     unsigned n = dist_priv(xl)->n;
+    unsigned n_reqs = dist_mask_count(mask);
+    vl_req_t **rs;
     int k = 0;
 
+    *out = NULL;
+    if (n_reqs == 0)
+        return 0;
+    rs = vl_calloc(xl, n_reqs, sizeof(*rs), DIST_MT_FAN);
+    if (rs == NULL)
+        return -ENOMEM;
     for (unsigned i = 0; i < n; i++) {
         if (!dist_mask_test(mask, i))
             continue;
@@ -91,31 +102,41 @@ dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
         if (rs[k] == NULL) {
             while (k > 0)
                 vl_req_free_unwound(rs[--k]);
+            vl_free(rs);
             return -ENOMEM;
         }
-        idx[k++] = i;
+        k++;
     }
+    *out = rs;
     return k;
 }
 
 
 /* ---- mkdir ---- */
 
+/* Removes the copies in mask again (a failed mkdir). */
 static void
 dist_rmdir_mask(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                 dist_mask_t mask)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     unsigned n = dist_priv(xl)->n;
 
-    memset(args, 0, sizeof(args));
+    if (args == NULL || calls == NULL) {
+        /* As after a crash mid-mkdir: lookup's heal completes them. */
+        vl_log(xl, VL_LOG_WARNING, "mkdir %s failed; its copies stay: %s",
+               loc->name, strerror(ENOMEM));
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++) {
         args[i].rmdir.loc.parent = loc->parent;
         args[i].rmdir.loc.name = loc->name;
     }
     dist_fan_sync(xl, req, mask, VL_FOP_RMDIR, args, calls);
-    dist_calls_clear(calls, n);
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
 }
 
 
@@ -126,18 +147,21 @@ static int
 dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
                   unsigned char (*vals)[DIST_LAYOUT_SIZE], dist_mask_t mask)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = NULL;
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
-    vl_inode_t *tmp;
-    int rc = 0;
+    vl_inode_t *tmp = NULL;
+    int rc = -ENOMEM;
 
     if (dist_mask_is_empty(mask))
         return 0;
-    tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
+    args = dist_args_new(xl);
+    calls = dist_calls_new(xl);
+    if (args != NULL && calls != NULL)
+        tmp = dist_inode_for_gfid(xl, gfid, S_IFDIR);
     if (tmp == NULL)
-        return -ENOMEM;
-    memset(args, 0, sizeof(args));
+        goto out;
+    rc = 0;
     for (unsigned i = 0; i < n; i++) {
         args[i].setxattr.loc.inode = tmp;
         args[i].setxattr.name = DIST_XATTR_LAYOUT;
@@ -149,7 +173,9 @@ dist_mkdir_layout(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid,
     for (unsigned i = 0; i < n; i++)
         if (dist_mask_test(mask, i) && calls[i].status != 0 && rc == 0)
             rc = calls[i].status;
-    dist_calls_clear(calls, n);
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     return rc;
 }
 
@@ -269,10 +295,9 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
     vl_xlator_t *xl = req->xl;
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     struct dist_mkdir_state *mk = local->mk;
-    vl_req_t *rs[DIST_MAX_SUBVOLS];
-    unsigned idx[DIST_MAX_SUBVOLS];
     dist_mask_t rest = dist_mask_andnot(mk->up, dist_mask_one(mk->hashed));
-    int k;
+    vl_req_t **rs;
+    int k, j;
 
     if (r->status != 0) {
         dist_mkdir_state_free(local);
@@ -285,7 +310,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
      * (mode and owner as on every copy, nlink too once the others are
      * made; times are that copy's). */
     dist_postparent_take(&req->reply, &r->reply);
-    k = dist_round_reqs(xl, req, rest, rs, idx);
+    k = dist_round_reqs(xl, req, rest, &rs);
     if (k <= 0) {
         dist_round_begin(local, dist_mask_one(mk->hashed), 1);
         if (k < 0)
@@ -302,10 +327,13 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
         return;
     }
     dist_round_begin(local, dist_mask_one(mk->hashed), k);
-    for (int j = 0; j < k; j++)
-        dist_mkdir_args_for(req, idx[j], mk->vals, &rs[j]->args);
-    for (int j = 0; j < k; j++)
+    j = 0;
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
+        if (dist_mask_test(rest, i)) /* rs is in the same order */
+            dist_mkdir_args_for(req, i, mk->vals, &rs[j++]->args);
+    for (j = 0; j < k; j++)
         vl_wind(rs[j], dist_mkdir_rest_done, req);
+    vl_free(rs);
 }
 
 
@@ -327,7 +355,8 @@ dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOTCONN);
         return;
     }
-    mk = vl_calloc(xl, 1, sizeof(*mk), DIST_MT_LOCAL);
+    mk = vl_calloc(xl, 1, sizeof(*mk) + n * sizeof(mk->vals[0]),
+                   DIST_MT_LOCAL);
     if (mk == NULL) {
         vl_unwind(req, -ENOMEM);
         return;
@@ -335,14 +364,14 @@ dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
     local->mk = mk;
     mk->up = up;
     mk->hashed = hashed;
-    mk->layout = vl_malloc(xl, sizeof(*mk->layout), DIST_MT_LAYOUT);
+    mk->layout = dist_layout_new(xl, n);
     r = mk->layout != NULL ? vl_req_child(req, xl->children[hashed]) : NULL;
     if (r == NULL) {
         dist_mkdir_state_free(local);
         vl_unwind(req, -ENOMEM);
         return;
     }
-    dist_layout_default(mk->layout, n, priv->decommissioned, 1,
+    dist_layout_default(mk->layout, priv->decommissioned, 1,
                         DIST_FLAG_COMMITTED);
     for (unsigned i = 0; i < n; i++)
         dist_layout_encode(&mk->layout->r[i], mk->vals[i]);
@@ -488,8 +517,8 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = NULL;
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
     dist_mask_t removed = dist_amask_load(&local->mask_ok);
     dist_mask_t full = dist_amask_load(&local->mask_more);
@@ -499,8 +528,6 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
 
     /* The first removed copy's parent, if any (dist_rmdir_done). */
     dist_postparent_take(&pp, &req->reply);
-    for (unsigned i = 0; i < n; i++)
-        args[i] = req->args;
     if (rc == 0 && !dist_mask_is_empty(full)) {
         /* Only link files left there: clean, then try again. */
         for (unsigned i = 0; i < n && rc == 0; i++) {
@@ -512,6 +539,16 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
             }
         }
         if (rc == 0) {
+            args = dist_args_new(xl);
+            calls = dist_calls_new(xl);
+            if (args == NULL || calls == NULL) {
+                rc = -ENOMEM; /* the copies in full are still there */
+                survivor = dist_mask_first(full);
+            }
+        }
+        if (rc == 0) {
+            for (unsigned i = 0; i < n; i++)
+                args[i] = req->args;
             dist_fan_sync(xl, req, full, VL_FOP_RMDIR, args, calls);
             for (unsigned i = 0; i < n; i++)
                 if (dist_mask_test(full, i) && calls[i].status != 0
@@ -523,8 +560,9 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
                     if (calls[i].status == 0 && !pp.has_postparent)
                         dist_postparent_take(&pp, &calls[i].reply);
                 }
-            dist_calls_clear(calls, n);
         }
+        vl_free(args);
+        dist_calls_free(calls, n);
     }
     if (rc != 0 && survivor >= 0)
         dist_rmdir_undo(xl, req, removed, survivor);
@@ -569,17 +607,16 @@ void
 dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    vl_req_t *rs[DIST_MAX_SUBVOLS];
-    unsigned idx[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl);
+    vl_req_t **rs;
     int k;
 
     if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
-    k = dist_round_reqs(xl, req, up, rs, idx);
+    k = dist_round_reqs(xl, req, up, &rs);
     if (k <= 0) {
         vl_unwind(req, k < 0 ? k : -ENOTCONN);
         return;
@@ -588,4 +625,5 @@ dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
     dist_round_begin(local, dist_mask_none(), k);
     for (int j = 0; j < k; j++)
         vl_wind(rs[j], dist_rmdir_done, req);
+    vl_free(rs);
 }

@@ -155,7 +155,13 @@ dist_readdir_release(vl_xlator_t *xl, vl_fd_t *fd)
 void
 dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced)
 {
-    struct dist_rd_batch *old[2 * DIST_MAX_SUBVOLS];
+    /* The batches are unreferenced after the lock is dropped: they are
+     * collected in an array on the heap (2 per subvolume: too much for
+     * the stack with many subvolumes). Without memory, under the lock:
+     * unref takes no lock. */
+    struct dist_rd_batch **old = vl_malloc(cache->xl,
+                                           2 * cache->n * sizeof(*old),
+                                           DIST_MT_RDCACHE);
     unsigned n_old = 0;
 
     pthread_mutex_lock(&cache->fd->lock);
@@ -163,8 +169,13 @@ dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced)
         cache->has_answered = false;
         cache->gen++;
         for (unsigned i = 0; i < cache->n; i++) {
-            old[n_old++] = cache->slot[i].batch;
-            old[n_old++] = cache->slot[i].ahead;
+            if (old != NULL) {
+                old[n_old++] = cache->slot[i].batch;
+                old[n_old++] = cache->slot[i].ahead;
+            } else {
+                dist_rd_batch_unref(cache->slot[i].batch);
+                dist_rd_batch_unref(cache->slot[i].ahead);
+            }
             cache->slot[i].batch = NULL;
             cache->slot[i].ahead = NULL;
         }
@@ -172,6 +183,7 @@ dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced)
     pthread_mutex_unlock(&cache->fd->lock);
     for (unsigned i = 0; i < n_old; i++)
         dist_rd_batch_unref(old[i]);
+    vl_free(old);
 }
 
 

@@ -60,6 +60,7 @@ struct dist_rd_open;
 /* One child's opendir. */
 struct dist_rd_open_child {
     struct dist_rd_open *op;   /* borrowed; the opendir */
+    vl_req_t *r;               /* its request, from made until wound */
     int status;                /* its answer */
     struct vl_iatt iatt;       /* its directory's attributes */
 };
@@ -128,7 +129,6 @@ void
 dist_opendir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_opendir_args *a = VL_ARGS(req, opendir);
-    vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n, k = 0;
     dist_mask_t up = dist_up_mask(xl);
     struct dist_rd_open *op;
@@ -155,11 +155,11 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
         op->child[i].status = -ENOTCONN;
         if (!dist_mask_test(up, i))
             continue;
-        rs[i] = vl_req_child(req, xl->children[i]);
-        if (rs[i] == NULL) {
+        op->child[i].r = vl_req_child(req, xl->children[i]);
+        if (op->child[i].r == NULL) {
             for (unsigned j = 0; j < i; j++)
-                if (dist_mask_test(up, j))
-                    vl_req_free_unwound(rs[j]);
+                if (op->child[j].r != NULL)
+                    vl_req_free_unwound(op->child[j].r);
             vl_free(op);
             vl_unwind(req, -ENOMEM);
             return;
@@ -167,9 +167,17 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
         k++;
     }
     vl_fanout_begin(&op->fan, (int)k);
-    for (unsigned i = 0; i < n; i++)
-        if (dist_mask_test(up, i))
-            vl_wind(rs[i], dist_opendir_done, &op->child[i]);
+    /* The last answer frees op: each request is taken out before its
+     * wind, and the loop stops at the last one. */
+    for (unsigned i = 0; i < n && k > 0; i++) {
+        vl_req_t *r = op->child[i].r;
+
+        if (r == NULL)
+            continue;
+        op->child[i].r = NULL;
+        k--;
+        vl_wind(r, dist_opendir_done, &op->child[i]);
+    }
 }
 
 

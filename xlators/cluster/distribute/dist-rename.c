@@ -223,8 +223,8 @@ static void
 dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = NULL;
+    struct dist_call *calls = NULL;
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl), rest;
     dist_mask_t done = dist_mask_none();
@@ -234,14 +234,18 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOTCONN);
         return;
     }
+    args = dist_args_new(xl);
+    calls = dist_calls_new(xl);
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
     if (nh < 0)
         nh = 0;
     rc = dist_child_sync(xl, req, (unsigned)nh);
-    if (rc != 0) {
-        vl_unwind(req, rc);
-        return;
-    }
+    if (rc != 0)
+        goto out;
     dist_mask_set(&done, (unsigned)nh);
     rest = dist_mask_andnot(up, done);
     for (unsigned i = 0; i < n; i++)
@@ -267,9 +271,11 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
             args[i].rename.newloc.name = a->oldloc.name;
         }
         dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
-        dist_calls_clear(calls, n);
         vl_reply_clear(&req->reply);
     }
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     vl_unwind(req, rc);
 }
 
@@ -340,14 +346,19 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
     const char *target = xl->children[src]->name;
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
-    vl_fop_t ops[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
+    vl_fop_t *ops = vl_calloc(xl, dist_priv(xl)->n, sizeof(*ops),
+                              DIST_MT_FAN);
     unsigned n = dist_priv(xl)->n;
     vl_inode_t *tmp, *inode;
     int rc;
 
-    memset(&args[nh], 0, sizeof(args[nh]));
+    if (args == NULL || calls == NULL || ops == NULL) {
+        rc = 0;
+        vl_unwind(req, -ENOMEM);
+        goto out;
+    }
     args[nh].mknod.loc.parent = a->newloc.parent;
     args[nh].mknod.loc.name = a->newloc.name;
     args[nh].mknod.mode = DIST_LINK_MODE;
@@ -355,14 +366,17 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     rc = dist_call_sync(xl, req, (unsigned)nh, VL_FOP_MKNOD, &args[nh],
                         &calls[nh]);
     vl_reply_clear(&calls[nh].reply);
-    if (rc != 0) /* EEXIST: the name, or the GFID under another name (a
-                    stale hint): the full path finds out */
-        return 1;
+    if (rc != 0) { /* EEXIST: the name, or the GFID under another name (a
+                      stale hint): the full path finds out */
+        rc = 1;
+        goto out;
+    }
     tmp = dist_inode_for_gfid(xl, gfid, S_IFREG);
     if (tmp == NULL) {
         dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
+        rc = 0;
         vl_unwind(req, -ENOMEM);
-        return 0;
+        goto out;
     }
     args[src] = req->args;
     args[src].rename.flags |= RENAME_NOREPLACE;
@@ -386,12 +400,15 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     if (rc != 0) {
         dist_calls_clear(calls, n);
         dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
-        if (rc == -ENOENT || rc == -ESTALE)
-            return -ESTALE;
-        if (rc == -EEXIST && !(a->flags & RENAME_NOREPLACE))
-            return 1;
-        vl_unwind(req, rc);
-        return 0;
+        if (rc == -ENOENT || rc == -ESTALE) {
+            rc = -ESTALE;
+        } else if (rc == -EEXIST && !(a->flags & RENAME_NOREPLACE)) {
+            rc = 1;
+        } else {
+            vl_unwind(req, rc);
+            rc = 0;
+        }
+        goto out;
     }
     if (calls[nh].status != 0)
         vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: link file on %s: %s "
@@ -414,8 +431,13 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     dist_ictx_set_file(xl, inode, src, nh, true);
     if (inode != NULL)
         vl_inode_unref(inode);
+    rc = 0;
     vl_unwind(req, 0);
-    return 0;
+out:
+    vl_free(ops);
+    vl_free(args);
+    dist_calls_free(calls, n);
+    return rc;
 }
 
 

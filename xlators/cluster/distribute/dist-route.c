@@ -199,16 +199,21 @@ dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     struct dist_priv *priv = dist_priv(xl);
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     vl_inode_t *inode = dist_req_inode(req);
     vl_fd_t *fd = dist_req_fd(req);
     int found = -1;
     int rc;
 
     local->is_retry = true;
+    if (args == NULL || calls == NULL) {
+        vl_free(args);
+        dist_calls_free(calls, priv->n);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
     atomic_fetch_add(&priv->n_reroutes, 1);
-    memset(args, 0, sizeof(args));
     for (unsigned i = 0; i < priv->n; i++)
         args[i].lookup.loc.inode = inode;
     dist_fan_sync(xl, req, dist_up_mask(xl), VL_FOP_LOOKUP, args, calls);
@@ -217,7 +222,8 @@ dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
             && (S_ISREG(calls[i].reply.iatt.mode)
                 || !S_ISREG(inode->type)))
             found = (int)i;
-    dist_calls_clear(calls, priv->n);
+    vl_free(args);
+    dist_calls_free(calls, priv->n);
     if (found < 0) {
         vl_unwind(req, -ESTALE);
         return;
@@ -268,11 +274,15 @@ dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
 static void
 dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
     unsigned n = dist_priv(xl)->n;
     int first = -1, rc = -ENOTCONN;
 
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
     for (unsigned i = 0; i < n; i++)
         args[i] = req->args;
     dist_fan_sync(xl, req, dist_up_mask(xl), req->op, args, calls);
@@ -287,7 +297,9 @@ dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
         req->reply = calls[first].reply;
         memset(&calls[first].reply, 0, sizeof(calls[first].reply));
     }
-    dist_calls_clear(calls, n);
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
     vl_unwind(req, rc);
 }
 

@@ -60,11 +60,21 @@ static void
 dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    vl_req_t *rs[DIST_MAX_SUBVOLS];
     unsigned n = dist_priv(xl)->n, k = 0;
     dist_mask_t up = dist_up_mask(xl);
+    vl_req_t **rs;
 
     vl_reply_clear(&req->reply);
+    if (dist_mask_is_empty(up)) {
+        vl_unwind(req, -ENOTCONN);
+        return;
+    }
+    /* On the heap, sized by the subvolumes up: this runs on callbacks. */
+    rs = vl_calloc(xl, dist_mask_count(up), sizeof(*rs), DIST_MT_FAN);
+    if (rs == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
     for (unsigned i = 0; i < n; i++) {
         if (!dist_mask_test(up, i))
             continue;
@@ -72,14 +82,11 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
         if (rs[k] == NULL) {
             while (k > 0)
                 vl_req_free_unwound(rs[--k]);
+            vl_free(rs);
             vl_unwind(req, -ENOMEM);
             return;
         }
         k++;
-    }
-    if (k == 0) {
-        vl_unwind(req, -ENOTCONN);
-        return;
     }
     atomic_store(&local->hard_err, 0);
     atomic_store(&local->n_down, (int)(n - k));
@@ -87,6 +94,7 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
     vl_fanout_begin(&local->fan, (int)k);
     for (unsigned j = 0; j < k; j++)
         vl_wind(rs[j], dist_unlink_all_done, req);
+    vl_free(rs);
 }
 
 

@@ -220,22 +220,36 @@ dist_fan_done(vl_req_t *r, void *cookie)
 }
 
 
-int
-dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
-              const union vl_fop_args *args, struct dist_call *calls)
+union vl_fop_args *
+dist_args_new(vl_xlator_t *xl)
 {
-    vl_fop_t ops[DIST_MAX_SUBVOLS];
-
-    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
-        ops[i] = op;
-    return dist_fan_ops_sync(xl, req, mask, ops, args, calls);
+    return vl_calloc(xl, dist_priv(xl)->n, sizeof(union vl_fop_args),
+                     DIST_MT_FAN);
 }
 
 
-/* Winds ops[i] with args[i] to each child in mask into wait; answers go
- * to calls (set to -ENOTCONN first, -ENOMEM when no request). */
+struct dist_call *
+dist_calls_new(vl_xlator_t *xl)
+{
+    return vl_calloc(xl, dist_priv(xl)->n, sizeof(struct dist_call),
+                     DIST_MT_FAN);
+}
+
+
 static void
-dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+dist_wait_init(struct dist_wait *wait)
+{
+    pthread_mutex_init(&wait->lock, NULL);
+    pthread_cond_init(&wait->cond, NULL);
+    wait->pending = 1; /* the winder's own, dropped by dist_fan_wait */
+}
+
+
+/* Winds op (or ops[i] when ops is given) with args[i] to each child in
+ * mask into wait; answers go to calls (set to -ENOTCONN first, -ENOMEM
+ * when no request). slots: one per child, by index. */
+static void
+dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
               const vl_fop_t *ops, const union vl_fop_args *args,
               struct dist_call *calls, struct dist_wait *wait,
               struct dist_wait_slot *slots)
@@ -251,7 +265,7 @@ dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
 
         if (!dist_mask_test(mask, i))
             continue;
-        r = vl_req_new_op(req, xl->children[i], ops[i]);
+        r = vl_req_new_op(req, xl->children[i], ops != NULL ? ops[i] : op);
         if (r == NULL) {
             calls[i].status = -ENOMEM;
             continue;
@@ -295,20 +309,49 @@ dist_fan_count_ok(dist_mask_t mask, const struct dist_call *calls,
 }
 
 
+/* dist_fan_sync and dist_fan_ops_sync (ops NULL: op to every child). */
+static int
+dist_fan_run(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
+             const vl_fop_t *ops, const union vl_fop_args *args,
+             struct dist_call *calls)
+{
+    unsigned n = dist_priv(xl)->n;
+    struct dist_wait_slot *slots;
+    struct dist_wait wait;
+
+    /* The cookies of the child calls: 24 bytes a child, on the heap like
+     * the caller's arrays. */
+    slots = vl_calloc(xl, n, sizeof(*slots), DIST_MT_FAN);
+    if (slots == NULL) {
+        for (unsigned i = 0; i < n; i++) {
+            memset(&calls[i], 0, sizeof(calls[i]));
+            calls[i].status = dist_mask_test(mask, i) ? -ENOMEM : -ENOTCONN;
+        }
+        return 0;
+    }
+    dist_wait_init(&wait);
+    dist_fan_wind(xl, req, mask, op, ops, args, calls, &wait, slots);
+    dist_fan_wait(&wait);
+    vl_free(slots);
+    return dist_fan_count_ok(mask, calls, n);
+}
+
+
+int
+dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
+              const union vl_fop_args *args, struct dist_call *calls)
+{
+    return dist_fan_run(xl, req, mask, op, NULL, args, calls);
+}
+
+
 int
 dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                   const vl_fop_t *ops, const union vl_fop_args *args,
                   struct dist_call *calls)
 {
-    struct dist_wait_slot slots[DIST_MAX_SUBVOLS];
-    struct dist_wait wait;
-
-    pthread_mutex_init(&wait.lock, NULL);
-    pthread_cond_init(&wait.cond, NULL);
-    wait.pending = 1; /* ours, dropped after the last wind */
-    dist_fan_wind(xl, req, mask, ops, args, calls, &wait, slots);
-    dist_fan_wait(&wait);
-    return dist_fan_count_ok(mask, calls, dist_priv(xl)->n);
+    return dist_fan_run(xl, req, mask, VL_FOP_COUNT /* unused */, ops, args,
+                        calls);
 }
 
 
@@ -316,12 +359,24 @@ int
 dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                const union vl_fop_args *args, struct dist_call *call)
 {
-    union vl_fop_args all[DIST_MAX_SUBVOLS];
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct dist_wait_slot slot;
+    struct dist_wait wait;
+    vl_req_t *r;
 
-    all[i] = *args;
-    dist_fan_sync(xl, req, dist_mask_one(i), op, all, calls);
-    *call = calls[i];
+    memset(call, 0, sizeof(*call));
+    r = vl_req_new_op(req, xl->children[i], op);
+    if (r == NULL) {
+        call->status = -ENOMEM;
+        return call->status;
+    }
+    r->args = *args;
+    dist_wait_init(&wait);
+    wait.pending++;
+    slot.wait = &wait;
+    slot.call = call;
+    slot.parent = NULL;
+    vl_wind(r, dist_fan_done, &slot);
+    dist_fan_wait(&wait);
     return call->status;
 }
 
@@ -359,4 +414,14 @@ dist_calls_clear(struct dist_call *calls, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
         vl_reply_clear(&calls[i].reply);
+}
+
+
+void
+dist_calls_free(struct dist_call *calls, unsigned n)
+{
+    if (calls == NULL)
+        return;
+    dist_calls_clear(calls, n);
+    vl_free(calls);
 }

@@ -56,6 +56,35 @@ dist_xattr_answer_text(vl_xlator_t *xl, vl_req_t *req, const char *text)
 }
 
 
+/* A directory's pathinfo: the names of the up subvolumes, one space
+ * apart (allocated: with many subvolumes it outgrows a stack buffer). */
+static void
+dist_pathinfo_dir(vl_xlator_t *xl, vl_req_t *req)
+{
+    dist_mask_t up = dist_up_mask(xl);
+    unsigned n = dist_priv(xl)->n;
+    size_t size = 1, len = 0;
+    char *text;
+
+    for (unsigned i = 0; i < n; i++)
+        if (dist_mask_test(up, i))
+            size += strlen(xl->children[i]->name) + 1;
+    text = vl_malloc(xl, size, DIST_MT_TEXT);
+    if (text == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    text[0] = '\0';
+    for (unsigned i = 0; i < n; i++)
+        if (dist_mask_test(up, i))
+            len += (size_t)snprintf(text + len, size - len, "%s%s",
+                                    len > 0 ? " " : "",
+                                    xl->children[i]->name);
+    dist_xattr_answer_text(xl, req, text);
+    vl_free(text);
+}
+
+
 static void
 dist_pathinfo(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
 {
@@ -66,17 +95,7 @@ dist_pathinfo(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
     size_t len;
 
     if (dist_is_dir_inode(inode)) {
-        dist_mask_t up = dist_up_mask(xl);
-
-        len = 0;
-        text[0] = '\0';
-        for (unsigned i = 0; i < dist_priv(xl)->n && len < sizeof(text);
-             i++)
-            if (dist_mask_test(up, i))
-                len += (size_t)snprintf(text + len, sizeof(text) - len,
-                                        "%s%s", len > 0 ? " " : "",
-                                        xl->children[i]->name);
-        dist_xattr_answer_text(xl, req, text);
+        dist_pathinfo_dir(xl, req);
         return;
     }
     pthread_mutex_lock(&inode->lock);
@@ -106,41 +125,44 @@ dist_layout_text_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
     struct vl_loc loc = {.inode = a->loc.inode};
-    struct dist_inode_ctx *ctx = dist_ictx(xl, a->loc.inode);
-    struct dist_layout l;
+    struct dist_layout *l = NULL;
     struct vl_iatt iatt;
-    char text[DIST_MAX_SUBVOLS * 80];
-    size_t len = 0;
-    bool has_layout = false;
+    char *text = NULL;
+    size_t size = 1, len = 0;
     int rc;
 
     rc = dist_dir_sync(xl, req, &loc, false, &iatt);
-    if (rc != 0) {
-        vl_unwind(req, rc);
-        return;
-    }
-    pthread_mutex_lock(&a->loc.inode->lock);
-    if (ctx->layout != NULL) {
-        l = *ctx->layout;
-        has_layout = true;
-    }
-    pthread_mutex_unlock(&a->loc.inode->lock);
-    if (!has_layout) {
-        vl_unwind(req, -ENODATA);
-        return;
+    if (rc == 0)
+        rc = dist_ictx_layout_copy(xl, a->loc.inode, &l);
+    if (rc != 0)
+        goto out;
+    /* One line per subvolume: its name and at most 41 more bytes (two
+     * 8-digit hex numbers, two u32s, four separators and the newline). */
+    for (unsigned i = 0; i < l->n; i++)
+        size += strlen(xl->children[i]->name) + 41;
+    text = vl_malloc(xl, size, DIST_MT_TEXT);
+    if (text == NULL) {
+        rc = -ENOMEM;
+        goto out;
     }
     text[0] = '\0';
-    for (unsigned i = 0; i < l.n && len < sizeof(text); i++) {
-        const struct dist_range *r = &l.r[i];
+    for (unsigned i = 0; i < l->n; i++) {
+        const struct dist_range *r = &l->r[i];
         bool ok = r->err == 0;
 
-        len += (size_t)snprintf(text + len, sizeof(text) - len,
+        len += (size_t)snprintf(text + len, size - len,
                                 "%s %08x %08x %u %u\n",
                                 xl->children[i]->name, ok ? r->start : 0,
                                 ok ? r->stop : 0, ok ? r->generation : 0,
                                 ok ? r->flags : 0);
     }
-    dist_xattr_answer_text(xl, req, text);
+out:
+    vl_free(l);
+    if (rc == 0)
+        dist_xattr_answer_text(xl, req, text);
+    else
+        vl_unwind(req, rc);
+    vl_free(text);
 }
 
 
@@ -185,7 +207,6 @@ dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_setxattr_args *a = VL_ARGS(req, setxattr);
     bool is_fix = strcmp(a->name, DIST_VX_FIX_LAYOUT) == 0;
-    struct dist_inode_ctx *ctx = dist_ictx(xl, a->loc.inode);
     struct dist_layout *l;
     struct vl_iatt iatt;
     dist_mask_t mask = dist_mask_none();
@@ -196,19 +217,8 @@ dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, rc);
         return;
     }
-    l = vl_malloc(xl, sizeof(*l), DIST_MT_LAYOUT);
-    if (l == NULL) {
-        vl_unwind(req, -ENOMEM);
-        return;
-    }
-    pthread_mutex_lock(&a->loc.inode->lock);
-    if (ctx->layout != NULL)
-        *l = *ctx->layout;
-    else
-        rc = -ENODATA;
-    pthread_mutex_unlock(&a->loc.inode->lock);
+    rc = dist_ictx_layout_copy(xl, a->loc.inode, &l);
     if (rc != 0) {
-        vl_free(l);
         vl_unwind(req, rc);
         return;
     }

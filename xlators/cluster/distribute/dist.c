@@ -153,6 +153,24 @@ dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
 
 
 int
+dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
+                      struct dist_layout **out)
+{
+    struct dist_inode_ctx *ctx = dist_ictx(xl, inode);
+    int rc = -ENODATA;
+
+    *out = NULL;
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->layout != NULL) {
+        *out = dist_layout_dup(xl, ctx->layout);
+        rc = *out != NULL ? 0 : -ENOMEM;
+    }
+    pthread_mutex_unlock(&inode->lock);
+    return rc;
+}
+
+
+int
 dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
                    bool *committed)
 {
@@ -264,14 +282,18 @@ dist_statfs_store(vl_xlator_t *xl, const struct dist_call *calls)
 }
 
 
+/* Asks every up subvolume (into calls) and refreshes the free-space
+ * cache; how many answered, or -ENOMEM. */
 static int
 dist_statfs_fan(vl_xlator_t *xl, vl_req_t *req, struct dist_call *calls)
 {
-    union vl_fop_args args[DIST_MAX_SUBVOLS];
-    vl_inode_t *root = vl_inode_table_root(xl->graph->itable);
+    union vl_fop_args *args = dist_args_new(xl);
+    vl_inode_t *root;
     int n_ok;
 
-    memset(args, 0, sizeof(args));
+    if (args == NULL)
+        return -ENOMEM;
+    root = vl_inode_table_root(xl->graph->itable);
     for (unsigned i = 0; i < dist_priv(xl)->n; i++) {
         if (req != NULL)
             args[i].statfs = req->args.statfs;
@@ -282,6 +304,7 @@ dist_statfs_fan(vl_xlator_t *xl, vl_req_t *req, struct dist_call *calls)
                          calls);
     dist_statfs_store(xl, calls);
     vl_inode_unref(root);
+    vl_free(args);
     return n_ok;
 }
 
@@ -289,12 +312,13 @@ dist_statfs_fan(vl_xlator_t *xl, vl_req_t *req, struct dist_call *calls)
 static void
 dist_statfs_bg_task(vl_xlator_t *xl, vl_req_t *req)
 {
-    struct dist_call calls[DIST_MAX_SUBVOLS];
     struct dist_priv *priv = dist_priv(xl);
+    struct dist_call *calls = dist_calls_new(xl);
 
     (void)req;
-    dist_statfs_fan(xl, NULL, calls);
-    dist_calls_clear(calls, priv->n);
+    if (calls != NULL) /* else the cache stays as it is, for now */
+        dist_statfs_fan(xl, NULL, calls);
+    dist_calls_free(calls, priv->n);
     pthread_mutex_lock(&priv->lock);
     priv->is_statfs_busy = false;
     pthread_mutex_unlock(&priv->lock);
@@ -347,14 +371,18 @@ dist_pick_data_subvol(vl_xlator_t *xl, int hashed)
 static void
 dist_statfs_task(vl_xlator_t *xl, vl_req_t *req)
 {
-    struct dist_call calls[DIST_MAX_SUBVOLS];
+    struct dist_call *calls = dist_calls_new(xl);
     struct statvfs *out = &req->reply.statvfs;
     unsigned n = dist_priv(xl)->n;
     uint64_t unit = 0, blocks = 0, bfree = 0, bavail = 0;
     uint64_t files = 0, ffree = 0;
     int rc = -ENOTCONN;
 
-    dist_statfs_fan(xl, req, calls);
+    if (calls == NULL || dist_statfs_fan(xl, req, calls) < 0) {
+        dist_calls_free(calls, n);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
     for (unsigned i = 0; i < n; i++) {
         const struct statvfs *sv = &calls[i].reply.statvfs;
         uint64_t fr = sv->f_frsize ? sv->f_frsize : sv->f_bsize;
@@ -383,7 +411,7 @@ dist_statfs_task(vl_xlator_t *xl, vl_req_t *req)
         out->f_ffree = ffree;
         out->f_favail = ffree;
     }
-    dist_calls_clear(calls, n);
+    dist_calls_free(calls, n);
     vl_unwind(req, rc);
 }
 
@@ -773,7 +801,7 @@ static const vl_option_t dist_options[] = {
 
 static const char *const dist_mem_types[] = {"misc", "priv", "layout",
                                              "local", "text", "rdcache",
-                                             NULL};
+                                             "fan", NULL};
 
 const vl_xlator_class_t xl_cluster_distribute = {
     .abi = VL_XLATOR_ABI,

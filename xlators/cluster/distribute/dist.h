@@ -69,6 +69,7 @@ enum dist_mem_type {
     DIST_MT_LOCAL,
     DIST_MT_TEXT,
     DIST_MT_RDCACHE,
+    DIST_MT_FAN,
 };
 
 /* ---- sets of subvolumes ----
@@ -264,11 +265,13 @@ struct dist_range {
                             -ENOENT for a missing directory...) */
 };
 
-/* A directory's layout: one range per subvolume, by index. Immutable once
- * published in an inode ctx (replaced as a whole). */
+/* A directory's layout: one range per subvolume, by index; sized by the
+ * subvolumes (dist_layout_new), so never on the stack nor copied by
+ * value (dist_layout_dup). Immutable once published in an inode ctx
+ * (replaced as a whole). */
 struct dist_layout {
-    unsigned n;                            /* subvolumes */
-    struct dist_range r[DIST_MAX_SUBVOLS]; /* by subvolume index */
+    unsigned n;              /* subvolumes: entries of r */
+    struct dist_range r[];   /* by subvolume index */
 };
 
 /* Problems dist_layout_check finds. */
@@ -400,15 +403,21 @@ dist_priv(vl_xlator_t *xl)
 }
 
 
-/* dist-layout.c: pure functions. */
+/* dist-layout.c: constructors and pure functions. */
+/* A layout of n subvolumes (1..DIST_MAX_SUBVOLS), every range zeroed;
+ * NULL on ENOMEM or a bad n. Freed with vl_free. */
+struct dist_layout *dist_layout_new(vl_xlator_t *xl, unsigned n);
+/* A copy of l (same n); NULL on ENOMEM. */
+struct dist_layout *dist_layout_dup(vl_xlator_t *xl,
+                                    const struct dist_layout *l);
 void dist_layout_encode(const struct dist_range *r,
                         unsigned char out[DIST_LAYOUT_SIZE]);
 int dist_layout_decode(const void *buf, size_t len,
                        struct dist_range *out /* OUT */);
-/* Default ranges for n subvolumes, skipping those in skip. */
-void dist_layout_default(struct dist_layout *out, unsigned n,
-                         dist_mask_t skip, uint32_t generation,
-                         uint32_t flags);
+/* Sets l's ranges (all l->n of them) to the default, skipping the
+ * subvolumes in skip. */
+void dist_layout_default(struct dist_layout *l, dist_mask_t skip,
+                         uint32_t generation, uint32_t flags);
 /* The subvolume whose range holds hash, or -1. */
 int dist_layout_search_hash(const struct dist_layout *layout, uint32_t hash);
 int dist_layout_search(const struct dist_layout *layout, const char *name);
@@ -431,9 +440,16 @@ int dist_task_run(vl_xlator_t *xl, vl_req_t *req,
  * with that error. */
 void dist_task_or_unwind(vl_xlator_t *xl, vl_req_t *req,
                          void (*fn)(vl_xlator_t *xl, vl_req_t *req));
+/* The per-child arrays of a blocking fan-out, priv->n entries each
+ * (744 bytes a child: by DIST_MAX_SUBVOLS they would be far too large for
+ * a thread's stack): zeroed; NULL on ENOMEM. args are freed with vl_free,
+ * calls with dist_calls_free (both take NULL). */
+union vl_fop_args *dist_args_new(vl_xlator_t *xl);
+struct dist_call *dist_calls_new(vl_xlator_t *xl);
 /* Winds op to every child in mask in parallel (args by child index) on
- * behalf of req (its caller), waits, fills calls (n entries). Returns how
- * many answered 0. */
+ * behalf of req (its caller), waits, fills calls (n entries; -ENOMEM for
+ * children in mask when no request could be made). Returns how many
+ * answered 0. */
 int dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                   vl_fop_t op, const union vl_fop_args *args,
                   struct dist_call *calls /* OUT */);
@@ -453,6 +469,8 @@ int dist_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
  * into req; returns the status. */
 int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);
 void dist_calls_clear(struct dist_call *calls, unsigned n);
+/* dist_calls_clear, then frees calls (from dist_calls_new; NULL is fine). */
+void dist_calls_free(struct dist_call *calls, unsigned n);
 
 /* dist.c */
 int dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child);
@@ -464,6 +482,10 @@ uint64_t dist_now_ms(void);
 struct dist_inode_ctx *dist_ictx(vl_xlator_t *xl, vl_inode_t *inode);
 void dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
                           struct dist_layout *layout /* taken */);
+/* A copy of inode's layout for the caller to own: 0, -ENODATA when none
+ * is known, or -ENOMEM. */
+int dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
+                          struct dist_layout **out /* OUT */);
 /* The hashed subvolume of name in parent, or -errno (-ESTALE: no layout
  * known or older than DIST_LAYOUT_TRUST_MS, -EDOM: no range holds it).
  * committed (may be NULL) tells whether the hashed range is COMMITTED. */

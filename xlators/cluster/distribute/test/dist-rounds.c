@@ -18,10 +18,10 @@
 static void
 rd_fresh_layout(struct rd *t)
 {
-    struct dist_layout *l = vl_malloc(t->dht, sizeof(*l), DIST_MT_LAYOUT);
+    struct dist_layout *l = dist_layout_new(t->dht, RD_N);
 
     assert_non_null(l);
-    dist_layout_default(l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+    dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     dist_ictx_set_layout(t->dht, t->root, l);
 }
 
@@ -77,14 +77,16 @@ void
 rd_name_on(struct rd *t, int want, const char *prefix, char *buf,
            size_t len)
 {
-    struct dist_layout l;
+    struct dist_layout *l = dist_layout_new(t->dht, RD_N);
 
-    (void)t;
-    dist_layout_default(&l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+    assert_non_null(l);
+    dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     for (int k = 0; k < 100000; k++) {
         snprintf(buf, len, "%s%d", prefix, k);
-        if (dist_layout_search(&l, buf) == want)
+        if (dist_layout_search(l, buf) == want) {
+            vl_free(l);
             return;
+        }
     }
     fail_msg("no name for %d", want);
 }

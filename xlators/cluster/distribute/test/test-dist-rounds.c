@@ -213,23 +213,26 @@ rd_mkdir_start(struct rd *t, const char *name, vl_inode_t **fresh,
 static void
 rd_mkdir_check_layouts(void)
 {
-    struct dist_layout want, got;
+    struct dist_layout *want = dist_layout_new(NULL, RD_N);
+    struct dist_layout *got = dist_layout_new(NULL, RD_N);
     struct dist_anomalies an;
 
-    dist_layout_default(&want, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
-    memset(&got, 0, sizeof(got));
-    got.n = RD_N;
+    assert_non_null(want);
+    assert_non_null(got);
+    dist_layout_default(want, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
     for (int i = 0; i < RD_N; i++) {
         assert_int_equal(rd_mkdir_with_xattr[i], 1);
         assert_int_equal(rd_mkdir_range[i].generation, 1);
-        assert_int_equal(rd_mkdir_range[i].start, want.r[i].start);
-        assert_int_equal(rd_mkdir_range[i].stop, want.r[i].stop);
+        assert_int_equal(rd_mkdir_range[i].start, want->r[i].start);
+        assert_int_equal(rd_mkdir_range[i].stop, want->r[i].stop);
         assert_int_equal(rd_mkdir_range[i].flags,
                          DIST_FLAG_HAS_RANGE | DIST_FLAG_COMMITTED);
-        got.r[i] = rd_mkdir_range[i];
+        got->r[i] = rd_mkdir_range[i];
     }
-    assert_false(dist_layout_check(&got, &an));
+    assert_false(dist_layout_check(got, &an));
     assert_int_equal(an.n_holes + an.n_overlaps + an.n_missing, 0);
+    vl_free(want);
+    vl_free(got);
 }
 
 
@@ -351,12 +354,14 @@ static bool rd_lookup_ignores_xattr; /* mocks answer lookups without it */
 static char *
 rd_dir_range(int mock)
 {
-    struct dist_layout l;
+    struct dist_layout *l = dist_layout_new(rd_dht, RD_N);
     unsigned char *v = vl_malloc(rd_dht, DIST_LAYOUT_SIZE, 0);
 
+    assert_non_null(l);
     assert_non_null(v);
-    dist_layout_default(&l, RD_N, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
-    dist_layout_encode(&l.r[mock], v);
+    dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+    dist_layout_encode(&l->r[mock], v);
+    vl_free(l);
     return (char *)v;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of distribute's layouts: encoding, default ranges (also with
- * decommissioned subvolumes), search, anomaly detection, and the spread of
- * 10,000 names over 4 subvolumes (within +-10% of even). */
+/* Unit tests of distribute's layouts: construction (sized by the
+ * subvolumes), encoding, default ranges (also with decommissioned
+ * subvolumes), search, anomaly detection, and the spread of 10,000 names
+ * over 4 subvolumes (within +-10% of even). */
 #include "config.h"
 
 #include <errno.h>
@@ -49,138 +50,207 @@ test_encode_decode(void **state)
 }
 
 
+/* A layout of n subvolumes (test-owned: vl_free). */
+static struct dist_layout *
+tl_new(unsigned n)
+{
+    struct dist_layout *l = dist_layout_new(NULL, n);
+
+    assert_non_null(l);
+    return l;
+}
+
+
 static void
 test_default_layout(void **state)
 {
-    struct dist_layout l;
+    struct dist_layout *l = tl_new(4);
     struct dist_anomalies an;
 
     (void)state;
-    dist_layout_default(&l, 4, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
-    assert_int_equal(l.n, 4);
-    assert_int_equal(l.r[0].start, 0);
-    assert_int_equal(l.r[0].stop, 0x3fffffffu);
-    assert_int_equal(l.r[1].start, 0x40000000u);
-    assert_int_equal(l.r[3].stop, 0xffffffffu);
+    dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+    assert_int_equal(l->n, 4);
+    assert_int_equal(l->r[0].start, 0);
+    assert_int_equal(l->r[0].stop, 0x3fffffffu);
+    assert_int_equal(l->r[1].start, 0x40000000u);
+    assert_int_equal(l->r[3].stop, 0xffffffffu);
     for (int i = 0; i < 4; i++)
-        assert_int_equal(l.r[i].flags,
+        assert_int_equal(l->r[i].flags,
                          DIST_FLAG_HAS_RANGE | DIST_FLAG_COMMITTED);
-    assert_false(dist_layout_check(&l, &an));
+    assert_false(dist_layout_check(l, &an));
     assert_int_equal(an.n_holes + an.n_overlaps + an.n_missing, 0);
-    assert_true(dist_layout_is_committed(&l));
+    assert_true(dist_layout_is_committed(l));
+    vl_free(l);
 
     /* Three subvolumes: the last takes the remainder. */
-    dist_layout_default(&l, 3, dist_mask_none(), 1, 0);
-    assert_int_equal(l.r[0].stop + 1, l.r[1].start);
-    assert_int_equal(l.r[1].stop + 1, l.r[2].start);
-    assert_int_equal(l.r[2].stop, 0xffffffffu);
-    assert_false(dist_layout_check(&l, &an));
-    assert_false(dist_layout_is_committed(&l));
+    l = tl_new(3);
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    assert_int_equal(l->r[0].stop + 1, l->r[1].start);
+    assert_int_equal(l->r[1].stop + 1, l->r[2].start);
+    assert_int_equal(l->r[2].stop, 0xffffffffu);
+    assert_false(dist_layout_check(l, &an));
+    assert_false(dist_layout_is_committed(l));
+    vl_free(l);
 
     /* Subvolume 1 decommissioned: no range, the others cover it all. */
-    dist_layout_default(&l, 4, dist_mask_one(1), 2, 0);
-    assert_false(l.r[1].flags & DIST_FLAG_HAS_RANGE);
-    assert_int_equal(l.r[0].start, 0);
-    assert_int_equal(l.r[3].stop, 0xffffffffu);
-    assert_int_equal(l.r[0].stop + 1, l.r[2].start);
-    assert_false(dist_layout_check(&l, &an));
+    l = tl_new(4);
+    dist_layout_default(l, dist_mask_one(1), 2, 0);
+    assert_false(l->r[1].flags & DIST_FLAG_HAS_RANGE);
+    assert_int_equal(l->r[0].start, 0);
+    assert_int_equal(l->r[3].stop, 0xffffffffu);
+    assert_int_equal(l->r[0].stop + 1, l->r[2].start);
+    assert_false(dist_layout_check(l, &an));
     for (int i = 0; i < 100; i++) {
         char name[16];
 
         snprintf(name, sizeof(name), "n%d", i);
-        assert_int_not_equal(dist_layout_search(&l, name), 1);
+        assert_int_not_equal(dist_layout_search(l, name), 1);
     }
+    vl_free(l);
+
     /* One subvolume. */
-    dist_layout_default(&l, 1, dist_mask_none(), 1, 0);
-    assert_int_equal(l.r[0].start, 0);
-    assert_int_equal(l.r[0].stop, 0xffffffffu);
+    l = tl_new(1);
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    assert_int_equal(l->r[0].start, 0);
+    assert_int_equal(l->r[0].stop, 0xffffffffu);
+    vl_free(l);
 }
 
 
 static void
 test_search_matches_hash(void **state)
 {
-    struct dist_layout l;
+    struct dist_layout *l = tl_new(4);
 
     (void)state;
-    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
+    dist_layout_default(l, dist_mask_none(), 1, 0);
     for (int i = 0; i < 1000; i++) {
         char name[32];
         int len = snprintf(name, sizeof(name), "f-%d", i);
         uint32_t h = dist_hash_name(name, (size_t)len);
-        int s = dist_layout_search(&l, name);
+        int s = dist_layout_search(l, name);
 
         assert_in_range(s, 0, 3);
-        assert_true(l.r[s].start <= h && h <= l.r[s].stop);
+        assert_true(l->r[s].start <= h && h <= l->r[s].stop);
         assert_int_equal(s, (int)(h >> 30));
     }
     /* A subvolume whose layout could not be read holds nothing. */
-    l.r[2].err = -ENOTCONN;
-    assert_int_equal(dist_layout_search_hash(&l, 0x80000000u), -1);
+    l->r[2].err = -ENOTCONN;
+    assert_int_equal(dist_layout_search_hash(l, 0x80000000u), -1);
+    vl_free(l);
+}
+
+
+/* n_names names over a default layout of n subvolumes: each gets between
+ * lo and hi of them. */
+static void
+tl_spread(unsigned n, unsigned n_names, unsigned lo, unsigned hi)
+{
+    struct dist_layout *l = tl_new(n);
+    unsigned count[DIST_MAX_SUBVOLS] = {0};
+
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    assert_int_equal(l->n, n);
+    for (unsigned i = 0; i < n_names; i++) {
+        char name[32];
+        int s;
+
+        snprintf(name, sizeof(name), "file%05u.txt", i);
+        s = dist_layout_search(l, name);
+        assert_in_range(s, 0, n - 1);
+        count[s]++;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (count[i] < lo || count[i] > hi)
+            fail_msg("%u names over %u subvolumes: %u on subvolume %u, "
+                     "not %u..%u", n_names, n, count[i], i, lo, hi);
+    }
+    vl_free(l);
 }
 
 
 static void
 test_spread_10000_over_4(void **state)
 {
-    struct dist_layout l;
-    unsigned count[4] = {0};
+    (void)state;
+    tl_spread(4, 10000, 2250, 2750);
+}
+
+
+static void
+test_layout_new_and_dup(void **state)
+{
+    struct dist_layout *l, *copy;
 
     (void)state;
-    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
-    for (int i = 0; i < 10000; i++) {
-        char name[32];
-
-        snprintf(name, sizeof(name), "file%05d.txt", i);
-        count[dist_layout_search(&l, name)]++;
-    }
-    for (int i = 0; i < 4; i++) {
-        assert_in_range(count[i], 2250, 2750);
-    }
+    assert_null(dist_layout_new(NULL, 0));
+    assert_null(dist_layout_new(NULL, DIST_MAX_SUBVOLS + 1));
+    l = tl_new(DIST_MAX_SUBVOLS);
+    for (unsigned i = 0; i < l->n; i++)
+        assert_int_equal(l->r[i].flags | l->r[i].start | l->r[i].stop, 0);
+    dist_layout_default(l, dist_mask_none(), 9, DIST_FLAG_COMMITTED);
+    copy = dist_layout_dup(NULL, l);
+    assert_non_null(copy);
+    assert_int_equal(copy->n, DIST_MAX_SUBVOLS);
+    assert_memory_equal(copy->r, l->r, l->n * sizeof(l->r[0]));
+    vl_free(copy);
+    vl_free(l);
 }
 
 
 static void
 test_anomalies(void **state)
 {
-    struct dist_layout l;
+    struct dist_layout *l = tl_new(4);
     struct dist_anomalies an;
 
     (void)state;
     /* A hole: subvolume 1's range cleared. */
-    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
-    l.r[1].flags &= ~DIST_FLAG_HAS_RANGE;
-    assert_true(dist_layout_check(&l, &an));
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    l->r[1].flags &= ~DIST_FLAG_HAS_RANGE;
+    assert_true(dist_layout_check(l, &an));
     assert_int_equal(an.n_holes, 1);
     assert_int_equal(an.n_overlaps, 0);
 
     /* An overlap. */
-    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
-    l.r[2].start -= 10;
-    assert_true(dist_layout_check(&l, &an));
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    l->r[2].start -= 10;
+    assert_true(dist_layout_check(l, &an));
     assert_int_equal(an.n_overlaps, 1);
 
+    /* Ranges out of index order are sorted first: no anomaly. */
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    {
+        struct dist_range r0 = l->r[0];
+
+        l->r[0] = l->r[3];
+        l->r[3] = r0;
+    }
+    assert_false(dist_layout_check(l, &an));
+    assert_int_equal(an.n_holes + an.n_overlaps, 0);
+
     /* Missing on one subvolume (new brick): repair wanted. */
-    dist_layout_default(&l, 4, dist_mask_none(), 1, 0);
-    l.r[3].err = -ENODATA;
-    assert_true(dist_layout_check(&l, &an));
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    l->r[3].err = -ENODATA;
+    assert_true(dist_layout_check(l, &an));
     assert_int_equal(an.n_missing, 1);
     assert_true(dist_mask_equal(an.missing, dist_mask_one(3)));
     assert_int_equal(an.n_holes, 1);
 
     /* Hole at the end with a subvolume down: no repair. */
-    l.r[3].err = -ENOTCONN;
-    assert_false(dist_layout_check(&l, &an));
+    l->r[3].err = -ENOTCONN;
+    assert_false(dist_layout_check(l, &an));
     assert_int_equal(an.n_down, 1);
+    vl_free(l);
 
     /* Nothing anywhere (made by hand on the bricks). */
-    memset(&l, 0, sizeof(l));
-    l.n = 2;
-    l.r[0].err = -ENODATA;
-    l.r[1].err = -ENODATA;
-    assert_true(dist_layout_check(&l, &an));
+    l = tl_new(2);
+    l->r[0].err = -ENODATA;
+    l->r[1].err = -ENODATA;
+    assert_true(dist_layout_check(l, &an));
     assert_int_equal(an.n_missing, 2);
-    assert_int_equal(dist_layout_max_generation(&l), 0);
+    assert_int_equal(dist_layout_max_generation(l), 0);
+    vl_free(l);
 }
 
 
@@ -192,6 +262,7 @@ main(void)
         cmocka_unit_test(test_default_layout),
         cmocka_unit_test(test_search_matches_hash),
         cmocka_unit_test(test_spread_10000_over_4),
+        cmocka_unit_test(test_layout_new_and_dup),
         cmocka_unit_test(test_anomalies),
     };
 
