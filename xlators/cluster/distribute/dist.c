@@ -518,6 +518,7 @@ dist_init(vl_xlator_t *xl, vl_err_t *err)
     struct dist_priv *priv;
     int rc;
 
+    /* The limit comes from the readdir cookie's 8-bit index (dist.h). */
     if (xl->n_children == 0 || xl->n_children > DIST_MAX_SUBVOLS) {
         vl_err_set(err, "distribute takes 1 to %d subvolumes, not %zu",
                    DIST_MAX_SUBVOLS, xl->n_children);

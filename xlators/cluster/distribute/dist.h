@@ -43,11 +43,18 @@
 #define DIST_FLAG_HAS_RANGE (1u << 0)
 #define DIST_FLAG_COMMITTED (1u << 1)
 
-/* Readdir cookies keep the index in bits 48..55 and the brick's cookie
- * below. Sets of subvolumes are dist_mask_t (below). */
-#define DIST_MAX_SUBVOLS 64
+/* A readdir cookie keeps the subvolume index in bits 48..55 and the
+ * brick's cookie below: the index's 8 bits bound the subvolumes. Sets of
+ * subvolumes are dist_mask_t (below). */
+#define DIST_MAX_SUBVOLS 256
 #define DIST_COOKIE_SHIFT 48
+#define DIST_COOKIE_INDEX_BITS 8
 #define DIST_COOKIE_MASK ((1ULL << DIST_COOKIE_SHIFT) - 1)
+
+_Static_assert(DIST_MAX_SUBVOLS <= (1 << DIST_COOKIE_INDEX_BITS),
+               "a readdir cookie must hold every subvolume index");
+_Static_assert(DIST_COOKIE_SHIFT + DIST_COOKIE_INDEX_BITS < 64,
+               "a readdir cookie must stay a positive off_t");
 
 /* Link files and migration markers (contract). */
 #define DIST_LINK_MODE (S_IFREG | S_ISVTX)

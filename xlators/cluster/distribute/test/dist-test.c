@@ -22,20 +22,30 @@
 static void
 dt_graph_open(struct dt *t)
 {
-    char text[4096];
+    /* Per brick: its volume (directory included) and its name in the
+     * subvolumes line. */
+    size_t size = 512 + strlen(t->extra)
+                  + (size_t)t->n_bricks * (128 + strlen(t->base));
+    char *text = malloc(size);
     size_t len = 0;
     vl_volfile_t *vf;
     vl_err_t err = {{0}};
 
-    for (int i = 0; i < DT_BRICKS; i++)
-        len += (size_t)snprintf(text + len, sizeof(text) - len,
+    assert_non_null(text);
+    for (int i = 0; i < t->n_bricks; i++)
+        len += (size_t)snprintf(text + len, size - len,
                                 "volume b%d\n type storage/posix\n"
                                 " option directory %s/b%d\nend-volume\n",
                                 i, t->base, i);
-    snprintf(text + len, sizeof(text) - len,
-             "volume dht\n type cluster/distribute\n%s"
-             " subvolumes b0 b1 b2 b3\nend-volume\n", t->extra);
+    len += (size_t)snprintf(text + len, size - len,
+                            "volume dht\n type cluster/distribute\n%s"
+                            " subvolumes", t->extra);
+    for (int i = 0; i < t->n_bricks; i++)
+        len += (size_t)snprintf(text + len, size - len, " b%d", i);
+    snprintf(text + len, size - len, "\nend-volume\n");
+    assert_true(strlen(text) < size - 1);
     vf = vl_volfile_parse(text, strlen(text), "dist-test.vol", &err);
+    free(text);
     if (vf == NULL)
         fail_msg("volfile: %s", err.msg);
     t->graph = vl_graph_build(vf, t->loop, &err);
@@ -81,18 +91,27 @@ dt_reopen(struct dt *t, const char *extra)
 int
 dt_setup(void **state)
 {
+    return dt_setup_bricks(state, DT_BRICKS, "");
+}
+
+
+int
+dt_setup_bricks(void **state, int n_bricks, const char *extra)
+{
     struct dt *t = calloc(1, sizeof(*t));
     char dir[128];
     struct vl_iatt ia;
 
     assert_non_null(t);
+    t->n_bricks = n_bricks;
+    snprintf(t->extra, sizeof(t->extra), "%s", extra);
     vl_global_init();
     vl_log_set_level(VL_LOG_ERROR);
     vl_registry_add(&xl_storage_posix);
     vl_registry_add(&xl_cluster_distribute);
     snprintf(t->base, sizeof(t->base), "/tmp/dist-test-XXXXXX");
     assert_non_null(mkdtemp(t->base));
-    for (int i = 0; i < DT_BRICKS; i++) {
+    for (int i = 0; i < t->n_bricks; i++) {
         snprintf(dir, sizeof(dir), "%s/b%d", t->base, i);
         assert_int_equal(mkdir(dir, 0755), 0);
     }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * dist-test: a graph of cluster/distribute over four storage/posix bricks
- * (mkdtemp directories) and blocking helpers calling through distribute
- * with vl_sync_call, plus checks of what landed on each brick's disk.
+ * dist-test: a graph of cluster/distribute over storage/posix bricks
+ * (mkdtemp directories; four unless dt_setup_bricks asks for more) and
+ * blocking helpers calling through distribute with vl_sync_call, plus
+ * checks of what landed on each brick's disk.
  */
 #ifndef MORTAR_DIST_TEST_H
 #define MORTAR_DIST_TEST_H
@@ -22,7 +23,8 @@
 #define DT_BRICKS 4
 
 struct dt {
-    char base[64];             /* mkdtemp directory holding b0..b3 */
+    char base[64];             /* mkdtemp directory holding b0..b<n-1> */
+    int n_bricks;              /* bricks, subvolumes of distribute */
     char extra[256];           /* extra option lines for distribute */
     vl_loop_t *loop;           /* 0 threads */
     vl_graph_t *graph;         /* owned */
@@ -32,6 +34,9 @@ struct dt {
 };
 
 int dt_setup(void **state);
+/* dt_setup with n_bricks bricks (b0..b<n_bricks-1>) and extra option
+ * lines for distribute ("option k v\n", as dt_reopen). */
+int dt_setup_bricks(void **state, int n_bricks, const char *extra);
 int dt_teardown(void **state);
 /* Closes and reopens the graph (fresh inode table, nothing cached). */
 void dt_restart(struct dt *t);

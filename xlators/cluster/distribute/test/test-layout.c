@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests of distribute's layouts: construction (sized by the
- * subvolumes), encoding, default ranges (also with decommissioned
- * subvolumes), search, anomaly detection, and the spread of 10,000 names
- * over 4 subvolumes (within +-10% of even). */
+/* Unit tests of distribute's layouts: encoding, default ranges (also with
+ * decommissioned subvolumes), search, anomaly detection, the spread of
+ * 10,000 names over 4 subvolumes (within +-10% of even) and over 100, and
+ * of 25,600 over 256 (within +-40% of even: about 4 standard deviations),
+ * and the subvolume sets (dist_mask_t) up to DIST_MAX_SUBVOLS. */
 #include "config.h"
 
 #include <errno.h>
@@ -178,6 +179,71 @@ test_spread_10000_over_4(void **state)
 
 
 static void
+test_spread_10000_over_100(void **state)
+{
+    (void)state;
+    tl_spread(100, 10000, 60, 140);
+}
+
+
+static void
+test_spread_25600_over_256(void **state)
+{
+    (void)state;
+    tl_spread(256, 25600, 60, 140);
+}
+
+
+/* 256 subvolumes, ranges in index order: the last one ends at 2^32 - 1,
+ * each starts where the one before it stopped; a decommissioned subvolume
+ * above 64 gets none and no name. */
+static void
+test_default_layout_256(void **state)
+{
+    struct dist_layout *l = tl_new(256);
+    struct dist_anomalies an;
+    dist_mask_t skip = dist_mask_none();
+
+    (void)state;
+    dist_layout_default(l, skip, 1, DIST_FLAG_COMMITTED);
+    assert_int_equal(l->r[0].start, 0);
+    for (unsigned i = 1; i < l->n; i++)
+        assert_int_equal(l->r[i].start, l->r[i - 1].stop + 1);
+    assert_int_equal(l->r[255].stop, 0xffffffffu);
+    assert_false(dist_layout_check(l, &an));
+
+    dist_mask_set(&skip, 70);
+    dist_mask_set(&skip, 255);
+    dist_layout_default(l, skip, 2, 0);
+    assert_false(l->r[70].flags & DIST_FLAG_HAS_RANGE);
+    assert_false(l->r[255].flags & DIST_FLAG_HAS_RANGE);
+    assert_int_equal(l->r[69].stop + 1, l->r[71].start);
+    assert_int_equal(l->r[254].stop, 0xffffffffu);
+    assert_false(dist_layout_check(l, &an));
+    for (int i = 0; i < 20000; i++) {
+        char name[32];
+        int s;
+
+        snprintf(name, sizeof(name), "n%d", i);
+        s = dist_layout_search(l, name);
+        assert_true(s >= 0 && s != 70 && s != 255);
+    }
+
+    /* Missing on subvolume 200 (a new brick): in the set, repair wanted;
+     * an overlap between 100 and 101. */
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    l->r[200].err = -ENODATA;
+    l->r[101].start -= 5;
+    assert_true(dist_layout_check(l, &an));
+    assert_int_equal(an.n_missing, 1);
+    assert_true(dist_mask_equal(an.missing, dist_mask_one(200)));
+    assert_int_equal(an.n_overlaps, 1);
+    assert_int_equal(an.n_holes, 1);
+    vl_free(l);
+}
+
+
+static void
 test_layout_new_and_dup(void **state)
 {
     struct dist_layout *l, *copy;
@@ -254,6 +320,79 @@ test_anomalies(void **state)
 }
 
 
+/* The set helpers over all DIST_MAX_SUBVOLS bits, word edges included. */
+static void
+test_mask_ops(void **state)
+{
+    const unsigned idx[] = {0, 1, 63, 64, 65, 127, 128, 191, 192, 200, 255};
+    dist_mask_t m = dist_mask_none(), all, odd = dist_mask_none();
+    dist_amask_t am;
+
+    (void)state;
+    assert_true(dist_mask_is_empty(m));
+    assert_int_equal(dist_mask_first(m), -1);
+    for (size_t k = 0; k < sizeof(idx) / sizeof(idx[0]); k++) {
+        assert_false(dist_mask_test(m, idx[k]));
+        dist_mask_set(&m, idx[k]);
+        assert_true(dist_mask_test(m, idx[k]));
+    }
+    assert_false(dist_mask_test(m, 2));
+    assert_false(dist_mask_test(m, 254));
+    assert_false(dist_mask_test(m, DIST_MAX_SUBVOLS)); /* out of range */
+    assert_int_equal(dist_mask_count(m), 11);
+    assert_int_equal(dist_mask_first(m), 0);
+    /* next walks the set in order across words. */
+    {
+        int i = dist_mask_first(m);
+
+        for (size_t k = 0; k < sizeof(idx) / sizeof(idx[0]); k++) {
+            assert_int_equal(i, (int)idx[k]);
+            i = dist_mask_next(m, (unsigned)i + 1);
+        }
+        assert_int_equal(i, -1);
+    }
+    assert_int_equal(dist_mask_next(m, 66), 127);
+    assert_int_equal(dist_mask_next(m, 256), -1);
+    dist_mask_clear(&m, 0);
+    dist_mask_clear(&m, 64);
+    assert_int_equal(dist_mask_first(m), 1);
+    assert_int_equal(dist_mask_next(m, 64), 65);
+    assert_int_equal(dist_mask_count(m), 9);
+
+    /* all(n) for n at and around the word edges. */
+    assert_true(dist_mask_is_empty(dist_mask_all(0)));
+    for (unsigned n = 1; n <= DIST_MAX_SUBVOLS; n++) {
+        all = dist_mask_all(n);
+        assert_int_equal(dist_mask_count(all), n);
+        assert_true(dist_mask_test(all, n - 1));
+        assert_false(dist_mask_test(all, n));
+    }
+    all = dist_mask_all(100);
+    for (unsigned i = 1; i < 100; i += 2)
+        dist_mask_set(&odd, i);
+    assert_int_equal(dist_mask_count(dist_mask_and(all, odd)), 50);
+    assert_int_equal(dist_mask_count(dist_mask_andnot(all, odd)), 50);
+    assert_false(dist_mask_test(dist_mask_andnot(all, odd), 99));
+    assert_true(dist_mask_test(dist_mask_andnot(all, odd), 98));
+    assert_true(dist_mask_equal(dist_mask_or(dist_mask_andnot(all, odd),
+                                             odd),
+                                all));
+    assert_false(dist_mask_equal(all, dist_mask_all(101)));
+    assert_true(dist_mask_equal(dist_mask_one(99),
+                                dist_mask_andnot(dist_mask_all(100),
+                                                 dist_mask_all(99))));
+
+    /* The atomic form. */
+    dist_amask_store(&am, dist_mask_one(3));
+    dist_amask_set(&am, 70);
+    dist_amask_set(&am, 255);
+    m = dist_amask_load(&am);
+    assert_int_equal(dist_mask_count(m), 3);
+    assert_true(dist_mask_test(m, 3) && dist_mask_test(m, 70)
+                && dist_mask_test(m, 255));
+}
+
+
 int
 main(void)
 {
@@ -262,8 +401,12 @@ main(void)
         cmocka_unit_test(test_default_layout),
         cmocka_unit_test(test_search_matches_hash),
         cmocka_unit_test(test_spread_10000_over_4),
+        cmocka_unit_test(test_spread_10000_over_100),
+        cmocka_unit_test(test_spread_25600_over_256),
+        cmocka_unit_test(test_default_layout_256),
         cmocka_unit_test(test_layout_new_and_dup),
         cmocka_unit_test(test_anomalies),
+        cmocka_unit_test(test_mask_ops),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
