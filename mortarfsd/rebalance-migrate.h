@@ -229,8 +229,9 @@ unsigned fsd_rb_hl_each_par(struct fsd_rb_hl_table *t, unsigned n_threads,
 /* Where a hard-linked inode with data on src belongs, given each name's
  * hashed subvolume (-1: not a name of it any more): src when a name
  * hashes there, else the subvolume most names hash to (the lowest index
- * on a tie); -1 when no name is left. */
-#define FSD_RB_HL_MAX_SUBS 64
+ * on a tie); -1 when no name is left. At most FSD_RB_HL_MAX_SUBS
+ * subvolumes: distribute's own limit (DIST_MAX_SUBVOLS). */
+#define FSD_RB_HL_MAX_SUBS 256
 int fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs,
                      int src);
 

@@ -586,10 +586,16 @@ rb_crawler(void *arg)
 static uint64_t
 rb_total_bytes(struct rb_run *run)
 {
-    unsigned long fsids[64];
+    /* One per subvolume (distribute takes up to 256): a fixed array
+     * would stop remembering file systems and count later ones twice. */
+    unsigned long *fsids = calloc(run->io.n_subs, sizeof(*fsids));
     size_t n_fsids = 0;
     uint64_t total = 0;
-    vl_inode_t *root = vl_inode_table_root(run->graph->itable);
+    vl_inode_t *root;
+
+    if (fsids == NULL)
+        return 0; /* only an estimate: none */
+    root = vl_inode_table_root(run->graph->itable);
 
     for (size_t i = 0; i < run->io.n_subs; i++) {
         union vl_fop_args a = {0};
@@ -600,7 +606,7 @@ rb_total_bytes(struct rb_run *run)
         if (rb_call(run->io.subs[i], VL_FOP_STATFS, &a, &r) == 0) {
             for (size_t j = 0; j < n_fsids; j++)
                 is_dup |= fsids[j] == r.statvfs.f_fsid;
-            if (!is_dup && n_fsids < VL_ARRAY_SIZE(fsids))
+            if (!is_dup)
                 fsids[n_fsids++] = r.statvfs.f_fsid;
             if (!is_dup)
                 total += (uint64_t)(r.statvfs.f_blocks - r.statvfs.f_bfree)
@@ -609,6 +615,7 @@ rb_total_bytes(struct rb_run *run)
         vl_reply_clear(&r);
     }
     vl_inode_unref(root);
+    free(fsids);
     return total;
 }
 

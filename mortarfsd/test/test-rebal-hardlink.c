@@ -52,6 +52,14 @@ t_target(void **state)
         assert_int_equal(fsd_rb_hl_target(bad, 3, FSD_RB_HL_MAX_SUBS + 1,
                                           0), -1);
     }
+    /* As many subvolumes as distribute takes (256), indexes past 64. */
+    {
+        int far[] = {200, 255, 200, 3};
+
+        assert_int_equal(FSD_RB_HL_MAX_SUBS, 256);
+        assert_int_equal(fsd_rb_hl_target(far, 4, 256, 3), 3);
+        assert_int_equal(fsd_rb_hl_target(far, 4, 256, 70), 200);
+    }
 }
 
 
