@@ -189,6 +189,13 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
         return;
     }
     n = (size_t)(argc - 3);
+    if (vol->n_bricks + n > MD_DIST_BRICKS_MAX) {
+        md_result_fail(r, MD_EXIT_FAIL, E2BIG, "volume add-brick: failed: "
+                       "Volume %s has %zu bricks; %zu more would pass the "
+                       "limit of %d", vol->name, vol->n_bricks, n,
+                       MD_DIST_BRICKS_MAX);
+        return;
+    }
     hosts = calloc(n, sizeof(*hosts));
     paths = calloc(n, sizeof(*paths));
     nb = realloc(vol->bricks, (vol->n_bricks + n) * sizeof(*nb));

@@ -83,6 +83,12 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
         md_usage(r, MD_USAGE_CREATE);
         return;
     }
+    if (n_bricks > MD_DIST_BRICKS_MAX) {
+        md_result_fail(r, MD_EXIT_FAIL, E2BIG, "volume create: %s: failed: "
+                       "%d bricks; a volume has at most %d", name, n_bricks,
+                       MD_DIST_BRICKS_MAX);
+        return;
+    }
     if (md_check_volname(name, &err) != 0) {
         md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume create: %s: failed: "
                        "%s", name, err.msg);

@@ -170,6 +170,11 @@ main(int argc, char **argv)
     mgmt_cli_rsp rsp = {0};
     int ret;
 
+    if (argc - i > MGMT_ARGV_MAX) {
+        fprintf(stderr, "mdctl: the command has %d words; at most %d\n",
+                argc - i, MGMT_ARGV_MAX);
+        return 2;
+    }
     req.argv.argv_len = (u_int)(argc - i);
     req.argv.argv_val = argv + i;
     if (mdctl_call(fd, MGMT_PROC_CLI, (xdrproc_t)xdr_mgmt_cli_req, &req,

@@ -37,6 +37,9 @@
 
 #define MD_DOMAIN "mortard"
 #define MD_VOLNAME_MAX 64
+/* Bricks of one volume: cluster/distribute takes at most this many
+ * subvolumes (its DIST_MAX_SUBVOLS; volgen.c checks they agree). */
+#define MD_DIST_BRICKS_MAX 256
 #define MD_DEFAULT_STATE_DIR "/var/lib/mortar"
 #define MD_DEFAULT_RUN_DIR "/run/mortar"
 #define MD_DEFAULT_LOG_DIR "/var/log/mortar"

@@ -27,6 +27,10 @@
 #include <string.h>
 
 #include "mortard.h"
+#include "xlators/cluster/distribute/dist.h"
+
+_Static_assert(MD_DIST_BRICKS_MAX == DIST_MAX_SUBVOLS,
+               "mortard must refuse the volumes distribute refuses");
 
 
 void

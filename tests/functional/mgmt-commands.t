@@ -47,6 +47,11 @@ TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/x f
 EXPECT_MATCH "given more than once" cat "$T/f.err"
 TEST check_fail 1 volume create v2 replica 2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/y force
 TEST check_fail 2 volume create v2
+# More bricks than distribute takes (256): refused before any is checked.
+MANY=$(for i in $(seq 257); do printf '127.0.0.1:%s/bricks/m%d ' "$T" "$i"; done)
+# shellcheck disable=SC2086 # one word per brick
+TEST check_fail 1 volume create v2 $MANY force
+EXPECT_MATCH "257 bricks; a volume has at most 256" cat "$T/f.err"
 TEST touch "$T/bricks/afile"
 TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/afile force
 TEST check_fail 1 volume set v1 no.such.option 1
@@ -101,6 +106,22 @@ TEST ! getfattr -n trusted.mortar.volume-id "$B1"
 # The brick can be reused after delete.
 TEST mcli volume create v1 127.0.0.1:$B1 force
 TEST mcli volume delete v1
+
+# A wide volume in one command (GlusterFS users create such volumes
+# brick list and all; the CLI took 64 words at most before).
+WIDE=$(for i in $(seq 0 99); do printf '127.0.0.1:%s/bricks/w%d ' "$T" "$i"; done)
+# shellcheck disable=SC2086 # one word per brick
+TEST mcli volume create wide $WIDE force
+EXPECT_MATCH "Number of Bricks: 100" mcli volume info wide
+EXPECT "100" grep -c "type protocol/client" "$T/state/vols/wide/client.vol"
+EXPECT_MATCH "subvolumes wide-brick0 wide-brick1 .* wide-brick99\$" \
+    grep "subvolumes wide-brick" "$T/state/vols/wide/client.vol"
+TEST mcli volume delete wide
+# Past what one command may carry: a clear error before anything is sent.
+HUGE=$(for i in $(seq 1100); do printf 'x%d ' "$i"; done)
+# shellcheck disable=SC2086 # one word each
+EXPECT "2" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume create huge $HUGE 2> '$T/huge.err'; echo \$?"
+EXPECT_MATCH "the command has 1103 words; at most 1024" cat "$T/huge.err"
 
 # A hand-corrupted store file: mortard refuses to start, naming file:line.
 TEST mcli volume create v3 127.0.0.1:$T/bricks/v3 force

@@ -143,6 +143,12 @@ TEST check_fail 1 volume add-brick dv 192.0.2.7:$B/n1 force
 TEST check_fail 1 volume add-brick dv 127.0.0.1:$B/n1
 EXPECT_MATCH "root file system" cat "$T/f.err"
 TEST check_fail 1 volume add-brick dv 127.0.0.1:relative force
+# More than distribute takes (256 subvolumes): refused before any brick
+# is looked at (none of these directories exists).
+MANY=$(for i in $(seq 253); do printf '127.0.0.1:%s/m%d ' "$B" "$i"; done)
+# shellcheck disable=SC2086 # one word per brick
+TEST check_fail 1 volume add-brick dv $MANY force
+EXPECT_MATCH "has 4 bricks; 253 more would pass the limit of 256" cat "$T/f.err"
 TEST check_fail 1 volume add-brick nosuch 127.0.0.1:$B/n1 force
 TEST check_fail 1 volume add-brick dv replica 2 127.0.0.1:$B/n1 force
 TEST check_fail 2 volume add-brick dv
