@@ -143,11 +143,16 @@ TEST [ ! -e "$B0/u1" ]
 TEST sh -c "echo old > '$M0/s1'"
 G_OLD=$(brick_gfid "$B0/s1")
 TEST stat "$M0/s1"
+# An open file pins m0's dentry, so its node and name hint: a drop_caches
+# of a test running beside this one would otherwise let the kernel forget
+# s1 and look the new one up (seen once in CI: no UNLINK with G_OLD).
+exec 7< "$M0/s1"
 # Behind m0's back: s1 becomes s2, and a new s1 appears.
 TEST mv "$M1/s1" "$M1/s2"
 TEST sh -c "echo new > '$M1/s1'"
 mark_log
 TEST rm -f "$M0/s1"
+exec 7<&-
 EXPECT "1" count unlink "name=s1 gfid=$G_OLD"
 # The name as it was on the brick went; the renamed object stayed.
 TEST [ ! -e "$B0/s1" ]
@@ -190,6 +195,10 @@ EXPECT "" sh -c "getcap '$B0/u-none'"
 #        kernel's GETATTR of the directory after each is answered here ---
 TEST mkdir "$M0/pp"
 G_PP=$(brick_gfid "$B0/pp")
+# Open directories pin m0's nodes of pp and pq and so their kept
+# attributes: a drop_caches beside this test would otherwise turn the
+# next stat into a LOOKUP (getattr_local would not move).
+exec 8< "$M0/pp"
 TEST stat "$M0/pp"
 LOCAL0=$(dump_num getattr_local)
 mark_log
@@ -227,6 +236,7 @@ EXPECT "0" count stat "gfid=$G_PP"
 # rename between two directories: both parents' attributes come back.
 TEST mkdir "$M0/pq"
 G_PQ=$(brick_gfid "$B0/pq")
+exec 9< "$M0/pq"
 TEST stat "$M0/pp" "$M0/pq"
 mark_log
 TEST mv "$M0/pp/c1" "$M0/pq/c1"
@@ -238,6 +248,7 @@ EXPECT "0" count stat "gfid=$G_PQ"
 TEST touch "$M0/pp/m1"
 TEST chmod 0700 "$M0/pp"
 EXPECT "700" stat -c %a "$M0/pp"
+exec 8<&- 9<&-
 
 # --- 7. flush-behind off: every FLUSH goes to the bricks (which run the
 #        brick option fsync-on-close there) ---
