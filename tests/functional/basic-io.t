@@ -47,7 +47,7 @@ TEST dd if="$T/rand" of="$M0/big" bs=1M conv=fsync status=none
 TEST cmp "$T/rand" "$M0/big"
 TEST cmp "$T/rand" "$B0/big"
 TEST sync
-TEST sh -c 'echo 3 > /proc/sys/vm/drop_caches'
+TEST drop_caches
 TEST cmp "$T/rand" "$M0/big"
 
 # pwrite/pread at odd offsets, fsync, fdatasync, flush on close.
@@ -91,7 +91,7 @@ TEST cmp -i 100:0 -n 3996 "$M0/big" /dev/zero
 
 # Inode numbers are stable across cache drops (they come from the GFID).
 ino_before=$(stat -c %i "$M0/f")
-TEST sh -c 'echo 3 > /proc/sys/vm/drop_caches'
+TEST drop_caches
 EXPECT "$ino_before" stat -c %i "$M0/f"
 
 # Many small files written and read back.

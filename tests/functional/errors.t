@@ -15,7 +15,7 @@ snapshot() {
     (cd "$B0" && find . -printf '%p %m %s %T@ %n %u %g\n' | sort &&
         getfattr -R -d -m - -e hex --absolute-names . 2> /dev/null)
 }
-TEST sh -c "echo 3 > /proc/sys/vm/drop_caches"
+TEST drop_caches
 snapshot > "$T/snap.before"
 
 # fsd_fails ID VOLFILE [args]: runs a daemonized mortarfsd expected to
@@ -145,7 +145,7 @@ for id in syntax noend nosub unknown type range xopt xname missing inuse \
     TEST test ! -e "$T/run/$id.pid"
 done
 # None of this touched the brick.
-TEST sh -c "echo 3 > /proc/sys/vm/drop_caches"
+TEST drop_caches
 snapshot > "$T/snap.after"
 TEST diff "$T/snap.before" "$T/snap.after"
 EXPECT "data" cat "$M0/f"

@@ -30,7 +30,7 @@ EXPECT "65536" stat -c %s "$M0/f"
 EXPECT "yes" range_is "$M0/f" 4096 8192 0
 EXPECT "yes" range_is "$M0/f" 0 4096 $X
 EXPECT "yes" range_is "$M0/f" 12288 53248 $X
-TEST sh -c 'echo 3 > /proc/sys/vm/drop_caches'
+TEST drop_caches
 EXPECT "yes" range_is "$M0/f" 4096 8192 0
 EXPECT "yes" range_is "$B0/f" 4096 8192 0
 

@@ -35,7 +35,7 @@ print("ok" if d[0:5] == b"HELLO" and d[500000:500006] == b"middle"
       and d[-3:] == b"END" and len(d) == 1048576 else "bad")' "$1"
 }
 EXPECT "ok" check_written "$M0/f"
-TEST sh -c 'echo 3 > /proc/sys/vm/drop_caches'
+TEST drop_caches
 EXPECT "ok" check_written "$M0/f"
 EXPECT "ok" check_written "$B0/f"
 # A mapping of a file another fd extends (truncate then map the new tail).

@@ -366,7 +366,7 @@ EXPECT "0" grep -c "handle update" "$T/log/brick-b0.log"
 # A fresh mount sees exactly the racers' tree, by name.
 sort "$R/x.model" "$R/y.model" > "$R/want"
 TEST umount_client "$M0"
-TEST sh -c 'echo 3 > /proc/sys/vm/drop_caches'
+TEST drop_caches
 TEST mount_client "$P0" b0 "$M1"
 TEST wait_for_mount "$M1"
 EXPECT "$(cat "$R/want")" sr names "$M1"

@@ -148,11 +148,14 @@ dump_num() {
 # --- 1. after a listing: no LOOKUP, OPEN or READ at the bricks ---
 TEST stat "$M0/d"
 FILLS0=$(dump_num "$M0" rdp_fills)
-sync
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
+# Held from here: another test's drop_caches between the listing and the
+# reads would bring LOOKUPs back.
+cache_hold
 TEST list_as_reader "$M0"
 mark "$M0"
 EXPECT "$WANT" read_all "$M0"
+cache_release
 EXPECT "0" brick_fops "$M0" lookup
 EXPECT "0" brick_fops "$M0" open
 EXPECT "0" brick_fops "$M0" read
@@ -166,18 +169,18 @@ TEST [ "$(brick_fops "$M0" read)" -ge 1 ]
 
 # --- 2b. a process that only lists makes the bricks read no content ---
 FILLS1=$(dump_num "$M0" rdp_fills)
-sync
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 TEST sh -c "ls -l '$M0/d' > /dev/null"
 EXPECT "$FILLS1" dump_num "$M0" rdp_fills
 
 # --- 3. readdirp-content 0: one nameless LOOKUP per file, as before ---
 TEST stat "$M2/d"
-sync
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
+cache_hold
 TEST sh -c "ls -l '$M2/d' > /dev/null"
 mark "$M2"
 EXPECT "$WANT" read_all "$M2"
+cache_release
 EXPECT "100" brick_fops "$M2" lookup
 EXPECT "0" brick_fops "$M2" open
 EXPECT "0" brick_fops "$M2" read

@@ -75,7 +75,7 @@ sums() {
 WANT=$(sums "$M1/d")
 TEST [ -n "$WANT" ]
 sync
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 # The directory itself is looked up once, before the clock.
 TEST stat "$M0/d"
 mark_log
@@ -148,7 +148,7 @@ TEST mount_volfile "$T/vol/qr-bricks.vol" "$M4"
 C4LOG="$T/log/client-$(echo "$M4" | tr '/' '_').log"
 TEST stat "$M4/d"
 sync
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 TEST sh -c "ls -l '$M4/d' > /dev/null"
 A4=$(wc -l < "$C4LOG")
 got_sums4() {
@@ -174,7 +174,7 @@ TEST umount_client "$M4"
 # --- 2. a file larger than max-file-size is read on the brick ---
 TEST sh -c "head -c 102400 /dev/urandom > '$M1/big'"
 BIG=$(md5sum < "$M1/big")
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 mark_log
 EXPECT "$BIG" sh -c "md5sum < '$M0/big'"
 EXPECT "1" count open
@@ -191,7 +191,7 @@ EXPECT "third" cat "$M0/f"
 EXPECT "third" cat "$M1/f"
 
 # --- 4. a lock on a lazily opened fd opens it for real first ---
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 mark_log
 EXPECT "locked third" python3 -c '
 import fcntl, sys

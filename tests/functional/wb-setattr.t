@@ -76,7 +76,7 @@ EXPECT_WITHIN 20 "0" dump_num "$M0" pending
 EXPECT "0" dump_num "$M0" setattr_failed
 TEST tar --numeric-owner -df "$T/src.tar" -C "$M1"
 TEST tar --numeric-owner -df "$T/src.tar" -C "$M0"
-echo 3 > /proc/sys/vm/drop_caches
+drop_caches
 TEST tar --numeric-owner -df "$T/src.tar" -C "$M1"
 # and on the bricks themselves (each file on one of them)
 EXPECT "640 1001:1001 1600001001" sh -c \
