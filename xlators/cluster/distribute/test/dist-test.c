@@ -390,11 +390,18 @@ ssize_t
 dt_readdir_all(struct dt *t, vl_inode_t *dir, size_t budget, bool plus,
                char **names, size_t max)
 {
+    return dt_readdir_from(t, dir, 0, budget, plus, names, NULL, max);
+}
+
+
+ssize_t
+dt_readdir_from(struct dt *t, vl_inode_t *dir, off_t off, size_t budget,
+                bool plus, char **names, off_t *offs, size_t max)
+{
     union vl_fop_args a = {0};
     struct vl_reply r;
     vl_fd_t *fd = vl_fd_new(dir, O_RDONLY, 1);
     size_t count = 0;
-    off_t off = 0;
     bool is_eof = false;
     int rc;
 
@@ -429,8 +436,11 @@ dt_readdir_all(struct dt *t, vl_inode_t *dir, size_t budget, bool plus,
                 continue;
             if (plus)
                 assert_true(e->has_iatt);
-            if (count < max)
+            if (count < max) {
                 names[count] = strdup(e->name);
+                if (offs != NULL)
+                    offs[count] = e->off;
+            }
             count++;
         }
         vl_reply_clear(&r);

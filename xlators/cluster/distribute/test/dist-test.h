@@ -64,6 +64,11 @@ int dt_rename(struct dt *t, vl_inode_t *op, const char *on,
  * (up to max), returns the count (without . and ..) or -errno. */
 ssize_t dt_readdir_all(struct dt *t, vl_inode_t *dir, size_t budget,
                        bool plus, char **names, size_t max);
+/* The same on a new fd from cookie off on; offs (may be NULL) gets each
+ * stored name's cookie. */
+ssize_t dt_readdir_from(struct dt *t, vl_inode_t *dir, off_t off,
+                        size_t budget, bool plus, char **names, off_t *offs,
+                        size_t max);
 
 /* Disk checks: path of rel on brick i. */
 void dt_path(struct dt *t, int brick, const char *rel, char *buf,

@@ -256,41 +256,12 @@ static size_t
 tm_list(struct dt *t, vl_inode_t *dir, off_t off, size_t budget,
         char **names, off_t *offs, size_t max)
 {
-    union vl_fop_args a = {0};
-    struct vl_reply r;
-    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY, 1);
-    size_t count = 0;
-    bool is_eof = false;
+    ssize_t n = dt_readdir_from(t, dir, off, budget, false, names, offs,
+                                max);
 
-    assert_non_null(fd);
-    a.opendir.loc.inode = dir;
-    a.opendir.fd = fd;
-    assert_int_equal(dt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
-    vl_reply_clear(&r);
-    for (int calls = 0; !is_eof; calls++) {
-        assert_true(calls < 100000);
-        memset(&a, 0, sizeof(a));
-        a.readdir.fd = fd;
-        a.readdir.size = budget;
-        a.readdir.offset = off;
-        assert_int_equal(dt_call(t, VL_FOP_READDIR, &a, &r), 0);
-        is_eof = r.entries.eof;
-        assert_true(r.entries.n > 0 || is_eof);
-        for (size_t i = 0; i < r.entries.n; i++) {
-            struct vl_dirent *e = &r.entries.ents[i];
-
-            off = e->off;
-            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
-                continue;
-            assert_true(count < max);
-            names[count] = strdup(e->name);
-            offs[count] = e->off;
-            count++;
-        }
-        vl_reply_clear(&r);
-    }
-    vl_fd_unref(fd);
-    return count;
+    assert_true(n >= 0);
+    assert_true((size_t)n <= max);
+    return (size_t)n;
 }
 
 
