@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
@@ -132,6 +133,188 @@ dist_layout_default(struct dist_layout *l, dist_mask_t skip,
         r->flags |= DIST_FLAG_HAS_RANGE;
         k++;
     }
+}
+
+
+/* Chunk k of m equal contiguous chunks of the hash space (chunk c each),
+ * as dist_layout_default cuts them: the last one takes the remainder. */
+static uint32_t
+dist_chunk_start(unsigned k, uint64_t c)
+{
+    return (uint32_t)(k * c);
+}
+
+static uint32_t
+dist_chunk_stop(unsigned k, unsigned m, uint64_t c)
+{
+    return k + 1 == m ? UINT32_MAX : (uint32_t)((k + 1) * c - 1);
+}
+
+/* Whether r is a range read from a brick that can be kept. */
+static bool
+dist_range_is_old(const struct dist_range *r)
+{
+    return r->err == 0 && (r->flags & DIST_FLAG_HAS_RANGE)
+           && r->start <= r->stop;
+}
+
+/* Hash values of r inside chunk k, in units of 2^16 (a chunk is at least
+ * 2^24 at 256 subvolumes): the last chunk's remainder (fewer than m
+ * values) must not break ties, or a volume grown from one brick would
+ * keep the last chunk on it rather than the first. */
+static int64_t
+dist_chunk_overlap(const struct dist_range *r, unsigned k, unsigned m,
+                   uint64_t c)
+{
+    uint32_t lo = r->start > dist_chunk_start(k, c) ? r->start
+                                                    : dist_chunk_start(k, c);
+    uint32_t hi = r->stop < dist_chunk_stop(k, m, c) ? r->stop
+                                                     : dist_chunk_stop(k, m, c);
+
+    return lo <= hi ? ((int64_t)hi - lo + 1) >> 16 : 0;
+}
+
+/* The subvolumes not in skip with an old range, by old start (ties by
+ * index); returns how many. An insertion sort: at most 256, and qsort
+ * would need the layout in a global. */
+static unsigned
+dist_refit_sorted_old(const struct dist_layout *l, dist_mask_t skip,
+                      unsigned *out)
+{
+    unsigned p = 0;
+
+    for (unsigned i = 0; i < l->n; i++) {
+        unsigned j = p;
+
+        if (dist_mask_test(skip, i) || !dist_range_is_old(&l->r[i]))
+            continue;
+        while (j > 0 && l->r[out[j - 1]].start > l->r[i].start) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = i;
+        p++;
+    }
+    return p;
+}
+
+/* Chooses chunk[j] for each old[j] (j < p), strictly increasing, that
+ * maximises the hash values kept: a dynamic programme over (old
+ * subvolumes, chunks), rows rolled, choices kept as bits. Ties go to the
+ * earlier chunk. Returns false on ENOMEM. */
+static bool
+dist_refit_match(const struct dist_layout *l, const unsigned *old,
+                 unsigned p, unsigned m, uint64_t c, unsigned *chunk)
+{
+    size_t row = (size_t)m + 1;
+    int64_t *prev = vl_calloc(NULL, 2 * row, sizeof(int64_t),
+                              DIST_MT_LAYOUT);
+    unsigned char *took = vl_calloc(NULL, ((size_t)p * row + 7) / 8, 1,
+                                    DIST_MT_LAYOUT);
+    int64_t *cur;
+
+    if (prev == NULL || took == NULL) {
+        vl_free(prev);
+        vl_free(took);
+        return false;
+    }
+    cur = prev + row;
+    /* prev[k]: best for the first j old subvolumes within chunks < k;
+     * -1 where j > k (each needs a chunk of its own). */
+    for (unsigned j = 1; j <= p; j++) {
+        const struct dist_range *r = &l->r[old[j - 1]];
+
+        for (unsigned k = 0; k < row; k++) {
+            int64_t skip = k > 0 ? cur[k - 1] : -1, take = -1;
+
+            if (k > 0 && prev[k - 1] >= 0)
+                take = prev[k - 1] + dist_chunk_overlap(r, k - 1, m, c);
+            if (take > skip) {
+                size_t bit = (size_t)(j - 1) * row + k;
+
+                took[bit / 8] |= (unsigned char)(1u << (bit % 8));
+                cur[k] = take;
+            } else {
+                cur[k] = skip;
+            }
+        }
+        memcpy(prev, cur, row * sizeof(int64_t));
+    }
+    for (unsigned j = p, k = m; j > 0; k--) {
+        size_t bit = (size_t)(j - 1) * row + k;
+
+        if (took[bit / 8] & (1u << (bit % 8))) {
+            chunk[j - 1] = k - 1;
+            j--;
+        }
+    }
+    vl_free(prev);
+    vl_free(took);
+    return true;
+}
+
+/* The default's chunks, but dealt so that each subvolume keeps as much of
+ * its old range (l's ranges as read) as it can. Adding bricks to an
+ * index-ordered layout would otherwise shift every range after the first
+ * and move most names (3/4 of them going from 2 bricks to 4, where half
+ * must move). The old subvolumes keep their order around the hash space
+ * and get the placement that keeps the most (dist_refit_match); the
+ * others take the chunks left, both in index order. The result depends
+ * on the old layout only, so every client refitting it writes the same.
+ * With no usable old range, or out of memory, it is dist_layout_default
+ * (more moves, still a full layout). */
+void
+dist_layout_refit(struct dist_layout *l, dist_mask_t skip,
+                  uint32_t generation, uint32_t flags)
+{
+    unsigned m = 0, p = 0, next = 0;
+    uint64_t c;
+    /* Four arrays of n: old subvolumes by start, their chunks, chunk ->
+     * subvolume and subvolume -> chunk (-1: none); on the heap, as 4 KiB
+     * at 256 subvolumes is too much for a translator's frame. */
+    unsigned *old = vl_calloc(NULL, 4 * (size_t)l->n, sizeof(unsigned),
+                              DIST_MT_LAYOUT);
+    unsigned *chunk = old != NULL ? old + l->n : NULL;
+    int *owner = old != NULL ? (int *)(chunk + l->n) : NULL;
+    int *got = owner != NULL ? owner + l->n : NULL;
+
+    for (unsigned i = 0; i < l->n; i++)
+        if (!dist_mask_test(skip, i))
+            m++;
+    if (old != NULL)
+        p = dist_refit_sorted_old(l, skip, old);
+    if (m == 0 || p == 0
+        || !dist_refit_match(l, old, p, m, DIST_HASH_SPACE / m, chunk)) {
+        vl_free(old);
+        dist_layout_default(l, skip, generation, flags);
+        return;
+    }
+    c = DIST_HASH_SPACE / m;
+    for (unsigned i = 0; i < l->n; i++)
+        owner[i] = got[i] = -1;
+    for (unsigned j = 0; j < p; j++) {
+        owner[chunk[j]] = (int)old[j];
+        got[old[j]] = (int)chunk[j];
+    }
+    for (unsigned i = 0; i < l->n; i++) {
+        struct dist_range *r = &l->r[i];
+
+        if (!dist_mask_test(skip, i) && got[i] < 0) {
+            while (owner[next] >= 0)
+                next++;
+            owner[next] = (int)i;
+            got[i] = (int)next;
+        }
+        memset(r, 0, sizeof(*r));
+        r->generation = generation;
+        r->flags = flags & ~DIST_FLAG_HAS_RANGE;
+        if (got[i] < 0)
+            continue;
+        r->start = dist_chunk_start((unsigned)got[i], c);
+        r->stop = dist_chunk_stop((unsigned)got[i], m, c);
+        r->flags |= DIST_FLAG_HAS_RANGE;
+    }
+    vl_free(old);
 }
 
 

@@ -3,7 +3,9 @@
  * decommissioned subvolumes), search, anomaly detection, the spread of
  * 10,000 names over 4 subvolumes (within +-10% of even) and over 100, and
  * of 25,600 over 256 (within +-40% of even: about 4 standard deviations),
- * and the subvolume sets (dist_mask_t) up to DIST_MAX_SUBVOLS. */
+ * the subvolume sets (dist_mask_t) up to DIST_MAX_SUBVOLS, and the refit
+ * of fix-layout (each subvolume keeps as much of its old range as it can:
+ * half the names stay when the bricks double). */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -321,6 +324,244 @@ test_anomalies(void **state)
 
 
 /* The set helpers over all DIST_MAX_SUBVOLS bits, word edges included. */
+/* Hash values each subvolume keeps from old to new: the names that stay
+ * where they are. */
+static uint64_t
+tl_kept(const struct dist_layout *old, const struct dist_layout *new)
+{
+    uint64_t kept = 0;
+
+    for (unsigned i = 0; i < old->n; i++) {
+        const struct dist_range *a = &old->r[i], *b = &new->r[i];
+        uint32_t lo, hi;
+
+        if (!(a->flags & DIST_FLAG_HAS_RANGE)
+            || !(b->flags & DIST_FLAG_HAS_RANGE))
+            continue;
+        lo = a->start > b->start ? a->start : b->start;
+        hi = a->stop < b->stop ? a->stop : b->stop;
+        if (lo <= hi)
+            kept += (uint64_t)hi - lo + 1;
+    }
+    return kept;
+}
+
+/* Subvolumes [from, n) as a set. */
+static dist_mask_t
+tl_mask_from(unsigned from, unsigned n)
+{
+    dist_mask_t m = dist_mask_none();
+
+    for (unsigned i = from; i < n; i++)
+        dist_mask_set(&m, i);
+    return m;
+}
+
+/* The layout of a volume of m subvolumes grown to n: the default over the
+ * first m, the new ones without a range (as a lookup reads it). */
+static struct dist_layout *
+tl_grown(unsigned m, unsigned n)
+{
+    struct dist_layout *l = tl_new(n);
+
+    dist_layout_default(l, tl_mask_from(m, n), 1, DIST_FLAG_COMMITTED);
+    for (unsigned i = m; i < n; i++)
+        l->r[i].err = -ENODATA;
+    return l;
+}
+
+/* Every subvolume not in skip has a range, the others none, no hole and
+ * no overlap, all with generation gen. */
+static void
+tl_assert_full(const struct dist_layout *l, dist_mask_t skip, uint32_t gen)
+{
+    struct dist_anomalies an;
+
+    assert_false(dist_layout_check(l, &an));
+    for (unsigned i = 0; i < l->n; i++) {
+        assert_int_equal(l->r[i].generation, gen);
+        assert_int_equal(l->r[i].err, 0);
+        assert_int_equal((l->r[i].flags & DIST_FLAG_HAS_RANGE) != 0,
+                         !dist_mask_test(skip, i));
+    }
+}
+
+/* Adding bricks: the refit keeps what the default keeps or more, exactly
+ * half when the bricks double (the most equal chunks allow), 2/3 from 3
+ * to 4, and about 3/4 from 100 to 101 where the default keeps half. */
+static void
+test_refit_after_add_brick(void **state)
+{
+    static const struct {
+        unsigned m, n;
+        double kept_min; /* fraction of 2^32 */
+    } cases[] = {
+        { 1, 2, 0.5 },      { 2, 4, 0.5 },     { 4, 8, 0.5 },
+        { 4, 6, 0.5 },      { 3, 4, 0.6666 },  { 100, 101, 0.74 },
+        { 128, 256, 0.5 },  { 255, 256, 0.74 },
+    };
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        unsigned m = cases[c].m, n = cases[c].n;
+        struct dist_layout *old = tl_grown(m, n);
+        struct dist_layout *fit = dist_layout_dup(NULL, old);
+        struct dist_layout *def = tl_new(n);
+        uint64_t kept, kept_def;
+
+        assert_non_null(fit);
+        dist_layout_refit(fit, dist_mask_none(), 2, 0);
+        tl_assert_full(fit, dist_mask_none(), 2);
+        dist_layout_default(def, dist_mask_none(), 2, 0);
+        kept = tl_kept(old, fit);
+        kept_def = tl_kept(old, def);
+        assert_true(kept >= kept_def);
+        assert_true((double)kept >= cases[c].kept_min * 4294967296.0);
+        /* Not more than a subvolume's old range allows either. */
+        assert_true(kept <= (1ULL << 32));
+        vl_free(old);
+        vl_free(fit);
+        vl_free(def);
+    }
+    /* 1 -> 3: every chunk keeps a third; the first one stays (the last
+     * chunk's remainder of one hash value does not decide). */
+    {
+        struct dist_layout *l = tl_grown(1, 3), *def = tl_new(3);
+
+        dist_layout_refit(l, dist_mask_none(), 2, 0);
+        dist_layout_default(def, dist_mask_none(), 2, 0);
+        assert_memory_equal(l->r, def->r, 3 * sizeof(l->r[0]));
+        vl_free(l);
+        vl_free(def);
+    }
+    /* 2 -> 4 exactly: subvolumes 0 and 1 keep the first half of their
+     * old ranges; 2 and 3 take the second halves. */
+    {
+        struct dist_layout *l = tl_grown(2, 4);
+
+        dist_layout_refit(l, dist_mask_none(), 2, 0);
+        assert_int_equal(l->r[0].start, 0);
+        assert_int_equal(l->r[0].stop, 0x3fffffffu);
+        assert_int_equal(l->r[1].start, 0x80000000u);
+        assert_int_equal(l->r[1].stop, 0xbfffffffu);
+        assert_int_equal(l->r[2].start, 0x40000000u);
+        assert_int_equal(l->r[3].start, 0xc0000000u);
+        assert_int_equal(l->r[3].stop, UINT32_MAX);
+        vl_free(l);
+    }
+}
+
+/* remove-brick (a subvolume decommissioned): it gets no range, the
+ * others keep at least what the default keeps them. */
+static void
+test_refit_after_remove_brick(void **state)
+{
+    (void)state;
+    for (unsigned n = 2; n <= 12; n++)
+        for (unsigned gone = 0; gone < n; gone++) {
+            struct dist_layout *old = tl_grown(n, n);
+            struct dist_layout *fit = dist_layout_dup(NULL, old);
+            struct dist_layout *def = tl_new(n);
+            dist_mask_t skip = dist_mask_none();
+
+            assert_non_null(fit);
+            dist_mask_set(&skip, gone);
+            dist_layout_refit(fit, skip, 2, 0);
+            tl_assert_full(fit, skip, 2);
+            dist_layout_default(def, skip, 2, 0);
+            assert_true(tl_kept(old, fit) >= tl_kept(old, def));
+            vl_free(old);
+            vl_free(fit);
+            vl_free(def);
+        }
+}
+
+/* A refit of a layout that already has the chunks in any order changes
+ * nothing (a second fix-layout moves no file); without any old range it
+ * is the default. */
+static void
+test_refit_stable_and_default(void **state)
+{
+    struct dist_layout *l = tl_new(8), *def = tl_new(8), *again;
+
+    (void)state;
+    dist_layout_default(l, dist_mask_none(), 1, 0);
+    for (unsigned i = 0; i < 4; i++) { /* reverse the ranges */
+        struct dist_range t = l->r[i];
+
+        l->r[i] = l->r[7 - i];
+        l->r[7 - i] = t;
+    }
+    again = dist_layout_dup(NULL, l);
+    assert_non_null(again);
+    dist_layout_refit(again, dist_mask_none(), 2, 0);
+    tl_assert_full(again, dist_mask_none(), 2);
+    for (unsigned i = 0; i < 8; i++) {
+        assert_int_equal(again->r[i].start, l->r[i].start);
+        assert_int_equal(again->r[i].stop, l->r[i].stop);
+    }
+    assert_int_equal(tl_kept(l, again), 1ULL << 32);
+
+    /* Nothing readable (no layout anywhere, or every copy unreadable). */
+    for (unsigned i = 0; i < 8; i++)
+        l->r[i].err = (i % 2) ? -ENODATA : -ENOTCONN;
+    dist_layout_refit(l, dist_mask_none(), 3, DIST_FLAG_COMMITTED);
+    dist_layout_default(def, dist_mask_none(), 3, DIST_FLAG_COMMITTED);
+    assert_memory_equal(l->r, def->r, 8 * sizeof(l->r[0]));
+    vl_free(l);
+    vl_free(def);
+    vl_free(again);
+}
+
+/* Random old layouts (chunks of another size, shuffled, some copies
+ * unreadable, overlapping junk): always a full layout, the same one from
+ * the same input. */
+static void
+test_refit_random(void **state)
+{
+    unsigned seed = 12345;
+
+    (void)state;
+    for (int t = 0; t < 300; t++) {
+        unsigned n = 1 + (unsigned)(rand_r(&seed) % DIST_MAX_SUBVOLS);
+        unsigned m_old = 1 + (unsigned)(rand_r(&seed) % n);
+        struct dist_layout *old = tl_grown(m_old, n);
+        struct dist_layout *a, *b;
+        dist_mask_t skip = dist_mask_none();
+
+        for (unsigned i = 0; i < n; i++) {
+            unsigned j = (unsigned)(rand_r(&seed) % n);
+            struct dist_range tmp = old->r[i];
+
+            old->r[i] = old->r[j];
+            old->r[j] = tmp;
+            if (rand_r(&seed) % 16 == 0)
+                old->r[i].err = -ENOTCONN;
+            if (rand_r(&seed) % 32 == 0) {
+                old->r[i].start = (uint32_t)rand_r(&seed);
+                old->r[i].stop = old->r[i].start
+                                 + (uint32_t)(rand_r(&seed) % 100000);
+            }
+            if (rand_r(&seed) % 8 == 0)
+                dist_mask_set(&skip, i);
+        }
+        if (dist_mask_equal(skip, dist_mask_all(n)))
+            skip = dist_mask_none();
+        a = dist_layout_dup(NULL, old);
+        b = dist_layout_dup(NULL, old);
+        assert_non_null(a);
+        assert_non_null(b);
+        dist_layout_refit(a, skip, 7, 0);
+        dist_layout_refit(b, skip, 7, 0);
+        tl_assert_full(a, skip, 7);
+        assert_memory_equal(a->r, b->r, n * sizeof(a->r[0]));
+        vl_free(old);
+        vl_free(a);
+        vl_free(b);
+    }
+}
+
+
 static void
 test_mask_ops(void **state)
 {
@@ -407,6 +648,10 @@ main(void)
         cmocka_unit_test(test_layout_new_and_dup),
         cmocka_unit_test(test_anomalies),
         cmocka_unit_test(test_mask_ops),
+        cmocka_unit_test(test_refit_after_add_brick),
+        cmocka_unit_test(test_refit_after_remove_brick),
+        cmocka_unit_test(test_refit_stable_and_default),
+        cmocka_unit_test(test_refit_random),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
