@@ -335,12 +335,14 @@ rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
 }
 
 
-/* Clients trust a cached layout for a while (doc/distribute.md: 3 s):
- * one fetched before our fix-layout may still be COMMITTED, so a miss on
- * its old hashed subvolume would be final for them. Files therefore move
- * only once every directory's new (uncommitted) layout is older than
- * that: a first pass fixes every layout, then we wait this long. */
-#define RB_LAYOUT_SETTLE_MS 3500
+/* Clients trust a cached layout for a while (doc/distribute.md: 1 s,
+ * DIST_LAYOUT_TRUST_MS): one fetched before our fix-layout may still be
+ * COMMITTED, so a miss on its old hashed subvolume would be final for
+ * them. Files therefore move only once every directory's new
+ * (uncommitted) layout is older than that: a first pass fixes every
+ * layout, then we wait this long (the trust, and half a second for a
+ * reply that was on its way when the fix landed). */
+#define RB_LAYOUT_SETTLE_MS 1500
 
 
 static bool

@@ -63,8 +63,12 @@ _Static_assert(DIST_COOKIE_SHIFT + DIST_COOKIE_INDEX_BITS < 64,
 /* How often free space is re-read for min-free-disk. */
 #define DIST_STATFS_MAX_AGE_MS 5000
 /* How long a directory's layout is used before it is read again (the
- * rebalance may change it under a running client). */
-#define DIST_LAYOUT_TRUST_MS 3000
+ * rebalance may change it under a running client). The rebalance waits
+ * this long and half a second more between fixing the layouts and moving
+ * files (RB_LAYOUT_SETTLE_MS in mortarfsd/rebalance.c): that wait is in
+ * every rebalance's time. 1 s as the kernel's entry timeout, after which
+ * a directory's lookup reads the layout again anyway. */
+#define DIST_LAYOUT_TRUST_MS 1000
 /* Grace after PARENT_UP for children that never answer their first
  * connect (protocol/client only reports success). */
 #define DIST_FIRST_CONNECT_GRACE_MS 2000
