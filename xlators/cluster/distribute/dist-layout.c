@@ -21,7 +21,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "dist.h"
@@ -166,10 +165,10 @@ static int64_t
 dist_chunk_overlap(const struct dist_range *r, unsigned k, unsigned m,
                    uint64_t c)
 {
-    uint32_t lo = r->start > dist_chunk_start(k, c) ? r->start
-                                                    : dist_chunk_start(k, c);
-    uint32_t hi = r->stop < dist_chunk_stop(k, m, c) ? r->stop
-                                                     : dist_chunk_stop(k, m, c);
+    uint32_t k_start = dist_chunk_start(k, c);
+    uint32_t k_stop = dist_chunk_stop(k, m, c);
+    uint32_t lo = r->start > k_start ? r->start : k_start;
+    uint32_t hi = r->stop < k_stop ? r->stop : k_stop;
 
     return lo <= hi ? ((int64_t)hi - lo + 1) >> 16 : 0;
 }
@@ -203,13 +202,13 @@ dist_refit_sorted_old(const struct dist_layout *l, dist_mask_t skip,
  * subvolumes, chunks), rows rolled, choices kept as bits. Ties go to the
  * earlier chunk. Returns false on ENOMEM. */
 static bool
-dist_refit_match(const struct dist_layout *l, const unsigned *old,
-                 unsigned p, unsigned m, uint64_t c, unsigned *chunk)
+dist_refit_match(vl_xlator_t *xl, const struct dist_layout *l,
+                 const unsigned *old, unsigned p, unsigned m, uint64_t c,
+                 unsigned *chunk)
 {
     size_t row = (size_t)m + 1;
-    int64_t *prev = vl_calloc(NULL, 2 * row, sizeof(int64_t),
-                              DIST_MT_LAYOUT);
-    unsigned char *took = vl_calloc(NULL, ((size_t)p * row + 7) / 8, 1,
+    int64_t *prev = vl_calloc(xl, 2 * row, sizeof(int64_t), DIST_MT_LAYOUT);
+    unsigned char *took = vl_calloc(xl, ((size_t)p * row + 7) / 8, 1,
                                     DIST_MT_LAYOUT);
     int64_t *cur;
 
@@ -264,7 +263,7 @@ dist_refit_match(const struct dist_layout *l, const unsigned *old,
  * With no usable old range, or out of memory, it is dist_layout_default
  * (more moves, still a full layout). */
 void
-dist_layout_refit(struct dist_layout *l, dist_mask_t skip,
+dist_layout_refit(vl_xlator_t *xl, struct dist_layout *l, dist_mask_t skip,
                   uint32_t generation, uint32_t flags)
 {
     unsigned m = 0, p = 0, next = 0;
@@ -272,7 +271,7 @@ dist_layout_refit(struct dist_layout *l, dist_mask_t skip,
     /* Four arrays of n: old subvolumes by start, their chunks, chunk ->
      * subvolume and subvolume -> chunk (-1: none); on the heap, as 4 KiB
      * at 256 subvolumes is too much for a translator's frame. */
-    unsigned *old = vl_calloc(NULL, 4 * (size_t)l->n, sizeof(unsigned),
+    unsigned *old = vl_calloc(xl, 4 * (size_t)l->n, sizeof(unsigned),
                               DIST_MT_LAYOUT);
     unsigned *chunk = old != NULL ? old + l->n : NULL;
     int *owner = old != NULL ? (int *)(chunk + l->n) : NULL;
@@ -284,7 +283,8 @@ dist_layout_refit(struct dist_layout *l, dist_mask_t skip,
     if (old != NULL)
         p = dist_refit_sorted_old(l, skip, old);
     if (m == 0 || p == 0
-        || !dist_refit_match(l, old, p, m, DIST_HASH_SPACE / m, chunk)) {
+        || !dist_refit_match(xl, l, old, p, m, DIST_HASH_SPACE / m,
+                             chunk)) {
         vl_free(old);
         dist_layout_default(l, skip, generation, flags);
         return;

@@ -791,7 +791,7 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             /* Keeping each subvolume as much of its old range as it can
              * is what makes a rebalance after add-brick move the fewest
              * files. */
-            dist_layout_refit(l, priv->decommissioned, gen, flags);
+            dist_layout_refit(xl, l, priv->decommissioned, gen, flags);
             for (unsigned i = 0; i < n; i++)
                 if (!dist_mask_test(write_mask, i))
                     l->r[i].err = dist_mask_test(up, i) ? -ENOENT

@@ -433,8 +433,9 @@ void dist_layout_default(struct dist_layout *l, dist_mask_t skip,
  * keeps as much of its old range (l's, as read) as it can: the fewest
  * names move. Deterministic in the old layout; the default when there is
  * no usable old range. */
-void dist_layout_refit(struct dist_layout *l, dist_mask_t skip,
-                       uint32_t generation, uint32_t flags);
+void dist_layout_refit(vl_xlator_t *xl, struct dist_layout *l,
+                       dist_mask_t skip, uint32_t generation,
+                       uint32_t flags);
 /* The subvolume whose range holds hash, or -1. */
 int dist_layout_search_hash(const struct dist_layout *layout, uint32_t hash);
 int dist_layout_search(const struct dist_layout *layout, const char *name);

@@ -410,7 +410,7 @@ test_refit_after_add_brick(void **state)
         uint64_t kept, kept_def;
 
         assert_non_null(fit);
-        dist_layout_refit(fit, dist_mask_none(), 2, 0);
+        dist_layout_refit(NULL, fit, dist_mask_none(), 2, 0);
         tl_assert_full(fit, dist_mask_none(), 2);
         dist_layout_default(def, dist_mask_none(), 2, 0);
         kept = tl_kept(old, fit);
@@ -428,7 +428,7 @@ test_refit_after_add_brick(void **state)
     {
         struct dist_layout *l = tl_grown(1, 3), *def = tl_new(3);
 
-        dist_layout_refit(l, dist_mask_none(), 2, 0);
+        dist_layout_refit(NULL, l, dist_mask_none(), 2, 0);
         dist_layout_default(def, dist_mask_none(), 2, 0);
         assert_memory_equal(l->r, def->r, 3 * sizeof(l->r[0]));
         vl_free(l);
@@ -439,7 +439,7 @@ test_refit_after_add_brick(void **state)
     {
         struct dist_layout *l = tl_grown(2, 4);
 
-        dist_layout_refit(l, dist_mask_none(), 2, 0);
+        dist_layout_refit(NULL, l, dist_mask_none(), 2, 0);
         assert_int_equal(l->r[0].start, 0);
         assert_int_equal(l->r[0].stop, 0x3fffffffu);
         assert_int_equal(l->r[1].start, 0x80000000u);
@@ -466,7 +466,7 @@ test_refit_after_remove_brick(void **state)
 
             assert_non_null(fit);
             dist_mask_set(&skip, gone);
-            dist_layout_refit(fit, skip, 2, 0);
+            dist_layout_refit(NULL, fit, skip, 2, 0);
             tl_assert_full(fit, skip, 2);
             dist_layout_default(def, skip, 2, 0);
             assert_true(tl_kept(old, fit) >= tl_kept(old, def));
@@ -494,7 +494,7 @@ test_refit_stable_and_default(void **state)
     }
     again = dist_layout_dup(NULL, l);
     assert_non_null(again);
-    dist_layout_refit(again, dist_mask_none(), 2, 0);
+    dist_layout_refit(NULL, again, dist_mask_none(), 2, 0);
     tl_assert_full(again, dist_mask_none(), 2);
     for (unsigned i = 0; i < 8; i++) {
         assert_int_equal(again->r[i].start, l->r[i].start);
@@ -505,7 +505,7 @@ test_refit_stable_and_default(void **state)
     /* Nothing readable (no layout anywhere, or every copy unreadable). */
     for (unsigned i = 0; i < 8; i++)
         l->r[i].err = (i % 2) ? -ENODATA : -ENOTCONN;
-    dist_layout_refit(l, dist_mask_none(), 3, DIST_FLAG_COMMITTED);
+    dist_layout_refit(NULL, l, dist_mask_none(), 3, DIST_FLAG_COMMITTED);
     dist_layout_default(def, dist_mask_none(), 3, DIST_FLAG_COMMITTED);
     assert_memory_equal(l->r, def->r, 8 * sizeof(l->r[0]));
     vl_free(l);
@@ -551,8 +551,8 @@ test_refit_random(void **state)
         b = dist_layout_dup(NULL, old);
         assert_non_null(a);
         assert_non_null(b);
-        dist_layout_refit(a, skip, 7, 0);
-        dist_layout_refit(b, skip, 7, 0);
+        dist_layout_refit(NULL, a, skip, 7, 0);
+        dist_layout_refit(NULL, b, skip, 7, 0);
         tl_assert_full(a, skip, 7);
         assert_memory_equal(a->r, b->r, n * sizeof(a->r[0]));
         vl_free(old);
