@@ -282,14 +282,12 @@ dist_layout_refit(vl_xlator_t *xl, struct dist_layout *l, dist_mask_t skip,
             m++;
     if (old != NULL)
         p = dist_refit_sorted_old(l, skip, old);
-    if (m == 0 || p == 0
-        || !dist_refit_match(xl, l, old, p, m, DIST_HASH_SPACE / m,
-                             chunk)) {
+    c = m > 0 ? DIST_HASH_SPACE / m : 0;
+    if (m == 0 || p == 0 || !dist_refit_match(xl, l, old, p, m, c, chunk)) {
         vl_free(old);
         dist_layout_default(l, skip, generation, flags);
         return;
     }
-    c = DIST_HASH_SPACE / m;
     for (unsigned i = 0; i < l->n; i++)
         owner[i] = got[i] = -1;
     for (unsigned j = 0; j < p; j++) {

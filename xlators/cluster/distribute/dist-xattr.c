@@ -5,7 +5,7 @@
  *   getxattr mortar.dht.pathinfo      "<cached>[ hashed=<hashed>][ linkto]"
  *   getxattr mortar.dht.layout        one line per subvolume:
  *                                     "<subvol> <start> <stop> <gen> <flags>"
- *   setxattr mortar.dht.fix-layout    new default layout, not committed
+ *   setxattr mortar.dht.fix-layout    new refitted layout, not committed
  *   setxattr mortar.dht.commit-layout set COMMITTED on every copy
  * Users never see or touch the bricks' own trusted.mortar.* keys (EPERM).
  * Other keys: files on the cached subvolume; directories read from the

@@ -544,7 +544,7 @@ void dist_lookup(vl_xlator_t *xl, vl_req_t *req);
  * or nameless: inode), merging attributes into *out, healing missing
  * copies (named only), fetching (with the lookups: protocol 3), checking
  * and repairing the layout
- * (fix: always rewrite a fresh default without COMMITTED) and storing it
+ * (fix: always rewrite a refitted layout without COMMITTED) and storing it
  * in the inode ctx. Worker threads only. 0 or -errno. */
 int dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                   bool fix, struct vl_iatt *out /* OUT */);
