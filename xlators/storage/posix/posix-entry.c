@@ -239,10 +239,17 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
 
     if (a->loc.parent != NULL && a->loc.name != NULL) {
         rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
-        if (rc == 0 && vl_gfid_is_null(&obj.gfid)
-            && posix_making_wait(xl, &a->loc.parent->gfid, a->loc.name)) {
-            /* A fop of ours was making it: read what it left. */
+        /* A fop of ours was making it: read what it left. That may be
+         * the object of the next fop making the name, removed and made
+         * again after the wait ended: wait for that one too. Each round
+         * waits for a fop begun after the last read, so this ends when
+         * the name is no longer being made. */
+        while (rc == 0 && vl_gfid_is_null(&obj.gfid)
+               && posix_making_wait(xl, &a->loc.parent->gfid,
+                                    a->loc.name)) {
             posix_obj_put(&obj);
+            if (posix_lookup_test_after_wait != NULL)
+                posix_lookup_test_after_wait(xl);
             rc = posix_obj_from_entry(xl, a->loc.parent, a->loc.name, &obj);
         }
         if (rc != 0)
@@ -446,6 +453,11 @@ posix_fop_create(vl_xlator_t *xl, vl_req_t *req)
         is_making = false;
         (void)posix_making_wait(xl, &a->loc.parent->gfid, a->loc.name);
         rc = posix_obj_stat(&obj);
+        /* Made again by another fop after the wait: wait for it too (as
+         * lookup does). */
+        while (rc == 0 && vl_gfid_is_null(&obj.gfid)
+               && posix_making_wait(xl, &a->loc.parent->gfid, a->loc.name))
+            rc = posix_obj_stat(&obj);
         if (rc == 0 && !S_ISREG(obj.st.st_mode))
             rc = S_ISDIR(obj.st.st_mode) ? -EISDIR : -EEXIST;
         if (rc != 0)

@@ -30,6 +30,8 @@
 
 #include "posix.h"
 
+void (*posix_lookup_test_after_wait)(vl_xlator_t *xl);
+
 
 void
 posix_making_init(struct posix_priv *priv)

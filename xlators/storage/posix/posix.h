@@ -347,6 +347,10 @@ extern void (*posix_janitor_test_before_aside)(vl_xlator_t *xl,
 void posix_janitor_dump(vl_xlator_t *xl, FILE *out);
 
 /* posix-making.c */
+/* Tests only (NULL otherwise): called by a lookup after it waited for a
+ * fop making the name and before it reads the name again, where another
+ * fop may remove and make it again. */
+extern void (*posix_lookup_test_after_wait)(vl_xlator_t *xl);
 void posix_making_init(struct posix_priv *priv);
 void posix_making_fini(struct posix_priv *priv);
 /* Registers parent/name as being made by the calling fop (node on its

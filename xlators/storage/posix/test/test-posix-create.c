@@ -647,6 +647,84 @@ test_lookup_waits_for_mkdir(void **state)
 }
 
 
+/* The same race one round later: the mkdir the lookup waited for ends,
+ * and before the lookup reads the name again the directory is removed
+ * and another mkdir has made it anew, GFID not yet set (the hook plays
+ * that in the lookup's thread). The lookup must wait for that mkdir too,
+ * not heal its directory. Before the fix it read once after one wait and
+ * healed: the second mkdir's GFID then failed with EEXIST (seen in
+ * test_mkdir_races_lookup once in a CI run). */
+static struct {
+    struct pt *t;
+    struct posix_making making; /* the second mkdir's registration */
+    bool has_made;              /* the hook ran */
+} pc_again;
+
+static void
+pc_hook_make_again(vl_xlator_t *xl)
+{
+    char path[PATH_MAX];
+
+    (void)xl;
+    if (pc_again.has_made)
+        return;
+    pc_again.has_made = true;
+    snprintf(path, sizeof(path), "%s/again", pc_again.t->brick);
+    assert_int_equal(rmdir(path), 0);
+    posix_making_begin(pc_again.t->xl, &pc_again.making,
+                       &pc_again.t->root->gfid, "again");
+    assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static void
+test_lookup_waits_for_mkdir_again(void **state)
+{
+    struct pt *t = *state;
+    struct posix_making first;
+    struct pc_lookup_thread l = {.t = t, .name = "again"};
+    char path[PATH_MAX];
+    pthread_t th;
+    vl_gfid_t g1, g2, disk;
+
+    pc_again.t = t;
+    pc_again.has_made = false;
+    posix_lookup_test_after_wait = pc_hook_make_again;
+    snprintf(path, sizeof(path), "%s/again", t->brick);
+    posix_making_begin(t->xl, &first, &t->root->gfid, "again");
+    assert_int_equal(mkdir(path, 0755), 0);
+    assert_int_equal(pthread_create(&th, NULL, pc_lookup_main, &l), 0);
+    if (!pc_wait_for_waiter(t)) {
+        posix_making_end(t->xl, &first);
+        pthread_join(th, NULL);
+        posix_lookup_test_after_wait = NULL;
+        fail_msg("lookup did not wait for the first mkdir (rc %d)", l.rc);
+    }
+    /* The first mkdir finishes; the hook removes its directory and makes
+     * the name again for the second, which is still without GFID. */
+    vl_gfid_generate(&g1);
+    assert_int_equal(setxattr(path, "trusted.mortar.gfid", g1.bytes,
+                              sizeof(g1.bytes), XATTR_CREATE), 0);
+    posix_making_end(t->xl, &first);
+    for (int i = 0; i < 2000 && !(pc_again.has_made
+                                  && pc_making_waiters(t) == 1); i++)
+        usleep(1000);
+    /* Not healed behind the second mkdir's back: the lookup waits. */
+    assert_true(pc_again.has_made);
+    assert_int_equal(pt_disk_gfid(t, "again", &disk), -ENODATA);
+    assert_int_equal(pc_making_waiters(t), 1);
+    vl_gfid_generate(&g2);
+    assert_int_equal(setxattr(path, "trusted.mortar.gfid", g2.bytes,
+                              sizeof(g2.bytes), XATTR_CREATE), 0);
+    posix_making_end(t->xl, &pc_again.making);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    posix_lookup_test_after_wait = NULL;
+    assert_int_equal(l.rc, 0);
+    assert_true(vl_gfid_equal(&l.iatt.gfid, &g2));
+    assert_int_equal(pt_disk_gfid(t, "again", &disk), 0);
+    assert_true(vl_gfid_equal(&disk, &g2));
+}
+
+
 /* Real mkdirs of one name racing lookups of it on another thread: every
  * mkdir succeeds and keeps the GFID it was given (before the fix, a
  * lookup landing between mkdirat and the GFID healed the directory and
@@ -714,6 +792,8 @@ const struct CMUnitTest pt_create_tests[] = {
                                     pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_lookup_waits_for_mkdir, pt_setup,
                                     pt_teardown),
+    cmocka_unit_test_setup_teardown(test_lookup_waits_for_mkdir_again,
+                                    pt_setup, pt_teardown),
     cmocka_unit_test_setup_teardown(test_mkdir_races_lookup, pt_setup,
                                     pt_teardown),
 };
