@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dist.h"
 
@@ -238,6 +239,16 @@ dist_mkdir_finish(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* A stale copy's layout answered ESTALE (its GFID has no handle on that
+ * brick): retries, waiting 1, 2, 4 ... 32 ms between them (63 ms in all).
+ * The copy may be another client's heal of this very directory, made by
+ * a lookup between our two rounds and still between its GFID and its
+ * handle (microseconds); removing everything then left that copy alone
+ * on a brick that does not hold the name: the directory was gone for
+ * both clients. A copy that is another directory keeps answering ESTALE
+ * and the mkdir is undone as before, 63 ms later. */
+#define DIST_MKDIR_STALE_TRIES 6
+
 /* Worker: the second round had a stale copy (EEXIST: it gets the layout
  * in a third round) or an error (the copies made are removed again). */
 static void
@@ -252,6 +263,11 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
     if (rc == 0)
         rc = dist_mkdir_layout(xl, req, &a->gfid, mk->vals,
                                dist_amask_load(&local->mask_more));
+    for (int i = 0; rc == -ESTALE && i < DIST_MKDIR_STALE_TRIES; i++) {
+        usleep(1000u << i);
+        rc = dist_mkdir_layout(xl, req, &a->gfid, mk->vals,
+                               dist_amask_load(&local->mask_more));
+    }
     if (rc != 0) {
         dist_mkdir_state_free(local);
         dist_rmdir_mask(xl, req, &a->loc, made);

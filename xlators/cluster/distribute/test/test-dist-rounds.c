@@ -311,6 +311,100 @@ test_mkdir_stale_copy_gets_layout(void **state)
 }
 
 
+/* SETXATTRs of the layout still to answer ESTALE: the stale copy's GFID
+ * has no handle on its brick yet (another client's heal between its GFID
+ * and its handle), or never (another directory). */
+static int rd_setxattr_stale_left;
+
+static int
+rd_mkdir_ok_stale(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    if (r->op == VL_FOP_SETXATTR && rd_setxattr_stale_left > 0) {
+        rd_setxattr_stale_left--;
+        return -ESTALE;
+    }
+    return rd_mkdir_ok(mock, r, ia);
+}
+
+
+/* The stale copy is still being made by another client's heal: its
+ * layout answers ESTALE twice, then takes. The mkdir retries and
+ * succeeds; nothing is removed (before, the copies made were removed and
+ * the other client's copy stayed alone on a brick without the name). */
+static void
+test_mkdir_stale_copy_still_being_made(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char name[32];
+    vl_inode_t *fresh;
+
+    rd_mkdir_exists = 1ULL << 2;
+    rd_setxattr_stale_left = 2;
+    rd_name_on(t, 0, "d", name, sizeof(name));
+    rd_mkdir_start(t, name, &fresh, &res);
+    assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    assert_int_equal(rd.mask, 1ULL << 0);
+    assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    assert_int_equal(rd.mask, 0xeULL);
+    for (int k = 0; k < 3; k++) { /* ESTALE, ESTALE, then set */
+        assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+        assert_int_equal(rd.mask, 1ULL << 2);
+        assert_int_equal(rd.op[2], VL_FOP_SETXATTR);
+    }
+    assert_false(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    rd_wait_done(t, &res);
+    rd_mkdir_exists = 0;
+    assert_int_equal(rd_setxattr_stale_left, 0);
+    assert_int_equal(res.status, 0);
+    rd_mkdir_check_layouts();
+    vl_test_result_clear(&res);
+    vl_inode_unref(fresh);
+}
+
+
+/* The stale copy is another directory (its GFID never resolves there):
+ * after the retries the copies made are removed and the mkdir fails
+ * with ESTALE, as before the retries. */
+static void
+test_mkdir_stale_copy_of_another_dir(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    char name[32];
+    vl_inode_t *fresh;
+    int n_setxattr = 0;
+
+    rd_mkdir_exists = 1ULL << 2;
+    rd_setxattr_stale_left = 1000;
+    rd_name_on(t, 0, "d", name, sizeof(name));
+    rd_mkdir_start(t, name, &fresh, &res);
+    assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    for (;;) {
+        assert_true(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+        if (rd.op[2] != VL_FOP_SETXATTR)
+            break;
+        n_setxattr++;
+    }
+    /* One try and six retries, then the rmdir of the copies made. */
+    assert_int_equal(n_setxattr, 7);
+    assert_int_equal(rd.mask, 0xbULL);
+    for (int i = 0; i < RD_N; i++)
+        if (rd.mask & (1ULL << i))
+            assert_int_equal(rd.op[i], VL_FOP_RMDIR);
+    assert_false(rd_round(t, &res, rd_mkdir_ok_stale, &rd));
+    rd_wait_done(t, &res);
+    rd_mkdir_exists = 0;
+    rd_setxattr_stale_left = 0;
+    assert_int_equal(res.status, -ESTALE);
+    vl_test_result_clear(&res);
+    vl_inode_unref(fresh);
+}
+
+
 static int
 rd_mkdir_lost(int mock, vl_req_t *r, struct vl_iatt *ia)
 {
@@ -557,6 +651,10 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(
             test_unlink_known_inode_with_linkfile, rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_unlink_stale_inode_falls_back,
+                                        rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_still_being_made,
+                                        rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_of_another_dir,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_gets_layout,
                                         rd_setup, rd_teardown),
