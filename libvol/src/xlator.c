@@ -20,6 +20,9 @@ vl_notify_default(vl_xlator_t *xl, vl_event_t ev, void *data)
     case VL_EV_CHILD_DOWN:
         vl_notify_parents(xl, ev);
         break;
+    case VL_EV_UPCALL:
+        vl_notify_parents_data(xl, ev, data);
+        break;
     case VL_EV_PARENT_UP:
     case VL_EV_PARENT_DOWN:
     case VL_EV_CLIENT_DISCONNECT:
@@ -51,4 +54,12 @@ vl_notify_parents(vl_xlator_t *child, vl_event_t ev)
         child->is_up = false;
     for (i = 0; i < child->n_parents; i++)
         vl_notify(child->parents[i], ev, child);
+}
+
+
+void
+vl_notify_parents_data(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    for (size_t i = 0; i < xl->n_parents; i++)
+        vl_notify(xl->parents[i], ev, data);
 }

@@ -101,6 +101,10 @@ struct vl_mkdir_args {
     const char *xattr_name;
     const void *xattr_value; /* borrowed; xattr_size bytes */
     size_t xattr_size;       /* at most 64 KiB on the wire */
+    /* Ask for a lease on the new (empty) directory: the brick tells this
+     * client when anyone else changes its entries (features/upcall;
+     * reply.is_leased says whether it was granted). */
+    bool want_lease;
 };
 struct vl_unlink_args { struct vl_loc loc; uint32_t flags; };
 struct vl_rmdir_args { struct vl_loc loc; uint32_t flags; };
@@ -269,6 +273,10 @@ struct vl_dirent_list {
  *             that copy's. mount/fuse answers the kernel's next GETATTR of
  *             the parent from them.
  *   postparent2: rename: the new name's directory, when has_postparent2.
+ *   is_leased: mkdir with args.want_lease: this client holds a lease on
+ *             the new directory (on a distributed volume: from every
+ *             brick), broken by a VL_EV_UPCALL when anyone else changes
+ *             its entries.
  */
 struct vl_reply {
     struct vl_iatt iatt;
@@ -276,6 +284,7 @@ struct vl_reply {
     bool has_postparent;
     struct vl_iatt postparent2;  /* rename's new parent; if has_postparent2 */
     bool has_postparent2;
+    bool is_leased;              /* mkdir with want_lease: lease granted */
     struct vl_buf *buf;          /* owned ref; backs data */
     const char *data;            /* points into buf */
     int64_t count;

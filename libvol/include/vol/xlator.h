@@ -35,7 +35,19 @@ typedef enum vl_event {
     VL_EV_CHILD_DOWN,  /* data: the child that went down */
     VL_EV_CLIENT_DISCONNECT, /* brick side; data: uint64_t *client_id whose
                                 locks and state must be dropped */
+    VL_EV_UPCALL,      /* goes up; data: const struct vl_upcall * */
 } vl_event_t;
+
+/* A directory lease broken (doc/nl-cache.md). On a brick, features/upcall
+ * sends it up for protocol/server to tell client_id; on a client,
+ * protocol/client sends it up when its brick said so (client_id 0), or
+ * with is_all when its connection went down: every lease that brick
+ * granted is gone. */
+struct vl_upcall {
+    vl_gfid_t gfid;      /* the directory whose lease is broken */
+    uint64_t client_id;  /* brick side: the connection to tell */
+    bool is_all;         /* every lease of the sender is gone */
+};
 
 typedef void vl_fop_fn(vl_xlator_t *xl, vl_req_t *req);
 
@@ -103,13 +115,16 @@ struct vl_xlator {
 #define VL_FIRST_CHILD(xl) ((xl)->children[0])
 #define VL_CONF(xl, type) ((const type *)(xl)->conf)
 
-/* Forwards CHILD_UP/CHILD_DOWN to every parent and PARENT_UP/PARENT_DOWN/
- * CLIENT_DISCONNECT to every child. */
+/* Forwards CHILD_UP/CHILD_DOWN (data: xl) and UPCALL (data as given) to
+ * every parent and PARENT_UP/PARENT_DOWN/CLIENT_DISCONNECT to every
+ * child. */
 int vl_notify_default(vl_xlator_t *xl, vl_event_t ev, void *data);
 /* Delivers ev to xl (its notify, or the default). */
 int vl_notify(vl_xlator_t *xl, vl_event_t ev, void *data);
 /* Sends ev from child to each of its parents. */
 void vl_notify_parents(vl_xlator_t *child, vl_event_t ev);
+/* Sends ev with data from xl to each of its parents. */
+void vl_notify_parents_data(vl_xlator_t *xl, vl_event_t ev, void *data);
 
 /* Registry of classes, filled at startup (xlators/builtin.c registers the
  * in-tree ones; tests add their own). */
