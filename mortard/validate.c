@@ -308,7 +308,8 @@ md_check_new_bricks(struct md_state *st, char *const *args, int n,
 static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
     "protocol/server", "protocol/client", "cluster/distribute",
-    "performance/write-behind", "performance/quick-read", NULL,
+    "performance/write-behind", "performance/quick-read",
+    "performance/nl-cache", "features/upcall", NULL,
 };
 
 
@@ -318,6 +319,7 @@ struct md_diag_conf {
     bool is_client_trace; /* debug/trace on top of the client graph */
     bool is_write_behind; /* performance/write-behind above distribute */
     bool is_quick_read;   /* performance/quick-read above write-behind */
+    bool is_nl_cache;     /* performance/nl-cache above quick-read */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -339,6 +341,15 @@ static const vl_option_t md_diag_options[] = {
                        "(above write-behind): small files come with their "
                        "lookup and are read from that cache. Clients "
                        "switch graphs live."),
+    VL_OPT_BOOL("nl-cache", struct md_diag_conf, is_nl_cache,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.nl-cache"},
+                .doc = "Put performance/nl-cache in the client graph (on "
+                       "top): a lookup of a name absent from a directory "
+                       "this client made is answered without asking the "
+                       "bricks, which tell the client when anyone else "
+                       "changes the directory. Clients switch graphs "
+                       "live."),
     VL_OPT_END,
 };
 

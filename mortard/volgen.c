@@ -2,8 +2,9 @@
 /*
  * volgen: volfiles generated from a volume in the store.
  *
- * Brick:  protocol/server -> performance/io-threads -> features/locks ->
- *         storage/posix, one per brick, listening on the brick's port.
+ * Brick:  protocol/server -> performance/io-threads -> features/upcall ->
+ *         features/locks -> storage/posix, one per brick, listening on
+ *         the brick's port.
  * Client: one brick: protocol/client `<vol>-client-0` alone (as before
  *         distribute existed). Several bricks: cluster/distribute
  *         `<vol>-dht` over protocol/client `<vol>-<brickid>` in brick
@@ -12,7 +13,9 @@
  *         remove-brick runs. performance/write-behind
  *         `<vol>-write-behind` above that (unless performance.write-behind
  *         is off), performance/quick-read `<vol>-quick-read` above
- *         that (unless performance.quick-read is off).
+ *         that (unless performance.quick-read is off),
+ *         performance/nl-cache `<vol>-nl-cache` above that (unless
+ *         performance.nl-cache is off).
  *         diagnostics.client-trace on puts debug/trace
  *         `<vol>-trace` on top. mortarfsd puts mount/fuse on top of the
  *         last volume.
@@ -85,10 +88,14 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
                    "    type features/locks\n", vol->name);
     md_volgen_opts(&sb, vol, "locks", sub);
     md_sbuf_printf(&sb, "    subvolumes %s-posix\nend-volume\n\n"
+                   "volume %s-upcall\n    type features/upcall\n",
+                   vol->name, vol->name);
+    md_volgen_opts(&sb, vol, "upcall", sub);
+    md_sbuf_printf(&sb, "    subvolumes %s-locks\nend-volume\n\n"
                    "volume %s\n    type performance/io-threads\n",
                    vol->name, sub);
     md_volgen_opts(&sb, vol, "io-threads", sub);
-    md_sbuf_printf(&sb, "    subvolumes %s-locks\nend-volume\n\n"
+    md_sbuf_printf(&sb, "    subvolumes %s-upcall\nend-volume\n\n"
                    "volume %s-server\n    type protocol/server\n"
                    "    option transport.socket.listen-port %u\n"
                    "    option transport.socket.bind-address %s\n",
@@ -133,6 +140,18 @@ static bool
 md_quick_read_on(const struct md_volume *vol)
 {
     const char *v = md_vol_opt_get(vol, "diagnostics.quick-read");
+    bool is_on = true;
+
+    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
+}
+
+
+/* The option diagnostics.nl-cache (performance.nl-cache) is not off:
+ * the negative-entry cache is on by default. */
+static bool
+md_nl_cache_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.nl-cache");
     bool is_on = true;
 
     return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
@@ -212,6 +231,13 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_opts(&sb, vol, "quick-read", vol->name);
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-quick-read", vol->name);
+    }
+    if (md_nl_cache_on(vol)) {
+        md_sbuf_printf(&sb, "volume %s-nl-cache\n"
+                       "    type performance/nl-cache\n", vol->name);
+        md_volgen_opts(&sb, vol, "nl-cache", vol->name);
+        md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
+        snprintf(top, sizeof(top), "%s-nl-cache", vol->name);
     }
     if (md_client_trace_on(vol))
         md_sbuf_printf(&sb, "volume %s-trace\n    type debug/trace\n"

@@ -8,11 +8,13 @@
 #include "builtin.h"
 
 static const vl_xlator_class_t *const builtin_classes[] = {
-    &xl_storage_posix,   &xl_features_locks,  &xl_performance_io_threads,
+    &xl_storage_posix,   &xl_features_locks,  &xl_features_upcall,
+    &xl_performance_io_threads,
     &xl_debug_trace,     &xl_protocol_client, &xl_protocol_server,
     &xl_mount_fuse,      &xl_cluster_distribute,
     &xl_performance_quick_read,
     &xl_performance_write_behind,
+    &xl_performance_nl_cache,
 };
 
 static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;

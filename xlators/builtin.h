@@ -7,7 +7,9 @@
 
 extern const vl_xlator_class_t xl_storage_posix;
 extern const vl_xlator_class_t xl_features_locks;
+extern const vl_xlator_class_t xl_features_upcall;
 extern const vl_xlator_class_t xl_performance_io_threads;
+extern const vl_xlator_class_t xl_performance_nl_cache;
 extern const vl_xlator_class_t xl_performance_quick_read;
 extern const vl_xlator_class_t xl_performance_write_behind;
 extern const vl_xlator_class_t xl_debug_trace;

@@ -69,12 +69,13 @@ test_volgen_client(void **state)
     char *text;
 
     (void)state;
-    /* The shapes below without write-behind and quick-read (checked at
-     * the end). */
+    /* The shapes below without write-behind, quick-read and nl-cache
+     * (checked at the end). */
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.write-behind", "off"),
                      0);
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.quick-read", "off"),
                      0);
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.nl-cache", "off"), 0);
     /* One brick: protocol/client alone, as before distribute. */
     text = md_volgen_client(&v);
     assert_non_null(text);
@@ -156,6 +157,18 @@ test_volgen_client(void **state)
                                  "cache-timeout 2\n    subvolumes "
                                  "vv-write-behind\n"));
     assert_top(text, "performance/quick-read");
+    free(text);
+
+    /* nl-cache (on unless set off): on top, with the options of its
+     * class. */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.nl-cache", "on"), 0);
+    assert_int_equal(md_vol_opt_set(&v, "nl-cache.timeout", "30"), 0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-nl-cache\n    type "
+                                 "performance/nl-cache\n    option "
+                                 "timeout 30\n    subvolumes "
+                                 "vv-quick-read\n"));
+    assert_top(text, "performance/nl-cache");
     free(text);
     free_opts(&v);
 }

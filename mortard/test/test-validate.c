@@ -190,6 +190,12 @@ test_volgen(void **state)
     assert_non_null(strstr(text, "option auth.addr.vv-brick0.allow 10.*"));
     assert_non_null(strstr(text, "option transport.socket.listen-port "
                                  "24222"));
+    /* The lease registry right under io-threads, over locks. */
+    assert_non_null(strstr(text, "volume vv-upcall\n    type "
+                                 "features/upcall\n    subvolumes "
+                                 "vv-locks\n"));
+    assert_non_null(strstr(text, "type performance/io-threads\n    "
+                                 "subvolumes vv-upcall\n"));
     vf = vl_volfile_parse(text, strlen(text), "brick", &err);
     assert_non_null(vf);
     assert_non_null(vl_volfile_top(vf, &err));

@@ -42,6 +42,8 @@ struct vrpc_clnt {
     uint32_t next_xid;                /* next XID to hand out */
     bool is_closed;                   /* no new calls */
     _Atomic uint64_t last_rx_ms;      /* when a record last arrived */
+    vrpc_clnt_call_fn *on_call;       /* calls from the server, or NULL */
+    void *call_arg;                   /* for on_call */
 };
 
 
@@ -104,6 +106,23 @@ clnt_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
     size_t off;
 
     atomic_store(&clnt->last_rx_ms, vrpc_now_ms());
+    /* A call from the server (its callback program), not a reply. The
+     * message type is the second word of every RPC message. */
+    if (clnt->on_call != NULL && len >= 8 && rec->data[4] == 0
+        && rec->data[5] == 0 && rec->data[6] == 0 && rec->data[7] == 0) {
+        struct vrpc_call_hdr hdr;
+        bool xid_ok;
+
+        if (vrpc_decode_call(rec->data, len, &hdr, &off, &xid_ok) != 0) {
+            vl_glog("rpc", VL_LOG_WARNING,
+                    "%s: malformed call from the server, disconnecting",
+                    vrpc_conn_peer(c));
+            vrpc_conn_close(c, -EPROTO);
+            return;
+        }
+        clnt->on_call(clnt, &hdr, rec, off, len, clnt->call_arg);
+        return;
+    }
     if (vrpc_decode_reply(rec->data, len, &xid, &accept, &off) != 0) {
         vl_glog("rpc", VL_LOG_WARNING, "%s: malformed reply, disconnecting",
                 vrpc_conn_peer(c));
@@ -169,6 +188,15 @@ static const struct vrpc_conn_ops clnt_conn_ops = {
     .on_record = clnt_on_record,
     .on_close = clnt_on_close,
 };
+
+
+void
+vrpc_clnt_set_call_handler(vrpc_clnt_t *clnt, vrpc_clnt_call_fn *fn,
+                           void *arg)
+{
+    clnt->on_call = fn;
+    clnt->call_arg = arg;
+}
 
 
 int

@@ -182,6 +182,17 @@ typedef void vrpc_clnt_event_fn(vrpc_clnt_t *clnt, int status, void *arg);
 int vrpc_clnt_new(vl_loop_t *loop, int fd, bool is_connecting,
                   vrpc_clnt_event_fn *on_connect, vrpc_clnt_event_fn *on_close,
                   void *arg, vrpc_clnt_t **out /* OUT */);
+/* A call the server sent on this connection (rec borrowed; the
+ * arguments start at body_off). Such calls are one way: none is
+ * answered. */
+typedef void vrpc_clnt_call_fn(vrpc_clnt_t *clnt,
+                               const struct vrpc_call_hdr *hdr,
+                               vl_buf_t *rec, size_t body_off, size_t len,
+                               void *arg);
+/* Before vrpc_clnt_start: who gets the server's calls. Without one, a
+ * call from the server is a malformed reply (the connection closes). */
+void vrpc_clnt_set_call_handler(vrpc_clnt_t *clnt, vrpc_clnt_call_fn *fn,
+                                void *arg);
 int vrpc_clnt_start(vrpc_clnt_t *clnt);
 /* Sends a call; cb runs exactly once unless this returns non-zero (then
  * it never runs and the caller answers). payload follows the args. */

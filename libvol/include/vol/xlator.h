@@ -38,7 +38,8 @@ typedef enum vl_event {
     VL_EV_UPCALL,      /* goes up; data: const struct vl_upcall * */
 } vl_event_t;
 
-/* A directory lease broken (doc/nl-cache.md). On a brick, features/upcall
+/* A directory lease broken (xlators/features/upcall/README.md). On a
+ * brick, features/upcall
  * sends it up for protocol/server to tell client_id; on a client,
  * protocol/client sends it up when its brick said so (client_id 0), or
  * with is_all when its connection went down: every lease that brick

@@ -36,6 +36,7 @@ struct dist_mkdir_state {
     struct dist_layout *layout; /* owned until given to the inode */
     dist_mask_t up;             /* subvolumes up when it started */
     int hashed;                 /* the name's hashed subvolume */
+    atomic_uint n_leased;       /* copies made with a lease granted */
     /* Each subvolume's range, encoded: the child requests borrow it. */
     unsigned char vals[][DIST_LAYOUT_SIZE];
 };
@@ -234,6 +235,10 @@ dist_mkdir_finish(vl_xlator_t *xl, vl_req_t *req)
             mk->layout->r[i].err = -ENOTCONN;
     dist_ictx_set_layout(xl, VL_ARGS(req, mkdir)->loc.inode, mk->layout);
     mk->layout = NULL;
+    /* The directory is leased only if every brick holds a copy made by
+     * this mkdir under a lease: a copy missing or made by someone else
+     * could take names we would not hear about. */
+    req->reply.is_leased = atomic_load(&mk->n_leased) == n;
     dist_mkdir_state_free(local);
     vl_unwind(req, 0);
 }
@@ -285,6 +290,9 @@ dist_mkdir_rest_done(vl_req_t *r, void *cookie)
     vl_req_t *req = cookie;
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
 
+    if (r->status == 0 && r->reply.is_leased)
+        atomic_fetch_add(&((struct dist_mkdir_state *)local->mk)->n_leased,
+                         1);
     /* ENOTCONN: that copy is missing, heal makes it later. */
     dist_round_note(req, r, -EEXIST, -ENOTCONN);
     if (!vl_fanout_arrive(&local->fan, r->status))
@@ -320,6 +328,8 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
         vl_unwind(req, r->status);
         return;
     }
+    if (r->reply.is_leased)
+        atomic_fetch_add(&mk->n_leased, 1);
     vl_reply_clear(&req->reply);
     req->reply.iatt = r->reply.iatt;
     /* The hashed copy holds the name: its parent's attributes go up

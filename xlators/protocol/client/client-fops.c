@@ -125,6 +125,7 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
                                         : NULL;
         w->mkdir.xattr_value.xattr_value_len =
             a->mkdir.xattr_name != NULL ? (u_int)a->mkdir.xattr_size : 0;
+        w->mkdir.flags = a->mkdir.want_lease ? MRT_MKDIR_WANT_LEASE : 0;
         break;
     case VL_FOP_UNLINK:
         vrpc_loc_to_xdr(&a->unlink.loc, &w->unlink.loc);
@@ -597,6 +598,13 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         rp->has_postparent2 = r->entry.has_postparent2;
         if (rp->has_postparent2)
             vrpc_iatt_from_xdr(&r->entry.postparent2, &rp->postparent2);
+        /* A lease only where one was asked for, and never unknown bits:
+         * a brick granting what nobody asked would be a broken brick. */
+        if ((r->entry.flags & ~(u_int)MRT_ENTRY_LEASED) != 0
+            || ((r->entry.flags & MRT_ENTRY_LEASED)
+                && (req->op != VL_FOP_MKDIR || !req->args.mkdir.want_lease)))
+            return -EPROTO;
+        rp->is_leased = (r->entry.flags & MRT_ENTRY_LEASED) != 0;
         break;
     case VRPC_RSP_CREATE:
         vrpc_iatt_from_xdr(&r->create.iatt, &rp->iatt);

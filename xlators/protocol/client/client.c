@@ -221,11 +221,53 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
         /* -ENOTCONN: we closed it ourselves and recorded why already. */
         if (reason != -ENOTCONN)
             client_fail_reason(priv, msg);
+        /* The brick forgets the leases of a closed connection. */
+        vl_notify_parents_data(xl, VL_EV_UPCALL,
+                               &(struct vl_upcall){.is_all = true});
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
     }
     if (mine)
         vrpc_clnt_unref(clnt); /* priv's ref */
     client_priv_unref(priv);   /* the connection's ref on priv */
+}
+
+
+/* A call from the brick: BREAK_LEASE goes up as VL_EV_UPCALL. The
+ * connection holds a ref on priv, so priv outlives this callback. */
+static void
+client_on_server_call(vrpc_clnt_t *clnt, const struct vrpc_call_hdr *hdr,
+                      vl_buf_t *rec, size_t body_off, size_t len, void *arg)
+{
+    struct client_priv *priv = arg;
+    mrt_break_lease_args a;
+    struct vl_upcall up = {0};
+    bool is_current;
+
+    if (hdr->prog != MRT_CALLBACK_PROG || hdr->vers != MRT_VERSION
+        || hdr->proc != MRT_CBK_BREAK_LEASE) {
+        vl_log(priv->xl, VL_LOG_WARNING,
+               "ignoring unknown call %#x/%u/%u from the brick", hdr->prog,
+               hdr->vers, hdr->proc);
+        return;
+    }
+    memset(&a, 0, sizeof(a));
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         (xdrproc_t)xdr_mrt_break_lease_args, &a, NULL)
+        != 0) {
+        vl_log(priv->xl, VL_LOG_WARNING,
+               "malformed lease break from the brick, disconnecting");
+        vrpc_clnt_close(clnt);
+        return;
+    }
+    vrpc_gfid_from_xdr(a.gfid, &up.gfid);
+    xdr_free((xdrproc_t)xdr_mrt_break_lease_args, (char *)&a);
+    /* A break on a connection already replaced is moot: its close said
+     * every lease of it is gone. */
+    pthread_mutex_lock(&priv->lock);
+    is_current = priv->clnt == clnt && priv->is_up && !priv->is_stopping;
+    pthread_mutex_unlock(&priv->lock);
+    if (is_current)
+        vl_notify_parents_data(priv->xl, VL_EV_UPCALL, &up);
 }
 
 
@@ -269,6 +311,7 @@ client_connect(struct client_priv *priv)
     priv->clnt = clnt; /* our ref moves to priv */
     priv->connect_start_ms = vrpc_now_ms();
     pthread_mutex_unlock(&priv->lock);
+    vrpc_clnt_set_call_handler(clnt, client_on_server_call, priv);
     if (vrpc_clnt_start(clnt) != 0)
         vrpc_clnt_close(clnt);
 }

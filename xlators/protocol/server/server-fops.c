@@ -196,6 +196,9 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
             a->mkdir.xattr_value = w->mkdir.xattr_value.xattr_value_val;
             a->mkdir.xattr_size = w->mkdir.xattr_value.xattr_value_len;
         }
+        if ((w->mkdir.flags & ~(u_int)MRT_MKDIR_WANT_LEASE) != 0)
+            rc = -EINVAL;
+        a->mkdir.want_lease = (w->mkdir.flags & MRT_MKDIR_WANT_LEASE) != 0;
         break;
     case VL_FOP_UNLINK:
         rc = call_loc(call, &w->unlink.loc, &a->unlink.loc, LOC_ENTRY);
@@ -514,6 +517,7 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
             r.entry.has_postparent2 = rp->has_postparent2;
             if (rp->has_postparent2)
                 vrpc_iatt_to_xdr(&rp->postparent2, &r.entry.postparent2);
+            r.entry.flags = rp->is_leased ? MRT_ENTRY_LEASED : 0;
             break;
         case VRPC_RSP_LOOKUP:
             vrpc_iatt_to_xdr(&rp->iatt, &r.lookup.iatt);

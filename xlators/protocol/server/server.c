@@ -446,11 +446,56 @@ server_stop(vl_xlator_t *xl, struct server_priv *priv)
 }
 
 
+/* Tells the client up->client_id that its lease on up->gfid is broken:
+ * a one-way MRT_CALLBACK_PROG call on its connection (no reply comes).
+ * A client gone meanwhile has lost its leases anyway. */
+static void
+server_send_break(struct server_priv *priv, const struct vl_upcall *up)
+{
+    mrt_break_lease_args args;
+    struct server_client *cl;
+    vrpc_conn_t *conn = NULL;
+    struct iovec iov;
+    char *buf = NULL;
+    size_t len;
+    uint32_t xid;
+
+    pthread_mutex_lock(&priv->lock);
+    for (cl = priv->clients; cl != NULL; cl = cl->next)
+        if (cl->client_id == up->client_id)
+            break;
+    if (cl != NULL && server_client_is_bound(cl))
+        conn = vrpc_conn_ref(cl->conn);
+    xid = ++priv->next_cbk_xid;
+    pthread_mutex_unlock(&priv->lock);
+    if (conn == NULL)
+        return;
+    vrpc_gfid_to_xdr(&up->gfid, args.gfid);
+    if (vrpc_encode_call(xid, MRT_CALLBACK_PROG, MRT_VERSION,
+                         MRT_CBK_BREAK_LEASE, NULL,
+                         (xdrproc_t)xdr_mrt_break_lease_args, &args, &buf,
+                         &len)
+        == 0) {
+        iov.iov_base = buf;
+        iov.iov_len = len;
+        /* On failure the connection is closing: its leases go with it. */
+        (void)vrpc_conn_send(conn, &iov, 1);
+        vl_free(buf);
+    }
+    vrpc_conn_unref(conn);
+}
+
+
 static int
 server_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 {
     if (ev == VL_EV_PARENT_DOWN && xl->priv != NULL)
         (void)server_stop(xl, xl->priv);
+    if (ev == VL_EV_UPCALL) {
+        if (xl->priv != NULL && data != NULL)
+            server_send_break(xl->priv, data);
+        return 0; /* the top: nobody above to tell */
+    }
     return vl_notify_default(xl, ev, data);
 }
 

@@ -21,9 +21,10 @@ struct server_client;
 struct server_priv {
     vl_xlator_t *xl;                  /* borrowed; this translator */
     vrpc_listener_t *listener;        /* owned */
-    pthread_mutex_t lock;             /* guards clients, next_client_id */
+    pthread_mutex_t lock;             /* guards clients, the two ids */
     struct server_client *clients;    /* list of connected clients */
     uint64_t next_client_id;          /* ids handed to connections */
+    uint32_t next_cbk_xid;            /* xids of brick -> client calls */
     atomic_long n_inflight;           /* requests wound and not answered */
 };
 

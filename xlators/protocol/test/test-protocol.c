@@ -113,6 +113,9 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
         break;
     case VL_FOP_OPENDIR:
         break;
+    case VL_FOP_MKDIR:
+        leaf_iatt(&a->mkdir.gfid, S_IFDIR | 0755, &rp->iatt);
+        break;
     case VL_FOP_WRITE: {
         uint64_t off = (uint64_t)a->write.offset;
 
@@ -235,6 +238,9 @@ static struct {
     pthread_cond_t cond;  /* signalled on every event */
     int n_up;             /* CHILD_UP seen */
     int n_down;           /* CHILD_DOWN seen */
+    int n_breaks;         /* VL_EV_UPCALL for one directory */
+    int n_break_all;      /* VL_EV_UPCALL is_all */
+    vl_gfid_t broken;     /* the last directory broken */
 } top;
 
 
@@ -247,6 +253,20 @@ top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
             top.n_up++;
         else
             top.n_down++;
+        pthread_cond_broadcast(&top.cond);
+        pthread_mutex_unlock(&top.lock);
+        return 0;
+    }
+    if (ev == VL_EV_UPCALL) {
+        const struct vl_upcall *up = data;
+
+        pthread_mutex_lock(&top.lock);
+        if (up->is_all) {
+            top.n_break_all++;
+        } else {
+            top.n_breaks++;
+            top.broken = up->gfid;
+        }
         pthread_cond_broadcast(&top.cond);
         pthread_mutex_unlock(&top.lock);
         return 0;
@@ -392,6 +412,7 @@ env_setup(void **state)
     vl_log_set_level(VL_LOG_WARNING);
     (void)vl_registry_add(&xl_protocol_client);
     (void)vl_registry_add(&xl_protocol_server);
+    (void)vl_registry_add(&xl_features_upcall);
     (void)vl_registry_add(&leaf_class);
     (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
@@ -399,6 +420,7 @@ env_setup(void **state)
     pthread_mutex_init(&top.lock, NULL);
     pthread_cond_init(&top.cond, NULL);
     top.n_up = top.n_down = 0;
+    top.n_breaks = top.n_break_all = 0;
     e->sloop = vl_loop_new(2);
     e->cloop = vl_loop_new(2);
     assert_int_equal(vl_loop_start(e->sloop), 0);
@@ -1180,6 +1202,130 @@ test_protocol_version_refused(void **state)
 }
 
 
+/* mkdir of a directory through client 1 with want_lease; is_leased of
+ * the answer. */
+static bool
+lease_mkdir(vl_graph_t *g, const char *name, const vl_gfid_t *gfid,
+            bool want)
+{
+    vl_inode_t *root = vl_inode_table_root(g->itable);
+    vl_inode_t *in = vl_inode_new(g->itable);
+    union vl_fop_args a;
+    struct vl_reply r;
+    bool leased;
+
+    memset(&a, 0, sizeof(a));
+    a.mkdir.loc.parent = root;
+    a.mkdir.loc.name = name;
+    a.mkdir.loc.inode = in;
+    a.mkdir.gfid = *gfid;
+    a.mkdir.mode = 0755;
+    a.mkdir.want_lease = want;
+    assert_int_equal(vl_sync_call(g->top, VL_FOP_MKDIR, &a, NULL, &r), 0);
+    leased = r.is_leased;
+    vl_reply_clear(&r);
+    vl_inode_unref(in);
+    vl_inode_unref(root);
+    return leased;
+}
+
+
+/* A lease granted by the brick's features/upcall travels in the mkdir's
+ * answer (protocol 4); another client's create in the directory comes
+ * back to the holder as a BREAK_LEASE call, VL_EV_UPCALL in its graph;
+ * the brick going away is VL_EV_UPCALL is_all. Without features/upcall
+ * in the brick nothing is granted. */
+static void
+test_lease_over_the_wire(void **state)
+{
+    struct env *e = *state;
+    vl_volfile_t *vf2;
+    vl_graph_t *g2;
+    vl_gfid_t d, other;
+    char text[1024];
+
+    /* A brick without the lease registry grants nothing. */
+    brick_up(e, "127.0.0.1");
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    vl_gfid_generate(&d);
+    assert_false(lease_mkdir(e->cg, "d0", &d, true));
+    drain(e->cg);
+    vl_graph_free(e->cg);
+    vl_volfile_free(e->cvf);
+    e->cg = NULL;
+    e->cvf = NULL;
+    brick_down(e);
+
+    snprintf(text, sizeof(text),
+             "volume leaf\n type test/leaf\nend-volume\n"
+             "volume brick-leaf\n type features/upcall\n"
+             " subvolumes leaf\nend-volume\n"
+             "volume server\n type protocol/server\n"
+             " option transport.socket.listen-port %u\n"
+             " option transport.socket.bind-address 127.0.0.1\n"
+             " option auth.addr.brick-leaf.allow 127.0.0.1\n"
+             " subvolumes brick-leaf\nend-volume\n",
+             e->port);
+    e->sg = graph_up(e->sloop, text, &e->svf);
+    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
+    client_up(e, "brick-leaf");
+    snprintf(text, sizeof(text),
+             "volume c\n type protocol/client\n"
+             " option remote-host 127.0.0.1\n"
+             " option remote-port %u\n"
+             " option remote-subvolume brick-leaf\n"
+             "end-volume\n"
+             "volume t\n type test/top\n subvolumes c\nend-volume\n",
+             e->port);
+    g2 = graph_up(e->cloop, text, &vf2);
+    wait_up(e, 3);
+
+    vl_gfid_generate(&d);
+    vl_gfid_generate(&other);
+    assert_true(lease_mkdir(e->cg, "d", &d, true));
+    assert_false(lease_mkdir(e->cg, "other", &other, false));
+
+    /* Client 2 creates in d: client 1 hears of it. */
+    {
+        vl_inode_t *dir = vl_inode_get(g2->itable, &d, S_IFDIR);
+        vl_inode_t *in = vl_inode_new(g2->itable);
+        union vl_fop_args a;
+        struct vl_reply r;
+
+        memset(&a, 0, sizeof(a));
+        a.create.loc.parent = dir;
+        a.create.loc.name = "f";
+        a.create.loc.inode = in;
+        a.create.flags = O_RDWR | O_CREAT;
+        a.create.mode = 0644;
+        vl_gfid_generate(&a.create.gfid);
+        a.create.fd = vl_fd_new(in, O_RDWR, 1);
+        assert_int_equal(vl_sync_call(g2->top, VL_FOP_CREATE, &a, NULL, &r),
+                         0);
+        vl_reply_clear(&r);
+        vl_fd_unref(a.create.fd);
+        vl_inode_unref(in);
+        vl_inode_unref(dir);
+    }
+    assert_int_equal(top_wait(&top.n_breaks, 1), 1);
+    pthread_mutex_lock(&top.lock);
+    assert_true(vl_gfid_equal(&top.broken, &d));
+    assert_int_equal(top.n_break_all, 0);
+    pthread_mutex_unlock(&top.lock);
+
+    /* The brick goes away: every lease of both clients is gone. */
+    brick_down(e);
+    assert_int_equal(top_wait(&top.n_break_all, 2), 2);
+    pthread_mutex_lock(&top.lock);
+    assert_int_equal(top.n_breaks, 1);
+    pthread_mutex_unlock(&top.lock);
+    drain(g2);
+    vl_graph_free(g2);
+    vl_volfile_free(vf2);
+}
+
+
 int
 main(void)
 {
@@ -1204,6 +1350,8 @@ main(void)
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_protocol_version_refused,
                                         env_setup, env_teardown),
+        cmocka_unit_test_setup_teardown(test_lease_over_the_wire, env_setup,
+                                        env_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
