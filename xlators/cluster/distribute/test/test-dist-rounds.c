@@ -276,6 +276,65 @@ test_mkdir_hashed_first(void **state)
 }
 
 
+/* Bricks that grant the lease a mkdir asks for (want_lease). */
+static uint64_t rd_lease_granted;
+
+static int
+rd_mkdir_leased(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    int st = rd_mkdir_ok(mock, r, ia);
+
+    if (r->op == VL_FOP_MKDIR) {
+        /* Every copy's mkdir asks for the lease the caller asked for. */
+        assert_true(VL_ARGS(r, mkdir)->want_lease);
+        r->reply.is_leased = st == 0 && (rd_lease_granted & (1ULL << mock));
+    }
+    return st;
+}
+
+
+/* The directory is leased only when every brick made its copy under a
+ * lease: a brick without one would not report another client's names. */
+static void
+test_mkdir_lease_from_every_brick(void **state)
+{
+    struct rd *t = *state;
+    /* The last: every brick grants, but brick 2's copy was there
+     * already (made by someone else: EEXIST, then its layout). */
+    const uint64_t grants[] = {0xf, 0xd, 0xe, 0x0, 0xf};
+    const uint64_t exists[] = {0, 0, 0, 0, 1ULL << 2};
+    const bool want[] = {true, false, false, false, false};
+
+    for (size_t k = 0; k < VL_ARRAY_SIZE(grants); k++) {
+        struct vl_test_result res = {0};
+        struct rd_round rd;
+        vl_req_t *req = vl_req_new(t->dht, VL_FOP_MKDIR);
+        vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
+        char name[32];
+
+        rd_mkdir_exists = exists[k];
+        rd_lease_granted = grants[k];
+        rd_name_on(t, 0, "lease", name, sizeof(name));
+        vl_gfid_generate(&rd_dir_gfid);
+        VL_ARGS(req, mkdir)->loc.parent = t->root;
+        VL_ARGS(req, mkdir)->loc.name = name;
+        VL_ARGS(req, mkdir)->loc.inode = fresh;
+        VL_ARGS(req, mkdir)->mode = 0755;
+        VL_ARGS(req, mkdir)->gfid = rd_dir_gfid;
+        VL_ARGS(req, mkdir)->want_lease = true;
+        vl_test_wind(req, &res);
+        while (rd_round(t, &res, rd_mkdir_leased, &rd))
+            ;
+        rd_wait_done(t, &res);
+        rd_mkdir_exists = 0;
+        assert_int_equal(res.status, 0);
+        assert_int_equal(res.reply.is_leased, want[k]);
+        vl_test_result_clear(&res);
+        vl_inode_unref(fresh);
+    }
+}
+
+
 /* A stale copy on a non-hashed brick (EEXIST there) did not get the
  * layout with the mkdir: it alone gets it in a third round. */
 static void
@@ -655,6 +714,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_still_being_made,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_of_another_dir,
+                                        rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_mkdir_lease_from_every_brick,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_gets_layout,
                                         rd_setup, rd_teardown),
