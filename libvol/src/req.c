@@ -338,3 +338,44 @@ vl_fanout_status(const vl_fanout_t *fan)
 {
     return atomic_load(&fan->first_err);
 }
+
+
+bool
+vl_req_entry_locs(const vl_req_t *req, const struct vl_loc **loc,
+                  const struct vl_loc **loc2)
+{
+    const union vl_fop_args *a = &req->args;
+
+    *loc = NULL;
+    *loc2 = NULL;
+    switch (req->op) {
+    case VL_FOP_MKDIR:
+        *loc = &a->mkdir.loc;
+        break;
+    case VL_FOP_MKNOD:
+        *loc = &a->mknod.loc;
+        break;
+    case VL_FOP_CREATE:
+        *loc = &a->create.loc;
+        break;
+    case VL_FOP_SYMLINK:
+        *loc = &a->symlink.loc;
+        break;
+    case VL_FOP_LINK:
+        *loc = &a->link.newloc;
+        break;
+    case VL_FOP_UNLINK:
+        *loc = &a->unlink.loc;
+        break;
+    case VL_FOP_RMDIR:
+        *loc = &a->rmdir.loc;
+        break;
+    case VL_FOP_RENAME:
+        *loc = &a->rename.oldloc;
+        *loc2 = &a->rename.newloc;
+        break;
+    default:
+        return false;
+    }
+    return true;
+}

@@ -506,6 +506,56 @@ test_alloc_failure_loop(void **state)
 }
 
 
+/* vl_req_entry_locs names the locs whose directories an entry fop
+ * changes, and nothing for other fops. */
+static void
+test_entry_locs(void **state)
+{
+    const vl_fop_t ops[] = {VL_FOP_MKDIR,   VL_FOP_MKNOD,  VL_FOP_CREATE,
+                            VL_FOP_SYMLINK, VL_FOP_LINK,   VL_FOP_UNLINK,
+                            VL_FOP_RMDIR,   VL_FOP_RENAME, VL_FOP_LOOKUP,
+                            VL_FOP_SETATTR};
+    struct vl_test_graph *g;
+    vl_err_t err;
+
+    (void)state;
+    g = vl_test_graph_new("volume m\n type debug/mock\nend-volume\n", &err);
+    assert_non_null(g);
+    for (size_t i = 0; i < VL_ARRAY_SIZE(ops); i++) {
+        vl_req_t *req = vl_req_new(g->graph->top, ops[i]);
+        const struct vl_loc *loc = (void *)1, *loc2 = (void *)1;
+        bool is_entry = vl_req_entry_locs(req, &loc, &loc2);
+
+        assert_int_equal(is_entry, i < 8);
+        switch (ops[i]) {
+        case VL_FOP_LINK:
+            assert_ptr_equal(loc, &req->args.link.newloc);
+            assert_null(loc2);
+            break;
+        case VL_FOP_RENAME:
+            assert_ptr_equal(loc, &req->args.rename.oldloc);
+            assert_ptr_equal(loc2, &req->args.rename.newloc);
+            break;
+        case VL_FOP_CREATE:
+            assert_ptr_equal(loc, &req->args.create.loc);
+            assert_null(loc2);
+            break;
+        case VL_FOP_LOOKUP:
+        case VL_FOP_SETATTR:
+            assert_null(loc);
+            assert_null(loc2);
+            break;
+        default:
+            assert_non_null(loc);
+            assert_null(loc2);
+            break;
+        }
+        vl_req_free_unwound(req);
+    }
+    vl_test_graph_free(g);
+}
+
+
 int
 main(void)
 {
@@ -519,6 +569,7 @@ main(void)
         cmocka_unit_test(test_sync_call),
         cmocka_unit_test(test_threads_wind),
         cmocka_unit_test(test_alloc_failure_loop),
+        cmocka_unit_test(test_entry_locs),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -116,6 +116,13 @@ void vl_wind(vl_req_t *req, vl_done_fn *done, void *cookie);
 void vl_pass(vl_req_t *req, struct vl_xlator *child);
 void vl_unwind(vl_req_t *req, int status);
 
+/* The names an entry fop (mkdir, mknod, create, symlink, link, unlink,
+ * rmdir, rename) makes or removes: *loc (rename: the old name; link: the
+ * new name) and, for rename only, *loc2 (the new name; NULL otherwise).
+ * false, both NULL, for any other fop. */
+bool vl_req_entry_locs(const vl_req_t *req, const struct vl_loc **loc,
+                       const struct vl_loc **loc2);
+
 /* Moves src's reply into dst (dst's old reply is cleared first). */
 void vl_reply_move(vl_req_t *dst, vl_req_t *src);
 

@@ -274,44 +274,6 @@ up_drop_locked(struct up_priv *priv, const vl_gfid_t *gfid, uint64_t id)
 }
 
 
-/* The directories whose entries op changes: up to two parents. */
-static size_t
-up_changed_dirs(const vl_req_t *req, const vl_inode_t *dirs[2])
-{
-    const union vl_fop_args *a = &req->args;
-
-    switch (req->op) {
-    case VL_FOP_MKDIR:
-        dirs[0] = a->mkdir.loc.parent;
-        return 1;
-    case VL_FOP_MKNOD:
-        dirs[0] = a->mknod.loc.parent;
-        return 1;
-    case VL_FOP_CREATE:
-        dirs[0] = a->create.loc.parent;
-        return 1;
-    case VL_FOP_SYMLINK:
-        dirs[0] = a->symlink.loc.parent;
-        return 1;
-    case VL_FOP_LINK:
-        dirs[0] = a->link.newloc.parent;
-        return 1;
-    case VL_FOP_UNLINK:
-        dirs[0] = a->unlink.loc.parent;
-        return 1;
-    case VL_FOP_RMDIR:
-        dirs[0] = a->rmdir.loc.parent;
-        return 1;
-    case VL_FOP_RENAME:
-        dirs[0] = a->rename.oldloc.parent;
-        dirs[1] = a->rename.newloc.parent;
-        return 2;
-    default:
-        return 0;
-    }
-}
-
-
 static void
 up_entry_done(vl_req_t *r, void *cookie)
 {
@@ -319,8 +281,7 @@ up_entry_done(vl_req_t *r, void *cookie)
     vl_xlator_t *xl = req->xl;
     struct up_priv *priv = xl->priv;
     uint64_t id = req->caller.client_id;
-    const vl_inode_t *dirs[2] = {NULL, NULL};
-    size_t n = up_changed_dirs(req, dirs);
+    const struct vl_loc *locs[2];
     bool is_leased = false;
     struct up_breaks b;
 
@@ -334,9 +295,12 @@ up_entry_done(vl_req_t *r, void *cookie)
         else
             up_drop_locked(priv, g, id);
     }
-    for (size_t i = 0; r->status == 0 && i < n; i++)
-        if (dirs[i] != NULL)
-            up_break_locked(xl, priv, &dirs[i]->gfid, id, &b);
+    /* The directories whose entries changed: the parent of the name
+     * (rename: of both names). */
+    vl_req_entry_locs(req, &locs[0], &locs[1]);
+    for (size_t i = 0; r->status == 0 && i < 2; i++)
+        if (locs[i] != NULL && locs[i]->parent != NULL)
+            up_break_locked(xl, priv, &locs[i]->parent->gfid, id, &b);
     pthread_mutex_unlock(&priv->lock);
     /* Holders hear of the change before its maker does. */
     up_breaks_send(xl, &b);

@@ -154,48 +154,6 @@ nlc_lookup(vl_xlator_t *xl, vl_req_t *req)
 
 /* ---- entry fops: keep the sets of the directories they change ---- */
 
-/* The name an entry fop makes or removes (*old; rename: the old name)
- * and, for rename only, the new name (*new). */
-static void
-nlc_entry_locs(vl_req_t *req, const struct vl_loc **old /* OUT */,
-               const struct vl_loc **new /* OUT */)
-{
-    union vl_fop_args *a = &req->args;
-
-    *new = NULL;
-    switch (req->op) {
-    case VL_FOP_MKDIR:
-        *old = &a->mkdir.loc;
-        break;
-    case VL_FOP_CREATE:
-        *old = &a->create.loc;
-        break;
-    case VL_FOP_MKNOD:
-        *old = &a->mknod.loc;
-        break;
-    case VL_FOP_SYMLINK:
-        *old = &a->symlink.loc;
-        break;
-    case VL_FOP_LINK:
-        *old = &a->link.newloc;
-        break;
-    case VL_FOP_UNLINK:
-        *old = &a->unlink.loc;
-        break;
-    case VL_FOP_RMDIR:
-        *old = &a->rmdir.loc;
-        break;
-    case VL_FOP_RENAME:
-        *old = &a->rename.oldloc;
-        *new = &a->rename.newloc;
-        break;
-    default:
-        *old = NULL;
-        break;
-    }
-}
-
-
 /* Counts a fop in flight in the record of loc's directory; returns the
  * record's id, or 0 if it has none. */
 static uint64_t
@@ -256,7 +214,7 @@ nlc_entry_end_locked(vl_xlator_t *xl, struct nlc_priv *priv, vl_req_t *req,
     const struct vl_loc *old, *new;
     struct nlc_dir *d_old, *d_new = NULL;
 
-    nlc_entry_locs(req, &old, &new);
+    vl_req_entry_locs(req, &old, &new);
     d_old = nlc_end_locked(priv, old, local->parent_id);
     if (new != NULL)
         d_new = nlc_end_locked(priv, new, local->parent2_id);
@@ -329,7 +287,7 @@ nlc_entry_fop(vl_xlator_t *xl, vl_req_t *req)
     const struct vl_loc *old, *new;
     vl_req_t *r;
 
-    nlc_entry_locs(req, &old, &new);
+    vl_req_entry_locs(req, &old, &new);
     pthread_mutex_lock(&priv->lock);
     local->parent_id = nlc_begin_locked(priv, old);
     local->parent2_id = nlc_begin_locked(priv, new);
