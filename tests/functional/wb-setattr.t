@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# performance/write-behind's setattr-behind (wb-setattr.c; off by
-# default, on in this test's volfile), two bricks under distribute, two
+# performance/write-behind's setattr-behind (wb-setattr.c; on by
+# default, and in this test's volfile), two bricks under distribute, two
 # mounts:
 #  - tar -xp as root: every file's owner, mode and mtime (and content)
 #    are right through the other mount once the first mount has nothing
 #    pending, and right after dropping the caches; the statedump counts
-#    three SETATTRs answered early per file, none failed;
+#    the SETATTRs answered early, those merged into the one before, and
+#    none failed;
 #  - the writer sees its own chmod/chown/utime at once (fstat);
 #  - a user (not root) who owns the file: chmod and utime are answered
 #    early; a chown to another user is refused at once (EPERM);
 #  - a chmod that the brick refuses (the brick's file made immutable):
 #    answered early, the error comes back by fsync, once; setattr_failed
 #    counts it; the mode on the other mount is unchanged;
-#  - left at its default (off), nothing is answered early.
+#  - at its default (no option line) a fchmod is answered early; with
+#    the option off nothing is.
 # TIMEOUT: 240
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -37,7 +39,8 @@ end-volume
 VOL
 }
 wb_volfile "    option setattr-behind on" > "$T/vol/wb.vol"
-wb_volfile "" > "$T/vol/wb-off.vol"
+wb_volfile "" > "$T/vol/wb-default.vol"
+wb_volfile "    option setattr-behind off" > "$T/vol/wb-off.vol"
 TEST mount_volfile "$T/vol/wb.vol" "$M0"
 TEST mount_volfile "$T/vol/wb.vol" "$M1"
 
@@ -69,9 +72,12 @@ with tarfile.open(sys.argv[1], "w") as tar:
             tar.addfile(info, io.BytesIO(data))
 PY
 N0=$(dump_num "$M0" setattr_behind)
+G0=$(dump_num "$M0" setattr_merged)
 TEST tar --same-owner --numeric-owner -xpf "$T/src.tar" -C "$M0"
-# tar sets times and owner of every file, the mode where it differs
+# tar sets times and owner of every file, the mode where it differs; the
+# ones that came while the one before still waited went down with it
 TEST [ "$(( $(dump_num "$M0" setattr_behind) - N0 ))" -ge 400 ]
+TEST [ "$(( $(dump_num "$M0" setattr_merged) - G0 ))" -ge 100 ]
 EXPECT_WITHIN 20 "0" dump_num "$M0" pending
 EXPECT "0" dump_num "$M0" setattr_failed
 TEST tar --numeric-owner -df "$T/src.tar" -C "$M1"
@@ -153,7 +159,17 @@ EXPECT "$((F0 + 1))" dump_num "$M0" setattr_failed
 EXPECT "644" stat -c '%a' "$M1/imm"
 TEST chattr -i "$BIMM"
 
-# --- 5. default (off): nothing answered early ---
+# --- 5. the default (on), then off: nothing answered early ---
+M3="$T/mnt/m3"
+mkdir -p "$M3"
+TEST mount_volfile "$T/vol/wb-default.vol" "$M3"
+TEST python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
+os.fchmod(fd, 0o600)
+os.close(fd)' "$M3/dflt"
+EXPECT "1" dump_num "$M3" setattr_behind
+EXPECT_WITHIN 20 "600" stat -c '%a' "$M1/dflt"
 TEST mount_volfile "$T/vol/wb-off.vol" "$M2"
 TEST python3 -c '
 import os, sys

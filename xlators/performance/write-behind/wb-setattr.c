@@ -166,6 +166,55 @@ wb_setattr_predict_locked(const struct wb_inode *wi,
 }
 
 
+/* The time bits of one time: a request that sets it replaces both. */
+#define WB_SET_ATIMES (VL_SET_ATIME | VL_SET_ATIME_NOW)
+#define WB_SET_MTIMES (VL_SET_MTIME | VL_SET_MTIME_NOW)
+
+/* Folds the SETATTR a of caller into the newest entry of the queue if
+ * that is a SETATTR answered early, by the same caller, that has not gone
+ * down yet (lock held); true when it did. tar sets the owner, the mode
+ * and the times of each file it wrote one after the other while its
+ * writes are still on their way: three SETATTRs, one round trip and one
+ * brick request each, become one. Applied together, they end where the
+ * three in a row would: a mode with setuid or setgid bits never gets
+ * here (chown would clear them first), and a later value of the same
+ * attribute replaces the earlier one. */
+static bool
+wb_setattr_merge_locked(struct wb_inode *wi, const struct vl_setattr_args *a,
+                        const struct vl_caller *caller)
+{
+    struct wb_entry *t = wi->tail;
+    struct vl_setattr_args *ta;
+    uint32_t v = a->valid;
+
+    if (t == NULL || t->kind != WB_E_BARRIER || !t->is_early
+        || t->is_wound || t->child == NULL
+        || t->child->op != VL_FOP_SETATTR
+        || t->child->caller.uid != caller->uid
+        || t->child->caller.gid != caller->gid)
+        return false;
+    ta = VL_ARGS(t->child, setattr);
+    if (v & VL_SET_MODE)
+        ta->attr.mode = a->attr.mode;
+    if (v & VL_SET_UID)
+        ta->attr.uid = a->attr.uid;
+    if (v & VL_SET_GID)
+        ta->attr.gid = a->attr.gid;
+    if (v & WB_SET_ATIMES) {
+        ta->valid &= ~(uint32_t)WB_SET_ATIMES;
+        ta->attr.atime = a->attr.atime;
+        ta->attr.atime_ns = a->attr.atime_ns;
+    }
+    if (v & WB_SET_MTIMES) {
+        ta->valid &= ~(uint32_t)WB_SET_MTIMES;
+        ta->attr.mtime = a->attr.mtime;
+        ta->attr.mtime_ns = a->attr.mtime_ns;
+    }
+    ta->valid |= v;
+    return true;
+}
+
+
 static void
 wb_setattr_done(vl_req_t *child, void *cookie)
 {
@@ -224,6 +273,7 @@ wb_fop_setattr(vl_xlator_t *xl, vl_req_t *req)
     struct wb_inode *wi;
     struct wb_entry *e;
     bool is_behind = false;
+    bool is_merged = false;
     bool is_free = false;
 
     if (!conf->is_setattr_behind || inode == NULL
@@ -260,18 +310,25 @@ wb_fop_setattr(vl_xlator_t *xl, vl_req_t *req)
         wb_setattr_predict_locked(wi, a, &predicted);
         wi->iatt = predicted;
         wi->mode = predicted.mode;
-        wi->n_setattr_behind++;
         is_behind = true;
-        /* From here another thread may wind and free e. */
-        is_free = wb_queue_add_locked(wi, e);
+        if (wb_setattr_merge_locked(wi, a, &req->caller)) {
+            is_merged = true;
+        } else {
+            wi->n_setattr_behind++;
+            /* From here another thread may wind and free e. */
+            is_free = wb_queue_add_locked(wi, e);
+        }
     }
     pthread_mutex_unlock(&inode->lock);
-    if (!is_behind) {
+    if (!is_behind || is_merged)
         wb_entry_free(e);
+    if (!is_behind) {
         wb_fop_observed(xl, req);
         return;
     }
     atomic_fetch_add(&priv->n_setattr_behind, 1);
+    if (is_merged)
+        atomic_fetch_add(&priv->n_setattr_merged, 1);
     req->reply.iatt = predicted;
     vl_unwind(req, 0);
     if (is_free)

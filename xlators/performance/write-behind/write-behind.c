@@ -130,8 +130,8 @@ wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
         wb_inode_seen_locked(wb_inode_peek(xl, inode), &child->reply.iatt);
         pthread_mutex_unlock(&inode->lock);
     }
-    /* Open fds are counted only for setattr-behind (off by default): an
-     * fd opened while it was off just never lets a SETATTR go early. */
+    /* Open fds are counted only while setattr-behind is on: an fd
+     * opened while it was off just never lets a SETATTR go early. */
     if (status == 0 && VL_CONF(xl, struct wb_conf)->is_setattr_behind) {
         if (req->op == VL_FOP_OPEN && req->args.open.fd != NULL)
             wb_fd_opened(xl, req->args.open.fd);
@@ -761,6 +761,8 @@ wb_dump(vl_xlator_t *xl, FILE *out)
             atomic_load(&priv->n_setattr_behind));
     fprintf(out, "setattr_failed=%llu\n",
             atomic_load(&priv->n_setattr_failed));
+    fprintf(out, "setattr_merged=%llu\n",
+            atomic_load(&priv->n_setattr_merged));
     fprintf(out, "pending=%lld\n", atomic_load(&priv->n_entries));
 }
 
@@ -818,17 +820,18 @@ static const vl_option_t wb_options[] = {
                        "bytes; 0 sends each write on its own. A write "
                        "with nothing in flight goes at once."),
     VL_OPT_BOOL("setattr-behind", struct wb_conf, is_setattr_behind,
-                .def = "off",
+                .def = "on",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .doc = "Answer a chmod, chown or utimes of a file this "
                        "mount has open at once, with the attributes it "
                        "will give, when the bricks cannot refuse it (root, "
                        "or the owner changing mode or times; no setuid or "
                        "setgid bits), and send it behind the caller in the "
-                       "file's order. A failure is returned by the next "
-                       "write, flush or fsync of the file (lost after "
-                       "close, as with flush-behind). Off (default): "
-                       "every SETATTR waits for the bricks."),
+                       "file's order, folded into the previous one while "
+                       "that still waits. A failure is returned by the "
+                       "next write, flush or fsync of the file (lost "
+                       "after close, as with flush-behind). Off: every "
+                       "SETATTR waits for the bricks."),
     VL_OPT_END,
 };
 

@@ -48,6 +48,8 @@ struct wb_priv {
                                      (no WRITE of their own) */
     atomic_ullong n_setattr_behind; /* SETATTRs answered before the child */
     atomic_ullong n_setattr_failed; /* of those, failed at the child */
+    atomic_ullong n_setattr_merged; /* of those, folded into the previous
+                                       one before it went down */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
     atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
     pthread_mutex_t lock;         /* guards nothing but the wait on cond */

@@ -683,8 +683,9 @@ test_enomem(void **state)
 
 /* ---- setattr-behind ---- */
 
-/* The option line that turns it on (it is off by default). */
+/* The option lines that turn it on (the default) and off. */
 #define T_SA_ON " option setattr-behind on\n"
+#define T_SA_OFF " option setattr-behind off\n"
 
 /* Opens fd through write-behind; the child answers with these attrs. */
 static void
@@ -733,14 +734,16 @@ t_setattr(struct t_env *e, uint32_t valid, uint64_t val, uint32_t uid,
 
 /* The caller is answered at once with the predicted attributes (chained:
  * the second setattr starts from the first's, the size covers a pending
- * write); the SETATTRs reach the child after the write, one at a time,
- * by GFID, and a stat waits for them. A reply older than the prediction
- * does not undo it. */
+ * write); the SETATTRs reach the child after the write, by GFID, the
+ * second folded into the first while that one still waited (one
+ * SETATTR with both changes), a third one after the first went down on
+ * its own; a stat waits for them. A reply older than the prediction does
+ * not undo it. */
 static void
 test_setattr_behind(void **state)
 {
     struct t_env *e = t_env_new(T_SA_ON);
-    struct vl_test_result w = {0}, s1 = {0}, s2 = {0}, st = {0};
+    struct vl_test_result w = {0}, s1 = {0}, s2 = {0}, s3 = {0}, st = {0};
     vl_req_t *r;
 
     (void)state;
@@ -758,29 +761,45 @@ test_setattr_behind(void **state)
     assert_int_equal(s2.reply.iatt.mode, S_IFREG | 0600);
     assert_int_equal(s2.reply.iatt.uid, 42);
     assert_int_equal(s2.reply.iatt.mtime, 42);
-    r = vl_req_new(e->g->graph->top, VL_FOP_STAT);
-    VL_ARGS(r, stat)->loc.inode = e->file;
-    vl_test_wind(r, &st);
-    assert_false(st.is_done);
     assert_int_equal(vl_mock_pending(e->mock), 1); /* the write only */
     r = t_pop(e, VL_FOP_WRITE);
     t_answer_write(r, 0); /* mode 0644 uid 0: older than the prediction */
     r = t_pop(e, VL_FOP_SETATTR);
-    assert_int_equal(VL_ARGS(r, setattr)->valid, VL_SET_MODE);
+    assert_int_equal(VL_ARGS(r, setattr)->valid,
+                     VL_SET_MODE | VL_SET_UID | VL_SET_MTIME);
     assert_int_equal(VL_ARGS(r, setattr)->attr.mode, 0600);
+    assert_int_equal(VL_ARGS(r, setattr)->attr.uid, 42);
+    assert_int_equal(VL_ARGS(r, setattr)->attr.mtime, 42);
     assert_ptr_equal(VL_ARGS(r, setattr)->loc.inode, e->file);
     assert_null(VL_ARGS(r, setattr)->loc.name);
     assert_int_equal(r->caller.uid, 0);
     assert_int_equal(vl_mock_pending(e->mock), 0); /* one at a time */
-    vl_unwind(r, 0);
-    r = t_pop(e, VL_FOP_SETATTR);
-    assert_int_equal(VL_ARGS(r, setattr)->valid, VL_SET_UID | VL_SET_MTIME);
-    assert_int_equal(VL_ARGS(r, setattr)->attr.uid, 42);
+    /* Gone down: the next one cannot join it, and waits for it. */
+    t_setattr(e, VL_SET_MODE, 0640, 0, &s3);
+    assert_true(s3.is_done);
+    assert_int_equal(s3.reply.iatt.mode, S_IFREG | 0640);
+    assert_int_equal(s3.reply.iatt.uid, 42);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    {
+        vl_req_t *sr = vl_req_new(e->g->graph->top, VL_FOP_STAT);
+
+        VL_ARGS(sr, stat)->loc.inode = e->file;
+        vl_test_wind(sr, &st);
+        assert_false(st.is_done);
+    }
     r->reply.iatt.mode = S_IFREG | 0600;
+    r->reply.iatt.uid = 42;
+    vl_unwind(r, 0);
+    assert_false(st.is_done);
+    r = t_pop(e, VL_FOP_SETATTR);
+    assert_int_equal(VL_ARGS(r, setattr)->valid, VL_SET_MODE);
+    assert_int_equal(VL_ARGS(r, setattr)->attr.mode, 0640);
+    r->reply.iatt.mode = S_IFREG | 0640;
     r->reply.iatt.uid = 42;
     vl_unwind(r, 0);
     vl_unwind(t_pop(e, VL_FOP_STAT), 0);
     assert_true(st.is_done);
+    vl_test_result_clear(&s3);
     vl_test_result_clear(&w);
     vl_test_result_clear(&s1);
     vl_test_result_clear(&s2);
@@ -803,7 +822,7 @@ test_setattr_through(void **state)
         uint32_t uid;
     } cases[] = {
         /* not open; truncate; setuid asked; was setgid; not the owner; a
-         * user's chown; a directory; the option left at its default */
+         * user's chown; a directory; the option off */
         {T_SA_ON, false, S_IFREG | 0644, VL_SET_MODE, 0600, 0},
         {T_SA_ON, true, S_IFREG | 0644, VL_SET_SIZE, 10, 0},
         {T_SA_ON, true, S_IFREG | 0644, VL_SET_MODE, 04755, 0},
@@ -811,7 +830,7 @@ test_setattr_through(void **state)
         {T_SA_ON, true, S_IFREG | 0644, VL_SET_MODE, 0600, 7},
         {T_SA_ON, true, S_IFREG | 0644, VL_SET_UID, 1000, 1000},
         {T_SA_ON, true, S_IFDIR | 0755, VL_SET_MODE, 0700, 0},
-        {"", true, S_IFREG | 0644, VL_SET_MODE, 0600, 0},
+        {T_SA_OFF, true, S_IFREG | 0644, VL_SET_MODE, 0600, 0},
     };
 
     (void)state;
