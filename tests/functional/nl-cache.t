@@ -69,6 +69,20 @@ stat "$M0/d/absent-again" > /dev/null 2>&1
 TEST test "$(lookups)" -gt 0
 EXPECT 21 eval 'ls "$M0/d" | wc -l'
 
+# ---- a break reaches A before B's create returns ----
+# 100 times: A makes a directory (leased) and looks for a name there
+# (answered by A), B creates it, and A's lookup right after must find it:
+# the brick sends the break before it answers B.
+TEST mkdir "$M0/race"
+misses=0
+for i in $(seq 1 100); do
+    mkdir "$M0/race/d$i"
+    stat "$M0/race/d$i/n" > /dev/null 2>&1
+    touch "$M1/race/d$i/n"
+    stat "$M0/race/d$i/n" > /dev/null 2>&1 || misses=$((misses + 1))
+done
+EXPECT 0 echo "$misses"
+
 # ---- B's rename into, and mkdir in, directories A made ----
 TEST mkdir "$M0/g" "$M0/h"
 stat "$M0/g/moved" > /dev/null 2>&1   # a miss A answers itself
