@@ -85,6 +85,15 @@ TEST mcli volume set dv diagnostics.client-trace off
 EXPECT "0" grep -c "debug/trace" "$CV"
 TEST mcli volume reset dv diagnostics.client-trace
 TEST ! mcli volume set dv diagnostics.client-trace maybe
+# The negative-entry cache: performance/nl-cache on top of the client
+# graph unless performance.nl-cache (GlusterFS's key) is off, and
+# features/upcall in every brick's graph.
+EXPECT "1" grep -c "type performance/nl-cache" "$CV"
+TEST mcli volume set dv performance.nl-cache off
+EXPECT "0" grep -c "type performance/nl-cache" "$CV"
+TEST mcli volume reset dv performance.nl-cache
+EXPECT "1" grep -c "type performance/nl-cache" "$CV"
+EXPECT "4" sh -c "grep -l 'type features/upcall' '$T'/state/vols/dv/brick*.vol | wc -l"
 # cluster.* options go to distribute (once its option table is there).
 if mcli volume set help | grep -q "^Option: cluster.min-free-disk"; then
     TEST mcli volume set dv cluster.min-free-disk 5%
