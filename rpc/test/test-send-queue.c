@@ -434,7 +434,10 @@ test_large_body_sets_rcvlowat(void **state)
     for (int i = 0; i < T_WAIT_MS && (lowat = t_lowat(fd)) <= 1; i++)
         usleep(1000);
     assert_true(lowat > 1);
-    assert_true((size_t)lowat <= big - first);
+    /* At most what is left of the body: big - first once the reader has
+     * all of the head, more if it emptied the socket while the head was
+     * still arriving (a CI run saw that). */
+    assert_true((size_t)lowat <= big);
     assert_int_equal(t_wait_records(1), 0);
     /* The rest, and a small record right behind it: both delivered, and
      * the mark is back to 1 between records. */
