@@ -7,12 +7,15 @@
  * lookup asks for it: args.content_max, quick-read; the child request
  * carries it down and the reply up); a miss is ENOENT when the
  * parent's range there is COMMITTED and lookup-optimize is on. A known
- * file (revalidate, nameless) goes to its cached subvolume only.
+ * file (revalidate, nameless) goes to its cached subvolume only. A
+ * directory (known, or found on the hashed subvolume) is looked up on
+ * every subvolume in one more round on the callbacks (dist-dirlookup.c).
  * Slow paths (worker): a link file or an uncommitted miss looks on every
  * subvolume and puts a link file on the hashed one when the data is
- * elsewhere; a directory is looked up on every subvolume, attributes
- * merged, missing copies created (same GFID, mode, owner), the layout read
- * from all and repaired if it has holes, overlaps or missing parts.
+ * elsewhere; a directory with a copy missing, a subvolume down or a
+ * layout to repair is looked up on every subvolume, attributes merged,
+ * missing copies created (same GFID, mode, owner), the layout read from
+ * all and repaired if it has holes, overlaps or missing parts.
  *
  * Intercepts: lookup.
  * Per inode:  layout (directories) and cached/hashed subvolume (files).
@@ -29,7 +32,6 @@
 
 static void dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req);
 static void dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req);
-static void dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req);
 
 
 /* ---- parent layouts ---- */
@@ -81,7 +83,9 @@ dist_lookup_named_done(vl_req_t *r, void *cookie)
     int status = r->status;
 
     if (status == 0 && S_ISDIR(r->reply.iatt.mode)) {
-        dist_task_or_unwind(xl, req, dist_lookup_dir_task);
+        vl_gfid_t gfid = r->reply.iatt.gfid;
+
+        dist_lookup_dir(xl, req, &gfid);
         return;
     }
     if (status == 0 && dist_iatt_is_linkfile(&r->reply.iatt)) {
@@ -154,7 +158,7 @@ dist_lookup(vl_xlator_t *xl, vl_req_t *req)
     int idx;
 
     if (is_known && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid))) {
-        dist_task_or_unwind(xl, req, dist_lookup_dir_task);
+        dist_lookup_dir(xl, req, &inode->gfid);
         return;
     }
     if (is_known) {
@@ -415,7 +419,7 @@ dist_lookup_gfid_task(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
-static void
+void
 dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_lookup_args *a = VL_ARGS(req, lookup);
@@ -552,18 +556,12 @@ out:
  * priv->n ranges): from its lookup's reply (the lookups ask for it), or,
  * where a reply brought none (a translator below answered the lookup
  * itself), by a getxattr. 0 or -ENOMEM. */
-static int
-dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-                 const struct dist_call *lk, struct dist_layout *l)
+dist_mask_t
+dist_layout_from_lookups(const struct dist_call *lk, unsigned n,
+                         struct dist_layout *l)
 {
-    union vl_fop_args *args = dist_args_new(xl);
-    struct dist_call *calls = NULL;
-    unsigned n = dist_priv(xl)->n;
-    dist_mask_t present = dist_mask_none();
-    int rc = -ENOMEM;
+    dist_mask_t without = dist_mask_none();
 
-    if (args == NULL)
-        goto out;
     for (unsigned i = 0; i < n; i++) {
         const struct vl_reply *rp = &lk[i].reply;
 
@@ -577,11 +575,32 @@ dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             if (dist_layout_decode(rp->xattr, rp->xattr_len, &l->r[i]) != 0)
                 l->r[i].err = -EINVAL;
         } else {
-            dist_mask_set(&present, i);
-            args[i].getxattr.loc = *loc;
-            args[i].getxattr.name = DIST_XATTR_LAYOUT;
-            args[i].getxattr.size = 64;
+            dist_mask_set(&without, i);
         }
+    }
+    return without;
+}
+
+
+static int
+dist_layout_read(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                 const struct dist_call *lk, struct dist_layout *l)
+{
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = NULL;
+    unsigned n = dist_priv(xl)->n;
+    dist_mask_t present = dist_mask_none();
+    int rc = -ENOMEM;
+
+    if (args == NULL)
+        goto out;
+    present = dist_layout_from_lookups(lk, n, l);
+    for (unsigned i = 0; i < n; i++) {
+        if (!dist_mask_test(present, i))
+            continue;
+        args[i].getxattr.loc = *loc;
+        args[i].getxattr.name = DIST_XATTR_LAYOUT;
+        args[i].getxattr.size = 64;
     }
     rc = 0;
     if (dist_mask_is_empty(present))
@@ -646,7 +665,7 @@ out:
 }
 
 
-static void
+void
 dist_layout_store(vl_xlator_t *xl, const struct vl_loc *loc,
                   const vl_gfid_t *gfid, const struct dist_layout *l)
 {
@@ -668,6 +687,41 @@ dist_layout_store(vl_xlator_t *xl, const struct vl_loc *loc,
             dist_ictx_set_layout(xl, targets[k], copy);
     }
     vl_inode_unref(targets[1]);
+}
+
+
+dist_mask_t
+dist_dir_merge(const struct dist_call *lk, unsigned n, dist_mask_t up,
+               int base, struct vl_iatt *out)
+{
+    dist_mask_t missing = dist_mask_none();
+
+    *out = lk[base].reply.iatt;
+    for (unsigned i = 0; i < n; i++) {
+        const struct vl_iatt *ia = &lk[i].reply.iatt;
+
+        if (lk[i].status == 0 && S_ISDIR(ia->mode)
+            && vl_gfid_equal(&ia->gfid, &out->gfid)) {
+            if (ia->mtime > out->mtime || (ia->mtime == out->mtime
+                                           && ia->mtime_ns > out->mtime_ns)) {
+                out->mtime = ia->mtime;
+                out->mtime_ns = ia->mtime_ns;
+            }
+            if (ia->ctime > out->ctime || (ia->ctime == out->ctime
+                                           && ia->ctime_ns > out->ctime_ns)) {
+                out->ctime = ia->ctime;
+                out->ctime_ns = ia->ctime_ns;
+            }
+            if (ia->atime > out->atime) {
+                out->atime = ia->atime;
+                out->atime_ns = ia->atime_ns;
+            }
+        } else if (dist_mask_test(up, i)
+                   && (lk[i].status == -ENOENT || lk[i].status == -ESTALE)) {
+            dist_mask_set(&missing, i);
+        }
+    }
+    return missing;
 }
 
 
@@ -719,31 +773,7 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             rc = -ESTALE;
         goto out;
     }
-    *out = lk[base].reply.iatt;
-    for (unsigned i = 0; i < n; i++) {
-        const struct vl_iatt *ia = &lk[i].reply.iatt;
-
-        if (lk[i].status == 0 && S_ISDIR(ia->mode)
-            && vl_gfid_equal(&ia->gfid, &out->gfid)) {
-            if (ia->mtime > out->mtime || (ia->mtime == out->mtime
-                                           && ia->mtime_ns > out->mtime_ns)) {
-                out->mtime = ia->mtime;
-                out->mtime_ns = ia->mtime_ns;
-            }
-            if (ia->ctime > out->ctime || (ia->ctime == out->ctime
-                                           && ia->ctime_ns > out->ctime_ns)) {
-                out->ctime = ia->ctime;
-                out->ctime_ns = ia->ctime_ns;
-            }
-            if (ia->atime > out->atime) {
-                out->atime = ia->atime;
-                out->atime_ns = ia->atime_ns;
-            }
-        } else if (dist_mask_test(up, i)
-                   && (lk[i].status == -ENOENT || lk[i].status == -ESTALE)) {
-            dist_mask_set(&missing, i);
-        }
-    }
+    missing = dist_dir_merge(lk, n, up, base, out);
     /* Inode fops below name the directory by GFID (as the wire does). */
     tmp = dist_inode_for_gfid(xl, &out->gfid, S_IFDIR);
     if (tmp == NULL) {

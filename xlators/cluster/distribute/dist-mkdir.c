@@ -82,7 +82,7 @@ dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
  * order, into *out (allocated, the caller frees it; NULL when none); the
  * number made, or -ENOMEM (nothing made). Runs on callbacks: the array is
  * on the heap, not the stack. */
-static int
+int
 dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                 vl_req_t ***out /* OUT */)
 {

@@ -9,6 +9,8 @@
  *   dist-route.c    inode and fd fops of files, EREMCHG reroute
  *   dist-worker.c   worker threads and blocking fan-outs
  *   dist-lookup.c   lookup (named, revalidate, nameless), directory heal
+ *   dist-dirlookup.c  revalidation of a known directory in one parallel
+ *                   round on the callbacks (no worker when all is well)
  *   dist-entry.c    create, mknod, symlink, mkdir, rmdir, link
  *   dist-unlink.c   unlink (known inode, stale inode, name everywhere)
  *   dist-rename.c   rename of files and directories
@@ -342,7 +344,9 @@ struct dist_local {
     dist_amask_t mask_more; /* same round: EEXIST (mkdir: stale copy)
                                or ENOTEMPTY (rmdir) */
     atomic_int err_subvol;  /* child that gave hard_err */
-    void *mk;               /* async mkdir: owned struct dist_mkdir_state */
+    void *mk;               /* async mkdir: owned struct dist_mkdir_state;
+                               async directory lookup: owned struct
+                               dist_dirlk (dist-dirlookup.c) */
 };
 
 /* Parsed options (xl->conf). */
@@ -380,6 +384,8 @@ struct dist_priv {
     atomic_uint_fast64_t n_rd_waits; /* readdirs that waited for one */
     atomic_uint_fast64_t n_tasks;    /* requests handed to a worker
                                         thread (dump, tests) */
+    atomic_uint_fast64_t n_dir_lookups_fast; /* directory lookups
+                                        answered on the callbacks */
     struct dist_workers *workers;    /* owned; dist-worker.c */
     struct dist_task statfs_task;    /* (lock: is_statfs_busy) background
                                         statfs refresh */
@@ -548,6 +554,33 @@ void dist_lookup(vl_xlator_t *xl, vl_req_t *req);
  * in the inode ctx. Worker threads only. 0 or -errno. */
 int dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                   bool fix, struct vl_iatt *out /* OUT */);
+/* Merges the directory copies of lookups lk (copy base first: mode,
+ * owner, GFID; the newest times of the copies with its GFID) into *out;
+ * returns the up subvolumes where the copy is missing. */
+dist_mask_t dist_dir_merge(const struct dist_call *lk, unsigned n,
+                           dist_mask_t up, int base,
+                           struct vl_iatt *out /* OUT */);
+/* Fills l from the layout xattrs that came with directory lookups lk
+ * (each range's err: its lookup's or xattr's error); returns the
+ * subvolumes whose lookup found the directory but brought no xattr. */
+dist_mask_t dist_layout_from_lookups(const struct dist_call *lk, unsigned n,
+                                     struct dist_layout *l);
+/* Keeps a copy of l in the inode ctx of loc's inode and of gfid's. */
+void dist_layout_store(vl_xlator_t *xl, const struct vl_loc *loc,
+                       const vl_gfid_t *gfid, const struct dist_layout *l);
+/* dist-mkdir.c: one child request per subvolume in mask, in index
+ * order, into *out (heap; the caller frees it); how many, or -ENOMEM. */
+int dist_round_reqs(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+                    vl_req_t ***out /* OUT */);
+/* dist-dirlookup.c: lookup of a directory whose GFID is known (the
+ * inode's, or the copy a named lookup found on the hashed subvolume):
+ * every up subvolume in one parallel round from the callbacks, each copy
+ * checked to be gfid; anything unusual
+ * (a copy missing, a subvolume down, a layout to repair, not a
+ * directory) goes to a worker's dist_dir_sync. */
+void dist_lookup_dir(vl_xlator_t *xl, vl_req_t *req, const vl_gfid_t *gfid);
+/* The worker path of a directory lookup (dist-lookup.c). */
+void dist_lookup_dir_task(vl_xlator_t *xl, vl_req_t *req);
 /* Writes l's ranges to the subvolumes in mask (worker only); each
  * range's err becomes the write's status. */
 void dist_layout_write(vl_xlator_t *xl, vl_req_t *req,

@@ -276,6 +276,91 @@ test_mkdir_hashed_first(void **state)
 }
 
 
+/* ---- lookup of a known directory ---- */
+
+static vl_gfid_t rd_known_dir;
+static uint64_t rd_dir_no_layout; /* bricks whose copy has no layout */
+
+/* Every brick has the directory, with its range of the default layout
+ * in the lookup's answer (unless in rd_dir_no_layout). */
+static int
+rd_known_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    if (r->op != VL_FOP_LOOKUP)
+        return 0; /* the heal's layout write */
+    ia->gfid = rd_known_dir;
+    ia->mode = S_IFDIR | 0755;
+    ia->nlink = 2;
+    ia->mtime = 100 + mock; /* the newest copy's time goes up */
+    if (VL_ARGS(r, lookup)->xattr_name == NULL)
+        return 0;
+    assert_string_equal(VL_ARGS(r, lookup)->xattr_name, DIST_XATTR_LAYOUT);
+    if (rd_dir_no_layout & (1ULL << mock)) {
+        r->reply.xattr_status = -ENODATA;
+    } else {
+        struct dist_layout *l = dist_layout_new(NULL, RD_N);
+
+        assert_non_null(l);
+        dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+        r->reply.xattr = vl_malloc(NULL, DIST_LAYOUT_SIZE, VL_MT_REPLY);
+        assert_non_null(r->reply.xattr);
+        dist_layout_encode(&l->r[mock], (unsigned char *)r->reply.xattr);
+        r->reply.xattr_len = DIST_LAYOUT_SIZE;
+        vl_free(l);
+    }
+    return 0;
+}
+
+
+/* The kernel revalidating a directory it knows: one round of lookups,
+ * each with the layout, answered on the callbacks (no worker), with the
+ * newest time of the copies; a copy without its layout goes to a worker,
+ * which repairs it. */
+static void
+test_dir_lookup_on_callbacks(void **state)
+{
+    struct rd *t = *state;
+
+    for (int k = 0; k < 2; k++) {
+        struct vl_test_result res = {0};
+        struct rd_round rd;
+        vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+        uint64_t tasks = dist_priv(t->dht)->n_tasks;
+        vl_inode_t *dir;
+        int rounds = 0;
+
+        vl_gfid_generate(&rd_known_dir);
+        rd_dir_no_layout = k == 0 ? 0 : 1ULL << 2;
+        dir = vl_inode_get(t->g->graph->itable, &rd_known_dir, S_IFDIR);
+        VL_ARGS(req, lookup)->loc.parent = t->root;
+        VL_ARGS(req, lookup)->loc.name = "known";
+        VL_ARGS(req, lookup)->loc.inode = dir;
+        vl_test_wind(req, &res);
+        assert_true(rd_round(t, &res, rd_known_answer, &rd));
+        assert_int_equal(rd.mask, 0xfULL);
+        for (int i = 0; i < RD_N; i++)
+            assert_int_equal(rd.op[i], VL_FOP_LOOKUP);
+        while (rd_round(t, &res, rd_known_answer, &rd))
+            rounds++;
+        rd_wait_done(t, &res);
+        assert_int_equal(res.status, 0);
+        assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &rd_known_dir));
+        assert_int_equal(res.reply.iatt.mtime, 103);
+        if (k == 0) {
+            assert_int_equal(rounds, 0);
+            assert_int_equal(dist_priv(t->dht)->n_tasks, tasks);
+        } else {
+            /* Asked again on a worker, and the layout rewritten. */
+            assert_true(rounds >= 2);
+            assert_int_equal(dist_priv(t->dht)->n_tasks, tasks + 1);
+        }
+        vl_test_result_clear(&res);
+        vl_inode_unref(dir);
+    }
+    rd_dir_no_layout = 0;
+}
+
+
 /* Bricks that grant the lease a mkdir asks for (want_lease). */
 static uint64_t rd_lease_granted;
 
@@ -611,7 +696,7 @@ test_dir_lookup_layout_in_lookup_round(void **state)
 
 
 /* Lookups answered without the layout (a translator below answered them
- * itself): the layout is read by getxattr in a third round, and no
+ * itself): a worker asks again and reads the layout by getxattr, and no
  * repair follows. */
 static void
 test_dir_lookup_layout_fallback(void **state)
@@ -626,6 +711,10 @@ test_dir_lookup_layout_fallback(void **state)
     rd_dir_lookup_start(t, 2, true, name, fresh, &res);
     assert_true(rd_round(t, &res, rd_dir_answer, &rd));
     assert_int_equal(rd.mask, 1ULL << 2);
+    assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* lookups */
+    assert_int_equal(rd.mask, 0xf);
+    /* No layout with them: a worker asks again (dist_dir_sync), then
+     * reads the layout apart (a rare case: one more round). */
     assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* lookups */
     assert_int_equal(rd.mask, 0xf);
     assert_true(rd_round(t, &res, rd_dir_answer, &rd)); /* getxattrs */
@@ -714,6 +803,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_still_being_made,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_of_another_dir,
+                                        rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_dir_lookup_on_callbacks,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_lease_from_every_brick,
                                         rd_setup, rd_teardown),
