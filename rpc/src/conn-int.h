@@ -80,6 +80,9 @@ struct vrpc_conn {
                                          default); the parser holder's */
     char peer[64];                    /* "addr:port" */
     char peer_addr[48];               /* "addr" */
+    atomic_bool is_peer_shut;         /* the input event said the peer
+                                         shut down (EPOLLRDHUP): read to
+                                         the end, not to a short read */
 };
 
 /* conn-out.c: makes sure an EPOLLOUT event will come (registering the

@@ -350,8 +350,11 @@ conn_read(vrpc_conn_t *c, int fd)
                 return rc;
         }
         /* A short read emptied the socket: skip the read that would only
-         * say EAGAIN; re-arming EPOLLIN reports data that came since. */
-        if (is_drained) {
+         * say EAGAIN; re-arming EPOLLIN reports data that came since. Not
+         * once the peer has shut down: its FIN may have come with the
+         * last data in one edge, and no other edge follows, so only
+         * reading on finds the end (a brick's last reply and its close). */
+        if (is_drained && !atomic_load(&c->is_peer_shut)) {
             conn_set_lowat(c, fd);
             return 0;
         }
@@ -401,8 +404,8 @@ conn_arm_in_locked(vrpc_conn_t *c)
 {
     if (c->io_in != NULL)
         return 0;
-    return vl_io_add(c->loop, c->fd, EPOLLIN | EPOLLET, conn_in_cb, c,
-                     &c->io_in);
+    return vl_io_add(c->loop, c->fd, EPOLLIN | EPOLLET | EPOLLRDHUP,
+                     conn_in_cb, c, &c->io_in);
 }
 
 
@@ -558,7 +561,8 @@ conn_in_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
 
     (void)io;
     (void)fd;
-    (void)events;
+    if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))
+        atomic_store(&c->is_peer_shut, true);
     conn_input(c);
     vrpc_conn_unref(c);
 }

@@ -455,6 +455,49 @@ test_large_body_sets_rcvlowat(void **state)
 }
 
 
+/* A last record and the peer's shutdown arriving together raise one
+ * edge: the reader must find the end after the record (a brick's reply
+ * and its close; the client saw neither the close nor, until its ping
+ * timed out, that the brick was gone). Both are in the socket before the
+ * connection starts, so they come as one event. */
+static void
+test_record_and_eof_in_one_edge(void **state)
+{
+    const size_t small = 200;
+    char msg[4 + 200];
+    uint32_t mark = htonl((uint32_t)small | VRPC_LAST_FRAG);
+    int sv[2], closed = 0;
+
+    (void)state;
+    /* Replace t_setup's connection by one not started yet. */
+    vrpc_conn_close(st.conn, -ENOTCONN);
+    vrpc_conn_unref(st.conn);
+    close(st.peer);
+    st.n_closed = 0;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    st.peer = sv[1];
+    assert_int_equal(vrpc_conn_new(st.loop, sv[0], false, &t_ops, NULL,
+                                   &st.conn),
+                     0);
+    memcpy(msg, &mark, 4);
+    for (size_t i = 0; i < small; i++)
+        msg[4 + i] = t_pat(i);
+    t_send_all(st.peer, msg, sizeof(msg));
+    assert_int_equal(shutdown(st.peer, SHUT_WR), 0);
+    assert_int_equal(vrpc_conn_start(st.conn), 0);
+    assert_int_equal(t_wait_records(1), 1);
+    for (int i = 0; i < T_WAIT_MS && closed == 0; i++) {
+        pthread_mutex_lock(&st.lock);
+        closed = st.n_closed;
+        pthread_mutex_unlock(&st.lock);
+        if (closed == 0)
+            usleep(1000);
+    }
+    assert_int_equal(closed, 1);
+    assert_true(vrpc_conn_is_closed(st.conn));
+}
+
+
 int
 main(void)
 {
@@ -468,6 +511,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_peer_dies_mid_send, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_large_body_sets_rcvlowat,
+                                        t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_record_and_eof_in_one_edge,
                                         t_setup, t_teardown),
     };
 
