@@ -382,7 +382,7 @@ nlc_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
     const struct vl_upcall *up = data;
     struct nlc_dir *dir;
 
-    if (priv == NULL)
+    if (priv == NULL || (ev == VL_EV_UPCALL && up == NULL))
         return vl_notify_default(xl, ev, data);
     switch (ev) {
     case VL_EV_UPCALL:
