@@ -314,30 +314,26 @@ static void
 up_entry_fop(vl_xlator_t *xl, vl_req_t *req)
 {
     struct up_priv *priv = xl->priv;
+    bool is_asked = req->op == VL_FOP_MKDIR && req->args.mkdir.want_lease;
+    bool is_granted = false;
     vl_req_t *r;
 
-    if (req->op == VL_FOP_MKDIR && req->args.mkdir.want_lease) {
+    if (is_asked) {
         struct up_breaks b;
-        int rc;
 
         up_breaks_init(&b);
         pthread_mutex_lock(&priv->lock);
-        rc = up_grant_locked(xl, priv, &req->args.mkdir.gfid,
-                             req->caller.client_id, &b);
+        /* Without memory for it there is no lease; the mkdir goes on, and
+         * its answer says so (up_entry_done finds no holder). */
+        is_granted = up_grant_locked(xl, priv, &req->args.mkdir.gfid,
+                                     req->caller.client_id, &b)
+                     == 0;
         pthread_mutex_unlock(&priv->lock);
         up_breaks_send(xl, &b);
-        if (rc != 0) {
-            /* No lease, still a mkdir. */
-            r = vl_req_child(req, VL_FIRST_CHILD(xl));
-            if (r != NULL)
-                r->args.mkdir.want_lease = false;
-            goto wind;
-        }
     }
     r = vl_req_child(req, VL_FIRST_CHILD(xl));
-wind:
     if (r == NULL) {
-        if (req->op == VL_FOP_MKDIR && req->args.mkdir.want_lease) {
+        if (is_granted) {
             pthread_mutex_lock(&priv->lock);
             up_drop_locked(priv, &req->args.mkdir.gfid,
                            req->caller.client_id);

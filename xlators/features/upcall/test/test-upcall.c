@@ -356,6 +356,54 @@ test_limit_evicts_oldest(void **state)
 }
 
 
+/* Every request is answered once whichever allocation fails, and a lease
+ * the mkdir's answer reports is one the brick keeps (the create breaks
+ * it). */
+static void
+test_enomem_answers_once(void **state)
+{
+    struct t_env *e = *state;
+
+    for (long n = 1; n < 200; n++) {
+        struct vl_test_result res = {0}, res2 = {0};
+        vl_req_t *mk = vl_req_new(e->g->graph->top, VL_FOP_MKDIR);
+        vl_req_t *cr = vl_req_new(e->g->graph->top, VL_FOP_CREATE);
+        vl_inode_t *dir;
+        vl_gfid_t d;
+        long used;
+
+        vl_gfid_generate(&d);
+        dir = vl_inode_get(e->g->graph->itable, &d, S_IFDIR);
+        mk->caller.client_id = 1;
+        mk->args.mkdir.loc.parent = e->root;
+        mk->args.mkdir.loc.name = "d";
+        mk->args.mkdir.gfid = d;
+        mk->args.mkdir.want_lease = true;
+        cr->caller.client_id = 2;
+        cr->args.create.loc.parent = dir;
+        cr->args.create.loc.name = "f";
+        t_n_breaks = 0;
+        vl_mem_fail_at(n);
+        vl_test_wind(mk, &res);
+        vl_mock_reply_all(e->mock, 0);
+        vl_test_wind(cr, &res2);
+        vl_mock_reply_all(e->mock, 0);
+        used = vl_mem_alloc_count();
+        vl_mem_fail_at(0);
+        assert_int_equal(res.n_done, 1);
+        assert_int_equal(res2.n_done, 1);
+        if (res.status == 0 && res.reply.is_leased && res2.status == 0)
+            assert_int_equal(t_n_breaks, 1);
+        vl_test_result_clear(&res);
+        vl_test_result_clear(&res2);
+        vl_inode_unref(dir);
+        if (used < n)
+            return; /* this run never reached the failure: all covered */
+    }
+    fail_msg("allocation failure loop did not converge");
+}
+
+
 static void
 test_class(void **state)
 {
@@ -384,6 +432,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_disconnect_drops_leases,
                                         t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_limit_evicts_oldest, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_enomem_answers_once, t_setup,
                                         t_teardown),
         cmocka_unit_test(test_class),
     };
