@@ -79,6 +79,11 @@ struct vl_lookup_args {
      * directory: one round trip instead of a lookup and a getxattr);
      * borrowed, NULL = none. See reply.xattr_status. */
     const char *xattr_name;
+    /* Named lookup: the directory the caller last saw under this name
+     * (mount/fuse's name hints), null when none. Only a hint: the name
+     * may name something else by now. distribute then asks every
+     * subvolume at once instead of the hashed one first. */
+    vl_gfid_t dir_hint;
 };
 struct vl_stat_args { struct vl_loc loc; struct vl_fd *fd; /* fd may be NULL */ };
 struct vl_setattr_args {

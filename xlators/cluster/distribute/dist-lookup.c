@@ -176,6 +176,12 @@ dist_lookup(vl_xlator_t *xl, vl_req_t *req)
         dist_task_or_unwind(xl, req, dist_lookup_gfid_task);
         return;
     }
+    /* Last seen as a directory: every subvolume at once (a stale hint
+     * costs the worker path, which finds what the name is now). */
+    if (!vl_gfid_is_null(&a->dir_hint)) {
+        dist_lookup_dir(xl, req, &a->dir_hint);
+        return;
+    }
     idx = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, &committed);
     if (idx == -ESTALE) {
         dist_with_parent_layout(xl, req, a->loc.parent, dist_lookup);

@@ -199,6 +199,13 @@ vfuse_lookup(struct vfuse_call *call)
     if (req != NULL)
         rc = vfuse_new_entry_loc(call, &VL_ARGS(req, lookup)->loc,
                                  vfuse_arg_str(call, 0, NULL));
+    /* A directory seen under this name before (the kernel revalidating
+     * it once its entry timed out): distribute can skip a round. */
+    if (rc == 0)
+        (void)vfuse_hint_peek_dir(&call->sess->table,
+                                  &VL_ARGS(req, lookup)->loc.parent->gfid,
+                                  VL_ARGS(req, lookup)->loc.name,
+                                  &VL_ARGS(req, lookup)->dir_hint);
     vfuse_send(call, req, rc, vfuse_entry_done);
 }
 

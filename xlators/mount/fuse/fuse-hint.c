@@ -4,7 +4,9 @@
  * UNLINK, RMDIR and RENAME, which FUSE sends as parent + name only, can
  * carry the object's inode (loc->inode) down without a LOOKUP. With it,
  * distribute goes to the brick that holds the file instead of asking
- * every brick.
+ * every brick. A LOOKUP of a name last seen as a directory carries its
+ * GFID as lookup.dir_hint (vfuse_hint_peek_dir), so that distribute asks
+ * every brick at once instead of the name's hashed one first.
  *
  * Filled from entry replies (LOOKUP, CREATE, MKNOD, MKDIR, SYMLINK, LINK,
  * READDIRPLUS entries); a hint is dropped when its name is unlinked,
@@ -26,6 +28,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fuse.h"
 
@@ -200,6 +203,26 @@ vfuse_hint_take(struct vfuse_table *t, const vl_gfid_t *parent,
     }
     pthread_mutex_unlock(&t->lock);
     return inode;
+}
+
+
+bool
+vfuse_hint_peek_dir(struct vfuse_table *t, const vl_gfid_t *parent,
+                    const char *name, vl_gfid_t *out)
+{
+    struct vfuse_hint **pp;
+    bool is_dir = false;
+
+    if (name == NULL)
+        return false;
+    pthread_mutex_lock(&t->lock);
+    pp = vfuse_hint_find_locked(t, parent, name, strlen(name));
+    if (*pp != NULL && S_ISDIR((*pp)->node->type)) {
+        *out = (*pp)->node->gfid;
+        is_dir = true;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return is_dir;
 }
 
 

@@ -391,6 +391,10 @@ void vfuse_hint_add_gfid(struct vfuse_table *t, const vl_gfid_t *parent,
  * inode when that is in graph gen, else NULL. */
 vl_inode_t *vfuse_hint_take(struct vfuse_table *t, const vl_gfid_t *parent,
                             const char *name, uint64_t gen);
+/* Whether (parent, name) was last seen naming a directory; its GFID in
+ * *out. The hint stays. */
+bool vfuse_hint_peek_dir(struct vfuse_table *t, const vl_gfid_t *parent,
+                         const char *name, vl_gfid_t *out /* OUT */);
 /* The node is being freed: its hints go with it. */
 void vfuse_hint_drop_node_locked(struct vfuse_table *t,
                                  struct vfuse_node *node);

@@ -361,6 +361,57 @@ test_dir_lookup_on_callbacks(void **state)
 }
 
 
+static int
+rd_all_enoent(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    (void)mock;
+    (void)r;
+    (void)ia;
+    return -ENOENT;
+}
+
+
+/* A named lookup with a directory hint (mount/fuse saw the name as that
+ * directory): every brick at once, no hashed round first, no worker. A
+ * stale hint (the name is gone) is answered right by the worker path. */
+static void
+test_dir_lookup_with_hint(void **state)
+{
+    struct rd *t = *state;
+
+    for (int k = 0; k < 2; k++) {
+        struct vl_test_result res = {0};
+        struct rd_round rd;
+        vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+        uint64_t tasks = dist_priv(t->dht)->n_tasks;
+        vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
+        rd_answer_fn *fn = k == 0 ? rd_known_answer : rd_all_enoent;
+
+        vl_gfid_generate(&rd_known_dir);
+        VL_ARGS(req, lookup)->loc.parent = t->root;
+        VL_ARGS(req, lookup)->loc.name = "hinted";
+        VL_ARGS(req, lookup)->loc.inode = fresh;
+        VL_ARGS(req, lookup)->dir_hint = rd_known_dir;
+        vl_test_wind(req, &res);
+        assert_true(rd_round(t, &res, fn, &rd));
+        assert_int_equal(rd.mask, 0xfULL);
+        while (rd_round(t, &res, fn, &rd))
+            ;
+        rd_wait_done(t, &res);
+        if (k == 0) {
+            assert_int_equal(res.status, 0);
+            assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &rd_known_dir));
+            assert_int_equal(dist_priv(t->dht)->n_tasks, tasks);
+        } else {
+            assert_int_equal(res.status, -ENOENT);
+            assert_int_equal(dist_priv(t->dht)->n_tasks, tasks + 1);
+        }
+        vl_test_result_clear(&res);
+        vl_inode_unref(fresh);
+    }
+}
+
+
 /* Bricks that grant the lease a mkdir asks for (want_lease). */
 static uint64_t rd_lease_granted;
 
@@ -806,6 +857,8 @@ main(int argc, char **argv)
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_dir_lookup_on_callbacks,
                                         rd_setup, rd_teardown),
+        cmocka_unit_test_setup_teardown(test_dir_lookup_with_hint, rd_setup,
+                                        rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_lease_from_every_brick,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_mkdir_stale_copy_gets_layout,
