@@ -254,23 +254,32 @@ up_is_held_locked(struct up_priv *priv, const vl_gfid_t *gfid, uint64_t id)
 }
 
 
+/* Takes id off l's holders; true when l has none left (the caller then
+ * removes it from the table). */
+static bool
+up_holder_del_locked(struct up_priv *priv, struct up_lease *l, uint64_t id)
+{
+    size_t keep = 0;
+
+    for (size_t i = 0; i < l->n_holders; i++)
+        if (l->holders[i] != id)
+            l->holders[keep++] = l->holders[i];
+    l->n_holders = keep;
+    if (keep > 0)
+        return false;
+    up_unlink_locked(priv, l);
+    return true;
+}
+
+
 /* Drops id's lease on gfid, if any (its mkdir failed: nothing to tell). */
 static void
 up_drop_locked(struct up_priv *priv, const vl_gfid_t *gfid, uint64_t id)
 {
     struct up_lease *l = g_hash_table_lookup(priv->leases, gfid);
-    size_t keep = 0;
 
-    if (l == NULL)
-        return;
-    for (size_t i = 0; i < l->n_holders; i++)
-        if (l->holders[i] != id)
-            l->holders[keep++] = l->holders[i];
-    l->n_holders = keep;
-    if (keep == 0) {
-        up_unlink_locked(priv, l);
+    if (l != NULL && up_holder_del_locked(priv, l, id))
         g_hash_table_remove(priv->leases, &l->gfid);
-    }
 }
 
 
@@ -355,19 +364,9 @@ up_client_gone(struct up_priv *priv, uint64_t id)
 
     pthread_mutex_lock(&priv->lock);
     g_hash_table_iter_init(&it, priv->leases);
-    while (g_hash_table_iter_next(&it, &key, &value)) {
-        struct up_lease *l = value;
-        size_t keep = 0;
-
-        for (size_t i = 0; i < l->n_holders; i++)
-            if (l->holders[i] != id)
-                l->holders[keep++] = l->holders[i];
-        l->n_holders = keep;
-        if (keep == 0) {
-            up_unlink_locked(priv, l);
+    while (g_hash_table_iter_next(&it, &key, &value))
+        if (up_holder_del_locked(priv, value, id))
             g_hash_table_iter_remove(&it);
-        }
-    }
     pthread_mutex_unlock(&priv->lock);
 }
 

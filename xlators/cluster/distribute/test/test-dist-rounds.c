@@ -361,16 +361,6 @@ test_dir_lookup_on_callbacks(void **state)
 }
 
 
-static int
-rd_all_enoent(int mock, vl_req_t *r, struct vl_iatt *ia)
-{
-    (void)mock;
-    (void)r;
-    (void)ia;
-    return -ENOENT;
-}
-
-
 /* A named lookup with a directory hint (mount/fuse saw the name as that
  * directory): every brick at once, no hashed round first, no worker. A
  * stale hint (the name is gone) is answered right by the worker path. */
@@ -385,7 +375,7 @@ test_dir_lookup_with_hint(void **state)
         vl_req_t *req = vl_req_new(t->dht, VL_FOP_LOOKUP);
         uint64_t tasks = dist_priv(t->dht)->n_tasks;
         vl_inode_t *fresh = vl_inode_new(t->g->graph->itable);
-        rd_answer_fn *fn = k == 0 ? rd_known_answer : rd_all_enoent;
+        rd_answer_fn *fn = k == 0 ? rd_known_answer : rd_gone;
 
         vl_gfid_generate(&rd_known_dir);
         VL_ARGS(req, lookup)->loc.parent = t->root;
