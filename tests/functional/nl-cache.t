@@ -18,28 +18,11 @@
 
 VOL="$T/vol/nlc-traced.vol"
 PLAIN="$T/vol/nlc-plain.vol"
-: > "$VOL"
-for i in 0 1 2 3; do
-    TEST alloc_port "PORT$i"
-    eval "port=\$PORT$i"
-    mkdir -p "$T/bricks/b$i"
-    TEST start_brick "b$i" "$T/bricks/b$i" "$port"
-    printf 'volume c%d\n type protocol/client\n option remote-host %s\n option remote-port %s\n option remote-subvolume b%d\nend-volume\n' \
-        "$i" "$H0" "$port" "$i" >> "$VOL"
+TEST dist4_traced_vols "$VOL" "$PLAIN"
+for v in "$VOL" "$PLAIN"; do
+    printf 'volume nlc\n type performance/nl-cache\n subvolumes dist\nend-volume\n' \
+        >> "$v"
 done
-cp "$VOL" "$PLAIN"
-printf 'volume dist\n type cluster/distribute\n subvolumes c0 c1 c2 c3\nend-volume\n' \
-    >> "$PLAIN"
-printf 'volume nlc\n type performance/nl-cache\n subvolumes dist\nend-volume\n' \
-    >> "$PLAIN"
-for i in 0 1 2 3; do
-    printf 'volume tr%d\n type debug/trace\n subvolumes c%d\nend-volume\n' \
-        "$i" "$i" >> "$VOL"
-done
-printf 'volume dist\n type cluster/distribute\n subvolumes tr0 tr1 tr2 tr3\nend-volume\n' \
-    >> "$VOL"
-printf 'volume nlc\n type performance/nl-cache\n subvolumes dist\nend-volume\n' \
-    >> "$VOL"
 _T_MOUNTS+=("$M0" "$M1")
 TEST start_fsd client-traced --volfile "$VOL" "$M0"
 TEST wait_for_mount "$M0"
