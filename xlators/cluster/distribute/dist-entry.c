@@ -329,7 +329,8 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
             return;
         }
     }
-    hashed = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    hashed = dist_hashed_subvol_sync(xl, req, a->newloc.parent,
+                                     a->newloc.name);
     if (hashed >= 0 && hashed != cached && !dist_is_up(xl, (unsigned)hashed)) {
         vl_unwind(req, -ENOTCONN);
         return;

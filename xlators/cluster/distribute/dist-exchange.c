@@ -171,8 +171,8 @@ dist_exchange_task(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EXDEV); /* no single atomic step does it */
         return;
     }
-    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
-    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    oh = dist_hashed_subvol_sync(xl, req, a->oldloc.parent, a->oldloc.name);
+    nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if ((oh >= 0 && oh != os && !dist_is_up(xl, (unsigned)oh))
         || (nh >= 0 && nh != os && !dist_is_up(xl, (unsigned)nh))) {
         vl_unwind(req, -ENOTCONN); /* a link file could not follow */

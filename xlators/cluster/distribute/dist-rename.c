@@ -131,8 +131,8 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     int oh, nh, target = -1;
     int rc;
 
-    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
-    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    oh = dist_hashed_subvol_sync(xl, req, a->oldloc.parent, a->oldloc.name);
+    nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if (nh < 0 || !dist_is_up(xl, (unsigned)nh)) {
         vl_unwind(req, -ENOTCONN);
         return;
@@ -240,7 +240,7 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOMEM;
         goto out;
     }
-    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if (nh < 0)
         nh = 0;
     rc = dist_child_sync(xl, req, (unsigned)nh);
@@ -451,8 +451,8 @@ dist_rename_try_fast(vl_xlator_t *xl, vl_req_t *req, int src,
     struct vl_rename_args *a = VL_ARGS(req, rename);
     int oh, nh;
 
-    oh = dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL);
-    nh = dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL);
+    oh = dist_hashed_subvol_sync(xl, req, a->oldloc.parent, a->oldloc.name);
+    nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if (nh < 0 || !dist_is_up(xl, (unsigned)nh)
         || (oh >= 0 && !dist_is_up(xl, (unsigned)oh)))
         return 1;

@@ -170,18 +170,18 @@ dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
 }
 
 
-int
-dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
-                   bool *committed)
+/* dist_hashed_subvol with a layout no older than max_age_ms. */
+static int
+dist_hashed_subvol_aged(vl_xlator_t *xl, vl_inode_t *parent,
+                        const char *name, bool *committed,
+                        uint64_t max_age_ms)
 {
     struct dist_inode_ctx *ctx = dist_ictx(xl, parent);
     int idx = -ESTALE;
 
     pthread_mutex_lock(&parent->lock);
-    /* An old layout may predate a fix-layout or a rebalance: a miss on a
-     * COMMITTED range would be trusted wrongly, a create misplaced. */
     if (ctx->layout != NULL
-        && dist_now_ms() - ctx->layout_ms <= DIST_LAYOUT_TRUST_MS) {
+        && dist_now_ms() - ctx->layout_ms <= max_age_ms) {
         idx = dist_layout_search(ctx->layout, name);
         if (idx < 0)
             idx = -EDOM;
@@ -191,6 +191,38 @@ dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
     }
     pthread_mutex_unlock(&parent->lock);
     return idx;
+}
+
+
+int
+dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
+                   bool *committed)
+{
+    /* An old layout may predate a fix-layout or a rebalance: a miss on a
+     * COMMITTED range would be trusted wrongly, a create misplaced. */
+    return dist_hashed_subvol_aged(xl, parent, name, committed,
+                                   DIST_LAYOUT_TRUST_MS);
+}
+
+
+int
+dist_hashed_subvol_sync(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
+                        const char *name)
+{
+    struct vl_loc loc = {.inode = parent};
+    struct vl_iatt iatt;
+    int idx;
+
+    if (parent == NULL)
+        return -ESTALE;
+    idx = dist_hashed_subvol(xl, parent, name, NULL);
+    if (idx != -ESTALE)
+        return idx;
+    if (dist_dir_sync(xl, req, &loc, false, &iatt) != 0)
+        return -ESTALE;
+    vl_reply_clear(&req->reply);
+    /* Just read from the bricks: whatever its age by now. */
+    return dist_hashed_subvol_aged(xl, parent, name, NULL, UINT64_MAX);
 }
 
 

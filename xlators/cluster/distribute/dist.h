@@ -515,6 +515,13 @@ int dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
  * committed (may be NULL) tells whether the hashed range is COMMITTED. */
 int dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent,
                        const char *name, bool *committed);
+/* The same in a task (worker threads only: may block). A task runs after
+ * its fop checked the parent's layout and may outlast the layout's trust
+ * (a busy worker, a slow brick): the layout is then read again from the
+ * bricks instead of being taken for none (a rename failing ENOTCONN, a
+ * link file not made). -ESTALE only when that read fails. */
+int dist_hashed_subvol_sync(vl_xlator_t *xl, vl_req_t *req,
+                            vl_inode_t *parent, const char *name);
 void dist_ictx_set_file(vl_xlator_t *xl, vl_inode_t *inode, int cached,
                         int hashed, bool has_linkfile);
 /* Cached subvolume of a file, or -1. */

@@ -7,7 +7,8 @@
  *     file's xattr in parallel; EEXIST there goes the full path;
  *   a stale inode (the name renamed away, replaced by another file or by
  *     a directory) falls back to finding the name everywhere;
- *   no inode at all: found everywhere, then the short path.
+ *   no inode at all: found everywhere, then the short path;
+ *   a layout that aged while the task ran is read again.
  */
 #include "config.h"
 
@@ -296,6 +297,82 @@ test_rename_without_inode(void **state)
 }
 
 
+/* A rename whose task outlives the parent's layout trust (a busy worker,
+ * a slow brick): the layout is read again, not taken for none. */
+static unsigned rd_layout_reads;
+
+static int
+rd_rename_aged(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    struct vl_lookup_args *a;
+
+    if (r->op != VL_FOP_LOOKUP)
+        return rd_rename_found(mock, r, ia);
+    a = VL_ARGS(r, lookup);
+    if (a->loc.name != NULL)
+        return rd_rename_found(mock, r, ia);
+    /* The parent (the root) read again, with its layout. */
+    if (mock == 0)
+        rd_layout_reads++;
+    ia->gfid = rd_dir_gfid;
+    ia->mode = S_IFDIR | 0755;
+    ia->nlink = 2;
+    if (a->xattr_name != NULL) {
+        struct dist_layout *l = dist_layout_new(NULL, RD_N);
+
+        assert_non_null(l);
+        dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+        r->reply.xattr = vl_malloc(NULL, DIST_LAYOUT_SIZE, VL_MT_REPLY);
+        assert_non_null(r->reply.xattr);
+        dist_layout_encode(&l->r[mock], (unsigned char *)r->reply.xattr);
+        r->reply.xattr_len = DIST_LAYOUT_SIZE;
+        vl_free(l);
+    }
+    return 0;
+}
+
+
+static void
+test_rename_layout_aged_in_the_task(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct dist_inode_ctx *ctx = dist_ictx(t->dht, t->root);
+    struct rd_round rd;
+    char on[32], nn[32];
+    int rounds = 0;
+    bool is_renamed = false;
+
+    rd_name_on(t, 1, "o", on, sizeof(on));
+    rd_name_on(t, 1, "n", nn, sizeof(nn));
+    rd_old_name = on;
+    rd_dir_gfid = t->root->gfid;
+    rd_layout_reads = 0;
+    vl_gfid_generate(&rd_file_gfid);
+    rd_rename_start(t, NULL, on, nn, &res);
+    /* The task's first round (finding the name) is in the mocks: the
+     * layout the fop checked grows old meanwhile. */
+    for (int i = 0; i < 5000 && rd_pending(t) < RD_N; i++)
+        usleep(1000);
+    assert_int_equal(rd_pending(t), RD_N);
+    pthread_mutex_lock(&t->root->lock);
+    ctx->layout_ms -= 10 * DIST_LAYOUT_TRUST_MS;
+    pthread_mutex_unlock(&t->root->lock);
+    while (rd_round(t, &res, rd_rename_aged, &rd)) {
+        if ((rd.mask & (1ULL << 1)) && rd.op[1] == VL_FOP_RENAME)
+            is_renamed = true;
+        assert_true(++rounds < 20);
+    }
+    rd_wait_done(t, &res);
+    /* Before: ENOTCONN, nothing renamed. */
+    assert_int_equal(res.status, 0);
+    assert_true(is_renamed);
+    assert_int_equal(rd_layout_reads, 1);
+    assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &rd_file_gfid));
+    vl_test_result_clear(&res);
+}
+
+
 /* The old name is a directory now (replaced by another client). */
 static int
 rd_rename_dir_now(int mock, vl_req_t *r, struct vl_iatt *ia)
@@ -366,6 +443,8 @@ main(int argc, char **argv)
             test_rename_stale_inode_now_a_directory, rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_rename_without_inode, rd_setup,
                                         rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_rename_layout_aged_in_the_task, rd_setup, rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
