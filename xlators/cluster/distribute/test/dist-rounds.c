@@ -178,3 +178,18 @@ rd_file(struct rd *t, int cached, int hashed)
     dist_ictx_set_file(t->dht, inode, cached, hashed, cached != hashed);
     return inode;
 }
+
+
+void
+rd_reply_layout(int mock, vl_req_t *r)
+{
+    struct dist_layout *l = dist_layout_new(NULL, RD_N);
+
+    assert_non_null(l);
+    dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
+    r->reply.xattr = vl_malloc(NULL, DIST_LAYOUT_SIZE, VL_MT_REPLY);
+    assert_non_null(r->reply.xattr);
+    dist_layout_encode(&l->r[mock], (unsigned char *)r->reply.xattr);
+    r->reply.xattr_len = DIST_LAYOUT_SIZE;
+    vl_free(l);
+}

@@ -55,5 +55,8 @@ void rd_wait_done(struct rd *t, struct vl_test_result *res);
 int rd_ok(int mock, vl_req_t *r, struct vl_iatt *ia);
 /* A file inode whose ctx says: data on cached, name hashed to hashed. */
 vl_inode_t *rd_file(struct rd *t, int cached, int hashed);
+/* Puts mock's range of the default layout (generation 1, COMMITTED) in
+ * r's reply, as a lookup asking for the layout xattr gets it. */
+void rd_reply_layout(int mock, vl_req_t *r);
 
 #endif /* MORTAR_DIST_ROUNDS_H */

@@ -317,17 +317,8 @@ rd_rename_aged(int mock, vl_req_t *r, struct vl_iatt *ia)
     ia->gfid = rd_dir_gfid;
     ia->mode = S_IFDIR | 0755;
     ia->nlink = 2;
-    if (a->xattr_name != NULL) {
-        struct dist_layout *l = dist_layout_new(NULL, RD_N);
-
-        assert_non_null(l);
-        dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
-        r->reply.xattr = vl_malloc(NULL, DIST_LAYOUT_SIZE, VL_MT_REPLY);
-        assert_non_null(r->reply.xattr);
-        dist_layout_encode(&l->r[mock], (unsigned char *)r->reply.xattr);
-        r->reply.xattr_len = DIST_LAYOUT_SIZE;
-        vl_free(l);
-    }
+    if (a->xattr_name != NULL)
+        rd_reply_layout(mock, r);
     return 0;
 }
 

@@ -295,19 +295,10 @@ rd_known_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
     if (VL_ARGS(r, lookup)->xattr_name == NULL)
         return 0;
     assert_string_equal(VL_ARGS(r, lookup)->xattr_name, DIST_XATTR_LAYOUT);
-    if (rd_dir_no_layout & (1ULL << mock)) {
+    if (rd_dir_no_layout & (1ULL << mock))
         r->reply.xattr_status = -ENODATA;
-    } else {
-        struct dist_layout *l = dist_layout_new(NULL, RD_N);
-
-        assert_non_null(l);
-        dist_layout_default(l, dist_mask_none(), 1, DIST_FLAG_COMMITTED);
-        r->reply.xattr = vl_malloc(NULL, DIST_LAYOUT_SIZE, VL_MT_REPLY);
-        assert_non_null(r->reply.xattr);
-        dist_layout_encode(&l->r[mock], (unsigned char *)r->reply.xattr);
-        r->reply.xattr_len = DIST_LAYOUT_SIZE;
-        vl_free(l);
-    }
+    else
+        rd_reply_layout(mock, r);
     return 0;
 }
 
