@@ -218,6 +218,7 @@ dist_hashed_subvol_sync(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
     idx = dist_hashed_subvol(xl, parent, name, NULL);
     if (idx != -ESTALE)
         return idx;
+    atomic_fetch_add(&dist_priv(xl)->n_layout_rereads, 1);
     if (dist_dir_sync(xl, req, &loc, false, &iatt) != 0)
         return -ESTALE;
     vl_reply_clear(&req->reply);
@@ -797,6 +798,8 @@ dist_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "worker_tasks=%" PRIu64 "\n", (uint64_t)priv->n_tasks);
     fprintf(out, "dir_lookups_fast=%" PRIu64 "\n",
             (uint64_t)priv->n_dir_lookups_fast);
+    fprintf(out, "layout_rereads=%" PRIu64 "\n",
+            (uint64_t)priv->n_layout_rereads);
 }
 
 

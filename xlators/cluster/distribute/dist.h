@@ -386,6 +386,8 @@ struct dist_priv {
                                         thread (dump, tests) */
     atomic_uint_fast64_t n_dir_lookups_fast; /* directory lookups
                                         answered on the callbacks */
+    atomic_uint_fast64_t n_layout_rereads; /* layouts a task read again,
+                                        past their trust (dump, tests) */
     struct dist_workers *workers;    /* owned; dist-worker.c */
     struct dist_task statfs_task;    /* (lock: is_statfs_busy) background
                                         statfs refresh */

@@ -359,6 +359,7 @@ test_rename_layout_aged_in_the_task(void **state)
     assert_int_equal(res.status, 0);
     assert_true(is_renamed);
     assert_int_equal(rd_layout_reads, 1);
+    assert_int_equal(dist_priv(t->dht)->n_layout_rereads, 1);
     assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &rd_file_gfid));
     vl_test_result_clear(&res);
 }
