@@ -34,7 +34,7 @@ TEST node_mortard 1
 TEST node_mortard 2
 TEST node_mortard 3
 # Node 1 reaches node 3's mgmt port through the bridge.
-TEST ip netns exec "${NS[1]}" bash -c "exec 3<>/dev/tcp/$H3/24100"
+TEST nsenter --net=/run/netns/"${NS[1]}" bash -c "exec 3<>/dev/tcp/$H3/24100"
 
 # Probe by address; every node ends up with the two others.
 EXPECT "peer probe: success" ncli 1 peer probe "$H2"
