@@ -221,7 +221,6 @@ dist_hashed_subvol_sync(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
     atomic_fetch_add(&dist_priv(xl)->n_layout_rereads, 1);
     if (dist_dir_sync(xl, req, &loc, false, &iatt) != 0)
         return -ESTALE;
-    vl_reply_clear(&req->reply);
     /* Just read from the bricks: whatever its age by now. */
     return dist_hashed_subvol_aged(xl, parent, name, NULL, UINT64_MAX);
 }
