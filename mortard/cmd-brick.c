@@ -125,15 +125,16 @@ md_bricks_fill(struct md_state *st, struct md_volume *vol,
 }
 
 
-/* A rebalance or remove-brick of vol runs or is not committed: why, or
+/* A rebalance or remove-brick of vol runs (on this node: a transaction
+ * stages this on every node, md_txn_stage) or is not committed: why, or
  * NULL. */
 static const char *
 md_vol_busy(struct md_state *st, const struct md_volume *vol)
 {
-    if (md_rebal_pid(st, vol, false) != 0)
-        return "a rebalance is running (stop it or wait)";
-    if (md_rebal_pid(st, vol, true) != 0)
-        return "a remove-brick migration is running";
+    const char *busy = md_rebal_busy_here(st, vol, false);
+
+    if (busy != NULL)
+        return busy;
     for (size_t i = 0; i < vol->n_bricks; i++)
         if (vol->bricks[i].is_decommissioned)
             return "a remove-brick task is not committed (commit or stop "
@@ -412,6 +413,63 @@ md_remove_drop(struct md_state *st, struct md_volume *vol, const size_t *idx,
 }
 
 
+int
+md_remove_commit_check(struct md_state *st, const struct md_volume *vol,
+                       struct md_result *r)
+{
+    struct md_rebal_views views = {0};
+    const struct md_rebal_view *w;
+    long long left;
+
+    if (md_rebal_gather(st, vol->name, true, &views) != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume remove-brick "
+                       "commit: failed: out of memory");
+        return -ENOMEM;
+    }
+    w = md_rebal_views_pick(&views);
+    for (size_t i = 1; w == NULL && i < views.n; i++)
+        if (views.v[i].err[0] != '\0' &&
+            strcmp(views.v[i].err, MD_REBAL_DISCONNECTED) != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, EHOSTUNREACH, "volume "
+                           "remove-brick commit: failed: node %s, which "
+                           "may have run the migration, did not answer: "
+                           "%s", views.v[i].node, views.v[i].err);
+            md_rebal_views_free(&views);
+            return -EHOSTUNREACH;
+        }
+    if (w == NULL || strcmp(w->status, "completed") != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
+                       "commit: failed: the migration of data off the "
+                       "bricks is %s%s%s; commit once it completed (or use "
+                       "force: data on them is lost)",
+                       w != NULL ? w->status : "not started",
+                       w != NULL && w != &views.v[0] ? " on node " : "",
+                       w != NULL && w != &views.v[0] ? w->node : "");
+        md_rebal_views_free(&views);
+        return -EBUSY;
+    }
+    left = w->skipped_files + w->failed_files;
+    if (left > 0) {
+        /* Those files are still on the bricks: a commit would take
+         * them out of the volume. */
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
+                       "commit: failed: the migration left %lld "
+                       "file%s on the bricks being removed (%lld "
+                       "skipped: hard links or no space on the "
+                       "destination, %lld failed; the remove-brick "
+                       "log says which); move them through a mount "
+                       "and run 'remove-brick ... start' again, or "
+                       "use 'commit force' to remove the bricks with "
+                       "them (data loss)", left, left == 1 ? "" : "s",
+                       w->skipped_files, w->failed_files);
+        md_rebal_views_free(&views);
+        return -EBUSY;
+    }
+    md_rebal_views_free(&views);
+    return 0;
+}
+
+
 void
 md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                     struct md_result *r)
@@ -421,7 +479,6 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
     struct md_volume *vol;
     const char *op = argc > 0 ? argv[argc - 1] : "", *busy;
     bool is_commit_force = false;
-    long long skipped, failed;
     size_t n, *idx = NULL;
     vl_err_t err = {.msg = ""};
     bool is_op = false;
@@ -473,11 +530,12 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
             md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick "
                            "start: failed: %s", err.msg);
         } else {
-            /* The migration runs on the node the command came to. */
-            if (md_txn_is_origin(st)) {
-                md_rebal_forget(st, vol, true);
+            /* The migration runs on the node the command came to; an
+             * older run's state goes on every node, so that status and
+             * commit see only this one. */
+            md_rebal_forget(st, vol, true);
+            if (md_txn_is_origin(st))
                 rc = md_rebal_start(st, vol, true, false, &err);
-            }
             if (rc != 0) {
                 vl_err_t e2 = {.msg = ""};
 
@@ -508,7 +566,9 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
         goto out;
     }
     if (strcmp(op, "stop") == 0) {
-        rc = md_txn_is_origin(st) ? md_rebal_stop(st, vol, true, &err) : 0;
+        /* Every node stops its own process: the one that ran the start
+         * has it. */
+        rc = md_rebal_stop(st, vol, true, &err);
         if (rc == 0)
             rc = md_remove_mark(st, vol, idx, n, false, &err);
         if (rc != 0)
@@ -520,35 +580,9 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                            "now; the bricks stay in the volume.\n");
         goto out;
     }
-    if (strcmp(op, "commit") == 0 && md_txn_is_origin(st)) {
-        const char *s = md_rebal_status(st, vol, true);
-
-        if (s == NULL || strcmp(s, "completed") != 0) {
-            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
-                           "commit: failed: the migration of data off the "
-                           "bricks is %s; commit once it completed (or use "
-                           "force: data on them is lost)",
-                           s != NULL ? s : "not started");
-            goto out;
-        }
-        if (md_rebal_left(st, vol, true, &skipped, &failed) == 0 &&
-            skipped + failed > 0) {
-            /* Those files are still on the bricks: a commit would take
-             * them out of the volume. */
-            md_result_fail(r, MD_EXIT_FAIL, EBUSY, "volume remove-brick "
-                           "commit: failed: the migration left %lld "
-                           "file%s on the bricks being removed (%lld "
-                           "skipped: hard links or no space on the "
-                           "destination, %lld failed; the remove-brick "
-                           "log says which); move them through a mount "
-                           "and run 'remove-brick ... start' again, or "
-                           "use 'commit force' to remove the bricks with "
-                           "them (data loss)", skipped + failed,
-                           skipped + failed == 1 ? "" : "s", skipped,
-                           failed);
-            goto out;
-        }
-    }
+    if (strcmp(op, "commit") == 0 && md_txn_is_origin(st) &&
+        md_remove_commit_check(st, vol, r) != 0)
+        goto out;
     /* commit, or force: end a migration still running, then drop. */
     busy = md_rebal_pid(st, vol, false) != 0 ? "a rebalance is running"
                                              : NULL;
@@ -557,7 +591,7 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                        "failed: Volume %s: %s", op, vol->name, busy);
         goto out;
     }
-    rc = md_txn_is_origin(st) ? md_rebal_stop(st, vol, true, &err) : 0;
+    rc = md_rebal_stop(st, vol, true, &err);
     if (rc == 0)
         rc = md_remove_drop(st, vol, idx, n, &err);
     if (rc != 0) {

@@ -357,6 +357,10 @@ void md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                       struct md_result *r);
 void md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                          struct md_result *r);
+/* remove-brick commit may go ahead: the migration (on whichever node
+ * ran it) completed and left no file behind; else fails r. */
+int md_remove_commit_check(struct md_state *st, const struct md_volume *vol,
+                           struct md_result *r);
 /* volume rebalance. */
 void md_cmd_rebalance(struct md_state *st, int argc, char **argv,
                       struct md_result *r);
@@ -369,14 +373,59 @@ int md_rebal_start(struct md_state *st, const struct md_volume *vol,
 /* SIGTERM and wait; 0 if none runs any more. */
 int md_rebal_stop(struct md_state *st, const struct md_volume *vol,
                   bool is_remove, vl_err_t *err);
-/* The effective status: "in progress", "completed", "failed", "stopped",
- * or NULL if none was ever started (no state file, no process). */
-const char *md_rebal_status(const struct md_state *st,
-                            const struct md_volume *vol, bool is_remove);
-/* The files the finished run left where they were (skipped: hard links,
- * no space; failed), from its state file; -ENOENT without one. */
-int md_rebal_left(const struct md_state *st, const struct md_volume *vol,
-                  bool is_remove, long long *skipped, long long *failed);
+/* One node's view of the rebalance (or remove-brick migration) of a
+ * volume: what its state file and process say. */
+struct md_rebal_view {
+    char node[256];          /* "localhost", or the peer's host */
+    char err[256];           /* why the peer did not answer; "" if it did */
+    char status[16];         /* in progress|completed|failed|stopped, or
+                              * "" when that node never ran one */
+    bool is_running;         /* its process lives */
+    bool is_lost;            /* its process exited before writing state */
+    bool died_running;       /* the state says running, no process */
+    long long moved_files, moved_bytes, scanned_files, scanned_dirs;
+    long long failed_files, skipped_files;
+    long long eta_seconds;   /* -1 unknown */
+    long long run_seconds;
+    long long started;       /* unix seconds it started, 0 unknown */
+    char error[512];         /* last failure, "" if none */
+};
+/* err of a peer the liveness monitor knows as disconnected (not asked). */
+#define MD_REBAL_DISCONNECTED "disconnected"
+/* Every node's view: [0] is this node, then one per peer in probe
+ * order (a disconnected peer or one that did not answer has err set). */
+struct md_rebal_views {
+    struct md_rebal_view *v; /* owned */
+    size_t n;
+};
+/* This node's view of the task of the volume named volname. */
+void md_rebal_view_local(const struct md_state *st, const char *volname,
+                         bool is_remove, struct md_rebal_view *out);
+/* Asks every connected peer (REBAL_TASK QUERY, a few seconds each at
+ * most) besides this node. -ENOMEM only; free with md_rebal_views_free. */
+int md_rebal_gather(struct md_state *st, const char *volname,
+                    bool is_remove, struct md_rebal_views *out);
+void md_rebal_views_free(struct md_rebal_views *views);
+/* The node whose task counts: the one whose process runs, else the one
+ * whose task started last (this node first among equals); NULL if no
+ * node that answered has one. */
+const struct md_rebal_view *md_rebal_views_pick(
+    const struct md_rebal_views *views);
+/* Stops the task process running on peer node (SIGTERM there, then waits
+ * until it no longer runs). */
+int md_rebal_stop_peer(struct md_state *st, const char *volname,
+                       bool is_remove, const char *node, vl_err_t *err);
+/* REBAL_TASK, answered on the loop thread without md_state.lock (reads
+ * the run dir's rebalance files, signals the local process only). */
+struct vrpc_conn;
+void md_rebal_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
+                    const char *body, size_t len);
+/* A task process of vol runs on this node and forbids changing its
+ * bricks (is_remove_ok: a remove-brick migration does not count): why,
+ * or NULL. */
+const char *md_rebal_busy_here(const struct md_state *st,
+                               const struct md_volume *vol,
+                               bool is_remove_ok);
 /* Renders the GlusterFS-like status table into r. */
 int md_rebal_show(struct md_state *st, const struct md_volume *vol,
                   bool is_remove, struct md_result *r, vl_err_t *err);

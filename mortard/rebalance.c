@@ -40,6 +40,8 @@ extern char **environ;
 
 #define MD_REBAL_STOP_WAIT_MS 60000
 
+static void md_last_line(const char *path, char *buf, size_t len);
+
 /* What the state file says (missing keys stay 0 / -1 / ""). */
 struct md_rebal_info {
     char status[16];         /* running|completed|failed|stopped */
@@ -202,29 +204,64 @@ md_rebal_eff(pid_t pid, int read_rc, const struct md_rebal_info *in,
 }
 
 
-const char *
-md_rebal_status(const struct md_state *st, const struct md_volume *vol,
-                bool is_remove)
+void
+md_rebal_view_local(const struct md_state *st, const char *volname,
+                    bool is_remove, struct md_rebal_view *out)
 {
+    struct md_volume v;
     struct md_rebal_info in;
-    pid_t pid = md_rebal_pid(st, vol, is_remove);
-    int read_rc = md_rebal_read(st, vol, is_remove, &in);
+    const char *eff;
+    long long now = (long long)time(NULL);
+    pid_t pid;
+    int read_rc;
 
-    return md_rebal_eff(pid, read_rc, &in,
-                        md_rebal_lost(st, vol, is_remove, read_rc, &in));
+    memset(out, 0, sizeof(*out));
+    snprintf(out->node, sizeof(out->node), "localhost");
+    out->eta_seconds = -1;
+    memset(&v, 0, sizeof(v));
+    snprintf(v.name, sizeof(v.name), "%s", volname);
+    pid = md_rebal_pid(st, &v, is_remove);
+    read_rc = md_rebal_read(st, &v, is_remove, &in);
+    out->is_running = pid != 0;
+    out->is_lost = pid == 0 && md_rebal_lost(st, &v, is_remove, read_rc,
+                                             &in);
+    eff = md_rebal_eff(pid, read_rc, &in, out->is_lost);
+    if (eff == NULL)
+        return;
+    snprintf(out->status, sizeof(out->status), "%s", eff);
+    out->died_running = pid == 0 && read_rc == 0 &&
+                        strcmp(in.status, "running") == 0;
+    out->moved_files = in.moved_files;
+    out->moved_bytes = in.moved_bytes;
+    out->scanned_files = in.scanned_files;
+    out->scanned_dirs = in.scanned_dirs;
+    out->failed_files = in.failed_files;
+    out->skipped_files = in.skipped_files;
+    out->eta_seconds = pid != 0 ? in.eta_seconds : -1;
+    out->run_seconds = in.started == 0 ? 0
+        : (pid != 0 ? now : (in.updated != 0 ? in.updated : now)) -
+              in.started;
+    out->started = in.started;
+    snprintf(out->error, sizeof(out->error), "%s", in.error);
+    if (out->is_lost && out->error[0] == '\0') {
+        char log[4200];
+
+        snprintf(log, sizeof(log), "%s/rebalance/%s%s.log", st->log_dir,
+                 volname, is_remove ? ".remove" : "");
+        md_last_line(log, out->error, sizeof(out->error));
+    }
 }
 
 
-int
-md_rebal_left(const struct md_state *st, const struct md_volume *vol,
-              bool is_remove, long long *skipped, long long *failed)
+const char *
+md_rebal_busy_here(const struct md_state *st, const struct md_volume *vol,
+                   bool is_remove_ok)
 {
-    struct md_rebal_info in;
-    int rc = md_rebal_read(st, vol, is_remove, &in);
-
-    *skipped = rc == 0 ? in.skipped_files : 0;
-    *failed = rc == 0 ? in.failed_files : 0;
-    return rc;
+    if (md_rebal_pid(st, vol, false) != 0)
+        return "a rebalance is running (stop it or wait)";
+    if (!is_remove_ok && md_rebal_pid(st, vol, true) != 0)
+        return "a remove-brick migration is running";
+    return NULL;
 }
 
 
@@ -477,30 +514,104 @@ md_hms(long long s, char *buf, size_t len)
 }
 
 
+/* One row of the status table, and its node in the tree. */
+static void
+md_rebal_row(struct md_result *r, struct md_node *t,
+             const struct md_rebal_view *w, const char *node_id)
+{
+    char size[32], rt[32];
+    struct md_node *n;
+
+    md_human_size(w->moved_bytes, size, sizeof(size));
+    md_hms(w->run_seconds, rt, sizeof(rt));
+    md_sbuf_printf(&r->text, "%40s %16lld %13s %13lld %13lld %13lld %20s "
+                   "%18s\n", w->node, w->moved_files, size,
+                   w->scanned_files, w->failed_files, w->skipped_files,
+                   w->status, rt);
+    n = md_node_add(t, "node", NULL);
+    md_node_add(n, "nodeName", w->node);
+    if (node_id != NULL)
+        md_node_add(n, "id", node_id);
+    md_node_addf(n, "files", "%lld", w->moved_files);
+    md_node_addf(n, "size", "%lld", w->moved_bytes);
+    md_node_addf(n, "lookups", "%lld", w->scanned_files);
+    md_node_addf(n, "dirs", "%lld", w->scanned_dirs);
+    md_node_addf(n, "failures", "%lld", w->failed_files);
+    md_node_addf(n, "skipped", "%lld", w->skipped_files);
+    md_node_add(n, "statusStr", w->status);
+    md_node_addf(n, "runtime", "%lld", w->run_seconds);
+    md_node_addf(n, "eta", "%lld", w->is_running ? w->eta_seconds : 0);
+    if (w->error[0] != '\0')
+        md_node_add(n, "error", w->error);
+}
+
+
+/* What follows the table for one node's task: its time left while it
+ * runs, why it failed. */
+static void
+md_rebal_notes(struct md_state *st, const struct md_volume *vol,
+               bool is_remove, const struct md_rebal_view *w, bool is_local,
+               struct md_result *r)
+{
+    const char *what = is_remove ? "remove-brick" : "rebalance";
+    const char *on = is_local ? "" : " on node ";
+    const char *node = is_local ? "" : w->node;
+    char eta[32], log[4200];
+
+    if (w->is_running) {
+        if (w->eta_seconds >= 0) {
+            md_hms(w->eta_seconds, eta, sizeof(eta));
+            md_sbuf_printf(&r->text, "Estimated time left for %s to "
+                           "complete%s%s : %s\n", what, on, node, eta);
+        } else {
+            md_sbuf_printf(&r->text, "Estimated time left for %s to "
+                           "complete%s%s : unknown (still estimating)\n",
+                           what, on, node);
+        }
+    }
+    snprintf(log, sizeof(log), "%s/rebalance/%s%s.log", st->log_dir,
+             vol->name, is_remove ? ".remove" : "");
+    if (w->is_lost)
+        md_sbuf_printf(&r->text, "The %s process%s%s exited before it "
+                       "started working: %s (see %s%s%s)\n", what, on, node,
+                       w->error, is_local ? "" : "the log ", log,
+                       is_local ? "" : " there");
+    else if (w->died_running)
+        md_sbuf_printf(&r->text, "The %s process%s%s died while running "
+                       "(see %s); run 'volume %s %s start' there to resume "
+                       "where it stopped.\n", what, on, node, log, what,
+                       is_remove ? "VOL BRICK..." : vol->name);
+    if (w->error[0] != '\0' && !w->is_lost)
+        md_sbuf_printf(&r->text, "Last error%s%s: %s\n", on, node,
+                       w->error);
+}
+
+
 int
 md_rebal_show(struct md_state *st, const struct md_volume *vol,
               bool is_remove, struct md_result *r, vl_err_t *err)
 {
-    struct md_rebal_info in;
-    pid_t pid = md_rebal_pid(st, vol, is_remove);
-    int read_rc = md_rebal_read(st, vol, is_remove, &in);
-    bool is_lost = pid == 0 && md_rebal_lost(st, vol, is_remove, read_rc,
-                                             &in);
-    const char *eff = md_rebal_eff(pid, read_rc, &in, is_lost);
-    char size[32], rt[32], eta[32], log[4200];
-    long long now = (long long)time(NULL), run;
-    struct md_node *t, *n;
+    struct md_rebal_views views = {0};
+    struct md_node *t;
+    size_t rows = 0;
 
-    if (eff == NULL) {
+    if (md_rebal_gather(st, vol->name, is_remove, &views) != 0) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < views.n; i++)
+        if (views.v[i].status[0] != '\0')
+            rows++;
+    if (rows == 0) {
+        for (size_t i = 1; i < views.n; i++)
+            if (views.v[i].err[0] != '\0')
+                md_sbuf_printf(&r->text, "Node %s did not answer: %s\n",
+                               views.v[i].node, views.v[i].err);
         vl_err_set(err, "%s not started for volume %s",
                    is_remove ? "remove-brick" : "Rebalance", vol->name);
+        md_rebal_views_free(&views);
         return -ENOENT;
     }
-    run = in.started == 0 ? 0
-          : (pid != 0 ? now : (in.updated != 0 ? in.updated : now)) -
-                in.started;
-    md_human_size(in.moved_bytes, size, sizeof(size));
-    md_hms(run, rt, sizeof(rt));
     md_sbuf_printf(&r->text, "%40s %16s %13s %13s %13s %13s %20s %18s\n",
                    "Node", "Rebalanced-files", "size", "scanned",
                    "failures", "skipped", "status", "run time in h:m:s");
@@ -508,61 +619,21 @@ md_rebal_show(struct md_state *st, const struct md_volume *vol,
                    "---------", "-----------", "-----------",
                    "-----------", "-----------", "-----------",
                    "------------", "--------------");
-    md_sbuf_printf(&r->text, "%40s %16lld %13s %13lld %13lld %13lld %20s "
-                   "%18s\n", "localhost", in.moved_files, size,
-                   in.scanned_files, in.failed_files, in.skipped_files, eff,
-                   rt);
-    if (pid != 0) {
-        if (in.eta_seconds >= 0) {
-            md_hms(in.eta_seconds, eta, sizeof(eta));
-            md_sbuf_printf(&r->text, "Estimated time left for %s to "
-                           "complete : %s\n", is_remove ? "remove-brick"
-                           : "rebalance", eta);
-        } else {
-            md_sbuf_printf(&r->text, "Estimated time left for %s to "
-                           "complete : unknown (still estimating)\n",
-                           is_remove ? "remove-brick" : "rebalance");
-        }
-    }
-    snprintf(log, sizeof(log), "%s/rebalance/%s%s.log", st->log_dir,
-             vol->name, is_remove ? ".remove" : "");
-    if (is_lost) {
-        char msg[512];
-
-        md_last_line(log, msg, sizeof(msg));
-        md_sbuf_printf(&r->text, "The %s process exited before it "
-                       "started working: %s (see %s)\n", is_remove ?
-                       "remove-brick" : "rebalance", msg, log);
-        if (in.error[0] == '\0')
-            snprintf(in.error, sizeof(in.error), "%s", msg);
-    } else if (pid == 0 && read_rc == 0 &&
-               strcmp(in.status, "running") == 0)
-        md_sbuf_printf(&r->text, "The %s process died while running (see "
-                       "%s); run 'volume %s %s start' to resume where it "
-                       "stopped.\n", is_remove ? "remove-brick" :
-                       "rebalance", log, is_remove ? "remove-brick" :
-                       "rebalance", is_remove ? "VOL BRICK..." : vol->name);
-    if (in.error[0] != '\0')
-        md_sbuf_printf(&r->text, "Last error: %s\n", in.error);
-
     t = md_node_add(r->root, "volRebalance", NULL);
     md_node_add(t, "volname", vol->name);
     md_node_add(t, "op", is_remove ? "remove-brick" : "rebalance");
-    md_node_add(t, "nodeCount", "1");
-    n = md_node_add(t, "node", NULL);
-    md_node_add(n, "nodeName", "localhost");
-    md_node_add(n, "id", st->node_id);
-    md_node_addf(n, "files", "%lld", in.moved_files);
-    md_node_addf(n, "size", "%lld", in.moved_bytes);
-    md_node_addf(n, "lookups", "%lld", in.scanned_files);
-    md_node_addf(n, "dirs", "%lld", in.scanned_dirs);
-    md_node_addf(n, "failures", "%lld", in.failed_files);
-    md_node_addf(n, "skipped", "%lld", in.skipped_files);
-    md_node_add(n, "statusStr", eff);
-    md_node_addf(n, "runtime", "%lld", run);
-    md_node_addf(n, "eta", "%lld", pid != 0 ? in.eta_seconds : 0);
-    if (in.error[0] != '\0')
-        md_node_add(n, "error", in.error);
+    md_node_addf(t, "nodeCount", "%zu", rows);
+    for (size_t i = 0; i < views.n; i++)
+        if (views.v[i].status[0] != '\0')
+            md_rebal_row(r, t, &views.v[i], i == 0 ? st->node_id : NULL);
+    for (size_t i = 0; i < views.n; i++) {
+        if (views.v[i].status[0] != '\0')
+            md_rebal_notes(st, vol, is_remove, &views.v[i], i == 0, r);
+        else if (views.v[i].err[0] != '\0')
+            md_sbuf_printf(&r->text, "Node %s did not answer: %s\n",
+                           views.v[i].node, views.v[i].err);
+    }
+    md_rebal_views_free(&views);
     return 0;
 }
 
@@ -571,22 +642,25 @@ void
 md_rebal_task_status(struct md_state *st, const struct md_volume *vol,
                      struct md_result *r, struct md_node *v)
 {
+    struct md_rebal_views views = {0};
+    const struct md_rebal_view *w = NULL;
     bool is_remove = false;
-    const char *eff;
     struct md_node *tl, *t;
 
     for (size_t i = 0; i < vol->n_bricks; i++)
         if (vol->bricks[i].is_decommissioned)
             is_remove = true;
-    eff = md_rebal_status(st, vol, is_remove);
+    if (md_rebal_gather(st, vol->name, is_remove, &views) == 0)
+        w = md_rebal_views_pick(&views);
     tl = md_node_add(v, "tasks", NULL);
     if (tl != NULL)
         tl->is_list = true;
     md_sbuf_printf(&r->text, "Task Status of Volume %s\n-------------------"
                    "-----------------------------------------------------"
                    "-------\n", vol->name);
-    if (eff == NULL) {
+    if (w == NULL) {
         md_sbuf_printf(&r->text, "There are no active volume tasks\n");
+        md_rebal_views_free(&views);
         return;
     }
     md_sbuf_printf(&r->text, "Task                 : %s\n",
@@ -603,8 +677,13 @@ md_rebal_task_status(struct md_state *st, const struct md_volume *vol,
                              vol->bricks[i].path);
             }
     }
-    md_sbuf_printf(&r->text, "Status               : %s\n", eff);
-    md_node_add(t, "statusStr", eff);
+    md_sbuf_printf(&r->text, "Status               : %s\n", w->status);
+    md_node_add(t, "statusStr", w->status);
+    if (w != &views.v[0]) {
+        md_sbuf_printf(&r->text, "Node                 : %s\n", w->node);
+        md_node_add(t, "nodeName", w->node);
+    }
+    md_rebal_views_free(&views);
 }
 
 
@@ -618,6 +697,93 @@ md_rebal_vol(struct md_state *st, const char *name, struct md_result *r)
         md_result_fail(r, MD_EXIT_FAIL, ENOENT, "volume rebalance: %s: "
                        "failed: Volume %s does not exist", name, name);
     return vol;
+}
+
+
+/* `volume rebalance VOL stop`: where the process runs, this node or a
+ * peer. */
+static void
+md_cmd_rebal_stop(struct md_state *st, const struct md_volume *vol,
+                  struct md_result *r)
+{
+    struct md_rebal_views views = {0};
+    const struct md_rebal_view *w = NULL;
+    vl_err_t err = {.msg = ""};
+    char node[256] = "";
+    int rc;
+
+    if (md_rebal_pid(st, vol, false) != 0) {
+        rc = md_rebal_stop(st, vol, false, &err);
+    } else {
+        if (md_rebal_gather(st, vol->name, false, &views) != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume rebalance: %s: "
+                           "failed: out of memory", vol->name);
+            return;
+        }
+        w = md_rebal_views_pick(&views);
+        if (w == NULL || !w->is_running) {
+            md_rebal_views_free(&views);
+            md_result_fail(r, MD_EXIT_FAIL, ESRCH, "volume rebalance: %s: "
+                           "failed: Rebalance not started for volume %s",
+                           vol->name, vol->name);
+            return;
+        }
+        snprintf(node, sizeof(node), "%s", w->node);
+        md_rebal_views_free(&views);
+        rc = md_rebal_stop_peer(st, vol->name, false, node, &err);
+    }
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume rebalance: %s: "
+                       "failed: %s", vol->name, err.msg);
+        return;
+    }
+    (void)md_rebal_show(st, vol, false, r, &err);
+    md_sbuf_printf(&r->text, "volume rebalance: %s: success: rebalance "
+                   "stopped%s%s; the file in flight was finished or left "
+                   "untouched. 'start' resumes.\n", vol->name,
+                   node[0] != '\0' ? " on node " : "", node);
+}
+
+
+/* A rebalance or remove-brick migration of vol runs on a peer (or a
+ * connected peer could not say): fails r and returns true. */
+static bool
+md_rebal_running_elsewhere(struct md_state *st, const struct md_volume *vol,
+                           struct md_result *r)
+{
+    for (int k = 0; k < 2; k++) {
+        struct md_rebal_views views = {0};
+        bool is_remove = k == 1;
+
+        if (md_rebal_gather(st, vol->name, is_remove, &views) != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume rebalance: %s: "
+                           "failed: out of memory", vol->name);
+            return true;
+        }
+        for (size_t i = 1; i < views.n; i++) {
+            const struct md_rebal_view *w = &views.v[i];
+
+            if (w->is_running)
+                md_result_fail(r, MD_EXIT_FAIL, EALREADY, "volume "
+                               "rebalance: %s: failed: %s on %s is "
+                               "already started on node %s", vol->name,
+                               is_remove ? "A remove-brick migration"
+                                         : "Rebalance", vol->name, w->node);
+            else if (w->err[0] != '\0' &&
+                     strcmp(w->err, MD_REBAL_DISCONNECTED) != 0)
+                md_result_fail(r, MD_EXIT_FAIL, EHOSTUNREACH, "volume "
+                               "rebalance: %s: failed: cannot tell whether "
+                               "a %s runs on node %s: %s", vol->name,
+                               is_remove ? "remove-brick migration"
+                                         : "rebalance", w->node, w->err);
+            else
+                continue;
+            md_rebal_views_free(&views);
+            return true;
+        }
+        md_rebal_views_free(&views);
+    }
+    return false;
 }
 
 
@@ -657,22 +823,7 @@ md_cmd_rebalance(struct md_state *st, int argc, char **argv,
         return;
     }
     if (strcmp(op, "stop") == 0) {
-        if (md_rebal_pid(st, vol, false) == 0) {
-            md_result_fail(r, MD_EXIT_FAIL, ESRCH, "volume rebalance: %s: "
-                           "failed: Rebalance not started for volume %s",
-                           vol->name, vol->name);
-            return;
-        }
-        rc = md_rebal_stop(st, vol, false, &err);
-        if (rc != 0) {
-            md_result_fail(r, MD_EXIT_FAIL, -rc, "volume rebalance: %s: "
-                           "failed: %s", vol->name, err.msg);
-            return;
-        }
-        (void)md_rebal_show(st, vol, false, r, &err);
-        md_sbuf_printf(&r->text, "volume rebalance: %s: success: rebalance "
-                       "stopped; the file in flight was finished or left "
-                       "untouched. 'start' resumes.\n", vol->name);
+        md_cmd_rebal_stop(st, vol, r);
         return;
     }
     /* start / fix-layout start */
@@ -694,6 +845,8 @@ md_cmd_rebalance(struct md_state *st, int argc, char **argv,
                        vol->name, vol->name);
         return;
     }
+    if (md_rebal_running_elsewhere(st, vol, r))
+        return;
     for (size_t i = 0; i < vol->n_bricks; i++)
         if (vol->bricks[i].is_decommissioned ||
             md_rebal_pid(st, vol, true) != 0) {

@@ -109,6 +109,23 @@ md_cmd_is_txn(int argc, char **argv)
 }
 
 
+/* Checks only the originator makes, before anything is staged: they ask
+ * the peers (remove-brick commit: the migration completed wherever it
+ * ran). Fails r. */
+static int
+md_txn_precheck(struct md_state *st, int argc, char **argv,
+                struct md_result *r)
+{
+    struct md_volume *vol;
+
+    if (strcmp(argv[1], "remove-brick") != 0 ||
+        strcmp(argv[argc - 1], "commit") != 0)
+        return 0;
+    vol = md_volume_find(st, argv[2]);
+    return vol != NULL ? md_remove_commit_check(st, vol, r) : 0;
+}
+
+
 static int
 md_stage_create(struct md_state *st, int argc, char **argv,
                 struct md_sbuf *data, vl_err_t *err)
@@ -185,6 +202,23 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
         vl_err_set(err, "Volume %s has been started. Volume needs to be "
                    "stopped before deletion.", vol->name);
         return -EBUSY;
+    }
+    if (strcmp(sub, "add-brick") == 0 ||
+        (strcmp(sub, "remove-brick") == 0 &&
+         strcmp(argv[argc - 1], "status") != 0 &&
+         strcmp(argv[argc - 1], "stop") != 0)) {
+        /* Each node checks the task processes it runs itself, so that
+         * no node refuses at commit what the others did. A remove-brick
+         * commit or force ends the migration itself. */
+        bool is_remove_ok = strcmp(sub, "remove-brick") == 0 &&
+                            strcmp(argv[argc - 1], "start") != 0;
+        const char *busy = md_rebal_busy_here(st, vol, is_remove_ok);
+
+        if (busy != NULL) {
+            vl_err_set(err, "Volume %s: %s on node %s", vol->name, busy,
+                       md_self_host(st));
+            return -EBUSY;
+        }
     }
     if (strcmp(sub, "set") == 0 && argc == 5) {
         char canon[256];
@@ -342,6 +376,8 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
                        argv[0], argv[1], argv[2], err.msg);
         goto unlock;
     }
+    if (md_txn_precheck(st, argc, argv, r) != 0)
+        goto unlock;
     if (sdata.data != NULL)
         snprintf(port_data, sizeof(port_data), "%s", sdata.data);
     req.phase = MGMT_TXN_STAGE;

@@ -11,24 +11,11 @@
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
 
-if ! netns_cluster 4 2> "$T/netns.err"; then
-    echo "# ip netns unavailable: $(head -n 1 "$T/netns.err")" >&2
-    echo "1..0 # SKIP needs ip netns"
-    trap - EXIT
-    cleanup
-    rm -rf "$T"
-    exit 0
-fi
+netns_cluster_or_skip 4
 H1=10.213.77.1
 H2=10.213.77.2
 H3=10.213.77.3
 H4=10.213.77.4
-connected_peers() {
-    ncli "$1" peer status | grep -c "Peer in Cluster (Connected)"
-}
-mortard_of() {
-    cat "$T/n$1/run/mortard.pid" 2> /dev/null || echo 0
-}
 
 for i in 1 2 3 4; do
     TEST node_mortard "$i"

@@ -11,23 +11,13 @@
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
 
-if ! netns_cluster 3 2> "$T/netns.err"; then
-    echo "# ip netns unavailable: $(head -n 1 "$T/netns.err")" >&2
-    echo "1..0 # SKIP needs ip netns"
-    trap - EXIT
-    cleanup
-    rm -rf "$T"
-    exit 0
-fi
+netns_cluster_or_skip 3
 H1=10.213.77.1
 H2=10.213.77.2
 H3=10.213.77.3
 # Errors go to stderr; match them too.
 ncli_err() {
     ncli "$@" 2>&1
-}
-connected_peers() {
-    ncli "$1" peer status | grep -c "Peer in Cluster (Connected)"
 }
 
 TEST node_mortard 1

@@ -14,14 +14,7 @@
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
 
-if ! netns_cluster 3 2> "$T/netns.err"; then
-    echo "# ip netns unavailable: $(head -n 1 "$T/netns.err")" >&2
-    echo "1..0 # SKIP needs ip netns"
-    trap - EXIT
-    cleanup
-    rm -rf "$T"
-    exit 0
-fi
+netns_cluster_or_skip 3
 if ! "$MORTARFSD" --help 2>&1 | grep -q -- "--rebalance"; then
     echo "1..0 # SKIP mortarfsd has no --rebalance"
     trap - EXIT
@@ -43,14 +36,8 @@ for k in 0 1 2 3; do
 done
 _T_PIDFILES+=("$T/n1/run/rebalance/v0.pid")
 
-connected_peers() {
-    ncli "$1" peer status | grep -c "Peer in Cluster (Connected)"
-}
 brick_pid() {
     cat "$T/n${BN[$1]}/run/v0-brick$1.pid" 2> /dev/null || echo 0
-}
-mortard_of() {
-    cat "$T/n$1/run/mortard.pid" 2> /dev/null || echo 0
 }
 # "Brick HOST:PATH PORT ONLINE PID" rows of node I's `volume status v0`
 brick_row() {
