@@ -731,14 +731,86 @@ dist_dir_merge(const struct dist_call *lk, unsigned n, dist_mask_t up,
 }
 
 
-int
-dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
-              bool fix, struct vl_iatt *out)
+void (*dist_test_before_layout_write)(vl_xlator_t *xl,
+                                      const struct vl_loc *loc);
+
+
+/* One inodelk of the layout lock on child i; its status. */
+static int
+dist_layout_lock_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                     struct dist_layout_lock *lk, enum vl_lock_cmd cmd)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.inodelk.domain = DIST_LAYOUT_LOCK_DOMAIN;
+    a.inodelk.loc.inode = lk->dir;
+    a.inodelk.cmd = cmd;
+    a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a.inodelk.flock.whence = SEEK_SET;
+    rc = dist_call_sync_owner(xl, req, i, VL_FOP_INODELK, &a,
+                              (uint64_t)(uintptr_t)lk, &call);
+    vl_reply_clear(&call.reply);
+    return rc;
+}
+
+
+void
+dist_layout_lock(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *dir,
+                 struct dist_layout_lock *lk)
+{
+    dist_mask_t up = dist_up_mask(xl);
+
+    lk->held = dist_mask_none();
+    lk->dir = vl_inode_ref(dir);
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++) {
+        int rc;
+
+        if (!dist_mask_test(up, i))
+            continue;
+        rc = dist_layout_lock_one(xl, req, i, lk, VL_LOCK_WAIT);
+        if (rc == 0)
+            dist_mask_set(&lk->held, i);
+        else if (rc != -ENOSYS && rc != -ENOENT && rc != -ESTALE
+                 && rc != -ENOTCONN) {
+            char g[VL_GFID_STR_LEN];
+
+            vl_log(xl, VL_LOG_WARNING, "layout lock of %s on %s: %s",
+                   vl_gfid_to_str(&dir->gfid, g), xl->children[i]->name,
+                   strerror(-rc));
+        }
+    }
+}
+
+
+void
+dist_layout_unlock(vl_xlator_t *xl, vl_req_t *req,
+                   struct dist_layout_lock *lk)
+{
+    if (lk->dir == NULL)
+        return;
+    for (unsigned i = dist_priv(xl)->n; i-- > 0;)
+        if (dist_mask_test(lk->held, i))
+            (void)dist_layout_lock_one(xl, req, i, lk, VL_LOCK_UNLOCK);
+    lk->held = dist_mask_none();
+    vl_inode_unref(lk->dir);
+    lk->dir = NULL;
+}
+
+
+/* One read of a directory's copies and layout, healing missing copies
+ * and, unless want_lock (then *needs_write says a write is due and
+ * nothing was written), writing a repaired or refitted layout. */
+static int
+dist_dir_sync_pass(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+                   bool fix, bool want_lock, union vl_fop_args *args,
+                   struct dist_call *lk, struct dist_layout *l,
+                   struct vl_iatt *out, vl_inode_t **dir /* OUT, ref */,
+                   bool *needs_write /* OUT */)
 {
     struct dist_priv *priv = dist_priv(xl);
-    union vl_fop_args *args = dist_args_new(xl);
-    struct dist_call *lk = dist_calls_new(xl);
-    struct dist_layout *l = dist_layout_new(xl, priv->n);
     struct dist_anomalies an;
     struct vl_loc iloc = {.inode = NULL};
     vl_inode_t *tmp = NULL;
@@ -748,10 +820,7 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
     int base = -1, hashed = -1, rc = -ENOENT;
     bool is_named = loc->parent != NULL && loc->name != NULL;
 
-    if (args == NULL || lk == NULL || l == NULL) {
-        rc = -ENOMEM;
-        goto out;
-    }
+    *needs_write = false;
     if (is_named)
         hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
     for (unsigned i = 0; i < n; i++) {
@@ -777,15 +846,13 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
             rc = -ENOTCONN;
         if (rc == -ENOENT && !is_named)
             rc = -ESTALE;
-        goto out;
+        return rc;
     }
     missing = dist_dir_merge(lk, n, up, base, out);
     /* Inode fops below name the directory by GFID (as the wire does). */
     tmp = dist_inode_for_gfid(xl, &out->gfid, S_IFDIR);
-    if (tmp == NULL) {
-        rc = -ENOMEM;
-        goto out;
-    }
+    if (tmp == NULL)
+        return -ENOMEM;
     iloc.inode = tmp;
     if (!dist_mask_is_empty(missing) && is_named)
         dist_dir_heal_missing(xl, req, loc, &iloc, out, missing, lk);
@@ -800,6 +867,10 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         dist_mask_t write_mask = dist_mask_none();
         uint32_t gen = dist_layout_max_generation(l) + 1;
 
+        if (want_lock) {
+            *needs_write = true;
+            goto out;
+        }
         for (unsigned i = 0; i < n; i++)
             if (l->r[i].err == 0 || l->r[i].err == -ENODATA
                 || l->r[i].err == -EINVAL)
@@ -833,6 +904,8 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                     l->r[i].err = dist_mask_test(up, i) ? -ENOENT
                                                         : -ENOTCONN;
         }
+        if (dist_test_before_layout_write != NULL)
+            dist_test_before_layout_write(xl, loc);
         dist_layout_write(xl, req, &iloc, l, write_mask);
         atomic_fetch_add(&priv->n_heals, 1);
         vl_log(xl, VL_LOG_INFO, "layout of %s %s (generation %u)",
@@ -840,11 +913,50 @@ dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
                fix ? "fixed" : "repaired", gen);
     }
     dist_layout_store(xl, loc, &out->gfid, l);
-    rc = 0;
 out:
+    if (rc == 0 && dir != NULL)
+        *dir = vl_inode_ref(tmp);
     vl_inode_unref(tmp);
+    return rc;
+}
+
+
+int
+dist_dir_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
+              bool fix, struct vl_iatt *out)
+{
+    struct dist_priv *priv = dist_priv(xl);
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *lk = dist_calls_new(xl);
+    struct dist_layout *l = dist_layout_new(xl, priv->n);
+    struct dist_layout_lock llk = {.dir = NULL};
+    vl_inode_t *dir = NULL;
+    bool needs_write = false;
+    int rc;
+
+    if (args == NULL || lk == NULL || l == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* Most syncs only read: the lock is taken once a write is due, and
+     * the layout read again under it (another client may have written
+     * it meanwhile: the write then refits what it wrote). */
+    rc = dist_dir_sync_pass(xl, req, loc, fix, true, args, lk, l, out, &dir,
+                            &needs_write);
+    if (rc == 0 && needs_write) {
+        dist_layout_lock(xl, req, dir, &llk);
+        dist_calls_clear(lk, priv->n);
+        memset(lk, 0, priv->n * sizeof(*lk));
+        memset(l->r, 0, priv->n * sizeof(l->r[0]));
+        memset(args, 0, priv->n * sizeof(*args));
+        rc = dist_dir_sync_pass(xl, req, loc, fix, false, args, lk, l, out,
+                                NULL, &needs_write);
+        dist_layout_unlock(xl, req, &llk);
+    }
+out:
+    vl_inode_unref(dir);
     vl_free(l);
     vl_free(args);
-    dist_calls_free(lk, n);
+    dist_calls_free(lk, priv->n);
     return rc;
 }

@@ -62,7 +62,9 @@ static void
 dist_round_note(vl_req_t *req, vl_req_t *r, int more_st, int ignore_st)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    int i = dist_subvol_index(req->xl, r->xl);
+    /* r->xl is whoever answered: a translator between distribute and
+     * the subvolume may have passed r down. */
+    int i = dist_subvol_below(req->xl, r->xl);
     int st = r->status;
     int zero = 0;
 

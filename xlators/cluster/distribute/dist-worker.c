@@ -355,9 +355,10 @@ dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
 }
 
 
-int
-dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
-               const union vl_fop_args *args, struct dist_call *call)
+static int
+dist_call_sync_as(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
+                  const union vl_fop_args *args, const uint64_t *lk_owner,
+                  struct dist_call *call)
 {
     struct dist_wait_slot slot;
     struct dist_wait wait;
@@ -370,6 +371,8 @@ dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
         return call->status;
     }
     r->args = *args;
+    if (lk_owner != NULL)
+        r->caller.lk_owner = *lk_owner;
     dist_wait_init(&wait);
     wait.pending++;
     slot.wait = &wait;
@@ -378,6 +381,23 @@ dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
     vl_wind(r, dist_fan_done, &slot);
     dist_fan_wait(&wait);
     return call->status;
+}
+
+
+int
+dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
+               const union vl_fop_args *args, struct dist_call *call)
+{
+    return dist_call_sync_as(xl, req, i, op, args, NULL, call);
+}
+
+
+int
+dist_call_sync_owner(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                     vl_fop_t op, const union vl_fop_args *args,
+                     uint64_t lk_owner, struct dist_call *call)
+{
+    return dist_call_sync_as(xl, req, i, op, args, &lk_owner, call);
 }
 
 

@@ -61,6 +61,21 @@ dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child)
 
 
 int
+dist_subvol_below(vl_xlator_t *xl, vl_xlator_t *x)
+{
+    /* Below distribute the graph is a tree: one parent each. */
+    for (int depth = 0; x != NULL && depth < 64; depth++) {
+        int i = dist_subvol_index(xl, x);
+
+        if (i >= 0)
+            return i;
+        x = x->n_parents == 1 ? x->parents[0] : NULL;
+    }
+    return -1;
+}
+
+
+int
 dist_subvol_by_name(vl_xlator_t *xl, const char *name, size_t len)
 {
     while (len > 0 && name[len - 1] == '\0')

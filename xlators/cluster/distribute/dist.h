@@ -487,6 +487,33 @@ int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
 int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                    const union vl_fop_args *args,
                    struct dist_call *call /* OUT */);
+/* dist_call_sync with the child request's lock owner set to lk_owner
+ * (its caller is req's otherwise). */
+int dist_call_sync_owner(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                         vl_fop_t op, const union vl_fop_args *args,
+                         uint64_t lk_owner, struct dist_call *call);
+/* The layout lock of a directory: an exclusive inodelk in domain
+ * DIST_LAYOUT_LOCK_DOMAIN on every up subvolume, in index order (two
+ * holders never wait on each other crosswise), held across the read,
+ * refit and write of the directory's layout, so that two clients (or two
+ * tasks of one: the owner is the lock object's address) fixing the same
+ * directory do not interleave their writes into a layout with two
+ * generations, holes or overlaps. A subvolume that is down, lacks the
+ * directory or has no features/locks (ENOSYS) is skipped: the lock is
+ * advisory and never fails a fop. Worker threads only. */
+#define DIST_LAYOUT_LOCK_DOMAIN "mortar.dht.layout"
+/* Test only: called (when set) right before a repaired or refitted
+ * layout is written, with the layout lock held. */
+extern void (*dist_test_before_layout_write)(vl_xlator_t *xl,
+                                             const struct vl_loc *loc);
+struct dist_layout_lock {
+    dist_mask_t held;    /* subvolumes where it is held */
+    vl_inode_t *dir;     /* owned ref; NULL when not taken */
+};
+void dist_layout_lock(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *dir,
+                      struct dist_layout_lock *lk /* OUT */);
+void dist_layout_unlock(vl_xlator_t *xl, vl_req_t *req,
+                        struct dist_layout_lock *lk);
 /* Unlinks parent/name on child at (a link file, a stale copy, a replaced
  * target) on behalf of req; waits; returns the status (dist-entry.c). */
 int dist_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
@@ -500,6 +527,9 @@ void dist_calls_free(struct dist_call *calls, unsigned n);
 
 /* dist.c */
 int dist_subvol_index(vl_xlator_t *xl, vl_xlator_t *child);
+/* The subvolume whose graph below holds x (x itself, or a translator
+ * under it that answered a child request passed down to it), or -1. */
+int dist_subvol_below(vl_xlator_t *xl, vl_xlator_t *x);
 int dist_subvol_by_name(vl_xlator_t *xl, const char *name, size_t len);
 bool dist_is_up(vl_xlator_t *xl, unsigned i);
 dist_mask_t dist_up_mask(vl_xlator_t *xl);

@@ -25,18 +25,27 @@ dt_graph_open(struct dt *t)
     /* Per brick: its volume (directory included) and its name in the
      * subvolumes line. */
     size_t size = 512 + strlen(t->extra)
-                  + (size_t)t->n_bricks * (128 + strlen(t->base));
+                  + (size_t)t->n_bricks * (256 + strlen(t->base));
     char *text = malloc(size);
     size_t len = 0;
     vl_volfile_t *vf;
     vl_err_t err = {{0}};
 
     assert_non_null(text);
-    for (int i = 0; i < t->n_bricks; i++)
-        len += (size_t)snprintf(text + len, size - len,
-                                "volume b%d\n type storage/posix\n"
-                                " option directory %s/b%d\nend-volume\n",
-                                i, t->base, i);
+    for (int i = 0; i < t->n_bricks; i++) {
+        if (t->with_locks)
+            len += (size_t)snprintf(text + len, size - len,
+                                    "volume b%d-store\n type storage/posix\n"
+                                    " option directory %s/b%d\nend-volume\n"
+                                    "volume b%d\n type features/locks\n"
+                                    " subvolumes b%d-store\nend-volume\n",
+                                    i, t->base, i, i, i);
+        else
+            len += (size_t)snprintf(text + len, size - len,
+                                    "volume b%d\n type storage/posix\n"
+                                    " option directory %s/b%d\n"
+                                    "end-volume\n", i, t->base, i);
+    }
     len += (size_t)snprintf(text + len, size - len,
                             "volume dht\n type cluster/distribute\n%s"
                             " subvolumes", t->extra);
@@ -95,8 +104,8 @@ dt_setup(void **state)
 }
 
 
-int
-dt_setup_bricks(void **state, int n_bricks, const char *extra)
+static int
+dt_setup_with(void **state, int n_bricks, const char *extra, bool with_locks)
 {
     struct dt *t = calloc(1, sizeof(*t));
     char dir[128];
@@ -104,6 +113,7 @@ dt_setup_bricks(void **state, int n_bricks, const char *extra)
 
     assert_non_null(t);
     t->n_bricks = n_bricks;
+    t->with_locks = with_locks;
     snprintf(t->extra, sizeof(t->extra), "%s", extra);
     vl_global_init();
     vl_log_set_level(VL_LOG_ERROR);
@@ -131,6 +141,20 @@ dt_setup_bricks(void **state, int n_bricks, const char *extra)
     }
     *state = t;
     return 0;
+}
+
+
+int
+dt_setup_bricks(void **state, int n_bricks, const char *extra)
+{
+    return dt_setup_with(state, n_bricks, extra, false);
+}
+
+
+int
+dt_setup_locked(void **state, int n_bricks, const char *extra)
+{
+    return dt_setup_with(state, n_bricks, extra, true);
 }
 
 

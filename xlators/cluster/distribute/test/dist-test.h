@@ -31,12 +31,16 @@ struct dt {
     vl_xlator_t *dist;         /* the distribute translator (top) */
     vl_inode_t *root;          /* ref on the root inode */
     struct vl_caller caller;   /* root */
+    bool with_locks;           /* features/locks over each brick's posix */
 };
 
 int dt_setup(void **state);
 /* dt_setup with n_bricks bricks (b0..b<n_bricks-1>) and extra option
  * lines for distribute ("option k v\n", as dt_reopen). */
 int dt_setup_bricks(void **state, int n_bricks, const char *extra);
+/* dt_setup_bricks with features/locks "b<i>" over each storage/posix
+ * "b<i>-store" (the test registers xl_features_locks first). */
+int dt_setup_locked(void **state, int n_bricks, const char *extra);
 int dt_teardown(void **state);
 /* Closes and reopens the graph (fresh inode table, nothing cached). */
 void dt_restart(struct dt *t);
