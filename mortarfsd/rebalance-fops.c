@@ -193,6 +193,54 @@ fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
 }
 
 
+static int
+fsd_rb_volume_lk(vl_xlator_t *xl, vl_inode_t *root, enum vl_lock_cmd cmd,
+                 uint64_t owner)
+{
+    union vl_fop_args a = {0};
+
+    a.inodelk.domain = RB_VOLUME_DOMAIN;
+    a.inodelk.loc.inode = root;
+    a.inodelk.cmd = cmd;
+    a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a.inodelk.flock.whence = SEEK_SET;
+    return fsd_rb_call(xl, VL_FOP_INODELK, &a, owner, NULL);
+}
+
+
+int
+fsd_rb_volume_lock(const struct fsd_rebal_io *io, vl_inode_t *root,
+                   uint64_t owner, bool *held, size_t *busy)
+{
+    for (size_t i = 0; i < io->n_subs; i++) {
+        int rc = fsd_rb_volume_lk(io->subs[i], root, VL_LOCK_TRY, owner);
+
+        held[i] = rc == 0;
+        if (rc == -EAGAIN) {
+            *busy = i;
+            fsd_rb_volume_unlock(io, root, owner, held);
+            return -EAGAIN;
+        }
+        if (rc != 0 && rc != -ENOTCONN && rc != -ENOSYS)
+            vl_glog("rebalance", VL_LOG_WARNING, "migration lock on %s: %s",
+                    io->subs[i]->name, strerror(-rc));
+    }
+    return 0;
+}
+
+
+void
+fsd_rb_volume_unlock(const struct fsd_rebal_io *io, vl_inode_t *root,
+                     uint64_t owner, bool *held)
+{
+    for (size_t i = io->n_subs; i-- > 0;)
+        if (held[i]) {
+            (void)fsd_rb_volume_lk(io->subs[i], root, VL_LOCK_UNLOCK, owner);
+            held[i] = false;
+        }
+}
+
+
 /* Is the entry on xl really one of distribute's (it has a linkto)? A
  * user's empty sticky file is not, and is never removed. */
 bool

@@ -24,6 +24,9 @@
 #define RB_PATHINFO "mortar.dht.pathinfo"
 #define RB_MIGRATED "mortar.dht.migrated"
 #define RB_FREEZE_DOMAIN "mortar.dht.migrate"
+/* The volume's migration lock: one rebalance or remove-brick migration
+ * per volume at a time, whichever node runs it. */
+#define RB_VOLUME_DOMAIN "mortar.dht.rebalance"
 #define RB_MARKER_MODE (S_ISVTX | S_ISGID)
 #define RB_XATTR_LIST_MAX (64 * 1024)
 #define RB_STAMP "trusted.mortar.dht.rebal-src"
@@ -72,6 +75,17 @@ int fsd_rb_unlink(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
 /* The migration freeze (inodelk in RB_FREEZE_DOMAIN, whole file). */
 int fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
                   uint64_t owner);
+/* Takes the volume's migration lock: an inodelk (RB_VOLUME_DOMAIN, tried,
+ * not waited for) on the root of every subvolume in index order, owned
+ * by owner; held[i] says where it was taken (a subvolume down, or
+ * without features/locks, is skipped). -EAGAIN when another process
+ * holds it (nothing is held then; *busy is that subvolume's index). The
+ * bricks drop it when this process's connections end, so a migration
+ * that died frees it. */
+int fsd_rb_volume_lock(const struct fsd_rebal_io *io, vl_inode_t *root,
+                       uint64_t owner, bool *held, size_t *busy);
+void fsd_rb_volume_unlock(const struct fsd_rebal_io *io, vl_inode_t *root,
+                          uint64_t owner, bool *held);
 /* Is the entry on xl really one of distribute's (it has a linkto)? */
 bool fsd_rb_is_dht_file(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
                         const vl_gfid_t *gfid);

@@ -697,6 +697,10 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     size_t n_workers = 0;
     pthread_t crawler;
     bool has_crawler = false;
+    bool *held = NULL;          /* where the migration lock is held */
+    uint64_t lock_owner = 0;
+    vl_inode_t *root = NULL;
+    size_t busy = 0;
     int status = FSD_EXIT_FAIL;
 
     if (run == NULL)
@@ -721,6 +725,22 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
         vl_glog(RB_DOMAIN, VL_LOG_ERROR, "the volfile's top is %s, not "
                 "cluster/distribute: nothing to rebalance",
                 run->io.top->cls->type);
+        goto out;
+    }
+    /* Before the state file is touched: a process that may not run
+     * leaves the running one's state alone. */
+    held = calloc(run->io.n_subs, sizeof(*held));
+    root = vl_inode_table_root(graph->itable);
+    if (held == NULL) {
+        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "out of memory");
+        goto out;
+    }
+    lock_owner = fsd_rb_owner();
+    if (fsd_rb_volume_lock(&run->io, root, lock_owner, held, &busy) != 0) {
+        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "another rebalance or remove-brick "
+                "migration of this volume is running (it holds the "
+                "migration lock on %s); not starting a second one",
+                run->io.subs[busy]->name);
         goto out;
     }
     rb_state_init(run);
@@ -769,7 +789,10 @@ finish:
             run->st.failed_files, run->st.skipped_files);
     status = run->st.status == FSD_REBAL_FAILED ? FSD_EXIT_FAIL
                                                 : FSD_EXIT_OK;
+    fsd_rb_volume_unlock(&run->io, root, lock_owner, held);
 out:
+    vl_inode_unref(root);
+    free(held);
     fsd_rb_hl_free(run->hl);
     fsd_rb_hl_free(run->hl_want);
     pthread_cond_destroy(&run->cond);
