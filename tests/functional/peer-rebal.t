@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Rebalance and remove-brick tasks seen and controlled from every node of
 # a 3-node cluster (netns, 10.213.77.1-3; brick per node plus one added
-# from node 1; 200 files with md5s). Node 1's rebalance held in progress
-# (SIGSTOP): every node's `rebalance status` has one row per node with a
-# task (localhost / 10.213.77.1); start on node 2 refused ("already
-# started on node 10.213.77.1", no process there); add-brick on node 2
-# refused ("a rebalance is running", brick counts unchanged); stop on
-# node 2 ends node 1's process, both then show "stopped". A start on node
-# 2 runs there until completed (10.213.77.2 row on node 1); node 3's
-# volume status shows the task. remove-brick started on node 1 and held:
-# commit refused from node 1 and node 2, no node drops the brick; then
-# seen completed from node 2, committed from node 2: one brick fewer
-# everywhere, md5s intact. Node 3's mortard killed -9: status/stop still answer in 15 s.
+# from node 1; 200 files with md5s).
+#  - Node 1's rebalance held in progress (SIGSTOP): every node's
+#    `rebalance status` has one row per node with a task (localhost /
+#    10.213.77.1); start on node 2 refused ("already started on node
+#    10.213.77.1", no process there); add-brick on node 2 refused ("a
+#    rebalance is running", brick counts unchanged); stop on node 2 ends
+#    node 1's process, both then show "stopped".
+#  - Node 1 resumes, held, and its mortard is killed: node 2's start is
+#    refused by the migration lock on the bricks (node 2 shows the
+#    attempt failed, with the reason); node 1's mortard back, its run
+#    completes.
+#  - A start on node 2 runs there until completed (10.213.77.2 row on
+#    node 1); node 3's volume status shows the task.
+#  - remove-brick started on node 1 and held: commit refused from node 1
+#    and node 2, no node drops the brick; then seen completed from node
+#    2, committed from node 2: one brick fewer everywhere, md5s intact.
+#  - Node 3's mortard killed -9: status/stop still answer within 15 s.
 # TIMEOUT: 420
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -207,6 +213,35 @@ EXPECT_MATCH "stopped on node $H1" cat "$T/stop.out"
 EXPECT_WITHIN 20 "N" proc_alive "$RP"
 EXPECT_WITHIN 10 "$H1:stopped" task_rows 2
 EXPECT_WITHIN 10 "stopped" row_state 1 localhost
+
+# Node 1 resumes and is held; then its mortard dies while the migration
+# lives on. Node 2 cannot ask node 1 any more, but the migration lock the
+# process holds on the bricks refuses node 2's start (its process exits
+# at once: node 2 shows that attempt failed).
+TEST ncli 1 volume rebalance v0 start
+TEST hold_rebal 1
+RP=$HELD
+M1=$(mortard_of 1)
+TEST kill -9 "$M1"
+EXPECT_WITHIN 10 "N" proc_alive "$M1"
+EXPECT "Y" proc_alive "$RP"
+EXPECT_WITHIN 15 "1" connected_peers 2
+# (The process may get past mortard's first half second of waiting for
+# an early exit before it reaches the lock: the start then says success
+# and the status tells.)
+run_on 2 volume rebalance v0 start > /dev/null
+EXPECT_WITHIN 30 "N" pid_file_live "$T/n2/run/rebalance/v0.pid"
+EXPECT_WITHIN 10 "failed" row_state 2 localhost
+EXPECT_MATCH "holds the migration lock" ncli 2 volume rebalance v0 status
+EXPECT "Y" proc_alive "$RP"
+# Node 1's mortard back: it finds its migration again, which completes.
+TEST node_mortard 1
+EXPECT_WITHIN 20 "2" connected_peers 2
+EXPECT "$H1:in progress,localhost:failed" task_rows 2
+TEST kill -CONT "$RP"
+HELD=
+EXPECT_WITHIN 240 "completed" row_state 1 localhost
+EXPECT_WITHIN 20 "N" proc_alive "$RP"
 
 # A new start on node 2 (nothing in progress anywhere) runs there.
 TEST ncli 2 volume rebalance v0 start
