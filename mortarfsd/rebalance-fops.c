@@ -178,13 +178,14 @@ fsd_rb_unlink(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
 }
 
 
-int
-fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
-              uint64_t owner)
+/* An exclusive whole-inode inodelk in domain (cmd: take or release). */
+static int
+fsd_rb_inodelk(vl_xlator_t *xl, vl_inode_t *inode, const char *domain,
+               enum vl_lock_cmd cmd, uint64_t owner)
 {
     union vl_fop_args a = {0};
 
-    a.inodelk.domain = RB_FREEZE_DOMAIN;
+    a.inodelk.domain = domain;
     a.inodelk.loc.inode = inode;
     a.inodelk.cmd = cmd;
     a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
@@ -193,18 +194,11 @@ fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
 }
 
 
-static int
-fsd_rb_volume_lk(vl_xlator_t *xl, vl_inode_t *root, enum vl_lock_cmd cmd,
-                 uint64_t owner)
+int
+fsd_rb_freeze(vl_xlator_t *xl, vl_inode_t *inode, enum vl_lock_cmd cmd,
+              uint64_t owner)
 {
-    union vl_fop_args a = {0};
-
-    a.inodelk.domain = RB_VOLUME_DOMAIN;
-    a.inodelk.loc.inode = root;
-    a.inodelk.cmd = cmd;
-    a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
-    a.inodelk.flock.whence = SEEK_SET;
-    return fsd_rb_call(xl, VL_FOP_INODELK, &a, owner, NULL);
+    return fsd_rb_inodelk(xl, inode, RB_FREEZE_DOMAIN, cmd, owner);
 }
 
 
@@ -213,7 +207,8 @@ fsd_rb_volume_lock(const struct fsd_rebal_io *io, vl_inode_t *root,
                    uint64_t owner, bool *held, size_t *busy)
 {
     for (size_t i = 0; i < io->n_subs; i++) {
-        int rc = fsd_rb_volume_lk(io->subs[i], root, VL_LOCK_TRY, owner);
+        int rc = fsd_rb_inodelk(io->subs[i], root, RB_VOLUME_DOMAIN,
+                                VL_LOCK_TRY, owner);
 
         held[i] = rc == 0;
         if (rc == -EAGAIN) {
@@ -235,7 +230,8 @@ fsd_rb_volume_unlock(const struct fsd_rebal_io *io, vl_inode_t *root,
 {
     for (size_t i = io->n_subs; i-- > 0;)
         if (held[i]) {
-            (void)fsd_rb_volume_lk(io->subs[i], root, VL_LOCK_UNLOCK, owner);
+            (void)fsd_rb_inodelk(io->subs[i], root, RB_VOLUME_DOMAIN,
+                                 VL_LOCK_UNLOCK, owner);
             held[i] = false;
         }
 }

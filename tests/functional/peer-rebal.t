@@ -23,13 +23,6 @@
 . "$(dirname "$0")/../lib/include.rc"
 
 netns_cluster_or_skip 3
-if ! "$MORTARFSD" --help 2>&1 | grep -q -- "--rebalance"; then
-    echo "1..0 # SKIP mortarfsd has no --rebalance"
-    trap - EXIT
-    cleanup
-    rm -rf "$T"
-    exit 0
-fi
 H1=10.213.77.1
 H2=10.213.77.2
 H3=10.213.77.3
@@ -133,14 +126,7 @@ dup_files() {
     for k in "$@"; do files_of "$k"; done | sort | uniq -d
 }
 
-for i in 1 2 3; do
-    TEST node_mortard "$i"
-done
-EXPECT "peer probe: success" ncli 1 peer probe "$H2"
-EXPECT "peer probe: success" ncli 1 peer probe "$H3"
-for i in 1 2 3; do
-    EXPECT_WITHIN 15 "2" connected_peers "$i"
-done
+peers_form 3
 TEST ncli 1 volume create v0 "$H1:${BR[0]}" "$H2:${BR[1]}" "$H3:${BR[2]}" force
 TEST ncli 1 volume start v0
 for k in 0 1 2; do
