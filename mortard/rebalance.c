@@ -578,10 +578,12 @@ md_rebal_notes(struct md_state *st, const struct md_volume *vol,
                        is_local ? "" : " there");
     else if (w->died_running)
         md_sbuf_printf(&r->text, "The %s process%s%s died while running "
-                       "(see %s); run 'volume %s %s start' there to resume "
-                       "where it stopped.\n", what, on, node, log, what,
-                       is_remove ? "VOL BRICK..." : vol->name);
-    if (w->error[0] != '\0' && !w->is_lost)
+                       "(see %s%s); run 'volume %s %s start'%s to resume "
+                       "where it stopped.\n", what, on, node, log,
+                       is_local ? "" : " there", what,
+                       is_remove ? "VOL BRICK..." : vol->name,
+                       is_local ? "" : " on that node");
+    if (w->error[0] != '\0')
         md_sbuf_printf(&r->text, "Last error%s%s: %s\n", on, node,
                        w->error);
 }
