@@ -75,6 +75,7 @@ struct rb_run {
     size_t hl_rescan;                  /* crawler only: groups of this
                                           round needing a rescan */
     pthread_t main_thread;             /* woken (SIGUSR2) when done */
+    useconds_t test_delay_us;          /* MORTAR_REBAL_DELAY_MS: tests */
 };
 
 
@@ -167,6 +168,29 @@ rb_is_hl_special(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job *job,
 }
 
 
+/* Tests only: MORTAR_REBAL_DELAY_MS=N (1-10000) makes each worker wait N
+ * ms before each name, so that a test can catch a run in the middle
+ * whatever the machine's speed (the state file is written once a
+ * second). */
+static useconds_t
+rb_test_delay_us(void)
+{
+    const char *s = getenv("MORTAR_REBAL_DELAY_MS");
+    char *end = NULL;
+    long ms;
+
+    if (s == NULL || *s == '\0')
+        return 0;
+    ms = strtol(s, &end, 10);
+    if (*end != '\0' || ms < 1 || ms > 10000) {
+        vl_glog(RB_DOMAIN, VL_LOG_WARNING, "MORTAR_REBAL_DELAY_MS=%s "
+                "ignored (1-10000)", s);
+        return 0;
+    }
+    return (useconds_t)ms * 1000;
+}
+
+
 static void *
 rb_worker(void *arg)
 {
@@ -192,6 +216,8 @@ rb_worker(void *arg)
         for (size_t i = 0; i < run->io.n_subs; i++)
             if (job->ents[i].kind == FSD_RK_DATA)
                 seen = job->ents[i].iatt.size;
+        if (run->test_delay_us > 0 && !atomic_load(&run->stop))
+            usleep(run->test_delay_us);
         if (atomic_load(&run->stop))
             out = FSD_RO_STOPPED;
         else if (rb_is_hl_special(run, dir, job, &out, why, sizeof(why)))
@@ -718,6 +744,7 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     run->io.subs = run->io.top->children;
     run->io.n_subs = run->io.top->n_children;
     run->io.stop = &run->stop;
+    run->test_delay_us = rb_test_delay_us();
     run->hl = fsd_rb_hl_new(run->io.n_subs);
     pthread_mutex_init(&run->lock, NULL);
     pthread_cond_init(&run->cond, NULL);

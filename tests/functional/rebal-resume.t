@@ -49,8 +49,12 @@ TEST umount_client "$M0"
 
 # 2 -> 3, one file at a time, killed -9 once some files have moved.
 S="$T/rebal.state"
+# 20 ms a name: on a fast machine a lazy run of these files could end
+# between two writes of its state file, before the kill.
+export MORTAR_REBAL_DELAY_MS=20
 TEST start_fsd rebal --rebalance --volfile "$T/vol/dist3.vol" \
     --rebalance-state "$S" --throttle lazy
+unset MORTAR_REBAL_DELAY_MS
 EXPECT_WITHIN 300 "Y" moved_at_least "$S" 5
 TEST kill -KILL "$(fsd_pid rebal)"
 EXPECT_WITHIN 20 "N" is_alive "$(fsd_pid rebal)"
@@ -84,8 +88,10 @@ TEST umount_client "$M0"
 # signal: a refitted layout moves 205 of these 500 files here, and three
 # at once finished them within the polls once in two runs.
 S4="$T/rebal4.state"
+export MORTAR_REBAL_DELAY_MS=20
 TEST start_fsd rebal4 --rebalance --volfile "$T/vol/dist4.vol" \
     --rebalance-state "$S4" --throttle lazy
+unset MORTAR_REBAL_DELAY_MS
 EXPECT_WITHIN 300 "Y" moved_at_least "$S4" 3
 TEST stop_pid "$(fsd_pid rebal4)" TERM
 EXPECT "stopped" state_value "$S4" status
