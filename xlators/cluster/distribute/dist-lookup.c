@@ -735,7 +735,56 @@ void (*dist_test_before_layout_write)(vl_xlator_t *xl,
                                       const struct vl_loc *loc);
 
 
-/* One inodelk of the layout lock on child i; its status. */
+static void
+dist_layout_lock_args(union vl_fop_args *a, vl_inode_t *dir,
+                      enum vl_lock_cmd cmd)
+{
+    memset(a, 0, sizeof(*a));
+    a->inodelk.domain = DIST_LAYOUT_LOCK_DOMAIN;
+    a->inodelk.loc.inode = dir;
+    a->inodelk.cmd = cmd;
+    a->inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a->inodelk.flock.whence = SEEK_SET;
+}
+
+
+/* A failure to take the lock on child i that is worth a line: not a
+ * brick without features/locks, without the copy, down, or busy. */
+static void
+dist_layout_lock_note(vl_xlator_t *xl, vl_inode_t *dir, unsigned i, int rc)
+{
+    char g[VL_GFID_STR_LEN];
+
+    if (rc == 0 || rc == -ENOSYS || rc == -ENOENT || rc == -ESTALE
+        || rc == -ENOTCONN || rc == -EAGAIN)
+        return;
+    vl_log(xl, VL_LOG_WARNING, "layout lock of %s on %s: %s",
+           vl_gfid_to_str(&dir->gfid, g), xl->children[i]->name,
+           strerror(-rc));
+}
+
+
+/* One parallel round of cmd on the subvolumes in mask, answers in calls;
+ * false if it could not be made (ENOMEM). */
+static bool
+dist_layout_lock_round(vl_xlator_t *xl, vl_req_t *req,
+                       struct dist_layout_lock *lk, dist_mask_t mask,
+                       enum vl_lock_cmd cmd, struct dist_call *calls)
+{
+    union vl_fop_args *args = dist_args_new(xl);
+
+    if (args == NULL)
+        return false;
+    for (unsigned i = 0; i < dist_priv(xl)->n; i++)
+        dist_layout_lock_args(&args[i], lk->dir, cmd);
+    dist_fan_sync_owner(xl, req, mask, VL_FOP_INODELK, args,
+                        (uint64_t)(uintptr_t)lk, calls);
+    vl_free(args);
+    return true;
+}
+
+
+/* cmd on child i alone; its status. */
 static int
 dist_layout_lock_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
                      struct dist_layout_lock *lk, enum vl_lock_cmd cmd)
@@ -744,16 +793,33 @@ dist_layout_lock_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
     struct dist_call call;
     int rc;
 
-    memset(&a, 0, sizeof(a));
-    a.inodelk.domain = DIST_LAYOUT_LOCK_DOMAIN;
-    a.inodelk.loc.inode = lk->dir;
-    a.inodelk.cmd = cmd;
-    a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
-    a.inodelk.flock.whence = SEEK_SET;
+    dist_layout_lock_args(&a, lk->dir, cmd);
     rc = dist_call_sync_owner(xl, req, i, VL_FOP_INODELK, &a,
                               (uint64_t)(uintptr_t)lk, &call);
     vl_reply_clear(&call.reply);
     return rc;
+}
+
+
+/* Releases what lk holds: one round (one by one without memory). */
+static void
+dist_layout_lock_drop(vl_xlator_t *xl, vl_req_t *req,
+                      struct dist_layout_lock *lk)
+{
+    unsigned n = dist_priv(xl)->n;
+    struct dist_call *calls;
+
+    if (dist_mask_is_empty(lk->held))
+        return;
+    calls = dist_calls_new(xl);
+    if (calls == NULL
+        || !dist_layout_lock_round(xl, req, lk, lk->held, VL_LOCK_UNLOCK,
+                                   calls))
+        for (unsigned i = 0; i < n; i++)
+            if (dist_mask_test(lk->held, i))
+                (void)dist_layout_lock_one(xl, req, i, lk, VL_LOCK_UNLOCK);
+    dist_calls_free(calls, n);
+    lk->held = dist_mask_none();
 }
 
 
@@ -762,10 +828,31 @@ dist_layout_lock(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *dir,
                  struct dist_layout_lock *lk)
 {
     dist_mask_t up = dist_up_mask(xl);
+    unsigned n = dist_priv(xl)->n;
+    struct dist_call *calls = dist_calls_new(xl);
+    bool is_contended = false;
 
     lk->held = dist_mask_none();
     lk->dir = vl_inode_ref(dir);
-    for (unsigned i = 0; i < dist_priv(xl)->n; i++) {
+    /* Nobody else writing this layout (the common case): one round of
+     * tries, which never wait, so no order is needed. */
+    if (calls != NULL
+        && dist_layout_lock_round(xl, req, lk, up, VL_LOCK_TRY, calls)) {
+        for (unsigned i = 0; i < n; i++) {
+            if (!dist_mask_test(up, i))
+                continue;
+            if (calls[i].status == 0)
+                dist_mask_set(&lk->held, i);
+            is_contended = is_contended || calls[i].status == -EAGAIN;
+            dist_layout_lock_note(xl, dir, i, calls[i].status);
+        }
+        if (!is_contended)
+            goto out;
+        /* Held elsewhere: let go, then queue in index order, so that two
+         * contenders never hold parts of it crosswise. */
+        dist_layout_lock_drop(xl, req, lk);
+    }
+    for (unsigned i = 0; i < n; i++) {
         int rc;
 
         if (!dist_mask_test(up, i))
@@ -773,15 +860,10 @@ dist_layout_lock(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *dir,
         rc = dist_layout_lock_one(xl, req, i, lk, VL_LOCK_WAIT);
         if (rc == 0)
             dist_mask_set(&lk->held, i);
-        else if (rc != -ENOSYS && rc != -ENOENT && rc != -ESTALE
-                 && rc != -ENOTCONN) {
-            char g[VL_GFID_STR_LEN];
-
-            vl_log(xl, VL_LOG_WARNING, "layout lock of %s on %s: %s",
-                   vl_gfid_to_str(&dir->gfid, g), xl->children[i]->name,
-                   strerror(-rc));
-        }
+        dist_layout_lock_note(xl, dir, i, rc);
     }
+out:
+    dist_calls_free(calls, n);
 }
 
 
@@ -791,10 +873,7 @@ dist_layout_unlock(vl_xlator_t *xl, vl_req_t *req,
 {
     if (lk->dir == NULL)
         return;
-    for (unsigned i = dist_priv(xl)->n; i-- > 0;)
-        if (dist_mask_test(lk->held, i))
-            (void)dist_layout_lock_one(xl, req, i, lk, VL_LOCK_UNLOCK);
-    lk->held = dist_mask_none();
+    dist_layout_lock_drop(xl, req, lk);
     vl_inode_unref(lk->dir);
     lk->dir = NULL;
 }

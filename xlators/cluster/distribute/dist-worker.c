@@ -251,8 +251,8 @@ dist_wait_init(struct dist_wait *wait)
 static void
 dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
               const vl_fop_t *ops, const union vl_fop_args *args,
-              struct dist_call *calls, struct dist_wait *wait,
-              struct dist_wait_slot *slots)
+              const uint64_t *lk_owner, struct dist_call *calls,
+              struct dist_wait *wait, struct dist_wait_slot *slots)
 {
     unsigned n = dist_priv(xl)->n;
 
@@ -271,6 +271,8 @@ dist_fan_wind(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
             continue;
         }
         r->args = args[i];
+        if (lk_owner != NULL)
+            r->caller.lk_owner = *lk_owner;
         slots[i].wait = wait;
         slots[i].call = &calls[i];
         slots[i].parent = NULL;
@@ -309,11 +311,12 @@ dist_fan_count_ok(dist_mask_t mask, const struct dist_call *calls,
 }
 
 
-/* dist_fan_sync and dist_fan_ops_sync (ops NULL: op to every child). */
+/* dist_fan_sync and dist_fan_ops_sync (ops NULL: op to every child);
+ * lk_owner, when given, is the child requests' lock owner. */
 static int
 dist_fan_run(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
              const vl_fop_t *ops, const union vl_fop_args *args,
-             struct dist_call *calls)
+             const uint64_t *lk_owner, struct dist_call *calls)
 {
     unsigned n = dist_priv(xl)->n;
     struct dist_wait_slot *slots;
@@ -330,7 +333,8 @@ dist_fan_run(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
         return 0;
     }
     dist_wait_init(&wait);
-    dist_fan_wind(xl, req, mask, op, ops, args, calls, &wait, slots);
+    dist_fan_wind(xl, req, mask, op, ops, args, lk_owner, calls, &wait,
+                  slots);
     dist_fan_wait(&wait);
     vl_free(slots);
     return dist_fan_count_ok(mask, calls, n);
@@ -341,7 +345,16 @@ int
 dist_fan_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, vl_fop_t op,
               const union vl_fop_args *args, struct dist_call *calls)
 {
-    return dist_fan_run(xl, req, mask, op, NULL, args, calls);
+    return dist_fan_run(xl, req, mask, op, NULL, args, NULL, calls);
+}
+
+
+int
+dist_fan_sync_owner(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+                    vl_fop_t op, const union vl_fop_args *args,
+                    uint64_t lk_owner, struct dist_call *calls)
+{
+    return dist_fan_run(xl, req, mask, op, NULL, args, &lk_owner, calls);
 }
 
 
@@ -351,7 +364,7 @@ dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
                   struct dist_call *calls)
 {
     return dist_fan_run(xl, req, mask, VL_FOP_COUNT /* unused */, ops, args,
-                        calls);
+                        NULL, calls);
 }
 
 

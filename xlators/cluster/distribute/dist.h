@@ -487,14 +487,20 @@ int dist_fan_ops_sync(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
 int dist_call_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i, vl_fop_t op,
                    const union vl_fop_args *args,
                    struct dist_call *call /* OUT */);
+/* dist_fan_sync with the child requests' lock owner set to lk_owner. */
+int dist_fan_sync_owner(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+                        vl_fop_t op, const union vl_fop_args *args,
+                        uint64_t lk_owner, struct dist_call *calls);
 /* dist_call_sync with the child request's lock owner set to lk_owner
  * (its caller is req's otherwise). */
 int dist_call_sync_owner(vl_xlator_t *xl, vl_req_t *req, unsigned i,
                          vl_fop_t op, const union vl_fop_args *args,
                          uint64_t lk_owner, struct dist_call *call);
 /* The layout lock of a directory: an exclusive inodelk in domain
- * DIST_LAYOUT_LOCK_DOMAIN on every up subvolume, in index order (two
- * holders never wait on each other crosswise), held across the read,
+ * DIST_LAYOUT_LOCK_DOMAIN on every up subvolume, tried on all at once
+ * (one round when nobody else holds it) and, if another holder is met,
+ * let go and taken again waiting in index order (two holders never wait
+ * on each other crosswise); held across the read,
  * refit and write of the directory's layout, so that two clients (or two
  * tasks of one: the owner is the lock object's address) fixing the same
  * directory do not interleave their writes into a layout with two
