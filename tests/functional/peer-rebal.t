@@ -40,15 +40,6 @@ for i in 1 2 3; do
     _T_PIDFILES+=("$T/n$i/run/rebalance/v0.pid"
                   "$T/n$i/run/rebalance/v0.remove.pid")
 done
-# A migration held with SIGSTOP (HELD) is continued before cleanup's
-# SIGTERM, or that would wait PROCESS_TIMEOUT for it.
-HELD=
-eval "$(declare -f cleanup | sed '1s/cleanup/_pr_cleanup/')"
-cleanup() {
-    [ -n "$HELD" ] && kill -CONT "$HELD" 2> /dev/null
-    _pr_cleanup
-}
-
 brick_pid() {
     cat "$T/n${BN[$1]}/run/v0-brick$1.pid" 2> /dev/null || echo 0
 }
@@ -93,10 +84,9 @@ answers() {
     case $rc in 124|137) echo "no answer (rc $rc)" ;; *) echo answered ;; esac
 }
 # hold_rebal I [remove]: waits for node I's rebalance (remove-brick)
-# process (pid file naming a
-# live process, state file naming it: it has not crawled yet, the crawl
-# waits 1.5 s for the layout before moving anything), then SIGSTOPs it;
-# HELD is its pid.
+# process (pid file naming a live process, state file naming it: it has
+# not crawled yet, the crawl waits 1.5 s for the layout before moving
+# anything), then SIGSTOPs it; _T_HELD is its pid (cleanup continues it).
 hold_rebal() {
     local rd="$T/n$1/run/rebalance" i pid= f="v0${2:+.remove}"
     for ((i = 0; i < 100; i++)); do
@@ -106,7 +96,7 @@ hold_rebal() {
         sleep 0.1
     done
     [ -n "$pid" ] && [ "$(proc_alive "$pid")" = Y ] || return 1
-    kill -STOP "$pid" && HELD=$pid
+    hold_pid "$pid"
 }
 # stop_from I: rebalance stop through node I; output and exit code in
 # $T/stop.out and $T/stop.rc
@@ -168,7 +158,7 @@ done
 # Node 1's rebalance, held in progress.
 TEST ncli 1 volume rebalance v0 start
 TEST hold_rebal 1
-RP=$HELD
+RP=$_T_HELD
 EXPECT "Y" proc_alive "$RP"
 EXPECT "localhost:in progress" task_rows 1
 EXPECT "$H1:in progress" task_rows 2
@@ -192,8 +182,7 @@ EXPECT "localhost:in progress" task_rows 1
 rm -f "$T/stop.rc"
 bg_run stop_from 2
 sleep 1
-TEST kill -CONT "$RP"
-HELD=
+TEST unhold_pid
 EXPECT_WITHIN 70 "0" cat "$T/stop.rc"
 EXPECT_MATCH "stopped on node $H1" cat "$T/stop.out"
 EXPECT_WITHIN 20 "N" proc_alive "$RP"
@@ -206,7 +195,7 @@ EXPECT_WITHIN 10 "stopped" row_state 1 localhost
 # at once: node 2 shows that attempt failed).
 TEST ncli 1 volume rebalance v0 start
 TEST hold_rebal 1
-RP=$HELD
+RP=$_T_HELD
 M1=$(mortard_of 1)
 TEST kill -9 "$M1"
 EXPECT_WITHIN 10 "N" proc_alive "$M1"
@@ -224,8 +213,7 @@ EXPECT "Y" proc_alive "$RP"
 TEST node_mortard 1
 EXPECT_WITHIN 20 "2" connected_peers 2
 EXPECT "$H1:in progress,localhost:failed" task_rows 2
-TEST kill -CONT "$RP"
-HELD=
+TEST unhold_pid
 EXPECT_WITHIN 240 "completed" row_state 1 localhost
 EXPECT_WITHIN 20 "N" proc_alive "$RP"
 
@@ -250,7 +238,7 @@ EXPECT_MATCH "Status +: completed" grep "^Status               : " "$T/status.3"
 RB="$H1:${BR[3]}"
 TEST ncli 1 volume remove-brick v0 "$RB" start
 TEST hold_rebal 1 remove
-RP=$HELD
+RP=$_T_HELD
 EXPECT "$H1:in progress" task_rows 2 "$RB"
 # commit before the migration completed: refused from either node, and
 # no node drops the brick (the peers used to commit what the node that
@@ -260,8 +248,7 @@ EXPECT_MATCH "^rc=[1-9][0-9]*: .*migration of data off the bricks is in progress
 for i in 1 2 3; do
     EXPECT_MATCH "Number of Bricks: 4" ncli $i volume info v0
 done
-TEST kill -CONT "$RP"
-HELD=
+TEST unhold_pid
 EXPECT_MATCH "(^|,)$H1:" task_rows 2 "$RB"
 EXPECT_WITHIN 240 "completed" row_state 2 "$H1" "$RB"
 EXPECT "completed" row_state 1 localhost "$RB"

@@ -12,12 +12,6 @@
 . "$(dirname "$0")/../lib/include.rc"
 
 NFILES=300
-HELD=
-eval "$(declare -f cleanup | sed '1s/cleanup/_rx_cleanup/')"
-cleanup() {
-    [ -n "$HELD" ] && kill -CONT "$HELD" 2> /dev/null
-    _rx_cleanup
-}
 
 count_data() {
     for b in "$@"; do brick_data_files "$T/bricks/$b"; done | wc -l
@@ -58,8 +52,7 @@ TEST start_fsd rebalA --rebalance --volfile "$T/vol/dist3.vol" \
     --rebalance-state "$SA" --throttle lazy
 PA=$(fsd_pid rebalA)
 EXPECT_WITHIN 30 "Y" runs_as "$SA" "$PA"
-TEST kill -STOP "$PA"
-HELD=$PA
+TEST hold_pid "$PA"
 cp "$SA" "$T/a.before"
 
 # A second one with its own state file: refused, writes no state.
@@ -75,7 +68,7 @@ EXPECT "Y" proc_alive "$PA"
 # The holder killed -9: its lock goes with its connections; a run over
 # its state file resumes and completes.
 TEST kill -KILL "$PA"
-HELD=
+_T_HELD=
 EXPECT_WITHIN 20 "N" proc_alive "$PA"
 EXPECT "running" state_value "$SA" status
 EXPECT_WITHIN 20 "0" second_run "$SA" "$T/log/c.log"
