@@ -13,13 +13,6 @@
 
 NFILES=300
 
-count_data() {
-    for b in "$@"; do brick_data_files "$T/bricks/$b"; done | wc -l
-}
-dup_data() {
-    for b in b0 b1 b2; do brick_data_files "$T/bricks/$b"; done |
-        sort | uniq -d | wc -l
-}
 # Y once state file F names pid P as running
 runs_as() {
     [ "$(state_value "$1" status)" = running ] &&
@@ -79,6 +72,6 @@ EXPECT_MATCH "resuming after" cat "$T/log/c.log"
 TEST mount_volfile "$T/vol/dist3.vol" "$M0"
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
 EXPECT "$NFILES" count_data b0 b1 b2
-EXPECT "0" dup_data
+EXPECT "0" dup_data b0 b1 b2
 EXPECT_MATCH "^[1-9][0-9]*$" count_data b2
 TEST umount_client "$M0"

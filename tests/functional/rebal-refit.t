@@ -109,7 +109,6 @@ moved_between() {
 }
 # Half of 400 is 200 (the names are fixed); three quarters would be 300.
 EXPECT "Y" moved_between 150 250
-count_data() { brick_data_files "$T/bricks/$1" | wc -l; }
 for b in b2 b3; do
     EXPECT_MATCH "^[1-9][0-9]*$" count_data "$b"
 done

@@ -11,13 +11,6 @@
 
 NFILES=${REBAL_NFILES:-500}
 
-count_data() {
-    for b in "$@"; do brick_data_files "$T/bricks/$b"; done | wc -l
-}
-dup_data() {
-    for b in b0 b1 b2 b3; do brick_data_files "$T/bricks/$b"; done |
-        sort | uniq -d | wc -l
-}
 specials() {
     for b in b0 b1 b2 b3; do brick_special_files "$T/bricks/$b"; done
 }
@@ -76,7 +69,7 @@ TEST mount_volfile "$T/vol/dist3.vol" "$M0"
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
 EXPECT "$NFILES" count_mount
 EXPECT "$NFILES" count_data b0 b1 b2
-EXPECT "0" dup_data
+EXPECT "0" dup_data b0 b1 b2 b3
 EXPECT "" specials
 for b in b0 b1 b2; do
     EXPECT_MATCH "^[1-9][0-9]*$" count_data $b
@@ -102,5 +95,5 @@ TEST mount_volfile "$T/vol/dist4.vol" "$M0"
 EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
 EXPECT "$NFILES" count_mount
 EXPECT "$NFILES" count_data b0 b1 b2 b3
-EXPECT "0" dup_data
+EXPECT "0" dup_data b0 b1 b2 b3
 EXPECT "" specials
