@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@
 extern char **environ;
 
 #define MD_REBAL_STOP_WAIT_MS 60000
+/* How long start waits for the process to hold the migration lock (its
+ * graph waits up to 30 s for the bricks; most starts take 0.1-0.3 s). */
+#define MD_REBAL_READY_WAIT_MS 35000
 
 static void md_last_line(const char *path, char *buf, size_t len);
 
@@ -290,18 +294,6 @@ md_rebal_reaper(void *arg)
 }
 
 
-/* The address the rebalance process reaches this mortard on. */
-static const char *
-md_rebal_mgmt_addr(const struct md_state *st)
-{
-    if (strcmp(st->bind_addr, "0.0.0.0") == 0)
-        return "127.0.0.1";
-    if (strcmp(st->bind_addr, "::") == 0)
-        return "::1";
-    return st->bind_addr;
-}
-
-
 /* Writes pid into the pid file (mortarfsd writes the same number), so
  * that the process is known before it got that far. */
 static void
@@ -337,28 +329,80 @@ md_last_line(const char *path, char *buf, size_t len)
 }
 
 
+/* Waits for the process's ready report (mortarfsd --ready-fd): 0 once
+ * it holds the migration lock and its state file names it, -EBUSY or
+ * -EIO with err set when it cannot run, 1 when it said nothing within
+ * MD_REBAL_READY_WAIT_MS (it may still be connecting to a slow brick;
+ * the status will tell). */
+static int
+md_rebal_wait_ready(int rfd, pid_t child, const char *log, vl_err_t *err)
+{
+    char buf[1024], msg[512];
+    size_t got = 0;
+    int waited = 0, status;
+
+    while (got < sizeof(buf) - 1) {
+        struct pollfd pfd = {.fd = rfd, .events = POLLIN};
+        int left = MD_REBAL_READY_WAIT_MS - waited;
+        struct timespec t0, t1;
+        ssize_t n;
+        int pr;
+
+        if (left <= 0)
+            return 1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pr = poll(&pfd, 1, left);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        waited += (int)((t1.tv_sec - t0.tv_sec) * 1000
+                        + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            return pr == 0 ? 1 : -errno;
+        n = read(rfd, buf + got, sizeof(buf) - 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* closed: the report is complete (or never came) */
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    if (got > 0 && buf[0] == '0')
+        return 0;
+    if (got > 1 && buf[0] == '1') {
+        vl_err_set(err, "%s", buf + 1);
+        return strstr(buf + 1, "migration lock") != NULL ? -EBUSY : -EIO;
+    }
+    /* Closed without a word: it died before it could say. */
+    for (int ms = 0; ms < 1000; ms += 20) {
+        if (waitpid(child, &status, WNOHANG) == child)
+            break;
+        usleep(20 * 1000);
+    }
+    md_last_line(log, msg, sizeof(msg));
+    vl_err_set(err, "the rebalance process exited at once: %s (log %s)",
+               msg[0] != '\0' ? msg : "no reason given", log);
+    return -EIO;
+}
+
+
 int
 md_rebal_start(struct md_state *st, const struct md_volume *vol,
                bool is_remove, bool is_fix_layout, vl_err_t *err)
 {
     char dir[4096], state[4200], pidf[4200], logdir[4096], log[4200];
-    char server[300], port[64], id[128], statearg[4300], thr[300];
-    char msg[512];
+    char volf[4200], vfarg[4300], statearg[4300], thr[300], vfname[300];
     const char *throttle = md_vol_opt_get(vol, "cluster.rebal-throttle");
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, all;
     pthread_t reaper;
     pthread_attr_t ta;
-    char *argv[16];
-    int argc = 0, rc, status;
+    char *argv[18];
+    char *spec;
+    int argc = 0, rc, status, ready[2], wfd;
     pid_t child;
 
-    if (st->mgmt_port == 0) {
-        vl_err_set(err, "mortard serves no TCP mgmt port (--mgmt-port 0): "
-                   "the rebalance process could not fetch the volfile");
-        return -ENOTSUP;
-    }
     snprintf(dir, sizeof(dir), "%s/rebalance", st->run_dir);
     snprintf(logdir, sizeof(logdir), "%s/rebalance", st->log_dir);
     (void)mkdir(st->run_dir, 0755);
@@ -367,18 +411,40 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
     (void)mkdir(logdir, 0755);
     md_rebal_path(st, vol, is_remove, "state", state, sizeof(state));
     md_rebal_path(st, vol, is_remove, "pid", pidf, sizeof(pidf));
+    md_rebal_path(st, vol, is_remove, "vol", volf, sizeof(volf));
     snprintf(log, sizeof(log), "%s/%s%s.log", logdir, vol->name,
              is_remove ? ".remove" : "");
-    snprintf(server, sizeof(server), "--volfile-server=%s",
-             md_rebal_mgmt_addr(st));
-    snprintf(port, sizeof(port), "--volfile-server-port=%u", st->mgmt_port);
-    snprintf(id, sizeof(id), "--volfile-id=%s", vol->name);
+    /* The client volfile GETSPEC would give, as a file: the process must
+     * not need this mortard's worker, which waits for it below. */
+    spec = md_volgen_client(vol);
+    if (spec == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    snprintf(vfname, sizeof(vfname), "%s%s.vol", vol->name,
+             is_remove ? ".remove" : "");
+    rc = md_write_atomic(dir, vfname, spec, strlen(spec), err);
+    free(spec);
+    if (rc != 0)
+        return rc;
+    if (pipe2(ready, O_CLOEXEC) != 0) {
+        vl_err_set(err, "pipe: %s", strerror(errno));
+        return -errno;
+    }
+    /* Above the descriptors the child is given (0-3). */
+    wfd = fcntl(ready[1], F_DUPFD_CLOEXEC, 10);
+    close(ready[1]);
+    if (wfd < 0) {
+        rc = -errno;
+        close(ready[0]);
+        vl_err_set(err, "fcntl: %s", strerror(-rc));
+        return rc;
+    }
+    snprintf(vfarg, sizeof(vfarg), "--volfile=%s", volf);
     snprintf(statearg, sizeof(statearg), "--rebalance-state=%s", state);
     argv[argc++] = st->mortarfsd;
     argv[argc++] = "--rebalance";
-    argv[argc++] = server;
-    argv[argc++] = port;
-    argv[argc++] = id;
+    argv[argc++] = vfarg;
     argv[argc++] = statearg;
     if (is_fix_layout)
         argv[argc++] = "--fix-layout";
@@ -387,6 +453,7 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
         argv[argc++] = thr;
     }
     argv[argc++] = "-N";
+    argv[argc++] = "--ready-fd=3";
     /* Separate words: the /proc cmdline check looks for them. */
     argv[argc++] = "--pid-file";
     argv[argc++] = pidf;
@@ -399,6 +466,7 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_APPEND |
                                      O_CREAT, 0644);
+    posix_spawn_file_actions_adddup2(&fa, wfd, 3);
     posix_spawnattr_init(&attr);
     sigemptyset(&none);
     sigfillset(&all);
@@ -411,7 +479,9 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
     rc = -posix_spawnp(&child, st->mortarfsd, &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
+    close(wfd); /* the child's copy is the only writer now */
     if (rc != 0) {
+        close(ready[0]);
         vl_err_set(err, "starting %s: %s", st->mortarfsd, strerror(-rc));
         return rc;
     }
@@ -428,20 +498,24 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
         if (md_write_atomic(dir, sp, line, (size_t)n, &e2) != 0)
             vl_glog(MD_DOMAIN, VL_LOG_WARNING, "%s", e2.msg);
     }
-    /* A bad command line or volfile id fails at once: say why. */
-    for (int ms = 0; ms < 500; ms += 50) {
-        pid_t w = waitpid(child, &status, WNOHANG);
+    /* Until it holds the migration lock, so that a start refused there
+     * (another node's migration that this mortard cannot see) fails
+     * here, and a bad volfile or brick says why. */
+    rc = md_rebal_wait_ready(ready[0], child, log, err);
+    close(ready[0]);
+    if (rc < 0) {
+        char sp[4200];
 
-        if (w == child) {
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-                break; /* already done (nothing to do) */
-            md_last_line(log, msg, sizeof(msg));
-            vl_err_set(err, "the rebalance process exited at once: %s "
-                       "(log %s)", msg[0] != '\0' ? msg : "no reason given",
-                       log);
-            return -EIO;
-        }
-        usleep(50 * 1000);
+        /* Refused before it touched the state file: the last task's
+         * result stays what status shows. */
+        md_rebal_path(st, vol, is_remove, "spawn", sp, sizeof(sp));
+        if (md_rebal_spawned(st, vol, is_remove) == child)
+            (void)unlink(sp);
+    } else if (rc == 1) {
+        vl_glog(MD_DOMAIN, VL_LOG_WARNING, "the rebalance process of %s "
+                "(pid %ld) has not reported within %d s; status will tell "
+                "how it goes", vol->name, (long)child,
+                MD_REBAL_READY_WAIT_MS / 1000);
     }
     if (waitpid(child, &status, WNOHANG) == 0) {
         pthread_attr_init(&ta);
@@ -453,6 +527,8 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
                     "exits", (long)child);
         pthread_attr_destroy(&ta);
     }
+    if (rc < 0)
+        return rc;
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "%s of %s started (pid %ld, state %s)",
             is_remove ? "remove-brick migration" : "rebalance", vol->name,
             (long)child, state);

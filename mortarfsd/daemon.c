@@ -235,7 +235,7 @@ fsd_report_ready(struct fsd_daemon *d, int status, const char *reason)
     char buf[1024];
     int len;
 
-    if (d->ready_fd < 0)
+    if (d == NULL || d->ready_fd < 0)
         return;
     len = snprintf(buf, sizeof(buf), "%c%s", status == 0 ? '0' : '1',
                    reason != NULL ? reason : "");

@@ -58,6 +58,7 @@ struct fsd_opts {
     unsigned event_threads;    /* threads of the vl_loop */
     char *dump_dir;            /* owned; absolute path */
     unsigned ready_timeout_s;  /* how long to wait for the graph */
+    int ready_fd;              /* --ready-fd (with -N), or -1 */
     struct fsd_xopt *xopts;    /* owned array; --xlator-option */
     size_t n_xopts;
     struct vl_kv *fuse_opts;   /* owned array (keys and values owned) */
@@ -105,7 +106,8 @@ char *fsd_log_default_path(const struct fsd_opts *opts);
 
 /* daemon.c */
 struct fsd_daemon {
-    int ready_fd;   /* write end of the startup pipe, -1 when not forked */
+    int ready_fd;   /* write end of the startup pipe (or --ready-fd), -1
+                     * when nobody waits */
     int pid_fd;     /* locked pid file, -1 if none */
     char *pid_path; /* borrowed from opts; unlinked at exit */
 };
@@ -120,8 +122,8 @@ int fsd_stdio_to_null(void);
  * live process holds it. */
 int fsd_pidfile_take(struct fsd_daemon *d, const char *path, vl_err_t *err);
 void fsd_pidfile_release(struct fsd_daemon *d);
-/* Tells the waiting parent how startup ended (status 0 or not, reason).
- * No-op in the foreground. */
+/* Tells the waiting parent (or --ready-fd's reader) how startup ended
+ * (status 0 or not, reason), once. No-op when nobody waits. */
 void fsd_report_ready(struct fsd_daemon *d, int status, const char *reason);
 
 /* signals.c */
@@ -258,6 +260,8 @@ struct fsd_rebal_conf {
     const char *state_path; /* borrowed; --rebalance-state */
     bool is_fix_layout;     /* --fix-layout */
     unsigned n_workers;     /* --throttle */
+    struct fsd_daemon *ready; /* told once the migration lock is held or
+                               * the run cannot start */
 };
 /* Runs the rebalance on graph (cluster/distribute on top, ready) until
  * done or SIGTERM/SIGINT (from sigs, blocked in every thread). Returns

@@ -216,6 +216,8 @@ main(int argc, char **argv)
         return FSD_EXIT_OK;
     }
 
+    if (run.opts.is_foreground)
+        run.dmn.ready_fd = run.opts.ready_fd; /* -1 without --ready-fd */
     vl_global_init();
     if (run.opts.has_log_level)
         vl_log_set_level(run.opts.log_level);
@@ -259,10 +261,13 @@ main(int argc, char **argv)
             .state_path = run.opts.rebal_state,
             .is_fix_layout = run.opts.is_fix_layout,
             .n_workers = run.opts.rebal_throttle,
+            .ready = &run.dmn,
         };
 
-        fsd_report_ready(&run.dmn, 0, NULL);
+        /* Ready once it holds the migration lock (rebalance.c). */
         status = fsd_rebalance_run(run.graph, &rconf, &sigs);
+        if (run.dmn.ready_fd >= 0)
+            fsd_report_ready(&run.dmn, -1, "the rebalance did not start");
         fsd_run_free(&run);
         return status;
     }
@@ -297,6 +302,7 @@ fail:
 
 fail_early:
     fprintf(stderr, "mortarfsd: %s\n", err.msg);
+    fsd_report_ready(&run.dmn, -1, err.msg);
     fsd_run_free(&run);
     return status;
 }

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ enum {
     OPT_REBAL_STATE,
     OPT_FIX_LAYOUT,
     OPT_THROTTLE,
+    OPT_READY_FD,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -57,6 +59,7 @@ static const struct option fsd_long_opts[] = {
     {"rebalance-state", required_argument, NULL, OPT_REBAL_STATE},
     {"fix-layout", no_argument, NULL, OPT_FIX_LAYOUT},
     {"throttle", required_argument, NULL, OPT_THROTTLE},
+    {"ready-fd", required_argument, NULL, OPT_READY_FD},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -95,6 +98,9 @@ fsd_usage(FILE *out, const char *prog)
 "      --fuse-opt KEY=VALUE    option of the mount/fuse translator\n"
 "  -o KEY[=VALUE][,...]        same, mount(8) style (bare KEY means on)\n"
 "      --ready-timeout SEC     how long to wait for the graph (default %d)\n"
+"      --ready-fd FD           with -N: write to FD '0' once ready (a\n"
+"                              rebalance: once it holds the migration\n"
+"                              lock), or '1' and the reason, then close it\n"
 "      --rebalance             run the rebalance of the volume (top must be\n"
 "                              cluster/distribute; no mount point) and exit\n"
 "      --rebalance-state FILE  its progress file (required; resumed from\n"
@@ -161,6 +167,24 @@ fsd_parse_uint(const char *s, unsigned min, unsigned max, const char *what,
         return -EINVAL;
     }
     *out = (unsigned)v;
+    return 0;
+}
+
+
+/* --ready-fd FD: an open descriptor above stderr, not passed on to
+ * anything this process starts. */
+static int
+fsd_parse_ready_fd(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    unsigned fd;
+
+    if (fsd_parse_uint(arg, 3, 65535, "--ready-fd", &fd, err) != 0)
+        return -EINVAL;
+    if (fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+        vl_err_set(err, "--ready-fd %u: %s", fd, strerror(errno));
+        return -EINVAL;
+    }
+    opts->ready_fd = (int)fd;
     return 0;
 }
 
@@ -401,6 +425,8 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
         return fsd_parse_fuse_opt(opts, arg, err);
     case 'o':
         return fsd_parse_mount_opts(opts, arg, err);
+    case OPT_READY_FD:
+        return fsd_parse_ready_fd(opts, arg, err);
     case OPT_READY_TIMEOUT:
         return fsd_parse_uint(arg, 1, 86400, "--ready-timeout",
                               &opts->ready_timeout_s, err);
@@ -464,6 +490,7 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
     memset(opts, 0, sizeof(*opts));
     opts->event_threads = FSD_DEFAULT_EVENT_THREADS;
     opts->ready_timeout_s = FSD_DEFAULT_READY_TIMEOUT_S;
+    opts->ready_fd = -1;
     opts->vf_port = FSD_DEFAULT_VOLFILE_PORT;
 
     /* getopt keeps state across calls (unit tests parse many times). */
@@ -546,6 +573,12 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
     }
     if (opts->is_rebalance && opts->rebal_throttle == 0)
         opts->rebal_throttle = FSD_REBAL_THROTTLE_DEFAULT;
+    if (opts->ready_fd >= 0 && !opts->is_foreground) {
+        vl_err_set(err, "--ready-fd needs -N (a daemon reports to the "
+                   "command that started it)");
+        rc = -EINVAL;
+        goto out;
+    }
     if (opts->n_fuse_opts > 0 && opts->mountpoint == NULL) {
         vl_err_set(err, "fuse options given without a mount point");
         rc = -EINVAL;

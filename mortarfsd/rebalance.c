@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -714,6 +715,22 @@ rb_serve(struct rb_run *run, const sigset_t *sigs)
 }
 
 
+/* Logs why the run cannot start and tells whoever waits for it. */
+static void __attribute__((format(printf, 2, 3)))
+rb_refuse(const struct fsd_rebal_conf *conf, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    vl_glog(RB_DOMAIN, VL_LOG_ERROR, "%s", msg);
+    if (conf->ready != NULL)
+        fsd_report_ready(conf->ready, -1, msg);
+}
+
+
 int
 fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
                   const sigset_t *sigs)
@@ -749,9 +766,8 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     pthread_mutex_init(&run->lock, NULL);
     pthread_cond_init(&run->cond, NULL);
     if (strcmp(run->io.top->cls->type, "cluster/distribute") != 0) {
-        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "the volfile's top is %s, not "
-                "cluster/distribute: nothing to rebalance",
-                run->io.top->cls->type);
+        rb_refuse(conf, "the volfile's top is %s, not cluster/distribute: "
+                  "nothing to rebalance", run->io.top->cls->type);
         goto out;
     }
     /* Before the state file is touched: a process that may not run
@@ -759,19 +775,20 @@ fsd_rebalance_run(vl_graph_t *graph, const struct fsd_rebal_conf *conf,
     held = calloc(run->io.n_subs, sizeof(*held));
     root = vl_inode_table_root(graph->itable);
     if (held == NULL) {
-        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "out of memory");
+        rb_refuse(conf, "out of memory");
         goto out;
     }
     lock_owner = fsd_rb_owner();
     if (fsd_rb_volume_lock(&run->io, root, lock_owner, held, &busy) != 0) {
-        vl_glog(RB_DOMAIN, VL_LOG_ERROR, "another rebalance or remove-brick "
-                "migration of this volume is running (it holds the "
-                "migration lock on %s); not starting a second one",
-                run->io.subs[busy]->name);
+        rb_refuse(conf, "another rebalance or remove-brick migration of "
+                  "this volume is running (it holds the migration lock on "
+                  "%s); not starting a second one", run->io.subs[busy]->name);
         goto out;
     }
     rb_state_init(run);
     rb_state_flush(run);
+    /* The state file names us now: whoever started us may say so. */
+    fsd_report_ready(conf->ready, 0, NULL);
     vl_glog(RB_DOMAIN, VL_LOG_INFO, "%s over %zu subvolumes, %u in "
             "parallel", conf->is_fix_layout ? "fix-layout" : "rebalance",
             run->io.n_subs, conf->n_workers);

@@ -155,6 +155,52 @@ test_parse_errors(void **state)
 }
 
 
+/* --ready-fd: only with -N, an open descriptor above stderr, made
+ * close-on-exec; the report on it is one message, then the fd is closed. */
+static void
+test_ready_fd(void **state)
+{
+    int fd = fcntl(open("/dev/null", O_WRONLY), F_DUPFD, 50);
+    char arg[16], bad[16];
+    char *ok[] = {"mortarfsd", "-N", "-f", "/v", "--ready-fd", arg, NULL};
+    char *no_n[] = {"mortarfsd", "-f", "/v", "--ready-fd", arg, NULL};
+    char *low[] = {"mortarfsd", "-N", "-f", "/v", "--ready-fd", "2", NULL};
+    char *closed[] = {"mortarfsd", "-N", "-f", "/v", "--ready-fd", bad,
+                      NULL};
+    struct fsd_daemon d = {.ready_fd = -1, .pid_fd = -1};
+    struct fsd_opts o;
+    vl_err_t err = {.msg = ""};
+    char buf[64];
+    int p[2];
+    ssize_t n;
+
+    assert_true(fd >= 50);
+    snprintf(arg, sizeof(arg), "%d", fd);
+    snprintf(bad, sizeof(bad), "%d", fd + 1);
+    assert_int_equal(parse(ok, ARGC(ok), &o, &err), 0);
+    assert_int_equal(o.ready_fd, fd);
+    assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    fsd_opts_clear(&o);
+    expect_usage_error(no_n, ARGC(no_n), "--ready-fd needs -N");
+    expect_usage_error(low, ARGC(low), "3-65535");
+    expect_usage_error(closed, ARGC(closed), "Bad file descriptor");
+    close(fd);
+
+    fsd_report_ready(NULL, 0, NULL); /* nobody waits: nothing happens */
+    assert_int_equal(pipe(p), 0);
+    d.ready_fd = p[1];
+    fsd_report_ready(&d, -1, "another migration holds the lock");
+    assert_int_equal(d.ready_fd, -1);
+    fsd_report_ready(&d, 0, NULL); /* once only */
+    n = read(p[0], buf, sizeof(buf) - 1);
+    assert_true(n > 0);
+    buf[n] = '\0';
+    assert_string_equal(buf, "1another migration holds the lock");
+    assert_int_equal(read(p[0], buf, sizeof(buf)), 0); /* closed */
+    close(p[0]);
+}
+
+
 static void
 test_parse_volfile_server(void **state)
 {
@@ -416,6 +462,7 @@ main(void)
         cmocka_unit_test(test_parse_minimal),
         cmocka_unit_test(test_parse_full),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_ready_fd),
         cmocka_unit_test(test_parse_volfile_server),
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_override),

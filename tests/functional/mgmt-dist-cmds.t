@@ -9,7 +9,9 @@
 # The rebalance process is a stand-in script (mortarfsd --rebalance is
 # exercised with real data in mgmt-dist-data.t): it records its command
 # line, writes the pid file and a state file in the contract's format,
-# and completes when the test creates STATE.finish, so every status is
+# reports ready on --ready-fd (a run refused at the start with STATE.refuse
+# says why there instead and exits 1), and completes when the test
+# creates STATE.finish, so every status is
 # reached deterministically. Bricks are the real mortarfsd.
 # TIMEOUT: 300
 # REQUIRES: root
@@ -25,10 +27,15 @@ for ((i = 0; i < \${#args[@]}; i++)); do
     case "\${args[i]}" in
     --rebalance-state=*) state="\${args[i]#*=}" ;;
     --pid-file) pidf="\${args[i+1]}" ;;
+    --ready-fd=*) rfd="\${args[i]#*=}" ;;
     esac
 done
 printf '%s\n' "\$*" > "\$state.args"
 echo \$\$ > "\$pidf"
+if [ -e "\$state.refuse" ]; then
+    printf '1%s' "\$(cat "\$state.refuse")" >&\$rfd
+    exit 1
+fi
 moved=0
 [ -f "\$state" ] && moved=\$(sed -n 's/^moved_files=//p' "\$state")
 started=\$(date +%s)
@@ -42,6 +49,8 @@ trap 'write stopped; exit 0' TERM
 while [ ! -e "\$state.finish" ]; do
     moved=\$((moved + 1))
     write running
+    # mortard waits for the report: running, the state file names us.
+    if [ -n "\$rfd" ]; then printf 0 >&\$rfd; eval "exec \$rfd>&-"; rfd=; fi
     sleep 0.1 & wait \$!
 done
 rm -f "\$state.finish"
@@ -206,8 +215,10 @@ fi
 TEST mcli volume rebalance dv start
 EXPECT_WITHIN 10 "Y" sh -c "[ -s '$RB/dv.state.args' ] && echo Y"
 ARGS="$(cat "$RB/dv.state.args")"
-EXPECT_MATCH "^--rebalance --volfile-server=127.0.0.1 --volfile-server-port=$MGMT_PORT --volfile-id=dv --rebalance-state=$RB/dv.state " echo "$ARGS"
-EXPECT_MATCH " -N --pid-file $RB/dv.pid --log-file $T/log/rebalance/dv.log$" echo "$ARGS"
+EXPECT_MATCH "^--rebalance --volfile=$RB/dv.vol --rebalance-state=$RB/dv.state " echo "$ARGS"
+EXPECT_MATCH " -N --ready-fd=3 --pid-file $RB/dv.pid --log-file $T/log/rebalance/dv.log$" echo "$ARGS"
+# The volfile it was given is the one clients get.
+TEST cmp "$RB/dv.vol" "$CV"
 [ "$HAS_THROTTLE" = 1 ] && EXPECT_MATCH " --throttle=lazy " echo "$ARGS"
 EXPECT_WITHIN 10 "in progress" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume rebalance dv status | awk '\$1 == \"localhost\" { print \$7, \$8 }'"
 EXPECT_MATCH "Estimated time left for rebalance to complete : 1:02:05" mcli volume rebalance dv status
@@ -253,6 +264,17 @@ TEST mcli volume rebalance dv stop
 EXPECT "N" proc_alive "$RP"
 EXPECT "stopped" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume rebalance dv status | awk '\$1 == \"localhost\" { print \$7 }'"
 EXPECT "status=stopped" grep "^status=" "$RB/dv.state"
+
+# A start that the process refuses at its migration lock (held by a
+# migration this mortard cannot see) fails with the process's reason,
+# and the last task stays what status shows.
+printf '%s' "another rebalance or remove-brick migration of this volume is running (it holds the migration lock on dv-brick0); not starting a second one" > "$RB/dv.state.refuse"
+SUM=$(settled_sum)
+TEST check_fail 1 volume rebalance dv start
+EXPECT_MATCH "failed: another rebalance .*holds the migration lock on dv-brick0" cat "$T/f.err"
+EXPECT "stopped" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume rebalance dv status | awk '\$1 == \"localhost\" { print \$7 }'"
+EXPECT "status=stopped" grep "^status=" "$RB/dv.state"
+TEST rm "$RB/dv.state.refuse"
 
 # A process that dies with status=running is shown as failed.
 TEST mcli volume rebalance dv fix-layout start
