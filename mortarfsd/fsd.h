@@ -196,6 +196,8 @@ struct fsd_rebal_state {
     uint64_t skipped_files;       /* skipped_files= */
     uint64_t total_bytes;         /* total_bytes= estimate, for the ETA */
     int64_t eta_seconds;          /* eta_seconds= -1 unknown */
+    bool is_fix_layout;           /* mode=fix-layout (else rebalance, also
+                                   * when absent): what the cursor covers */
     char cursor[FSD_REBAL_CURSOR_MAX]; /* cursor= last fully done dir */
     char error[512];              /* error= last failure, one line */
 };
@@ -208,6 +210,12 @@ int fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st);
 /* Reads path (a torn path.tmp is never looked at). 0, -ENOENT, -EINVAL
  * (not a state file) or -errno. */
 int fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st);
+/* Whether a run (a fix-layout one if is_fix_layout) may go on after
+ * st's cursor: st says running or stopped, and its run did at least the
+ * work this one would (a fix-layout's cursor says nothing of files
+ * moved, so a rebalance after one starts afresh). */
+bool fsd_rebal_may_resume(const struct fsd_rebal_state *st,
+                          bool is_fix_layout);
 /* Crawl order of directory paths ("/", "/a", "/a/b", "/b"): depth-first,
  * names in strcmp order; <0, 0, >0 like strcmp. */
 int fsd_rebal_path_cmp(const char *a, const char *b);

@@ -144,6 +144,7 @@ fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
     fprintf(out, "skipped_files=%" PRIu64 "\n", st->skipped_files);
     fprintf(out, "total_bytes=%" PRIu64 "\n", st->total_bytes);
     fprintf(out, "eta_seconds=%" PRId64 "\n", st->eta_seconds);
+    fprintf(out, "mode=%s\n", st->is_fix_layout ? "fix-layout" : "rebalance");
     fsd_rebal_put_escaped(out, "cursor", st->cursor);
     fsd_rebal_put_escaped(out, "error", st->error);
     if (fflush(out) != 0 || fsync(fileno(out)) != 0)
@@ -246,6 +247,12 @@ fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
         return fsd_rebal_i64(v, &st->updated);
     if (strcmp(key, "eta_seconds") == 0)
         return fsd_rebal_i64(v, &st->eta_seconds);
+    if (strcmp(key, "mode") == 0) {
+        if (strcmp(v, "fix-layout") != 0 && strcmp(v, "rebalance") != 0)
+            return -EINVAL;
+        st->is_fix_layout = strcmp(v, "fix-layout") == 0;
+        return 0;
+    }
     if (strcmp(key, "cursor") == 0)
         return fsd_rebal_get_escaped(v, st->cursor, sizeof(st->cursor));
     if (strcmp(key, "error") == 0)
@@ -291,6 +298,15 @@ fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st)
     free(line);
     fclose(in);
     return rc;
+}
+
+
+bool
+fsd_rebal_may_resume(const struct fsd_rebal_state *st, bool is_fix_layout)
+{
+    if (st->status != FSD_REBAL_RUNNING && st->status != FSD_REBAL_STOPPED)
+        return false;
+    return is_fix_layout || !st->is_fix_layout;
 }
 
 

@@ -170,9 +170,9 @@ rb_is_hl_special(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job *job,
 
 
 /* Tests only: MORTAR_REBAL_DELAY_MS=N (1-10000) makes each worker wait N
- * ms before each name, so that a test can catch a run in the middle
- * whatever the machine's speed (the state file is written once a
- * second). */
+ * ms before each name, and a --fix-layout run (no names) before each
+ * directory, so that a test can catch a run in the middle whatever the
+ * machine's speed (the state file is written once a second). */
 static useconds_t
 rb_test_delay_us(void)
 {
@@ -393,6 +393,8 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     size_t n_subdirs = 0;
     int rc;
 
+    if (run->conf->is_fix_layout && !is_skipped && run->test_delay_us > 0)
+        usleep(run->test_delay_us);
     if (atomic_load(&run->stop))
         return;
     if (!is_skipped && !run->is_collect) {
@@ -677,8 +679,7 @@ rb_state_init(struct rb_run *run)
 {
     int rc = fsd_rebal_state_read(run->conf->state_path, &run->st);
 
-    if (rc == 0 && (run->st.status == FSD_REBAL_RUNNING
-                    || run->st.status == FSD_REBAL_STOPPED)) {
+    if (rc == 0 && fsd_rebal_may_resume(&run->st, run->conf->is_fix_layout)) {
         vl_glog(RB_DOMAIN, VL_LOG_INFO, "resuming after '%s' (%" PRIu64
                 " files moved so far)", run->st.cursor, run->st.moved_files);
         snprintf(run->resume, sizeof(run->resume), "%s", run->st.cursor);
@@ -686,11 +687,17 @@ rb_state_init(struct rb_run *run)
         if (rc != 0 && rc != -ENOENT)
             vl_glog(RB_DOMAIN, VL_LOG_WARNING, "%s: %s; starting afresh",
                     run->conf->state_path, strerror(-rc));
+        else if (rc == 0 && fsd_rebal_may_resume(&run->st, true))
+            vl_glog(RB_DOMAIN, VL_LOG_INFO, "the unfinished run before "
+                    "this one was a fix-layout (it moved no file): "
+                    "starting afresh");
         memset(&run->st, 0, sizeof(run->st));
         run->st.started = rb_now();
         run->st.total_bytes = rb_total_bytes(run);
     }
     run->st.status = FSD_REBAL_RUNNING;
+    /* What this run's cursor will cover from now on. */
+    run->st.is_fix_layout = run->conf->is_fix_layout;
     run->st.pid = (long)getpid();
     run->st.error[0] = '\0';
 }

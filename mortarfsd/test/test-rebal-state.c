@@ -150,6 +150,51 @@ test_format(void **state)
     assert_non_null(strstr(buf, "moved_files=170\n"));
     assert_non_null(strstr(buf, "eta_seconds=77\n"));
     assert_non_null(strstr(buf, "cursor=/d%251/new%0Aline/x\n"));
+    assert_non_null(strstr(buf, "mode=rebalance\n"));
+}
+
+
+/* What a cursor covers: a rebalance's lets a rebalance or a fix-layout
+ * go on after it, a fix-layout's only a fix-layout (it moved no file);
+ * a file from before mode= was written is a rebalance's; completed and
+ * failed runs are never resumed. */
+static void
+test_mode_and_resume(void **state)
+{
+    struct t_dir *d = *state;
+    struct fsd_rebal_state in;
+    struct fsd_rebal_state out;
+
+    t_fill(&in);
+    in.is_fix_layout = true;
+    assert_int_equal(fsd_rebal_state_write(d->path, &in), 0);
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_true(out.is_fix_layout);
+    assert_true(fsd_rebal_may_resume(&out, true));
+    assert_false(fsd_rebal_may_resume(&out, false));
+
+    in.is_fix_layout = false;
+    assert_int_equal(fsd_rebal_state_write(d->path, &in), 0);
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_false(out.is_fix_layout);
+    assert_true(fsd_rebal_may_resume(&out, true));
+    assert_true(fsd_rebal_may_resume(&out, false));
+
+    t_write_text(d->path, "status=running\ncursor=/a\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_false(out.is_fix_layout);
+    assert_true(fsd_rebal_may_resume(&out, false));
+    t_write_text(d->path, "status=stopped\nmode=fix-layout\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_false(fsd_rebal_may_resume(&out, false));
+    t_write_text(d->path, "status=completed\nmode=rebalance\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_false(fsd_rebal_may_resume(&out, true));
+    t_write_text(d->path, "status=failed\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_false(fsd_rebal_may_resume(&out, false));
+    t_write_text(d->path, "status=running\nmode=sideways\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), -EINVAL);
 }
 
 
@@ -387,6 +432,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_format, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_mode_and_resume, t_setup,
+                                        t_teardown),
         cmocka_unit_test_setup_teardown(test_torn_tmp_ignored, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, t_setup, t_teardown),

@@ -4,7 +4,9 @@
 # after its cursor with its counters and completes; every checksum
 # matches, the count is the same, no file is data on two bricks, no link
 # file or marker is left. SIGTERM stops a run cleanly (status stopped,
-# exit 0) and the next run completes too.
+# exit 0) and the next run completes too. A fix-layout stopped mid-way
+# is not resumed by a rebalance: that one starts afresh and leaves
+# nothing to move.
 # TIMEOUT: 900
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -97,3 +99,39 @@ EXPECT "$NFILES" count_mount
 EXPECT "$NFILES" count_data b0 b1 b2 b3
 EXPECT "0" dup_data b0 b1 b2 b3
 EXPECT "" specials
+
+# A fix-layout stopped mid-way leaves a cursor that says nothing of files
+# moved. A rebalance over its state file starts afresh instead of
+# skipping the directories the fix-layout did, so a second rebalance
+# right after finds nothing left to move.
+TEST umount_client "$M0"
+alloc_port P4
+mkdir -p "$T/bricks/b4"
+TEST start_brick b4 "$T/bricks/b4" "$P4"
+dist_volfile "b0:$P0" "b1:$P1" "b2:$P2" "b3:$P3" "b4:$P4" > "$T/vol/dist5.vol"
+S5="$T/rebal5.state"
+# 300 ms a directory (a fix-layout has no names to wait on): 8 of them.
+export MORTAR_REBAL_DELAY_MS=300
+TEST start_fsd fix5 --rebalance --fix-layout --volfile "$T/vol/dist5.vol" \
+    --rebalance-state "$S5"
+unset MORTAR_REBAL_DELAY_MS
+EXPECT_WITHIN 60 "Y" sh -c "[ -n \"\$(sed -n 's/^cursor=//p' '$S5')\" ] && echo Y"
+TEST stop_pid "$(fsd_pid fix5)" TERM
+EXPECT "stopped" state_value "$S5" status
+EXPECT "fix-layout" state_value "$S5" mode
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist5.vol" \
+    --rebalance-state "$S5" -N --log-file "$T/log/rebal5.log"
+EXPECT "completed" state_value "$S5" status
+EXPECT "rebalance" state_value "$S5" mode
+EXPECT_MATCH "was a fix-layout .*starting afresh" cat "$T/log/rebal5.log"
+TEST ! grep -q "resuming after" "$T/log/rebal5.log"
+S6="$T/rebal6.state"
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist5.vol" \
+    --rebalance-state "$S6" -N --log-file "$T/log/rebal6.log"
+EXPECT "completed" state_value "$S6" status
+EXPECT "0" state_value "$S6" moved_files
+TEST mount_volfile "$T/vol/dist5.vol" "$M0"
+EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
+EXPECT "$NFILES" count_data b0 b1 b2 b3 b4
+EXPECT "0" dup_data b0 b1 b2 b3 b4
+EXPECT_MATCH "^[1-9][0-9]*$" count_data b4
