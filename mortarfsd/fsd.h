@@ -169,6 +169,7 @@ int fsd_statedump(const char *dir, char *out, size_t len);
 #define FSD_REBAL_THROTTLE_DEFAULT 2 /* "normal" */
 #define FSD_REBAL_THROTTLE_MAX 64
 #define FSD_REBAL_CURSOR_MAX 4096    /* bytes of the cursor path */
+#define FSD_REBAL_SUBVOLS_MAX 32     /* "N:HASH" of the subvolume set */
 
 /* Parses --throttle: lazy 1, normal 2, aggressive 4, or a number in
  * 1..FSD_REBAL_THROTTLE_MAX; 0 or -EINVAL. */
@@ -198,6 +199,8 @@ struct fsd_rebal_state {
     int64_t eta_seconds;          /* eta_seconds= -1 unknown */
     bool is_fix_layout;           /* mode=fix-layout (else rebalance, also
                                    * when absent): what the cursor covers */
+    char subvols[FSD_REBAL_SUBVOLS_MAX]; /* subvols= the set the cursor was
+                                   * reached over ("" in older files) */
     char cursor[FSD_REBAL_CURSOR_MAX]; /* cursor= last fully done dir */
     char error[512];              /* error= last failure, one line */
 };
@@ -210,12 +213,18 @@ int fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st);
 /* Reads path (a torn path.tmp is never looked at). 0, -ENOENT, -EINVAL
  * (not a state file) or -errno. */
 int fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st);
-/* Whether a run (a fix-layout one if is_fix_layout) may go on after
- * st's cursor: st says running or stopped, and its run did at least the
- * work this one would (a fix-layout's cursor says nothing of files
- * moved, so a rebalance after one starts afresh). */
+/* "N:HASH" of the subvolume names, in order (out: FSD_REBAL_SUBVOLS_MAX
+ * bytes): a layout is refitted over exactly that list. */
+void fsd_rebal_subvols_id(const char *const *names, size_t n, char *out);
+/* Whether a run (a fix-layout one if is_fix_layout) over the subvolume
+ * set subvols (NULL: not checked) may go on after st's cursor: st says
+ * running or stopped, its run did at least the work this one would (a
+ * fix-layout's cursor says nothing of files moved, so a rebalance after
+ * one starts afresh), over the same subvolumes (after an add-brick the
+ * directories before the cursor need the new brick in their layouts). A
+ * file without subvols= (older writers) passes that test. */
 bool fsd_rebal_may_resume(const struct fsd_rebal_state *st,
-                          bool is_fix_layout);
+                          bool is_fix_layout, const char *subvols);
 /* Crawl order of directory paths ("/", "/a", "/a/b", "/b"): depth-first,
  * names in strcmp order; <0, 0, >0 like strcmp. */
 int fsd_rebal_path_cmp(const char *a, const char *b);

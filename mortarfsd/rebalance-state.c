@@ -145,6 +145,8 @@ fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
     fprintf(out, "total_bytes=%" PRIu64 "\n", st->total_bytes);
     fprintf(out, "eta_seconds=%" PRId64 "\n", st->eta_seconds);
     fprintf(out, "mode=%s\n", st->is_fix_layout ? "fix-layout" : "rebalance");
+    if (st->subvols[0] != '\0')
+        fprintf(out, "subvols=%s\n", st->subvols);
     fsd_rebal_put_escaped(out, "cursor", st->cursor);
     fsd_rebal_put_escaped(out, "error", st->error);
     if (fflush(out) != 0 || fsync(fileno(out)) != 0)
@@ -253,6 +255,13 @@ fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
         st->is_fix_layout = strcmp(v, "fix-layout") == 0;
         return 0;
     }
+    if (strcmp(key, "subvols") == 0) {
+        if (strlen(v) >= sizeof(st->subvols)
+            || strspn(v, "0123456789abcdef:") != strlen(v))
+            return -EINVAL;
+        snprintf(st->subvols, sizeof(st->subvols), "%s", v);
+        return 0;
+    }
     if (strcmp(key, "cursor") == 0)
         return fsd_rebal_get_escaped(v, st->cursor, sizeof(st->cursor));
     if (strcmp(key, "error") == 0)
@@ -301,10 +310,32 @@ fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st)
 }
 
 
+void
+fsd_rebal_subvols_id(const char *const *names, size_t n, char *out)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
+
+    for (size_t i = 0; i < n; i++) {
+        for (const char *c = names[i]; ; c++) {
+            /* Each name with its terminating NUL: "ab","c" != "a","bc". */
+            h ^= (unsigned char)*c;
+            h *= 0x100000001b3ull;
+            if (*c == '\0')
+                break;
+        }
+    }
+    snprintf(out, FSD_REBAL_SUBVOLS_MAX, "%zu:%016" PRIx64, n, h);
+}
+
+
 bool
-fsd_rebal_may_resume(const struct fsd_rebal_state *st, bool is_fix_layout)
+fsd_rebal_may_resume(const struct fsd_rebal_state *st, bool is_fix_layout,
+                     const char *subvols)
 {
     if (st->status != FSD_REBAL_RUNNING && st->status != FSD_REBAL_STOPPED)
+        return false;
+    if (subvols != NULL && st->subvols[0] != '\0'
+        && strcmp(subvols, st->subvols) != 0)
         return false;
     return is_fix_layout || !st->is_fix_layout;
 }

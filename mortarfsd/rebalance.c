@@ -678,8 +678,18 @@ static void
 rb_state_init(struct rb_run *run)
 {
     int rc = fsd_rebal_state_read(run->conf->state_path, &run->st);
+    const char **names = calloc(run->io.n_subs + 1, sizeof(*names));
+    char subvols[FSD_REBAL_SUBVOLS_MAX] = "";
 
-    if (rc == 0 && fsd_rebal_may_resume(&run->st, run->conf->is_fix_layout)) {
+    for (size_t i = 0; names != NULL && i < run->io.n_subs; i++)
+        names[i] = run->io.subs[i]->name;
+    if (names != NULL)
+        fsd_rebal_subvols_id(names, run->io.n_subs, subvols);
+    free(names);
+    /* Without memory for the id, resuming is not safe: start afresh. */
+    if (rc == 0 && subvols[0] != '\0'
+        && fsd_rebal_may_resume(&run->st, run->conf->is_fix_layout,
+                                subvols)) {
         vl_glog(RB_DOMAIN, VL_LOG_INFO, "resuming after '%s' (%" PRIu64
                 " files moved so far)", run->st.cursor, run->st.moved_files);
         snprintf(run->resume, sizeof(run->resume), "%s", run->st.cursor);
@@ -687,7 +697,12 @@ rb_state_init(struct rb_run *run)
         if (rc != 0 && rc != -ENOENT)
             vl_glog(RB_DOMAIN, VL_LOG_WARNING, "%s: %s; starting afresh",
                     run->conf->state_path, strerror(-rc));
-        else if (rc == 0 && fsd_rebal_may_resume(&run->st, true))
+        else if (rc == 0 && fsd_rebal_may_resume(&run->st, true, NULL)
+                 && !fsd_rebal_may_resume(&run->st, true, subvols))
+            vl_glog(RB_DOMAIN, VL_LOG_INFO, "the unfinished run before "
+                    "this one was over other subvolumes (a brick was added "
+                    "or removed since): starting afresh");
+        else if (rc == 0 && fsd_rebal_may_resume(&run->st, true, NULL))
             vl_glog(RB_DOMAIN, VL_LOG_INFO, "the unfinished run before "
                     "this one was a fix-layout (it moved no file): "
                     "starting afresh");
@@ -698,6 +713,7 @@ rb_state_init(struct rb_run *run)
     run->st.status = FSD_REBAL_RUNNING;
     /* What this run's cursor will cover from now on. */
     run->st.is_fix_layout = run->conf->is_fix_layout;
+    snprintf(run->st.subvols, sizeof(run->st.subvols), "%s", subvols);
     run->st.pid = (long)getpid();
     run->st.error[0] = '\0';
 }

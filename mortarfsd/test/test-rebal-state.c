@@ -170,30 +170,73 @@ test_mode_and_resume(void **state)
     assert_int_equal(fsd_rebal_state_write(d->path, &in), 0);
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
     assert_true(out.is_fix_layout);
-    assert_true(fsd_rebal_may_resume(&out, true));
-    assert_false(fsd_rebal_may_resume(&out, false));
+    assert_true(fsd_rebal_may_resume(&out, true, NULL));
+    assert_false(fsd_rebal_may_resume(&out, false, NULL));
 
     in.is_fix_layout = false;
     assert_int_equal(fsd_rebal_state_write(d->path, &in), 0);
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
     assert_false(out.is_fix_layout);
-    assert_true(fsd_rebal_may_resume(&out, true));
-    assert_true(fsd_rebal_may_resume(&out, false));
+    assert_true(fsd_rebal_may_resume(&out, true, NULL));
+    assert_true(fsd_rebal_may_resume(&out, false, NULL));
 
     t_write_text(d->path, "status=running\ncursor=/a\n");
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
     assert_false(out.is_fix_layout);
-    assert_true(fsd_rebal_may_resume(&out, false));
+    assert_true(fsd_rebal_may_resume(&out, false, NULL));
     t_write_text(d->path, "status=stopped\nmode=fix-layout\n");
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
-    assert_false(fsd_rebal_may_resume(&out, false));
+    assert_false(fsd_rebal_may_resume(&out, false, NULL));
     t_write_text(d->path, "status=completed\nmode=rebalance\n");
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
-    assert_false(fsd_rebal_may_resume(&out, true));
+    assert_false(fsd_rebal_may_resume(&out, true, NULL));
     t_write_text(d->path, "status=failed\n");
     assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
-    assert_false(fsd_rebal_may_resume(&out, false));
+    assert_false(fsd_rebal_may_resume(&out, false, NULL));
     t_write_text(d->path, "status=running\nmode=sideways\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), -EINVAL);
+}
+
+
+/* The subvolume set a cursor was reached over: kept in the file, and a
+ * run over another set (an add-brick since) starts afresh. */
+static void
+test_subvols(void **state)
+{
+    struct t_dir *d = *state;
+    const char *three[] = {"v0-client-0", "v0-client-1", "v0-client-2"};
+    const char *four[] = {"v0-client-0", "v0-client-1", "v0-client-2",
+                          "v0-client-3"};
+    const char *split_a[] = {"ab", "c"};
+    const char *split_b[] = {"a", "bc"};
+    char id3[FSD_REBAL_SUBVOLS_MAX], id4[FSD_REBAL_SUBVOLS_MAX];
+    char ida[FSD_REBAL_SUBVOLS_MAX], idb[FSD_REBAL_SUBVOLS_MAX];
+    struct fsd_rebal_state in;
+    struct fsd_rebal_state out;
+
+    fsd_rebal_subvols_id(three, 3, id3);
+    fsd_rebal_subvols_id(four, 4, id4);
+    assert_string_not_equal(id3, id4);
+    assert_int_equal(strncmp(id3, "3:", 2), 0);
+    fsd_rebal_subvols_id(split_a, 2, ida);
+    fsd_rebal_subvols_id(split_b, 2, idb);
+    assert_string_not_equal(ida, idb);
+    fsd_rebal_subvols_id(three, 3, ida);
+    assert_string_equal(ida, id3); /* stable */
+
+    t_fill(&in);
+    snprintf(in.subvols, sizeof(in.subvols), "%s", id3);
+    assert_int_equal(fsd_rebal_state_write(d->path, &in), 0);
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_string_equal(out.subvols, id3);
+    assert_true(fsd_rebal_may_resume(&out, false, id3));
+    assert_false(fsd_rebal_may_resume(&out, false, id4));
+    assert_false(fsd_rebal_may_resume(&out, true, id4));
+    /* An older file (no subvols=) resumes as before. */
+    t_write_text(d->path, "status=stopped\ncursor=/a\n");
+    assert_int_equal(fsd_rebal_state_read(d->path, &out), 0);
+    assert_true(fsd_rebal_may_resume(&out, false, id4));
+    t_write_text(d->path, "status=stopped\nsubvols=3:../x\n");
     assert_int_equal(fsd_rebal_state_read(d->path, &out), -EINVAL);
 }
 
@@ -434,6 +477,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_format, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_mode_and_resume, t_setup,
                                         t_teardown),
+        cmocka_unit_test_setup_teardown(test_subvols, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_torn_tmp_ignored, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, t_setup, t_teardown),

@@ -5,7 +5,8 @@
 # matches, the count is the same, no file is data on two bricks, no link
 # file or marker is left. SIGTERM stops a run cleanly (status stopped,
 # exit 0) and the next run completes too. A fix-layout stopped mid-way
-# is not resumed by a rebalance: that one starts afresh and leaves
+# is not resumed by a rebalance, nor a run stopped before a brick was
+# added by the run over the new set: those start afresh and leave
 # nothing to move.
 # TIMEOUT: 900
 # REQUIRES: root fuse python3
@@ -135,3 +136,42 @@ EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
 EXPECT "$NFILES" count_data b0 b1 b2 b3 b4
 EXPECT "0" dup_data b0 b1 b2 b3 b4
 EXPECT_MATCH "^[1-9][0-9]*$" count_data b4
+TEST umount_client "$M0"
+
+# A rebalance stopped mid-way, then a brick added: the next run is over
+# other subvolumes, so it starts afresh (the directories before the
+# cursor need the new brick in their layouts), and a second run finds
+# nothing left to move.
+alloc_port P5
+alloc_port P6
+mkdir -p "$T/bricks/b5" "$T/bricks/b6"
+TEST start_brick b5 "$T/bricks/b5" "$P5"
+TEST start_brick b6 "$T/bricks/b6" "$P6"
+dist_volfile "b0:$P0" "b1:$P1" "b2:$P2" "b3:$P3" "b4:$P4" "b5:$P5" \
+    > "$T/vol/dist6.vol"
+dist_volfile "b0:$P0" "b1:$P1" "b2:$P2" "b3:$P3" "b4:$P4" "b5:$P5" \
+    "b6:$P6" > "$T/vol/dist7.vol"
+S7="$T/rebal7.state"
+export MORTAR_REBAL_DELAY_MS=20
+TEST start_fsd rebal6 --rebalance --volfile "$T/vol/dist6.vol" \
+    --rebalance-state "$S7" --throttle lazy
+unset MORTAR_REBAL_DELAY_MS
+EXPECT_WITHIN 120 "Y" sh -c "[ -n \"\$(sed -n 's/^cursor=//p' '$S7')\" ] && echo Y"
+TEST stop_pid "$(fsd_pid rebal6)" TERM
+EXPECT "stopped" state_value "$S7" status
+EXPECT_MATCH "^6:[0-9a-f]{16}$" state_value "$S7" subvols
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist7.vol" \
+    --rebalance-state "$S7" -N --log-file "$T/log/rebal7.log"
+EXPECT "completed" state_value "$S7" status
+EXPECT_MATCH "over other subvolumes .*starting afresh" cat "$T/log/rebal7.log"
+TEST ! grep -q "resuming after" "$T/log/rebal7.log"
+S8="$T/rebal8.state"
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/dist7.vol" \
+    --rebalance-state "$S8" -N --log-file "$T/log/rebal8.log"
+EXPECT "completed" state_value "$S8" status
+EXPECT "0" state_value "$S8" moved_files
+TEST mount_volfile "$T/vol/dist7.vol" "$M0"
+EXPECT "ok" rebal_tool verify "$M0" "$T/sums"
+EXPECT "$NFILES" count_data b0 b1 b2 b3 b4 b5 b6
+EXPECT "0" dup_data b0 b1 b2 b3 b4 b5 b6
+EXPECT_MATCH "^[1-9][0-9]*$" count_data b6
