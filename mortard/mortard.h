@@ -16,6 +16,11 @@
  *             peer calls, hello/probe/detach, membership, liveness and
  *             catch-up of volume definitions
  * txn.c       cluster-wide transactions: lock, stage, commit, unlock
+ * cmd-brick.c add-brick and remove-brick
+ * rebalance.c the rebalance process of a volume: start (and its ready
+ *             report), stop, status from its state file
+ * rebal-peer.c every node's view of a task, stop on another node
+ * rebal-handoff.c a start that goes on from a peer's unfinished run
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -420,6 +425,18 @@ int md_rebal_stop_peer(struct md_state *st, const char *volname,
 struct vrpc_conn;
 void md_rebal_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
                     const char *body, size_t len);
+
+/* ---- rebal-handoff.c ---- */
+/* Before a rebalance start on this node: when the latest unfinished run
+ * of vol in the cluster (state running or stopped, no process) is a
+ * peer's, its state file becomes this node's, so the new process
+ * resumes it; when a peer's task is newer than this node's unfinished
+ * one, this node's is dropped (the process then starts afresh). Best
+ * effort: whatever fails is logged and the run starts afresh. */
+void md_rebal_take_over(struct md_state *st, const struct md_volume *vol);
+/* REBAL_STATE, answered on the loop thread without md_state.lock. */
+void md_rebal_state_serve(struct md_state *st, struct vrpc_conn *c,
+                          uint32_t xid, const char *body, size_t len);
 /* A task process of vol runs on this node and forbids changing its
  * bricks (is_remove_ok: a remove-brick migration does not count): why,
  * or NULL. */

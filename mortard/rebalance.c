@@ -934,6 +934,8 @@ md_cmd_rebalance(struct md_state *st, int argc, char **argv,
                            vol->name, vol->name);
             return;
         }
+    /* A peer's unfinished run goes on here (rebal-handoff.c). */
+    md_rebal_take_over(st, vol);
     rc = md_rebal_start(st, vol, false, is_fix, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume rebalance: %s: "

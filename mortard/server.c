@@ -384,6 +384,11 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         md_rebal_serve(md_srv.st, c, hdr.xid, rec->data + off, len - off);
         free(j);
         return;
+    case MGMT_PROC_REBAL_STATE:
+        md_rebal_state_serve(md_srv.st, c, hdr.xid, rec->data + off,
+                             len - off);
+        free(j);
+        return;
     case MGMT_PROC_PEER_TXN:
         if (md_txn_lock_phase(c, hdr.xid, rec->data + off, len - off)) {
             free(j);
