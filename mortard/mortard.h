@@ -434,6 +434,9 @@ void md_rebal_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
  * one, this node's is dropped (the process then starts afresh). Best
  * effort: whatever fails is logged and the run starts afresh. */
 void md_rebal_take_over(struct md_state *st, const struct md_volume *vol);
+/* A state text a peer sent is an unfinished run's: key=value lines with
+ * status running or stopped, and a cursor. 0 or -EINVAL with err set. */
+int md_rebal_state_check(const char *text, vl_err_t *err);
 /* REBAL_STATE, answered on the loop thread without md_state.lock. */
 void md_rebal_state_serve(struct md_state *st, struct vrpc_conn *c,
                           uint32_t xid, const char *body, size_t len);

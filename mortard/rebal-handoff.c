@@ -138,6 +138,20 @@ md_handoff_kv(const char *key, const char *value, int line, void *arg,
 }
 
 
+int
+md_rebal_state_check(const char *text, vl_err_t *err)
+{
+    struct md_handoff_check chk = {false, false};
+    int rc = md_kv_parse(text, "peer state", md_handoff_kv, &chk, err);
+
+    if (rc == 0 && (!chk.has_status || !chk.has_cursor)) {
+        vl_err_set(err, "a state without status or cursor");
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+
 /* Fetches node's state text of volname and writes it as ours. */
 static int
 md_handoff_fetch(struct md_state *st, const char *volname, const char *node,
@@ -146,7 +160,6 @@ md_handoff_fetch(struct md_state *st, const char *volname, const char *node,
     struct md_peer *p = md_peer_find_host(st, node);
     mgmt_rebal_req req = {.volume = (char *)volname, .op = MGMT_REBAL_QUERY};
     mgmt_rebal_state_rsp rsp;
-    struct md_handoff_check chk = {false, false};
     char dir[4200], name[300];
     int rc;
 
@@ -166,13 +179,7 @@ md_handoff_fetch(struct md_state *st, const char *volname, const char *node,
         vl_err_set(err, "node %s: %s", node, strerror(-rc));
         goto out;
     }
-    rc = md_kv_parse(rsp.state != NULL ? rsp.state : "", "peer state",
-                     md_handoff_kv, &chk, err);
-    if (rc == 0 && (!chk.has_status || !chk.has_cursor)) {
-        vl_err_set(err, "node %s sent a state without status or cursor",
-                   node);
-        rc = -EINVAL;
-    }
+    rc = md_rebal_state_check(rsp.state != NULL ? rsp.state : "", err);
     if (rc != 0)
         goto out;
     snprintf(dir, sizeof(dir), "%s/rebalance", st->run_dir);

@@ -201,6 +201,31 @@ test_views_pick(void **state)
 }
 
 
+/* What a peer's REBAL_STATE text must be before it replaces this node's
+ * state file: an unfinished run's, with a cursor. */
+static void
+test_state_check(void **state)
+{
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(md_rebal_state_check("status=stopped\npid=7\n"
+                                          "cursor=/d1\nmode=rebalance\n",
+                                          &err), 0);
+    assert_int_equal(md_rebal_state_check("status=running\ncursor=\n", &err),
+                     0);
+    assert_int_equal(md_rebal_state_check("status=completed\ncursor=/\n",
+                                          &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "not an unfinished run"));
+    assert_int_equal(md_rebal_state_check("status=failed\ncursor=/\n", &err),
+                     -EINVAL);
+    assert_int_equal(md_rebal_state_check("status=stopped\n", &err), -EINVAL);
+    assert_int_equal(md_rebal_state_check("cursor=/a\n", &err), -EINVAL);
+    assert_int_equal(md_rebal_state_check("", &err), -EINVAL);
+    assert_int_equal(md_rebal_state_check("garbage\n", &err), -EINVAL);
+}
+
+
 static void
 test_gather_peers(void **state)
 {
@@ -242,6 +267,7 @@ main(void)
         cmocka_unit_test(test_view_local),
         cmocka_unit_test(test_views_pick),
         cmocka_unit_test(test_gather_peers),
+        cmocka_unit_test(test_state_check),
     };
     int rc;
 
