@@ -64,9 +64,9 @@ struct rb_hl_view {
  * distribute (the hash is the distribute contract's). Not pathinfo: it
  * answers per inode, and the names of one inode hash to different
  * subvolumes. */
-static int
-rb_hl_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
-             const char *name, int *out)
+int
+fsd_rb_name_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                   const char *name, int *out)
 {
     const char *names[FSD_RB_HL_MAX_SUBS];
     struct vl_reply r = {0};
@@ -125,9 +125,9 @@ rb_hl_census(struct rb_hl_view *v, char *why, size_t why_len)
 
         rc = fsd_rb_hashed(io, nm->dir, nm->name, &ino, &h);
         if (rc == 0)
-            rc = rb_hl_hashed(io, nm->dir, nm->name, &h);
-        if (rc == -ENOENT) {
-            rc = 0;
+            rc = fsd_rb_name_hashed(io, nm->dir, nm->name, &h);
+        if (rc == -ENOENT || rc == -ESTALE) {
+            rc = 0; /* gone (ESTALE: with its directory) */
             h = -1;
         } else if (rc == 0 && !vl_gfid_equal(&ino->gfid, &g->gfid)) {
             h = -1; /* the name is another file now */
@@ -144,7 +144,7 @@ rb_hl_census(struct rb_hl_view *v, char *why, size_t why_len)
             struct vl_iatt ia;
 
             rc = fsd_rb_lookup(io->subs[s], nm->dir, nm->name, &ia);
-            if (rc == -ENOENT) {
+            if (rc == -ENOENT || rc == -ESTALE) {
                 rc = 0;
                 continue;
             }
@@ -469,7 +469,7 @@ rb_hl_move(struct rb_hl_view *v, size_t src, size_t t, uint64_t *bytes,
     /* 2. One marker on T, the other names hard links of it. */
     rc = fsd_rb_dest_prepare(xt, v->g->names[first].dir,
                              v->g->names[first].name, v->inode, xs->name,
-                             &fd_d, why, why_len);
+                             false, &fd_d, why, why_len);
     if (rc != 0)
         goto out;
     v->kind[RB_HL_AT(v, first, t)] = FSD_RK_MARKER;
@@ -720,7 +720,7 @@ fsd_rb_hl_reach(const struct fsd_rebal_io *io, vl_inode_t *dir,
     }
     if (d < 0 || fsd_rb_hashed(io, dir, name, &inode, &h) != 0)
         return d >= 0;
-    if (rb_hl_hashed(io, dir, name, &h) != 0) {
+    if (fsd_rb_name_hashed(io, dir, name, &h) != 0) {
         vl_inode_unref(inode);
         return true;
     }

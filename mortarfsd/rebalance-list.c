@@ -116,9 +116,14 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
             off = d->off;
             if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
                 continue;
+            /* No attributes: the brick has no GFID for it (a create in
+             * flight sets it just after making the name, or a file put
+             * there by hand). A new file is where its name hashes; a
+             * hand-made one gets its GFID at its first lookup. */
             if (!d->has_iatt) {
-                rc = -EPROTO; /* readdirplus without attributes */
-                break;
+                vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: '%s' has no GFID yet: "
+                        "left alone", xl->name, d->name);
+                continue;
             }
             rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
         }

@@ -65,8 +65,8 @@ fsd_rebal_classify(const struct vl_iatt *iatt)
  * whether a failure must remove it again. */
 int
 fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
-                    vl_inode_t *inode, const char *src_name, vl_fd_t **fd_d,
-                    char *why, size_t why_len)
+                    vl_inode_t *inode, const char *src_name, bool is_strict,
+                    vl_fd_t **fd_d, char *why, size_t why_len)
 {
     struct vl_iatt ia;
     struct fsd_rebal_ent ent;
@@ -86,7 +86,8 @@ fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
                 rc = fsd_rb_chmod(xd, inode, RB_MARKER_MODE);
             goto linkto;
         }
-        if ((ent.kind == FSD_RK_LINK || ent.kind == FSD_RK_MARKER)
+        if (!is_strict
+            && (ent.kind == FSD_RK_LINK || ent.kind == FSD_RK_MARKER)
             && fsd_rb_is_dht_file(xd, dir, name, &ia.gfid)) {
             fsd_rb_remove_special(xd, dir, name, &ent);
         } else {
@@ -260,6 +261,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     vl_fd_t *fd_d = NULL;
     struct vl_iatt st1;
     struct vl_iatt st2;
+    struct vl_iatt st3;
     union vl_fop_args a = {0};
     struct vl_reply r = {0};
     const char *step;
@@ -268,9 +270,10 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     /* 1. The source as it is now. */
     step = "stat source";
     rc = fsd_rb_lookup(xs, dir, name, &st1);
-    if (rc == -ENOENT
+    if (rc == -ENOENT || rc == -ESTALE
         || (rc == 0 && !vl_gfid_equal(&st1.gfid, &inode->gfid)))
-        return FSD_RO_IN_PLACE; /* removed or replaced since the listing */
+        return FSD_RO_IN_PLACE; /* removed or replaced since the listing
+                                 * (ESTALE: its directory was) */
     if (rc != 0)
         goto fail;
     if (!S_ISREG(st1.mode) || st1.nlink > 1) {
@@ -291,9 +294,35 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     if (rc != 0)
         goto fail;
 
-    /* 2. The marker on the destination. */
-    rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, &fd_d, why,
-                             why_len);
+    /* 2. The marker on the destination. Another file's entry there: a
+     * client renamed or made a file of this name since the listing (its
+     * link file, or its data, is on the hashed subvolume first), or a
+     * link file left dangling. Distribute's answer for the name says
+     * which. */
+    rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, true, &fd_d,
+                             why, why_len);
+    if (rc == -EEXIST) {
+        vl_inode_t *cur = NULL;
+        struct vl_iatt ia;
+        int h = -1;
+
+        /* Data of another file on the hashed subvolume: lookups find that
+         * one first, so the name is its. */
+        if (fsd_rb_lookup(xd, dir, name, &ia) == 0
+            && fsd_rebal_classify(&ia) == FSD_RK_DATA
+            && !vl_gfid_equal(&ia.gfid, &inode->gfid))
+            return FSD_RO_IN_PLACE;
+        rc = fsd_rb_hashed(io, dir, name, &cur, &h);
+        if (rc == -ENOENT || rc == -ESTALE
+            || (rc == 0 && !vl_gfid_equal(&cur->gfid, &inode->gfid))) {
+            vl_inode_unref(cur);
+            return FSD_RO_IN_PLACE; /* the name is another file's now */
+        }
+        vl_inode_unref(cur);
+        if (rc == 0) /* ours: what D has is stale */
+            rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, false,
+                                     &fd_d, why, why_len);
+    }
     if (rc != 0)
         goto out;
     step = "open source";
@@ -322,6 +351,20 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     rc = fsd_rb_call(xs, VL_FOP_STAT, &a, 0, &r);
     st2 = r.iatt;
     vl_reply_clear(&r);
+    if (rc != 0)
+        goto fail;
+    /* The freeze holds writes, not a client's rename, unlink or link of
+     * the name: one since step 1 means the copy on D would be a name the
+     * client no longer has (or would lose one it made). Leave the file
+     * where it is; the crawl meets it under its new name, or it is gone. */
+    step = "look up the name under the freeze";
+    rc = fsd_rb_lookup(xs, dir, name, &st3);
+    if (rc == -ENOENT || rc == -ESTALE
+        || (rc == 0 && (!vl_gfid_equal(&st3.gfid, &inode->gfid)
+                        || st3.nlink != st1.nlink))) {
+        out = FSD_RO_IN_PLACE;
+        goto out;
+    }
     if (rc != 0)
         goto fail;
     /* 4. Catch up, fsync, attributes; then the commit: real mode, no
@@ -516,8 +559,9 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
         return FSD_RO_IN_PLACE;
     }
     rc = fsd_rb_hashed(io, dir, name, &inode, &hashed);
-    if (rc == -ENOENT)
-        return FSD_RO_IN_PLACE; /* removed since the listing */
+    if (rc == -ENOENT || rc == -ESTALE)
+        return FSD_RO_IN_PLACE; /* removed since the listing (ESTALE: with
+                                 * its directory) */
     if (rc != 0) {
         snprintf(why, why_len, "'%s': where it hashes: %s", name,
                  strerror(-rc));
@@ -583,7 +627,16 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
         src = hashed;
     }
     /* The data is on the hashed subvolume: other subvolumes need no link
-     * file or marker for it. */
+     * file or marker for it. Unless the layout says the name hashes
+     * elsewhere (what distribute said of this inode came from a lookup
+     * racing a client's rename): that subvolume's link file is the way to
+     * the data, and stays. */
+    {
+        int h = -1;
+
+        if (fsd_rb_name_hashed(io, dir, name, &h) != 0 || h != src)
+            goto out;
+    }
     for (size_t i = 0; i < io->n_subs; i++) {
         if ((int)i != src && (ents[i].kind == FSD_RK_LINK
                               || ents[i].kind == FSD_RK_MARKER))

@@ -107,13 +107,24 @@ int fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
 void fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
                   const vl_xlator_t *xd);
 
+/* ---- rebalance-hardlink.c ---- */
+
+/* Where name hashes in dir by the directory's layout (distribute's
+ * layout xattr), whatever any inode's ctx says: 0 with *out, or -errno. */
+int fsd_rb_name_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
+                       const char *name, int *out);
+
 /* ---- rebalance-migrate.c ---- */
 
 /* Step 2 of a migration: the marker of name on xd (a link file or marker
- * of the same GFID there is reused), open for writing in *fd_d. */
+ * of the same GFID there is reused), open for writing in *fd_d. Another
+ * file of that name there is -EEXIST; a link file or marker of another
+ * GFID is removed first, unless is_strict (then -EEXIST too: the caller
+ * asks distribute whose name it is). */
 int fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
                         vl_inode_t *inode, const char *src_name,
-                        vl_fd_t **fd_d, char *why, size_t why_len);
+                        bool is_strict, vl_fd_t **fd_d, char *why,
+                        size_t why_len);
 /* Size, mtime or ctime differ? */
 bool fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b);
 /* The last steps of a copy under the freeze, shared by the one-name and

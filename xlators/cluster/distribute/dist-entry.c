@@ -313,16 +313,17 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_link_args *a = VL_ARGS(req, link);
     vl_inode_t *inode = a->oldloc.inode;
-    int cached, hashed, rc;
+    struct vl_iatt iatt;
+    int cached, hashed, found = -1, rc;
+    bool is_known;
 
     if (inode == NULL || S_ISDIR(inode->type)) {
         vl_unwind(req, -EPERM);
         return;
     }
     cached = dist_ictx_cached(xl, inode);
-    if (cached < 0) {
-        struct vl_iatt iatt;
-
+    is_known = cached >= 0;
+    if (!is_known) {
         rc = dist_find_file_sync(xl, req, &a->oldloc, &cached, &iatt);
         if (rc != 0) {
             vl_unwind(req, rc);
@@ -336,6 +337,24 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     rc = dist_child_sync(xl, req, (unsigned)cached);
+    /* The subvolume this client knew the data on no longer has it (a
+     * rebalance moved the file): find it again, once. */
+    if ((rc == -ENOENT || rc == -ESTALE) && is_known
+        && dist_find_file_sync(xl, req, &a->oldloc, &found, &iatt) == 0
+        && found != cached) {
+        cached = found;
+        pthread_mutex_lock(&inode->lock);
+        dist_ictx(xl, inode)->cached = found;
+        dist_ictx(xl, inode)->has_cached = true;
+        pthread_mutex_unlock(&inode->lock);
+        if (hashed >= 0 && hashed != cached
+            && !dist_is_up(xl, (unsigned)hashed)) {
+            vl_unwind(req, -ENOTCONN);
+            return;
+        }
+        vl_reply_clear(&req->reply);
+        rc = dist_child_sync(xl, req, (unsigned)cached);
+    }
     if (rc == 0 && hashed >= 0 && hashed != cached) {
         rc = dist_linkfile_create(xl, req, hashed, cached, a->newloc.parent,
                                   a->newloc.name, &inode->gfid);

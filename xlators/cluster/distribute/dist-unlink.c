@@ -9,6 +9,10 @@
  * another client may have renamed or replaced the name since. A miss on
  * the cached subvolume (ENOENT/ESTALE) therefore falls back to the name
  * on every up subvolume (unlink is by name: whatever the name is now goes).
+ * A rebalance may have moved the data to the hashed subvolume: the first
+ * round's unlink there then removed the data itself, the cached one says
+ * ENOENT and so does every subvolume after; that is still this unlink's
+ * success (is_name_gone), not ENOENT.
  * Without an inode ctx: the name on every up subvolume at once (those
  * without it answer ENOENT), one round trip.
  *
@@ -49,7 +53,10 @@ dist_unlink_all_done(vl_req_t *r, void *cookie)
     if (vl_fanout_arrive(&local->fan, st)) {
         int rc = atomic_load(&local->hard_err);
 
-        if (rc == 0 && !atomic_load(&local->has_reply))
+        /* Nothing left anywhere after the first round took the name off
+         * the hashed subvolume: that was this unlink, a success. */
+        if (rc == 0 && !atomic_load(&local->has_reply)
+            && !atomic_load(&local->is_name_gone))
             rc = atomic_load(&local->n_down) > 0 ? -ENOTCONN : -ENOENT;
         vl_unwind(req, rc);
     }
@@ -118,6 +125,8 @@ dist_unlink_known_done(vl_req_t *r, void *cookie)
         local->status2 = r->status;
         if (r->status == 0)
             vl_reply_move(req, r);
+    } else if (r->status == 0) {
+        atomic_store(&local->is_name_gone, true);
     }
     if (!vl_fanout_arrive(&local->fan, 0))
         return;
@@ -167,8 +176,10 @@ void
 dist_unlink(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_unlink_args *a = VL_ARGS(req, unlink);
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
     int cached, hashed;
 
+    atomic_store(&local->is_name_gone, false);
     hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
     if (hashed == -ESTALE) {
         dist_with_parent_layout(xl, req, a->loc.parent, dist_unlink);

@@ -344,6 +344,9 @@ struct dist_local {
     dist_amask_t mask_more; /* same round: EEXIST (mkdir: stale copy)
                                or ENOTEMPTY (rmdir) */
     atomic_int err_subvol;  /* child that gave hard_err */
+    atomic_bool is_name_gone; /* unlink: the first round removed the name
+                               on the hashed subvolume (a link file, or
+                               the data a rebalance moved there) */
     void *mk;               /* async mkdir: owned struct dist_mkdir_state;
                                async directory lookup: owned struct
                                dist_dirlk (dist-dirlookup.c) */

@@ -7,8 +7,8 @@
  * RENAME_EXCHANGE (same data brick behind a link file; EXDEV),
  * rmdir (ENOTEMPTY keeps every copy; only link files: cleaned), lookup
  * healing a directory missing on one brick and a layout hole, the file
- * moved by hand (stale cached brick: found again by GFID), and the
- * virtual xattrs (pathinfo, layout, fix-layout, commit-layout).
+ * moved by hand (stale cached brick: found again by GFID), an unlink
+ * that finds a moved file on its hashed brick, and the virtual xattrs (pathinfo, layout, fix-layout, commit-layout).
  */
 #include "config.h"
 
@@ -476,6 +476,48 @@ test_moved_file_found_again(void **state)
 }
 
 
+/* The client knows the data on brick 0 behind a link file on brick 2
+ * (the name's hashed brick); a rebalance then moved it to brick 2. The
+ * unlink it sends with that knowledge removes the data on brick 2 and
+ * misses on brick 0: the file is gone, and that is a success, not
+ * ENOENT. */
+static void
+test_unlink_of_file_moved_to_hashed(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *f = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    char n0[32], n2[32];
+
+    dt_name_on(0, "u", n0, sizeof(n0));
+    dt_name_on(2, "v", n2, sizeof(n2));
+    assert_int_equal(dt_create(t, t->root, n0, &f, NULL), 0);
+    assert_int_equal(dt_rename(t, t->root, n0, f, t->root, n2), 0);
+    dt_expect_linkfile(t, 2, n2, 0);
+    {
+        char cmd[8 * PATH_MAX], from[PATH_MAX], to[PATH_MAX];
+        char g[VL_GFID_STR_LEN];
+
+        vl_gfid_to_str(&f->gfid, g);
+        dt_path(t, 0, n2, from, sizeof(from));
+        dt_path(t, 2, n2, to, sizeof(to));
+        snprintf(cmd, sizeof(cmd),
+                 "cp -a --preserve=all %s %s.tmp && mv %s.tmp %s && "
+                 "rm -f %s %s/b0/.mortar/handles/%.2s/%.2s/%s",
+                 from, to, to, to, from, t->base, g, g + 2, g);
+        assert_int_equal(system(cmd), 0);
+    }
+    a.unlink.loc.parent = t->root;
+    a.unlink.loc.name = n2;
+    a.unlink.loc.inode = f;
+    assert_int_equal(dt_call(t, VL_FOP_UNLINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(dt_files_on_disk(t, n2), 0);
+    vl_inode_unref(f);
+}
+
+
 static void
 test_virtual_layout_keys(void **state)
 {
@@ -547,6 +589,8 @@ main(void)
                                         dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_moved_file_found_again, dt_setup,
                                         dt_teardown),
+        cmocka_unit_test_setup_teardown(test_unlink_of_file_moved_to_hashed,
+                                        dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_virtual_layout_keys, dt_setup,
                                         dt_teardown),
     };
