@@ -37,43 +37,12 @@ row_state() {
             print s }'
 }
 # state_rpc I VOLUME IS_REMOVE: one REBAL_STATE call to node I's mortard,
-# from node I's namespace: "ret=R errno=E len=N" (N: bytes of the state)
+# from node I's namespace (tests/lib/mgmt_rpc.py): "ret=R errno=E len=N"
+# (N: bytes of the state)
 state_rpc() {
-    nsenter --net=/run/netns/"${NS[$1]}" python3 - "10.213.77.$1" "$2" "$3" <<'PY'
-import socket, struct, sys
-
-host, vol, is_remove = sys.argv[1], sys.argv[2].encode(), int(sys.argv[3])
-
-def xdr_str(b):
-    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
-
-body = xdr_str(vol) + struct.pack(">ii", is_remove, 0)
-call = struct.pack(">IIIIII", 78, 0, 2, 0x29A00010, 1, 18)
-call += struct.pack(">IIII", 0, 0, 0, 0) + body
-s = socket.create_connection((host, 24100), timeout=10)
-s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
-
-def read(n):
-    b = b""
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c:
-            raise SystemExit("closed")
-        b += c
-    return b
-
-mark = struct.unpack(">I", read(4))[0]
-rec = read(mark & 0x7FFFFFFF)
-xid, mtype, stat, vflav, vlen = struct.unpack(">IIIII", rec[:20])
-off = 20 + vlen + (-vlen % 4)
-accept = struct.unpack(">I", rec[off:off + 4])[0]
-off += 4
-if accept != 0:
-    print("accept=%d" % accept)
-    raise SystemExit(0)
-ret, err, n = struct.unpack(">iiI", rec[off:off + 12])
-print("ret=%d errno=%d len=%d" % (ret, err, n))
-PY
+    nsenter --net=/run/netns/"${NS[$1]}" python3 \
+        "$(dirname "$0")/../lib/mgmt_rpc.py" "10.213.77.$1" 24100 18 0 \
+        "$2" "$3"
 }
 
 # Node 1's rebalance processes inherit a delay of 20 ms a name from its
