@@ -630,17 +630,23 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
      * file or marker for it. Unless the layout says the name hashes
      * elsewhere (what distribute said of this inode came from a lookup
      * racing a client's rename): that subvolume's link file is the way to
-     * the data, and stays. */
+     * the data, and stays. The layout is asked only when there is
+     * something to remove: most names have no other entry. */
     {
+        bool is_checked = false;
         int h = -1;
 
-        if (fsd_rb_name_hashed(io, dir, name, &h) != 0 || h != src)
-            goto out;
-    }
-    for (size_t i = 0; i < io->n_subs; i++) {
-        if ((int)i != src && (ents[i].kind == FSD_RK_LINK
-                              || ents[i].kind == FSD_RK_MARKER))
+        for (size_t i = 0; i < io->n_subs; i++) {
+            if ((int)i == src || (ents[i].kind != FSD_RK_LINK
+                                  && ents[i].kind != FSD_RK_MARKER))
+                continue;
+            if (!is_checked) {
+                if (fsd_rb_name_hashed(io, dir, name, &h) != 0 || h != src)
+                    goto out;
+                is_checked = true;
+            }
             fsd_rb_remove_special(io->subs[i], dir, name, &ents[i]);
+        }
     }
 out:
     vl_inode_unref(inode);
