@@ -14,8 +14,9 @@
 # is; it leaves those files where they are, and the second run moves
 # them.)
 # A stress test, not in the default run (tests/Makefile.am): it still
-# fails now and then on this VM (3 runs in 25 at 78221d5..1be8292: a model check,
-# a name unreachable or a read that differs, cause not found), and with
+# fails now and then on this VM (3 runs in 25 at 78221d5..1be8292: a
+# model check, a name unreachable or a read that differs, cause not
+# found), and with
 # hard links made during the run (CHURN_LINKS=1) 2 runs in 5 (the
 # hard-link pass can leave a name unreachable). Before this session's
 # fixes every run failed (doc/rebalance.md, "Clients changing names
