@@ -55,9 +55,7 @@ locks_mig_is_freeze(const struct locks_range *lk)
 }
 
 
-/* Is a freeze held on li by a client other than client_id (NULL: by
- * anyone)? */
-static bool
+bool
 locks_mig_frozen_locked(struct locks_inode *li, const uint64_t *client_id)
 {
     for (struct locks_list *n = li->held.next; n != &li->held; n = n->next) {
@@ -72,7 +70,7 @@ locks_mig_frozen_locked(struct locks_inode *li, const uint64_t *client_id)
 }
 
 
-static void
+void
 locks_mig_hold(struct locks_list *list, vl_req_t *req, int status)
 {
     struct locks_held *h = VL_REQ_PRIV(req, struct locks_held);
@@ -105,9 +103,12 @@ locks_mig_after_change_locked(struct locks_priv *priv, struct locks_inode *li,
 {
     struct locks_ictx *ictx = locks_ictx(priv->xl, li->inode);
     struct locks_list *n = ans->ranges.next;
+    bool has_freeze;
 
-    /* Freezes granted just now wait for the writes in flight. */
-    while (ictx->n_inflight > 0 && n != &ans->ranges) {
+    /* Freezes granted just now wait for the writes in flight, and for the
+     * namespace fops passed without a look (locks-namespace.c). */
+    while ((ictx->n_inflight > 0 || priv->n_ns_blind > 0)
+           && n != &ans->ranges) {
         struct locks_range *w = locks_container(n, struct locks_range, link);
 
         n = n->next;
@@ -119,7 +120,15 @@ locks_mig_after_change_locked(struct locks_priv *priv, struct locks_inode *li,
         locks_mig_hold(&li->parked, w->req, 0);
         locks_range_free(w);
     }
-    if (locks_mig_frozen_locked(li, NULL))
+    has_freeze = locks_mig_frozen_locked(li, NULL);
+    if (has_freeze != li->has_freeze) {
+        li->has_freeze = has_freeze;
+        if (has_freeze)
+            priv->n_frozen_inodes++;
+        else
+            priv->n_frozen_inodes--;
+    }
+    if (has_freeze)
         return;
     /* No freeze left (unlocked, or its owner went away). */
     locks_mig_move_all(&li->parked, &ans->replies, -ENOTCONN);
@@ -135,7 +144,8 @@ locks_mig_park_locked(struct locks_priv *priv, struct locks_inode *li,
                       const struct locks_range *want, vl_req_t *req)
 {
     if (!locks_mig_is_freeze(want)
-        || locks_ictx(priv->xl, li->inode)->n_inflight == 0)
+        || (locks_ictx(priv->xl, li->inode)->n_inflight == 0
+            && priv->n_ns_blind == 0))
         return false;
     locks_mig_hold(&li->parked, req, 0);
     return true;
@@ -203,8 +213,17 @@ locks_mig_target(vl_req_t *req)
 }
 
 
-/* One modifying fop less in flight; answers parked freezes at zero. */
-static void
+void
+locks_mig_unpark_locked(struct locks_priv *priv, struct locks_inode *li,
+                        struct locks_answers *ans)
+{
+    if (li != NULL && priv->n_ns_blind == 0
+        && locks_ictx(priv->xl, li->inode)->n_inflight == 0)
+        locks_mig_move_all(&li->parked, &ans->replies, 0);
+}
+
+
+void
 locks_mig_inflight_done(vl_xlator_t *xl, vl_inode_t *inode)
 {
     struct locks_priv *priv = xl->priv;
@@ -215,8 +234,7 @@ locks_mig_inflight_done(vl_xlator_t *xl, vl_inode_t *inode)
     pthread_mutex_lock(&priv->lock);
     if (ictx->n_inflight > 0)
         ictx->n_inflight--;
-    if (ictx->n_inflight == 0 && ictx->li != NULL)
-        locks_mig_move_all(&ictx->li->parked, &ans.replies, 0);
+    locks_mig_unpark_locked(priv, ictx->li, &ans);
     pthread_mutex_unlock(&priv->lock);
     locks_answers_flush(&ans);
 }
@@ -278,7 +296,16 @@ locks_mig_modify(vl_xlator_t *xl, vl_req_t *req)
 void
 locks_mig_redispatch(vl_req_t *req)
 {
-    locks_mig_modify(req->xl, req);
+    switch (req->op) {
+    case VL_FOP_UNLINK:
+    case VL_FOP_RENAME:
+    case VL_FOP_LINK:
+        locks_ns_fop(req->xl, req);
+        break;
+    default:
+        locks_mig_modify(req->xl, req);
+        break;
+    }
 }
 
 

@@ -11,7 +11,9 @@
  *             the client, answers its waiters -ENOTCONN, then forwards);
  *             write, fallocate, setattr, copy_file_range, read, fsync,
  *             stat, lseek and setxattr for the migration freeze
- *             (locks-migrate.c).
+ *             (locks-migrate.c); unlink, rename and link, which wait for
+ *             a freeze of the file they rename or remove
+ *             (locks-namespace.c).
  * Owners:     POSIX locks and inodelk/entrylk belong to (caller.client_id,
  *             caller.lk_owner); flock locks to the open fd, so, as on
  *             Linux, flock and POSIX locks never conflict with each other.
@@ -565,7 +567,8 @@ const vl_xlator_class_t xl_features_locks = {
            "blocked requests wait in queues and are answered when granted. "
            "Also the rebalance's migration freeze: while an inodelk in "
            "domain mortar.dht.migrate is held, modifying fops of other "
-           "clients on that inode wait, and after the setxattr "
+           "clients on that inode wait, and so do their unlinks, renames "
+           "and links of it; after the setxattr "
            "mortar.dht.migrated its fd fops answer EREMCHG.",
     .init = locks_init,
     .fini = locks_fini,
@@ -589,5 +592,8 @@ const vl_xlator_class_t xl_features_locks = {
         [VL_FOP_OPEN] = locks_mig_open,
         [VL_FOP_CREATE] = locks_mig_create,
         [VL_FOP_MKNOD] = locks_mig_mknod,
+        [VL_FOP_UNLINK] = locks_ns_fop,
+        [VL_FOP_RENAME] = locks_ns_fop,
+        [VL_FOP_LINK] = locks_ns_fop,
     },
 };

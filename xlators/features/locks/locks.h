@@ -133,6 +133,8 @@ struct locks_inode {
     struct locks_list parked;        /* struct locks_held: granted freeze
                                       * INODELKs answered once the
                                       * modifying fops in flight drain */
+    bool has_freeze;                 /* a freeze is among held; counted
+                                      * in locks_priv.n_frozen_inodes */
 };
 
 /* The migration freeze (locks-migrate.c): an INODELK in this domain makes
@@ -168,6 +170,11 @@ struct locks_held {
                              * locks_answers.released/.replies */
     vl_req_t *req;          /* the request this area belongs to */
     int status;             /* answer, in locks_answers.replies */
+    /* unlink, rename, link (locks-namespace.c): */
+    int ns_step;            /* which name is being looked up */
+    bool is_ns_blind;       /* passed uncounted (priv->n_ns_blind) */
+    vl_inode_t *ns_inodes[2]; /* owned refs: the inodes the names hold,
+                               * counted in their n_inflight once wound */
 };
 
 /* Runtime state of one locks instance (xl->priv). */
@@ -177,6 +184,10 @@ struct locks_priv {
     vl_xlator_t *xl;         /* borrowed; this translator */
     bool is_down;            /* lock; PARENT_DOWN seen: frozen fops are
                               * answered -ENOTCONN instead of released */
+    uint32_t n_frozen_inodes; /* lock; inodes with has_freeze */
+    uint32_t n_ns_blind;     /* lock; unlinks, renames and links passed
+                              * without a look (no freeze was held) and
+                              * not answered yet: freezes wait for them */
 };
 
 /* Requests answered after the mutex is dropped: waiters that were granted
@@ -258,6 +269,19 @@ bool locks_mig_park_locked(struct locks_priv *priv, struct locks_inode *li,
                            const struct locks_range *want, vl_req_t *req);
 /* Runs a frozen fop again after the freeze went away. */
 void locks_mig_redispatch(vl_req_t *req);
+/* Is a freeze held on li by a client other than client_id (NULL: by
+ * anyone)? */
+bool locks_mig_frozen_locked(struct locks_inode *li,
+                             const uint64_t *client_id);
+/* Queues req on list (frozen or parked) with status. */
+void locks_mig_hold(struct locks_list *list, vl_req_t *req, int status);
+/* One modifying fop less in flight on inode; answers parked freezes that
+ * have nothing left to wait for. */
+void locks_mig_inflight_done(vl_xlator_t *xl, vl_inode_t *inode);
+/* Answers the parked freezes of li once nothing is in flight for them
+ * (its inode's modifying fops, the brick's blind namespace fops). */
+void locks_mig_unpark_locked(struct locks_priv *priv, struct locks_inode *li,
+                             struct locks_answers *ans);
 /* The fops of locks-migrate.c. */
 void locks_mig_write(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_fallocate(vl_xlator_t *xl, vl_req_t *req);
@@ -274,5 +298,8 @@ void locks_mig_mknod(vl_xlator_t *xl, vl_req_t *req);
 /* True (and req answered -EREMCHG) if fd's inode was migrated since fd
  * was opened. */
 bool locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd);
+
+/* locks-namespace.c: unlink, rename and link under a freeze. */
+void locks_ns_fop(vl_xlator_t *xl, vl_req_t *req);
 
 #endif /* MORTAR_LOCKS_H */

@@ -6,7 +6,8 @@
  * flight" below locks while a freeze is asked for.
  *
  * Client 1 plays the rebalance process (it holds the freeze), client 2 a
- * FUSE client writing to the file.
+ * FUSE client writing to the file, or unlinking, renaming and linking it
+ * (locks-namespace.c).
  */
 #include "config.h"
 
@@ -519,6 +520,234 @@ test_migrated_file_returns(void **state)
 }
 
 
+/* ---- unlink, rename and link under a freeze (locks-namespace.c) ---- */
+
+/* A namespace fop of client on the name "f" in a fresh directory (the
+ * directory inode is kept in *dir; unref it after). */
+static void
+t_nsop(struct t_env *e, vl_fop_t op, uint64_t client, vl_inode_t *dir,
+       struct vl_test_result *res)
+{
+    vl_req_t *req = t_req(e, op, client);
+
+    switch (op) {
+    case VL_FOP_UNLINK:
+        req->args.unlink.loc.parent = dir;
+        req->args.unlink.loc.name = "f";
+        break;
+    case VL_FOP_RENAME: /* "g" over "f" */
+        req->args.rename.oldloc.parent = dir;
+        req->args.rename.oldloc.name = "g";
+        req->args.rename.newloc.parent = dir;
+        req->args.rename.newloc.name = "f";
+        break;
+    case VL_FOP_LINK:
+        req->args.link.oldloc.inode = e->file;
+        req->args.link.newloc.parent = dir;
+        req->args.link.newloc.name = "h";
+        break;
+    default:
+        fail_msg("t_nsop: fop %d", (int)op);
+    }
+    vl_test_wind(req, res);
+}
+
+
+static vl_inode_t *
+t_dir(struct t_env *e)
+{
+    vl_gfid_t gfid;
+    vl_inode_t *dir;
+
+    vl_gfid_generate(&gfid);
+    dir = vl_inode_get(e->g->graph->itable, &gfid, S_IFDIR);
+    assert_non_null(dir);
+    return dir;
+}
+
+
+/* Answers the LOOKUP at the head of the mock: the name holds gfid (a
+ * regular file), or status when gfid is NULL. */
+static void
+t_answer_lookup(struct t_env *e, const char *name, const vl_gfid_t *gfid,
+                int status)
+{
+    vl_req_t *r = vl_mock_pop(e->mock);
+
+    assert_non_null(r);
+    assert_int_equal(r->op, VL_FOP_LOOKUP);
+    assert_string_equal(r->args.lookup.loc.name, name);
+    if (gfid != NULL) {
+        r->reply.iatt.gfid = *gfid;
+        r->reply.iatt.mode = S_IFREG | 0644;
+    }
+    vl_unwind(r, gfid != NULL ? 0 : status);
+}
+
+
+/* Another client's unlink of the frozen file's name waits for the freeze
+ * (after a look at what the name holds) and starts over at unlock; the
+ * freeze holder's own unlink passes. */
+static void
+test_ns_unlink_waits_for_freeze(void **state)
+{
+    struct t_env *e = *state;
+    vl_inode_t *dir = t_dir(e);
+    struct vl_test_result lk = {0};
+    struct vl_test_result ul = {0};
+    struct vl_test_result own = {0};
+    struct vl_test_result un = {0};
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_int_equal(lk.status, 0);
+    t_nsop(e, VL_FOP_UNLINK, T_WRITER, dir, &ul);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_answer_lookup(e, "f", &e->file->gfid, 0);
+    assert_false(ul.is_done);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_UNLINK), 0);
+
+    /* The rebalance's own unlink of the name is not held. */
+    t_nsop(e, VL_FOP_UNLINK, T_REBAL, dir, &own);
+    t_answer_lookup(e, "f", &e->file->gfid, 0);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_UNLINK), 1);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_true(own.is_done);
+    assert_int_equal(own.status, 0);
+
+    /* Unlock: the held unlink starts over (no freeze left: no look); the
+     * name is gone now, and the child says so. */
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_int_equal(un.status, 0);
+    assert_false(ul.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    assert_int_equal(vl_mock_peek(e->mock)->op, VL_FOP_UNLINK);
+    assert_int_equal(vl_mock_reply_all(e->mock, -ENOENT), 1);
+    assert_true(ul.is_done);
+    assert_int_equal(ul.n_done, 1);
+    assert_int_equal(ul.status, -ENOENT);
+
+    /* No freeze left: an unlink passes without a look. */
+    vl_test_result_clear(&ul);
+    t_nsop(e, VL_FOP_UNLINK, T_WRITER, dir, &ul);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    assert_int_equal(vl_mock_peek(e->mock)->op, VL_FOP_UNLINK);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_int_equal(ul.status, 0);
+    vl_test_result_clear(&ul);
+    vl_test_result_clear(&own);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&un);
+    vl_inode_unref(dir);
+}
+
+
+/* A rename over the frozen file's name waits too (the second look, at
+ * the target), and runs at unlock; one whose names hold other files
+ * passes meanwhile. */
+static void
+test_ns_rename_over_frozen(void **state)
+{
+    struct t_env *e = *state;
+    vl_inode_t *dir = t_dir(e);
+    struct vl_test_result lk = {0};
+    struct vl_test_result rn = {0};
+    struct vl_test_result un = {0};
+    vl_gfid_t other;
+
+    vl_gfid_generate(&other);
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_int_equal(lk.status, 0);
+    t_nsop(e, VL_FOP_RENAME, T_WRITER, dir, &rn);
+    t_answer_lookup(e, "g", &other, 0);
+    t_answer_lookup(e, "f", &e->file->gfid, 0);
+    assert_false(rn.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+
+    /* While the freeze is held, a rename whose names hold other files
+     * (the target now gone) passes after the looks. */
+    {
+        struct vl_test_result rn2 = {0};
+
+        t_nsop(e, VL_FOP_RENAME, T_WRITER, dir, &rn2);
+        t_answer_lookup(e, "g", &other, 0);
+        t_answer_lookup(e, "f", NULL, -ENOENT);
+        assert_int_equal(vl_mock_pending(e->mock), 1);
+        assert_int_equal(vl_mock_peek(e->mock)->op, VL_FOP_RENAME);
+        assert_int_equal(t_mock_ok(e), 1);
+        assert_true(rn2.is_done);
+        assert_int_equal(rn2.status, 0);
+        vl_test_result_clear(&rn2);
+    }
+    assert_false(rn.is_done);
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    assert_int_equal(vl_mock_peek(e->mock)->op, VL_FOP_RENAME);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_true(rn.is_done);
+    assert_int_equal(rn.status, 0);
+    vl_test_result_clear(&rn);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&un);
+    vl_inode_unref(dir);
+}
+
+
+/* A freeze asked for while an unlink passed without a look is still on
+ * its way down is answered only once that unlink is. */
+static void
+test_ns_freeze_waits_blind_unlink(void **state)
+{
+    struct t_env *e = *state;
+    vl_inode_t *dir = t_dir(e);
+    struct vl_test_result ul = {0};
+    struct vl_test_result lk = {0};
+    struct vl_test_result un = {0};
+
+    t_nsop(e, VL_FOP_UNLINK, T_WRITER, dir, &ul);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    assert_false(lk.is_done);
+    assert_int_equal(t_mock_ok(e), 1);
+    assert_true(ul.is_done);
+    assert_true(lk.is_done);
+    assert_int_equal(lk.status, 0);
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    vl_test_result_clear(&ul);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&un);
+    vl_inode_unref(dir);
+}
+
+
+/* A link of the frozen inode waits (no look: the inode is the server's,
+ * by GFID); once the inode is marked migrated it answers -ESTALE. */
+static void
+test_ns_link_of_migrated(void **state)
+{
+    struct t_env *e = *state;
+    vl_inode_t *dir = t_dir(e);
+    struct vl_test_result lk = {0};
+    struct vl_test_result ln = {0};
+    struct vl_test_result mig = {0};
+    struct vl_test_result un = {0};
+
+    t_freeze(e, VL_LOCK_WAIT, &lk);
+    t_nsop(e, VL_FOP_LINK, T_WRITER, dir, &ln);
+    assert_false(ln.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    t_migrated(e, &mig);
+    t_freeze(e, VL_LOCK_UNLOCK, &un);
+    assert_true(ln.is_done);
+    assert_int_equal(ln.status, -ESTALE);
+    assert_int_equal(vl_mock_received(e->mock), 0);
+    vl_test_result_clear(&lk);
+    vl_test_result_clear(&ln);
+    vl_test_result_clear(&mig);
+    vl_test_result_clear(&un);
+    vl_inode_unref(dir);
+}
+
+
 static int
 t_teardown_maybe(void **state)
 {
@@ -549,6 +778,14 @@ main(void)
         cmocka_unit_test_setup_teardown(test_migrated_bad_input, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_migrated_file_returns, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_ns_unlink_waits_for_freeze,
+                                        t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_ns_rename_over_frozen, t_setup,
+                                        t_teardown),
+        cmocka_unit_test_setup_teardown(test_ns_freeze_waits_blind_unlink,
+                                        t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_ns_link_of_migrated, t_setup,
                                         t_teardown),
     };
 
