@@ -373,3 +373,45 @@ fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
     }
     return -1;
 }
+
+
+size_t
+fsd_rb_layout_ranges(const char *text, size_t len, char *out, size_t out_len)
+{
+    const char *end = text + len;
+    const char *line = text;
+    size_t used = 0;
+
+    if (out_len > 0)
+        out[0] = '\0';
+    while (line != NULL && line < end) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = (size_t)((nl != NULL ? nl : end) - line);
+        char buf[400];
+        char sub[256];
+        unsigned start;
+        unsigned stop;
+        unsigned gen;
+        unsigned flags;
+
+        if (n < sizeof(buf)) {
+            memcpy(buf, line, n);
+            buf[n] = '\0';
+            if (sscanf(buf, "%255s %x %x %u %u", sub, &start, &stop, &gen,
+                       &flags) == 5) {
+                int k;
+
+                if (!(flags & RB_LAYOUT_HAS_RANGE))
+                    start = stop = 0;
+                k = snprintf(used < out_len ? out + used : NULL,
+                             used < out_len ? out_len - used : 0,
+                             "%s %x %x %u\n", sub, start, stop,
+                             flags & RB_LAYOUT_HAS_RANGE);
+                if (k > 0)
+                    used += (size_t)k;
+            }
+        }
+        line = nl != NULL ? nl + 1 : end;
+    }
+    return used;
+}

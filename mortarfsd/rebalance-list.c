@@ -4,9 +4,10 @@
  * through each protocol/client) and groups the entries by name, so the
  * rebalance sees what is really where: data files, link files, markers
  * and stale copies (doc/rebalance.md, "The crawl", step 2). A name that
- * is only a RENAME_EXCHANGE temporary link file a crash left (on some
- * subvolume, nothing else anywhere) is removed here, before any worker
- * runs: the file it shares an inode with may be migrating in parallel.
+ * is only old link files (on some subvolumes, nothing else anywhere) is
+ * removed here, before any worker runs (the file it shares an inode
+ * with may be migrating in parallel): a RENAME_EXCHANGE temporary a
+ * crash left, or a dangling link file.
  * Intercepts nothing; no state kept between calls.
  * Threads: the crawler thread.
  */
@@ -32,6 +33,13 @@
  * that loses it anyway only logs: the name's old link file still leads
  * to the data, doc/distribute.md). */
 #define RB_XCHG_AGE_S 5
+/* Any other name that is only link files, none younger than this
+ * (seconds): dangling, its target holds nothing under the name. Left by
+ * a client that died between a link file and the data, or by a rename
+ * racing a run. Longer than any fop waits for a brick (ping-timeout),
+ * so a create or rename that made the link file first has finished;
+ * MORTAR_REBAL_LINK_AGE_S overrides it (tests). */
+#define RB_DANGLING_AGE_S 600
 
 /* One (name, subvolume) pair from a listing, before grouping by name. */
 struct rb_seen {
@@ -148,7 +156,7 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
  * the live file's too (the leftover is a hard link of its link file),
  * and must not be taken for unlinked. */
 static void
-rb_xchg_remove(vl_xlator_t *xl, vl_inode_t *dir, const char *name)
+rb_link_remove(vl_xlator_t *xl, vl_inode_t *dir, const char *name)
 {
     vl_inode_t *inode = vl_inode_new(dir->table);
     union vl_fop_args a = {0};
@@ -170,28 +178,47 @@ rb_xchg_remove(vl_xlator_t *xl, vl_inode_t *dir, const char *name)
     }
     vl_inode_unref(inode);
     vl_glog(RB_DOMAIN, rc == 0 ? VL_LOG_INFO : VL_LOG_WARNING,
-            "%s: removing '%s' (RENAME_EXCHANGE leftover): %s", xl->name,
-            name, rc == 0 ? "done" : strerror(-rc));
+            "%s: removing '%s' (%s): %s", xl->name, name,
+            strncmp(name, RB_XCHG_PREFIX, sizeof(RB_XCHG_PREFIX) - 1) == 0
+                ? "RENAME_EXCHANGE leftover"
+                : "dangling link file",
+            rc == 0 ? "done" : strerror(-rc));
 }
 
 
-/* Removes name if it is a RENAME_EXCHANGE leftover: only old link files
- * under a temporary name (nothing else on any subvolume). True if it
- * was one (the job is dropped, removed or not: a failure is logged). */
+static int64_t
+rb_dangling_age(void)
+{
+    const char *env = getenv("MORTAR_REBAL_LINK_AGE_S");
+    char *end = NULL;
+    long v;
+
+    if (env == NULL || env[0] == '\0')
+        return RB_DANGLING_AGE_S;
+    v = strtol(env, &end, 10);
+    return end != NULL && *end == '\0' && v >= 0 ? v : RB_DANGLING_AGE_S;
+}
+
+
+/* Removes name if it is only old link files (nothing else under it on
+ * any subvolume): a RENAME_EXCHANGE leftover under a temporary name, or
+ * a dangling link file. True if it was (the job is dropped, removed or
+ * not: a failure is logged). */
 static bool
-rb_xchg_leftover(const struct fsd_rebal_io *io, vl_inode_t *dir,
+rb_link_leftover(const struct fsd_rebal_io *io, vl_inode_t *dir,
                  const char *name, const struct fsd_rebal_ent *ents)
 {
     int64_t now = (int64_t)time(NULL);
+    int64_t age = strncmp(name, RB_XCHG_PREFIX,
+                          sizeof(RB_XCHG_PREFIX) - 1) == 0
+                      ? RB_XCHG_AGE_S
+                      : rb_dangling_age();
     bool is_any = false;
 
-    if (strncmp(name, RB_XCHG_PREFIX, sizeof(RB_XCHG_PREFIX) - 1) != 0)
-        return false;
     for (size_t i = 0; i < io->n_subs; i++) {
         if (ents[i].kind == FSD_RK_NONE)
             continue;
-        if (ents[i].kind != FSD_RK_LINK
-            || ents[i].iatt.ctime + RB_XCHG_AGE_S >= now)
+        if (ents[i].kind != FSD_RK_LINK || ents[i].iatt.ctime + age >= now)
             return false;
         is_any = true;
     }
@@ -199,7 +226,7 @@ rb_xchg_leftover(const struct fsd_rebal_io *io, vl_inode_t *dir,
         return false;
     for (size_t i = 0; i < io->n_subs; i++)
         if (ents[i].kind == FSD_RK_LINK)
-            rb_xchg_remove(io->subs[i], dir, name);
+            rb_link_remove(io->subs[i], dir, name);
     return true;
 }
 
@@ -255,7 +282,7 @@ fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
             free(ents);
             (*subdirs)[(*n_subdirs)++] = seen[i].name;
             seen[i].name = NULL;
-        } else if (rb_xchg_leftover(io, dir, seen[i].name, ents)) {
+        } else if (rb_link_leftover(io, dir, seen[i].name, ents)) {
             free(ents);
         } else {
             (*jobs)[*n_jobs].name = seen[i].name;

@@ -267,6 +267,12 @@ int fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs,
 #define RB_LAYOUT_HAS_RANGE 1u /* flag bit 0 (doc/distribute.md) */
 int fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
                        const char *const *names, size_t n_names);
+/* The ranges of that text, one "name start stop has-range" line per
+ * subvolume (generations and other flags left out), into out (always
+ * terminated when out_len > 0); returns the length it needs, as
+ * snprintf. Two layouts place every name alike when these are equal. */
+size_t fsd_rb_layout_ranges(const char *text, size_t len, char *out,
+                            size_t out_len);
 
 /* ---- rebalance-hardlink.c: moving a group ---- */
 

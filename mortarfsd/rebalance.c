@@ -362,20 +362,80 @@ rb_lookup_dir(struct rb_run *run, vl_inode_t *dir, const char *name,
 }
 
 
-/* Clients trust a cached layout for a while (doc/distribute.md: 1 s,
- * DIST_LAYOUT_TRUST_MS): one fetched before our fix-layout may still be
- * COMMITTED, so a miss on its old hashed subvolume would be final for
- * them. Files therefore move only once every directory's new
- * (uncommitted) layout is older than that: a first pass fixes every
- * layout, then we wait this long (the trust, and half a second for a
- * reply that was on its way when the fix landed). */
-#define RB_LAYOUT_SETTLE_MS 1500
-
-
 static bool
 rb_is_fix_only(const struct rb_run *run)
 {
     return run->conf->is_fix_layout || run->is_prepass || run->is_collect;
+}
+
+
+/* Clients trust a cached layout for a while (doc/distribute.md: 1 s,
+ * DIST_LAYOUT_TRUST_MS): one fetched before our fix-layout may still be
+ * COMMITTED, so a miss on its old hashed subvolume would be final for
+ * them, and they still create names where it says. Files therefore move
+ * only once every directory's new (uncommitted) layout is older than
+ * that: a first pass fixes every layout, then we wait this long (the
+ * trust, and half a second for a reply that was on its way when the fix
+ * landed). A directory whose ranges the second pass changes again (made
+ * by a client after the first pass) waits as long on its own before it
+ * is listed: a name created after the listing by the old layout would be
+ * unreachable once the layout is committed. */
+#define RB_LAYOUT_SETTLE_MS 1500
+
+
+static void
+rb_settle(struct rb_run *run)
+{
+    for (int ms = 0; ms < RB_LAYOUT_SETTLE_MS && !atomic_load(&run->stop);
+         ms += 100)
+        usleep(100 * 1000);
+}
+
+
+/* The ranges of dir's layout through distribute (fsd_rb_layout_ranges),
+ * malloc'd, or NULL when it cannot be read. */
+static char *
+rb_layout_ranges(struct rb_run *run, vl_inode_t *dir)
+{
+    struct vl_reply r = {0};
+    char *out = NULL;
+    size_t need;
+
+    if (fsd_rb_getxattr(run->io.top, dir, "mortar.dht.layout", &r) == 0
+        && r.xattr != NULL && r.count > 0) {
+        need = fsd_rb_layout_ranges(r.xattr, (size_t)r.count, NULL, 0);
+        out = malloc(need + 1);
+        if (out != NULL)
+            fsd_rb_layout_ranges(r.xattr, (size_t)r.count, out, need + 1);
+    }
+    vl_reply_clear(&r);
+    return out;
+}
+
+
+/* fix-layout of dir; in the pass that moves files, waits for clients'
+ * cached layouts to age when it changed the ranges. */
+static int
+rb_fix_layout(struct rb_run *run, vl_inode_t *dir, const char *path)
+{
+    bool is_moving = !rb_is_fix_only(run);
+    char *before = is_moving ? rb_layout_ranges(run, dir) : NULL;
+    char *after = NULL;
+    int rc;
+
+    rc = rb_dir_setxattr(run, dir, RB_FIX_LAYOUT);
+    if (rc == 0 && is_moving) {
+        after = rb_layout_ranges(run, dir);
+        if (before == NULL || after == NULL || strcmp(before, after) != 0) {
+            vl_glog("rebalance", VL_LOG_INFO, "%s: layout refitted during "
+                    "the run, waiting %d ms for clients to see it", path,
+                    RB_LAYOUT_SETTLE_MS);
+            rb_settle(run);
+        }
+    }
+    free(before);
+    free(after);
+    return rc;
 }
 
 
@@ -398,7 +458,9 @@ rb_dir(struct rb_run *run, vl_inode_t *dir, const char *path)
     if (atomic_load(&run->stop))
         return;
     if (!is_skipped && !run->is_collect) {
-        rc = rb_dir_setxattr(run, dir, RB_FIX_LAYOUT);
+        rc = rb_fix_layout(run, dir, path);
+        if (rc == -ESTALE || rc == -ENOENT)
+            return; /* removed by a client since its parent's listing */
         if (rc != 0) {
             rb_fail(run, false, "fix-layout of %s: %s", path, strerror(-rc));
             is_complete = false;
@@ -596,9 +658,7 @@ rb_crawler(void *arg)
          * "group" (a one-name file's crashed migration) is theirs. */
         if (run->hl != NULL)
             fsd_rb_hl_finish_collect(run->hl, NULL);
-        for (int ms = 0; ms < RB_LAYOUT_SETTLE_MS && !atomic_load(&run->stop);
-             ms += 100)
-            usleep(100 * 1000);
+        rb_settle(run);
         rb_dir(run, root, "/");
         if (run->hl != NULL && !atomic_load(&run->stop))
             rb_hl_pass(run, root);

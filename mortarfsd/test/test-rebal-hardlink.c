@@ -95,6 +95,44 @@ t_layout_find(void **state)
 }
 
 
+/* The ranges of a layout text, without generations or other flags: what
+ * the rebalance compares to know whether a fix-layout moved names. */
+static void
+t_layout_ranges(void **state)
+{
+    const char gen4[] = "b0 00000000 7fffffff 4 3\n"
+                        "b1 00000000 00000000 4 2\n"
+                        "b2 80000000 ffffffff 4 3\n";
+    const char gen5[] = "b0 00000000 7fffffff 5 1\n"
+                        "b1 12345678 00000000 5 0\n"
+                        "b2 80000000 ffffffff 5 1";
+    const char moved[] = "b0 00000000 7ffffffe 5 1\n"
+                         "b1 00000000 00000000 5 0\n"
+                         "b2 7fffffff ffffffff 5 1\n";
+    char a[256];
+    char b[256];
+    char small[8];
+    size_t need;
+
+    (void)state;
+    need = fsd_rb_layout_ranges(gen4, strlen(gen4), a, sizeof(a));
+    assert_int_equal(need, strlen(a));
+    assert_string_equal(a, "b0 0 7fffffff 1\nb1 0 0 0\nb2 80000000 ffffffff 1\n");
+    /* Another generation, COMMITTED gone, junk in a rangeless entry: the
+     * same placement. */
+    fsd_rb_layout_ranges(gen5, strlen(gen5), b, sizeof(b));
+    assert_string_equal(a, b);
+    fsd_rb_layout_ranges(moved, strlen(moved), b, sizeof(b));
+    assert_string_not_equal(a, b);
+    /* Too small: truncated but terminated, the length needed returned. */
+    assert_int_equal(fsd_rb_layout_ranges(gen4, strlen(gen4), small,
+                                          sizeof(small)), need);
+    assert_int_equal(strlen(small), sizeof(small) - 1);
+    assert_int_equal(fsd_rb_layout_ranges("junk", 4, a, sizeof(a)), 0);
+    assert_string_equal(a, "");
+}
+
+
 struct t_tab {
     vl_inode_table_t *itable; /* for directory inodes */
     vl_inode_t *dir;          /* the root, a reference */
@@ -265,6 +303,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(t_target),
         cmocka_unit_test(t_layout_find),
+        cmocka_unit_test(t_layout_ranges),
         cmocka_unit_test_setup_teardown(t_collect, t_setup, t_teardown),
     };
 

@@ -8,7 +8,11 @@
 # brick, which has no such name), the name it shares an
 # inode with reads right, a rebalance leaves it while it is young (an
 # exchange may be in flight) and removes it once older than 5 s, before
-# it moves the file (doc/distribute.md).
+# it moves the file (doc/distribute.md). Then a dangling link file, the
+# same kind of leftover under an ordinary name (a client that died
+# between a link file and its data, a rename racing a run): kept while
+# younger than 10 minutes, removed once older (MORTAR_REBAL_LINK_AGE_S
+# stands in for the wait), the file it shares an inode with untouched.
 # TIMEOUT: 240
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -74,3 +78,28 @@ EXPECT "0" sh -c "find '$T'/bricks/b*/d -name '.mortar-xchg-*' | wc -l | tr -d '
 EXPECT "0" listed "$TMP"
 EXPECT "1" sh -c "ls -A '$M0/d' | wc -l | tr -d ' '"
 EXPECT "payload" cat "$M0/d/$X2"
+
+# A dangling link file: a second name of a link file on b2, hashing to
+# b2, that nothing else holds anywhere.
+Q1=$(pick 1 q)
+Y2=$(pick 2 y)
+DG=$(pick 2 dangling)
+TEST sh -c "echo second > '$M0/d/$Q1'"
+TEST mv "$M0/d/$Q1" "$M0/d/$Y2"
+EXPECT "1000" mode_of 2 "$Y2"
+TEST ln "$T/bricks/b2/d/$Y2" "$T/bricks/b2/d/$DG"
+EXPECT "No such file or directory" errno_of stat "$M0/d/$DG"
+# Young: kept, by rebalance and fix-layout alike.
+TEST "$MORTARFSD" --rebalance --fix-layout --volfile "$T/vol/dist4.vol" \
+    --rebalance-state "$T/r3.state" -N --log-file "$T/log/r3.log"
+EXPECT "1000" mode_of 2 "$DG"
+# Old enough: removed, and only it.
+sleep 1.2 # ctimes are in whole seconds
+TEST env MORTAR_REBAL_LINK_AGE_S=0 "$MORTARFSD" --rebalance --fix-layout \
+    --volfile "$T/vol/dist4.vol" --rebalance-state "$T/r4.state" -N \
+    --log-file "$T/log/r4.log"
+EXPECT "-" mode_of 2 "$DG"
+EXPECT "1" grep -c "removing '$DG' (dangling link file): done" "$T/log/r4.log"
+EXPECT "1000" mode_of 2 "$Y2"
+EXPECT "second" cat "$M0/d/$Y2"
+EXPECT "2" sh -c "ls -A '$M0/d' | wc -l | tr -d ' '"

@@ -44,7 +44,7 @@ dist_parent_layout_task(vl_xlator_t *xl, vl_req_t *req)
     struct vl_iatt iatt;
     int rc;
 
-    local->is_layout_tried = true;
+    local->n_layout_fetches++;
     rc = dist_dir_sync(xl, req, &loc, false, &iatt);
     if (rc != 0) {
         vl_unwind(req, rc);
@@ -60,7 +60,12 @@ dist_with_parent_layout(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *parent,
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
 
-    if (local->is_layout_tried || parent == NULL) {
+    /* A rename needs two parents' layouts, and the first may age past
+     * DIST_LAYOUT_TRUST_MS while the second is fetched (it waits for the
+     * layout lock while the rebalance fixes it): a few fetches, not
+     * one, before giving up. */
+    if (local->n_layout_fetches >= DIST_LAYOUT_FETCHES_MAX
+        || parent == NULL) {
         vl_unwind(req, -EIO); /* fetched, and still none */
         return;
     }

@@ -520,7 +520,6 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
     }
     if (dist_hashed_subvol(xl, a->newloc.parent, a->newloc.name, NULL)
         == -ESTALE) {
-        VL_REQ_PRIV(req, struct dist_local)->is_layout_tried = false;
         dist_with_parent_layout(xl, req, a->newloc.parent, dist_rename);
         return;
     }

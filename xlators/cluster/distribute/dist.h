@@ -71,6 +71,8 @@ _Static_assert(DIST_COOKIE_SHIFT + DIST_COOKIE_INDEX_BITS < 64,
  * every rebalance's time. 1 s as the kernel's entry timeout, after which
  * a directory's lookup reads the layout again anyway. */
 #define DIST_LAYOUT_TRUST_MS 1000
+/* Parent layout fetches one fop may make before it answers EIO. */
+#define DIST_LAYOUT_FETCHES_MAX 4
 /* Grace after PARENT_UP for children that never answer their first
  * connect (protocol/client only reports success). */
 #define DIST_FIRST_CONNECT_GRACE_MS 2000
@@ -332,7 +334,8 @@ struct dist_local {
     bool is_retry;          /* the EREMCHG reroute was done */
     vl_fanout_t fan;        /* async fan-outs */
     int status2;            /* second target's status */
-    bool is_layout_tried;   /* the parent's layout was fetched once */
+    uint8_t n_layout_fetches; /* parent layouts fetched for this fop
+                               * (dist_with_parent_layout) */
     vl_inode_t *parent;     /* borrowed from the args: layout to fetch */
     vl_fop_fn *redo;        /* fop to run again once it is known */
     atomic_int hard_err;    /* fan-outs: first error that is not ENOENT
