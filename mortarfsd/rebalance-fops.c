@@ -463,3 +463,32 @@ fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
             "exiting", point, name, xs->name, xd->name);
     _exit(RB_FAULT_EXIT);
 }
+
+
+void
+fsd_rb_test_pause(const char *name)
+{
+    const char *p = getenv("MORTAR_REBAL_FREEZE_PAUSE");
+    size_t len = strlen(name);
+
+    /* NAME:MS[,NAME:MS...] */
+    while (p != NULL && *p != '\0') {
+        const char *colon = strchr(p, ':');
+        char *end = NULL;
+        long ms;
+
+        if (colon == NULL)
+            return;
+        ms = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || (*end != '\0' && *end != ','))
+            return;
+        if ((size_t)(colon - p) == len && strncmp(p, name, len) == 0
+            && ms > 0 && ms <= 60000) {
+            vl_glog("rebalance", VL_LOG_WARNING, "pausing %ld ms under the "
+                    "freeze of '%s' (MORTAR_REBAL_FREEZE_PAUSE)", ms, name);
+            usleep((useconds_t)ms * 1000);
+            return;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
+}

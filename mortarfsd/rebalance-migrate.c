@@ -367,6 +367,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     }
     if (rc != 0)
         goto fail;
+    fsd_rb_test_pause(name);
     /* 4. Catch up, fsync, attributes; then the commit: real mode, no
      * linkto. */
     rc = fsd_rb_finish_copy(xs, fd_s, xd, fd_d, inode, &st1, &st2, &step);

@@ -106,6 +106,11 @@ int fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
 /* _exit(RB_FAULT_EXIT) if MORTAR_REBAL_FAULT names point. */
 void fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
                   const vl_xlator_t *xd);
+/* Tests only: MORTAR_REBAL_FREEZE_PAUSE=NAME:MS[,NAME:MS...] makes the
+ * migration of the name NAME wait MS ms (1-60000) under the freeze,
+ * after its look at the name under it and before the commit, so a test
+ * can act on the file then. */
+void fsd_rb_test_pause(const char *name);
 
 /* ---- rebalance-hardlink.c ---- */
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# A client renames, unlinks or links a file while the rebalance holds its
+# migration freeze (doc/rebalance.md, "The freeze"): the source brick's
+# features/locks holds those fops until the migration is done, then they
+# run where the file is now. The migration pauses under the freeze
+# (MORTAR_REBAL_FREEZE_PAUSE, a test hook) so the client's fop lands
+# there every time. Before, a rename there left the committed copy under
+# the old name and the source under the new one, marked migrated (ESTALE
+# on every fop), and the data on two bricks.
+# Files on b1 of 2 bricks, b1 decommissioned: each must move to b0; one
+# run, one file at a time, in name order (lnk, ren, unl).
+# TIMEOUT: 300
+# REQUIRES: root fuse python3
+. "$(dirname "$0")/../lib/include.rc"
+
+pick() {
+    python3 "$(dirname "$0")/../lib/dist_hash.py" pick 2 "$1" "$2"
+}
+
+# where NAME: the bricks holding d/NAME as data (size > 0), or "-".
+where() {
+    local b out=""
+    for b in b0 b1; do
+        [ -s "$T/bricks/$b/d/$1" ] && out="$out$b"
+    done
+    echo "${out:--}"
+}
+
+# frozen_log LOG NAME: Y once the rebalance paused under NAME's freeze.
+frozen_log() {
+    grep -q "pausing [0-9]* ms under the freeze of '$2'" "$1" 2> /dev/null \
+        && echo Y || echo N
+}
+
+# bg_op RC CMD...: CMD in the background; its exit status lands in RC.
+bg_op() {
+    local rc="$1"
+    shift
+    bg_run sh -c '"$@"; echo $? > "$0"' "$rc" "$@"
+}
+
+# rc_of RC: the status bg_op left, or "running".
+rc_of() {
+    cat "$1" 2> /dev/null || echo running
+}
+
+
+alloc_port P0
+alloc_port P1
+mkdir -p "$T/bricks/b0" "$T/bricks/b1"
+TEST start_brick b0 "$T/bricks/b0" "$P0"
+TEST start_brick b1 "$T/bricks/b1" "$P1"
+dist_volfile "b0:$P0" "b1:$P1" > "$T/vol/dist2.vol"
+dist_volfile -d b1 "b0:$P0" "b1:$P1" > "$T/vol/remove.vol"
+TEST mount_volfile "$T/vol/dist2.vol" "$M0"
+TEST mkdir "$M0/d"
+L=$(pick 1 lnk)
+R=$(pick 1 ren)
+U=$(pick 1 unl)
+md5() { md5sum < "$1" | cut -d' ' -f1; }
+for n in "$L" "$R" "$U"; do
+    TEST sh -c "head -c 200000 /dev/urandom > '$M0/d/$n'"
+    EXPECT "b1" where "$n"
+done
+SL=$(md5 "$M0/d/$L")
+SR=$(md5 "$M0/d/$R")
+TEST umount_client "$M0"
+TEST mount_volfile "$T/vol/remove.vol" "$M0"
+
+LOG="$T/log/r1.log"
+MORTAR_REBAL_FREEZE_PAUSE="$L:3000,$R:3000,$U:3000" bg_run "$MORTARFSD" \
+    --rebalance --volfile "$T/vol/remove.vol" --rebalance-state \
+    "$T/r1.state" --throttle lazy -N --log-file "$LOG"
+
+# link: waits for the freeze, then both names are the moved file.
+EXPECT_WITHIN 30 "Y" frozen_log "$LOG" "$L"
+bg_op "$T/ln.rc" ln "$M0/d/$L" "$M0/d/$L.2"
+sleep 1
+EXPECT "running" rc_of "$T/ln.rc"
+EXPECT_WITHIN 60 "0" rc_of "$T/ln.rc"
+
+# rename: waits, then renames the moved file.
+EXPECT_WITHIN 30 "Y" frozen_log "$LOG" "$R"
+bg_op "$T/mv.rc" mv "$M0/d/$R" "$M0/d/$R.new"
+sleep 1
+EXPECT "running" rc_of "$T/mv.rc"
+EXPECT_WITHIN 60 "0" rc_of "$T/mv.rc"
+
+# unlink: waits, then the name is gone everywhere.
+EXPECT_WITHIN 30 "Y" frozen_log "$LOG" "$U"
+bg_op "$T/rm.rc" rm "$M0/d/$U"
+sleep 1
+EXPECT "running" rc_of "$T/rm.rc"
+EXPECT_WITHIN 60 "0" rc_of "$T/rm.rc"
+
+EXPECT_WITHIN 60 "completed" state_value "$T/r1.state" status
+EXPECT "$SL" md5 "$M0/d/$L"
+EXPECT "$SL" md5 "$M0/d/$L.2"
+EXPECT "2" stat -c %h "$M0/d/$L"
+EXPECT "No such file or directory" errno_of stat "$M0/d/$R"
+EXPECT "$SR" md5 "$M0/d/$R.new"
+EXPECT "No such file or directory" errno_of stat "$M0/d/$U"
+EXPECT "-" where "$U"
+EXPECT "0" dup_data b0 b1
+
+# A quiet run after: nothing left on b1, nothing failed, same contents
+# through a fresh mount.
+TEST "$MORTARFSD" --rebalance --volfile "$T/vol/remove.vol" \
+    --rebalance-state "$T/r2.state" -N --log-file "$T/log/r2.log"
+EXPECT "completed" state_value "$T/r2.state" status
+EXPECT "0" state_value "$T/r2.state" failed_files
+EXPECT "0" count_data b1
+TEST umount_client "$M0"
+TEST mount_volfile "$T/vol/remove.vol" "$M0"
+EXPECT "$SL" md5 "$M0/d/$L.2"
+EXPECT "$SR" md5 "$M0/d/$R.new"
+EXPECT "3" sh -c "ls '$M0/d' | wc -l | tr -d ' '"
