@@ -70,10 +70,12 @@ vl_timer_t *vl_timer_add(vl_loop_t *loop, uint64_t ms, vl_timer_cb *cb,
  * it has run. */
 bool vl_timer_cancel(vl_timer_t *timer);
 /* Note on lifetime (libvol): the loop frees a timer right after its
- * callback returns, so a handle is valid only until the callback starts;
- * the callback (or whoever it tells) must forget the handle. Cancelling
- * from inside the callback, or while it runs on another thread, returns
- * false and is safe. */
+ * callback returns, so a handle is valid only until the callback
+ * returns; the callback (or whoever it tells) must forget the handle.
+ * Cancelling from inside the callback, or while it runs on another
+ * thread, returns false and is safe as long as the callback cannot
+ * return meanwhile: cancel while holding a lock the callback takes
+ * before it forgets the handle. */
 
 /* Runs cb(arg) soon on a loop thread; 0 or -ENOMEM. */
 int vl_loop_post(vl_loop_t *loop, vl_task_cb *cb, void *arg);

@@ -752,11 +752,13 @@ dist_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         priv->ready_timer = NULL;
         priv->is_grace_over = true;
         priv->is_ready_set = true;
-        pthread_mutex_unlock(&priv->lock);
+        /* Under the lock, which both callbacks take first: a timer that
+         * is firing cannot be freed before we are done with it. */
         if (t1 != NULL)
             vl_timer_cancel(t1);
         if (t2 != NULL)
             vl_timer_cancel(t2);
+        pthread_mutex_unlock(&priv->lock);
         dist_workers_stop(xl);
         return vl_notify_default(xl, ev, data);
     case VL_EV_CHILD_UP:

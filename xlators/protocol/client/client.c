@@ -436,16 +436,24 @@ client_stop(struct client_priv *priv)
     vrpc_clnt_t *clnt = NULL;
     vl_timer_t *tick;
 
+    bool is_cancelled = false;
+
     pthread_mutex_lock(&priv->lock);
     priv->is_stopping = true;
     tick = priv->tick;
     priv->tick = NULL;
     if (priv->clnt != NULL)
         clnt = vrpc_clnt_ref(priv->clnt);
+    /* Under the lock: a tick that is firing waits for it at its start
+     * (and only then can the loop free its timer), so tick is still
+     * valid here. Outside it, a tick could run to its end and have its
+     * timer freed under vl_timer_cancel (ASan caught that). A tick
+     * already running sees is_stopping and drops its ref; one that is
+     * half-way through is waited for, since it uses xl. */
+    if (tick != NULL)
+        is_cancelled = vl_timer_cancel(tick);
     pthread_mutex_unlock(&priv->lock);
-    /* A tick already running sees is_stopping and drops its ref; one
-     * that is half-way through is waited for, since it uses xl. */
-    if (tick != NULL && vl_timer_cancel(tick))
+    if (is_cancelled)
         client_priv_unref(priv);
     pthread_mutex_lock(&priv->lock);
     while (priv->n_ticking > 0)
