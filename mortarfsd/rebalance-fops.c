@@ -466,26 +466,38 @@ fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
 
 
 void
-fsd_rb_test_pause(const char *name)
+fsd_rb_test_pause(const char *name, const char *point)
 {
     const char *p = getenv("MORTAR_REBAL_FREEZE_PAUSE");
     size_t len = strlen(name);
+    size_t plen = point != NULL ? strlen(point) : 0;
 
-    /* NAME:MS[,NAME:MS...] */
+    /* NAME[@POINT]:MS[,...] */
     while (p != NULL && *p != '\0') {
         const char *colon = strchr(p, ':');
+        const char *at;
         char *end = NULL;
         long ms;
+        bool is_match;
 
         if (colon == NULL)
             return;
         ms = strtol(colon + 1, &end, 10);
         if (end == colon + 1 || (*end != '\0' && *end != ','))
             return;
-        if ((size_t)(colon - p) == len && strncmp(p, name, len) == 0
-            && ms > 0 && ms <= 60000) {
-            vl_glog("rebalance", VL_LOG_WARNING, "pausing %ld ms under the "
-                    "freeze of '%s' (MORTAR_REBAL_FREEZE_PAUSE)", ms, name);
+        at = memchr(p, '@', (size_t)(colon - p));
+        is_match = (size_t)((at != NULL ? at : colon) - p) == len
+                   && strncmp(p, name, len) == 0
+                   && (at == NULL ? point == NULL
+                                  : point != NULL
+                                        && (size_t)(colon - at - 1) == plen
+                                        && strncmp(at + 1, point, plen) == 0);
+        if (is_match && ms > 0 && ms <= 60000) {
+            vl_glog("rebalance", VL_LOG_WARNING, "pausing %ld ms %s '%s' "
+                    "(MORTAR_REBAL_FREEZE_PAUSE)", ms,
+                    point == NULL ? "under the freeze of" : "before the "
+                                                             "freeze of",
+                    name);
             usleep((useconds_t)ms * 1000);
             return;
         }

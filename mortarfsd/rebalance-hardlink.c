@@ -469,7 +469,7 @@ rb_hl_move(struct rb_hl_view *v, size_t src, size_t t, uint64_t *bytes,
     /* 2. One marker on T, the other names hard links of it. */
     rc = fsd_rb_dest_prepare(xt, v->g->names[first].dir,
                              v->g->names[first].name, v->inode, xs->name,
-                             false, &fd_d, why, why_len);
+                             false, &fd_d, NULL, why, why_len);
     if (rc != 0)
         goto out;
     v->kind[RB_HL_AT(v, first, t)] = FSD_RK_MARKER;

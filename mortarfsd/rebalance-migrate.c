@@ -20,7 +20,8 @@
  *   4. under the freeze: owner, times, xattrs (user, trusted, security),
  *      the commit stamp; remove linkto and set the real mode (the commit
  *      point); ACLs; mark S migrated; unlink S; release the freeze.
- * Failure before the commit removes the marker; after it, the next run
+ * Failure before the commit removes the marker (or, when it was the
+ * name's link file, turns it back into one); after it, the next run
  * finds the stale source and compares it with the commit stamp: unlinked
  * if untouched, copied over the committed copy again if writes reached
  * it after the commit (rebalance-resume.c). Symlinks, devices, fifos and
@@ -66,12 +67,15 @@ fsd_rebal_classify(const struct vl_iatt *iatt)
 int
 fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
                     vl_inode_t *inode, const char *src_name, bool is_strict,
-                    vl_fd_t **fd_d, char *why, size_t why_len)
+                    vl_fd_t **fd_d, bool *is_reused, char *why,
+                    size_t why_len)
 {
     struct vl_iatt ia;
     struct fsd_rebal_ent ent;
     int rc;
 
+    if (is_reused != NULL)
+        *is_reused = false;
     rc = fsd_rb_lookup(xd, dir, name, &ia);
     if (rc == 0) {
         ent.kind = fsd_rebal_classify(&ia);
@@ -79,6 +83,8 @@ fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
         if ((ent.kind == FSD_RK_LINK || ent.kind == FSD_RK_MARKER)
             && vl_gfid_equal(&ia.gfid, &inode->gfid)) {
             /* Distribute's own file for this GFID: reuse it. */
+            if (is_reused != NULL)
+                *is_reused = true;
             rc = fsd_rb_open(xd, inode, O_RDWR, fd_d);
             if (rc == 0)
                 rc = fsd_rb_truncate(xd, *fd_d, 0);
@@ -257,6 +263,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     enum fsd_rebal_outcome out = FSD_RO_FAILED;
     bool is_frozen = false;
     bool is_committed = false;
+    bool is_reused = false;
     vl_fd_t *fd_s = NULL;
     vl_fd_t *fd_d = NULL;
     struct vl_iatt st1;
@@ -300,7 +307,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
      * link file left dangling. Distribute's answer for the name says
      * which. */
     rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, true, &fd_d,
-                             why, why_len);
+                             &is_reused, why, why_len);
     if (rc == -EEXIST) {
         vl_inode_t *cur = NULL;
         struct vl_iatt ia;
@@ -321,7 +328,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
         vl_inode_unref(cur);
         if (rc == 0) /* ours: what D has is stale */
             rc = fsd_rb_dest_prepare(xd, dir, name, inode, xs->name, false,
-                                     &fd_d, why, why_len);
+                                     &fd_d, &is_reused, why, why_len);
     }
     if (rc != 0)
         goto out;
@@ -339,6 +346,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     }
     if (rc != 0)
         goto fail;
+    fsd_rb_test_pause(name, "copy");
     step = "freeze";
     rc = fsd_rb_freeze(xs, inode, VL_LOCK_WAIT, owner);
     if (rc != 0)
@@ -367,7 +375,7 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     }
     if (rc != 0)
         goto fail;
-    fsd_rb_test_pause(name);
+    fsd_rb_test_pause(name, NULL);
     /* 4. Catch up, fsync, attributes; then the commit: real mode, no
      * linkto. */
     rc = fsd_rb_finish_copy(xs, fd_s, xd, fd_d, inode, &st1, &st2, &step);
@@ -418,15 +426,40 @@ out:
             vl_glog("rebalance", VL_LOG_WARNING, "%s: releasing the freeze "
                     "of '%s': %s", xs->name, name, strerror(-rc));
     }
-    vl_fd_unref(fd_s);
-    vl_fd_unref(fd_d);
-    if (!is_committed && fd_d != NULL) {
+    if (!is_committed && fd_d != NULL && is_reused) {
+        /* The marker was the name's link file: the source stays, so the
+         * link file must too (it is how lookups under a committed layout
+         * find the data). Empty first: while the mode is the marker's,
+         * lookups follow its linkto to the source anyway. */
+        rc = fsd_rb_truncate(xd, fd_d, 0);
+        if (rc == 0)
+            rc = fsd_rb_setxattr(xd, inode, RB_LINKTO, xs->name,
+                                 strlen(xs->name) + 1);
+        if (rc == 0) {
+            /* A commit stamp set before the abort would make a later
+             * run take the source for a stale copy of this one. */
+            memset(&a, 0, sizeof(a));
+            a.removexattr.loc.inode = inode;
+            a.removexattr.name = RB_STAMP;
+            rc = fsd_rb_call(xd, VL_FOP_REMOVEXATTR, &a, 0, NULL);
+            if (rc == -ENODATA)
+                rc = 0;
+        }
+        if (rc == 0)
+            rc = fsd_rb_chmod(xd, inode, S_ISVTX);
+        if (rc != 0 && rc != -ENOENT && rc != -ESTALE)
+            vl_glog("rebalance", VL_LOG_WARNING, "%s: turning the marker "
+                    "of '%s' back into its link file: %s", xd->name, name,
+                    strerror(-rc));
+    } else if (!is_committed && fd_d != NULL) {
         /* The source stays; so must no marker. */
         rc = fsd_rb_unlink(xd, dir, name, inode);
         if (rc != 0 && rc != -ENOENT)
             vl_glog("rebalance", VL_LOG_WARNING, "%s: removing the marker "
                     "of '%s': %s", xd->name, name, strerror(-rc));
     }
+    vl_fd_unref(fd_s);
+    vl_fd_unref(fd_d);
     return out;
 }
 

@@ -106,11 +106,12 @@ int fsd_rb_copy_attrs(vl_xlator_t *xs, vl_xlator_t *xd, vl_inode_t *inode,
 /* _exit(RB_FAULT_EXIT) if MORTAR_REBAL_FAULT names point. */
 void fsd_rb_fault(const char *point, const char *name, const vl_xlator_t *xs,
                   const vl_xlator_t *xd);
-/* Tests only: MORTAR_REBAL_FREEZE_PAUSE=NAME:MS[,NAME:MS...] makes the
+/* Tests only: MORTAR_REBAL_FREEZE_PAUSE=NAME[@copy]:MS[,...] makes the
  * migration of the name NAME wait MS ms (1-60000) under the freeze,
- * after its look at the name under it and before the commit, so a test
- * can act on the file then. */
-void fsd_rb_test_pause(const char *name);
+ * after its look at the name under it and before the commit (point
+ * NULL), or with "@copy" (point "copy") after the copy and before it
+ * takes the freeze, so a test can act on the file then. */
+void fsd_rb_test_pause(const char *name, const char *point);
 
 /* ---- rebalance-hardlink.c ---- */
 
@@ -122,14 +123,14 @@ int fsd_rb_name_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
 /* ---- rebalance-migrate.c ---- */
 
 /* Step 2 of a migration: the marker of name on xd (a link file or marker
- * of the same GFID there is reused), open for writing in *fd_d. Another
- * file of that name there is -EEXIST; a link file or marker of another
- * GFID is removed first, unless is_strict (then -EEXIST too: the caller
- * asks distribute whose name it is). */
+ * of the same GFID there is reused: *is_reused, when not NULL), open for
+ * writing in *fd_d. Another file of that name there is -EEXIST; a link
+ * file or marker of another GFID is removed first, unless is_strict
+ * (then -EEXIST too: the caller asks distribute whose name it is). */
 int fsd_rb_dest_prepare(vl_xlator_t *xd, vl_inode_t *dir, const char *name,
                         vl_inode_t *inode, const char *src_name,
-                        bool is_strict, vl_fd_t **fd_d, char *why,
-                        size_t why_len);
+                        bool is_strict, vl_fd_t **fd_d, bool *is_reused,
+                        char *why, size_t why_len);
 /* Size, mtime or ctime differ? */
 bool fsd_rb_changed(const struct vl_iatt *a, const struct vl_iatt *b);
 /* The last steps of a copy under the freeze, shared by the one-name and

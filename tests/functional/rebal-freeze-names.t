@@ -8,7 +8,10 @@
 # the old name and the source under the new one, marked migrated (ESTALE
 # on every fop), and the data on two bricks.
 # Files on b1 of 2 bricks, b1 decommissioned: each must move to b0; one
-# run, one file at a time, in name order (lnk, ren, unl).
+# run, one file at a time, in name order (abt, lnk, ren, unl). First a
+# link made while the migration copies (before the freeze): the run
+# leaves that file where it is, and the marker it made of the name's
+# link file must be that link file again.
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -62,15 +65,32 @@ for n in "$L" "$R" "$U"; do
     TEST sh -c "head -c 200000 /dev/urandom > '$M0/d/$n'"
     EXPECT "b1" where "$n"
 done
+# A file with its data on b1 under a name hashing to b0: a link file on
+# b0, which the migration reuses as its marker. A link made before the
+# freeze (during the copy) makes the migration leave the file where it
+# is: b0's marker must become the link file again, or the name is lost
+# once the layout is committed.
+A=$(pick 0 abt)
+TEST sh -c "head -c 200000 /dev/urandom > '$M0/d/$(pick 1 src)'"
+TEST mv "$M0/d/$(pick 1 src)" "$M0/d/$A"
+EXPECT "b1" where "$A"
+EXPECT "1000" stat -c %a "$T/bricks/b0/d/$A"
+SA=$(md5 "$M0/d/$A")
 SL=$(md5 "$M0/d/$L")
 SR=$(md5 "$M0/d/$R")
 TEST umount_client "$M0"
 TEST mount_volfile "$T/vol/remove.vol" "$M0"
 
 LOG="$T/log/r1.log"
-MORTAR_REBAL_FREEZE_PAUSE="$L:3000,$R:3000,$U:3000" bg_run "$MORTARFSD" \
+P="$A@copy:3000,$L:3000,$R:3000,$U:3000"
+MORTAR_REBAL_FREEZE_PAUSE="$P" bg_run "$MORTARFSD" \
     --rebalance --volfile "$T/vol/remove.vol" --rebalance-state \
     "$T/r1.state" --throttle lazy -N --log-file "$LOG"
+
+# The link before the freeze: the first run leaves the file on b1, with
+# b0's link file back; both names read right all along.
+EXPECT_WITHIN 30 "Y" sh -c "grep -q \"pausing [0-9]* ms before the freeze of '$A'\" '$LOG' && echo Y"
+TEST ln "$M0/d/$A" "$M0/d/$A.2"
 
 # link: waits for the freeze, then both names are the moved file.
 EXPECT_WITHIN 30 "Y" frozen_log "$LOG" "$L"
@@ -94,6 +114,8 @@ EXPECT "running" rc_of "$T/rm.rc"
 EXPECT_WITHIN 60 "0" rc_of "$T/rm.rc"
 
 EXPECT_WITHIN 60 "completed" state_value "$T/r1.state" status
+EXPECT "$SA" md5 "$M0/d/$A"
+EXPECT "$SA" md5 "$M0/d/$A.2"
 EXPECT "$SL" md5 "$M0/d/$L"
 EXPECT "$SL" md5 "$M0/d/$L.2"
 EXPECT "2" stat -c %h "$M0/d/$L"
@@ -114,4 +136,7 @@ TEST umount_client "$M0"
 TEST mount_volfile "$T/vol/remove.vol" "$M0"
 EXPECT "$SL" md5 "$M0/d/$L.2"
 EXPECT "$SR" md5 "$M0/d/$R.new"
-EXPECT "3" sh -c "ls '$M0/d' | wc -l | tr -d ' '"
+EXPECT "$SA" md5 "$M0/d/$A"
+EXPECT "$SA" md5 "$M0/d/$A.2"
+EXPECT "2" stat -c %h "$M0/d/$A"
+EXPECT "5" sh -c "ls '$M0/d' | wc -l | tr -d ' '"
