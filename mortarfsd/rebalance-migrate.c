@@ -513,35 +513,44 @@ rb_sub_index(const struct fsd_rebal_io *io, const char *name, size_t len)
 }
 
 
-/* Asks distribute where name hashes: looks it up (linking *inode) and
- * reads mortar.dht.pathinfo ("<cached>[ hashed=<h>][ linkto]"). */
+/* Asks distribute where name hashes: looks it up and reads
+ * mortar.dht.pathinfo ("<cached>[ hashed=<h>][ linkto]") of the inode the
+ * lookup was made with, then links it into *inode. Not of the linked
+ * one: when the table already has the GFID (the file was met under
+ * another name, then a client renamed it), that inode's distribute ctx
+ * still says where the old name hashes, and the file went there. */
 int
 fsd_rb_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
               const char *name, vl_inode_t **inode, int *hashed)
 {
     union vl_fop_args a = {0};
     struct vl_reply r = {0};
+    struct vl_iatt iatt;
     vl_inode_t *fresh = vl_inode_new(dir->table);
     const char *text;
     const char *h;
     int rc;
 
+    *inode = NULL;
     if (fresh == NULL)
         return -ENOMEM;
     a.lookup.loc.parent = dir;
     a.lookup.loc.name = name;
     a.lookup.loc.inode = fresh;
     rc = fsd_rb_call(io->top, VL_FOP_LOOKUP, &a, 0, &r);
+    iatt = r.iatt;
+    vl_reply_clear(&r);
+    if (rc != 0) {
+        vl_inode_unref(fresh);
+        return rc;
+    }
+    rc = fsd_rb_getxattr(io->top, fresh, RB_PATHINFO, &r);
     if (rc == 0) {
-        *inode = vl_inode_link(fresh, &r.iatt);
+        *inode = vl_inode_link(fresh, &iatt);
         if (*inode == NULL)
             rc = -ENOMEM;
     }
     vl_inode_unref(fresh);
-    vl_reply_clear(&r);
-    if (rc != 0)
-        return rc;
-    rc = fsd_rb_getxattr(io->top, *inode, RB_PATHINFO, &r);
     if (rc == 0 && (r.xattr == NULL || r.count <= 0))
         rc = -EINVAL;
     if (rc == 0) {
