@@ -13,13 +13,12 @@
 # racing its look at a name can leave it unable to tell whose the name
 # is; it leaves those files where they are, and the second run moves
 # them.)
-# A stress test, not in the default run (tests/Makefile.am): it still
-# fails now and then on this VM (3 runs in 25 at 78221d5..1be8292: a
-# model check, a name unreachable or a read that differs, cause not
-# found), and with
-# hard links made during the run (CHURN_LINKS=1) 2 runs in 5 (the
-# hard-link pass can leave a name unreachable). Before this session's
-# fixes every run failed (doc/rebalance.md, "Clients changing names
+# A stress test, not in the default run (tests/Makefile.am): 20 s of
+# churn against a whole run takes a minute or two and, rarely, still
+# finds something. At 2ff8c91 it passed 5 runs in 5, and 7 in 7 with
+# hard links made during the run (CHURN_LINKS=1); before the fixes of
+# 2b42cac..2ff8c91 it failed 3 runs in 25 and 2 in 5 with links, and
+# before 78221d5 every run (doc/rebalance.md, "Clients changing names
 # during a migration").
 # TIMEOUT: 600
 # REQUIRES: root fuse python3
