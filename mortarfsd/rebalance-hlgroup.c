@@ -341,35 +341,58 @@ fsd_rb_hl_target(const int *hashed, size_t n_names, size_t n_subs, int src)
 }
 
 
+/* One line of distribute's mortar.dht.layout text. */
+struct rb_layout_line {
+    char sub[256];  /* subvolume name */
+    unsigned start; /* first hash */
+    unsigned stop;  /* last hash */
+    unsigned flags; /* RB_LAYOUT_HAS_RANGE, ... */
+};
+
+
+/* Parses the line at *line (of the text ending at end) into *out and
+ * moves *line past it; false at the end. *is_ok says whether that line
+ * parsed (a line that does not is skipped). */
+static bool
+rb_layout_next(const char **line, const char *end, struct rb_layout_line *out,
+               bool *is_ok)
+{
+    const char *nl;
+    size_t n;
+    char buf[400];
+    unsigned gen;
+
+    if (*line == NULL || *line >= end)
+        return false;
+    nl = memchr(*line, '\n', (size_t)(end - *line));
+    n = (size_t)((nl != NULL ? nl : end) - *line);
+    *is_ok = false;
+    if (n < sizeof(buf)) {
+        memcpy(buf, *line, n);
+        buf[n] = '\0';
+        *is_ok = sscanf(buf, "%255s %x %x %u %u", out->sub, &out->start,
+                        &out->stop, &gen, &out->flags) == 5;
+    }
+    *line = nl != NULL ? nl + 1 : end;
+    return true;
+}
+
+
 int
 fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
                    const char *const *names, size_t n_names)
 {
-    const char *end = text + len;
     const char *line = text;
+    struct rb_layout_line l;
+    bool is_ok;
 
-    while (line != NULL && line < end) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t n = (size_t)((nl != NULL ? nl : end) - line);
-        char buf[400];
-        char sub[256];
-        unsigned start;
-        unsigned stop;
-        unsigned gen;
-        unsigned flags;
-
-        if (n < sizeof(buf)) {
-            memcpy(buf, line, n);
-            buf[n] = '\0';
-            if (sscanf(buf, "%255s %x %x %u %u", sub, &start, &stop, &gen,
-                       &flags) == 5
-                && (flags & RB_LAYOUT_HAS_RANGE) && start <= hash
-                && hash <= stop)
-                for (size_t i = 0; i < n_names; i++)
-                    if (strcmp(names[i], sub) == 0)
-                        return (int)i;
-        }
-        line = nl != NULL ? nl + 1 : end;
+    while (rb_layout_next(&line, text + len, &l, &is_ok)) {
+        if (!is_ok || !(l.flags & RB_LAYOUT_HAS_RANGE) || l.start > hash
+            || hash > l.stop)
+            continue;
+        for (size_t i = 0; i < n_names; i++)
+            if (strcmp(names[i], l.sub) == 0)
+                return (int)i;
     }
     return -1;
 }
@@ -378,40 +401,25 @@ fsd_rb_layout_find(const char *text, size_t len, uint32_t hash,
 size_t
 fsd_rb_layout_ranges(const char *text, size_t len, char *out, size_t out_len)
 {
-    const char *end = text + len;
     const char *line = text;
+    struct rb_layout_line l;
     size_t used = 0;
+    bool is_ok;
 
     if (out_len > 0)
         out[0] = '\0';
-    while (line != NULL && line < end) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t n = (size_t)((nl != NULL ? nl : end) - line);
-        char buf[400];
-        char sub[256];
-        unsigned start;
-        unsigned stop;
-        unsigned gen;
-        unsigned flags;
+    while (rb_layout_next(&line, text + len, &l, &is_ok)) {
+        bool has = (l.flags & RB_LAYOUT_HAS_RANGE) != 0;
+        int k;
 
-        if (n < sizeof(buf)) {
-            memcpy(buf, line, n);
-            buf[n] = '\0';
-            if (sscanf(buf, "%255s %x %x %u %u", sub, &start, &stop, &gen,
-                       &flags) == 5) {
-                int k;
-
-                if (!(flags & RB_LAYOUT_HAS_RANGE))
-                    start = stop = 0;
-                k = snprintf(used < out_len ? out + used : NULL,
-                             used < out_len ? out_len - used : 0,
-                             "%s %x %x %u\n", sub, start, stop,
-                             flags & RB_LAYOUT_HAS_RANGE);
-                if (k > 0)
-                    used += (size_t)k;
-            }
-        }
-        line = nl != NULL ? nl + 1 : end;
+        if (!is_ok)
+            continue;
+        k = snprintf(used < out_len ? out + used : NULL,
+                     used < out_len ? out_len - used : 0, "%s %x %x %u\n",
+                     l.sub, has ? l.start : 0, has ? l.stop : 0,
+                     has ? 1u : 0u);
+        if (k > 0)
+            used += (size_t)k;
     }
     return used;
 }
