@@ -82,7 +82,9 @@ TEST umount_client "$M0"
 TEST mount_volfile "$T/vol/remove.vol" "$M0"
 
 LOG="$T/log/r1.log"
-P="$A@copy:3000,$L:3000,$R:3000,$U:3000"
+# 5 s each: the client's fop must reach the brick inside the pause, also
+# on a loaded machine (it is checked still waiting 1 s in).
+P="$A@copy:5000,$L:5000,$R:5000,$U:5000"
 MORTAR_REBAL_FREEZE_PAUSE="$P" bg_run "$MORTARFSD" \
     --rebalance --volfile "$T/vol/remove.vol" --rebalance-state \
     "$T/r1.state" --throttle lazy -N --log-file "$LOG"
