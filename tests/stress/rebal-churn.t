@@ -15,10 +15,10 @@
 # them.)
 # A stress test, not in the default run (tests/Makefile.am): 20 s of
 # churn against a whole run takes a minute or two and, rarely, still
-# finds something. At 2ff8c91 it passed 5 runs in 5, and 7 in 7 with
-# hard links made during the run (CHURN_LINKS=1); before the fixes of
-# 2b42cac..2ff8c91 it failed 3 runs in 25 and 2 in 5 with links, and
-# before 78221d5 every run (doc/rebalance.md, "Clients changing names
+# finds something. At 2ff8c91..e581617 it passed 10 runs in 10, and 13
+# in 13 with hard links made during the run (CHURN_LINKS=1); before the
+# fixes of 2b42cac..2ff8c91 it failed 3 runs in 25 and 2 in 5 with
+# links, and before 78221d5 every run (doc/rebalance.md, "Clients changing names
 # during a migration").
 # TIMEOUT: 600
 # REQUIRES: root fuse python3
