@@ -208,22 +208,28 @@ static bool
 rb_link_leftover(const struct fsd_rebal_io *io, vl_inode_t *dir,
                  const char *name, const struct fsd_rebal_ent *ents)
 {
-    int64_t now = (int64_t)time(NULL);
-    int64_t age = strncmp(name, RB_XCHG_PREFIX,
-                          sizeof(RB_XCHG_PREFIX) - 1) == 0
-                      ? RB_XCHG_AGE_S
-                      : rb_dangling_age();
+    int64_t now;
+    int64_t age;
     bool is_any = false;
 
+    /* Every listed name comes here: the kinds first, the clock and the
+     * environment only for a name that is nothing but link files. */
     for (size_t i = 0; i < io->n_subs; i++) {
         if (ents[i].kind == FSD_RK_NONE)
             continue;
-        if (ents[i].kind != FSD_RK_LINK || ents[i].iatt.ctime + age >= now)
+        if (ents[i].kind != FSD_RK_LINK)
             return false;
         is_any = true;
     }
     if (!is_any)
         return false;
+    now = (int64_t)time(NULL);
+    age = strncmp(name, RB_XCHG_PREFIX, sizeof(RB_XCHG_PREFIX) - 1) == 0
+              ? RB_XCHG_AGE_S
+              : rb_dangling_age();
+    for (size_t i = 0; i < io->n_subs; i++)
+        if (ents[i].kind == FSD_RK_LINK && ents[i].iatt.ctime + age >= now)
+            return false;
     for (size_t i = 0; i < io->n_subs; i++)
         if (ents[i].kind == FSD_RK_LINK)
             rb_link_remove(io->subs[i], dir, name);
