@@ -29,7 +29,7 @@ static const struct vrpc_fop_desc fop_descs[VL_FOP_COUNT] = {
     D(WRITE, mrt_write_args, COUNT),
     D(FLUSH, mrt_fd_args, STATUS),
     D(FSYNC, mrt_fsync_args, STATUS),
-    D(OPENDIR, mrt_loc_args, FD),
+    D(OPENDIR, mrt_opendir_args, OPENDIR),
     D(READDIR, mrt_readdir_args, READDIR),
     D(STATFS, mrt_loc_args, STATFS),
     D(SETXATTR, mrt_setxattr_args, STATUS),
@@ -57,6 +57,7 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_ENTRY] = (xdrproc_t)xdr_mrt_entry_rsp,
     [VRPC_RSP_CREATE] = (xdrproc_t)xdr_mrt_create_rsp,
     [VRPC_RSP_LOOKUP] = (xdrproc_t)xdr_mrt_lookup_rsp,
+    [VRPC_RSP_OPENDIR] = (xdrproc_t)xdr_mrt_opendir_rsp,
 };
 
 

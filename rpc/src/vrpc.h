@@ -270,6 +270,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_ENTRY,    /* mrt_entry_rsp (namespace fops, postparent) */
     VRPC_RSP_CREATE,   /* mrt_create_rsp */
     VRPC_RSP_LOOKUP,   /* mrt_lookup_rsp (content may follow) */
+    VRPC_RSP_OPENDIR,  /* mrt_opendir_rsp (listing's content may follow) */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -287,6 +288,7 @@ union vrpc_fop_rsp {
     mrt_entry_rsp entry;
     mrt_create_rsp create;
     mrt_lookup_rsp lookup;
+    mrt_opendir_rsp opendir;
 };
 
 union vrpc_fop_wargs {
@@ -304,6 +306,7 @@ union vrpc_fop_wargs {
     mrt_link_args link;
     mrt_create_args create;
     mrt_open_args open;
+    mrt_opendir_args opendir;
     mrt_read_args read;
     mrt_write_args write;
     mrt_fd_args fd;

@@ -144,7 +144,18 @@ struct vl_write_args {
 };
 struct vl_flush_args { struct vl_fd *fd; };
 struct vl_fsync_args { struct vl_fd *fd; bool datasync; };
-struct vl_opendir_args { struct vl_loc loc; struct vl_fd *fd; };
+/* list_size > 0 asks for the directory's first batch of entries with the
+ * open, as a readdirplus of list_size bytes (and content_max, see
+ * vl_readdir_args) at offset 0 would give them: the reply then has
+ * has_listing and the batch in entries (and buf). A translator may ignore
+ * it (storage/posix does; protocol/server answers it, so a listing costs
+ * one round trip less). 0 = no listing. */
+struct vl_opendir_args {
+    struct vl_loc loc;
+    struct vl_fd *fd;
+    uint32_t list_size;
+    uint32_t content_max;
+};
 struct vl_readdir_args {
     struct vl_fd *fd;
     size_t size;   /* reply budget in bytes, as FUSE asks */
@@ -278,6 +289,10 @@ struct vl_dirent_list {
  *             that copy's. mount/fuse answers the kernel's next GETATTR of
  *             the parent from them.
  *   postparent2: rename: the new name's directory, when has_postparent2.
+ *   has_listing: opendir with args.list_size: entries (and buf) hold the
+ *             first batch of the directory, as a readdirplus at offset 0
+ *             with that size would answer; false: no listing came, read
+ *             the directory as usual.
  *   is_leased: mkdir with args.want_lease: this client holds a lease on
  *             the new directory (on a distributed volume: from every
  *             brick), broken by a VL_EV_UPCALL when anyone else changes
@@ -290,6 +305,7 @@ struct vl_reply {
     struct vl_iatt postparent2;  /* rename's new parent; if has_postparent2 */
     bool has_postparent2;
     bool is_leased;              /* mkdir with want_lease: lease granted */
+    bool has_listing;            /* opendir: entries is its first batch */
     struct vl_buf *buf;          /* owned ref; backs data */
     const char *data;            /* points into buf */
     int64_t count;

@@ -357,6 +357,37 @@ dist_rd_read_done(vl_req_t *r, void *cookie)
 }
 
 
+void
+dist_rd_seed(struct dist_rd_cache *cache, unsigned idx, vl_req_t *r)
+{
+    struct dist_rd_slot *slot = &cache->slot[idx];
+    struct dist_rd_batch *batch;
+    bool is_claimed;
+
+    pthread_mutex_lock(&cache->fd->lock);
+    is_claimed = slot->batch == NULL && slot->ahead == NULL
+                 && dist_rd_claim_locked(slot, 0);
+    pthread_mutex_unlock(&cache->fd->lock);
+    if (!is_claimed)
+        return; /* a listing of this brick got there first: keep it */
+    batch = vl_calloc(cache->xl, 1, sizeof(*batch), DIST_MT_RDCACHE);
+    if (batch == NULL) {
+        dist_rd_landed(slot, NULL, -ENOMEM);
+        return;
+    }
+    atomic_init(&batch->refs, 1);
+    batch->from = 0;
+    batch->list = r->reply.entries; /* moved */
+    memset(&r->reply.entries, 0, sizeof(r->reply.entries));
+    batch->buf = r->reply.buf; /* moved: backs the content */
+    r->reply.buf = NULL;
+    r->reply.data = NULL;
+    r->reply.has_listing = false;
+    atomic_fetch_add(&dist_priv(cache->xl)->n_rd_seeded, 1);
+    dist_rd_landed(slot, batch, 0);
+}
+
+
 /* Winds a readdir of slot's subvolume after from (slot claimed). */
 static void
 dist_rd_read(struct dist_rd_slot *slot, int64_t from, size_t size,

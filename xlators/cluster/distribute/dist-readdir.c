@@ -90,12 +90,16 @@ dist_opendir_done(vl_req_t *r, void *cookie)
 
     c->status = r->status;
     c->iatt = r->reply.iatt;
-    /* This brick is open: read it from its start now, in the background
-     * (the first readdir of a listing comes right after opendir). The
-     * request still holds the fd; the read takes its own ref. */
+    /* This brick is open, with its first batch when protocol/server
+     * read it with the open; else read it from its start now, in the
+     * background (the first readdir of a listing comes right after
+     * opendir). The request still holds the fd; a read takes its own
+     * ref. */
     if (r->status == 0) {
         cache = dist_rd_cache_get(xl, a->fd);
-        if (cache != NULL) /* else readdir reads as it goes */
+        if (cache != NULL && r->reply.has_listing)
+            dist_rd_seed(cache, (unsigned)(c - op->child), r);
+        else if (cache != NULL) /* else readdir reads as it goes */
             dist_rd_prefetch(cache, (unsigned)(c - op->child), 0,
                              DIST_RD_BATCH, &req->caller);
     }
@@ -156,6 +160,15 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
         if (!dist_mask_test(up, i))
             continue;
         op->child[i].r = vl_req_child(req, xl->children[i]);
+        if (op->child[i].r != NULL) {
+            /* The first batch with the open (one round less), the size
+             * and content a prefetch would ask for (dist-rdcache.c). */
+            struct vl_opendir_args *ca = VL_ARGS(op->child[i].r, opendir);
+
+            ca->content_max = dist_rd_content_hint(xl);
+            ca->list_size = ca->content_max > 0 ? DIST_RD_BATCH_CONTENT
+                                                : DIST_RD_BATCH;
+        }
         if (op->child[i].r == NULL) {
             for (unsigned j = 0; j < i; j++)
                 if (op->child[j].r != NULL)

@@ -73,6 +73,10 @@ void dist_rd_cache_drop(struct dist_rd_cache *cache, unsigned idx);
 void dist_rd_cache_answered(struct dist_rd_cache *cache);
 /* Reads subvolume idx after cookie from (size: budget) in the background
  * unless a read of it is in flight; on behalf of caller. */
+/* Puts the first batch of subvolume idx that came with its opendir
+ * (r->reply.has_listing; entries and buf are moved out of r) into the
+ * cache, as a read at cookie 0 would: no read of it is needed. */
+void dist_rd_seed(struct dist_rd_cache *cache, unsigned idx, vl_req_t *r);
 void dist_rd_prefetch(struct dist_rd_cache *cache, unsigned idx,
                       int64_t from, size_t size,
                       const struct vl_caller *caller);

@@ -387,6 +387,8 @@ struct dist_priv {
     atomic_uint_fast64_t n_reroutes; /* EREMCHG reroutes done (dump) */
     atomic_uint_fast64_t n_heals;    /* directory heals done (dump) */
     atomic_uint_fast64_t n_rd_reads; /* readdirs sent to children (dump) */
+    atomic_uint_fast64_t n_rd_seeded; /* first batches that came with an
+                                         opendir (dump) */
     atomic_uint_fast64_t n_rd_waits; /* readdirs that waited for one */
     atomic_uint_fast64_t n_tasks;    /* requests handed to a worker
                                         thread (dump, tests) */

@@ -218,7 +218,11 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->fsync.datasync = a->fsync.datasync;
         break;
     case VL_FOP_OPENDIR:
-        vrpc_loc_to_xdr(&a->opendir.loc, &w->loc.loc);
+        vrpc_loc_to_xdr(&a->opendir.loc, &w->opendir.loc);
+        w->opendir.list_size = a->opendir.list_size;
+        w->opendir.content_max = a->opendir.list_size > 0
+                                     ? a->opendir.content_max
+                                     : 0;
         break;
     case VL_FOP_READDIR:
         fds[0] = a->readdir.fd;
@@ -344,14 +348,27 @@ client_reopen_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     struct client_local *local = VL_REQ_PRIV(req, struct client_local);
     vl_fd_t *fd = local->reopen_fd;
     struct client_fd *cf = vl_fd_ctx(fd, xl);
-    mrt_fd_rsp r;
-    bool is_dup = false;
+    union vrpc_fop_rsp r;
+    xdrproc_t fn;
+    bool is_dup = false, is_dir;
+    uint64_t no;
+    int rc;
 
+    pthread_mutex_lock(&fd->lock);
+    is_dir = cf->is_dir;
+    pthread_mutex_unlock(&fd->lock);
+    /* opendir's reply is its own type (a listing is never asked for). */
+    fn = vrpc_rsp_xdr(is_dir ? VRPC_RSP_OPENDIR : VRPC_RSP_FD);
     memset(&r, 0, sizeof(r));
-    if (status != 0
-        || vrpc_decode_body(rec->data + body_off, len - body_off,
-                            (xdrproc_t)xdr_mrt_fd_rsp, &r, NULL) != 0
-        || r.status != 0) {
+    rc = status != 0 ? status
+                     : vrpc_decode_body(rec->data + body_off, len - body_off,
+                                        fn, &r, NULL);
+    if (rc == 0) {
+        rc = r.status.status;
+        no = is_dir ? r.opendir.fd : r.fd.fd;
+        xdr_free(fn, (char *)&r);
+    }
+    if (rc != 0) {
         vl_log(xl, VL_LOG_WARNING, "re-open of fd on %s failed",
                vl_fop_name(req->op));
         vl_unwind(req, -EBADF);
@@ -361,7 +378,7 @@ client_reopen_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     if (cf->generation == local->generation) {
         is_dup = true; /* another request re-opened it first */
     } else {
-        cf->remote_fd = r.fd;
+        cf->remote_fd = no;
         cf->generation = local->generation;
     }
     pthread_mutex_unlock(&fd->lock);
@@ -370,7 +387,7 @@ client_reopen_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
         vrpc_clnt_t *clnt = client_get_conn(xl->priv, &gen);
 
         if (clnt != NULL && gen == local->generation)
-            client_send_release(clnt, r.fd, cf->is_dir);
+            client_send_release(clnt, no, is_dir);
         vrpc_clnt_unref(clnt);
     }
     local->reopen_fd = NULL;
@@ -396,8 +413,8 @@ client_reopen(vl_xlator_t *xl, vl_req_t *req, vrpc_clnt_t *clnt,
     local->reopen_fd = fd;
     local->generation = gen;
     if (is_dir) {
-        w.loc.loc.name = "";
-        vrpc_gfid_to_xdr(&fd->inode->gfid, w.loc.loc.gfid);
+        w.opendir.loc.name = ""; /* no listing: a re-open only */
+        vrpc_gfid_to_xdr(&fd->inode->gfid, w.opendir.loc.gfid);
     } else {
         w.open.loc.name = "";
         vrpc_gfid_to_xdr(&fd->inode->gfid, w.open.loc.gfid);
@@ -490,6 +507,90 @@ client_fd_opened(vl_xlator_t *xl, vl_req_t *req, uint64_t no)
 }
 
 
+/* Fills rp->entries from a readdir reply's entries; their content (asked
+ * with content_max) is the data_len bytes at data_off of rec.
+ * 0 or -EPROTO/-ENOMEM. */
+static int
+client_fill_dirents(struct vl_reply *rp, const mrt_readdir_rsp *w,
+                    vl_buf_t *rec, size_t data_off, size_t data_len,
+                    uint32_t content_max)
+{
+    size_t at = 0; /* content bytes of the record used so far */
+    bool has_content = false;
+
+    for (u_int i = 0; i < w->ents.ents_len; i++) {
+        const mrt_dirent *d = &w->ents.ents_val[i];
+        struct vl_dirent *e;
+        struct vl_iatt ia;
+
+        if (d->name[0] == '\0' || strchr(d->name, '/') != NULL)
+            return -EPROTO;
+        if (d->has_iatt)
+            vrpc_iatt_from_xdr(&d->iatt, &ia);
+        /* Content (quick-read) only if asked for, of a file, its whole
+         * size, within what follows the XDR. */
+        if (d->has_content
+            && (!d->has_iatt || !S_ISREG(ia.mode) || d->content_len != ia.size
+                || d->content_len > content_max
+                || d->content_len > data_len - at))
+            return -EPROTO;
+        if (vl_dirent_list_add(&rp->entries, d->ino, d->off, d->type,
+                               d->name, d->has_iatt ? &ia : NULL) != 0)
+            return -ENOMEM;
+        if (!d->has_content)
+            continue;
+        e = &rp->entries.ents[rp->entries.n - 1];
+        e->has_content = true;
+        e->content_len = d->content_len;
+        e->content_off = data_off + at;
+        at += d->content_len;
+        has_content = true;
+    }
+    if (at != data_len)
+        return -EPROTO;
+    if (has_content)
+        rp->buf = vl_buf_ref(rec); /* backs the entries' content */
+    rp->entries.eof = w->eof;
+    return 0;
+}
+
+
+/* opendir's reply: the fd, and the first batch when one came and was
+ * asked for. A listing that does not decode is dropped (the fd is open on
+ * the brick and stays recorded, so it is released later): the directory
+ * is then read as usual. */
+static int
+client_fill_opendir(vl_req_t *req, const mrt_opendir_rsp *w, vl_buf_t *rec,
+                    size_t data_off, size_t data_len)
+{
+    struct vl_reply *rp = &req->reply;
+    int rc;
+
+    vrpc_iatt_from_xdr(&w->iatt, &rp->iatt);
+    client_fd_opened(req->xl, req, w->fd);
+    if (!w->has_listing || w->listing.status != 0
+        || req->args.opendir.list_size == 0) {
+        if (data_len != 0 || (w->has_listing
+                              && req->args.opendir.list_size == 0))
+            vl_log(req->xl, VL_LOG_WARNING,
+                   "opendir reply with a listing not asked for: ignored");
+        return 0;
+    }
+    rc = client_fill_dirents(rp, &w->listing, rec, data_off, data_len,
+                             req->args.opendir.content_max);
+    if (rc != 0) {
+        vl_log(req->xl, VL_LOG_WARNING, "opendir reply: bad listing (%s); "
+               "the directory is read again", strerror(-rc));
+        vl_dirent_list_clear(&rp->entries);
+        vl_buf_unref(rp->buf);
+        rp->buf = NULL;
+        return 0;
+    }
+    rp->has_listing = true;
+    return 0;
+}
+
+
 /* Fills req->reply from the decoded reply; 0 or -EPROTO/-ENOMEM. */
 static int
 client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
@@ -526,46 +627,9 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         if (rp->link == NULL)
             return -ENOMEM;
         break;
-    case VRPC_RSP_READDIR: {
-        size_t at = 0; /* content bytes of the record used so far */
-        bool has_content = false;
-
-        for (u_int i = 0; i < r->readdir.ents.ents_len; i++) {
-            const mrt_dirent *d = &r->readdir.ents.ents_val[i];
-            struct vl_dirent *e;
-            struct vl_iatt ia;
-
-            if (d->name[0] == '\0' || strchr(d->name, '/') != NULL)
-                return -EPROTO;
-            if (d->has_iatt)
-                vrpc_iatt_from_xdr(&d->iatt, &ia);
-            /* Content (quick-read) only if asked for, of a file, its
-             * whole size, within what follows the XDR. */
-            if (d->has_content
-                && (!d->has_iatt || !S_ISREG(ia.mode)
-                    || d->content_len != ia.size
-                    || d->content_len > req->args.readdir.content_max
-                    || d->content_len > data_len - at))
-                return -EPROTO;
-            if (vl_dirent_list_add(&rp->entries, d->ino, d->off, d->type,
-                                   d->name, d->has_iatt ? &ia : NULL) != 0)
-                return -ENOMEM;
-            if (!d->has_content)
-                continue;
-            e = &rp->entries.ents[rp->entries.n - 1];
-            e->has_content = true;
-            e->content_len = d->content_len;
-            e->content_off = data_off + at;
-            at += d->content_len;
-            has_content = true;
-        }
-        if (at != data_len)
-            return -EPROTO;
-        if (has_content)
-            rp->buf = vl_buf_ref(rec); /* backs the entries' content */
-        rp->entries.eof = r->readdir.eof;
-        break;
-    }
+    case VRPC_RSP_READDIR:
+        return client_fill_dirents(rp, &r->readdir, rec, data_off, data_len,
+                                   req->args.readdir.content_max);
     case VRPC_RSP_STATFS:
         vrpc_statvfs_from_xdr(&r->statfs, &rp->statvfs);
         break;
@@ -613,6 +677,9 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         if (rp->has_postparent)
             vrpc_iatt_from_xdr(&r->create.postparent, &rp->postparent);
         break;
+    case VRPC_RSP_OPENDIR:
+        return client_fill_opendir(req, &r->opendir, rec, data_off,
+                                   data_len);
     case VRPC_RSP_LOOKUP: {
         u_int n = r->lookup.xattr_value.xattr_value_len;
 
@@ -680,7 +747,7 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
         status = -EPROTO;
     } else if (status == 0 && req->op != VL_FOP_READ
                && req->op != VL_FOP_LOOKUP && req->op != VL_FOP_READDIR
-               && body_off + used != len) {
+               && req->op != VL_FOP_OPENDIR && body_off + used != len) {
         status = -EPROTO; /* trailing bytes */
     } else if (status == 0) {
         status = client_fill_reply(req, &r, rec, body_off + used,

@@ -41,7 +41,17 @@ struct server_call {
     vl_fd_t *new_fd;               /* owned ref; open/create/opendir */
     struct iovec iov;              /* WRITE data, into rec */
     bool is_xattr_wanted;          /* LOOKUP asked for an xattr */
+    /* OPENDIR with a listing: the readdirplus after the open. */
+    uint32_t list_size;            /* bytes asked for; 0 = no listing */
+    uint32_t list_content_max;     /* its content_max */
+    bool is_listed;                /* the readdirplus ran: reply from it */
+    struct vl_iatt open_iatt;      /* the open's answer, kept for it */
+    uint64_t open_fd_no;           /* the new fd's number, kept for it */
 };
+
+/* The most a listing with the open may ask for (posix caps a readdir's
+ * records and content at 256 KiB anyway). */
+#define CALL_LIST_SIZE_MAX (256u * 1024u)
 
 /* What a loc must carry. */
 #define LOC_ENTRY (1u << 0)  /* parent + valid name */
@@ -276,7 +286,16 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->fsync.datasync = w->fsync.datasync;
         break;
     case VL_FOP_OPENDIR:
-        rc = call_loc(call, &w->loc.loc, &a->opendir.loc, LOC_INODE);
+        rc = call_loc(call, &w->opendir.loc, &a->opendir.loc, LOC_INODE);
+        /* The listing is this translator's to make (server_opendir_list):
+         * the open below never asks for one. */
+        call->list_size = w->opendir.list_size < CALL_LIST_SIZE_MAX
+                              ? w->opendir.list_size
+                              : CALL_LIST_SIZE_MAX;
+        call->list_content_max =
+            w->opendir.content_max < MRT_LOOKUP_CONTENT_MAX
+                ? w->opendir.content_max
+                : MRT_LOOKUP_CONTENT_MAX;
         if (rc == 0)
             rc = call_new_fd(call, a->opendir.loc.inode, O_RDONLY, pid,
                              &a->opendir.fd);
@@ -541,6 +560,25 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
                 n_payload = rp->count > 0 ? 1 : 0;
             }
             break;
+        case VRPC_RSP_OPENDIR:
+            /* With a listing, req is the readdirplus that made it. */
+            vrpc_iatt_to_xdr(call->is_listed ? &call->open_iatt : &rp->iatt,
+                             &r.opendir.iatt);
+            r.opendir.fd = fd_no;
+            if (!call->is_listed)
+                break;
+            r.opendir.has_listing = true;
+            r.opendir.listing.status = req->status;
+            if (req->status != 0)
+                break;
+            if (reply_dirents(rp, &r.opendir.listing, &dir_iov, &n_payload)
+                != 0) {
+                r.opendir.has_listing = false; /* ENOMEM: none, then */
+                n_payload = 0;
+            } else if (dir_iov != NULL) {
+                iov = dir_iov;
+            }
+            break;
         case VRPC_RSP_CREATE:
             vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);
             r.create.fd = fd_no;
@@ -564,10 +602,59 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
         vl_log(call->cl->priv->xl, VL_LOG_WARNING, "%s reply to %s: %s",
                vl_fop_name(call->op), vrpc_conn_peer(call->cl->conn),
                strerror(-rc));
-    if (call->desc->rsp == VRPC_RSP_READDIR) {
+    if (call->desc->rsp == VRPC_RSP_READDIR)
         vl_free(r.readdir.ents.ents_val);
-        vl_free(dir_iov);
-    }
+    if (call->desc->rsp == VRPC_RSP_OPENDIR)
+        vl_free(r.opendir.listing.ents.ents_val);
+    vl_free(dir_iov);
+}
+
+
+static void
+server_opendir_listed(vl_req_t *req, void *cookie)
+{
+    struct server_call *call = cookie;
+    struct server_priv *priv = call->cl->priv;
+
+    /* The open succeeded whatever the listing did: its status goes in
+     * the listing, the fd to the client. */
+    call_reply(call, 0, req, call->open_fd_no);
+    call_free(call);
+    atomic_fetch_sub(&priv->n_inflight, 1);
+}
+
+
+/* After a successful OPENDIR that asked for a listing: winds the
+ * readdirplus at offset 0 on the new fd (fd_no in the client's table;
+ * the caller's ref on fd passes to the call); its answer sends the one
+ * reply. False (nothing wound, the ref still the caller's) without
+ * memory: the open is answered alone. */
+static bool
+server_opendir_list(struct server_call *call, vl_req_t *open_req,
+                    vl_fd_t *fd, uint64_t fd_no)
+{
+    vl_xlator_t *xl = call->cl->priv->xl;
+    struct vl_readdir_args *a;
+    vl_req_t *req;
+
+    if (call->n_fds >= CALL_MAX_FDS)
+        return false;
+    req = vl_req_new(VL_FIRST_CHILD(xl), VL_FOP_READDIR);
+    if (req == NULL)
+        return false;
+    req->caller = open_req->caller;
+    call->fds[call->n_fds++] = fd; /* dropped by call_free */
+    call->is_listed = true;
+    call->open_iatt = open_req->reply.iatt;
+    call->open_fd_no = fd_no;
+    a = VL_ARGS(req, readdir);
+    a->fd = fd;
+    a->size = call->list_size;
+    a->offset = 0;
+    a->plus = true;
+    a->content_max = call->list_content_max;
+    vl_wind(req, server_opendir_listed, call);
+    return true;
 }
 
 
@@ -578,8 +665,13 @@ server_fop_done(vl_req_t *req, void *cookie)
     struct server_priv *priv = call->cl->priv;
     int status = req->status;
     uint64_t fd_no = 0;
+    vl_fd_t *opened = NULL;
 
     if (status == 0 && call->new_fd != NULL) {
+        /* The listing's own ref, taken while the call still owns the fd:
+         * once in the table, a disconnect may drop the table's. */
+        if (call->op == VL_FOP_OPENDIR && call->list_size > 0)
+            opened = vl_fd_ref(call->new_fd);
         if (server_fd_add(call->cl, call->new_fd, &fd_no) == 0)
             call->new_fd = NULL; /* the table owns it now */
         else
@@ -597,6 +689,10 @@ server_fop_done(vl_req_t *req, void *cookie)
             }
         }
     }
+    if (opened != NULL && status == 0
+        && server_opendir_list(call, req, opened, fd_no))
+        return; /* its answer replies; it owns opened now */
+    vl_fd_unref(opened);
     call_reply(call, status, req, fd_no);
     call_free(call);
     atomic_fetch_sub(&priv->n_inflight, 1);

@@ -51,6 +51,8 @@ static struct {
     int n_disconnects;        /* CLIENT_DISCONNECT seen */
     int n_opens;              /* OPEN calls (re-opens) */
     int n_releases;           /* fds released */
+    int n_readdirs;           /* READDIR calls */
+    int readdir_status;       /* what READDIR answers (0: the listing) */
 } leaf;
 
 
@@ -153,6 +155,11 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
         break;
     }
     case VL_FOP_READDIR:
+        leaf.n_readdirs++;
+        if (leaf.readdir_status != 0) {
+            status = leaf.readdir_status;
+            break;
+        }
         if (a->readdir.offset == 0) {
             struct vl_iatt ia;
 
@@ -743,6 +750,84 @@ test_round_trip(void **state)
     assert_int_equal(count, 2);
 }
 
+/* opendir with list_size: protocol/server reads the first batch with the
+ * open and sends both in one reply (no READDIR call crosses the wire);
+ * without list_size no listing comes; a listing that fails leaves the
+ * open good and the fd usable. */
+static void
+test_opendir_listing(void **state)
+{
+    struct env *e = *state;
+    vl_inode_t *root;
+    union vl_fop_args a;
+    struct vl_reply r;
+    struct vl_iatt cia;
+    vl_fd_t *dfd;
+    int n;
+
+    brick_up(e, "127.0.0.1");
+    client_up(e, "brick-leaf");
+    wait_up(e, 1);
+    vl_fd_unref(do_create(e, &cia));
+    root = vl_inode_table_root(e->cg->itable);
+    memset(&r, 0, sizeof(r));
+    for (int with = 0; with < 2; with++) {
+        dfd = vl_fd_new(root, O_RDONLY, 1);
+        memset(&a, 0, sizeof(a));
+        a.opendir.loc.inode = root;
+        a.opendir.fd = dfd;
+        a.opendir.list_size = with ? 4096 : 0;
+        pthread_mutex_lock(&leaf.lock);
+        n = leaf.n_readdirs;
+        pthread_mutex_unlock(&leaf.lock);
+        assert_int_equal(
+            vl_sync_call(e->cg->top, VL_FOP_OPENDIR, &a, NULL, &r), 0);
+        pthread_mutex_lock(&leaf.lock);
+        assert_int_equal(leaf.n_readdirs - n, with);
+        pthread_mutex_unlock(&leaf.lock);
+        assert_int_equal(r.has_listing, with);
+        if (with) {
+            assert_int_equal(r.entries.n, 2);
+            assert_true(r.entries.eof);
+            assert_string_equal(r.entries.ents[0].name, "file");
+            assert_true(r.entries.ents[0].has_iatt);
+            assert_string_equal(r.entries.ents[1].name, "sub");
+        } else {
+            assert_int_equal(r.entries.n, 0);
+        }
+        vl_reply_clear(&r);
+        vl_fd_unref(dfd);
+    }
+
+    /* The brick's readdir fails: the open still succeeds, without a
+     * listing, and a readdir on the fd reaches the brick. */
+    pthread_mutex_lock(&leaf.lock);
+    leaf.readdir_status = -EIO;
+    pthread_mutex_unlock(&leaf.lock);
+    dfd = vl_fd_new(root, O_RDONLY, 1);
+    memset(&a, 0, sizeof(a));
+    a.opendir.loc.inode = root;
+    a.opendir.fd = dfd;
+    a.opendir.list_size = 4096;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_OPENDIR, &a, NULL, &r),
+                     0);
+    assert_false(r.has_listing);
+    vl_reply_clear(&r);
+    pthread_mutex_lock(&leaf.lock);
+    leaf.readdir_status = 0;
+    pthread_mutex_unlock(&leaf.lock);
+    memset(&a, 0, sizeof(a));
+    a.readdir.fd = dfd;
+    a.readdir.size = 4096;
+    a.readdir.plus = true;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_READDIR, &a, NULL, &r),
+                     0);
+    assert_int_equal(r.entries.n, 2);
+    vl_reply_clear(&r);
+    vl_fd_unref(dfd);
+    vl_inode_unref(root);
+}
+
 
 struct conc {
     pthread_mutex_t lock; /* guards below */
@@ -1331,6 +1416,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, env_setup,
+                                        env_teardown),
+        cmocka_unit_test_setup_teardown(test_opendir_listing, env_setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_many_concurrent, env_setup,
                                         env_teardown),
