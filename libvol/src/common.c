@@ -49,13 +49,6 @@ vl_gfid_is_root(const vl_gfid_t *gfid)
 }
 
 
-bool
-vl_gfid_equal(const vl_gfid_t *a, const vl_gfid_t *b)
-{
-    return memcmp(a->bytes, b->bytes, 16) == 0;
-}
-
-
 /* Bumped in a forked child: a child must never hand out the GFIDs its
  * parent's pool still holds (both would create the same ones). */
 static atomic_uint gfid_pool_fork_gen;

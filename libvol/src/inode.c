@@ -6,6 +6,9 @@
  *
  * Every inode is on exactly one list: "active" (refs > 0) or "lru"
  * (refs == 0, linked). Unlinked inodes are freed at their last unref.
+ * The hash doubles its buckets once it holds VL_ITABLE_LOAD inodes per
+ * bucket, so a lookup stays O(1) with millions of inodes (a client whose
+ * kernel holds a big tree, a brick serving it).
  * Threads: table->lock guards refs, the hash and both lists. Forget hooks
  * run without the lock, after the inode left the table.
  */
@@ -18,7 +21,9 @@
 
 #include "core.h"
 
-#define VL_ITABLE_BUCKETS 16384 /* power of two */
+#define VL_ITABLE_BUCKETS 16384          /* initial; a power of two */
+#define VL_ITABLE_BUCKETS_MAX (1u << 24) /* 128 MiB of chains at most */
+#define VL_ITABLE_LOAD 2                 /* inodes per bucket to grow at */
 
 struct vl__inode {
     vl_inode_t pub;            /* public part; must stay first */
@@ -45,7 +50,9 @@ struct vl_inode_table {
     struct vl_ilist active;        /* refs > 0 */
     struct vl_ilist lru;           /* refs == 0, linked */
     struct vl__inode *root;        /* the table's own ref on root */
-    struct vl__inode **buckets;    /* owned; hash chains */
+    struct vl__inode **buckets;    /* owned; n_buckets hash chains */
+    size_t n_buckets;              /* a power of two */
+    size_t n_hashed;               /* linked inodes (in the hash) */
 };
 
 
@@ -86,7 +93,7 @@ vl_ilist_del(struct vl_ilist *l, struct vl__inode *ino)
 }
 
 
-static size_t
+static uint64_t
 vl_gfid_hash(const vl_gfid_t *gfid)
 {
     uint64_t h;
@@ -97,7 +104,46 @@ vl_gfid_hash(const vl_gfid_t *gfid)
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 32;
-    return (size_t)(h & (VL_ITABLE_BUCKETS - 1));
+    return h;
+}
+
+
+static size_t
+vl_gfid_bucket(const vl_inode_table_t *t, const vl_gfid_t *gfid)
+{
+    return (size_t)(vl_gfid_hash(gfid) & (t->n_buckets - 1));
+}
+
+
+/* Doubles the buckets once chains average VL_ITABLE_LOAD inodes. On
+ * ENOMEM the table keeps its size: slower, not wrong. */
+static void
+vl_hash_grow_locked(vl_inode_table_t *t)
+{
+    size_t n = t->n_buckets * 2;
+    struct vl__inode **buckets;
+
+    if (t->n_hashed <= t->n_buckets * VL_ITABLE_LOAD
+        || n > VL_ITABLE_BUCKETS_MAX)
+        return;
+    buckets = vl_calloc(NULL, n, sizeof(*buckets), VL_MT_INODE);
+    if (buckets == NULL)
+        return;
+    for (size_t i = 0; i < t->n_buckets; i++) {
+        struct vl__inode *ino = t->buckets[i];
+
+        while (ino != NULL) {
+            struct vl__inode *next = ino->hnext;
+            size_t b = (size_t)(vl_gfid_hash(&ino->pub.gfid) & (n - 1));
+
+            ino->hnext = buckets[b];
+            buckets[b] = ino;
+            ino = next;
+        }
+    }
+    vl_free(t->buckets);
+    t->buckets = buckets;
+    t->n_buckets = n;
 }
 
 
@@ -106,7 +152,8 @@ vl_hash_find_locked(vl_inode_table_t *t, const vl_gfid_t *gfid)
 {
     struct vl__inode *ino;
 
-    for (ino = t->buckets[vl_gfid_hash(gfid)]; ino != NULL; ino = ino->hnext)
+    for (ino = t->buckets[vl_gfid_bucket(t, gfid)]; ino != NULL;
+         ino = ino->hnext)
         if (vl_gfid_equal(&ino->pub.gfid, gfid))
             return ino;
     return NULL;
@@ -116,11 +163,12 @@ vl_hash_find_locked(vl_inode_table_t *t, const vl_gfid_t *gfid)
 static void
 vl_hash_del_locked(vl_inode_table_t *t, struct vl__inode *ino)
 {
-    struct vl__inode **pp = &t->buckets[vl_gfid_hash(&ino->pub.gfid)];
+    struct vl__inode **pp = &t->buckets[vl_gfid_bucket(t, &ino->pub.gfid)];
 
     for (; *pp != NULL; pp = &(*pp)->hnext) {
         if (*pp == ino) {
             *pp = ino->hnext;
+            t->n_hashed--;
             break;
         }
     }
@@ -132,11 +180,13 @@ vl_hash_del_locked(vl_inode_table_t *t, struct vl__inode *ino)
 static void
 vl_hash_add_locked(vl_inode_table_t *t, struct vl__inode *ino)
 {
-    size_t b = vl_gfid_hash(&ino->pub.gfid);
+    size_t b = vl_gfid_bucket(t, &ino->pub.gfid);
 
     ino->hnext = t->buckets[b];
     t->buckets[b] = ino;
     ino->is_linked = true;
+    t->n_hashed++;
+    vl_hash_grow_locked(t);
 }
 
 
@@ -186,6 +236,7 @@ vl_inode_table_new(struct vl_graph *graph, size_t ctx_size, size_t lru_limit)
         vl_free(t);
         return NULL;
     }
+    t->n_buckets = VL_ITABLE_BUCKETS;
     if (pthread_mutex_init(&t->lock, NULL) != 0) {
         vl_free(t->buckets);
         vl_free(t);
@@ -260,6 +311,18 @@ vl_inode_table_active(vl_inode_table_t *table)
 
     pthread_mutex_lock(&table->lock);
     n = table->active.n;
+    pthread_mutex_unlock(&table->lock);
+    return n;
+}
+
+
+size_t
+vl_inode_table_buckets(vl_inode_table_t *table)
+{
+    size_t n;
+
+    pthread_mutex_lock(&table->lock);
+    n = table->n_buckets;
     pthread_mutex_unlock(&table->lock);
     return n;
 }

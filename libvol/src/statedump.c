@@ -106,6 +106,8 @@ vl_dump_graph(vl_graph_t *graph, void *arg)
         fprintf(out, "inodes.active=%zu\n",
                 vl_inode_table_active(graph->itable));
         fprintf(out, "inodes.lru=%zu\n", vl_inode_table_lru(graph->itable));
+        fprintf(out, "inodes.buckets=%zu\n",
+                vl_inode_table_buckets(graph->itable));
     }
     fprintf(out, "\n");
     /* Top first: xls is children first. */

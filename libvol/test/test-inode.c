@@ -225,6 +225,55 @@ test_link_find_lru(void **state)
 }
 
 
+/* The hash grows with the inodes it holds: 100,000 linked inodes (random
+ * GFIDs, as the bricks make them) end in more than the first 16,384
+ * buckets, and each is still found, also after most are dropped again. */
+static void
+test_hash_grows(void **state)
+{
+    enum { N = 100000 };
+    vl_inode_table_t *t = vl_inode_table_new(NULL, 0, N);
+    vl_inode_t **in = calloc(N, sizeof(*in));
+    size_t first;
+
+    (void)state;
+    assert_non_null(t);
+    assert_non_null(in);
+    first = vl_inode_table_buckets(t);
+    for (unsigned i = 0; i < N; i++) {
+        vl_gfid_t g;
+
+        vl_gfid_generate(&g);
+        in[i] = vl_inode_get(t, &g, S_IFREG);
+        assert_non_null(in[i]);
+    }
+    assert_true(vl_inode_table_buckets(t) >= 4 * first);
+    assert_true(N <= 2 * vl_inode_table_buckets(t));
+    for (unsigned i = 0; i < N; i++) {
+        vl_inode_t *f = vl_inode_find(t, &in[i]->gfid);
+
+        assert_ptr_equal(f, in[i]);
+        vl_inode_unref(f);
+    }
+    /* Unlinked ones leave the hash; the others stay findable. */
+    for (unsigned i = 0; i < N; i += 2)
+        vl_inode_unlink(in[i]);
+    for (unsigned i = 0; i < N; i++) {
+        vl_inode_t *f = vl_inode_find(t, &in[i]->gfid);
+
+        if (i % 2 == 0) {
+            assert_null(f);
+        } else {
+            assert_ptr_equal(f, in[i]);
+            vl_inode_unref(f);
+        }
+        vl_inode_unref(in[i]);
+    }
+    free(in);
+    vl_inode_table_free(t);
+}
+
+
 static void
 test_ctx_forget_release(void **state)
 {
@@ -288,6 +337,7 @@ main(void)
         cmocka_unit_test(test_gfid_generate_unique_and_fork),
         cmocka_unit_test(test_gfid_generate_handle_runs),
         cmocka_unit_test(test_link_find_lru),
+        cmocka_unit_test(test_hash_grows),
         cmocka_unit_test(test_ctx_forget_release),
     };
 

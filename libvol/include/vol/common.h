@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define VL_KiB (1024ULL)
@@ -31,7 +32,13 @@ extern const vl_gfid_t vl_gfid_null;
 
 bool vl_gfid_is_null(const vl_gfid_t *gfid);
 bool vl_gfid_is_root(const vl_gfid_t *gfid);
-bool vl_gfid_equal(const vl_gfid_t *a, const vl_gfid_t *b);
+/* Inline: it runs in every hash chain walk (inode tables, mount/fuse's
+ * node and name tables). */
+static inline bool
+vl_gfid_equal(const vl_gfid_t *a, const vl_gfid_t *b)
+{
+    return memcmp(a->bytes, b->bytes, sizeof(a->bytes)) == 0;
+}
 void vl_gfid_generate(vl_gfid_t *out /* OUT */);
 /* Writes the canonical 36-character form into buf (VL_GFID_STR_LEN). */
 char *vl_gfid_to_str(const vl_gfid_t *gfid, char *buf /* OUT */);

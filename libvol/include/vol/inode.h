@@ -47,6 +47,7 @@ size_t vl_inode_table_active(vl_inode_table_t *table); /* with refs */
 /* (The table itself holds a ref on the root inode until it is freed, so
  * the root is always counted as active.) */
 size_t vl_inode_table_lru(vl_inode_table_t *table);    /* unref'd, cached */
+size_t vl_inode_table_buckets(vl_inode_table_t *table); /* hash chains */
 
 /* A fresh, unlinked inode with one ref; NULL on ENOMEM. */
 vl_inode_t *vl_inode_new(vl_inode_table_t *table);
