@@ -213,8 +213,24 @@ rb_min_free(const struct fsd_rebal_io *io, double *pct, uint64_t *bytes)
 }
 
 
+/* The min-free-inodes option (a percent) of the distribute on top; 0
+ * when it has none. */
+static double
+rb_min_free_inodes(const struct fsd_rebal_io *io)
+{
+    const vl_option_t *opt;
+
+    opt = vl_option_find(io->top->cls->options, "min-free-inodes");
+    if (opt == NULL || opt->type != VL_OT_PERCENT || io->top->conf == NULL)
+        return 0;
+    return *(const double *)(const void *)((const char *)io->top->conf
+                                           + opt->offset);
+}
+
+
 /* Would xd stay above min-free-disk with size more bytes (and a chunk of
- * slack)? -ENOSPC with why saying so, 0, or -errno of the statfs. */
+ * slack), and above min-free-inodes with one more file? -ENOSPC with why
+ * saying so, 0, or -errno of the statfs. */
 int
 fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
                    vl_inode_t *dir, uint64_t size, char *why, size_t why_len)
@@ -223,6 +239,8 @@ fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
     struct vl_reply r = {0};
     uint64_t avail;
     uint64_t total;
+    uint64_t ifree;
+    uint64_t itotal;
     uint64_t need;
     double pct;
     int rc;
@@ -231,6 +249,8 @@ fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
     rc = fsd_rb_call(xd, VL_FOP_STATFS, &a, 0, &r);
     avail = (uint64_t)r.statvfs.f_bavail * r.statvfs.f_frsize;
     total = (uint64_t)r.statvfs.f_blocks * r.statvfs.f_frsize;
+    ifree = (uint64_t)r.statvfs.f_favail;
+    itotal = (uint64_t)r.statvfs.f_files;
     vl_reply_clear(&r);
     if (rc != 0)
         return rc;
@@ -247,6 +267,16 @@ fsd_rb_space_check(const struct fsd_rebal_io *io, vl_xlator_t *xd,
         snprintf(why, why_len, "%s would keep %" PRIu64 " bytes free, "
                  "min-free-disk wants %" PRIu64, xd->name, avail - size,
                  need);
+        return -ENOSPC;
+    }
+    /* Inodes: as distribute counts them (no fixed count: never short). */
+    pct = rb_min_free_inodes(io);
+    if (pct > 0 && itotal > 0
+        && (pct >= 100.0 || ifree == 0
+            || (double)(ifree - 1) < (double)itotal * pct / 100.0)) {
+        snprintf(why, why_len, "%s would keep %" PRIu64 " inodes free, "
+                 "min-free-inodes wants %.0f%% of %" PRIu64, xd->name,
+                 ifree > 0 ? ifree - 1 : 0, pct, itotal);
         return -ENOSPC;
     }
     return 0;

@@ -109,6 +109,10 @@ if mcli volume set help | grep -q "^Option: cluster.min-free-disk"; then
     EXPECT_MATCH "option min-free-disk 5%" sed -n '/volume dv-dht/,/end-volume/p' "$CV"
     TEST mcli volume reset dv cluster.min-free-disk
 fi
+TEST mcli volume set dv cluster.min-free-inodes 10%
+EXPECT_MATCH "option min-free-inodes 10%" sed -n '/volume dv-dht/,/end-volume/p' "$CV"
+TEST mcli volume reset dv cluster.min-free-inodes
+EXPECT "0" grep -c "min-free-inodes" "$CV"
 
 TEST mcli volume start dv
 for i in 0 1 2 3; do
@@ -144,6 +148,8 @@ check_fail() {
     [ "$rc" = "$want" ] && [ "$(wc -l < "$T/f.err")" = 1 ] &&
         [ "$(store_sum)" = "$SUM" ]
 }
+TEST check_fail 1 volume set dv cluster.min-free-inodes 101%
+EXPECT_MATCH "min-free-inodes" cat "$T/f.err"
 TEST check_fail 1 volume add-brick dv 127.0.0.1:$B/b1 force
 EXPECT_MATCH "already a brick of volume dv" cat "$T/f.err"
 TEST check_fail 1 volume add-brick dv 127.0.0.1:$B/o0 force

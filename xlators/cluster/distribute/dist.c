@@ -293,6 +293,20 @@ dist_first_up(vl_xlator_t *xl)
 
 /* ---- free space (min-free-disk) and statfs ---- */
 
+/* Short of inodes: fewer free than min-free-inodes of all (file systems
+ * that report no inode count, f_files 0, never are). */
+static bool
+dist_is_short_of_inodes_locked(struct dist_priv *priv, unsigned i)
+{
+    double pct = VL_CONF(priv->xl, struct dist_conf)->min_free_inodes;
+
+    if (!priv->has_space[i] || pct <= 0 || priv->itotal[i] == 0)
+        return false;
+    return pct >= 100.0
+           || (double)priv->ifree[i] < (double)priv->itotal[i] * pct / 100.0;
+}
+
+
 static bool
 dist_is_short_locked(struct dist_priv *priv, unsigned i)
 {
@@ -300,6 +314,8 @@ dist_is_short_locked(struct dist_priv *priv, unsigned i)
 
     if (!priv->has_space[i])
         return false;
+    if (dist_is_short_of_inodes_locked(priv, i))
+        return true;
     if (priv->min_free_pct > 0)
         need = (uint64_t)((double)priv->total[i] * priv->min_free_pct
                           / 100.0);
@@ -322,6 +338,8 @@ dist_statfs_store(vl_xlator_t *xl, const struct dist_call *calls)
             continue;
         priv->avail[i] = (uint64_t)sv->f_bavail * frsize;
         priv->total[i] = (uint64_t)sv->f_blocks * frsize;
+        priv->ifree[i] = (uint64_t)sv->f_favail;
+        priv->itotal[i] = (uint64_t)sv->f_files;
         priv->has_space[i] = true;
     }
     priv->statfs_ms = dist_now_ms();
@@ -380,8 +398,10 @@ dist_pick_data_subvol(vl_xlator_t *xl, int hashed)
     int best = hashed;
 
     pthread_mutex_lock(&priv->lock);
-    if (!priv->is_statfs_busy && priv->min_free_pct + priv->min_free_bytes
-                                     > 0
+    if (!priv->is_statfs_busy
+        && priv->min_free_pct + priv->min_free_bytes
+                   + VL_CONF(xl, struct dist_conf)->min_free_inodes
+               > 0
         && dist_now_ms() - priv->statfs_ms > DIST_STATFS_MAX_AGE_MS) {
         priv->is_statfs_busy = true;
         refresh = true;
@@ -389,16 +409,24 @@ dist_pick_data_subvol(vl_xlator_t *xl, int hashed)
     if (dist_is_short_locked(priv, (unsigned)hashed)
         || dist_mask_test(priv->decommissioned, (unsigned)hashed)) {
         uint64_t most = 0;
+        bool is_cand_short = true;
         int cand = -1;
 
+        /* The most free space among the subvolumes short of nothing;
+         * when every one is short of something, the most free space. */
         for (unsigned i = 0; i < priv->n; i++) {
+            bool is_short;
+
             if (!(priv->is_up[i] || priv->is_local[i])
                 || dist_mask_test(priv->decommissioned, i)
                 || !priv->has_space[i])
                 continue;
-            if (cand < 0 || priv->avail[i] > most) {
+            is_short = dist_is_short_locked(priv, i);
+            if (cand < 0 || (is_cand_short && !is_short)
+                || (is_short == is_cand_short && priv->avail[i] > most)) {
                 cand = (int)i;
                 most = priv->avail[i];
+                is_cand_short = is_short;
             }
         }
         if (cand >= 0)
@@ -829,6 +857,14 @@ static const vl_option_t dist_options[] = {
                       "which a subvolume gets no new files: the data goes "
                       "to the subvolume with most free space and a link "
                       "file to the hashed one."),
+    VL_OPT_PERCENT("min-free-inodes", struct dist_conf, min_free_inodes,
+               .min = 0, .max = 100, .def = "5%",
+               .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+               .aliases = {"cluster.min-free-inodes"},
+               .doc = "Free inodes (percent of the brick's) below which a "
+                      "subvolume gets no new files, as for min-free-disk "
+                      "(file systems without a fixed inode count, which "
+                      "statfs reports as 0 inodes, never reach it)."),
     VL_OPT_STR("decommissioned-bricks", struct dist_conf, decommissioned,
                .def = "", .flags = VL_OPT_ADVANCED,
                .doc = "Comma-separated subvolume names that get no range "

@@ -358,6 +358,7 @@ struct dist_local {
 /* Parsed options (xl->conf). */
 struct dist_conf {
     char *min_free_disk;   /* owned by the conf: "10%" or a size */
+    double min_free_inodes; /* percent of the brick's inodes */
     char *decommissioned;  /* owned by the conf: comma-separated names */
     bool is_lookup_optimize; /* trust COMMITTED layouts for ENOENT */
     uint64_t connect_timeout; /* ms; top-of-graph readiness */
@@ -376,6 +377,9 @@ struct dist_priv {
     uint64_t min_free_bytes;  /* from min-free-disk, 0 if a percent */
     uint64_t avail[DIST_MAX_SUBVOLS]; /* (lock) bytes free, statfs cache */
     uint64_t total[DIST_MAX_SUBVOLS]; /* (lock) bytes total */
+    uint64_t ifree[DIST_MAX_SUBVOLS]; /* (lock) inodes free, statfs cache */
+    uint64_t itotal[DIST_MAX_SUBVOLS]; /* (lock) inodes in all; 0: the
+                                          file system has no fixed count */
     bool has_space[DIST_MAX_SUBVOLS]; /* (lock) avail/total are known */
     uint64_t statfs_ms;       /* (lock) when the cache was filled */
     bool is_statfs_busy;      /* (lock) a refresh is in flight */
