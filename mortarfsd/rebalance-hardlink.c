@@ -82,7 +82,7 @@ fsd_rb_name_hashed(const struct fsd_rebal_io *io, vl_inode_t *dir,
         rc = -EINVAL;
     if (rc == 0)
         *out = fsd_rb_layout_find(r.xattr, (size_t)r.count,
-                                  dist_hash_name(name, strlen(name)), names,
+                                  dist_hash_placement(name), names,
                                   io->n_subs);
     vl_reply_clear(&r);
     if (rc == 0 && *out < 0)

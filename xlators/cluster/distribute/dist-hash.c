@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "dist-hash.h"
 
 #define DIST_HASH_C1 0xcc9e2d51u
@@ -68,4 +70,32 @@ dist_hash_name(const char *name, size_t len)
     h *= 0xc2b2ae35u;
     h ^= h >> 16;
     return h;
+}
+
+
+/* ^\.(.+)\.[^.]+$ by hand (the key is the group): a leading dot, a last
+ * dot after at least one more byte, and at least one byte after it. */
+size_t
+dist_hash_key(const char *name, size_t len, size_t *off)
+{
+    const char *last;
+
+    *off = 0;
+    if (len < 4 || name[0] != '.')
+        return len;
+    last = memrchr(name, '.', len);
+    if (last == NULL || last < name + 2 || last == name + len - 1)
+        return len;
+    *off = 1;
+    return (size_t)(last - name) - 1;
+}
+
+
+uint32_t
+dist_hash_placement(const char *name)
+{
+    size_t off;
+    size_t len = dist_hash_key(name, strlen(name), &off);
+
+    return dist_hash_name(name + off, len);
 }

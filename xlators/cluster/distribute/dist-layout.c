@@ -333,8 +333,7 @@ dist_layout_search_hash(const struct dist_layout *layout, uint32_t hash)
 int
 dist_layout_search(const struct dist_layout *layout, const char *name)
 {
-    return dist_layout_search_hash(layout,
-                                   dist_hash_name(name, strlen(name)));
+    return dist_layout_search_hash(layout, dist_hash_placement(name));
 }
 
 

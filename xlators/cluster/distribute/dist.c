@@ -202,10 +202,21 @@ dist_hashed_subvol_aged(vl_xlator_t *xl, vl_inode_t *parent,
             idx = -EDOM;
         else if (committed != NULL)
             *committed = (ctx->layout->r[idx].flags & DIST_FLAG_COMMITTED)
-                         != 0;
+                             != 0
+                         && !dist_name_is_rekeyed(name);
     }
     pthread_mutex_unlock(&parent->lock);
     return idx;
+}
+
+
+bool
+dist_name_is_rekeyed(const char *name)
+{
+    size_t off;
+    size_t len = strlen(name);
+
+    return dist_hash_key(name, len, &off) != len;
 }
 
 

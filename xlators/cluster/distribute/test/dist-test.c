@@ -499,7 +499,7 @@ dt_exists(struct dt *t, int brick, const char *rel, mode_t *mode)
 int
 dt_hashed(const char *name)
 {
-    return (int)(dist_hash_name(name, strlen(name)) >> 30);
+    return (int)(dist_hash_placement(name) >> 30);
 }
 
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unit tests of the distribute name hash: published MurmurHash3 x86_32
- * vectors (seed 0) and the spread of many names over 4 equal ranges. */
+ * vectors (seed 0), the spread of many names over 4 equal ranges, and
+ * the placement key of rsync's temporary names. */
 #include "config.h"
 
 #include <setjmp.h>
@@ -46,12 +47,50 @@ test_spread_over_four(void **state)
 }
 
 
+/* key NAME: the placement key of NAME as a string. */
+static const char *
+key_of(const char *name)
+{
+    static char out[64];
+    size_t off;
+    size_t len = dist_hash_key(name, strlen(name), &off);
+
+    snprintf(out, sizeof(out), "%.*s", (int)len, name + off);
+    return out;
+}
+
+
+static void
+test_rsync_key(void **state)
+{
+    (void)state;
+    /* rsync's ".NAME.XXXXXX" hashes as NAME (^\.(.+)\.[^.]+$). */
+    assert_string_equal(key_of(".report.pdf.Xa81Zq"), "report.pdf");
+    assert_string_equal(key_of(".a.b"), "a");
+    assert_string_equal(key_of(".eslintrc.json"), "eslintrc");
+    assert_string_equal(key_of("..x.y"), ".x");
+    /* Everything else is its own key. */
+    assert_string_equal(key_of("report.pdf"), "report.pdf");
+    assert_string_equal(key_of(".bashrc"), ".bashrc");
+    assert_string_equal(key_of(".x."), ".x.");
+    assert_string_equal(key_of("..x"), "..x");
+    assert_string_equal(key_of(".."), "..");
+    assert_string_equal(key_of("."), ".");
+    assert_string_equal(key_of(""), "");
+    assert_int_equal(dist_hash_placement(".report.pdf.Xa81Zq"),
+                     dist_hash_name("report.pdf", 10));
+    assert_int_equal(dist_hash_placement("report.pdf"),
+                     dist_hash_name("report.pdf", 10));
+}
+
+
 int
 main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_vectors),
         cmocka_unit_test(test_spread_over_four),
+        cmocka_unit_test(test_rsync_key),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
