@@ -568,14 +568,19 @@ client_fill_opendir(vl_req_t *req, const mrt_opendir_rsp *w, vl_buf_t *rec,
 
     vrpc_iatt_from_xdr(&w->iatt, &rp->iatt);
     client_fd_opened(req->xl, req, w->fd);
-    if (!w->has_listing || w->listing.status != 0
-        || req->args.opendir.list_size == 0) {
-        if (data_len != 0 || (w->has_listing
-                              && req->args.opendir.list_size == 0))
-            vl_log(req->xl, VL_LOG_WARNING,
-                   "opendir reply with a listing not asked for: ignored");
+    if (!w->has_listing) {
+        if (data_len != 0)
+            vl_log(req->xl, VL_LOG_WARNING, "bytes after an opendir reply "
+                   "without a listing: ignored");
         return 0;
     }
+    if (req->args.opendir.list_size == 0) {
+        vl_log(req->xl, VL_LOG_WARNING,
+               "opendir reply with a listing not asked for: ignored");
+        return 0;
+    }
+    if (w->listing.status != 0)
+        return 0; /* the brick's read failed: the directory is read later */
     rc = client_fill_dirents(rp, &w->listing, rec, data_off, data_len,
                              req->args.opendir.content_max);
     if (rc != 0) {
