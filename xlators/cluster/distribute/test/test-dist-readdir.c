@@ -2,6 +2,9 @@
 /*
  * test-dist-readdir: readdir of distribute over four debug/mock bricks
  * (dist-rounds.h), the test playing the bricks round by round:
+ *   - bricks sending their first batch with the opendir (protocol 5):
+ *     no read and no round after the open; a brick whose batch failed is
+ *     read as before;
  *   - opendir reads every brick at once in the background; the first
  *     readdir waits for those reads (no second read of any brick) and the
  *     whole small directory comes back in that one round; the readdir
@@ -34,6 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dist-readdir.h"
 #include "dist-rounds.h"
 
 /* The bricks the mocks play: per brick ".", "..", "sub" (a directory on
@@ -95,41 +99,37 @@ bk_entry(int i, int p, char *name, size_t len, uint32_t *mode)
 }
 
 
-/* The cookie an entry is given is its position + 1; a readdir after
- * cookie o starts at position o. */
+/* Fills r's reply with brick mock's entries after cookie offset, as a
+ * readdirplus of size bytes with content_max would answer. The cookie an
+ * entry is given is its position + 1; a readdir after cookie o starts at
+ * position o. */
 static int
-bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+bk_fill(int mock, vl_req_t *r, off_t offset, size_t size,
+        uint32_t content_max)
 {
-    struct vl_readdir_args *a;
     struct vl_dirent_list *l = &r->reply.entries;
     size_t used = 0;
     char name[32];
     uint32_t mode;
     int p;
 
-    (void)ia;
-    if (r->op != VL_FOP_READDIR)
-        return 0;
-    a = VL_ARGS(r, readdir);
-    assert_true(a->plus);
-    bk.reads[mock]++;
-    bk.content_max[mock] = a->content_max;
-    bk.size[mock] = a->size;
+    bk.content_max[mock] = content_max;
+    bk.size[mock] = size;
     if (mock == bk.fail_brick)
         return -ENOTCONN;
-    if (a->content_max > 0 && r->reply.buf == NULL) {
+    if (content_max > 0 && r->reply.buf == NULL) {
         /* Files' content is their name, as a brick puts it: in one
          * buffer of the reply. */
         r->reply.buf = vl_buf_new(64 * 1024);
         assert_non_null(r->reply.buf);
     }
-    for (p = (int)a->offset; bk_entry(mock, p, name, sizeof(name), &mode);
+    for (p = (int)offset; bk_entry(mock, p, name, sizeof(name), &mode);
          p++) {
         size_t cost = ((152 + strlen(name) + 7) & ~(size_t)7);
         struct vl_iatt fa;
 
         if (l->n > 0 && (l->n >= (size_t)bk.max_per_call
-                         || used + cost > a->size))
+                         || used + cost > size))
             return 0;
         memset(&fa, 0, sizeof(fa));
         fa.mode = mode;
@@ -139,7 +139,7 @@ bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
                                             S_ISDIR(mode) ? DT_DIR : DT_REG,
                                             name, &fa), 0);
         used += cost;
-        if (a->content_max > 0 && S_ISREG(mode)) {
+        if (content_max > 0 && S_ISREG(mode)) {
             struct vl_dirent *e = &l->ents[l->n - 1];
 
             memcpy(r->reply.buf->data + used, name, fa.size);
@@ -150,6 +150,44 @@ bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
         }
     }
     l->eof = true;
+    return 0;
+}
+
+
+static int
+bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    struct vl_readdir_args *a;
+
+    (void)ia;
+    if (r->op != VL_FOP_READDIR)
+        return 0;
+    a = VL_ARGS(r, readdir);
+    assert_true(a->plus);
+    bk.reads[mock]++;
+    return bk_fill(mock, r, a->offset, a->size, a->content_max);
+}
+
+
+/* As bk_answer, and an opendir that asks for a listing gets the first
+ * batch with it, as protocol/server answers one (protocol 5). */
+static int
+bk_answer_listing(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    struct vl_opendir_args *a;
+    int rc;
+
+    if (r->op != VL_FOP_OPENDIR)
+        return bk_answer(mock, r, ia);
+    a = VL_ARGS(r, opendir);
+    if (a->list_size == 0)
+        return 0;
+    rc = bk_fill(mock, r, 0, a->list_size, a->content_max);
+    if (rc != 0) {
+        vl_reply_clear(&r->reply);
+        return 0; /* the open stands, without a listing */
+    }
+    r->reply.has_listing = true;
     return 0;
 }
 
@@ -305,6 +343,73 @@ test_readdir_one_round(void **state)
     vl_test_result_clear(&res);
     for (int i = 0; i < RD_N; i++)
         assert_int_equal(bk.reads[i], 1);
+    vl_fd_unref(fd);
+}
+
+
+/* Bricks that send their first batch with the opendir (protocol 5):
+ * distribute asks every brick for it, keeps it, and the listing needs no
+ * read and no round after the open; a brick whose batch did not come
+ * (its read failed) is read as before. */
+static void
+test_readdir_opendir_listing(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    vl_fd_t *fd = vl_fd_new(t->root, O_RDONLY, 1);
+    vl_req_t *req = vl_req_new(t->dht, VL_FOP_OPENDIR);
+
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 5;
+    assert_non_null(fd);
+    assert_non_null(req);
+    VL_ARGS(req, opendir)->loc.inode = t->root;
+    VL_ARGS(req, opendir)->fd = fd;
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, bk_answer_listing, &rd));
+    assert_int_equal(rd.mask, 0xf);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    for (int i = 0; i < RD_N; i++) {
+        assert_true(bk.size[i] >= DIST_RD_BATCH);
+        assert_int_equal(vl_mock_pending(t->m[i]), 0);
+    }
+    /* The whole listing, from what came with the opens. */
+    assert_int_equal(rdt_readdir(t, fd, 0, 4096, &res), 0);
+    assert_int_equal(res.status, 0);
+    assert_true(res.reply.entries.eof);
+    assert_int_equal(res.reply.entries.n, 3 + 5 * RD_N);
+    vl_test_result_clear(&res);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(bk.reads[i], 0);
+    vl_fd_unref(fd);
+
+    /* Brick 2's batch failed: it is read in the background at once. */
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 5;
+    bk.fail_brick = 2;
+    fd = vl_fd_new(t->root, O_RDONLY, 1);
+    req = vl_req_new(t->dht, VL_FOP_OPENDIR);
+    VL_ARGS(req, opendir)->loc.inode = t->root;
+    VL_ARGS(req, opendir)->fd = fd;
+    memset(&res, 0, sizeof(res));
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, bk_answer_listing, &rd));
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    for (int i = 0; i < RD_N; i++)
+        assert_int_equal(vl_mock_pending(t->m[i]), i == 2 ? 1 : 0);
+    bk.fail_brick = -1;
+    assert_int_equal(rdt_readdir(t, fd, 0, 4096, &res), 1);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.entries.n, 3 + 5 * RD_N);
+    vl_test_result_clear(&res);
+    assert_int_equal(bk.reads[2], 1);
     vl_fd_unref(fd);
 }
 
@@ -601,6 +706,8 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_readdir_one_round, rd_setup,
                                         rd_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_opendir_listing,
+                                        rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_refills_and_resumes,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_rewind_reads_again,
