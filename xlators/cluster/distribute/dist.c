@@ -869,13 +869,14 @@ static const vl_option_t dist_options[] = {
                       "to the subvolume with most free space and a link "
                       "file to the hashed one."),
     VL_OPT_PERCENT("min-free-inodes", struct dist_conf, min_free_inodes,
-               .min = 0, .max = 100, .def = "5%",
-               .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
-               .aliases = {"cluster.min-free-inodes"},
-               .doc = "Free inodes (percent of the brick's) below which a "
-                      "subvolume gets no new files, as for min-free-disk "
-                      "(file systems without a fixed inode count, which "
-                      "statfs reports as 0 inodes, never reach it)."),
+                   .min = 0, .max = 100, .def = "5%",
+                   .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                   .aliases = {"cluster.min-free-inodes"},
+                   .doc = "Free inodes (percent of the brick's) below "
+                          "which a subvolume gets no new files, as for "
+                          "min-free-disk (file systems without a fixed "
+                          "inode count, which statfs reports as 0 inodes, "
+                          "never reach it)."),
     VL_OPT_STR("decommissioned-bricks", struct dist_conf, decommissioned,
                .def = "", .flags = VL_OPT_ADVANCED,
                .doc = "Comma-separated subvolume names that get no range "
