@@ -192,10 +192,10 @@ bk_answer_listing(int mock, vl_req_t *r, struct vl_iatt *ia)
 }
 
 
-/* Opens the root on the four mocks (one round); the reads opendir starts
- * stay waiting in the mocks. */
+/* Opens the root on the four mocks (one round, the mocks answering with
+ * fn); the reads opendir starts stay waiting in the mocks. */
 static vl_fd_t *
-rdt_opendir(struct rd *t)
+rdt_opendir_with(struct rd *t, rd_answer_fn *fn)
 {
     struct vl_test_result res = {0};
     struct rd_round rd;
@@ -207,7 +207,7 @@ rdt_opendir(struct rd *t)
     VL_ARGS(req, opendir)->loc.inode = t->root;
     VL_ARGS(req, opendir)->fd = fd;
     vl_test_wind(req, &res);
-    assert_true(rd_round(t, &res, bk_answer, &rd));
+    assert_true(rd_round(t, &res, fn, &rd));
     assert_int_equal(rd.mask, 0xf);
     for (int i = 0; i < RD_N; i++)
         assert_int_equal(rd.op[i], VL_FOP_OPENDIR);
@@ -216,6 +216,14 @@ rdt_opendir(struct rd *t)
     assert_int_equal(res.status, 0);
     vl_test_result_clear(&res);
     return fd;
+}
+
+
+/* rdt_opendir_with the bricks of old (no listing with the open). */
+static vl_fd_t *
+rdt_opendir(struct rd *t)
+{
+    return rdt_opendir_with(t, bk_answer);
 }
 
 
@@ -356,23 +364,12 @@ test_readdir_opendir_listing(void **state)
 {
     struct rd *t = *state;
     struct vl_test_result res = {0};
-    struct rd_round rd;
-    vl_fd_t *fd = vl_fd_new(t->root, O_RDONLY, 1);
-    vl_req_t *req = vl_req_new(t->dht, VL_FOP_OPENDIR);
+    vl_fd_t *fd;
 
     bk_reset();
     for (int i = 0; i < RD_N; i++)
         bk.n_files[i] = 5;
-    assert_non_null(fd);
-    assert_non_null(req);
-    VL_ARGS(req, opendir)->loc.inode = t->root;
-    VL_ARGS(req, opendir)->fd = fd;
-    vl_test_wind(req, &res);
-    assert_true(rd_round(t, &res, bk_answer_listing, &rd));
-    assert_int_equal(rd.mask, 0xf);
-    assert_true(res.is_done);
-    assert_int_equal(res.status, 0);
-    vl_test_result_clear(&res);
+    fd = rdt_opendir_with(t, bk_answer_listing);
     for (int i = 0; i < RD_N; i++) {
         assert_true(bk.size[i] >= DIST_RD_BATCH);
         assert_int_equal(vl_mock_pending(t->m[i]), 0);
@@ -392,16 +389,7 @@ test_readdir_opendir_listing(void **state)
     for (int i = 0; i < RD_N; i++)
         bk.n_files[i] = 5;
     bk.fail_brick = 2;
-    fd = vl_fd_new(t->root, O_RDONLY, 1);
-    req = vl_req_new(t->dht, VL_FOP_OPENDIR);
-    VL_ARGS(req, opendir)->loc.inode = t->root;
-    VL_ARGS(req, opendir)->fd = fd;
-    memset(&res, 0, sizeof(res));
-    vl_test_wind(req, &res);
-    assert_true(rd_round(t, &res, bk_answer_listing, &rd));
-    assert_true(res.is_done);
-    assert_int_equal(res.status, 0);
-    vl_test_result_clear(&res);
+    fd = rdt_opendir_with(t, bk_answer_listing);
     for (int i = 0; i < RD_N; i++)
         assert_int_equal(vl_mock_pending(t->m[i]), i == 2 ? 1 : 0);
     bk.fail_brick = -1;
