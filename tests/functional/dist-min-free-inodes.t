@@ -87,6 +87,7 @@ FS1="$T/b1fs"
 B1="$FS1/brick"
 TEST mkdir -p "$B0" "$FS1"
 TEST mount -t tmpfs -o nr_inodes=1000,size=64m mortar-test-b1 "$FS1"
+_T_MOUNTS+=("$FS1") # unmounted at cleanup
 TEST mkdir -p "$B1" "$FS1/filler"
 TEST python3 -c "
 for i in range(600):
