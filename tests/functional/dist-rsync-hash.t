@@ -117,7 +117,7 @@ TEST test -f "$T/bricks/b$OLDB/d/$PLAIN"
 # Renamed on the brick itself: the file is now where an older version
 # would have put OLD (its GFID handle does not move).
 TEST mv "$T/bricks/b$OLDB/d/$PLAIN" "$T/bricks/b$OLDB/d/$OLD"
-TEST sh -c "echo 3 > /proc/sys/vm/drop_caches"
+TEST drop_caches
 EXPECT "legacy" cat "$M0/d/$OLD"
 EXPECT "1" sh -c "ls -a '$M0/d' | grep -cx -- '$OLD'"
 TEST rm "$M0/d/$OLD"

@@ -76,6 +76,9 @@ WANT=$(sums "$M1/d")
 TEST [ -n "$WANT" ]
 sync
 drop_caches
+# Held until the counts are read: another test's drop_caches meanwhile
+# would make the kernel forget the files and ask again.
+cache_hold
 # The directory itself is looked up once, before the clock.
 TEST stat "$M0/d"
 mark_log
@@ -97,6 +100,7 @@ TEST [ "$(dump_num hits)" -ge "$((HITS0 + 199))" ]
 # Read back again at once: the kernel's cache or ours, never a brick read.
 EXPECT "$WANT" got_sums
 EXPECT "0" count read
+cache_release
 
 # --- 1b. after a listing: content from each file's own brick alone ---
 # `ls -l` fills the kernel's names from readdirplus, so the reads that
@@ -149,6 +153,7 @@ C4LOG="$T/log/client-$(echo "$M4" | tr '/' '_').log"
 TEST stat "$M4/d"
 sync
 drop_caches
+cache_hold # as in 1: no other test's drop_caches until the counts
 TEST sh -c "ls -l '$M4/d' > /dev/null"
 A4=$(wc -l < "$C4LOG")
 got_sums4() {
@@ -169,6 +174,7 @@ brick_fops() {
 EXPECT "200" brick_fops lookup
 EXPECT "0" brick_fops open
 EXPECT "0" brick_fops read
+cache_release
 TEST umount_client "$M4"
 
 # --- 2. a file larger than max-file-size is read on the brick ---
