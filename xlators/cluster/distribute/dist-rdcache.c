@@ -329,6 +329,28 @@ dist_rd_landed(struct dist_rd_slot *slot, struct dist_rd_batch *batch,
 }
 
 
+/* A batch (one ref) of the entries r's reply holds, read after cookie
+ * from; the entries and the buffer backing their content move out of
+ * r. NULL on ENOMEM (r keeps them). */
+static struct dist_rd_batch *
+dist_rd_batch_take(struct dist_rd_cache *cache, vl_req_t *r, int64_t from)
+{
+    struct dist_rd_batch *batch = vl_calloc(cache->xl, 1, sizeof(*batch),
+                                            DIST_MT_RDCACHE);
+
+    if (batch == NULL)
+        return NULL;
+    atomic_init(&batch->refs, 1);
+    batch->from = from;
+    batch->list = r->reply.entries; /* moved */
+    memset(&r->reply.entries, 0, sizeof(r->reply.entries));
+    batch->buf = r->reply.buf; /* moved: backs the content */
+    r->reply.buf = NULL;
+    r->reply.data = NULL;
+    return batch;
+}
+
+
 static void
 dist_rd_read_done(vl_req_t *r, void *cookie)
 {
@@ -338,19 +360,9 @@ dist_rd_read_done(vl_req_t *r, void *cookie)
     int status = r->status;
 
     if (status == 0) {
-        batch = vl_calloc(slot->cache->xl, 1, sizeof(*batch),
-                          DIST_MT_RDCACHE);
-        if (batch == NULL) {
+        batch = dist_rd_batch_take(slot->cache, r, r->args.readdir.offset);
+        if (batch == NULL)
             status = -ENOMEM;
-        } else {
-            atomic_init(&batch->refs, 1);
-            batch->from = r->args.readdir.offset;
-            batch->list = r->reply.entries; /* moved */
-            memset(&r->reply.entries, 0, sizeof(r->reply.entries));
-            batch->buf = r->reply.buf; /* moved: backs the content */
-            r->reply.buf = NULL;
-            r->reply.data = NULL;
-        }
     }
     dist_rd_landed(slot, batch, status);
     vl_fd_unref(fd); /* the read's; may free the cache */
@@ -370,18 +382,11 @@ dist_rd_seed(struct dist_rd_cache *cache, unsigned idx, vl_req_t *r)
     pthread_mutex_unlock(&cache->fd->lock);
     if (!is_claimed)
         return; /* a listing of this brick got there first: keep it */
-    batch = vl_calloc(cache->xl, 1, sizeof(*batch), DIST_MT_RDCACHE);
+    batch = dist_rd_batch_take(cache, r, 0);
     if (batch == NULL) {
         dist_rd_landed(slot, NULL, -ENOMEM);
         return;
     }
-    atomic_init(&batch->refs, 1);
-    batch->from = 0;
-    batch->list = r->reply.entries; /* moved */
-    memset(&r->reply.entries, 0, sizeof(r->reply.entries));
-    batch->buf = r->reply.buf; /* moved: backs the content */
-    r->reply.buf = NULL;
-    r->reply.data = NULL;
     r->reply.has_listing = false;
     atomic_fetch_add(&dist_priv(cache->xl)->n_rd_seeded, 1);
     dist_rd_landed(slot, batch, 0);
