@@ -194,29 +194,23 @@ dist_hashed_subvol_aged(vl_xlator_t *xl, vl_inode_t *parent,
     struct dist_inode_ctx *ctx = dist_ictx(xl, parent);
     int idx = -ESTALE;
 
+    size_t len = strlen(name), off;
+    size_t key_len = dist_hash_key(name, len, &off);
+    uint32_t hash = dist_hash_name(name + off, key_len);
+
     pthread_mutex_lock(&parent->lock);
     if (ctx->layout != NULL
         && dist_now_ms() - ctx->layout_ms <= max_age_ms) {
-        idx = dist_layout_search(ctx->layout, name);
+        idx = dist_layout_search_hash(ctx->layout, hash);
         if (idx < 0)
             idx = -EDOM;
         else if (committed != NULL)
             *committed = (ctx->layout->r[idx].flags & DIST_FLAG_COMMITTED)
                              != 0
-                         && !dist_name_is_rekeyed(name);
+                         && key_len == len; /* see dist.h: rekeyed names */
     }
     pthread_mutex_unlock(&parent->lock);
     return idx;
-}
-
-
-bool
-dist_name_is_rekeyed(const char *name)
-{
-    size_t off;
-    size_t len = strlen(name);
-
-    return dist_hash_key(name, len, &off) != len;
 }
 
 

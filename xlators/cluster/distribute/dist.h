@@ -560,16 +560,13 @@ void dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
  * is known, or -ENOMEM. */
 int dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
                           struct dist_layout **out /* OUT */);
-/* Whether name is placed by another key than itself (rsync's temporary
- * names, dist-hash.h). Versions before the rsync key placed such names
- * by the whole name, so a miss on the hashed subvolume is never trusted
- * for them (dist_hashed_subvol's committed is false): a lookup asks
- * every subvolume and finds a file placed the old way. */
-bool dist_name_is_rekeyed(const char *name);
 /* The hashed subvolume of name in parent, or -errno (-ESTALE: no layout
  * known or older than DIST_LAYOUT_TRUST_MS, -EDOM: no range holds it).
- * committed (may be NULL) tells whether the hashed range is COMMITTED
- * (never for a rekeyed name). */
+ * committed (may be NULL) tells whether the hashed range is COMMITTED;
+ * never for a name placed by another key than itself (rsync's temporary
+ * names, dist-hash.h): versions before that key placed such names by the
+ * whole name, so a miss on the hashed subvolume is not trusted for them
+ * and a lookup asks every subvolume, finding a file placed the old way. */
 int dist_hashed_subvol(vl_xlator_t *xl, vl_inode_t *parent,
                        const char *name, bool *committed);
 /* The same in a task (worker threads only: may block). A task runs after
