@@ -204,6 +204,32 @@ struct vl_copy_file_range_args {
 };
 struct vl_lseek_args { struct vl_fd *fd; off_t offset; int32_t whence; };
 
+/* XATTROP: atomic arithmetic on xattrs (cluster/replicate's pending
+ * counters, doc/replicate.md "On-disk records"). The brick, under a lock
+ * of the object, reads each named xattr (missing = zeros), adds the given
+ * array element-wise, writes the result back, or removes the xattr when
+ * the result is all zeros, and answers the new values of all n keys:
+ * reply.xattr holds them concatenated in the order of names, sizes[i]
+ * bytes each, reply.xattr_len the total. Addressed by fd when fd is not
+ * NULL, by loc.inode otherwise. Errors: -EINVAL for an unknown op, n >
+ * VL_XATTROP_MAX, a size not a multiple of 4 or over
+ * VL_XATTROP_VALUE_MAX, a NULL name or a name longer than
+ * VL_XATTROP_NAME_MAX; -EPERM for a name outside VL_XATTROP_PREFIX. */
+#define VL_XATTROP_ADD32 1u /* add arrays of big-endian int32 */
+#define VL_XATTROP_MAX 16u
+#define VL_XATTROP_VALUE_MAX 64u
+#define VL_XATTROP_NAME_MAX 255u
+#define VL_XATTROP_PREFIX "trusted.mortar.rep."
+struct vl_xattrop_args {
+    struct vl_loc loc;
+    struct vl_fd *fd;          /* may be NULL: then by loc.inode */
+    uint32_t op;               /* VL_XATTROP_ADD32 */
+    uint32_t n;                /* keys, at most VL_XATTROP_MAX */
+    const char *const *names;  /* borrowed; n xattr names */
+    const void *const *values; /* borrowed; n arrays to add */
+    const uint32_t *sizes;     /* bytes of each value, multiple of 4 */
+};
+
 union vl_fop_args {
     struct vl_lookup_args lookup;
     struct vl_stat_args stat;
@@ -235,6 +261,7 @@ union vl_fop_args {
     struct vl_fallocate_args fallocate;
     struct vl_copy_file_range_args copy_file_range;
     struct vl_lseek_args lseek;
+    struct vl_xattrop_args xattrop;
 };
 
 /* One directory entry of a READDIR reply. */
@@ -277,6 +304,10 @@ struct vl_dirent_list {
  *             lookup with args.xattr_name: that xattr's value, xattr_len
  *             bytes, when xattr_status is 0 (-errno otherwise, -ENODATA:
  *             not set; answered only by a successful lookup)
+ *             xattrop: the new values of the n keys, concatenated in
+ *             the order of args.names (args.sizes[i] bytes each; all
+ *             zeros for a key whose xattr is now removed), xattr_len
+ *             bytes in all
  *   statvfs:  statfs
  *   flock:    lk F_GETLK
  *   offset:   lseek
@@ -312,7 +343,7 @@ struct vl_reply {
     struct vl_dirent_list entries; /* owned */
     char *link;                  /* owned, NUL-terminated */
     char *xattr;                 /* owned */
-    uint32_t xattr_len;          /* lookup: bytes of xattr */
+    uint32_t xattr_len;          /* lookup, xattrop: bytes of xattr */
     int32_t xattr_status;        /* lookup: 0 or -errno, see above */
     struct statvfs statvfs;
     struct vl_flock flock;

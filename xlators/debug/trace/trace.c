@@ -266,6 +266,20 @@ trace_format_args(const vl_req_t *req, struct trace_buf *b)
         trace_add(b, " offset=%jd whence=%d", (intmax_t)a->lseek.offset,
                   (int)a->lseek.whence);
         break;
+    case VL_FOP_XATTROP:
+        if (a->xattrop.fd != NULL)
+            trace_add_fd(b, "fd", a->xattrop.fd);
+        else
+            trace_add_loc(b, "", &a->xattrop.loc);
+        trace_add(b, " op=%u n=%u", a->xattrop.op, a->xattrop.n);
+        for (uint32_t i = 0; i < a->xattrop.n && a->xattrop.names != NULL
+                             && a->xattrop.sizes != NULL;
+             i++)
+            trace_add(b, " key=%s size=%u",
+                      a->xattrop.names[i] != NULL ? a->xattrop.names[i]
+                                                  : "(null)",
+                      a->xattrop.sizes[i]);
+        break;
     case VL_FOP_COUNT:
         break;
     }
@@ -330,6 +344,9 @@ trace_format_reply(const vl_req_t *req, struct trace_buf *b)
         break;
     case VL_FOP_LSEEK:
         trace_add(b, " offset=%jd", (intmax_t)r->offset);
+        break;
+    case VL_FOP_XATTROP:
+        trace_add(b, " len=%u", r->xattr_len);
         break;
     default:
         break;

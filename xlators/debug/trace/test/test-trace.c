@@ -201,6 +201,20 @@ t_fill_args(struct t_env *e, vl_fop_t op, union vl_fop_args *a,
         a->copy_file_range.fd_out = e->fd;
         a->copy_file_range.len = 100;
         break;
+    case VL_FOP_XATTROP: {
+        static const char *const names[] = {"trusted.mortar.rep.dirty"};
+        static const char value[12] = {0, 0, 0, 1};
+        static const void *const values[] = {value};
+        static const uint32_t sizes[] = {sizeof(value)};
+
+        a->xattrop.loc.inode = e->file;
+        a->xattrop.op = VL_XATTROP_ADD32;
+        a->xattrop.n = 1;
+        a->xattrop.names = names;
+        a->xattrop.values = values;
+        a->xattrop.sizes = sizes;
+        break;
+    }
     default:
         break;
     }
