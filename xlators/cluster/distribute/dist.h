@@ -536,6 +536,14 @@ void dist_layout_unlock(vl_xlator_t *xl, vl_req_t *req,
  * target) on behalf of req; waits; returns the status (dist-entry.c). */
 int dist_unlink_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
                    const char *name);
+/* Lists subvolume i's copy of directory dir (dist-mkdir.c): 0 when it
+ * holds nothing but link files (their names in *names, *n_names of them;
+ * free with dist_names_free), -ENOTEMPTY when it holds anything else, or
+ * the listing's error. */
+int dist_dir_links_only(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                        vl_inode_t *dir, char ***names /* OUT */,
+                        size_t *n_names /* OUT */);
+void dist_names_free(char **names, size_t n);
 /* Sends req's own fop (args copied) to child i, waits, moves the reply
  * into req; returns the status. */
 int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);
