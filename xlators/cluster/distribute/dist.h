@@ -405,10 +405,18 @@ struct dist_priv {
                                         statfs refresh */
 };
 
+/* The times a directory was last answered with (dist_dir_times_settle). */
+struct dist_dir_times {
+    int64_t atime, mtime, ctime;       /* seconds */
+    uint32_t atime_ns, mtime_ns, ctime_ns; /* nanoseconds */
+    bool is_known;                     /* the fields above are set */
+};
+
 /* Per inode (vl_inode_ctx), guarded by inode->lock. */
 struct dist_inode_ctx {
     struct dist_layout *layout; /* directories: owned, NULL until known */
     uint64_t layout_ms;         /* when the layout was fetched */
+    struct dist_dir_times times; /* directories: last answered times */
     int cached;                 /* files: subvolume with the data, -1 */
     int hashed;                 /* files: subvolume of the name, -1 */
     bool has_cached;            /* cached is valid */
@@ -564,6 +572,22 @@ uint64_t dist_now_ms(void);
 struct dist_inode_ctx *dist_ictx(vl_xlator_t *xl, vl_inode_t *inode);
 void dist_ictx_set_layout(vl_xlator_t *xl, vl_inode_t *inode,
                           struct dist_layout *layout /* taken */);
+/* Directory times. Each brick keeps its own copy's times; the merge of
+ * the copies (newest of each) is the directory's. A view that is whole
+ * (every subvolume's copy merged) and not older than the last answer
+ * (ctime not below it) is answered as it is and remembered (so a utimes
+ * to the past shows); any other view (a subvolume down, one brick's copy
+ * in a readdirplus entry, an answer overtaken by a newer one) has each
+ * time raised to the last answered one. So the times a client answers
+ * for a directory never go backwards but by an explicit utimes. inode
+ * NULL: nothing. */
+void dist_dir_times_settle(vl_xlator_t *xl, vl_inode_t *inode,
+                           struct vl_iatt *iatt, bool is_whole);
+/* The same for loc's inode and the table's inode of iatt's GFID. */
+void dist_dir_times_settle_loc(vl_xlator_t *xl, const struct vl_loc *loc,
+                               struct vl_iatt *iatt, bool is_whole);
+/* Raises each of to's atime, mtime and ctime to from's when later. */
+void dist_iatt_max_times(struct vl_iatt *to, const struct vl_iatt *from);
 /* A copy of inode's layout for the caller to own: 0, -ENODATA when none
  * is known, or -ENOMEM. */
 int dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
