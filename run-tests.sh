@@ -2,7 +2,11 @@
 # run-tests.sh: everything CI does, on a fresh Debian 12 machine as root:
 #   1. installs the packages in extras/debian-packages (apt-get; skipped
 #      with MORTAR_SKIP_APT=1 or when not root),
-#   2. generates the build system if this checkout has none (autogen.sh),
+#   2. generates the build system if this checkout has none (autogen.sh);
+#      when the checkout is configured in-tree (README's first command),
+#      builds from a clean copy of its sources instead, since configure
+#      refuses a build directory beside an in-tree build (the user's
+#      build is left as it is),
 #   3. builds with --enable-werror and runs the unit tests (make check),
 #   4. builds again with --enable-sanitizers and runs the unit tests,
 #   5. runs the functional tests through real mounts (make
@@ -14,6 +18,8 @@
 set -euo pipefail
 
 SRC="$(cd "$(dirname "$0")" && pwd)"
+# What the builds configure from: SRC, or a clean copy of it (clean_src).
+BSRC="$SRC"
 JOBS="${JOBS:-2}"
 BUILD_ROOT="${MORTAR_BUILD_ROOT:-$(mktemp -d /tmp/mortar-build.XXXXXX)}"
 FUNCTIONAL_TIMEOUT="${FUNCTIONAL_TIMEOUT:-2400}"
@@ -45,12 +51,44 @@ install_packages() {
         $(grep -v '^#' "$SRC/extras/debian-packages")
 }
 
+# clean_src: when SRC holds an in-tree configured build (config.status),
+# BSRC becomes a copy of SRC's sources under BUILD_ROOT: with git, the
+# tracked files and the untracked ones not ignored (a new file not yet
+# added is part of the sources; build output is ignored), generated
+# again by autogen.sh; from an export without git, the whole tree, then
+# `make distclean` in the copy. SRC itself is only read.
+clean_src() {
+    local dst="$BUILD_ROOT/src"
+    if [ ! -f "$SRC/config.status" ]; then
+        echo "source tree not configured in-tree; building from it"
+        return 0
+    fi
+    echo "source tree configured in-tree; building from a copy in $dst"
+    rm -rf "$dst"
+    mkdir -p "$dst"
+    if command -v git > /dev/null &&
+       [ "$(git -C "$SRC" rev-parse --show-toplevel 2> /dev/null)" = \
+         "$(cd "$SRC" && pwd -P)" ]; then
+        # A tracked file deleted in the work tree is not copied.
+        (cd "$SRC" && git ls-files -z --cached --others --exclude-standard |
+            xargs -0 -r sh -c 'for f; do
+                if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi
+            done' _ | tar --null -T - -cf -) | tar -C "$dst" -xf - ||
+            return 1
+    else
+        cp -a "$SRC/." "$dst" || return 1
+        make -C "$dst" distclean > "$BUILD_ROOT/distclean.log" 2>&1 ||
+            { tail -n 20 "$BUILD_ROOT/distclean.log"; return 1; }
+    fi
+    BSRC="$dst"
+}
+
 generate() {
-    if [ -x "$SRC/configure" ] && [ "${MORTAR_AUTOGEN:-0}" != 1 ]; then
+    if [ -x "$BSRC/configure" ] && [ "${MORTAR_AUTOGEN:-0}" != 1 ]; then
         echo "configure exists; not regenerating (MORTAR_AUTOGEN=1 forces it)"
         return 0
     fi
-    "$SRC/autogen.sh"
+    "$BSRC/autogen.sh"
 }
 
 # build DIR CONFIGURE-ARGS...: configure + make in BUILD_ROOT/DIR.
@@ -58,7 +96,7 @@ build() {
     local dir="$BUILD_ROOT/$1"
     shift
     mkdir -p "$dir"
-    (cd "$dir" && "$SRC/configure" -q "$@" && make -j"$JOBS" > make.log 2>&1) ||
+    (cd "$dir" && "$BSRC/configure" -q "$@" && make -j"$JOBS" > make.log 2>&1) ||
         { tail -n 60 "$dir/make.log" 2> /dev/null; return 1; }
 }
 
@@ -84,6 +122,8 @@ functional_tests() {
 }
 
 step "install packages" install_packages || true
+mkdir -p "$BUILD_ROOT"
+step "source tree" clean_src || true
 step "autogen" generate || true
 if step "build (werror)" build werror --enable-werror; then
     step "unit tests (werror)" unit_tests werror || true

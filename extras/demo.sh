@@ -3,6 +3,8 @@
 # the way an administrator would: mortard, the mortar CLI, mount -t mortar.
 #   extras/demo.sh [start]   start mortard (loopback only), create and start
 #                            the volume on /var/lib/mortar-demo/brick, mount
+#                            (a demo already up is stopped first, so the
+#                            binaries just installed are the ones running)
 #   extras/demo.sh stop      unmount, stop and delete the volume, stop mortard
 # Uses mortard, mortar and /sbin/mount.mortar as `make install` puts them.
 # State: /var/lib/mortar-demo; logs: /var/log/mortar. Needs root and
@@ -24,7 +26,14 @@ is_mounted() {
     awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
 }
 
+# Is what is mounted on MNT the demo volume (and not something else)?
+is_demo_mounted() {
+    awk -v m="$MNT" '$2 == m && $1 == "127.0.0.1:/demo" { f = 1 }
+        END { exit !f }' /proc/mounts
+}
+
 stop() {
+    local pid
     if is_mounted; then
         umount "$MNT" || umount -l "$MNT"
     fi
@@ -33,7 +42,13 @@ stop() {
         cli volume delete demo > /dev/null 2>&1 || true
     fi
     if [ -f "$RUN/mortard.pid" ]; then
-        kill -TERM "$(cat "$RUN/mortard.pid")" 2> /dev/null || true
+        pid="$(cat "$RUN/mortard.pid")"
+        kill -TERM "$pid" 2> /dev/null || true
+        # Gone before we return: a start right after needs its port.
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2> /dev/null || break
+            sleep 0.1
+        done
     fi
     echo "demo stopped"
 }
@@ -49,6 +64,10 @@ start() {
             exit 1
         fi
     done
+    if is_demo_mounted; then
+        echo "demo already up: restarting it"
+        stop
+    fi
     if is_mounted; then
         echo "demo.sh: something is already mounted on $MNT" >&2
         exit 1
