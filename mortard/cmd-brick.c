@@ -36,27 +36,6 @@
                         "<start|stop|status|commit|force>"
 
 
-/* mkdir -p */
-static int
-md_mkdir_p(const char *path)
-{
-    char buf[4096];
-
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p != '\0'; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
-
 void
 md_bricks_unstamp(struct md_state *st, struct md_brick *bricks, size_t n)
 {
@@ -66,27 +45,49 @@ md_bricks_unstamp(struct md_state *st, struct md_brick *bricks, size_t n)
 }
 
 
-/* Creates the brick directories and stamps them with the volume id;
- * on failure the ones already stamped are unstamped. */
+/* Creates the brick directories (the directory only: validation made sure
+ * its parent exists, md_check_brick) and stamps them with the volume id;
+ * on failure the ones already stamped are unstamped and the directories
+ * made here are removed again. */
 int
 md_bricks_stamp(struct md_state *st, struct md_brick *bricks, size_t n,
                 const vl_gfid_t *id, vl_err_t *err)
 {
+    bool *is_made = calloc(n + 1, sizeof(*is_made));
     size_t i;
     int rc = 0;
 
+    if (is_made == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
     for (i = 0; i < n && rc == 0; i++) {
         if (!md_brick_is_local(st, &bricks[i]))
             continue;
-        rc = md_mkdir_p(bricks[i].path);
-        if (rc == 0 && setxattr(bricks[i].path, MD_VOLID_XATTR, id->bytes,
-                                sizeof(id->bytes), XATTR_CREATE) != 0)
+        if (mkdir(bricks[i].path, 0755) == 0) {
+            is_made[i] = true;
+        } else if (errno != EEXIST) {
             rc = -errno;
-        if (rc != 0)
-            vl_err_set(err, "brick %s: %s", bricks[i].path, strerror(-rc));
+            vl_err_set(err, "Failed to create brick directory for brick "
+                       "%s:%s. Reason : %s", bricks[i].host, bricks[i].path,
+                       strerror(-rc));
+            break;
+        }
+        if (setxattr(bricks[i].path, MD_VOLID_XATTR, id->bytes,
+                     sizeof(id->bytes), XATTR_CREATE) != 0) {
+            rc = -errno;
+            vl_err_set(err, "brick %s:%s: setting %s: %s", bricks[i].host,
+                       bricks[i].path, MD_VOLID_XATTR, strerror(-rc));
+            break;
+        }
     }
-    if (rc != 0)
-        md_bricks_unstamp(st, bricks, i - 1);
+    if (rc != 0) {
+        md_bricks_unstamp(st, bricks, i);
+        for (size_t j = 0; j <= i && j < n; j++)
+            if (is_made[j])
+                (void)rmdir(bricks[j].path);
+    }
+    free(is_made);
     return rc;
 }
 

@@ -194,9 +194,10 @@ md_check_brick(struct md_state *st, const char *host, const char *path,
                 return -EEXIST;
             }
             if (md_path_within(path, o) || md_path_within(o, path)) {
-                vl_err_set(err, "brick %s:%s is %s brick %s of volume %s",
+                vl_err_set(err, "brick %s:%s %s brick %s of volume %s",
                            host, path,
-                           md_path_within(path, o) ? "inside" : "contains",
+                           md_path_within(path, o) ? "is inside" :
+                                                     "contains",
                            o, v->name);
                 return -EEXIST;
             }
@@ -218,28 +219,39 @@ md_check_brick(struct md_state *st, const char *host, const char *path,
         }
         snprintf(probe, sizeof(probe), "%s", path);
     } else if (errno == ENOENT) {
-        /* Created at commit: judge the file system by the nearest
-         * existing ancestor. */
+        /* Only the brick directory itself is created at commit, as
+         * GlusterFS does: a missing parent is most likely a typo, and
+         * creating the whole path would silently put the brick on
+         * whatever file system holds the nearest existing ancestor
+         * (often the root disk). */
         char *slash;
 
         snprintf(probe, sizeof(probe), "%s", path);
-        while ((slash = strrchr(probe, '/')) != NULL) {
-            if (slash == probe) {
-                probe[1] = '\0';
-                break;
-            }
+        slash = strrchr(probe, '/');
+        if (slash == probe)
+            probe[1] = '\0';
+        else if (slash != NULL)
             *slash = '\0';
-            if (stat(probe, &sb) == 0)
-                break;
+        if (stat(probe, &sb) != 0) {
+            int e = errno;
+
+            vl_err_set(err, "Failed to create brick directory for brick "
+                       "%s:%s. Reason : %s (parent %s)", host, path,
+                       strerror(e), probe);
+            return -e;
         }
-        if (stat(probe, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-            vl_err_set(err, "brick path %s: parent %s is not a directory",
-                       path, probe);
+        if (!S_ISDIR(sb.st_mode)) {
+            vl_err_set(err, "Failed to create brick directory for brick "
+                       "%s:%s. Reason : %s (parent %s)", host, path,
+                       strerror(ENOTDIR), probe);
             return -ENOTDIR;
         }
     } else {
-        vl_err_set(err, "brick path %s: %s", path, strerror(errno));
-        return -errno;
+        int e = errno; /* ENOTDIR: a component is a file; EACCES, ... */
+
+        vl_err_set(err, "Failed to create brick directory for brick "
+                   "%s:%s. Reason : %s", host, path, strerror(e));
+        return -e;
     }
     if (!force && stat("/", &root) == 0 && root.st_dev == sb.st_dev) {
         vl_err_set(err, "the brick %s:%s is on the root file system; use "

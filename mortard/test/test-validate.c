@@ -101,9 +101,11 @@ test_check_brick(void **state)
     assert_int_equal(md_check_brick(&st, "127.0.0.1", other, true, &err),
                      -EEXIST);
     assert_non_null(strstr(err.msg, "is inside brick"));
+    assert_null(strstr(err.msg, "is contains"));
     assert_int_equal(md_check_brick(&st, "127.0.0.1", tmpdir, true, &err),
                      -EEXIST);
-    assert_non_null(strstr(err.msg, "contains brick"));
+    assert_non_null(strstr(err.msg, " contains brick"));
+    assert_null(strstr(err.msg, "is contains"));
     assert_int_equal(md_check_brick(&st, "127.0.0.1", path, true, &err),
                      -EEXIST);
     st.vols = NULL;
@@ -114,6 +116,22 @@ test_check_brick(void **state)
     snprintf(other, sizeof(other), "%s/file", tmpdir);
     assert_int_equal(md_write_atomic(tmpdir, "file", "x", 1, &err), 0);
     assert_int_equal(md_check_brick(&st, "localhost", other, true, &err),
+                     -ENOTDIR);
+    /* Only the brick directory is made: a missing parent (a typo) or a
+     * parent that is a file is refused, with or without force, and
+     * nothing is created. */
+    snprintf(other, sizeof(other), "%s/no/such/b", tmpdir);
+    assert_int_equal(md_check_brick(&st, "127.0.0.1", other, true, &err),
+                     -ENOENT);
+    assert_non_null(strstr(err.msg, "Failed to create brick directory for "
+                           "brick 127.0.0.1:"));
+    assert_non_null(strstr(err.msg, "No such file or directory"));
+    assert_int_equal(md_check_brick(&st, "127.0.0.1", other, false, &err),
+                     -ENOENT);
+    snprintf(other, sizeof(other), "%s/no", tmpdir);
+    assert_int_equal(access(other, F_OK), -1);
+    snprintf(other, sizeof(other), "%s/file/b", tmpdir);
+    assert_int_equal(md_check_brick(&st, "127.0.0.1", other, true, &err),
                      -ENOTDIR);
     /* A directory with a volume id is taken. */
     assert_int_equal(mkdir(path, 0755), 0);

@@ -312,6 +312,8 @@ if ! "$MORTARD" --help > /dev/null 2>&1; then
     exit 0
 fi
 MB="$T/mbricks"
+# mortard makes a brick directory, never its missing parents.
+mkdir -p "$MB"
 RB="$T/run/rebalance"
 for i in 0 1; do track_brick hl brick$i; done
 _T_PIDFILES+=("$RB/hl.pid" "$RB/hl.remove.pid")
