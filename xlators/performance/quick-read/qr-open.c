@@ -40,6 +40,31 @@ qr_fd_is_lazy(vl_xlator_t *xl, vl_fd_t *fd)
 }
 
 
+bool
+qr_fd_failed(vl_xlator_t *xl, vl_fd_t *fd, int *status)
+{
+    struct qr_fd *qf = fd != NULL ? vl_fd_ctx(fd, xl) : NULL;
+    bool is_failed;
+
+    if (qf == NULL)
+        return false;
+    pthread_mutex_lock(&fd->lock);
+    is_failed = qf->state == QR_FD_FAILED;
+    *status = qf->status;
+    pthread_mutex_unlock(&fd->lock);
+    return is_failed;
+}
+
+
+/* The last ref of fd: a lazy one stops counting for its inode's
+ * keeper. Nothing is sent (nothing was opened below for it). */
+void
+qr_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    qr_lazy_put(xl, fd);
+}
+
+
 /* Answers req (an OPEN) here: the fd is lazy, its reads use the cache. */
 static void
 qr_open_local(vl_xlator_t *xl, vl_req_t *req, const struct vl_iatt *iatt)
@@ -53,6 +78,7 @@ qr_open_local(vl_xlator_t *xl, vl_req_t *req, const struct vl_iatt *iatt)
     qf->queue = NULL;
     qf->tail = &qf->queue;
     pthread_mutex_unlock(&fd->lock);
+    qr_lazy_get(xl, fd);
     atomic_fetch_add(&priv->local_opens, 1);
     qr_cache_note_use(xl, fd->inode);
     qr_rdp_note_reader(xl, req->caller.pid);
@@ -168,6 +194,8 @@ qr_open_done(vl_req_t *r, void *cookie)
     if (status != 0)
         vl_log(xl, VL_LOG_WARNING, "deferred open failed: %s",
                strerror(-status));
+    /* Open below (or failed for good): no keeper needed for it. */
+    qr_lazy_put(xl, fd);
     qr_fd_resume(xl, fd, status);
     vl_fd_unref(fd);
 }

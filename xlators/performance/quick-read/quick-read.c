@@ -19,13 +19,15 @@
  * listed file as a lookup would, keyed by the inode its GFID is linked to
  * (the one mount/fuse links from the entry, and distribute already made
  * when it noted the entry's subvolume), so the OPEN and READ that follow a
- * listing are answered here.
+ * listing are answered here. An unlink or rename that removes a file with
+ * such lazily opened fds is wound only once the file is open below
+ * (qr-unlink.c): the brick then keeps it until the last close.
  *
  * Intercepts: lookup, stat, readdir, open, read, flush, and (to drop
  *             content or open a deferred fd for real first) setattr,
  *             write, fsync,
  *             lk, fallocate, copy_file_range, lseek, unlink, rename,
- *             link, setxattr, removexattr.
+ *             link, setxattr, removexattr; release (lazy fds' count).
  * Per inode:  struct qr_inode (content, attributes, LRU links), guarded
  *             by priv->lock.
  * Per fd:     struct qr_fd (open-behind state and waiting fops), fd->lock.
@@ -228,7 +230,14 @@ qr_read(vl_xlator_t *xl, vl_req_t *req)
 {
     struct qr_priv *priv = xl->priv;
     struct vl_read_args *a = VL_ARGS(req, read);
+    int status;
 
+    /* The deferred open failed: its error, never the cache's bytes (a
+     * read must not succeed where the fstat before it failed). */
+    if (qr_fd_failed(xl, a->fd, &status)) {
+        vl_unwind(req, status);
+        return;
+    }
     if (a->fd != NULL && !(a->fd->flags & O_DIRECT)
         && qr_cache_read(xl, a->fd->inode, a->size, a->offset,
                          &req->reply)) {
@@ -347,7 +356,12 @@ qr_loc_change(vl_xlator_t *xl, vl_req_t *req)
     default:
         break;
     }
-    vl_pass(req, VL_FIRST_CHILD(xl));
+    /* An unlink or rename may remove the last name of a file with fds
+     * answered here: the brick must hold it open first (qr-unlink.c). */
+    if (req->op == VL_FOP_UNLINK || req->op == VL_FOP_RENAME)
+        qr_unlink_guard(xl, req);
+    else
+        vl_pass(req, VL_FIRST_CHILD(xl));
 }
 
 
@@ -435,7 +449,8 @@ qr_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "bytes_cached=%llu\nfiles_cached=%llu\nhits=%llu\n"
             "misses=%llu\nlocal_opens=%llu\nreal_opens=%llu\n"
             "open_fails=%llu\nfills=%llu\nrdp_fills=%llu\nrdp_used=%llu\n"
-            "rdp_skipped=%llu\ndrops=%llu\nevictions=%llu\n",
+            "rdp_skipped=%llu\ndrops=%llu\nevictions=%llu\nlazy_fds=%llu\n"
+            "keeper_opens=%llu\nkeeper_fails=%llu\nkeeper_lookups=%llu\n",
             (unsigned long long)bytes, (unsigned long long)n_files,
             (unsigned long long)atomic_load(&priv->hits),
             (unsigned long long)atomic_load(&priv->misses),
@@ -447,7 +462,11 @@ qr_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&priv->rdp_used),
             (unsigned long long)atomic_load(&priv->rdp_skipped),
             (unsigned long long)atomic_load(&priv->drops),
-            (unsigned long long)atomic_load(&priv->evictions));
+            (unsigned long long)atomic_load(&priv->evictions),
+            (unsigned long long)atomic_load(&priv->n_lazy),
+            (unsigned long long)atomic_load(&priv->keeper_opens),
+            (unsigned long long)atomic_load(&priv->keeper_fails),
+            (unsigned long long)atomic_load(&priv->keeper_lookups));
 }
 
 
@@ -511,6 +530,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
     .fini = qr_fini,
     .reconfigure = qr_reconfigure,
     .forget = qr_forget,
+    .release = qr_release,
     .dump = qr_dump,
     .fops = {
         [VL_FOP_LOOKUP] = qr_lookup,

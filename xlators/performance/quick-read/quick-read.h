@@ -51,6 +51,15 @@ struct qr_inode {
                                 larger than max-file-size */
     bool is_rdp_unread;      /* the copy came with a readdirplus and no
                                 open has used it yet */
+    /* Open-behind and the file's last name (qr-unlink.c). */
+    uint32_t n_lazy;         /* fds answered here and not opened below
+                                yet (struct qr_fd.is_counted) */
+    vl_fd_t *keeper;         /* owned; opened below so that the brick
+                                keeps the file after an unlink or rename
+                                over it, while n_lazy > 0; else NULL */
+    bool is_keeper_opening;  /* the keeper's OPEN is in flight */
+    vl_req_t *keeper_wait;   /* unlinks and renames waiting for it;
+                                linked through struct qr_local.next */
     struct qr_inode *prev;   /* LRU neighbours while buf != NULL */
     struct qr_inode *next;
 };
@@ -66,6 +75,7 @@ enum qr_fd_state {
 
 struct qr_fd {
     enum qr_fd_state state;  /* see above */
+    bool is_counted;         /* in its inode's n_lazy (and priv's) */
     int status;              /* with QR_FD_FAILED: the open's error */
     vl_req_t *queue;         /* requests waiting for the real open; linked
                                 through struct qr_local.next */
@@ -106,6 +116,11 @@ struct qr_priv {
         uint64_t ms;  /* qr_now_ms() of its last such open */
     } rdp_readers[QR_RDP_READERS];
     atomic_uint_fast64_t evictions;   /* contents dropped for space */
+    atomic_uint_fast64_t n_lazy;      /* fds with is_counted, all inodes */
+    atomic_uint_fast64_t keeper_opens;   /* keepers opened below */
+    atomic_uint_fast64_t keeper_fails;   /* of those, failed */
+    atomic_uint_fast64_t keeper_lookups; /* names looked up to learn
+                                            what an unlink/rename removes */
 };
 
 /* qr-cache.c */
@@ -156,5 +171,20 @@ void qr_open(vl_xlator_t *xl, vl_req_t *req);
  * real open (started here if needed) or answered. */
 bool qr_fd_ready(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd);
 bool qr_fd_is_lazy(vl_xlator_t *xl, vl_fd_t *fd);
+/* fd failed its deferred open: true and *status set. */
+bool qr_fd_failed(vl_xlator_t *xl, vl_fd_t *fd, int *status /* OUT */);
+void qr_release(vl_xlator_t *xl, vl_fd_t *fd);
+
+/* qr-unlink.c: the brick must keep a file whose last name goes while
+ * fds of it were answered here (nothing open there). */
+/* fd (of inode) was just answered here: counted until it is opened
+ * below or released. */
+void qr_lazy_get(vl_xlator_t *xl, vl_fd_t *fd);
+/* fd stops counting (opened below, failed, or released); the last one
+ * of its inode closes the keeper. */
+void qr_lazy_put(vl_xlator_t *xl, vl_fd_t *fd);
+/* An UNLINK or RENAME (its cache drops done): wound once the file it
+ * removes, if it has lazy fds, is held open below. */
+void qr_unlink_guard(vl_xlator_t *xl, vl_req_t *req);
 
 #endif /* QUICK_READ_H */

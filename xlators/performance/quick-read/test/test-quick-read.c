@@ -14,7 +14,13 @@
  * a readdirplus asks for readdirp-content and fills the cache of each
  * listed small file (the OPEN and READ after it send nothing; the content
  * stops here), a large entry marks its file large; readdirp-content 0
- * asks for none.
+ * asks for none. An unlink or a rename over a file with lazily opened
+ * fds waits for one OPEN of the file below (the keeper; a rename's
+ * target learnt by a LOOKUP first), shared by concurrent removals and
+ * closed once no lazy fd is left (released or opened below); nothing
+ * extra without lazy fds or for other files; a keeper that fails lets
+ * the removal go on and the fd's later fops get the real open's error;
+ * a failed deferred open fails reads the cache could answer.
  */
 #include "config.h"
 
@@ -32,6 +38,7 @@
 #include <cmocka.h>
 
 #include "builtin.h"
+#include "quick-read.h"
 #include "vl-test.h"
 
 /* The pid of the process the tests' opens and listings come from. */
@@ -732,6 +739,396 @@ test_readdirp_content_off(void **state)
 }
 
 
+/* ---- open-behind and the file's last name (qr-unlink.c) ---- */
+
+static struct qr_inode *
+t_qi(struct t_env *e, vl_inode_t *in)
+{
+    return vl_inode_ctx(in, e->qr);
+}
+
+
+/* A read-only fd of in answered here (in's content is cached). */
+static vl_fd_t *
+t_lazy_fd(struct t_env *e, vl_inode_t *in)
+{
+    struct vl_test_result res = {0};
+    size_t before = vl_mock_received(e->mock);
+    vl_fd_t *fd = vl_fd_new(in, O_RDONLY, 1);
+
+    t_open(e, fd, O_RDONLY, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(vl_mock_received(e->mock), before);
+    vl_test_result_clear(&res);
+    return fd;
+}
+
+
+/* Winds UNLINK of name in the root; hint is the mount's loc.inode. */
+static void
+t_unlink(struct t_env *e, vl_inode_t *hint, const char *name,
+         struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_UNLINK);
+
+    VL_ARGS(req, unlink)->loc.parent = e->root;
+    VL_ARGS(req, unlink)->loc.name = name;
+    VL_ARGS(req, unlink)->loc.inode = hint;
+    vl_test_wind(req, res);
+}
+
+
+/* Winds RENAME from -> to in the root, as mount/fuse does: the target's
+ * inode is not given. */
+static void
+t_rename(struct t_env *e, const char *from, const char *to, uint32_t flags,
+         struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_RENAME);
+
+    VL_ARGS(req, rename)->oldloc.parent = e->root;
+    VL_ARGS(req, rename)->oldloc.name = from;
+    VL_ARGS(req, rename)->newloc.parent = e->root;
+    VL_ARGS(req, rename)->newloc.name = to;
+    VL_ARGS(req, rename)->flags = flags;
+    vl_test_wind(req, res);
+}
+
+
+/* Pops the keeper's OPEN of in: not the lazy fd, read-only. */
+static vl_req_t *
+t_pop_keeper(struct t_env *e, vl_inode_t *in, vl_fd_t *lazy)
+{
+    vl_req_t *o = t_pop(e, VL_FOP_OPEN);
+
+    assert_ptr_equal(o->args.open.loc.inode, in);
+    assert_ptr_not_equal(o->args.open.fd, lazy);
+    assert_ptr_equal(o->args.open.fd->inode, in);
+    assert_int_equal(o->args.open.flags & O_ACCMODE, O_RDONLY);
+    return o;
+}
+
+
+/* Pops the fop op, answers it status, and checks res got status. */
+static void
+t_answer(struct t_env *e, vl_fop_t op, int status, struct vl_test_result *res)
+{
+    vl_unwind(t_pop(e, op), status);
+    assert_true(res->is_done);
+    assert_int_equal(res->n_done, 1);
+    assert_int_equal(res->status, status);
+    vl_test_result_clear(res);
+}
+
+
+/* Winds an fstat of fd. */
+static void
+t_fstat(struct t_env *e, vl_fd_t *fd, struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_STAT);
+
+    VL_ARGS(req, stat)->fd = fd;
+    VL_ARGS(req, stat)->loc.inode = fd->inode;
+    vl_test_wind(req, res);
+}
+
+
+/* Issue 20: `exec 8<g; rm g; cat <&8`. The UNLINK of a file with a lazy
+ * fd waits for one OPEN of the file below (the keeper), so the brick
+ * keeps the unlinked file; the fd's fstat then opens it for real (by
+ * GFID) and goes down; once no lazy fd is left the keeper is closed. */
+static void
+test_unlink_keeps_lazy_file(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result ures = {0}, sres = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *o;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    assert_int_equal(t_qi(e, in)->n_lazy, 1);
+    t_unlink(e, in, "f", &ures);
+    assert_false(ures.is_done);
+    o = t_pop_keeper(e, in, fd);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* the UNLINK waits */
+    vl_unwind(o, 0);
+    assert_non_null(t_qi(e, in)->keeper);
+    t_answer(e, VL_FOP_UNLINK, 0, &ures);
+    /* The content went with the name: fstat and reads go down. */
+    t_fstat(e, fd, &sres);
+    o = t_pop(e, VL_FOP_OPEN);
+    assert_ptr_equal(o->args.open.fd, fd);
+    vl_unwind(o, 0);
+    assert_false(sres.is_done);
+    t_answer(e, VL_FOP_STAT, 0, &sres);
+    /* fd is open below now: it holds the file itself. */
+    assert_int_equal(t_qi(e, in)->n_lazy, 0);
+    assert_null(t_qi(e, in)->keeper);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* The lazy fd is closed without ever needing the file: its release
+ * closes the keeper. A second unlink of the file (another name) finds
+ * the keeper and goes straight down. */
+static void
+test_keeper_closed_at_release(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_unlink(e, in, "f", &res);
+    vl_unwind(t_pop_keeper(e, in, fd), 0);
+    t_answer(e, VL_FOP_UNLINK, 0, &res);
+    t_unlink(e, in, "g", &res);
+    t_answer(e, VL_FOP_UNLINK, 0, &res); /* no second OPEN */
+    assert_non_null(t_qi(e, in)->keeper);
+    vl_fd_unref(fd); /* release */
+    assert_null(t_qi(e, in)->keeper);
+    assert_int_equal(t_qi(e, in)->n_lazy, 0);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_OPEN), 1);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* `exec 8<b; mv a b`: the mount gives no inode for a rename's target, so
+ * a LOOKUP of the name learns it; its lazy fd gets a keeper before the
+ * RENAME goes down. An exchange removes nothing: straight down. */
+static void
+test_rename_over_lazy(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *l;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "old", 3, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_rename(e, "a", "f", RENAME_EXCHANGE, &res);
+    t_answer(e, VL_FOP_RENAME, 0, &res);
+    t_rename(e, "a", "f", 0, &res);
+    l = t_pop(e, VL_FOP_LOOKUP);
+    assert_ptr_equal(l->args.lookup.loc.parent, e->root);
+    assert_string_equal(l->args.lookup.loc.name, "f");
+    assert_non_null(l->args.lookup.loc.inode);
+    assert_int_equal(l->args.lookup.content_max, 0);
+    l->reply.iatt.gfid = gfid;
+    l->reply.iatt.mode = S_IFREG | 0644;
+    vl_unwind(l, 0);
+    assert_false(res.is_done);
+    vl_unwind(t_pop_keeper(e, in, fd), 0);
+    t_answer(e, VL_FOP_RENAME, 0, &res);
+    vl_fd_unref(fd);
+    assert_null(t_qi(e, in)->keeper);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* Without lazy fds an unlink or rename costs nothing more; with one on
+ * another file, an unlink hinted to a file without lazy fds goes down at
+ * once, and a rename whose target is another file (or none) after its
+ * LOOKUP. */
+static void
+test_unlink_other_files(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t g1, g2;
+    uint32_t asked;
+    vl_inode_t *a, *b;
+    vl_fd_t *fd;
+    vl_req_t *l;
+
+    (void)state;
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&g2);
+    a = t_lookup(e, NULL, &g1, "aaaa", 4, 100, &asked);
+    b = t_lookup(e, NULL, &g2, "bbbb", 4, 100, &asked);
+    t_unlink(e, NULL, "x", &res);
+    t_answer(e, VL_FOP_UNLINK, 0, &res);
+    t_rename(e, "x", "y", 0, &res);
+    t_answer(e, VL_FOP_RENAME, 0, &res);
+    fd = t_lazy_fd(e, a);
+    t_unlink(e, b, "b", &res);
+    t_answer(e, VL_FOP_UNLINK, 0, &res);
+    t_rename(e, "x", "b", 0, &res);
+    l = t_pop(e, VL_FOP_LOOKUP);
+    l->reply.iatt.gfid = g2;
+    l->reply.iatt.mode = S_IFREG | 0644;
+    vl_unwind(l, 0);
+    t_answer(e, VL_FOP_RENAME, 0, &res);
+    t_rename(e, "x", "none", 0, &res);
+    vl_unwind(t_pop(e, VL_FOP_LOOKUP), -ENOENT);
+    t_answer(e, VL_FOP_RENAME, 0, &res);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_OPEN), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(a);
+    vl_inode_unref(b);
+    t_env_free(e);
+}
+
+
+/* An unlink and a rename over the same file while its keeper's OPEN is
+ * in flight: one OPEN, both go down after it. */
+static void
+test_keeper_shared(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result ures = {0}, rres = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *o, *l;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_unlink(e, in, "f2", &ures);
+    o = t_pop_keeper(e, in, fd);
+    t_rename(e, "a", "f", 0, &rres);
+    l = t_pop(e, VL_FOP_LOOKUP);
+    l->reply.iatt.gfid = gfid;
+    l->reply.iatt.mode = S_IFREG | 0644;
+    vl_unwind(l, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    vl_unwind(o, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 2);
+    t_answer(e, VL_FOP_UNLINK, 0, &ures);
+    t_answer(e, VL_FOP_RENAME, 0, &rres);
+    assert_int_equal(vl_mock_received_op(e->mock, VL_FOP_OPEN), 1);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* The lazy fd goes while its keeper opens: the keeper is closed when it
+ * answers (nothing left to keep), and the UNLINK still goes down. */
+static void
+test_release_while_keeper_opens(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *o;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_unlink(e, in, "f", &res);
+    o = t_pop_keeper(e, in, fd);
+    vl_fd_unref(fd);
+    vl_unwind(o, 0);
+    assert_null(t_qi(e, in)->keeper);
+    assert_false(t_qi(e, in)->is_keeper_opening);
+    t_answer(e, VL_FOP_UNLINK, 0, &res);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* The keeper cannot be opened (another client removed the file): the
+ * UNLINK still goes down and answers for itself; the lazy fd's next fops
+ * get the real open's error, each once, and never the cached bytes. */
+static void
+test_keeper_fails(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+    vl_req_t *req;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_unlink(e, in, "f", &res);
+    vl_unwind(t_pop_keeper(e, in, fd), -ESTALE);
+    assert_null(t_qi(e, in)->keeper);
+    t_answer(e, VL_FOP_UNLINK, -ENOENT, &res);
+    t_read(e, fd, 4096, 0, &res);
+    t_answer(e, VL_FOP_OPEN, -ESTALE, &res);
+    t_read(e, fd, 4096, 0, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, -ESTALE);
+    vl_test_result_clear(&res);
+    req = vl_req_new(e->g->graph->top, VL_FOP_FLUSH);
+    VL_ARGS(req, flush)->fd = fd;
+    vl_test_wind(req, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, -ESTALE);
+    vl_test_result_clear(&res);
+    assert_int_equal(t_qi(e, in)->n_lazy, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
+/* A deferred open that failed (here for fstat) fails the fd's reads
+ * too, though the content is still cached and fresh: the error is not
+ * covered by the copy. */
+static void
+test_failed_fd_no_cached_read(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result res = {0};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in;
+    vl_fd_t *fd;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    fd = t_lazy_fd(e, in);
+    t_fstat(e, fd, &res);
+    t_answer(e, VL_FOP_OPEN, -EIO, &res);
+    t_read(e, fd, 4096, 0, &res);
+    assert_true(res.is_done);
+    assert_int_equal(res.status, -EIO);
+    vl_test_result_clear(&res);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
 int
 main(void)
 {
@@ -750,6 +1147,14 @@ main(void)
         cmocka_unit_test(test_open_fetches),
         cmocka_unit_test(test_readdirp_fills),
         cmocka_unit_test(test_readdirp_content_off),
+        cmocka_unit_test(test_unlink_keeps_lazy_file),
+        cmocka_unit_test(test_keeper_closed_at_release),
+        cmocka_unit_test(test_rename_over_lazy),
+        cmocka_unit_test(test_unlink_other_files),
+        cmocka_unit_test(test_keeper_shared),
+        cmocka_unit_test(test_release_while_keeper_opens),
+        cmocka_unit_test(test_keeper_fails),
+        cmocka_unit_test(test_failed_fd_no_cached_read),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
