@@ -41,6 +41,7 @@ static const struct vrpc_fop_desc fop_descs[VL_FOP_COUNT] = {
     D(FALLOCATE, mrt_fallocate_args, IATT),
     D(COPY_FILE_RANGE, mrt_copy_file_range_args, COUNT),
     D(LSEEK, mrt_lseek_args, LSEEK),
+    D(XATTROP, mrt_xattrop_args, XATTROP),
 };
 
 static const xdrproc_t rsp_xdr[] = {
@@ -58,6 +59,7 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_CREATE] = (xdrproc_t)xdr_mrt_create_rsp,
     [VRPC_RSP_LOOKUP] = (xdrproc_t)xdr_mrt_lookup_rsp,
     [VRPC_RSP_OPENDIR] = (xdrproc_t)xdr_mrt_opendir_rsp,
+    [VRPC_RSP_XATTROP] = (xdrproc_t)xdr_mrt_xattrop_rsp,
 };
 
 

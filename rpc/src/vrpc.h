@@ -271,6 +271,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_CREATE,   /* mrt_create_rsp */
     VRPC_RSP_LOOKUP,   /* mrt_lookup_rsp (content may follow) */
     VRPC_RSP_OPENDIR,  /* mrt_opendir_rsp (listing's content may follow) */
+    VRPC_RSP_XATTROP,  /* mrt_xattrop_rsp */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -289,6 +290,7 @@ union vrpc_fop_rsp {
     mrt_create_rsp create;
     mrt_lookup_rsp lookup;
     mrt_opendir_rsp opendir;
+    mrt_xattrop_rsp xattrop;
 };
 
 union vrpc_fop_wargs {
@@ -321,6 +323,7 @@ union vrpc_fop_wargs {
     mrt_fallocate_args fallocate;
     mrt_copy_file_range_args copy_file_range;
     mrt_lseek_args lseek;
+    mrt_xattrop_args xattrop;
 };
 
 struct vrpc_fop_desc {

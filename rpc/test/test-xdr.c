@@ -114,6 +114,9 @@ static mrt_entrylk_args v_entrylk;
 static mrt_fallocate_args v_fallocate;
 static mrt_copy_file_range_args v_cfr;
 static mrt_lseek_args v_lseek;
+static mrt_xattrop_args v_xattrop;
+static mrt_xattrop_key xo_keys[2];
+static char xo_val[24];
 static mrt_status_rsp r_status;
 static mrt_iatt_rsp r_iatt;
 static mrt_fd_rsp r_fd;
@@ -126,6 +129,7 @@ static mrt_statfs_rsp r_statfs;
 static mrt_getxattr_rsp r_getxattr;
 static mrt_lk_rsp r_lk;
 static mrt_lseek_rsp r_lseek;
+static mrt_xattrop_rsp r_xattrop;
 static mrt_dirent dents[3];
 
 #define RT(t, v) {#t, (xdrproc_t)xdr_##t, &(v), sizeof(t)}
@@ -162,6 +166,7 @@ static const struct rt rts[] = {
     RT(mrt_fallocate_args, v_fallocate),
     RT(mrt_copy_file_range_args, v_cfr),
     RT(mrt_lseek_args, v_lseek),
+    RT(mrt_xattrop_args, v_xattrop),
     RT(mrt_status_rsp, r_status),
     RT(mrt_iatt_rsp, r_iatt),
     RT(mrt_fd_rsp, r_fd),
@@ -174,6 +179,7 @@ static const struct rt rts[] = {
     RT(mrt_getxattr_rsp, r_getxattr),
     RT(mrt_lk_rsp, r_lk),
     RT(mrt_lseek_rsp, r_lseek),
+    RT(mrt_xattrop_rsp, r_xattrop),
 };
 
 
@@ -267,6 +273,21 @@ fill_all(void **state)
     v_cfr = (mrt_copy_file_range_args){.fd_in = 1, .off_in = 2, .fd_out = 3,
                                        .off_out = 4, .len = 5, .flags = 0};
     v_lseek = (mrt_lseek_args){.fd = 10, .offset = 4096, .whence = 3};
+    fill_loc(&v_xattrop.loc, 45);
+    v_xattrop.fd = 11;
+    v_xattrop.has_fd = TRUE;
+    v_xattrop.op = 1;
+    for (int i = 0; i < 2; i++) {
+        xo_keys[i].name = name_xattr;
+        xo_keys[i].value.value_val = xo_val;
+        xo_keys[i].value.value_len = 12;
+    }
+    for (size_t i = 0; i < sizeof(xo_val); i++)
+        xo_val[i] = (char)i;
+    v_xattrop.keys.keys_len = 2;
+    v_xattrop.keys.keys_val = xo_keys;
+    r_xattrop.values.values_val = xo_val;
+    r_xattrop.values.values_len = sizeof(xo_val);
     r_status.status = -13;
     r_iatt.status = 0;
     fill_iatt(&r_iatt.iatt, 26);
@@ -409,6 +430,100 @@ test_round_trip_replies_and_truncation(void **state)
 }
 
 
+/* XATTROP's bounds hold against a hostile peer: more than
+ * MRT_XATTROP_MAX keys, or a value over MRT_XATTROP_VALUE_MAX bytes, do
+ * not decode (nothing of their size is allocated). */
+static void
+test_xattrop_bounds(void **state)
+{
+    mrt_xattrop_key keys[MRT_XATTROP_MAX + 1];
+    char val[MRT_XATTROP_VALUE_MAX + 4];
+    mrt_xattrop_args a, dec;
+    size_t len;
+    char *enc;
+    unsigned long n;
+    XDR x;
+
+    memset(val, 1, sizeof(val));
+    for (int i = 0; i <= MRT_XATTROP_MAX; i++) {
+        keys[i].name = "trusted.mortar.rep.dirty";
+        keys[i].value.value_val = val;
+        keys[i].value.value_len = 12;
+    }
+    memset(&a, 0, sizeof(a));
+    a.loc.name = "";
+    a.op = 1;
+    /* MRT_XATTROP_MAX keys go both ways. */
+    a.keys.keys_len = MRT_XATTROP_MAX;
+    a.keys.keys_val = keys;
+    enc = encode((xdrproc_t)xdr_mrt_xattrop_args, &a, &len);
+    memset(&dec, 0, sizeof(dec));
+    assert_int_equal(vrpc_decode_body(enc, len,
+                                      (xdrproc_t)xdr_mrt_xattrop_args, &dec,
+                                      NULL),
+                     0);
+    assert_int_equal(dec.keys.keys_len, MRT_XATTROP_MAX);
+    xdr_free((xdrproc_t)xdr_mrt_xattrop_args, (char *)&dec);
+    free(enc);
+    /* One more key: the count is patched into the encoding of 16 keys
+     * plus one, as a hostile peer would send it. */
+    a.keys.keys_len = MRT_XATTROP_MAX + 1;
+    n = xdr_sizeof((xdrproc_t)xdr_mrt_xattrop_args, &a);
+    enc = calloc(1, n);
+    assert_non_null(enc);
+    xdrmem_create(&x, enc, (u_int)n, XDR_ENCODE);
+    /* The encoder refuses it too. */
+    assert_false(xdr_mrt_xattrop_args(&x, &a));
+    xdr_destroy(&x);
+    a.keys.keys_len = MRT_XATTROP_MAX;
+    free(enc);
+    enc = encode((xdrproc_t)xdr_mrt_xattrop_args, &a, &len);
+    {
+        /* loc (16 + 4 + 0 + 16) fd 8 has_fd 4 op 4: the count at 52;
+         * the keys are last, so one more key's bytes go at the end. */
+        size_t at = 16 + 4 + 16 + 8 + 4 + 4;
+        size_t klen;
+        char *k = encode((xdrproc_t)xdr_mrt_xattrop_key, &keys[0], &klen);
+        char *big = calloc(1, len + klen);
+
+        assert_non_null(big);
+        memcpy(big, enc, len);
+        memcpy(big + len, k, klen);
+        assert_int_equal((unsigned char)big[at + 3], MRT_XATTROP_MAX);
+        big[at + 3] = MRT_XATTROP_MAX + 1;
+        memset(&dec, 0, sizeof(dec));
+        assert_int_equal(vrpc_decode_body(big, len + klen,
+                                          (xdrproc_t)xdr_mrt_xattrop_args,
+                                          &dec, NULL),
+                         -EPROTO);
+        free(big);
+        free(k);
+    }
+    free(enc);
+    /* A value of MRT_XATTROP_VALUE_MAX + 4 bytes does not decode. */
+    a.keys.keys_len = 1;
+    keys[0].value.value_len = MRT_XATTROP_VALUE_MAX;
+    enc = encode((xdrproc_t)xdr_mrt_xattrop_args, &a, &len);
+    {
+        /* name: length 4 + 24 bytes, then the value's length. */
+        size_t at = 16 + 4 + 16 + 8 + 4 + 4 + 4 + 4 + 24;
+        char *big = calloc(1, len + 4);
+
+        assert_non_null(big);
+        assert_int_equal((unsigned char)enc[at + 3], MRT_XATTROP_VALUE_MAX);
+        memcpy(big, enc, len);
+        big[at + 3] = MRT_XATTROP_VALUE_MAX + 4;
+        memset(&dec, 0, sizeof(dec));
+        assert_int_equal(vrpc_decode_body(big, len + 4,
+                                          (xdrproc_t)xdr_mrt_xattrop_args,
+                                          &dec, NULL),
+                         -EPROTO);
+        free(big);
+    }
+    free(enc);
+}
+
+
 static void
 test_bounds(void **state)
 {
@@ -541,6 +656,7 @@ main(void)
         cmocka_unit_test(test_round_trip_calls),
         cmocka_unit_test(test_round_trip_replies_and_truncation),
         cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_xattrop_bounds),
         cmocka_unit_test(test_conversions),
     };
 

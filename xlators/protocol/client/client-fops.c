@@ -52,6 +52,46 @@ client_fd_num(vl_xlator_t *xl, vl_fd_t *fd, uint64_t gen, uint64_t *out)
 }
 
 
+/* XATTROP's keys into w; the key array goes in *tmp (freed by the
+ * caller after sending). The bounds are the wire's: a caller's mistake
+ * answers -EINVAL here rather than GARBAGE_ARGS from the brick. */
+static int
+client_encode_xattrop(vl_xlator_t *xl, const struct vl_xattrop_args *a,
+                      mrt_xattrop_args *w, char **tmp)
+{
+    mrt_xattrop_key *keys;
+
+    if (a->n > MRT_XATTROP_MAX
+        || (a->n > 0
+            && (a->names == NULL || a->values == NULL || a->sizes == NULL)))
+        return -EINVAL;
+    vrpc_loc_to_xdr(&a->loc, &w->loc);
+    w->has_fd = a->fd != NULL;
+    w->op = a->op;
+    if (a->n == 0)
+        return 0;
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (a->names[i] == NULL || a->names[i][0] == '\0'
+            || strlen(a->names[i]) > MRT_XATTR_NAME_MAX
+            || a->sizes[i] > MRT_XATTROP_VALUE_MAX || a->sizes[i] % 4 != 0
+            || (a->sizes[i] > 0 && a->values[i] == NULL))
+            return -EINVAL;
+    }
+    keys = vl_calloc(xl, a->n, sizeof(*keys), 0);
+    if (keys == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < a->n; i++) {
+        keys[i].name = (char *)a->names[i];
+        keys[i].value.value_val = (char *)a->values[i];
+        keys[i].value.value_len = a->sizes[i];
+    }
+    w->keys.keys_val = keys;
+    w->keys.keys_len = a->n;
+    *tmp = (char *)keys;
+    return 0;
+}
+
+
 /* Encodes req's args into w (pointers borrowed from req). Returns 0,
  * -errno, or FD_STALE with *stale set to the fd to re-open. *tmp may get
  * a gathered WRITE payload, which the caller frees after sending. */
@@ -304,6 +344,13 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         nums[0] = &w->lseek.fd;
         w->lseek.offset = a->lseek.offset;
         w->lseek.whence = a->lseek.whence;
+        break;
+    case VL_FOP_XATTROP:
+        rc = client_encode_xattrop(xl, &a->xattrop, &w->xattrop, tmp);
+        if (rc != 0)
+            return rc;
+        fds[0] = a->xattrop.fd;
+        nums[0] = &w->xattrop.fd;
         break;
     default:
         return -ENOSYS;
@@ -685,6 +732,25 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
     case VRPC_RSP_OPENDIR:
         return client_fill_opendir(req, &r->opendir, rec, data_off,
                                    data_len);
+    case VRPC_RSP_XATTROP: {
+        const struct vl_xattrop_args *a = &req->args.xattrop;
+        u_int n = r->xattrop.values.values_len;
+        uint64_t want = 0;
+
+        /* Exactly the new values of the keys sent, in their sizes. */
+        for (uint32_t i = 0; i < a->n; i++)
+            want += a->sizes[i];
+        if (n != want)
+            return -EPROTO;
+        if (n == 0)
+            break;
+        rp->xattr = vl_malloc(NULL, n, VL_MT_REPLY);
+        if (rp->xattr == NULL)
+            return -ENOMEM;
+        memcpy(rp->xattr, r->xattrop.values.values_val, n);
+        rp->xattr_len = n;
+        break;
+    }
     case VRPC_RSP_LOOKUP: {
         u_int n = r->lookup.xattr_value.xattr_value_len;
 

@@ -47,6 +47,10 @@ struct server_call {
     bool is_listed;                /* the readdirplus ran: reply from it */
     struct vl_iatt open_iatt;      /* the open's answer, kept for it */
     uint64_t open_fd_no;           /* the new fd's number, kept for it */
+    /* XATTROP: the arrays its args point to (into wa). */
+    const char *xo_names[MRT_XATTROP_MAX];
+    const void *xo_values[MRT_XATTROP_MAX];
+    uint32_t xo_sizes[MRT_XATTROP_MAX];
 };
 
 /* The most a listing with the open may ask for (posix caps a readdir's
@@ -139,6 +143,40 @@ call_new_fd(struct server_call *call, vl_inode_t *inode, int32_t flags,
     if (call->new_fd == NULL)
         return -ENOMEM;
     *out = call->new_fd;
+    return 0;
+}
+
+
+/* XATTROP: by fd or by gfid; the keys' bounds (count, name and value
+ * lengths) were enforced by the decoder, the rest is checked here. */
+static int
+call_fill_xattrop(struct server_call *call, const mrt_xattrop_args *w,
+                  struct vl_xattrop_args *a)
+{
+    int rc;
+
+    if (w->has_fd)
+        rc = call_fd(call, w->fd, &a->fd);
+    else
+        rc = call_loc(call, &w->loc, &a->loc, LOC_INODE);
+    if (rc != 0)
+        return rc;
+    if (w->keys.keys_len > MRT_XATTROP_MAX)
+        return -EINVAL;
+    for (u_int i = 0; i < w->keys.keys_len; i++) {
+        const mrt_xattrop_key *k = &w->keys.keys_val[i];
+
+        if (k->name[0] == '\0' || k->value.value_len % 4 != 0)
+            return -EINVAL;
+        call->xo_names[i] = k->name;
+        call->xo_values[i] = k->value.value_val;
+        call->xo_sizes[i] = k->value.value_len;
+    }
+    a->op = w->op;
+    a->n = w->keys.keys_len;
+    a->names = call->xo_names;
+    a->values = call->xo_values;
+    a->sizes = call->xo_sizes;
     return 0;
 }
 
@@ -377,6 +415,9 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->lseek.offset = w->lseek.offset;
         a->lseek.whence = w->lseek.whence;
         break;
+    case VL_FOP_XATTROP:
+        rc = call_fill_xattrop(call, &w->xattrop, &a->xattrop);
+        break;
     default:
         rc = -ENOSYS;
     }
@@ -579,6 +620,23 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
                 iov = dir_iov;
             }
             break;
+        case VRPC_RSP_XATTROP: {
+            const struct vl_xattrop_args *a = &req->args.xattrop;
+            uint64_t want = 0;
+
+            /* Exactly the new values of the keys asked, or an error: a
+             * child answering other sizes is a broken child. */
+            for (uint32_t i = 0; i < a->n; i++)
+                want += a->sizes[i];
+            if (rp->xattr_len != want || want > MRT_XATTROP_RSP_MAX
+                || (want > 0 && rp->xattr == NULL)) {
+                r.status.status = -EIO;
+                break;
+            }
+            r.xattrop.values.values_val = rp->xattr;
+            r.xattrop.values.values_len = (u_int)want;
+            break;
+        }
         case VRPC_RSP_CREATE:
             vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);
             r.create.fd = fd_no;
