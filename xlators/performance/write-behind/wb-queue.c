@@ -6,10 +6,17 @@
  * is an entry of its inode's queue, in arrival order, from arrival until
  * the child answered it. An entry may go down (is_wound) when no earlier
  * entry of the queue conflicts with it:
- *   - two writes conflict when their byte ranges overlap (an O_APPEND
- *     write covers the whole file), or when strict-write-ordering was on
- *     for either: so overlapping writes reach the child, and the brick's
- *     threads, one after the other, never reordered;
+ *   - two writes conflict when either was answered early: an early write
+ *     goes down only after every earlier write of the inode was answered,
+ *     and no later write goes down before it was. So when one fails, the
+ *     writes answered after it have not left yet and fail with it
+ *     (wb_queue_cut_fd_locked): no data the caller was told is written
+ *     lands beyond a hole it left;
+ *   - two writes that both wait for the child conflict when their byte
+ *     ranges overlap (an O_APPEND write covers the whole file), or when
+ *     strict-write-ordering was on for either: so overlapping writes reach
+ *     the child, and the brick's threads, one after the other, never
+ *     reordered;
  *   - a barrier (read, stat, setattr, fsync...) conflicts with everything:
  *     it goes down once every earlier entry was answered, and no later
  *     write goes down before it was answered (a truncate is never
@@ -17,18 +24,19 @@
  * Entries leave the queue when the child answers; that may free later
  * entries, which the caller winds after dropping the lock.
  *
- * Aggregation (aggregate-size): a small early write that continues the
- * previous write of the queue while a write of the inode is in flight is
- * held (free to go, not wound); contiguous early writes of the same fd
- * and caller that arrive meanwhile are appended to it, up to
- * aggregate-size bytes. The next answer of the child scans the queue and
- * winds it like any entry that became free. A held write needs an entry
- * in flight ahead of it (whose answer scans again), so nothing waits for
- * a timer, and a single writer with nothing in flight is never delayed.
+ * Aggregation (aggregate-size): an early write that continues the early
+ * write at the tail of the queue, which has not gone down yet (it waits
+ * for the write ahead of it), is appended to it when they have one fd
+ * and caller and fit in aggregate-size bytes. The answer of the write
+ * ahead winds the grown one. Nothing waits for a timer, and a single
+ * writer with nothing in flight is never delayed.
  *
- * Per fd: the sticky error of a failed early write (struct wb_fd).
- * Threads: inode->lock guards struct wb_inode and the queue links; fd->lock
- * guards struct wb_fd (taken inside inode->lock, never the other way).
+ * Errors: a failed early write is recorded for the next write of its fd
+ * (struct wb_fd err) and, errseq-like, for the fsync and flush of every
+ * fd (struct wb_inode wb_seq, struct wb_fd cursors).
+ * Threads: inode->lock guards struct wb_inode, the queue links and the
+ * cursors of struct wb_fd; fd->lock guards the rest of struct wb_fd
+ * (taken inside inode->lock, never the other way).
  * Nothing is wound or unwound with a lock held.
  */
 #include "config.h"
@@ -95,6 +103,8 @@ wb_conflict(const struct wb_entry *a, const struct wb_entry *b)
 {
     if (a->kind == WB_E_BARRIER || b->kind == WB_E_BARRIER)
         return true;
+    if (a->is_early || b->is_early)
+        return true; /* one early write at a time: see the top */
     if (a->is_strict || b->is_strict)
         return true;
     return a->start < b->end && b->start < a->end;
@@ -158,7 +168,6 @@ wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
         }
         if (wb_is_free_locked(wi, a)) {
             a->is_wound = true;
-            a->is_held = false;
             a->go_next = *go;
             *go = a;
         }
@@ -168,17 +177,37 @@ wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
 }
 
 
-bool
-wb_queue_has_inflight_locked(const struct wb_inode *wi)
+void
+wb_queue_cut_fd_locked(struct wb_inode *wi, vl_fd_t *fd,
+                       struct wb_entry **cut)
 {
-    for (const struct wb_entry *a = wi->head; a != NULL; a = a->next)
-        if (a->is_wound)
-            return true;
-    return false;
+    struct wb_entry *prev = NULL;
+    struct wb_entry *a = wi->head;
+    struct wb_entry *next;
+
+    for (; a != NULL; a = next) {
+        next = a->next;
+        if (a->kind != WB_E_WRITE || a->fd != fd || a->is_wound) {
+            prev = a;
+            continue;
+        }
+        if (prev != NULL)
+            prev->next = next;
+        else
+            wi->head = next;
+        if (wi->tail == a)
+            wi->tail = prev;
+        a->next = NULL;
+        if (a->is_early)
+            wi->window -= a->len;
+        a->go_next = *cut;
+        *cut = a;
+    }
 }
 
 
-/* Whether the early write e (not queued yet) may join the held tail t. */
+/* Whether the early write e (not queued yet) may join the tail t: an
+ * early write that has not gone down. */
 static bool
 wb_may_join(const struct wb_entry *t, const struct wb_entry *e,
             uint64_t aggregate_size)
@@ -186,7 +215,7 @@ wb_may_join(const struct wb_entry *t, const struct wb_entry *e,
     const struct vl_write_args *ta;
     const struct vl_write_args *ea;
 
-    if (t == NULL || t->kind != WB_E_WRITE || !t->is_held || t->is_wound)
+    if (t == NULL || t->kind != WB_E_WRITE || !t->is_early || t->is_wound)
         return false;
     if (!e->is_early || e->is_strict || e->child == NULL || t->child == NULL)
         return false;
@@ -260,36 +289,73 @@ wb_queue_wind(struct wb_entry *go)
 
 
 void
-wb_fd_set_err(vl_xlator_t *xl, vl_fd_t *fd, int err)
+wb_fd_sample_locked(struct wb_inode *wi, struct wb_fd *wf)
 {
-    struct wb_fd *wf = vl_fd_ctx(fd, xl);
+    uint32_t seq = wi->wb_seq;
 
+    if (wf->is_sampled)
+        return;
+    if (seq > 0 && !wi->is_wb_seen)
+        seq--; /* nobody saw the latest failure: this fd reports it */
+    wf->seq_fsync = seq;
+    wf->seq_flush = seq;
+    wf->is_sampled = true;
+}
+
+
+bool
+wb_fd_set_err_locked(vl_xlator_t *xl, vl_fd_t *fd, int err)
+{
+    struct wb_inode *wi = wb_inode_peek(xl, fd->inode);
+    struct wb_fd *wf = vl_fd_ctx(fd, xl);
+    bool is_news = wi->wb_seq == 0 || wi->is_wb_seen;
+
+    wb_fd_sample_locked(wi, wf);
+    wi->wb_err = err;
+    wi->wb_seq++;
+    wi->is_wb_seen = false;
     pthread_mutex_lock(&fd->lock);
     if (wf->err == 0)
         wf->err = err;
     wf->is_failed = true;
     pthread_mutex_unlock(&fd->lock);
+    return is_news;
 }
 
 
 int
-wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd)
+wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd, enum wb_path path)
 {
     struct wb_fd *wf = vl_fd_ctx(fd, xl);
-    int err;
+    struct wb_inode *wi;
+    int err = 0;
 
-    pthread_mutex_lock(&fd->lock);
-    err = wf->err;
-    wf->err = 0;
-    pthread_mutex_unlock(&fd->lock);
-    if (err == 0 && fd->inode != NULL) {
-        struct wb_inode *wi = wb_inode_peek(xl, fd->inode);
-
-        pthread_mutex_lock(&fd->inode->lock);
-        err = wi->err;
-        wi->err = 0;
-        pthread_mutex_unlock(&fd->inode->lock);
+    if (fd->inode == NULL)
+        return 0;
+    wi = wb_inode_peek(xl, fd->inode);
+    pthread_mutex_lock(&fd->inode->lock);
+    wb_fd_sample_locked(wi, wf);
+    if (path == WB_PATH_WRITE) {
+        pthread_mutex_lock(&fd->lock);
+        err = wf->err;
+        wf->err = 0;
+        pthread_mutex_unlock(&fd->lock);
+    } else if (path == WB_PATH_FSYNC && wf->seq_fsync != wi->wb_seq) {
+        err = wi->wb_err;
+        wf->seq_fsync = wi->wb_seq;
+        wi->is_wb_seen = true;
+    } else if (path == WB_PATH_FLUSH && wf->seq_flush != wi->wb_seq
+               && wf->seq_fsync != wi->wb_seq) {
+        /* An fsync of this fd that reported it is enough for close. */
+        err = wi->wb_err;
+        wf->seq_flush = wi->wb_seq;
+        wi->is_wb_seen = true;
     }
+    if (err == 0) {
+        err = wi->err; /* a SETATTR answered early (wb-setattr.c) */
+        wi->err = 0;
+    }
+    pthread_mutex_unlock(&fd->inode->lock);
     if (err != 0)
         atomic_fetch_add(&((struct wb_priv *)xl->priv)->n_reported, 1);
     return err;

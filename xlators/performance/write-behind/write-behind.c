@@ -25,11 +25,16 @@
  * Setattr:    a chmod/chown/utimes of an open regular file that the
  *             brick cannot refuse is answered early with predicted
  *             attributes and queued as a barrier (wb-setattr.c).
- * Errors:     a failed early write is sticky on its fd: the next write,
- *             flush or fsync of that fd returns it once; later writes of
- *             the fd are no longer answered early. A failed early SETATTR
- *             is sticky on the inode, returned by the next write, flush or
- *             fsync of any of its fds.
+ * Order:      early writes of an inode go down one at a time (wb-queue.c),
+ *             so a failed one is never followed by later early writes.
+ * Errors:     a failed early write fails the fd's writes that have not
+ *             gone down yet, is returned by the fd's next write (once),
+ *             and, as the kernel's errseq, by the next fsync of every fd
+ *             of the inode and by the next flush of every fd whose fsync
+ *             did not report it; later writes of the fd are no longer
+ *             answered early. A failed early SETATTR is sticky on the
+ *             inode, returned by the next write, flush or fsync of any of
+ *             its fds.
  * Per inode:  struct wb_inode (queue, window, attributes, open fds,
  *             sticky setattr error), wb-queue.c.
  * Per fd:     struct wb_fd (sticky error, counted open).
@@ -101,27 +106,44 @@ wb_req_inode(vl_req_t *req)
 }
 
 
-/* The fd whose sticky error a fop reports (flush, fsync), or NULL. */
+/* The fd whose recorded failures a fop reports (flush, fsync), or NULL;
+ * *path says as which. */
 static vl_fd_t *
-wb_req_err_fd(vl_req_t *req)
+wb_req_err_fd(vl_req_t *req, enum wb_path *path)
 {
+    *path = WB_PATH_FLUSH;
     if (req->op == VL_FOP_FLUSH)
         return req->args.flush.fd;
+    *path = WB_PATH_FSYNC;
     if (req->op == VL_FOP_FSYNC)
         return req->args.fsync.fd;
     return NULL;
 }
 
 
+/* Sets the error cursors of an fd that was just opened (see
+ * wb_fd_sample_locked). */
+static void
+wb_fd_sample(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    pthread_mutex_lock(&fd->inode->lock);
+    wb_fd_sample_locked(wb_inode_peek(xl, fd->inode), vl_fd_ctx(fd, xl));
+    pthread_mutex_unlock(&fd->inode->lock);
+}
+
+
 /* ---- fops that wait for pending writes ---- */
 
 /* Answers req with the child's reply (child NULL: with status alone),
- * after remembering the mode and taking a sticky error for flush/fsync. */
+ * after remembering the mode and taking a recorded failure for
+ * flush/fsync (taken even when the child failed: it was reported). */
 static void
 wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
 {
     vl_inode_t *inode = wb_req_inode(req);
-    vl_fd_t *err_fd = wb_req_err_fd(req);
+    enum wb_path path;
+    vl_fd_t *err_fd = wb_req_err_fd(req, &path);
+    vl_fd_t *opened = NULL;
     int err;
 
     if (child != NULL && status == 0 && inode != NULL
@@ -130,17 +152,20 @@ wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
         wb_inode_seen_locked(wb_inode_peek(xl, inode), &child->reply.iatt);
         pthread_mutex_unlock(&inode->lock);
     }
-    /* Open fds are counted only while setattr-behind is on: an fd
-     * opened while it was off just never lets a SETATTR go early. */
-    if (status == 0 && VL_CONF(xl, struct wb_conf)->is_setattr_behind) {
-        if (req->op == VL_FOP_OPEN && req->args.open.fd != NULL)
-            wb_fd_opened(xl, req->args.open.fd);
-        if (req->op == VL_FOP_CREATE && req->args.create.fd != NULL)
-            wb_fd_opened(xl, req->args.create.fd);
+    if (status == 0 && req->op == VL_FOP_OPEN)
+        opened = req->args.open.fd;
+    if (status == 0 && req->op == VL_FOP_CREATE)
+        opened = req->args.create.fd;
+    if (opened != NULL && opened->inode != NULL) {
+        wb_fd_sample(xl, opened);
+        /* Open fds are counted only while setattr-behind is on: an fd
+         * opened while it was off just never lets a SETATTR go early. */
+        if (VL_CONF(xl, struct wb_conf)->is_setattr_behind)
+            wb_fd_opened(xl, opened);
     }
-    if (status == 0 && err_fd != NULL) {
-        err = wb_fd_take_err(xl, err_fd);
-        if (err != 0)
+    if (err_fd != NULL) {
+        err = wb_fd_take_err(xl, err_fd, path);
+        if (err != 0 && status == 0)
             status = err;
     }
     if (child != NULL)
@@ -383,13 +408,9 @@ wb_fop_lk(vl_xlator_t *xl, vl_req_t *req)
 static void
 wb_fop_fsync(vl_xlator_t *xl, vl_req_t *req)
 {
-    vl_fd_t *fd = VL_ARGS(req, fsync)->fd;
-    int err = fd != NULL ? wb_fd_take_err(xl, fd) : 0;
-
-    if (err != 0) {
-        vl_unwind(req, err);
-        return;
-    }
+    /* Always waits and syncs what did reach the brick; a recorded failure
+     * is reported after (wb_answer): fsync never says 0 while a write it
+     * covers failed unreported. */
     wb_wait_or_wind(xl, req, wb_req_inode(req), NULL, true);
 }
 
@@ -408,13 +429,10 @@ wb_fop_flush(vl_xlator_t *xl, vl_req_t *req)
         vl_pass(req, VL_FIRST_CHILD(xl));
         return;
     }
-    err = wb_fd_take_err(xl, fd);
-    if (err != 0) {
-        vl_unwind(req, err);
-        return;
-    }
-    /* Behind: the pending writes finish after close() returned (their
-     * errors are then lost, as in GlusterFS). Not when locks were taken:
+    /* Behind: answered with the failures recorded so far; the pending
+     * writes finish after close() returned, and a failure they meet then
+     * is reported to the next fsync or flush of any fd of the file
+     * (opened before or after), and logged. Not when locks were taken:
      * FLUSH releases them on the bricks, and only after the writes. */
     wi = wb_inode_peek(xl, fd->inode);
     pthread_mutex_lock(&fd->inode->lock);
@@ -422,7 +440,8 @@ wb_fop_flush(vl_xlator_t *xl, vl_req_t *req)
     pthread_mutex_unlock(&fd->inode->lock);
     if (is_behind) {
         atomic_fetch_add(&priv->n_flush_behind, 1);
-        vl_unwind(req, 0);
+        err = wb_fd_take_err(xl, fd, WB_PATH_FLUSH);
+        vl_unwind(req, err);
         return;
     }
     wb_wait_or_wind(xl, req, fd->inode, NULL, true);
@@ -431,14 +450,48 @@ wb_fop_flush(vl_xlator_t *xl, vl_req_t *req)
 
 /* ---- WRITE ---- */
 
+/* Fails the writes cut from the queue behind a failed early write (list
+ * by go_next, newest first): early ones count as failed, a caller that
+ * waits gets err. */
+static void
+wb_write_fail_cut(struct wb_entry *cut, int err)
+{
+    struct wb_entry *rev = NULL;
+    struct wb_entry *next;
+
+    while (cut != NULL) { /* answer in queue order */
+        next = cut->go_next;
+        cut->go_next = rev;
+        rev = cut;
+        cut = next;
+    }
+    for (; rev != NULL; rev = next) {
+        next = rev->go_next;
+        if (rev->is_early)
+            atomic_fetch_add(&((struct wb_priv *)rev->xl->priv)->n_failed,
+                             1);
+        else
+            vl_unwind(rev->req, err);
+        wb_entry_free(rev);
+    }
+}
+
+
 /* A write is done (child NULL: it could not be wound): leave the queue,
- * answer the caller or record the error on the fd, wind what it freed. */
+ * answer the caller or record the failure, wind what it freed. A failed
+ * early write is recorded before any later entry of the inode can go (a
+ * waiting fsync must see it), and the fd's writes that have not gone down
+ * yet fail with it, unsent: their data would land beyond the hole. */
 static void
 wb_write_finish(struct wb_entry *e, vl_req_t *child, int status)
 {
     struct wb_priv *priv = e->xl->priv;
     struct wb_inode *wi = wb_inode_peek(e->xl, e->inode);
     struct wb_entry *go = NULL;
+    struct wb_entry *cut = NULL;
+    bool is_news = false;
+    bool is_cut_waiting = false;
+    char gfid[VL_GFID_STR_LEN];
 
     /* A short write answered in full: on a regular file the brick's
      * pwrite stops short only when the file system is full. */
@@ -447,18 +500,42 @@ wb_write_finish(struct wb_entry *e, vl_req_t *child, int status)
     pthread_mutex_lock(&e->inode->lock);
     if (child != NULL && child->status == 0)
         wb_inode_seen_locked(wi, &child->reply.iatt);
+    if (e->is_early && status != 0) {
+        is_news = wb_fd_set_err_locked(e->xl, e->fd, status);
+        wb_queue_cut_fd_locked(wi, e->fd, &cut);
+        for (struct wb_entry *a = cut; a != NULL; a = a->go_next)
+            is_cut_waiting = is_cut_waiting || !a->is_early;
+        if (is_cut_waiting) {
+            /* A write whose caller waits gets the error now: that is
+             * the report to the fd's next write. */
+            struct wb_fd *wf = vl_fd_ctx(e->fd, e->xl);
+
+            pthread_mutex_lock(&e->fd->lock);
+            wf->err = 0;
+            pthread_mutex_unlock(&e->fd->lock);
+        }
+    }
     wb_queue_del_locked(wi, e, &go);
     pthread_mutex_unlock(&e->inode->lock);
     if (e->is_early) {
         if (status != 0) {
             atomic_fetch_add(&priv->n_failed, 1);
-            wb_fd_set_err(e->xl, e->fd, status);
+            if (is_news)
+                vl_log(e->xl, VL_LOG_WARNING, "a write answered early "
+                       "failed (%s, %llu bytes at %lld of %s); the next "
+                       "write, fsync or close of the file reports it",
+                       strerror(-status), (unsigned long long)e->len,
+                       (long long)e->start,
+                       vl_gfid_to_str(&e->inode->gfid, gfid));
         }
     } else {
         if (child != NULL)
             vl_reply_move(e->req, child);
         vl_unwind(e->req, status);
     }
+    if (is_cut_waiting)
+        atomic_fetch_add(&priv->n_reported, 1);
+    wb_write_fail_cut(cut, status);
     wb_entry_free(e);
     wb_queue_wind(go);
 }
@@ -554,25 +631,6 @@ wb_write_may_behind(vl_xlator_t *xl, const struct wb_conf *conf,
 }
 
 
-/* Whether the early write e, about to be queued, should be held for
- * contiguous writes to join it (lock held): it is small, continues the
- * newest write of the queue, and a write of the inode is in flight (its
- * answer winds e). A lone writer's write goes at once (trickling). */
-static bool
-wb_write_may_hold_locked(const struct wb_conf *conf, struct wb_inode *wi,
-                         const struct wb_entry *e)
-{
-    const struct wb_entry *t = wi->tail;
-
-    if (conf->aggregate_size == 0 || !e->is_early || e->is_strict
-        || e->len >= conf->aggregate_size || e->end == INT64_MAX)
-        return false;
-    if (t == NULL || t->kind != WB_E_WRITE || t->end != e->start)
-        return false;
-    return wb_queue_has_inflight_locked(wi);
-}
-
-
 static void
 wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -584,7 +642,7 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
     bool may_behind;
     bool is_early = false;
     bool is_joined = false;
-    bool is_held = false;
+    bool is_held = false; /* early, small, queued behind a write */
     bool is_free = false;
     uint64_t len = 0;
     int err;
@@ -593,7 +651,7 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
         vl_pass(req, VL_FIRST_CHILD(xl));
         return;
     }
-    err = wb_fd_take_err(xl, a->fd);
+    err = wb_fd_take_err(xl, a->fd, WB_PATH_WRITE);
     if (err != 0) {
         vl_unwind(req, err);
         return;
@@ -639,14 +697,10 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
         e->child = NULL;
     }
     if (!is_joined) {
-        is_held = wb_write_may_hold_locked(conf, wi, e);
         is_free = wb_queue_add_locked(wi, e);
-        is_held = is_held && is_free;
-        if (is_held) {
-            e->is_wound = false; /* wound by the in-flight write's answer */
-            e->is_held = true;
-            is_free = false;
-        }
+        /* Later contiguous early writes may join it while it waits. */
+        is_held = is_early && !is_free && conf->aggregate_size > 0
+                  && e->len < conf->aggregate_size;
     }
     pthread_mutex_unlock(&a->fd->inode->lock);
 

@@ -90,10 +90,6 @@ struct wb_entry {
                                   write, or a barrier that is a SETATTR
                                   answered early, wb-setattr.c) */
     bool is_strict;            /* strict-write-ordering when it arrived */
-    bool is_held;              /* an early write kept back (not wound)
-                                  while an earlier write is in flight, so
-                                  that contiguous writes join it: guarded
-                                  by inode->lock */
     bool is_buf_own;           /* buf was allocated here (not the
                                   caller's), so bytes may be appended */
 };
@@ -115,13 +111,32 @@ struct wb_inode {
                                   child */
     int err;                /* -errno of a SETATTR answered early, not
                                reported yet, or 0 */
+    /* Failed early writes, as the kernel's errseq: every fd keeps the
+     * wb_seq its fsync and its flush last reported (struct wb_fd), so
+     * each sees each failure once, whichever fd wrote the data. */
+    int wb_err;             /* -errno of the latest failed early write */
+    uint32_t wb_seq;        /* failures recorded so far */
+    bool is_wb_seen;        /* the latest was reported by an fsync or a
+                               flush (a new fd then does not report it) */
 };
 
-/* Per fd (fd ctx), guarded by fd->lock. */
+/* Per fd (fd ctx). err, is_failed, is_counted: guarded by fd->lock;
+ * the cursors into the inode's wb_seq: by inode->lock. */
 struct wb_fd {
-    int err;         /* -errno of an early write not reported yet, or 0 */
+    int err;         /* -errno of an early write of this fd not reported
+                        to a write of this fd yet, or 0 */
     bool is_failed;  /* an early write failed: write through from now on */
     bool is_counted; /* counted in its inode's n_open */
+    bool is_sampled; /* the cursors were set (at open or first write) */
+    uint32_t seq_fsync; /* inode wb_seq last reported by this fd's fsync */
+    uint32_t seq_flush; /* inode wb_seq last reported by this fd's flush */
+};
+
+/* Which caller a recorded failure is reported to. */
+enum wb_path {
+    WB_PATH_WRITE, /* the next write of the fd that failed, once */
+    WB_PATH_FSYNC, /* every fd's next fsync, once per failure */
+    WB_PATH_FLUSH, /* every fd's next flush, unless its fsync reported it */
 };
 
 /* wb-queue.c */
@@ -135,21 +150,30 @@ bool wb_queue_add_locked(struct wb_inode *wi, struct wb_entry *e);
 /* Removes e (lock held) and prepends the entries now free to go to *go. */
 void wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
                          struct wb_entry **go /* OUT */);
-/* Whether a wound, not yet answered entry precedes the tail (lock held):
- * its answer will scan the queue again and wind held writes. */
-bool wb_queue_has_inflight_locked(const struct wb_inode *wi);
-/* Appends the data of the early write e (not queued) to the held write
- * at the tail when they are contiguous, of one fd and caller, and fit in
- * aggregate_size (lock held); then e is done with. False: queue e. */
+/* Appends the data of the early write e (not queued) to the early write
+ * at the tail when that one has not gone down yet, they are contiguous,
+ * of one fd and caller, and fit in aggregate_size (lock held); then e is
+ * done with. False: queue e. */
 bool wb_queue_join_locked(struct wb_inode *wi, struct wb_entry *e,
                           uint64_t aggregate_size);
+/* Removes from the queue every write of fd that has not gone down (lock
+ * held) and prepends them to *cut (go_next links). */
+void wb_queue_cut_fd_locked(struct wb_inode *wi, vl_fd_t *fd,
+                            struct wb_entry **cut /* OUT */);
 /* Winds every entry of the list go (no lock held). */
 void wb_queue_wind(struct wb_entry *go);
-/* Records err as the sticky error of fd. */
-void wb_fd_set_err(vl_xlator_t *xl, vl_fd_t *fd, int err);
-/* Takes (and clears) the sticky error of fd, or else of a SETATTR of
- * its inode answered early; 0 if none. */
-int wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd);
+/* Sets the cursors of a new fd (inode->lock held): it reports a failure
+ * recorded before it was opened only if nobody reported that yet. */
+void wb_fd_sample_locked(struct wb_inode *wi, struct wb_fd *wf);
+/* Records err, the failure of an early write of fd (inode->lock held):
+ * for the fd's next write and for every fd's fsync and flush. Returns
+ * whether it is worth a log line (the first failure not yet reported). */
+bool wb_fd_set_err_locked(vl_xlator_t *xl, vl_fd_t *fd, int err);
+/* Takes the error to report to a fop of fd on path: a failure of an
+ * early write not yet reported there (write: the fd's own, once; fsync
+ * and flush: any fd's, once per failure and fd), or else the failure of
+ * a SETATTR of the inode answered early (once); 0 if none. */
+int wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd, enum wb_path path);
 /* Remembers the mode and attributes of a reply (lock held). While
  * SETATTRs answered early are pending, only the size may grow. */
 void wb_inode_seen_locked(struct wb_inode *wi, const struct vl_iatt *iatt);

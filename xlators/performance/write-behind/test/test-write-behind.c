@@ -13,7 +13,10 @@
  * setattr-behind: a chmod/chown/utimes of an open file is answered at
  * once with predicted attributes and reaches the child in order; every
  * case the brick could answer otherwise waits; a failure is returned by
- * the next flush, once.
+ * the next flush, once. Errors of early writes (issue 20): the next
+ * write and fsync both report one; early writes queued behind a failed
+ * one are failed, not sent; a failure met after a flush-behind is
+ * reported to the next fsync or flush, also across a reconnect.
  */
 #include "config.h"
 
@@ -252,13 +255,12 @@ test_early_answer(void **state)
 }
 
 
-/* Non-overlapping writes go down at once, in order; an overlapping one
- * waits until the write it overlaps was answered. */
+/* Early writes go down one at a time, in arrival order, whether they
+ * overlap or not: a later one leaves only once the earlier was answered
+ * (so a failure can still stop it, test_error_fails_queued). */
 static void
 test_order(void **state)
 {
-    /* Without aggregation, b would go at once; aggregation holds it
-     * while a is in flight (test_aggregate). */
     struct t_env *e = t_env_new(" option aggregate-size 0\n");
     struct vl_test_result res[3] = {{0}};
     vl_req_t *a, *b, *c;
@@ -270,14 +272,14 @@ test_order(void **state)
     t_write(e, e->fd, 100, 10, 'c', &res[2]);
     for (int i = 0; i < 3; i++)
         assert_true(res[i].is_done);
-    assert_int_equal(vl_mock_pending(e->mock), 2);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
     a = t_pop(e, VL_FOP_WRITE);
-    b = t_pop(e, VL_FOP_WRITE);
     assert_int_equal(VL_ARGS(a, write)->offset, 0);
+    t_answer_write(a, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    b = t_pop(e, VL_FOP_WRITE);
     assert_int_equal(VL_ARGS(b, write)->offset, 4096);
     t_answer_write(b, 0);
-    assert_int_equal(vl_mock_pending(e->mock), 0); /* c overlaps a */
-    t_answer_write(a, 0);
     c = t_pop(e, VL_FOP_WRITE);
     assert_int_equal(VL_ARGS(c, write)->offset, 100);
     assert_int_equal(((char *)VL_ARGS(c, write)->iov[0].iov_base)[0], 'c');
@@ -320,13 +322,14 @@ test_read_waits(void **state)
 }
 
 
-/* A failed early write: the next flush returns its error, once; the fd
- * then writes through. */
+/* A failed early write: the next flush returns its error, once; the
+ * fd's next write returns it too (its own report, once); the fd then
+ * writes through. */
 static void
 test_error_on_flush(void **state)
 {
     struct t_env *e = t_env_new("");
-    struct vl_test_result w = {0}, f1 = {0}, f2 = {0}, w2 = {0};
+    struct vl_test_result w = {0}, f1 = {0}, f2 = {0}, w2 = {0}, w3 = {0};
 
     (void)state;
     t_stat(e, S_IFREG | 0644);
@@ -340,14 +343,19 @@ test_error_on_flush(void **state)
     assert_true(f2.is_done);
     assert_int_equal(f2.status, 0);
     t_write(e, e->fd, 0, 100, 'a', &w2);
-    assert_false(w2.is_done); /* no longer behind */
-    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
     assert_true(w2.is_done);
-    assert_int_equal(w2.reply.count, 100);
+    assert_int_equal(w2.status, -ENOSPC);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    t_write(e, e->fd, 0, 100, 'a', &w3);
+    assert_false(w3.is_done); /* no longer behind */
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w3.is_done);
+    assert_int_equal(w3.reply.count, 100);
     vl_test_result_clear(&w);
     vl_test_result_clear(&f1);
     vl_test_result_clear(&f2);
     vl_test_result_clear(&w2);
+    vl_test_result_clear(&w3);
     t_env_free(e);
 }
 
@@ -415,7 +423,8 @@ test_window_full(void **state)
     t_write(e, e->fd, 300 * 1024, 300 * 1024, 'b', &w2);
     assert_true(w1.is_done);
     assert_false(w2.is_done);
-    assert_int_equal(vl_mock_pending(e->mock), 2); /* both went down */
+    /* w2 waits for the child, and behind the early w1. */
+    assert_int_equal(vl_mock_pending(e->mock), 1);
     t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
     assert_false(w2.is_done);
     t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
@@ -543,7 +552,7 @@ t_check_agg(vl_req_t *r, off_t off, size_t len, int first_chunk)
 /* A writer of 4 KiB writes: the first goes at once; the next 32 arrive
  * while it is in flight and reach the child as one 128 KiB WRITE when it
  * was answered, the 34th as a second WRITE; a write elsewhere in the
- * file is not held. */
+ * file joins none and goes last. */
 static void
 test_aggregate(void **state)
 {
@@ -559,20 +568,20 @@ test_aggregate(void **state)
                       (char)('A' + i % 50));
     assert_int_equal(vl_mock_pending(e->mock), 1);
     t_write_early(e, e->fd, 1024 * 1024, 100, 'z');
-    assert_int_equal(vl_mock_pending(e->mock), 2); /* not contiguous */
+    assert_int_equal(vl_mock_pending(e->mock), 1);
     r = t_pop(e, VL_FOP_WRITE);
     t_check_agg(r, 0, 4096, 0);
-    far = t_pop(e, VL_FOP_WRITE);
-    assert_int_equal(VL_ARGS(far, write)->offset, 1024 * 1024);
     t_answer_write(r, 0);
-    assert_int_equal(vl_mock_pending(e->mock), 2);
     agg1 = t_pop(e, VL_FOP_WRITE);
-    agg2 = t_pop(e, VL_FOP_WRITE);
     t_check_agg(agg1, 4096, 128 * 1024, 1);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    t_answer_write(agg1, 0);
+    agg2 = t_pop(e, VL_FOP_WRITE);
     t_check_agg(agg2, 33 * 4096, 4096, 33);
     t_answer_write(agg2, 0);
+    far = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(far, write)->offset, 1024 * 1024);
     t_answer_write(far, 0);
-    t_answer_write(agg1, 0);
     assert_int_equal(vl_mock_pending(e->mock), 0);
 
     f = fmemopen(dump, sizeof(dump), "w");
@@ -580,7 +589,7 @@ test_aggregate(void **state)
     e->wb->cls->dump(e->wb, f);
     fclose(f);
     assert_non_null(strstr(dump, "written_behind=35\n"));
-    assert_non_null(strstr(dump, "held=2\n"));
+    assert_non_null(strstr(dump, "held=3\n"));
     assert_non_null(strstr(dump, "aggregated=31\n"));
     assert_non_null(strstr(dump, "pending=0\n"));
     t_env_free(e);
@@ -604,12 +613,12 @@ test_aggregate_order(void **state)
     assert_non_null(fd2);
     t_write_early(e, e->fd, 0, 4096, 'A');
     t_write_early(e, e->fd, 4096, 4096, 'B');
-    t_write_early(e, fd2, 8192, 4096, 'C'); /* held on its own */
+    t_write_early(e, fd2, 8192, 4096, 'C'); /* queued on its own */
     t_fd_op(e, VL_FOP_READ, &rd);
     assert_int_equal(vl_mock_pending(e->mock), 1);
     t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
     assert_false(rd.is_done);
-    assert_int_equal(vl_mock_pending(e->mock), 2);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
     r = t_pop(e, VL_FOP_WRITE);
     t_check_agg(r, 4096, 4096, 1);
     t_answer_write(r, 0);
@@ -629,9 +638,14 @@ test_aggregate_order(void **state)
     t_stat(e, S_IFREG | 0644);
     for (int i = 0; i < 4; i++)
         t_write_early(e, e->fd, (off_t)i * 4096, 4096, 'A');
-    assert_int_equal(vl_mock_pending(e->mock), 4);
-    while (vl_mock_pending(e->mock) > 0)
-        t_answer_write(vl_mock_pop(e->mock), 0);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(vl_mock_pending(e->mock), 1);
+        r = t_pop(e, VL_FOP_WRITE);
+        assert_int_equal(VL_ARGS(r, write)->offset, (off_t)i * 4096);
+        assert_int_equal(VL_ARGS(r, write)->iov[0].iov_len, 4096);
+        t_answer_write(r, 0);
+    }
+    assert_int_equal(vl_mock_pending(e->mock), 0);
     t_env_free(e);
 }
 
@@ -937,6 +951,186 @@ test_setattr_behind_barrier(void **state)
 }
 
 
+/* ---- errors of early writes (issue 20) ---- */
+
+/* Value of key in write-behind's statedump, or -1. */
+static long long
+t_dump_num(struct t_env *e, const char *key)
+{
+    char dump[4096];
+    char want[64];
+    const char *p;
+    FILE *f = fmemopen(dump, sizeof(dump), "w");
+
+    assert_non_null(f);
+    e->wb->cls->dump(e->wb, f);
+    fclose(f);
+    snprintf(want, sizeof(want), "\n%s=", key);
+    p = strstr(dump, want);
+    return p != NULL ? strtoll(p + strlen(want), NULL, 10) : -1;
+}
+
+
+/* Winds an FSYNC (or FLUSH) of fd; a request that reaches the mock is
+ * answered with 0. Returns the caller's status. */
+static int
+t_sync_op(struct t_env *e, vl_fd_t *fd, vl_fop_t op)
+{
+    struct vl_test_result res = {0};
+    vl_req_t *req = vl_req_new(e->g->graph->top, op);
+    vl_req_t *r;
+    int status;
+
+    if (op == VL_FOP_FSYNC)
+        VL_ARGS(req, fsync)->fd = fd;
+    else
+        VL_ARGS(req, flush)->fd = fd;
+    vl_test_wind(req, &res);
+    while ((r = vl_mock_pop(e->mock)) != NULL) {
+        assert_int_equal(r->op, op);
+        vl_unwind(r, 0);
+    }
+    assert_true(res.is_done);
+    assert_int_equal(res.n_done, 1);
+    status = res.status;
+    vl_test_result_clear(&res);
+    return status;
+}
+
+
+/* The next write reports the failure of an early write, and fsync still
+ * does after that (a write's report does not make fsync say 0); fsync
+ * reports it once per fd; close after that fsync has nothing to add. */
+static void
+test_error_write_then_fsync(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, w2 = {0};
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'a', &w);
+    assert_true(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), -ENOSPC);
+    t_write(e, e->fd, 4096, 4096, 'b', &w2);
+    assert_true(w2.is_done);
+    assert_int_equal(w2.status, -ENOSPC);
+    assert_int_equal(vl_mock_pending(e->mock), 0); /* not sent */
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FSYNC), -ENOSPC);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FSYNC), 0);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FLUSH), 0);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
+/* Early writes queued behind one that fails are failed, never sent (so
+ * nothing the caller was told is written lands beyond the hole), and so
+ * is a write whose caller waits (it gets the error: the fd's write
+ * report). fsync reports the failure; the fd writes through after. */
+static void
+test_error_fails_queued(void **state)
+{
+    struct t_env *e = t_env_new(" option window-size 512KiB\n"
+                                " option aggregate-size 0\n");
+    struct vl_test_result w[4] = {{0}}, w5 = {0};
+    vl_req_t *a;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    for (int i = 0; i < 3; i++) {
+        t_write(e, e->fd, (off_t)i * 100 * 1024, 100 * 1024, 'a', &w[i]);
+        assert_true(w[i].is_done);
+        assert_int_equal(w[i].status, 0);
+    }
+    /* Does not fit the window: its caller waits. */
+    t_write(e, e->fd, 300 * 1024, 300 * 1024, 'd', &w[3]);
+    assert_false(w[3].is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1);
+    a = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(VL_ARGS(a, write)->offset, 0);
+    /* Short: the file system filled up. */
+    a->reply.count = 1000;
+    a->reply.iatt.mode = S_IFREG | 0644;
+    vl_unwind(a, 0);
+    assert_int_equal(vl_mock_pending(e->mock), 0);
+    assert_true(w[3].is_done);
+    assert_int_equal(w[3].status, -ENOSPC);
+    assert_int_equal(t_dump_num(e, "failed_behind"), 3);
+    assert_int_equal(t_dump_num(e, "pending"), 0);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FSYNC), -ENOSPC);
+    t_write(e, e->fd, 0, 100, 'e', &w5);
+    assert_false(w5.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), 0);
+    assert_true(w5.is_done);
+    assert_int_equal(w5.status, 0);
+    for (int i = 0; i < 4; i++)
+        vl_test_result_clear(&w[i]);
+    vl_test_result_clear(&w5);
+    t_env_free(e);
+}
+
+
+/* flush-behind: close() answered 0 before a pending write failed; the
+ * failure is not lost: the next fsync of an fd opened after reports it
+ * (nobody had seen it), once; a later closer of the first fd (a dup) too;
+ * an fd opened once it was seen does not. With flush-behind off, FLUSH
+ * waits for the write and returns its failure. A reconnect of the child
+ * (CHILD_DOWN, CHILD_UP) does not forget it. */
+static void
+test_error_across_flush(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0};
+    vl_fd_t *fd2, *fd3;
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'a', &w);
+    assert_true(w.is_done);
+    r = t_pop(e, VL_FOP_WRITE);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FLUSH), 0); /* behind */
+    t_answer_write(r, -EIO);
+    e->wb->cls->notify(e->wb, VL_EV_CHILD_DOWN, e->mock);
+    e->wb->cls->notify(e->wb, VL_EV_CHILD_UP, e->mock);
+    fd2 = vl_fd_new(e->file, O_RDWR, 1);
+    assert_non_null(fd2);
+    assert_int_equal(t_sync_op(e, fd2, VL_FOP_FSYNC), -EIO);
+    assert_int_equal(t_sync_op(e, fd2, VL_FOP_FSYNC), 0);
+    assert_int_equal(t_sync_op(e, fd2, VL_FOP_FLUSH), 0);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FLUSH), -EIO);
+    fd3 = vl_fd_new(e->file, O_RDWR, 1);
+    assert_non_null(fd3);
+    assert_int_equal(t_sync_op(e, fd3, VL_FOP_FSYNC), 0);
+    vl_fd_unref(fd3);
+    vl_fd_unref(fd2);
+    vl_test_result_clear(&w);
+    t_env_free(e);
+
+    e = t_env_new(" option flush-behind off\n");
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'a', &w);
+    assert_true(w.is_done);
+    {
+        struct vl_test_result f = {0};
+        vl_req_t *fl = vl_req_new(e->g->graph->top, VL_FOP_FLUSH);
+
+        VL_ARGS(fl, flush)->fd = e->fd;
+        vl_test_wind(fl, &f);
+        assert_false(f.is_done);
+        t_answer_write(t_pop(e, VL_FOP_WRITE), -ENOTCONN);
+        vl_unwind(t_pop(e, VL_FOP_FLUSH), 0);
+        assert_true(f.is_done);
+        assert_int_equal(f.status, -ENOTCONN);
+        vl_test_result_clear(&f);
+    }
+    vl_test_result_clear(&w);
+    t_env_free(e);
+}
+
+
 int
 main(void)
 {
@@ -958,6 +1152,9 @@ main(void)
         cmocka_unit_test(test_setattr_through),
         cmocka_unit_test(test_setattr_behind_error),
         cmocka_unit_test(test_setattr_behind_barrier),
+        cmocka_unit_test(test_error_write_then_fsync),
+        cmocka_unit_test(test_error_fails_queued),
+        cmocka_unit_test(test_error_across_flush),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
