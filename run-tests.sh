@@ -69,10 +69,16 @@ clean_src() {
     if command -v git > /dev/null &&
        [ "$(git -C "$SRC" rev-parse --show-toplevel 2> /dev/null)" = \
          "$(cd "$SRC" && pwd -P)" ]; then
-        # A tracked file deleted in the work tree is not copied.
+        # Not copied: a tracked file deleted in the work tree, and a
+        # program (or libtool's wrapper of one) the in-tree build made
+        # that .gitignore misses: the build would take it for its target
+        # (found through VPATH) and not build it.
         (cd "$SRC" && git ls-files -z --cached --others --exclude-standard |
-            xargs -0 -r sh -c 'for f; do
-                if [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi
+            xargs -0 -r sh -c 'elf="$(printf "\177ELF")"; for f; do
+                if [ -f "$f" ] && { [ "$(head -c 4 "$f")" = "$elf" ] ||
+                    head -n 3 "$f" | grep -q "temporary wrapper script"; }
+                then echo "not copying program $f" >&2
+                elif [ -e "$f" ] || [ -L "$f" ]; then printf "%s\0" "$f"; fi
             done' _ | tar --null -T - -cf -) | tar -C "$dst" -xf - ||
             return 1
     else

@@ -26,9 +26,10 @@ is_mounted() {
     awk -v m="$MNT" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
 }
 
-# Is what is mounted on MNT the demo volume (and not something else)?
+# Is what is mounted on MNT a Mortar client (the demo's), not something
+# else?
 is_demo_mounted() {
-    awk -v m="$MNT" '$2 == m && $1 == "127.0.0.1:/demo" { f = 1 }
+    awk -v m="$MNT" '$2 == m && $3 == "fuse.mortar" { f = 1 }
         END { exit !f }' /proc/mounts
 }
 
