@@ -14,7 +14,13 @@
 #    a hard link's file stays lazy-safe when one name goes;
 #  - the client's statedump: the fds were answered here (local_opens)
 #    and quick-read held the files open below (keeper_opens) before the
-#    names went, with none failed.
+#    names went, with none failed;
+#  - the documented limit (README): a file removed through ANOTHER client
+#    while an fd of it is lazy here. A read right after gives the copy's
+#    bytes or the error (the kernel may revalidate the attributes first,
+#    with an fstat that needs the real open); after cache-timeout, fstat
+#    and read both report the error (ESTALE or ENOENT), neither claims
+#    success.
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -184,4 +190,37 @@ new" bash_mv "$M"
     # Every lazy fd was closed (the kernel's releases come a moment
     # later): none is counted any more, so no keeper is left open.
     EXPECT_WITHIN 10 0 dump_num "$PID" lazy_fds
+done
+
+# --- another client removes the file: the error reaches every fop ---
+M2="$T/mnt/m2"
+mkdir -p "$M2"
+TEST mount_mortar 127.0.0.1:/sv "$M2" "volfile-server-port=$MGMT_PORT"
+TEST wait_for_mount "$M2"
+other_rm() {
+    python3 - "$M0" "$M2" <<'PY'
+import os, sys, time
+a, b = sys.argv[1], sys.argv[2]
+with open(a + "/o", "wb") as f:
+    f.write(b"other\n")
+fd = os.open(a + "/o", os.O_RDONLY)
+os.unlink(b + "/o")
+def show(name, fn):
+    try:
+        print(name, fn())
+    except OSError as e:
+        print(name, os.strerror(e.errno))
+show("early-read", lambda: os.pread(fd, 100, 0))
+time.sleep(1.5)  # past cache-timeout (1 s)
+show("fstat", lambda: os.fstat(fd).st_size)
+show("read", lambda: os.pread(fd, 100, 0))
+os.close(fd)
+PY
+}
+OUT=$(other_rm)
+echo "$OUT" | sed 's/^/# /'
+EXPECT_MATCH "^early-read (b'other.n'|Stale file handle)$" result early-read
+for c in fstat read; do
+    EXPECT_MATCH "^$c (Stale file handle|No such file or directory)$" \
+        result "$c"
 done
