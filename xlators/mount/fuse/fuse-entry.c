@@ -153,16 +153,32 @@ vfuse_entry_done(vl_req_t *req, void *cookie)
 }
 
 
+int
+vfuse_name_check(const char *name)
+{
+    if (name == NULL || strchr(name, '/') != NULL)
+        return -EINVAL;
+    if (strlen(name) > VFUSE_NAME_MAX)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+
 /* Fills loc with parent (the call's nodeid) + name and a fresh inode kept
  * in call->inode. Returns 0 or -errno. */
 static int
 vfuse_new_entry_loc(struct vfuse_call *call, struct vl_loc *loc,
                     const char *name)
 {
+    int rc;
+
     loc->parent = vfuse_call_inode(call);
     loc->name = name;
-    if (loc->parent == NULL || name == NULL || strchr(name, '/') != NULL)
+    if (loc->parent == NULL)
         return -EINVAL;
+    rc = vfuse_name_check(name);
+    if (rc != 0)
+        return rc;
     call->inode = vl_inode_new(call->priv->xl->graph->itable);
     if (call->inode == NULL)
         return -ENOMEM;
@@ -373,7 +389,7 @@ vfuse_symlink(struct vfuse_call *call)
 {
     vl_req_t *req = vfuse_req_new(call, VL_FOP_SYMLINK);
     struct vl_symlink_args *a;
-    size_t name_len = 0;
+    size_t name_len = 0, target_len = 0;
     const char *name = vfuse_arg_str(call, 0, &name_len);
     int rc = 0;
 
@@ -381,9 +397,11 @@ vfuse_symlink(struct vfuse_call *call)
         a = VL_ARGS(req, symlink);
         rc = vfuse_new_entry_loc(call, &a->loc, name);
         if (rc == 0)
-            a->target = vfuse_arg_str(call, name_len + 1, NULL);
+            a->target = vfuse_arg_str(call, name_len + 1, &target_len);
         if (rc == 0 && a->target == NULL)
             rc = -EINVAL;
+        if (rc == 0 && target_len > VFUSE_TARGET_MAX)
+            rc = -ENAMETOOLONG;
         vl_gfid_generate(&a->gfid);
     }
     vfuse_send(call, req, rc, vfuse_entry_done);
@@ -406,10 +424,11 @@ vfuse_link(struct vfuse_call *call)
         a->oldloc.inode = old;
         a->newloc.parent = vfuse_call_inode(call);
         a->newloc.name = vfuse_arg_str(call, sizeof(in), NULL);
-        if (old == NULL || a->newloc.parent == NULL
-            || a->newloc.name == NULL)
+        if (old == NULL || a->newloc.parent == NULL)
             rc = -EINVAL;
         else
+            rc = vfuse_name_check(a->newloc.name);
+        if (rc == 0)
             call->inode = vl_inode_ref(old); /* what entry_done links */
     }
     vfuse_send(call, req, rc, vfuse_entry_done);
@@ -463,9 +482,8 @@ vfuse_remove(struct vfuse_call *call, vl_fop_t op)
                                   : &VL_ARGS(req, rmdir)->loc;
         loc->parent = vfuse_call_inode(call);
         loc->name = vfuse_arg_str(call, 0, NULL);
-        if (loc->parent == NULL || loc->name == NULL)
-            rc = -EINVAL;
-        else
+        rc = loc->parent == NULL ? -EINVAL : vfuse_name_check(loc->name);
+        if (rc == 0)
             loc->inode = vfuse_hint_inode(call, loc->parent, loc->name);
     }
     vfuse_send(call, req, rc, vfuse_remove_done);
@@ -523,9 +541,12 @@ vfuse_rename_common(struct vfuse_call *call, uint32_t flags, size_t off)
         if (a->oldloc.name != NULL)
             a->newloc.name = vfuse_arg_str(call, off + old_len + 1, NULL);
         a->flags = flags;
-        if (a->oldloc.parent == NULL || a->oldloc.name == NULL
-            || a->newloc.parent == NULL || a->newloc.name == NULL)
+        if (a->oldloc.parent == NULL || a->newloc.parent == NULL)
             rc = -EINVAL;
+        if (rc == 0)
+            rc = vfuse_name_check(a->oldloc.name);
+        if (rc == 0)
+            rc = vfuse_name_check(a->newloc.name);
     }
     if (req != NULL && rc == 0) {
         a = VL_ARGS(req, rename);
@@ -602,8 +623,9 @@ vfuse_statfs(struct vfuse_call *call)
 
 /* ---- xattrs ---- */
 
-/* POSIX ACLs and SELinux labels are not enforced by Mortar yet. Unless
- * the mount asks for them (options acl, selinux), their xattrs are
+/* A key over XATTR_NAME_MAX (255, as VFUSE_NAME_MAX) is ERANGE, as Linux
+ * answers. POSIX ACLs and SELinux labels are not enforced by Mortar yet.
+ * Unless the mount asks for them (options acl, selinux), their xattrs are
  * refused here with EOPNOTSUPP, as by a file system without that support,
  * instead of costing a brick round trip for every `ls -l` entry (ls asks
  * for both on each file). */
@@ -614,6 +636,10 @@ vfuse_xattr_check(struct vfuse_call *call, const char *name)
 
     if (name == NULL)
         return 0;
+    /* The kernel refuses these itself; this keeps the answer right
+     * whatever sends the request. */
+    if (strlen(name) > VFUSE_NAME_MAX)
+        return -ERANGE;
     if (!conf->is_acl && strncmp(name, "system.posix_acl_", 17) == 0)
         return -EOPNOTSUPP;
     if (!conf->is_selinux && strcmp(name, "security.selinux") == 0)

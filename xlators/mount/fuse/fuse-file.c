@@ -218,10 +218,12 @@ vfuse_create(struct vfuse_call *call)
     const char *name = vfuse_arg_str(call, sizeof(in), NULL);
     struct vl_create_args *a;
     vl_req_t *req;
+    int rc;
 
     memcpy(&in, call->arg, sizeof(in));
-    if (parent == NULL || name == NULL || strchr(name, '/') != NULL) {
-        vfuse_reply_err(call, -EINVAL);
+    rc = parent == NULL ? -EINVAL : vfuse_name_check(name);
+    if (rc != 0) {
+        vfuse_reply_err(call, rc);
         return;
     }
     call->inode = vl_inode_new(call->priv->xl->graph->itable);

@@ -448,6 +448,16 @@ vl_inode_t *vfuse_call_node(struct vfuse_call *call, int i);
 vl_fd_t *vfuse_call_fh(struct vfuse_call *call, int i);
 
 /* --- fuse-entry.c: shared by the handlers --- */
+/* Longest name one directory entry takes, in bytes (Linux's NAME_MAX);
+ * the kernel passes names up to FUSE_NAME_MAX (1024) to us. */
+#define VFUSE_NAME_MAX 255
+/* Longest symlink target, in bytes without its NUL (PATH_MAX - 1). */
+#define VFUSE_TARGET_MAX 4095
+/* May name be a new or existing entry's name? 0, -EINVAL (missing, or
+ * with a '/') or -ENAMETOOLONG (over VFUSE_NAME_MAX bytes), as a local
+ * file system answers; checked before winding, so every layer below
+ * (and the wire's name bound) sees only names that fit. */
+int vfuse_name_check(const char *name);
 vl_inode_t *vfuse_call_inode(struct vfuse_call *call);
 void vfuse_send(struct vfuse_call *call, vl_req_t *req, int rc,
                 vl_done_fn *done);

@@ -2,7 +2,8 @@
 /*
  * test-fuse-conv: the pure conversions of mount/fuse (fuse-conv.c):
  * attributes, device numbers, setattr bits, dirent packing within the
- * kernel's budget, lock ranges and the INIT flags we ask for.
+ * kernel's budget, lock ranges, the INIT flags we ask for, and the
+ * bound on names.
  */
 #include "config.h"
 
@@ -294,6 +295,34 @@ test_init_want(void **state)
 }
 
 
+/* The name bound of every entry op (fuse-entry.c): bytes, not
+ * characters; a missing name or one with a '/' is EINVAL. */
+static void
+test_name_check(void **state)
+{
+    char name[VFUSE_NAME_MAX + 2];
+
+    (void)state;
+    memset(name, 'a', sizeof(name));
+    name[VFUSE_NAME_MAX] = '\0';
+    assert_int_equal(vfuse_name_check(name), 0);
+    name[VFUSE_NAME_MAX] = 'a';
+    name[VFUSE_NAME_MAX + 1] = '\0';
+    assert_int_equal(vfuse_name_check(name), -ENAMETOOLONG);
+    /* 85 three-byte characters are 255 bytes; one more is 258. */
+    for (int i = 0; i < 85; i++)
+        memcpy(name + 3 * i, "\xe2\x82\xac", 3);
+    name[255] = '\0';
+    assert_int_equal(vfuse_name_check(name), 0);
+    memcpy(name + 253, "\xe2\x82\xac", 3);
+    name[256] = '\0';
+    assert_int_equal(vfuse_name_check(name), -ENAMETOOLONG);
+    assert_int_equal(vfuse_name_check(NULL), -EINVAL);
+    assert_int_equal(vfuse_name_check("a/b"), -EINVAL);
+    assert_int_equal(vfuse_name_check("a"), 0);
+}
+
+
 int
 main(void)
 {
@@ -307,6 +336,7 @@ main(void)
         cmocka_unit_test(test_direntplus_pack),
         cmocka_unit_test(test_flock_conv),
         cmocka_unit_test(test_init_want),
+        cmocka_unit_test(test_name_check),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -6,7 +6,8 @@
  * read-ahead, unmounts, and checks that the bridge raised SIGTERM when the
  * kernel said the mount was gone. A leaf that never comes up checks that
  * the mount fails after connect-timeout with the graph's last error; a
- * missing mount point fails init with its reason. (The reader threads are
+ * missing mount point fails init with its reason. Names over 255 bytes
+ * get ENAMETOOLONG from every entry syscall. (The reader threads are
  * tested in test-fuse-readers.c.)
  */
 #include "config.h"
@@ -185,6 +186,77 @@ test_mount_stat_ls_cat(void **state)
 }
 
 
+/* Names over NAME_MAX (255 bytes) get ENAMETOOLONG from the bridge for
+ * every syscall that names an entry, as from a local file system, before
+ * anything is wound (the kernel passes names up to 1024 bytes to FUSE);
+ * the names that were refused leave memfs's one file as it was. */
+static void
+test_mount_name_too_long(void **state)
+{
+    struct mount_env env = {.dir = "/tmp/vfuse-test-XXXXXX"};
+    char reason[512] = "";
+    char source[128];
+    char type[128];
+    char hello[128];
+    char name[1001];
+    char path[1200];
+    char buf[64];
+    struct stat st;
+    sigset_t term;
+    struct timespec wait = {.tv_sec = 10};
+    const size_t lens[] = {256, 1000};
+    int fd;
+    int rc;
+
+    (void)state;
+    if (!mount_can_mount())
+        skip();
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, NULL);
+    assert_non_null(mkdtemp(env.dir));
+    rc = mount_env_start(&env, "test/memfs", "", reason, sizeof(reason));
+    if (rc != 0) {
+        mount_env_stop(&env);
+        fail_msg("mount failed: %d %s", rc, reason);
+    }
+    snprintf(hello, sizeof(hello), "%s/hello", env.dir);
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        memset(name, 'n', lens[i]);
+        name[lens[i]] = '\0';
+        snprintf(path, sizeof(path), "%s/%s", env.dir, name);
+        assert_int_equal(stat(path, &st), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        fd = open(path, O_CREAT | O_WRONLY, 0644);
+        assert_int_equal(fd, -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(mkdir(path, 0755), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(mknod(path, S_IFIFO | 0644, 0), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(symlink("hello", path), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(link(hello, path), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(rename(hello, path), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(unlink(path), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+        assert_int_equal(rmdir(path), -1);
+        assert_int_equal(errno, ENAMETOOLONG);
+    }
+    fd = open(hello, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(read(fd, buf, sizeof(buf)), strlen(MEM_DATA));
+    close(fd);
+
+    assert_int_equal(umount2(env.dir, MNT_DETACH), 0);
+    assert_int_equal(sigtimedwait(&term, NULL, &wait), SIGTERM);
+    mount_env_stop(&env);
+    assert_false(mount_find_mount(env.dir, source, type, sizeof(source)));
+}
+
+
 static void
 test_mount_child_never_up(void **state)
 {
@@ -235,6 +307,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mount_stat_ls_cat),
+        cmocka_unit_test(test_mount_name_too_long),
         cmocka_unit_test(test_mount_child_never_up),
         cmocka_unit_test(test_mount_bad_mountpoint),
     };
