@@ -12,6 +12,7 @@ static const vl_xlator_class_t *const builtin_classes[] = {
     &xl_performance_io_threads,
     &xl_debug_trace,     &xl_protocol_client, &xl_protocol_server,
     &xl_mount_fuse,      &xl_cluster_distribute,
+    &xl_cluster_replicate,
     &xl_performance_quick_read,
     &xl_performance_write_behind,
     &xl_performance_nl_cache,

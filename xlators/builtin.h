@@ -17,6 +17,7 @@ extern const vl_xlator_class_t xl_protocol_client;
 extern const vl_xlator_class_t xl_protocol_server;
 extern const vl_xlator_class_t xl_mount_fuse;
 extern const vl_xlator_class_t xl_cluster_distribute;
+extern const vl_xlator_class_t xl_cluster_replicate;
 
 /* Registers every class above; 0 or -errno. Idempotent. */
 int vl_xlators_register_builtin(void);

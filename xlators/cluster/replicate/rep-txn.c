@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-txn: the transaction every modifying fop runs under
+ * (doc/replicate.md "Transactions"):
+ *
+ *   1. quorum   the children it can go to (up, and for an fd fop those
+ *               the fd is open on) must make quorum, else EROFS and no
+ *               child is touched;
+ *   2. lock     inodelk (object) or entrylk (names) in the domain of this
+ *               translator's name, WAIT, serially in child order (and
+ *               item order for rename's two names), so two clients can
+ *               never hold part of each other's locks; a child whose lock
+ *               fails leaves the transaction; quorum again;
+ *   3. pre-op   xattrop on every locked child: dirty +1, and +1 on the
+ *               pending slot of every child not in the transaction (it
+ *               misses this change whatever happens next);
+ *   4. fop      on every child whose pre-op succeeded; quorum again;
+ *   5. post-op  xattrop on the children where the fop succeeded: dirty
+ *               -1 and +1 on the pending slot of each child of the
+ *               transaction where it failed; when it failed everywhere
+ *               (nothing changed anywhere) the pre-op is undone instead;
+ *   6. unlock   every lock taken, then the answer.
+ *
+ * A crash between any two steps leaves dirty set or a blame recorded on
+ * the bricks that changed, so heal knows what to compare.
+ *
+ * Not yet: eager locking (one lock and pre-op for a batch of writes on
+ * an fd); every fop pays its own lock, pre-op, post-op and unlock.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rep.h"
+
+enum rep_txn_phase {
+    REP_PH_LOCK = 0,
+    REP_PH_PREOP,
+    REP_PH_FOP,
+    REP_PH_POSTOP,
+    REP_PH_UNLOCK,
+};
+
+/* Tag of transaction lock owners: never equal to a FUSE lock owner of a
+ * process, so a transaction never shares a lock with an application. */
+#define REP_LK_OWNER_TAG 0x7265700000000000ULL
+
+static void rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_preop(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_fop(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_postop(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req);
+
+
+int32_t
+rep_record_get(const uint8_t *rec, unsigned i)
+{
+    const uint8_t *p = rec + 4 * i;
+
+    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16
+                     | (uint32_t)p[2] << 8 | (uint32_t)p[3]);
+}
+
+
+void
+rep_record_set(uint8_t *rec, unsigned i, int32_t v)
+{
+    uint8_t *p = rec + 4 * i;
+    uint32_t u = (uint32_t)v;
+
+    p[0] = (uint8_t)(u >> 24);
+    p[1] = (uint8_t)(u >> 16);
+    p[2] = (uint8_t)(u >> 8);
+    p[3] = (uint8_t)u;
+}
+
+
+/* ---- starting ---- */
+
+/* The children a transaction may use: the up ones and, for an fd fop,
+ * those the fd is open on. */
+static rep_mask_t
+rep_txn_candidates(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
+{
+    rep_mask_t mask = rep_up_mask(xl);
+
+    (void)req;
+    if (fd != NULL)
+        mask &= rep_fd_opened(xl, fd);
+    return mask;
+}
+
+
+static void
+rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+
+    local->all = (rep_mask_t)((1u << priv->n) - 1);
+    local->txn = rep_txn_candidates(xl, req, fd);
+    local->is_fd = fd != NULL;
+    if (!rep_has_quorum(xl, local->txn)) {
+        atomic_fetch_add(&priv->n_quorum_fail, 1);
+        vl_log(xl, VL_LOG_DEBUG, "%s refused: %u of %u children up, below "
+               "quorum", vl_fop_name(req->op), rep_popcount(local->txn),
+               priv->n);
+        vl_unwind(req, -EROFS);
+        return;
+    }
+    for (unsigned i = 0; i < priv->n; i++) {
+        local->ck[i].req = req;
+        local->ck[i].idx = i;
+    }
+    local->lk_owner = REP_LK_OWNER_TAG
+                      | (atomic_fetch_add(&priv->n_lock_owner, 1)
+                         & 0xffffffffffffULL);
+    atomic_fetch_add(&priv->n_txn, 1);
+    local->phase = REP_PH_LOCK;
+    local->lk_step = 0;
+    rep_txn_lock_next(xl, req);
+}
+
+
+/* ---- 2. locks, serially ---- */
+
+static void
+rep_txn_lock_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+    vl_req_t *req = ck->req;
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_xlator_t *xl = req->xl;
+    unsigned n = rep_priv(xl)->n;
+    unsigned item = local->lk_step / n;
+
+    if (child->status == 0) {
+        local->lk_held[item] |= 1u << ck->idx;
+    } else {
+        /* That child leaves the transaction: it is blamed like a down
+         * child (it may still hold earlier items: those are unlocked
+         * with the rest). */
+        vl_log(xl, VL_LOG_DEBUG, "lock on %s failed: %s",
+               xl->children[ck->idx]->name, strerror(-child->status));
+        local->txn &= ~(1u << ck->idx);
+        if (local->first_err == 0)
+            local->first_err = child->status;
+    }
+    local->lk_step++;
+    rep_txn_lock_next(xl, req);
+}
+
+
+static void
+rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n;
+
+    /* The next (item, child) pair still in the transaction. */
+    while (local->lk_step < local->n_lk * n
+           && !(local->txn & (1u << (local->lk_step % n))))
+        local->lk_step++;
+    if (local->lk_step < local->n_lk * n) {
+        unsigned item = local->lk_step / n, i = local->lk_step % n;
+        const struct rep_txn_target *t = &local->lk[item];
+        vl_req_t *child;
+
+        child = vl_req_new_op(req, xl->children[i],
+                              local->is_entry ? VL_FOP_ENTRYLK
+                                              : VL_FOP_INODELK);
+        if (child == NULL) {
+            local->txn &= ~(1u << i);
+            if (local->first_err == 0)
+                local->first_err = -ENOMEM;
+            local->lk_step++;
+            rep_txn_lock_next(xl, req);
+            return;
+        }
+        child->caller.lk_owner = local->lk_owner;
+        if (local->is_entry) {
+            struct vl_entrylk_args *a = VL_ARGS(child, entrylk);
+
+            a->domain = xl->name;
+            a->loc.parent = t->lk_parent;
+            a->loc.name = t->lk_name;
+            a->cmd = VL_LOCK_WAIT;
+            a->type = F_WRLCK;
+        } else {
+            struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
+
+            a->domain = xl->name;
+            a->loc.inode = t->inode;
+            a->cmd = VL_LOCK_WAIT;
+            a->flock.type = F_WRLCK;
+            a->flock.whence = SEEK_SET;
+            a->flock.start = 0;
+            a->flock.len = 0;
+        }
+        vl_wind(child, rep_txn_lock_done, &local->ck[i]);
+        return;
+    }
+    /* Every lock was tried. */
+    if (local->txn == 0) {
+        local->result = local->first_err != 0 ? local->first_err : -EIO;
+        rep_txn_unlock(xl, req);
+        return;
+    }
+    if (!rep_has_quorum(xl, local->txn)) {
+        atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
+        local->result = -EROFS;
+        rep_txn_unlock(xl, req);
+        return;
+    }
+    rep_txn_preop(xl, req);
+}
+
+
+/* ---- 3. and 5. pre-op and post-op ---- */
+
+/* Fills the xattrop arguments: dirty gets dirty_delta on counter kind,
+ * each child of blame gets blame_delta. Returns the number of keys. */
+static uint32_t
+rep_txn_records(vl_xlator_t *xl, struct rep_local *local, int dirty_delta,
+                rep_mask_t blame, int blame_delta)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    uint32_t k = 0;
+
+    memset(local->x_buf, 0, sizeof(local->x_buf));
+    local->x_names[k] = REP_KEY_DIRTY;
+    rep_record_set(local->x_buf[k], (unsigned)local->kind, dirty_delta);
+    k++;
+    for (unsigned j = 0; j < priv->n; j++) {
+        if (!(blame & (1u << j)))
+            continue;
+        local->x_names[k] = priv->keys[j];
+        rep_record_set(local->x_buf[k], (unsigned)local->kind, blame_delta);
+        k++;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        local->x_values[i] = local->x_buf[i];
+        local->x_sizes[i] = REP_RECORD_SIZE;
+    }
+    return k;
+}
+
+
+/* Bookkeeping of one xattrop answer (status of child idx); the last
+ * one moves the transaction on. */
+static void
+rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_xlator_t *xl = req->xl;
+
+    if (status != 0) {
+        atomic_fetch_or(&local->bad, 1u << idx);
+        vl_log(xl, VL_LOG_WARNING, "%s xattrop on %s failed: %s",
+               local->phase == REP_PH_PREOP ? "pre-op" : "post-op",
+               xl->children[idx]->name, strerror(-status));
+    }
+    if (!vl_fanout_arrive(&local->fan, status))
+        return;
+    if (local->phase == REP_PH_PREOP) {
+        local->preop_ok = local->txn & ~atomic_load(&local->bad);
+        if (!rep_has_quorum(xl, local->preop_ok)) {
+            /* Nothing was changed: the post-op undoes the pre-op. */
+            atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
+            local->result = -EROFS;
+            local->fop_ok = 0;
+            rep_txn_postop(xl, req);
+            return;
+        }
+        rep_txn_fop(xl, req);
+    } else {
+        rep_txn_unlock(xl, req);
+    }
+}
+
+
+static void
+rep_txn_xattrop_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+
+    rep_txn_xattrop_arrive(ck->req, ck->idx, child->status);
+}
+
+
+/* Sends the prepared xattrop to every child of mask, once per target. */
+static void
+rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
+                     uint32_t n_keys)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n, n_targets = local->n_targets;
+    vl_inode_t *inodes[REP_TXN_MAX_TARGETS];
+    int count = (int)(rep_popcount(mask) * n_targets);
+
+    for (unsigned t = 0; t < n_targets; t++)
+        inodes[t] = local->t[t].inode;
+    atomic_store(&local->bad, 0);
+    vl_fanout_begin(&local->fan, count);
+    /* The last answer may free req: nothing of local is read after the
+     * last wind (mask, n, n_targets and inodes are copies). */
+    for (unsigned i = 0; i < n; i++) {
+        if (!(mask & (1u << i)))
+            continue;
+        for (unsigned t = 0; t < n_targets; t++) {
+            vl_req_t *child = vl_req_new_op(req, xl->children[i],
+                                            VL_FOP_XATTROP);
+            struct vl_xattrop_args *a;
+
+            if (child == NULL) {
+                rep_txn_xattrop_arrive(req, i, -ENOMEM);
+                continue;
+            }
+            a = VL_ARGS(child, xattrop);
+            a->loc.inode = inodes[t];
+            a->op = VL_XATTROP_ADD32;
+            a->n = n_keys;
+            a->names = local->x_names;
+            a->values = local->x_values;
+            a->sizes = local->x_sizes;
+            vl_wind(child, rep_txn_xattrop_done, &local->ck[i]);
+        }
+    }
+}
+
+
+static void
+rep_txn_preop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    uint32_t n_keys;
+
+    local->phase = REP_PH_PREOP;
+    n_keys = rep_txn_records(xl, local, 1, local->all & ~local->txn, 1);
+    rep_txn_xattrop_send(xl, req, local->txn, n_keys);
+}
+
+
+static void
+rep_txn_postop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t to, blame;
+    uint32_t n_keys;
+
+    local->phase = REP_PH_POSTOP;
+    if (local->fop_ok != 0) {
+        /* Blame the children of the transaction that missed the change;
+         * the down ones were blamed by the pre-op already. */
+        to = local->fop_ok;
+        blame = local->txn & ~local->fop_ok;
+        n_keys = rep_txn_records(xl, local, -1, blame, 1);
+        if (blame != 0) {
+            atomic_fetch_add(&priv->n_txn_blamed, 1);
+            vl_log(xl, VL_LOG_INFO, "%s failed on %u of %u children: "
+                   "recorded pending on the others", vl_fop_name(req->op),
+                   rep_popcount(blame), rep_popcount(local->txn));
+        }
+    } else {
+        /* Nothing changed anywhere: no child missed anything. */
+        to = local->preop_ok;
+        n_keys = rep_txn_records(xl, local, -1, local->all & ~local->txn,
+                                 -1);
+    }
+    if (to == 0) {
+        rep_txn_unlock(xl, req);
+        return;
+    }
+    rep_txn_xattrop_send(xl, req, to, n_keys);
+}
+
+
+/* ---- 4. the fop ---- */
+
+static void
+rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_xlator_t *xl = req->xl;
+
+    local->status[idx] = status;
+    if (status == 0) {
+        atomic_fetch_or(&local->ok, 1u << idx);
+        if (!atomic_exchange(&local->has_reply, true))
+            vl_reply_move(req, child);
+    }
+    if (!vl_fanout_arrive(&local->fan, status))
+        return;
+    local->fop_ok = atomic_load(&local->ok);
+    if (local->fop_ok == 0) {
+        for (unsigned i = 0; i < rep_priv(xl)->n; i++)
+            if ((local->preop_ok & (1u << i)) && local->status[i] != 0) {
+                local->result = local->status[i];
+                break;
+            }
+        if (local->result == 0)
+            local->result = -EIO;
+    } else if (!rep_has_quorum(xl, local->fop_ok)) {
+        atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
+        local->result = -EROFS;
+    }
+    rep_txn_postop(xl, req);
+}
+
+
+static void
+rep_txn_fop_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+
+    rep_txn_fop_arrive(ck->req, ck->idx, child, child->status);
+}
+
+
+static void
+rep_txn_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t mask = local->preop_ok;
+    unsigned n = rep_priv(xl)->n;
+
+    local->phase = REP_PH_FOP;
+    atomic_store(&local->ok, 0);
+    vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
+    for (unsigned i = 0; i < n; i++) {
+        vl_req_t *child;
+
+        if (!(mask & (1u << i)))
+            continue;
+        child = vl_req_child(req, xl->children[i]);
+        if (child == NULL) {
+            rep_txn_fop_arrive(req, i, NULL, -ENOMEM);
+            continue;
+        }
+        vl_wind(child, rep_txn_fop_done, &local->ck[i]);
+    }
+}
+
+
+/* ---- 6. unlock and answer ---- */
+
+/* What the fop's success changes in the inode and fd contexts. */
+static void
+rep_txn_settle(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t missed = local->all & ~local->fop_ok;
+    unsigned gen = atomic_load(&rep_priv(xl)->event_gen);
+
+    if (local->fop_ok == 0)
+        return;
+    for (unsigned t = 0; t < local->n_targets; t++)
+        if (missed != 0)
+            rep_inode_drop_readable(xl, local->t[t].inode, missed);
+    if (local->result != 0)
+        return;
+    switch (req->op) {
+    case VL_FOP_CREATE:
+        rep_fd_set_opened(xl, req->args.create.fd, local->fop_ok);
+        rep_inode_set_readable(xl, req->args.create.loc.inode,
+                               local->fop_ok, gen);
+        break;
+    case VL_FOP_MKNOD:
+        rep_inode_set_readable(xl, req->args.mknod.loc.inode,
+                               local->fop_ok, gen);
+        break;
+    case VL_FOP_MKDIR:
+        rep_inode_set_readable(xl, req->args.mkdir.loc.inode,
+                               local->fop_ok, gen);
+        break;
+    case VL_FOP_SYMLINK:
+        rep_inode_set_readable(xl, req->args.symlink.loc.inode,
+                               local->fop_ok, gen);
+        break;
+    case VL_FOP_OPEN:
+        rep_fd_set_opened(xl, req->args.open.fd, local->fop_ok);
+        break;
+    default:
+        break;
+    }
+}
+
+
+static void
+rep_txn_answer(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    int result = local->result;
+
+    rep_txn_settle(xl, req);
+    if (result != 0)
+        vl_reply_clear(&req->reply);
+    vl_unwind(req, result);
+}
+
+
+static void
+rep_txn_unlock_arrive(vl_req_t *req, unsigned idx, int status)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+
+    if (status != 0)
+        vl_log(req->xl, VL_LOG_WARNING, "unlock on %s failed: %s",
+               req->xl->children[idx]->name, strerror(-status));
+    if (vl_fanout_arrive(&local->fan, status))
+        rep_txn_answer(req->xl, req);
+}
+
+
+static void
+rep_txn_unlock_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+
+    rep_txn_unlock_arrive(ck->req, ck->idx, child->status);
+}
+
+
+static void
+rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n, n_lk = local->n_lk;
+    rep_mask_t held[REP_TXN_MAX_TARGETS];
+    struct rep_txn_target lk[REP_TXN_MAX_TARGETS];
+    bool is_entry = local->is_entry;
+    uint64_t owner = local->lk_owner;
+    int count = 0;
+
+    local->phase = REP_PH_UNLOCK;
+    for (unsigned k = 0; k < n_lk; k++) {
+        held[k] = local->lk_held[k];
+        lk[k] = local->lk[k];
+        count += (int)rep_popcount(held[k]);
+    }
+    if (count == 0) {
+        rep_txn_answer(xl, req);
+        return;
+    }
+    vl_fanout_begin(&local->fan, count);
+    /* Nothing of local is read after the last wind. */
+    for (unsigned k = 0; k < n_lk; k++) {
+        for (unsigned i = 0; i < n; i++) {
+            vl_req_t *child;
+
+            if (!(held[k] & (1u << i)))
+                continue;
+            child = vl_req_new_op(req, xl->children[i],
+                                  is_entry ? VL_FOP_ENTRYLK
+                                           : VL_FOP_INODELK);
+            if (child == NULL) {
+                /* The brick drops the lock when this client goes; until
+                 * then others wait on it. */
+                rep_txn_unlock_arrive(req, i, -ENOMEM);
+                continue;
+            }
+            child->caller.lk_owner = owner;
+            if (is_entry) {
+                struct vl_entrylk_args *a = VL_ARGS(child, entrylk);
+
+                a->domain = xl->name;
+                a->loc.parent = lk[k].lk_parent;
+                a->loc.name = lk[k].lk_name;
+                a->cmd = VL_LOCK_UNLOCK;
+                a->type = F_WRLCK;
+            } else {
+                struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
+
+                a->domain = xl->name;
+                a->loc.inode = lk[k].inode;
+                a->cmd = VL_LOCK_UNLOCK;
+                a->flock.type = F_UNLCK;
+                a->flock.whence = SEEK_SET;
+            }
+            vl_wind(child, rep_txn_unlock_done, &local->ck[i]);
+        }
+    }
+}
+
+
+/* ---- inode transactions ---- */
+
+static bool
+rep_is_rep_key(const char *name)
+{
+    return name != NULL
+           && strncmp(name, REP_KEY_PREFIX, sizeof(REP_KEY_PREFIX) - 1) == 0;
+}
+
+
+/* write, fallocate, setattr (truncate is a data change), setxattr,
+ * removexattr, open with O_TRUNC. */
+void
+rep_txn_inode(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_inode_t *inode = NULL;
+    vl_fd_t *fd = NULL;
+
+    local->kind = REP_METADATA;
+    switch (req->op) {
+    case VL_FOP_WRITE:
+        fd = req->args.write.fd;
+        local->kind = REP_DATA;
+        break;
+    case VL_FOP_FALLOCATE:
+        fd = req->args.fallocate.fd;
+        local->kind = REP_DATA;
+        break;
+    case VL_FOP_SETATTR:
+        fd = req->args.setattr.fd;
+        inode = req->args.setattr.loc.inode;
+        if (req->args.setattr.valid & VL_SET_SIZE)
+            local->kind = REP_DATA;
+        break;
+    case VL_FOP_SETXATTR:
+        if (rep_is_rep_key(req->args.setxattr.name)) {
+            vl_unwind(req, -EPERM);
+            return;
+        }
+        inode = req->args.setxattr.loc.inode;
+        break;
+    case VL_FOP_REMOVEXATTR:
+        if (rep_is_rep_key(req->args.removexattr.name)) {
+            vl_unwind(req, -EPERM);
+            return;
+        }
+        inode = req->args.removexattr.loc.inode;
+        break;
+    case VL_FOP_OPEN:
+        inode = req->args.open.loc.inode;
+        local->kind = REP_DATA;
+        break;
+    case VL_FOP_COPY_FILE_RANGE:
+        /* Each brick would copy from its own copy of the source, which
+         * may be stale: the caller copies with read and write instead. */
+        vl_unwind(req, -EXDEV);
+        return;
+    default:
+        /* XATTROP from above: the records are this translator's own. */
+        vl_unwind(req, -EOPNOTSUPP);
+        return;
+    }
+    if (fd != NULL)
+        inode = fd->inode;
+    if (inode == NULL) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    local->is_entry = false;
+    local->n_targets = 1;
+    local->t[0].inode = inode;
+    local->n_lk = 1;
+    local->lk[0].inode = inode;
+    rep_txn_begin(xl, req, fd);
+}
+
+
+/* Entry fops (rep-entry.c fills the targets). */
+void
+rep_txn_entry_begin(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+
+    local->kind = REP_ENTRY;
+    local->is_entry = true;
+    rep_txn_begin(xl, req, NULL);
+}

@@ -1,0 +1,514 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cluster/replicate: synchronous N-way replication (issue 21). Every
+ * child holds a full copy of every object; modifying fops go to every up
+ * child under a transaction that leaves pending records on the bricks
+ * (rep-txn.c), reads go to one child known good (rep-read.c), quorum
+ * decides whether a modification may run at all. Formats and rules:
+ * doc/replicate.md.
+ *
+ * This file: class, options, init/fini, notify (CHILD_UP once one child
+ * is up and every child answered or the first-connect grace expired;
+ * CHILD_DOWN when all are down), quorum, inode and fd ctx helpers, dump.
+ *
+ * Intercepts: every fop (modifying fops in rep-txn.c / rep-entry.c,
+ *             lookup and reads in rep-read.c, open, opendir, flush,
+ *             fsync, statfs and locks in rep-fanout.c).
+ * Per inode:  struct rep_inode_ctx (readable children), inode->lock.
+ * Per fd:     struct rep_fd_ctx (children the fd is open on), fd->lock.
+ * Per req:    struct rep_local.
+ * Threads:    no threads of its own; a fop continues in the callback of
+ *             the child that answered last.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtin.h"
+#include "rep.h"
+
+
+/* ---- helpers ---- */
+
+rep_mask_t
+rep_up_mask(vl_xlator_t *xl)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    rep_mask_t mask = 0;
+
+    pthread_mutex_lock(&priv->lock);
+    for (unsigned i = 0; i < priv->n; i++)
+        if (priv->is_up[i])
+            mask |= 1u << i;
+    pthread_mutex_unlock(&priv->lock);
+    return mask;
+}
+
+
+/* auto: more than half of the children, or exactly half when the first
+ * child is among them (GlusterFS's rule: of two halves of an even set,
+ * only the one with the first child may write, so a partition cannot
+ * let both sides write). fixed: at least quorum-count. none: one. */
+bool
+rep_has_quorum(vl_xlator_t *xl, rep_mask_t mask)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    unsigned n_in = rep_popcount(mask);
+
+    switch (priv->quorum_type) {
+    case REP_QUORUM_FIXED:
+        return n_in >= priv->quorum_count && n_in > 0;
+    case REP_QUORUM_AUTO:
+        return 2 * n_in > priv->n || (2 * n_in == priv->n && (mask & 1u));
+    default:
+        return n_in > 0;
+    }
+}
+
+
+struct rep_inode_ctx *
+rep_ictx(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    return vl_inode_ctx(inode, xl);
+}
+
+
+struct rep_fd_ctx *
+rep_fctx(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    return vl_fd_ctx(fd, xl);
+}
+
+
+rep_mask_t
+rep_fd_opened(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    struct rep_fd_ctx *ctx = rep_fctx(xl, fd);
+    rep_mask_t mask;
+
+    pthread_mutex_lock(&fd->lock);
+    mask = ctx->is_set ? ctx->opened : (1u << rep_priv(xl)->n) - 1;
+    pthread_mutex_unlock(&fd->lock);
+    return mask;
+}
+
+
+void
+rep_fd_set_opened(vl_xlator_t *xl, vl_fd_t *fd, rep_mask_t mask)
+{
+    struct rep_fd_ctx *ctx = rep_fctx(xl, fd);
+
+    pthread_mutex_lock(&fd->lock);
+    ctx->opened = mask;
+    ctx->is_set = true;
+    ctx->has_dir_child = false;
+    pthread_mutex_unlock(&fd->lock);
+}
+
+
+bool
+rep_inode_readable(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t *out)
+{
+    struct rep_inode_ctx *ctx = rep_ictx(xl, inode);
+    unsigned gen = atomic_load(&rep_priv(xl)->event_gen);
+    bool ok;
+
+    pthread_mutex_lock(&inode->lock);
+    ok = ctx->has_readable && ctx->gen == gen && ctx->readable != 0;
+    if (ok)
+        *out = ctx->readable;
+    pthread_mutex_unlock(&inode->lock);
+    return ok;
+}
+
+
+void
+rep_inode_set_readable(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t mask,
+                       unsigned gen)
+{
+    struct rep_inode_ctx *ctx = rep_ictx(xl, inode);
+
+    pthread_mutex_lock(&inode->lock);
+    ctx->readable = mask;
+    ctx->gen = gen;
+    ctx->has_readable = true;
+    pthread_mutex_unlock(&inode->lock);
+}
+
+
+void
+rep_inode_drop_readable(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t bad)
+{
+    struct rep_inode_ctx *ctx = rep_ictx(xl, inode);
+
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_readable) {
+        ctx->readable &= ~bad;
+        /* Nothing known good left: the next read asks the bricks. */
+        if (ctx->readable == 0)
+            ctx->has_readable = false;
+    }
+    pthread_mutex_unlock(&inode->lock);
+}
+
+
+/* ---- lifecycle ---- */
+
+static bool
+rep_subtree_is_local(vl_xlator_t *xl)
+{
+    if (strcmp(xl->cls->type, "protocol/client") == 0)
+        return false;
+    for (size_t i = 0; i < xl->n_children; i++)
+        if (!rep_subtree_is_local(xl->children[i]))
+            return false;
+    return true;
+}
+
+
+/* Slot i's name: the i-th of pending-names, or the child's name. */
+static int
+rep_keys_init(vl_xlator_t *xl, struct rep_priv *priv, vl_err_t *err)
+{
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    const char *p = conf->pending_names;
+    unsigned i = 0;
+
+    if (p != NULL && *p != '\0') {
+        while (i < priv->n) {
+            const char *end = strchr(p, ',');
+            size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+
+            if (len == 0 || (len == 5 && strncmp(p, "dirty", 5) == 0)) {
+                vl_err_set(err, "pending-names: empty or reserved name "
+                                "(\"dirty\") at position %u", i + 1);
+                return -EINVAL;
+            }
+            priv->keys[i] = vl_malloc(xl, sizeof(REP_KEY_PREFIX) + len,
+                                      REP_MT_KEY);
+            if (priv->keys[i] == NULL)
+                return -ENOMEM;
+            snprintf(priv->keys[i], sizeof(REP_KEY_PREFIX) + len, "%s%.*s",
+                     REP_KEY_PREFIX, (int)len, p);
+            i++;
+            if (end == NULL)
+                break;
+            p = end + 1;
+        }
+        if (i != priv->n || strchr(p, ',') != NULL) {
+            vl_err_set(err, "pending-names: %u children need %u names",
+                       priv->n, priv->n);
+            return -EINVAL;
+        }
+        return 0;
+    }
+    for (i = 0; i < priv->n; i++) {
+        size_t len = sizeof(REP_KEY_PREFIX) + strlen(xl->children[i]->name);
+
+        if (strcmp(xl->children[i]->name, "dirty") == 0) {
+            vl_err_set(err, "a child named \"dirty\" needs pending-names");
+            return -EINVAL;
+        }
+        priv->keys[i] = vl_malloc(xl, len, REP_MT_KEY);
+        if (priv->keys[i] == NULL)
+            return -ENOMEM;
+        snprintf(priv->keys[i], len, "%s%s", REP_KEY_PREFIX,
+                 xl->children[i]->name);
+    }
+    return 0;
+}
+
+
+static void rep_fini(vl_xlator_t *xl);
+
+
+static int
+rep_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    struct rep_priv *priv;
+    int rc;
+
+    if (xl->n_children < 2 || xl->n_children > REP_MAX_CHILDREN) {
+        vl_err_set(err, "replicate needs 2 to %d subvolumes, got %zu",
+                   REP_MAX_CHILDREN, xl->n_children);
+        return -EINVAL;
+    }
+    if (conf->quorum_type == REP_QUORUM_FIXED
+        && conf->quorum_count > xl->n_children) {
+        vl_err_set(err, "quorum-count %" PRIu64 " is more than the %zu "
+                        "subvolumes", conf->quorum_count, xl->n_children);
+        return -EINVAL;
+    }
+    priv = vl_calloc(xl, 1, sizeof(*priv), REP_MT_PRIV);
+    if (priv == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    rc = pthread_mutex_init(&priv->lock, NULL);
+    if (rc != 0) {
+        vl_free(priv);
+        vl_err_set(err, "mutex: %s", strerror(rc));
+        return -rc;
+    }
+    priv->n = (unsigned)xl->n_children;
+    priv->quorum_type = conf->quorum_type;
+    priv->quorum_count = (unsigned)conf->quorum_count;
+    /* Children without a network below them never report CHILD_UP:
+     * they are up from the start. */
+    for (unsigned i = 0; i < priv->n; i++)
+        priv->is_up[i] = rep_subtree_is_local(xl->children[i]);
+    xl->priv = priv;
+    rc = rep_keys_init(xl, priv, err);
+    if (rc != 0) {
+        if (rc == -ENOMEM)
+            vl_err_set(err, "out of memory");
+        rep_fini(xl);
+        return rc;
+    }
+    return 0;
+}
+
+
+static void
+rep_fini(vl_xlator_t *xl)
+{
+    struct rep_priv *priv = rep_priv(xl);
+
+    if (priv == NULL)
+        return;
+    for (unsigned i = 0; i < priv->n; i++)
+        vl_free(priv->keys[i]);
+    pthread_mutex_destroy(&priv->lock);
+    vl_free(priv);
+    xl->priv = NULL;
+}
+
+
+static int
+rep_index(vl_xlator_t *xl, vl_xlator_t *child)
+{
+    for (size_t i = 0; i < xl->n_children; i++)
+        if (xl->children[i] == child)
+            return (int)i;
+    return -1;
+}
+
+
+/* Sends CHILD_UP / CHILD_DOWN upward as the set of up children changes. */
+static void
+rep_up_check(vl_xlator_t *xl)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    bool send_up = false, send_down = false;
+    unsigned n_up = 0;
+
+    pthread_mutex_lock(&priv->lock);
+    for (unsigned i = 0; i < priv->n; i++)
+        if (priv->is_up[i])
+            n_up++;
+    if (!priv->is_up_sent && n_up > 0
+        && (n_up == priv->n || priv->is_grace_over)) {
+        priv->is_up_sent = true;
+        send_up = true;
+    } else if (priv->is_up_sent && n_up == 0) {
+        priv->is_up_sent = false;
+        send_down = true;
+    }
+    pthread_mutex_unlock(&priv->lock);
+    if (send_up)
+        vl_notify_parents(xl, VL_EV_CHILD_UP);
+    if (send_down)
+        vl_notify_parents(xl, VL_EV_CHILD_DOWN);
+}
+
+
+static void
+rep_grace_over(void *arg)
+{
+    vl_xlator_t *xl = arg;
+    struct rep_priv *priv = rep_priv(xl);
+
+    pthread_mutex_lock(&priv->lock);
+    priv->grace_timer = NULL;
+    priv->is_grace_over = true;
+    pthread_mutex_unlock(&priv->lock);
+    rep_up_check(xl);
+}
+
+
+static int
+rep_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    vl_timer_t *timer;
+    int idx;
+    bool was_up;
+
+    switch (ev) {
+    case VL_EV_PARENT_UP:
+        pthread_mutex_lock(&priv->lock);
+        if (priv->grace_timer == NULL && !priv->is_grace_over)
+            priv->grace_timer = vl_timer_add(xl->graph->loop,
+                                             REP_FIRST_CONNECT_GRACE_MS,
+                                             rep_grace_over, xl);
+        pthread_mutex_unlock(&priv->lock);
+        vl_notify_default(xl, ev, data);
+        rep_up_check(xl);
+        return 0;
+    case VL_EV_PARENT_DOWN:
+        pthread_mutex_lock(&priv->lock);
+        timer = priv->grace_timer;
+        priv->grace_timer = NULL;
+        priv->is_grace_over = true;
+        /* Under the lock, which the callback takes first. */
+        if (timer != NULL)
+            vl_timer_cancel(timer);
+        pthread_mutex_unlock(&priv->lock);
+        return vl_notify_default(xl, ev, data);
+    case VL_EV_CHILD_UP:
+    case VL_EV_CHILD_DOWN:
+        idx = rep_index(xl, data);
+        if (idx < 0)
+            return 0;
+        pthread_mutex_lock(&priv->lock);
+        was_up = priv->is_up[idx];
+        priv->is_up[idx] = ev == VL_EV_CHILD_UP;
+        pthread_mutex_unlock(&priv->lock);
+        /* A child that comes back may have missed changes made by other
+         * clients: every inode's readable set is recomputed before its
+         * next read. */
+        if (was_up != (ev == VL_EV_CHILD_UP))
+            atomic_fetch_add(&priv->event_gen, 1);
+        vl_log(xl, VL_LOG_INFO, "subvolume %s %s", xl->children[idx]->name,
+               ev == VL_EV_CHILD_UP ? "up" : "down");
+        rep_up_check(xl);
+        return 0;
+    default:
+        return vl_notify_default(xl, ev, data);
+    }
+}
+
+
+static void
+rep_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct rep_priv *priv = rep_priv(xl);
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    fprintf(out, "children=%u\n", priv->n);
+    for (unsigned i = 0; i < priv->n; i++) {
+        fprintf(out, "child.%u.name=%s\n", i, xl->children[i]->name);
+        fprintf(out, "child.%u.up=%d\n", i, priv->is_up[i] ? 1 : 0);
+        fprintf(out, "child.%u.key=%s\n", i, priv->keys[i]);
+    }
+    fprintf(out, "child_up_sent=%d\n", priv->is_up_sent ? 1 : 0);
+    pthread_mutex_unlock(&priv->lock);
+    fprintf(out, "event_gen=%u\n", atomic_load(&priv->event_gen));
+    fprintf(out, "transactions=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_txn));
+    fprintf(out, "transactions_blamed=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_txn_blamed));
+    fprintf(out, "quorum_failures=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_quorum_fail));
+}
+
+
+static void
+rep_inode_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    rep_txn_inode(xl, req);
+}
+
+
+static const char *const rep_quorum_values[] = {"none", "auto", "fixed",
+                                                NULL};
+
+static const vl_option_t rep_options[] = {
+    VL_OPT_ENUM("quorum-type", struct rep_conf, quorum_type,
+                .values = rep_quorum_values, .def = "auto",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.quorum-type"},
+                .doc = "Which up children a modification needs: auto (more "
+                       "than half, or exactly half including the first "
+                       "child), fixed (quorum-count children) or none "
+                       "(one; can split-brain). Below it modifications "
+                       "fail with EROFS."),
+    VL_OPT_UINT("quorum-count", struct rep_conf, quorum_count, .min = 1,
+                .max = REP_MAX_CHILDREN, .def = "1",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.quorum-count"},
+                .doc = "Children that must be up for a modification with "
+                       "quorum-type fixed."),
+    VL_OPT_STR("pending-names", struct rep_conf, pending_names, .def = "",
+               .flags = VL_OPT_ADVANCED,
+               .doc = "Comma-separated names of the replica slots, one per "
+                      "child in order, naming the pending xattrs "
+                      "trusted.mortar.rep.<name> (empty: the children's "
+                      "names). Kept stable when a brick is replaced."),
+    VL_OPT_END,
+};
+
+static const char *const rep_mem_types[] = {"misc", "priv", "key",
+                                            "inspect", NULL};
+
+const vl_xlator_class_t xl_cluster_replicate = {
+    .abi = VL_XLATOR_ABI,
+    .type = "cluster/replicate",
+    .prefix = "replicate",
+    .version = {0, 1, 0},
+    .flags = VL_XL_MANY_CHILDREN,
+    .conf_size = sizeof(struct rep_conf),
+    .req_priv_size = sizeof(struct rep_local),
+    .inode_ctx_size = sizeof(struct rep_inode_ctx),
+    .fd_ctx_size = sizeof(struct rep_fd_ctx),
+    .options = rep_options,
+    .mem_types = rep_mem_types,
+    .doc = "Keeps a full copy of every object on each subvolume: "
+           "modifications go to all of them under a transaction that "
+           "records on the bricks which copies missed a change; reads come "
+           "from a copy known good.",
+    .init = rep_init,
+    .fini = rep_fini,
+    .notify = rep_notify,
+    .dump = rep_dump,
+    .fops = {
+        [VL_FOP_LOOKUP] = rep_lookup,
+        [VL_FOP_STAT] = rep_read_fop,
+        [VL_FOP_SETATTR] = rep_inode_fop,
+        [VL_FOP_ACCESS] = rep_read_fop,
+        [VL_FOP_READLINK] = rep_read_fop,
+        [VL_FOP_MKNOD] = rep_txn_entry,
+        [VL_FOP_MKDIR] = rep_txn_entry,
+        [VL_FOP_UNLINK] = rep_txn_entry,
+        [VL_FOP_RMDIR] = rep_txn_entry,
+        [VL_FOP_SYMLINK] = rep_txn_entry,
+        [VL_FOP_RENAME] = rep_txn_entry,
+        [VL_FOP_LINK] = rep_txn_entry,
+        [VL_FOP_CREATE] = rep_txn_entry,
+        [VL_FOP_OPEN] = rep_open,
+        [VL_FOP_READ] = rep_read_fop,
+        [VL_FOP_WRITE] = rep_inode_fop,
+        [VL_FOP_FLUSH] = rep_fd_fanout,
+        [VL_FOP_FSYNC] = rep_fd_fanout,
+        [VL_FOP_OPENDIR] = rep_opendir,
+        [VL_FOP_READDIR] = rep_readdir,
+        [VL_FOP_STATFS] = rep_statfs,
+        [VL_FOP_SETXATTR] = rep_inode_fop,
+        [VL_FOP_GETXATTR] = rep_read_fop,
+        [VL_FOP_REMOVEXATTR] = rep_inode_fop,
+        [VL_FOP_LK] = rep_lock_fop,
+        [VL_FOP_INODELK] = rep_lock_fop,
+        [VL_FOP_ENTRYLK] = rep_lock_fop,
+        [VL_FOP_FALLOCATE] = rep_inode_fop,
+        [VL_FOP_COPY_FILE_RANGE] = rep_inode_fop,
+        [VL_FOP_LSEEK] = rep_read_fop,
+        [VL_FOP_XATTROP] = rep_inode_fop,
+    },
+};

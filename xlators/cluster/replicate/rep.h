@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep.h: private types of cluster/replicate (see rep.c and
+ * doc/replicate.md). Children are numbered 0..n-1 in volfile order; a
+ * set of children is a rep_mask_t bit mask.
+ */
+#ifndef MORTAR_REP_H
+#define MORTAR_REP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+/* A transaction's xattrop carries the dirty key and one pending key per
+ * other child: VL_XATTROP_MAX keys in all. */
+#define REP_MAX_CHILDREN 16
+#define REP_FIRST_CONNECT_GRACE_MS 2000
+
+#define REP_KEY_PREFIX "trusted.mortar.rep."
+#define REP_KEY_DIRTY REP_KEY_PREFIX "dirty"
+
+/* The three counters of a pending or dirty record, in this order, each a
+ * big-endian int32 (12 bytes). */
+enum rep_kind { REP_DATA = 0, REP_METADATA = 1, REP_ENTRY = 2 };
+#define REP_N_KINDS 3
+#define REP_RECORD_SIZE (REP_N_KINDS * 4)
+
+typedef uint32_t rep_mask_t;
+
+/* Memory types (rep.c's mem_types table). */
+enum { REP_MT_MISC = 0, REP_MT_PRIV, REP_MT_KEY, REP_MT_INSPECT };
+
+enum rep_quorum { REP_QUORUM_NONE = 0, REP_QUORUM_AUTO, REP_QUORUM_FIXED };
+
+/* Parsed options (xl->conf). */
+struct rep_conf {
+    int quorum_type;         /* enum rep_quorum */
+    uint64_t quorum_count;   /* children needed with quorum-type fixed */
+    char *pending_names;     /* owned by the conf: comma-separated slot
+                                names, one per child; "" = child names */
+};
+
+/* Runtime state (xl->priv). */
+struct rep_priv {
+    unsigned n;                   /* children */
+    int quorum_type;              /* copied from the conf at init */
+    unsigned quorum_count;        /* copied from the conf at init */
+    char *keys[REP_MAX_CHILDREN]; /* owned: trusted.mortar.rep.<slot> */
+    pthread_mutex_t lock;         /* guards the fields marked (lock) */
+    bool is_up[REP_MAX_CHILDREN]; /* (lock) child usable */
+    bool is_up_sent;              /* (lock) CHILD_UP went to the parents */
+    bool is_grace_over;           /* (lock) first-connect grace expired */
+    vl_timer_t *grace_timer;      /* (lock) owned until it runs */
+    atomic_uint event_gen;        /* bumped on every child up/down: inode
+                                     read masks older than it are redone */
+    atomic_uint_fast64_t n_txn;        /* transactions run */
+    atomic_uint_fast64_t n_txn_blamed; /* ... that recorded a pending
+                                          count for a failed child */
+    atomic_uint_fast64_t n_quorum_fail; /* fops refused or failed for
+                                           quorum */
+    atomic_uint_fast64_t n_lock_owner; /* source of transaction lock
+                                          owners */
+};
+
+/* Per inode (vl_inode_ctx; inode->lock). */
+struct rep_inode_ctx {
+    rep_mask_t readable;   /* children whose copy is known good */
+    unsigned gen;          /* priv->event_gen when readable was computed */
+    bool has_readable;     /* readable is set (a lookup or refresh ran) */
+};
+
+/* Per fd (vl_fd_ctx; fd->lock). */
+struct rep_fd_ctx {
+    rep_mask_t opened;     /* children where the open/create succeeded */
+    int dir_child;         /* readdir: the child whose offsets the
+                              caller holds, with has_dir_child */
+    bool has_dir_child;    /* a listing started on dir_child */
+    bool is_set;           /* opened is meaningful */
+};
+
+/* Per-child cookie of a fan-out: the parent request and the index. */
+struct rep_cookie {
+    vl_req_t *req;         /* borrowed: the request being served */
+    unsigned idx;          /* child index */
+};
+
+/* What a transaction locks or marks. An inode transaction locks the
+ * object (inodelk) and marks it; an entry transaction locks the names
+ * (entrylk) and marks the parent directories. */
+struct rep_txn_target {
+    vl_inode_t *inode;     /* borrowed from the args: marked by xattrop */
+    vl_inode_t *lk_parent; /* entry txn: directory of the locked name */
+    const char *lk_name;   /* entry txn: the locked name */
+};
+
+#define REP_TXN_MAX_TARGETS 2
+
+/* Per request (VL_REQ_PRIV): transactions, fan-outs and read retries.
+ * Fields written by children callbacks are atomics or per-child slots. */
+struct rep_local {
+    vl_fanout_t fan;                 /* the current parallel phase */
+    struct rep_cookie ck[REP_MAX_CHILDREN]; /* per child cookies */
+    int status[REP_MAX_CHILDREN];    /* last phase's status per child */
+    atomic_uint ok;                  /* children that answered 0 */
+    atomic_bool has_reply;           /* a reply was moved into req */
+    int kind;                        /* enum rep_kind of a transaction */
+    bool is_entry;                   /* entry (entrylk) transaction */
+    bool is_fd;                      /* children limited to the fd's */
+    int phase;                       /* enum rep_txn_phase (rep-txn.c) */
+    rep_mask_t all;                  /* every child */
+    rep_mask_t txn;                  /* children in the transaction */
+    rep_mask_t preop_ok;             /* children whose pre-op succeeded */
+    rep_mask_t fop_ok;               /* children where the fop succeeded */
+    atomic_uint bad;                 /* children that failed this phase */
+    int first_err;                   /* first lock error, for the answer */
+    unsigned n_targets;              /* marked objects (rename: 2) */
+    struct rep_txn_target t[REP_TXN_MAX_TARGETS];
+    unsigned n_lk;                   /* lock items (rename: 2) */
+    struct rep_txn_target lk[REP_TXN_MAX_TARGETS]; /* lock items: inode
+                                        (inodelk) or parent and name
+                                        (entrylk), in locking order */
+    rep_mask_t lk_held[REP_TXN_MAX_TARGETS]; /* children holding item i */
+    unsigned lk_step;                /* serial locking: next (item,
+                                        child) pair, item-major */
+    uint64_t lk_owner;               /* owner of this transaction's locks */
+    int result;                      /* status to answer */
+    /* xattrop arguments (borrowed by the children until they answer) */
+    const char *x_names[REP_MAX_CHILDREN + 1];
+    const void *x_values[REP_MAX_CHILDREN + 1];
+    uint32_t x_sizes[REP_MAX_CHILDREN + 1];
+    uint8_t x_buf[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
+    /* reads */
+    rep_mask_t tried;                /* read children already tried */
+    int read_child;                  /* child the read went to */
+    void *inspect;                   /* owned struct rep_inspect while a
+                                        lookup or refresh runs */
+};
+
+/* ---- rep.c ---- */
+static inline struct rep_priv *
+rep_priv(vl_xlator_t *xl)
+{
+    return xl->priv;
+}
+
+static inline unsigned
+rep_popcount(rep_mask_t m)
+{
+    return (unsigned)__builtin_popcount(m);
+}
+
+rep_mask_t rep_up_mask(vl_xlator_t *xl);
+/* Does this set of children satisfy the configured quorum? */
+bool rep_has_quorum(vl_xlator_t *xl, rep_mask_t mask);
+struct rep_inode_ctx *rep_ictx(vl_xlator_t *xl, vl_inode_t *inode);
+struct rep_fd_ctx *rep_fctx(vl_xlator_t *xl, vl_fd_t *fd);
+/* The children an fd was opened on (all children for an fd not opened
+ * through replicate, e.g. before a graph switch). */
+rep_mask_t rep_fd_opened(vl_xlator_t *xl, vl_fd_t *fd);
+void rep_fd_set_opened(vl_xlator_t *xl, vl_fd_t *fd, rep_mask_t mask);
+/* The readable mask of an inode if it is current, else false. */
+bool rep_inode_readable(vl_xlator_t *xl, vl_inode_t *inode,
+                        rep_mask_t *out /* OUT */);
+void rep_inode_set_readable(vl_xlator_t *xl, vl_inode_t *inode,
+                            rep_mask_t mask, unsigned gen);
+/* Drops the children of bad from an inode's readable mask (a fop failed
+ * on them). */
+void rep_inode_drop_readable(vl_xlator_t *xl, vl_inode_t *inode,
+                             rep_mask_t bad);
+
+/* ---- rep-txn.c ---- */
+void rep_txn_inode(vl_xlator_t *xl, vl_req_t *req); /* data/metadata fops */
+void rep_txn_entry(vl_xlator_t *xl, vl_req_t *req); /* entry fops */
+/* Runs the transaction once rep-entry.c filled the lock and mark
+ * targets. */
+void rep_txn_entry_begin(vl_xlator_t *xl, vl_req_t *req);
+/* Big-endian int32 at i of a record. */
+int32_t rep_record_get(const uint8_t *rec, unsigned i);
+void rep_record_set(uint8_t *rec, unsigned i, int32_t v);
+
+/* ---- rep-read.c ---- */
+void rep_lookup(vl_xlator_t *xl, vl_req_t *req);
+void rep_read_fop(vl_xlator_t *xl, vl_req_t *req); /* one good child */
+void rep_readdir(vl_xlator_t *xl, vl_req_t *req);
+/* Clears the attributes of readdirplus entries whose copy on child is not
+ * known good. */
+void rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child);
+/* Which children of the answered set are good, from their records:
+ * records[i] holds child i's n pending records (REP_RECORD_SIZE each, in
+ * child order) followed by its dirty record. kinds is a mask of
+ * (1 << enum rep_kind) counters that matter. Returns 0 (all blamed: a
+ * split-brain) or the good children. */
+rep_mask_t rep_compute_readable(unsigned n, rep_mask_t answered,
+                                const uint8_t *const *records,
+                                unsigned kinds);
+
+/* ---- rep-fanout.c ---- */
+void rep_open(vl_xlator_t *xl, vl_req_t *req);
+void rep_opendir(vl_xlator_t *xl, vl_req_t *req);
+/* flush, fsync: to every child the fd is open on */
+void rep_fd_fanout(vl_xlator_t *xl, vl_req_t *req);
+void rep_statfs(vl_xlator_t *xl, vl_req_t *req);
+/* lk, inodelk, entrylk from above: serially on every up child */
+void rep_lock_fop(vl_xlator_t *xl, vl_req_t *req);
+
+#endif /* MORTAR_REP_H */

@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-fake: the in-memory brick of replicate's tests (see rep-fake.h).
+ * One mutex guards everything; every fop answers before returning.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rep-fake.h"
+
+#define FAKE_OBJS 64
+#define FAKE_XATTRS 24
+#define FAKE_DATA 4096
+
+struct fake_xattr {
+    char name[96];       /* "" = free slot */
+    uint8_t val[64];
+    size_t len;
+};
+
+struct fake_obj {
+    bool is_used;
+    vl_gfid_t gfid;
+    vl_gfid_t parent;    /* null for the root */
+    char name[64];
+    uint32_t mode;
+    char data[FAKE_DATA];
+    size_t size;
+    struct fake_xattr x[FAKE_XATTRS];
+};
+
+struct fake_priv {
+    pthread_mutex_t lock;             /* guards every field below */
+    bool is_down;
+    int fail[VL_FOP_COUNT];           /* errno to answer per fop */
+    size_t n_by_op[VL_FOP_COUNT];
+    size_t n_all;
+    struct fake_obj obj[FAKE_OBJS];   /* [0] is the root */
+};
+
+
+static struct fake_obj *
+fake_find_gfid(struct fake_priv *p, const vl_gfid_t *gfid)
+{
+    for (int i = 0; i < FAKE_OBJS; i++)
+        if (p->obj[i].is_used && vl_gfid_equal(&p->obj[i].gfid, gfid))
+            return &p->obj[i];
+    return NULL;
+}
+
+
+static struct fake_obj *
+fake_find_name(struct fake_priv *p, const vl_gfid_t *dir, const char *name)
+{
+    for (int i = 1; i < FAKE_OBJS; i++)
+        if (p->obj[i].is_used && vl_gfid_equal(&p->obj[i].parent, dir)
+            && strcmp(p->obj[i].name, name) == 0)
+            return &p->obj[i];
+    return NULL;
+}
+
+
+static struct fake_obj *
+fake_new_obj(struct fake_priv *p, const vl_gfid_t *dir, const char *name,
+             const vl_gfid_t *gfid, uint32_t mode)
+{
+    for (int i = 1; i < FAKE_OBJS; i++) {
+        struct fake_obj *o = &p->obj[i];
+
+        if (o->is_used)
+            continue;
+        memset(o, 0, sizeof(*o));
+        o->is_used = true;
+        o->gfid = *gfid;
+        o->parent = *dir;
+        snprintf(o->name, sizeof(o->name), "%s", name);
+        o->mode = mode;
+        return o;
+    }
+    return NULL;
+}
+
+
+static struct fake_xattr *
+fake_x(struct fake_obj *o, const char *name, bool create)
+{
+    struct fake_xattr *free_slot = NULL;
+
+    for (int i = 0; i < FAKE_XATTRS; i++) {
+        if (o->x[i].name[0] == '\0') {
+            if (free_slot == NULL)
+                free_slot = &o->x[i];
+            continue;
+        }
+        if (strcmp(o->x[i].name, name) == 0)
+            return &o->x[i];
+    }
+    if (!create || free_slot == NULL)
+        return NULL;
+    snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+    free_slot->len = 0;
+    return free_slot;
+}
+
+
+static void
+fake_iatt(const struct fake_obj *o, struct vl_iatt *ia)
+{
+    memset(ia, 0, sizeof(*ia));
+    ia->gfid = o->gfid;
+    ia->ino = vl_gfid_to_ino(&o->gfid);
+    ia->mode = o->mode;
+    ia->nlink = 1;
+    ia->size = o->size;
+    ia->blksize = 4096;
+}
+
+
+static struct fake_obj *
+fake_loc_obj(struct fake_priv *p, const struct vl_loc *loc, vl_fd_t *fd)
+{
+    if (fd != NULL)
+        return fake_find_gfid(p, &fd->inode->gfid);
+    if (loc->inode != NULL && !vl_gfid_is_null(&loc->inode->gfid))
+        return fake_find_gfid(p, &loc->inode->gfid);
+    if (loc->parent != NULL && loc->name != NULL)
+        return fake_find_name(p, &loc->parent->gfid, loc->name);
+    return NULL;
+}
+
+
+static int
+fake_entry(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req,
+           const struct vl_loc *loc, const vl_gfid_t *gfid, uint32_t mode)
+{
+    struct fake_obj *o;
+
+    (void)xl;
+    if (fake_find_gfid(p, &loc->parent->gfid) == NULL)
+        return -ENOENT;
+    if (fake_find_name(p, &loc->parent->gfid, loc->name) != NULL)
+        return -EEXIST;
+    o = fake_new_obj(p, &loc->parent->gfid, loc->name, gfid, mode);
+    if (o == NULL)
+        return -ENOSPC;
+    fake_iatt(o, &req->reply.iatt);
+    return 0;
+}
+
+
+static int
+fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
+{
+    struct vl_xattrop_args *a = VL_ARGS(req, xattrop);
+    struct fake_obj *o = fake_loc_obj(p, &a->loc, a->fd);
+    size_t total = 0, off = 0;
+
+    if (o == NULL)
+        return -ENOENT;
+    if (a->op != VL_XATTROP_ADD32 || a->n > VL_XATTROP_MAX)
+        return -EINVAL;
+    for (uint32_t k = 0; k < a->n; k++) {
+        if (strncmp(a->names[k], VL_XATTROP_PREFIX,
+                    strlen(VL_XATTROP_PREFIX)) != 0)
+            return -EPERM;
+        if (a->sizes[k] % 4 != 0 || a->sizes[k] > 64)
+            return -EINVAL;
+        total += a->sizes[k];
+    }
+    req->reply.xattr = vl_malloc(xl, total + 1, 0);
+    if (req->reply.xattr == NULL)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < a->n; k++) {
+        struct fake_xattr *x = fake_x(o, a->names[k], true);
+        const uint8_t *add = a->values[k];
+        uint8_t cur[64] = {0};
+        bool is_zero = true;
+
+        if (x == NULL)
+            return -ENOSPC;
+        memcpy(cur, x->val, x->len < a->sizes[k] ? x->len : a->sizes[k]);
+        for (uint32_t i = 0; i < a->sizes[k]; i += 4) {
+            uint32_t c = (uint32_t)cur[i] << 24 | (uint32_t)cur[i + 1] << 16
+                         | (uint32_t)cur[i + 2] << 8 | cur[i + 3];
+            uint32_t d = (uint32_t)add[i] << 24 | (uint32_t)add[i + 1] << 16
+                         | (uint32_t)add[i + 2] << 8 | add[i + 3];
+
+            c += d;
+            cur[i] = (uint8_t)(c >> 24);
+            cur[i + 1] = (uint8_t)(c >> 16);
+            cur[i + 2] = (uint8_t)(c >> 8);
+            cur[i + 3] = (uint8_t)c;
+            if (c != 0)
+                is_zero = false;
+        }
+        memcpy(req->reply.xattr + off, cur, a->sizes[k]);
+        off += a->sizes[k];
+        if (is_zero) {
+            x->name[0] = '\0';
+        } else {
+            memcpy(x->val, cur, a->sizes[k]);
+            x->len = a->sizes[k];
+        }
+    }
+    req->reply.xattr_len = (uint32_t)total;
+    return 0;
+}
+
+
+static int
+fake_readdir(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
+{
+    struct vl_readdir_args *a = VL_ARGS(req, readdir);
+    struct fake_obj *dir = fake_find_gfid(p, &a->fd->inode->gfid);
+    int64_t k = 0;
+
+    (void)xl;
+    if (dir == NULL)
+        return -ENOENT;
+    for (int i = 1; i < FAKE_OBJS; i++) {
+        struct fake_obj *o = &p->obj[i];
+        struct vl_iatt ia;
+        int rc;
+
+        if (!o->is_used || !vl_gfid_equal(&o->parent, &dir->gfid))
+            continue;
+        if (k++ < a->offset)
+            continue;
+        fake_iatt(o, &ia);
+        rc = vl_dirent_list_add(&req->reply.entries, ia.ino, k,
+                                S_ISDIR(o->mode) ? 4 : 8, o->name,
+                                a->plus ? &ia : NULL);
+        if (rc != 0)
+            return rc;
+    }
+    req->reply.entries.eof = true;
+    return 0;
+}
+
+
+static int
+fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
+{
+    struct fake_obj *o;
+
+    switch (req->op) {
+    case VL_FOP_LOOKUP:
+        o = fake_loc_obj(p, &req->args.lookup.loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    case VL_FOP_STAT:
+        o = fake_loc_obj(p, &req->args.stat.loc, req->args.stat.fd);
+        if (o == NULL)
+            return -ENOENT;
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    case VL_FOP_CREATE:
+        return fake_entry(xl, p, req, &req->args.create.loc,
+                          &req->args.create.gfid,
+                          S_IFREG | req->args.create.mode);
+    case VL_FOP_MKDIR:
+        return fake_entry(xl, p, req, &req->args.mkdir.loc,
+                          &req->args.mkdir.gfid,
+                          S_IFDIR | req->args.mkdir.mode);
+    case VL_FOP_MKNOD:
+        return fake_entry(xl, p, req, &req->args.mknod.loc,
+                          &req->args.mknod.gfid, req->args.mknod.mode);
+    case VL_FOP_SYMLINK:
+        return fake_entry(xl, p, req, &req->args.symlink.loc,
+                          &req->args.symlink.gfid, S_IFLNK | 0777);
+    case VL_FOP_UNLINK:
+    case VL_FOP_RMDIR:
+        o = fake_find_name(p, &req->args.unlink.loc.parent->gfid,
+                           req->args.unlink.loc.name);
+        if (o == NULL)
+            return -ENOENT;
+        o->is_used = false;
+        return 0;
+    case VL_FOP_RENAME: {
+        struct vl_rename_args *a = VL_ARGS(req, rename);
+        struct fake_obj *dst;
+
+        o = fake_find_name(p, &a->oldloc.parent->gfid, a->oldloc.name);
+        if (o == NULL)
+            return -ENOENT;
+        dst = fake_find_name(p, &a->newloc.parent->gfid, a->newloc.name);
+        if (dst != NULL && dst != o)
+            dst->is_used = false;
+        o->parent = a->newloc.parent->gfid;
+        snprintf(o->name, sizeof(o->name), "%s", a->newloc.name);
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    }
+    case VL_FOP_OPEN:
+    case VL_FOP_OPENDIR:
+        o = fake_loc_obj(p, &req->args.open.loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        if (req->op == VL_FOP_OPEN && (req->args.open.flags & O_TRUNC))
+            o->size = 0;
+        return 0;
+    case VL_FOP_WRITE: {
+        struct vl_write_args *a = VL_ARGS(req, write);
+        size_t n = 0;
+
+        o = fake_find_gfid(p, &a->fd->inode->gfid);
+        if (o == NULL)
+            return -ENOENT;
+        for (int i = 0; i < a->n_iov; i++) {
+            size_t at = (size_t)a->offset + n, len = a->iov[i].iov_len;
+
+            if (at + len > FAKE_DATA)
+                return -EFBIG;
+            memcpy(o->data + at, a->iov[i].iov_base, len);
+            n += len;
+        }
+        if ((size_t)a->offset + n > o->size)
+            o->size = (size_t)a->offset + n;
+        req->reply.count = (int64_t)n;
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    }
+    case VL_FOP_READ: {
+        struct vl_read_args *a = VL_ARGS(req, read);
+        size_t n;
+
+        o = fake_find_gfid(p, &a->fd->inode->gfid);
+        if (o == NULL)
+            return -ENOENT;
+        n = (size_t)a->offset >= o->size ? 0 : o->size - (size_t)a->offset;
+        if (n > a->size)
+            n = a->size;
+        req->reply.buf = vl_buf_new(n + 1);
+        if (req->reply.buf == NULL)
+            return -ENOMEM;
+        memcpy(req->reply.buf->data, o->data + a->offset, n);
+        req->reply.data = req->reply.buf->data;
+        req->reply.count = (int64_t)n;
+        return 0;
+    }
+    case VL_FOP_SETATTR:
+        o = fake_loc_obj(p, &req->args.setattr.loc, req->args.setattr.fd);
+        if (o == NULL)
+            return -ENOENT;
+        if (req->args.setattr.valid & VL_SET_MODE)
+            o->mode = (o->mode & S_IFMT)
+                      | (req->args.setattr.attr.mode & 07777);
+        if (req->args.setattr.valid & VL_SET_SIZE)
+            o->size = req->args.setattr.attr.size;
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    case VL_FOP_SETXATTR: {
+        struct vl_setxattr_args *a = VL_ARGS(req, setxattr);
+        struct fake_xattr *x;
+
+        o = fake_loc_obj(p, &a->loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        x = fake_x(o, a->name, true);
+        if (x == NULL || a->size > sizeof(x->val))
+            return -ENOSPC;
+        memcpy(x->val, a->value, a->size);
+        x->len = a->size;
+        return 0;
+    }
+    case VL_FOP_GETXATTR: {
+        struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+        struct fake_xattr *x;
+
+        o = fake_loc_obj(p, &a->loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        x = a->name != NULL ? fake_x(o, a->name, false) : NULL;
+        if (x == NULL)
+            return -ENODATA;
+        req->reply.xattr = vl_malloc(xl, x->len + 1, 0);
+        if (req->reply.xattr == NULL)
+            return -ENOMEM;
+        memcpy(req->reply.xattr, x->val, x->len);
+        req->reply.count = (int64_t)x->len;
+        return 0;
+    }
+    case VL_FOP_READDIR:
+        return fake_readdir(xl, p, req);
+    case VL_FOP_XATTROP:
+        return fake_xattrop(xl, p, req);
+    case VL_FOP_STATFS:
+        req->reply.statvfs.f_bsize = 4096;
+        req->reply.statvfs.f_frsize = 4096;
+        req->reply.statvfs.f_blocks = 1000;
+        req->reply.statvfs.f_bavail = 500 + (uint64_t)xl->name[1];
+        return 0;
+    case VL_FOP_FLUSH:
+    case VL_FOP_FSYNC:
+    case VL_FOP_INODELK:
+    case VL_FOP_ENTRYLK:
+    case VL_FOP_LK:
+    case VL_FOP_ACCESS:
+        return 0;
+    default:
+        return -ENOSYS;
+    }
+}
+
+
+static void
+fake_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct fake_priv *p = xl->priv;
+    int rc;
+
+    pthread_mutex_lock(&p->lock);
+    p->n_by_op[req->op]++;
+    p->n_all++;
+    if (p->is_down)
+        rc = -ENOTCONN;
+    else if (p->fail[req->op] != 0)
+        rc = p->fail[req->op];
+    else
+        rc = fake_do(xl, p, req);
+    pthread_mutex_unlock(&p->lock);
+    if (rc != 0)
+        vl_reply_clear(&req->reply);
+    vl_unwind(req, rc);
+}
+
+
+static int
+fake_init(vl_xlator_t *xl, vl_err_t *err)
+{
+    struct fake_priv *p = vl_calloc(xl, 1, sizeof(*p), 0);
+
+    if (p == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    p->obj[0].is_used = true;
+    p->obj[0].gfid = vl_gfid_root;
+    p->obj[0].mode = S_IFDIR | 0755;
+    xl->priv = p;
+    return 0;
+}
+
+
+static void
+fake_fini(vl_xlator_t *xl)
+{
+    struct fake_priv *p = xl->priv;
+
+    pthread_mutex_destroy(&p->lock);
+    vl_free(p);
+}
+
+
+#define FAKE_FOP(X) [VL_FOP_##X] = fake_fop
+
+const vl_xlator_class_t rep_fake_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "test/rep-fake",
+    .prefix = "rep-fake",
+    .flags = VL_XL_LEAF,
+    .init = fake_init,
+    .fini = fake_fini,
+    .fops = {
+        FAKE_FOP(LOOKUP), FAKE_FOP(STAT), FAKE_FOP(SETATTR),
+        FAKE_FOP(ACCESS), FAKE_FOP(READLINK), FAKE_FOP(MKNOD),
+        FAKE_FOP(MKDIR), FAKE_FOP(UNLINK), FAKE_FOP(RMDIR),
+        FAKE_FOP(SYMLINK), FAKE_FOP(RENAME), FAKE_FOP(LINK),
+        FAKE_FOP(CREATE), FAKE_FOP(OPEN), FAKE_FOP(READ), FAKE_FOP(WRITE),
+        FAKE_FOP(FLUSH), FAKE_FOP(FSYNC), FAKE_FOP(OPENDIR),
+        FAKE_FOP(READDIR), FAKE_FOP(STATFS), FAKE_FOP(SETXATTR),
+        FAKE_FOP(GETXATTR), FAKE_FOP(REMOVEXATTR), FAKE_FOP(LK),
+        FAKE_FOP(INODELK), FAKE_FOP(ENTRYLK), FAKE_FOP(FALLOCATE),
+        FAKE_FOP(COPY_FILE_RANGE), FAKE_FOP(LSEEK), FAKE_FOP(XATTROP),
+    },
+};
+
+
+/* ---- test helpers ---- */
+
+void
+fake_fail(vl_xlator_t *fake, vl_fop_t op, int err)
+{
+    struct fake_priv *p = fake->priv;
+
+    pthread_mutex_lock(&p->lock);
+    p->fail[op] = err;
+    pthread_mutex_unlock(&p->lock);
+}
+
+
+void
+fake_set_down(vl_xlator_t *fake, bool is_down)
+{
+    struct fake_priv *p = fake->priv;
+
+    pthread_mutex_lock(&p->lock);
+    p->is_down = is_down;
+    pthread_mutex_unlock(&p->lock);
+}
+
+
+size_t
+fake_received(vl_xlator_t *fake, vl_fop_t op)
+{
+    struct fake_priv *p = fake->priv;
+    size_t n;
+
+    pthread_mutex_lock(&p->lock);
+    n = p->n_by_op[op];
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+
+size_t
+fake_received_all(vl_xlator_t *fake)
+{
+    struct fake_priv *p = fake->priv;
+    size_t n;
+
+    pthread_mutex_lock(&p->lock);
+    n = p->n_all;
+    pthread_mutex_unlock(&p->lock);
+    return n;
+}
+
+
+int
+fake_data(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+          char *buf, size_t len)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+    int rc = -ENOENT;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_name(p, dir, name);
+    if (o != NULL) {
+        size_t n = o->size < len - 1 ? o->size : len - 1;
+
+        memcpy(buf, o->data, n);
+        buf[n] = '\0';
+        rc = (int)n;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+
+int
+fake_gfid(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+          vl_gfid_t *out)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_name(p, dir, name);
+    if (o != NULL)
+        *out = o->gfid;
+    pthread_mutex_unlock(&p->lock);
+    return o != NULL ? 0 : -ENOENT;
+}
+
+
+int
+fake_xattr(vl_xlator_t *fake, const vl_gfid_t *gfid, const char *key,
+           void *buf, size_t len)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+    struct fake_xattr *x = NULL;
+    int rc;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_gfid(p, gfid);
+    if (o != NULL)
+        x = fake_x(o, key, false);
+    if (o == NULL) {
+        rc = -ENOENT;
+    } else if (x == NULL) {
+        rc = -ENODATA;
+    } else {
+        rc = (int)(x->len < len ? x->len : len);
+        memcpy(buf, x->val, (size_t)rc);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return rc;
+}
+
+
+int
+fake_set_xattr(vl_xlator_t *fake, const vl_gfid_t *gfid, const char *key,
+               const void *val, size_t len)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+    struct fake_xattr *x = NULL;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_gfid(p, gfid);
+    if (o != NULL)
+        x = fake_x(o, key, true);
+    if (x != NULL) {
+        memcpy(x->val, val, len);
+        x->len = len;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return x != NULL ? 0 : -ENOENT;
+}
+
+
+int
+fake_mkfile(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+            const vl_gfid_t *gfid, const char *data)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_new_obj(p, dir, name, gfid, S_IFREG | 0644);
+    if (o != NULL) {
+        o->size = strlen(data);
+        memcpy(o->data, data, o->size);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return o != NULL ? 0 : -ENOSPC;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-fake: an in-memory brick ("test/rep-fake") for replicate's unit
+ * tests. It answers inline: lookup, stat, create, mkdir, mknod, symlink,
+ * unlink, rmdir, rename, open, opendir, read, write, setattr, setxattr,
+ * getxattr, removexattr, readdir, flush, fsync, statfs, inodelk, entrylk
+ * and xattrop (ADD32 as storage/posix: missing = zeros, all-zero results
+ * removed, new values answered). A test can make one fop fail with an
+ * errno, take the brick "down" (every fop ENOTCONN), plant xattrs and
+ * read what landed.
+ */
+#ifndef MORTAR_REP_FAKE_H
+#define MORTAR_REP_FAKE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+extern const vl_xlator_class_t rep_fake_class;
+
+/* Every fop op answers err (0: normal again). */
+void fake_fail(vl_xlator_t *fake, vl_fop_t op, int err);
+/* Every fop answers -ENOTCONN while down. */
+void fake_set_down(vl_xlator_t *fake, bool is_down);
+/* Requests of fop op received (including failed ones). */
+size_t fake_received(vl_xlator_t *fake, vl_fop_t op);
+/* Requests received in all. */
+size_t fake_received_all(vl_xlator_t *fake);
+/* The object named name in the directory dir (gfid), its data copied to
+ * buf (up to len - 1 bytes, NUL-terminated); -ENOENT if none. */
+int fake_data(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+              char *buf, size_t len);
+/* gfid of name in dir; -ENOENT if none. */
+int fake_gfid(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+              vl_gfid_t *out);
+/* Value of xattr key of object gfid: bytes copied (at most len) or
+ * -ENODATA / -ENOENT. */
+int fake_xattr(vl_xlator_t *fake, const vl_gfid_t *gfid, const char *key,
+               void *buf, size_t len);
+/* Sets xattr key of object gfid (plants records). */
+int fake_set_xattr(vl_xlator_t *fake, const vl_gfid_t *gfid, const char *key,
+                   const void *val, size_t len);
+/* Creates a file directly on this brick (as if made while others were
+ * down). */
+int fake_mkfile(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+                const vl_gfid_t *gfid, const char *data);
+
+#endif /* MORTAR_REP_FAKE_H */

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-rep: cluster/replicate over three (or two) in-memory bricks
+ * (rep-fake.c): transactions and the records they leave, reads that
+ * avoid blamed copies, quorum, lookup comparison, and every request
+ * answered once under allocation failure.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "rep-fake.h"
+#include "rep.h"
+#include "vl-test.h"
+
+struct t {
+    struct vl_test_graph *g;
+    vl_xlator_t *rep;
+    vl_xlator_t *b[3];
+    int n;
+    vl_inode_t *root;
+};
+
+
+static void
+t_open_graph(struct t *t, int n, const char *opts)
+{
+    char text[2048];
+    size_t len = 0;
+    vl_err_t err = {{0}};
+
+    vl_registry_add(&rep_fake_class);
+    vl_registry_add(&xl_cluster_replicate);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                "volume b%d\n type test/rep-fake\n"
+                                "end-volume\n", i);
+    len += (size_t)snprintf(text + len, sizeof(text) - len,
+                            "volume rep\n type cluster/replicate\n%s"
+                            " subvolumes", opts);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, " b%d", i);
+    snprintf(text + len, sizeof(text) - len, "\nend-volume\n");
+    t->g = vl_test_graph_new(text, &err);
+    if (t->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    t->n = n;
+    t->rep = vl_test_graph_xl(t->g, "rep");
+    for (int i = 0; i < n; i++) {
+        char name[8];
+
+        snprintf(name, sizeof(name), "b%d", i);
+        t->b[i] = vl_test_graph_xl(t->g, name);
+    }
+    t->root = vl_inode_table_root(t->g->graph->itable);
+}
+
+
+static int
+setup3(void **state)
+{
+    struct t *t = calloc(1, sizeof(*t));
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_CRITICAL);
+    t_open_graph(t, 3, "");
+    *state = t;
+    return 0;
+}
+
+
+static int
+setup2(void **state)
+{
+    struct t *t = calloc(1, sizeof(*t));
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_CRITICAL);
+    t_open_graph(t, 2, "");
+    *state = t;
+    return 0;
+}
+
+
+static int
+teardown(void **state)
+{
+    struct t *t = *state;
+
+    vl_inode_unref(t->root);
+    vl_test_graph_free(t->g);
+    free(t);
+    return 0;
+}
+
+
+static int
+t_call(struct t *t, vl_fop_t op, union vl_fop_args *a, struct vl_reply *r)
+{
+    memset(r, 0, sizeof(*r));
+    return vl_sync_call(t->rep, op, a, NULL, r);
+}
+
+
+/* Takes child i down: its brick answers ENOTCONN and replicate hears. */
+static void
+t_down(struct t *t, int i)
+{
+    fake_set_down(t->b[i], true);
+    vl_notify(t->rep, VL_EV_CHILD_DOWN, t->b[i]);
+}
+
+
+static void
+t_up(struct t *t, int i)
+{
+    fake_set_down(t->b[i], false);
+    vl_notify(t->rep, VL_EV_CHILD_UP, t->b[i]);
+}
+
+
+static int
+t_lookup(struct t *t, const char *name, vl_inode_t **out)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    int rc;
+
+    a.lookup.loc.parent = t->root;
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = inode;
+    rc = t_call(t, VL_FOP_LOOKUP, &a, &r);
+    if (rc == 0 && out != NULL) {
+        *out = vl_inode_link(inode, &r.iatt);
+        assert_non_null(*out);
+    }
+    vl_inode_unref(inode);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static int
+t_create(struct t *t, const char *name, vl_inode_t **out, vl_fd_t **fd_out)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
+    int rc;
+
+    a.create.loc.parent = t->root;
+    a.create.loc.name = name;
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR | O_CREAT | O_EXCL;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    vl_gfid_generate(&a.create.gfid);
+    rc = t_call(t, VL_FOP_CREATE, &a, &r);
+    if (rc == 0) {
+        vl_inode_t *linked = vl_inode_link(inode, &r.iatt);
+
+        assert_true(linked == inode);
+        vl_inode_unref(linked);
+    }
+    vl_reply_clear(&r);
+    if (rc == 0 && fd_out != NULL)
+        *fd_out = fd;
+    else
+        vl_fd_unref(fd);
+    if (rc == 0 && out != NULL)
+        *out = inode;
+    else
+        vl_inode_unref(inode);
+    return rc;
+}
+
+
+static int
+t_open(struct t *t, vl_inode_t *inode, vl_fd_t **fd_out)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
+    int rc;
+
+    a.open.loc.inode = inode;
+    a.open.flags = O_RDWR;
+    a.open.fd = fd;
+    rc = t_call(t, VL_FOP_OPEN, &a, &r);
+    vl_reply_clear(&r);
+    if (rc == 0)
+        *fd_out = fd;
+    else
+        vl_fd_unref(fd);
+    return rc;
+}
+
+
+static int
+t_write(struct t *t, vl_fd_t *fd, off_t off, const char *data)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = strlen(data)};
+    int rc;
+
+    a.write.fd = fd;
+    a.write.iov = &iov;
+    a.write.n_iov = 1;
+    a.write.offset = off;
+    rc = t_call(t, VL_FOP_WRITE, &a, &r);
+    if (rc == 0)
+        assert_int_equal(r.count, (int64_t)strlen(data));
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static int
+t_read(struct t *t, vl_fd_t *fd, char *buf, size_t len)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.read.fd = fd;
+    a.read.size = len - 1;
+    rc = t_call(t, VL_FOP_READ, &a, &r);
+    if (rc == 0) {
+        memcpy(buf, r.data, (size_t)r.count);
+        buf[r.count] = '\0';
+    }
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static int
+t_mkdir(struct t *t, const char *name)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    int rc;
+
+    a.mkdir.loc.parent = t->root;
+    a.mkdir.loc.name = name;
+    a.mkdir.loc.inode = inode;
+    a.mkdir.mode = 0755;
+    vl_gfid_generate(&a.mkdir.gfid);
+    rc = t_call(t, VL_FOP_MKDIR, &a, &r);
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+    return rc;
+}
+
+
+/* Counter k of the record key on brick i's copy of gfid (0 if none). */
+static int32_t
+t_rec(struct t *t, int i, const vl_gfid_t *gfid, const char *key, int k)
+{
+    uint8_t v[REP_RECORD_SIZE];
+    int rc = fake_xattr(t->b[i], gfid, key, v, sizeof(v));
+
+    if (rc == -ENODATA)
+        return 0;
+    assert_int_equal(rc, REP_RECORD_SIZE);
+    return rep_record_get(v, (unsigned)k);
+}
+
+
+static bool
+t_has_rec(struct t *t, int i, const vl_gfid_t *gfid, const char *key)
+{
+    uint8_t v[REP_RECORD_SIZE];
+
+    return fake_xattr(t->b[i], gfid, key, v, sizeof(v)) != -ENODATA;
+}
+
+
+/* ---- tests ---- */
+
+static void
+test_class(void **state)
+{
+    vl_err_t err = {{0}};
+
+    (void)state;
+    if (vl_test_check_class(&xl_cluster_replicate, &err) != 0)
+        fail_msg("%s", err.msg);
+}
+
+
+/* A write goes to every copy; a clean transaction leaves no record. */
+static void
+test_write_everywhere_clean(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    char buf[64];
+    vl_gfid_t g;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "hello"), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                                   sizeof(buf)), 5);
+        assert_string_equal(buf, "hello");
+        assert_int_equal(fake_gfid(t->b[i], &vl_gfid_root, "f", &g), 0);
+        assert_true(vl_gfid_equal(&g, &inode->gfid));
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_false(t_has_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY));
+        for (int j = 0; j < 3; j++) {
+            char key[64];
+
+            snprintf(key, sizeof(key), REP_KEY_PREFIX "b%d", j);
+            assert_false(t_has_rec(t, i, &inode->gfid, key));
+        }
+        /* Lock, pre-op, write, post-op, unlock on every child. */
+        assert_int_equal(fake_received(t->b[i], VL_FOP_WRITE), 1);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), 2);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), 2);
+    }
+    assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "hello");
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* A write that fails on one child is recorded against it on the others;
+ * its own copy keeps dirty set (its transaction was not closed). */
+static void
+test_write_fails_on_one(void **state)
+{
+    struct t *t = *state;
+    struct rep_priv *priv = rep_priv(t->rep);
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    char buf[64];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
+    assert_int_equal(t_write(t, fd, 0, "abc"), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    assert_int_equal(t_rec(t, 2, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_METADATA), 0);
+    assert_false(t_has_rec(t, 0, &inode->gfid, REP_KEY_DIRTY));
+    assert_false(t_has_rec(t, 2, &inode->gfid, REP_KEY_DIRTY));
+    assert_int_equal(t_rec(t, 1, &inode->gfid, REP_KEY_DIRTY, REP_DATA), 1);
+    assert_false(t_has_rec(t, 1, &inode->gfid, REP_KEY_PREFIX "b0"));
+    assert_int_equal(atomic_load(&priv->n_txn_blamed), 1);
+    /* Reads from now on avoid the copy that missed the write. */
+    for (int k = 0; k < 6; k++) {
+        assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "abc");
+    }
+    assert_int_equal(fake_received(t->b[1], VL_FOP_READ), 0);
+    /* A second failure adds to the count. */
+    fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
+    assert_int_equal(t_write(t, fd, 3, "d"), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 2);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* A child known down is blamed by the pre-op; the write succeeds. */
+static void
+test_write_child_down(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    char buf[64];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    t_down(t, 2);
+    size_t before = fake_received_all(t->b[2]);
+    assert_int_equal(t_write(t, fd, 0, "xyz"), 0);
+    assert_int_equal(fake_received_all(t->b[2]), before);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_PREFIX "b2",
+                               REP_DATA), 1);
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_int_equal(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                                   sizeof(buf)), 3);
+    }
+    assert_int_equal(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                               sizeof(buf)), 0);
+    /* An entry change with the child down marks the parent. */
+    assert_int_equal(t_mkdir(t, "d"), 0);
+    assert_int_equal(t_rec(t, 0, &vl_gfid_root, REP_KEY_PREFIX "b2",
+                           REP_ENTRY), 1); /* the mkdir */
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* Below quorum nothing is sent anywhere and the answer is EROFS. */
+static void
+test_quorum_below(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    size_t before[3];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    t_down(t, 1);
+    t_down(t, 2);
+    for (int i = 0; i < 3; i++)
+        before[i] = fake_received_all(t->b[i]);
+    assert_int_equal(t_write(t, fd, 0, "no"), -EROFS);
+    assert_int_equal(t_create(t, "g", NULL, NULL), -EROFS);
+    assert_int_equal(t_mkdir(t, "d"), -EROFS);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fake_received_all(t->b[i]), before[i]);
+    /* Reads refuse too: the up copy could be the stale one. */
+    {
+        char buf[16];
+
+        assert_int_equal(t_read(t, fd, buf, sizeof(buf)), -ENOTCONN);
+    }
+    t_up(t, 2);
+    assert_int_equal(t_write(t, fd, 0, "ok"), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* The fop succeeded on fewer than quorum children: reported failed, and
+ * the one that has it blames the others. */
+static void
+test_quorum_after_fop(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
+    fake_fail(t->b[2], VL_FOP_WRITE, -ENOSPC);
+    assert_int_equal(t_write(t, fd, 0, "one"), -EROFS);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b2",
+                           REP_DATA), 1);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* A fop that fails on every child changed nothing: the error comes back
+ * and the pre-op is undone everywhere. */
+static void
+test_fails_everywhere(void **state)
+{
+    struct t *t = *state;
+
+    assert_int_equal(t_create(t, "f", NULL, NULL), 0);
+    assert_int_equal(t_create(t, "f", NULL, NULL), -EEXIST);
+    for (int i = 0; i < 3; i++) {
+        assert_false(t_has_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY));
+        for (int j = 0; j < 3; j++) {
+            char key[64];
+
+            snprintf(key, sizeof(key), REP_KEY_PREFIX "b%d", j);
+            assert_false(t_has_rec(t, i, &vl_gfid_root, key));
+        }
+    }
+    /* The same with a child down: its pending +1 is undone too. */
+    t_down(t, 2);
+    assert_int_equal(t_create(t, "f", NULL, NULL), -EEXIST);
+    assert_false(t_has_rec(t, 0, &vl_gfid_root, REP_KEY_PREFIX "b2"));
+    assert_false(t_has_rec(t, 0, &vl_gfid_root, REP_KEY_DIRTY));
+}
+
+
+/* Files whose copy on b1 is stale (blamed by b0 and b2): lookups and
+ * reads never serve b1's content, whichever child the hash picks. */
+static void
+test_reads_avoid_blamed(void **state)
+{
+    struct t *t = *state;
+    uint8_t blame[REP_RECORD_SIZE] = {0};
+
+    rep_record_set(blame, REP_DATA, 1);
+    for (int f = 0; f < 12; f++) {
+        vl_gfid_t g = {{0}};
+        char name[16], buf[64];
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+
+        g.bytes[0] = 0x42;
+        g.bytes[15] = (uint8_t)(f + 7);
+        snprintf(name, sizeof(name), "s%d", f);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, name, &g,
+                                         i == 1 ? "stale" : "good"), 0);
+        assert_int_equal(fake_set_xattr(t->b[0], &g, REP_KEY_PREFIX "b1",
+                                        blame, sizeof(blame)), 0);
+        assert_int_equal(fake_set_xattr(t->b[2], &g, REP_KEY_PREFIX "b1",
+                                        blame, sizeof(blame)), 0);
+        assert_int_equal(t_lookup(t, name, &inode), 0);
+        assert_int_equal(t_open(t, inode, &fd), 0);
+        assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "good");
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+    assert_int_equal(fake_received(t->b[1], VL_FOP_READ), 0);
+}
+
+
+/* Reads of clean files spread over the children. */
+static void
+test_reads_spread(void **state)
+{
+    struct t *t = *state;
+
+    for (int f = 0; f < 24; f++) {
+        vl_gfid_t g = {{0}};
+        char name[16], buf[64];
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+
+        g.bytes[0] = 0x17;
+        g.bytes[14] = (uint8_t)(f * 37);
+        g.bytes[15] = (uint8_t)f;
+        snprintf(name, sizeof(name), "c%d", f);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, name, &g,
+                                         "same"), 0);
+        assert_int_equal(t_lookup(t, name, &inode), 0);
+        assert_int_equal(t_open(t, inode, &fd), 0);
+        assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+    for (int i = 0; i < 3; i++)
+        assert_true(fake_received(t->b[i], VL_FOP_READ) > 0);
+}
+
+
+/* A read whose child went away is answered by another good copy. */
+static void
+test_read_retries(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    char buf[64];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "data"), 0);
+    /* Down without the notice yet: the brick answers ENOTCONN. */
+    for (int i = 0; i < 3; i++) {
+        fake_set_down(t->b[i], true);
+        if (t_read(t, fd, buf, sizeof(buf)) == 0)
+            assert_string_equal(buf, "data");
+        fake_set_down(t->b[i], false);
+    }
+    fake_set_down(t->b[0], true);
+    fake_set_down(t->b[1], true);
+    assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "data");
+    fake_set_down(t->b[0], false);
+    fake_set_down(t->b[1], false);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* Copies with different GFIDs under one name: an error, not a guess. */
+static void
+test_lookup_gfid_mismatch(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t a, b;
+
+    vl_gfid_generate(&a);
+    vl_gfid_generate(&b);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "m", &a, "x"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "m", &b, "y"), 0);
+    assert_int_equal(fake_mkfile(t->b[2], &vl_gfid_root, "m", &b, "y"), 0);
+    assert_int_equal(t_lookup(t, "m", NULL), -EIO);
+}
+
+
+/* Every copy blamed by another: split-brain, EIO. */
+static void
+test_lookup_split_brain(void **state)
+{
+    struct t *t = *state;
+    uint8_t blame[REP_RECORD_SIZE] = {0};
+    vl_gfid_t g;
+
+    vl_gfid_generate(&g);
+    rep_record_set(blame, REP_DATA, 1);
+    for (int i = 0; i < 3; i++) {
+        char key[64];
+
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "sb", &g,
+                                     "v"), 0);
+        snprintf(key, sizeof(key), REP_KEY_PREFIX "b%d", (i + 1) % 3);
+        assert_int_equal(fake_set_xattr(t->b[i], &g, key, blame,
+                                        sizeof(blame)), 0);
+    }
+    assert_int_equal(t_lookup(t, "sb", NULL), -EIO);
+}
+
+
+/* A name a blamed copy of the directory still has is not served. */
+static void
+test_lookup_stale_entry(void **state)
+{
+    struct t *t = *state;
+    uint8_t blame[REP_RECORD_SIZE] = {0};
+    vl_gfid_t g;
+
+    vl_gfid_generate(&g);
+    rep_record_set(blame, REP_ENTRY, 1);
+    /* "gone" was removed while b2 was down: only b2 has it. */
+    assert_int_equal(fake_mkfile(t->b[2], &vl_gfid_root, "gone", &g, "o"),
+                     0);
+    assert_int_equal(fake_set_xattr(t->b[0], &vl_gfid_root,
+                                    REP_KEY_PREFIX "b2", blame,
+                                    sizeof(blame)), 0);
+    assert_int_equal(fake_set_xattr(t->b[1], &vl_gfid_root,
+                                    REP_KEY_PREFIX "b2", blame,
+                                    sizeof(blame)), 0);
+    assert_int_equal(t_lookup(t, "gone", NULL), -ENOENT);
+}
+
+
+/* auto quorum with two children: the first alone may write, the second
+ * alone may not. */
+static void
+test_quorum_auto_two(void **state)
+{
+    struct t *t = *state;
+
+    assert_true(rep_has_quorum(t->rep, 0x3));
+    assert_true(rep_has_quorum(t->rep, 0x1));
+    assert_false(rep_has_quorum(t->rep, 0x2));
+    assert_false(rep_has_quorum(t->rep, 0x0));
+    t_down(t, 0);
+    assert_int_equal(t_create(t, "f", NULL, NULL), -EROFS);
+    t_up(t, 0);
+    t_down(t, 1);
+    assert_int_equal(t_create(t, "f", NULL, NULL), 0);
+}
+
+
+static void
+test_quorum_options(void **state)
+{
+    struct t t = {0};
+
+    (void)state;
+    t_open_graph(&t, 3, " option quorum-type fixed\n"
+                        " option quorum-count 3\n");
+    assert_false(rep_has_quorum(t.rep, 0x3));
+    assert_true(rep_has_quorum(t.rep, 0x7));
+    vl_inode_unref(t.root);
+    vl_test_graph_free(t.g);
+    t_open_graph(&t, 3, " option cluster.quorum-type none\n");
+    assert_true(rep_has_quorum(t.rep, 0x4));
+    vl_inode_unref(t.root);
+    vl_test_graph_free(t.g);
+    t_open_graph(&t, 3, " option pending-names x,y,z\n");
+    assert_string_equal(rep_priv(t.rep)->keys[2], REP_KEY_PREFIX "z");
+    vl_inode_unref(t.root);
+    vl_test_graph_free(t.g);
+}
+
+
+/* Under allocation failure every request is still answered once (a
+ * second answer aborts) and a failed write never reports success with
+ * copies left unrecorded. */
+static void
+test_enomem(void **state)
+{
+    (void)state;
+    for (long n = 1; n < 200; n++) {
+        struct t t = {0};
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char buf[16];
+        int rc;
+
+        t_open_graph(&t, 3, "");
+        if (t_create(&t, "f", &inode, &fd) != 0)
+            fail_msg("create");
+        vl_mem_fail_at(n);
+        rc = t_write(&t, fd, 0, "abc");
+        if (rc == 0)
+            rc = t_read(&t, fd, buf, sizeof(buf));
+        if (rc == 0)
+            rc = t_lookup(&t, "f", NULL);
+        vl_mem_fail_at(0);
+        (void)rc;
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+        vl_inode_unref(t.root);
+        vl_test_graph_free(t.g);
+    }
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_class),
+        cmocka_unit_test_setup_teardown(test_write_everywhere_clean, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_write_fails_on_one, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_write_child_down, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_quorum_below, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_quorum_after_fop, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_fails_everywhere, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reads_avoid_blamed, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reads_spread, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_read_retries, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_gfid_mismatch, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_split_brain, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_stale_entry, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_quorum_auto_two, setup2,
+                                        teardown),
+        cmocka_unit_test(test_quorum_options),
+        cmocka_unit_test(test_enomem),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
