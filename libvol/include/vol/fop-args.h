@@ -216,6 +216,12 @@ struct vl_lseek_args { struct vl_fd *fd; off_t offset; int32_t whence; };
  * VL_XATTROP_VALUE_MAX, a NULL name or a name longer than
  * VL_XATTROP_NAME_MAX; -EPERM for a name outside VL_XATTROP_PREFIX. */
 #define VL_XATTROP_ADD32 1u /* add arrays of big-endian int32 */
+#define VL_XATTROP_OP_MASK 0xffu /* op; the bits above are flags: */
+/* Granular entry records (loc.inode a directory, loc.parent the same
+ * inode, loc.name a name in it): MARK records the name before the
+ * counters change, CLEAR removes the record after. */
+#define VL_XATTROP_F_ENTRY_MARK (1u << 8)
+#define VL_XATTROP_F_ENTRY_CLEAR (1u << 9)
 #define VL_XATTROP_MAX 16u
 #define VL_XATTROP_VALUE_MAX 64u
 #define VL_XATTROP_NAME_MAX 255u
@@ -223,7 +229,7 @@ struct vl_lseek_args { struct vl_fd *fd; off_t offset; int32_t whence; };
 struct vl_xattrop_args {
     struct vl_loc loc;
     struct vl_fd *fd;          /* may be NULL: then by loc.inode */
-    uint32_t op;               /* VL_XATTROP_ADD32 */
+    uint32_t op;               /* VL_XATTROP_ADD32 | VL_XATTROP_F_* */
     uint32_t n;                /* keys, at most VL_XATTROP_MAX */
     const char *const *names;  /* borrowed; n xattr names */
     const void *const *values; /* borrowed; n arrays to add */

@@ -190,7 +190,7 @@ posix_lookup_xattr(vl_xlator_t *xl, struct posix_obj *obj, const char *name,
     size_t size = 256; /* distribute's layouts are 20 bytes */
     char *buf = NULL;
     ssize_t n;
-    int rc = posix_xattr_name_check(name);
+    int rc = posix_xattr_name_check_read(name);
 
     for (int tries = 0; rc == 0 && tries < 3; tries++) {
         buf = vl_malloc(xl, size + 1, POSIX_MT_XATTR);

@@ -8,7 +8,10 @@
  * removed by clients (EPERM) and are left out of listings, except the
  * keys of cluster/distribute (trusted.mortar.dht and trusted.mortar.dht.*:
  * directory layouts, link file targets), which clients must manage; they
- * are still left out of listings so that users never copy them. Nothing
+ * are still left out of listings so that users never copy them.
+ * Replication's counters (trusted.mortar.rep.*) can be read, by name
+ * only; only xattrop (posix-xattrop.c) changes them, so the heal index
+ * stays true. Nothing
  * follows a symlink: *at() calls take AT_SYMLINK_NOFOLLOW, xattrs use
  * the l*xattr calls on /proc/self/fd/<atfd>/<rel>.
  * Threads: io-threads workers; no locks of our own.
@@ -302,6 +305,18 @@ posix_xattr_name_check(const char *name)
 }
 
 
+int
+posix_xattr_name_check_read(const char *name)
+{
+    const size_t plen = strlen(VL_XATTROP_PREFIX);
+
+    if (name != NULL && strncmp(name, VL_XATTROP_PREFIX, plen) == 0
+        && name[plen] != '\0' && strlen(name) <= XATTR_NAME_MAX)
+        return 0;
+    return posix_xattr_name_check(name);
+}
+
+
 void
 posix_fop_setxattr(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -390,7 +405,7 @@ posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req)
     memset(&obj, 0, sizeof(obj));
     obj.atfd = -1;
     if (a->name != NULL)
-        rc = posix_xattr_name_check(a->name);
+        rc = posix_xattr_name_check_read(a->name);
     if (rc == 0)
         rc = posix_obj_from_loc(xl, &a->loc, &obj);
     if (rc != 0)

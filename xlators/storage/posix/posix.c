@@ -439,6 +439,10 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     priv->root_fd = -1;
     priv->handles_fd = -1;
     priv->unlink_fd = -1;
+    priv->index_xattrop_fd = -1;
+    priv->index_entry_fd = -1;
+    for (int i = 0; i < POSIX_XATTROP_STRIPES; i++)
+        pthread_mutex_init(&priv->xattrop_locks[i], NULL);
     posix_making_init(priv);
     xl->priv = priv;
 
@@ -462,6 +466,13 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     rc = posix_meta_setup(xl, conf->directory, err);
     if (rc != 0)
         goto out;
+    rc = posix_index_setup(xl);
+    if (rc != 0) {
+        vl_err_set(err, "brick directory %s: cannot set up %s/%s: %s",
+                   conf->directory, POSIX_META_DIR, POSIX_INDEX_DIR,
+                   strerror(-rc));
+        goto out;
+    }
     rc = posix_janitor_start(xl);
     if (rc != 0) {
         vl_err_set(err, "janitor: %s", strerror(-rc));
@@ -477,6 +488,9 @@ out:
             close(priv->handles_fd);
         if (priv->unlink_fd >= 0)
             close(priv->unlink_fd);
+        posix_index_teardown(priv);
+        for (int i = 0; i < POSIX_XATTROP_STRIPES; i++)
+            pthread_mutex_destroy(&priv->xattrop_locks[i]);
         posix_making_fini(priv);
         vl_free(priv);
         xl->priv = NULL;
@@ -496,6 +510,9 @@ posix_fini(vl_xlator_t *xl)
     close(priv->root_fd);
     close(priv->handles_fd);
     close(priv->unlink_fd);
+    posix_index_teardown(priv);
+    for (int i = 0; i < POSIX_XATTROP_STRIPES; i++)
+        pthread_mutex_destroy(&priv->xattrop_locks[i]);
     posix_making_fini(priv);
     vl_free(priv);
     xl->priv = NULL;
@@ -632,5 +649,6 @@ const vl_xlator_class_t xl_storage_posix = {
         [VL_FOP_FALLOCATE] = posix_fop_fallocate,
         [VL_FOP_COPY_FILE_RANGE] = posix_fop_copy_file_range,
         [VL_FOP_LSEEK] = posix_fop_lseek,
+        [VL_FOP_XATTROP] = posix_fop_xattrop,
     },
 };

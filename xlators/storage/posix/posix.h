@@ -11,6 +11,8 @@
  *   posix-dir.c     opendir, readdir
  *   posix-janitor.c deleted files' handles removed after the reply; the
  *                   orphan-handle sweep after a crash
+ *   posix-xattrop.c xattrop: atomic add on replication's counters
+ *   posix-index.c   the heal index .mortar/index/ (xattrop, entry-changes)
  *
  * An object on the brick is reached as a pair (atfd, rel): a directory
  * descriptor and a relative name such that fstatat(atfd, rel,
@@ -37,6 +39,11 @@
 #define POSIX_META_DIR ".mortar"
 #define POSIX_HANDLES_DIR "handles"
 #define POSIX_UNLINK_DIR "unlink"
+#define POSIX_INDEX_DIR "index"           /* posix-index.c */
+#define POSIX_INDEX_XATTROP "xattrop"
+#define POSIX_INDEX_ENTRY "entry-changes"
+/* Stripe locks of xattrop (posix-xattrop.c). */
+#define POSIX_XATTROP_STRIPES 64
 /* "xx/yy/" + 36 characters + NUL */
 #define POSIX_HANDLE_REL_LEN (6 + VL_GFID_STR_LEN)
 /* Free-space answers of posix_space_check are reused this long. */
@@ -150,6 +157,13 @@ struct posix_priv {
     pthread_cond_t making_cond;   /* a making fop ended (waiters only) */
     struct posix_making *making;  /* (making_lock) list, newest first */
     unsigned n_making_waiters;    /* (making_lock) lookups waiting */
+    /* The heal index (posix-index.c): O_RDONLY fds (fsync-able) of
+     * .mortar/index/xattrop and .mortar/index/entry-changes. */
+    int index_xattrop_fd;
+    int index_entry_fd;
+    /* xattrop's locks: one object's xattrops take the stripe of its
+     * GFID, so they never interleave (posix-xattrop.c). */
+    pthread_mutex_t xattrop_locks[POSIX_XATTROP_STRIPES];
 };
 
 /* Per inode (vl_inode_ctx), guarded by inode->lock. Only directories
@@ -307,6 +321,35 @@ void posix_fop_lseek(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
 
+void posix_fop_xattrop(vl_xlator_t *xl, vl_req_t *req);
+/* Tests only (NULL otherwise): called by xattrop under the object's lock
+ * after the index entry is made and before the xattrs are written, and
+ * after they are written and before the entry is removed. */
+extern void (*posix_xattrop_test_before_writes)(vl_xlator_t *xl,
+                                                const vl_gfid_t *gfid);
+extern void (*posix_xattrop_test_after_writes)(vl_xlator_t *xl,
+                                               const vl_gfid_t *gfid);
+
+/* posix-index.c: the heal index under .mortar/index/. */
+/* Makes the directories and opens their fds in priv; 0 or -errno. */
+int posix_index_setup(vl_xlator_t *xl);
+void posix_index_teardown(struct posix_priv *priv);
+/* xattrop/<gfid>: made durably (the directory fsynced when it is new),
+ * removed (not fsynced); 0 or -errno. */
+int posix_index_add(vl_xlator_t *xl, const vl_gfid_t *gfid);
+int posix_index_del(vl_xlator_t *xl, const vl_gfid_t *gfid);
+bool posix_index_has(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* entry-changes/<dir>/<name>; 0 or -errno (-EINVAL: not a name). */
+int posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
+                          const char *name);
+int posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
+                          const char *name);
+/* The object gfid is gone from the brick: drops its records. */
+int posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* Entries in xattrop/, directories in entry-changes/; -errno. */
+long posix_index_count(vl_xlator_t *xl);
+long posix_index_entry_dirs(vl_xlator_t *xl);
+
 /* posix-janitor.c */
 /* Starts the janitor thread (sweep first after an unclean stop). */
 int posix_janitor_start(vl_xlator_t *xl);
@@ -365,6 +408,9 @@ bool posix_making_wait(vl_xlator_t *xl, const vl_gfid_t *parent,
 
 /* posix-inode.c: may clients use xattr key name? 0 or -errno. */
 int posix_xattr_name_check(const char *name);
+/* May clients read key name? As above, and replication's counters
+ * (trusted.mortar.rep.*), which only xattrop changes. */
+int posix_xattr_name_check_read(const char *name);
 
 /* posix-entry.c: open(2) flags the brick passes on for open/create. */
 int posix_open_flags(int32_t flags);

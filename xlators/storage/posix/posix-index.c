@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * posix-index: the brick's heal index, .mortar/index/ (doc/replicate.md,
+ * "On-disk records").
+ *
+ *   xattrop/<gfid>                   an empty file: the object gfid has
+ *                                    a nonzero trusted.mortar.rep.* counter
+ *   entry-changes/<dir-gfid>/<name>  an empty file: name in directory
+ *                                    dir-gfid changed while a replica
+ *                                    missed it (granular entry records)
+ *
+ * Listing or counting what needs healing is a readdir of xattrop/: it
+ * costs O(pending), not O(files). Entries are empty files, not hard
+ * links to one base file: a file system's link limit (65,000 on ext4)
+ * must not bound the number of pending objects.
+ *
+ * Crash safety: posix-xattrop.c adds the entry BEFORE the xattr write
+ * that can make a counter nonzero and removes it AFTER the write that
+ * made them all zero; an add that creates the entry fsyncs the directory
+ * before returning, so the entry is on disk before the counter can be.
+ * A crash between the two leaves an entry for a clean object (harmless:
+ * heal finds nothing to do and an xattrop on it removes the entry), never
+ * a dirty object without an entry. Removal is not fsynced: a removal lost
+ * in a crash is such a harmless entry.
+ *
+ * Threads: any; the callers serialise per object (xattrop's stripe lock).
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "posix.h"
+
+
+/* Opens (making it if missing) directory rel below dirfd, O_RDONLY so it
+ * can be fsynced; the fd or -errno. */
+static int
+posix_index_mkdir_open(int dirfd, const char *rel)
+{
+    int fd;
+
+    if (mkdirat(dirfd, rel, 0700) < 0 && errno != EEXIST)
+        return -errno;
+    fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+
+int
+posix_index_setup(vl_xlator_t *xl)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    int fd, rc;
+
+    fd = posix_index_mkdir_open(priv->root_fd,
+                                POSIX_META_DIR "/" POSIX_INDEX_DIR);
+    if (fd < 0)
+        return fd;
+    priv->index_xattrop_fd = posix_index_mkdir_open(fd, POSIX_INDEX_XATTROP);
+    priv->index_entry_fd = posix_index_mkdir_open(fd, POSIX_INDEX_ENTRY);
+    rc = priv->index_xattrop_fd < 0   ? priv->index_xattrop_fd
+         : priv->index_entry_fd < 0   ? priv->index_entry_fd
+         : fsync(fd) < 0              ? -errno
+                                      : 0;
+    close(fd);
+    return rc;
+}
+
+
+void
+posix_index_teardown(struct posix_priv *priv)
+{
+    if (priv->index_xattrop_fd >= 0)
+        close(priv->index_xattrop_fd);
+    if (priv->index_entry_fd >= 0)
+        close(priv->index_entry_fd);
+    priv->index_xattrop_fd = -1;
+    priv->index_entry_fd = -1;
+}
+
+
+/* Creates the empty file name in dirfd, durably: 1 if it was made (and
+ * dirfd fsynced), 0 if it was there, or -errno. */
+static int
+posix_index_touch(int dirfd, const char *name)
+{
+    int fd = openat(dirfd, name,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+
+    if (fd < 0)
+        return errno == EEXIST ? 0 : -errno;
+    close(fd);
+    if (fsync(dirfd) < 0) {
+        int rc = -errno;
+
+        /* Not known durable: undo, so the caller fails rather than
+         * relying on it (the xattr is not written then). */
+        unlinkat(dirfd, name, 0);
+        return rc;
+    }
+    return 1;
+}
+
+
+int
+posix_index_add(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char str[VL_GFID_STR_LEN];
+    int rc;
+
+    rc = posix_index_touch(posix_priv(xl)->index_xattrop_fd,
+                           vl_gfid_to_str(gfid, str));
+    return rc < 0 ? rc : 0;
+}
+
+
+int
+posix_index_del(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char str[VL_GFID_STR_LEN];
+
+    if (unlinkat(posix_priv(xl)->index_xattrop_fd,
+                 vl_gfid_to_str(gfid, str), 0)
+            < 0
+        && errno != ENOENT)
+        return -errno;
+    return 0;
+}
+
+
+bool
+posix_index_has(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char str[VL_GFID_STR_LEN];
+    struct stat st;
+
+    return fstatat(posix_priv(xl)->index_xattrop_fd,
+                   vl_gfid_to_str(gfid, str), &st, AT_SYMLINK_NOFOLLOW)
+           == 0;
+}
+
+
+/* Is name usable as an entry record (one component, not . or ..)? */
+static bool
+posix_index_name_ok(const char *name)
+{
+    return name != NULL && name[0] != '\0' && strchr(name, '/') == NULL
+           && strcmp(name, ".") != 0 && strcmp(name, "..") != 0
+           && strlen(name) <= NAME_MAX;
+}
+
+
+int
+posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
+                      const char *name)
+{
+    int efd = posix_priv(xl)->index_entry_fd;
+    char str[VL_GFID_STR_LEN];
+    int dfd, rc;
+
+    if (!posix_index_name_ok(name))
+        return -EINVAL;
+    vl_gfid_to_str(dir, str);
+    dfd = openat(efd, str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT) {
+        /* The directory's own record directory, durable first. */
+        if (mkdirat(efd, str, 0700) < 0 && errno != EEXIST)
+            return -errno;
+        if (fsync(efd) < 0)
+            return -errno;
+        dfd = openat(efd, str,
+                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (dfd < 0)
+        return -errno;
+    rc = posix_index_touch(dfd, name);
+    close(dfd);
+    return rc < 0 ? rc : 0;
+}
+
+
+int
+posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
+                      const char *name)
+{
+    int efd = posix_priv(xl)->index_entry_fd;
+    char str[VL_GFID_STR_LEN];
+    int dfd, rc = 0;
+
+    if (!posix_index_name_ok(name))
+        return -EINVAL;
+    vl_gfid_to_str(dir, str);
+    dfd = openat(efd, str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+        rc = -errno;
+    close(dfd);
+    /* The last record takes its directory with it (ENOTEMPTY: others
+     * are left, or one was just added: it stays). */
+    if (rc == 0 && unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY
+        && errno != EEXIST && errno != ENOENT)
+        rc = -errno;
+    return rc;
+}
+
+
+int
+posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    int efd = posix_priv(xl)->index_entry_fd;
+    char str[VL_GFID_STR_LEN];
+    struct dirent *d;
+    DIR *dir;
+    int dfd, rc;
+
+    rc = posix_index_del(xl, gfid);
+    vl_gfid_to_str(gfid, str);
+    dfd = openat(efd, str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? rc : -errno;
+    dir = fdopendir(dfd);
+    if (dir == NULL) {
+        close(dfd);
+        return -errno;
+    }
+    while ((d = readdir(dir)) != NULL) {
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            unlinkat(dirfd(dir), d->d_name, 0);
+    }
+    closedir(dir);
+    if (unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+
+/* Counts the names in directory fd (without . and ..); -errno. */
+static long
+posix_index_count_dir(int fd)
+{
+    struct dirent *d;
+    long n = 0;
+    DIR *dir;
+    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (dup_fd < 0)
+        return -errno;
+    dir = fdopendir(dup_fd);
+    if (dir == NULL) {
+        close(dup_fd);
+        return -errno;
+    }
+    while ((d = readdir(dir)) != NULL)
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            n++;
+    closedir(dir);
+    return n;
+}
+
+
+long
+posix_index_count(vl_xlator_t *xl)
+{
+    return posix_index_count_dir(posix_priv(xl)->index_xattrop_fd);
+}
+
+
+long
+posix_index_entry_dirs(vl_xlator_t *xl)
+{
+    return posix_index_count_dir(posix_priv(xl)->index_entry_fd);
+}
