@@ -524,9 +524,10 @@ posix_handle_drop(vl_xlator_t *xl, const vl_gfid_t *gfid)
 
         vl_gfid_to_str(gfid, str);
         if (renameat(priv->handles_fd, hrel, priv->unlink_fd, str) == 0)
-            return;
+            return; /* its heal records go at the last release */
     }
     unlinkat(priv->handles_fd, hrel, 0);
+    posix_index_forget(xl, gfid);
 }
 
 
@@ -587,6 +588,7 @@ posix_handle_remove_dir(vl_xlator_t *xl, const vl_gfid_t *gfid)
         return;
     posix_handle_rel(gfid, hrel);
     unlinkat(priv->handles_fd, hrel, 0);
+    posix_index_forget(xl, gfid);
 }
 
 

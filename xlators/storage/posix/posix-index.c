@@ -212,8 +212,8 @@ posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
 }
 
 
-int
-posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid)
+static int
+posix_index_forget_one(vl_xlator_t *xl, const vl_gfid_t *gfid)
 {
     int efd = posix_priv(xl)->index_entry_fd;
     char str[VL_GFID_STR_LEN];
@@ -239,6 +239,84 @@ posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid)
     if (unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
         rc = -errno;
     return rc;
+}
+
+
+void
+posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char str[VL_GFID_STR_LEN];
+    int rc = posix_index_forget_one(xl, gfid);
+
+    /* Nothing to answer here (the object is already gone); an entry left
+     * behind is dropped by the sweep after an unclean stop, or by hand. */
+    if (rc != 0)
+        vl_log(xl, VL_LOG_WARNING, "heal index: records of %s not removed: "
+               "%s", vl_gfid_to_str(gfid, str), strerror(-rc));
+}
+
+
+/* Is the object gfid gone from the brick? A missing handle, or a regular
+ * file whose handle is its only link (deleted, its handle not yet
+ * removed). Errors other than ENOENT count as present: keep the entry. */
+static bool
+posix_index_is_gone(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char hrel[POSIX_HANDLE_REL_LEN];
+    struct stat st;
+
+    if (vl_gfid_is_root(gfid))
+        return false;
+    posix_handle_rel(gfid, hrel);
+    if (fstatat(posix_priv(xl)->handles_fd, hrel, &st, AT_SYMLINK_NOFOLLOW)
+        < 0)
+        return errno == ENOENT;
+    return S_ISREG(st.st_mode) && st.st_nlink == 1;
+}
+
+
+/* Sweeps one index directory: names that are not GFIDs, or GFIDs of
+ * objects gone, are removed (with is_dir, as record directories). */
+static unsigned long
+posix_index_sweep_dir(vl_xlator_t *xl, int fd, bool is_dir)
+{
+    unsigned long n = 0;
+    struct dirent *d;
+    vl_gfid_t gfid;
+    DIR *dir;
+    int dup_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    if (dup_fd < 0)
+        return 0;
+    dir = fdopendir(dup_fd);
+    if (dir == NULL) {
+        close(dup_fd);
+        return 0;
+    }
+    while ((d = readdir(dir)) != NULL) {
+        if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+            continue;
+        if (vl_gfid_parse(d->d_name, &gfid) == 0
+            && !posix_index_is_gone(xl, &gfid))
+            continue;
+        if (is_dir)
+            posix_index_forget(xl, &gfid);
+        else
+            unlinkat(fd, d->d_name, 0);
+        n++;
+    }
+    closedir(dir);
+    return n;
+}
+
+
+unsigned long
+posix_index_sweep(vl_xlator_t *xl)
+{
+    struct posix_priv *priv = posix_priv(xl);
+
+    return posix_index_sweep_dir(xl, priv->index_xattrop_fd, false)
+           + posix_index_sweep_dir(xl, priv->index_entry_fd, true);
 }
 
 

@@ -118,7 +118,10 @@ posix_janitor_remove_locked(vl_xlator_t *xl, const vl_gfid_t *gfid,
                        || (before != NULL
                            && !posix_janitor_is_older(&st, before)))
         return false;
-    return unlinkat(priv->handles_fd, hrel, 0) == 0;
+    if (unlinkat(priv->handles_fd, hrel, 0) != 0)
+        return false;
+    posix_index_forget(xl, gfid); /* its heal records go with it */
+    return true;
 }
 
 
@@ -433,6 +436,7 @@ posix_janitor_remove_dir(vl_xlator_t *xl, struct posix_janitor_sweep *sw,
     unlinkat(priv->handles_fd, aside, 0);
     if (st.st_ino != ino)
         goto out_live;
+    posix_index_forget(xl, gfid);
     pthread_mutex_lock(&j->lock);
     j->n_swept++;
     pthread_mutex_unlock(&j->lock);
@@ -709,6 +713,12 @@ posix_janitor_main(void *arg)
                                      "again"
                                    : ", failed: ",
                    rc == 0 || rc == -EAGAIN ? "" : strerror(-rc));
+        /* Heal records of objects deleted just before the stop. */
+        unsigned long n_index = posix_index_sweep(xl);
+
+        if (n_index > 0)
+            vl_log(xl, VL_LOG_INFO, "heal index sweep: %lu records of "
+                   "objects that are gone removed", n_index);
     }
     pthread_mutex_lock(&j->lock);
     for (;;) {

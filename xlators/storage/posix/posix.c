@@ -553,6 +553,7 @@ posix_release(vl_xlator_t *xl, vl_fd_t *fd)
 
         vl_gfid_to_str(&fd->inode->gfid, str);
         unlinkat(posix_priv(xl)->unlink_fd, str, 0);
+        posix_index_forget(xl, &fd->inode->gfid);
     }
 }
 
@@ -570,6 +571,9 @@ posix_dump(vl_xlator_t *xl, FILE *out)
         fprintf(out, "cached_dirfds=%ld\n", atomic_load(&priv->n_cached));
         fprintf(out, "max_cached_dirfds=%ld\n", priv->max_cached);
         posix_janitor_dump(xl, out);
+        /* A readdir of the index: O(pending), like heal info. */
+        fprintf(out, "index_pending=%ld\n", posix_index_count(xl));
+        fprintf(out, "index_entry_dirs=%ld\n", posix_index_entry_dirs(xl));
     }
 }
 

@@ -344,8 +344,12 @@ int posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
                           const char *name);
 int posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
                           const char *name);
-/* The object gfid is gone from the brick: drops its records. */
-int posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* The object gfid is gone from the brick: drops its records (a failure
+ * is logged). */
+void posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid);
+/* After an unclean stop: drops the records of objects that are gone (a
+ * crash between a deletion and its posix_index_forget); how many. */
+unsigned long posix_index_sweep(vl_xlator_t *xl);
 /* Entries in xattrop/, directories in entry-changes/; -errno. */
 long posix_index_count(vl_xlator_t *xl);
 long posix_index_entry_dirs(vl_xlator_t *xl);

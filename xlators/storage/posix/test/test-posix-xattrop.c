@@ -11,7 +11,9 @@
  * the entry exists before a counter is written nonzero, and is removed
  * only after the last counter went); the index surviving a brick
  * restart; a stale entry dropped by an xattrop of nothing; granular
- * entry records made and cleared.
+ * entry records made and cleared; records removed with their object
+ * (unlink, rmdir, last release of an unlinked open file) and by the
+ * sweep after a crash.
  */
 #include "config.h"
 
@@ -119,6 +121,17 @@ test_add_and_zero_removes(void **state)
     assert_memory_equal(got, want, 12);
     assert_true(index_has(t, &f->gfid));
     assert_int_equal(posix_index_count(t->xl), 1);
+    {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+
+        assert_non_null(out);
+        t->xl->cls->dump(t->xl, out);
+        fclose(out);
+        assert_non_null(strstr(text, "index_pending=1\n"));
+        free(text);
+    }
     /* A second key, then the first back to zero: entry kept. */
     assert_int_equal(xo1(t, f, NULL, SLOT1, 0, 2, -1, got), 0);
     assert_int_equal(xo1(t, f, NULL, DIRTY, -1, 0, 0, got), 0);
@@ -517,6 +530,77 @@ test_entry_records(void **state)
 }
 
 
+/* A deleted object's records go with it: a file's entry when its last
+ * name goes (through the janitor), a directory's entry and entry records
+ * at rmdir; an open file's when its last fd is released. After a crash
+ * between a deletion and that, the sweep drops them (and names that are
+ * not GFIDs); live objects' records stay. */
+static void
+test_records_go_with_object(void **state)
+{
+    struct pt *t = *state;
+    union vl_fop_args a = {0};
+    char path[PATH_MAX], str[VL_GFID_STR_LEN];
+    struct vl_reply r;
+    vl_inode_t *f = NULL, *o = NULL, *d = NULL, *live = NULL;
+    vl_fd_t *ofd = NULL;
+    vl_gfid_t gf, go, gd, ghost;
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_create(t, t->root, "o", O_RDWR, 0644, &o, &ofd), 0);
+    assert_int_equal(pt_create(t, t->root, "live", O_RDWR, 0644, &live,
+                               NULL),
+                     0);
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    gf = f->gfid;
+    go = o->gfid;
+    gd = d->gfid;
+    assert_int_equal(xo1(t, f, NULL, DIRTY, 1, 0, 0, NULL), 0);
+    assert_int_equal(xo1(t, o, NULL, DIRTY, 1, 0, 0, NULL), 0);
+    assert_int_equal(xo1(t, live, NULL, DIRTY, 1, 0, 0, NULL), 0);
+    assert_int_equal(posix_index_entry_add(t->xl, &gd, "gone-name"), 0);
+    assert_int_equal(xo1(t, d, NULL, SLOT1, 0, 0, 1, NULL), 0);
+    assert_int_equal(posix_index_count(t->xl), 4);
+
+    assert_int_equal(pt_unlink(t, t->root, "f"), 0);
+    posix_janitor_flush(t->xl);
+    assert_false(index_has(t, &gf));
+    assert_int_equal(pt_unlink(t, t->root, "o"), 0);
+    posix_janitor_flush(t->xl);
+    assert_true(index_has(t, &go)); /* still open: still reachable */
+    vl_fd_unref(ofd);
+    assert_false(index_has(t, &go));
+    a.rmdir.loc.parent = t->root;
+    a.rmdir.loc.name = "d";
+    a.rmdir.loc.inode = d;
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    posix_janitor_flush(t->xl);
+    assert_false(index_has(t, &gd));
+    assert_int_equal(posix_index_entry_dirs(t->xl), 0);
+    assert_int_equal(posix_index_count(t->xl), 1);
+
+    /* Left by a crash: records of a GFID with no object, a stray name. */
+    vl_gfid_generate(&ghost);
+    assert_int_equal(posix_index_add(t->xl, &ghost), 0);
+    assert_int_equal(posix_index_entry_add(t->xl, &ghost, "n"), 0);
+    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/junk", t->brick);
+    close(open(path, O_CREAT | O_WRONLY, 0600));
+    assert_int_equal(posix_index_count(t->xl), 3);
+    assert_int_equal(posix_index_sweep(t->xl), 3);
+    assert_int_equal(posix_index_count(t->xl), 1);
+    assert_int_equal(posix_index_entry_dirs(t->xl), 0);
+    assert_true(index_has(t, &live->gfid));
+    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", t->brick,
+             vl_gfid_to_str(&live->gfid, str));
+    assert_int_equal(access(path, F_OK), 0);
+    vl_inode_unref(f);
+    vl_inode_unref(o);
+    vl_inode_unref(d);
+    vl_inode_unref(live);
+}
+
+
 int
 main(void)
 {
@@ -537,6 +621,8 @@ main(void)
             test_index_survives_restart_and_heals, pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_entry_records, pt_setup,
                                         pt_teardown),
+        cmocka_unit_test_setup_teardown(test_records_go_with_object,
+                                        pt_setup, pt_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
