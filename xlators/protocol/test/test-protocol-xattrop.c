@@ -11,7 +11,9 @@
  * back; the client refusing bad arguments before sending (count, sizes,
  * names); the server refusing a size that is not a multiple of 4 sent by
  * a raw peer (the leaf never sees it); a leaf answering the wrong number
- * of bytes turned into -EIO, not a short reply.
+ * of bytes turned into -EIO, not a short reply; and end to end over
+ * storage/posix (needs root for trusted xattrs): counters on the brick's
+ * file, read back by lookup, the heal index entry made and removed.
  */
 #include "config.h"
 
@@ -29,6 +31,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 
 #include <cmocka.h>
 
@@ -195,6 +198,7 @@ static const vl_xlator_class_t top_class = {
 /* ---- graphs ---- */
 
 struct env {
+    char brick[64];           /* storage/posix's directory, or "" */
     vl_loop_t *sloop, *cloop; /* brick's and client's loops */
     vl_volfile_t *svf, *cvf;  /* their volfiles */
     vl_graph_t *sg, *cg;      /* their graphs */
@@ -220,10 +224,11 @@ xo_graph(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
 }
 
 
+/* The brick: storage/posix on a fresh directory when e->brick is set,
+ * else xo/leaf. */
 static int
-xo_setup(void **state)
+xo_up(void **state, struct env *e)
 {
-    struct env *e = calloc(1, sizeof(*e));
     struct sockaddr_in sin = {.sin_family = AF_INET};
     socklen_t sl = sizeof(sin);
     int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -233,6 +238,7 @@ xo_setup(void **state)
     vl_log_set_level(VL_LOG_WARNING);
     (void)vl_registry_add(&xl_protocol_client);
     (void)vl_registry_add(&xl_protocol_server);
+    (void)vl_registry_add(&xl_storage_posix);
     (void)vl_registry_add(&leaf_class);
     (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
@@ -247,8 +253,14 @@ xo_setup(void **state)
     e->cloop = vl_loop_new(2);
     assert_int_equal(vl_loop_start(e->sloop), 0);
     assert_int_equal(vl_loop_start(e->cloop), 0);
-    snprintf(text, sizeof(text),
-             "volume xo-leaf\n type xo/leaf\nend-volume\n"
+    if (e->brick[0] != '\0')
+        snprintf(text, sizeof(text),
+                 "volume xo-leaf\n type storage/posix\n"
+                 " option directory %s\nend-volume\n", e->brick);
+    else
+        snprintf(text, sizeof(text), "volume xo-leaf\n type xo/leaf\n"
+                 "end-volume\n");
+    snprintf(text + strlen(text), sizeof(text) - strlen(text),
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
@@ -273,6 +285,24 @@ xo_setup(void **state)
 
 
 static int
+xo_setup(void **state)
+{
+    return xo_up(state, calloc(1, sizeof(struct env)));
+}
+
+
+static int
+xo_setup_posix(void **state)
+{
+    struct env *e = calloc(1, sizeof(*e));
+
+    snprintf(e->brick, sizeof(e->brick), "/tmp/xattrop-brick-XXXXXX");
+    assert_non_null(mkdtemp(e->brick));
+    return xo_up(state, e);
+}
+
+
+static int
 xo_teardown(void **state)
 {
     struct env *e = *state;
@@ -288,6 +318,13 @@ xo_teardown(void **state)
     vl_loop_stop(e->cloop);
     vl_loop_free(e->sloop);
     vl_loop_free(e->cloop);
+    if (e->brick[0] != '\0') {
+        char cmd[128];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->brick);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", e->brick);
+    }
     free(e);
     return 0;
 }
@@ -639,6 +676,94 @@ test_server_refuses_odd_size(void **state)
 }
 
 
+/* End to end over storage/posix: the counters land on the brick's file,
+ * come back in the reply and through a lookup, the index entry comes and
+ * goes with them, and posix's refusals cross the wire. */
+static void
+test_posix_end_to_end(void **state)
+{
+    struct env *e = *state;
+    const char *names[2] = {"trusted.mortar.rep.dirty",
+                            "trusted.mortar.rep.xo-1"};
+    unsigned char d[12], p[12], want[24], disk[12];
+    const void *vals[2] = {d, p};
+    const uint32_t sizes[2] = {12, 12};
+    char path[256], str[VL_GFID_STR_LEN];
+    vl_inode_t *inode = vl_inode_new(e->cg->itable);
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR | O_CREAT, 1);
+    union vl_fop_args a;
+    struct vl_reply r;
+    struct stat st;
+
+    memset(&a, 0, sizeof(a));
+    a.create.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.create.loc.name = "f";
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR | O_CREAT;
+    a.create.mode = 0644;
+    vl_gfid_generate(&a.create.gfid);
+    a.create.fd = fd;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_CREATE, &a, NULL, &r),
+                     0);
+    vl_inode_unref(vl_inode_link(inode, &r.iatt));
+    vl_reply_clear(&r);
+    vl_inode_unref(a.create.loc.parent);
+    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", e->brick,
+             vl_gfid_to_str(&inode->gfid, str));
+
+    be3(d, 1, 0, 0);
+    be3(p, 0, 1, 0);
+    assert_int_equal(do_xattrop(e, inode, NULL, 2, names, vals, sizes, &r),
+                     0);
+    vl_reply_clear(&r);
+    assert_int_equal(do_xattrop(e, NULL, fd, 2, names, vals, sizes, &r), 0);
+    be3(want, 2, 0, 0);
+    be3(want + 12, 0, 2, 0);
+    assert_int_equal(r.xattr_len, 24);
+    assert_memory_equal(r.xattr, want, 24);
+    vl_reply_clear(&r);
+    snprintf(path, sizeof(path), "%s/f", e->brick);
+    assert_int_equal(lgetxattr(path, names[1], disk, sizeof(disk)), 12);
+    assert_memory_equal(disk, want + 12, 12);
+    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", e->brick,
+             str);
+    assert_int_equal(lstat(path, &st), 0);
+    /* Read back by a lookup that asks for the key. */
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.lookup.loc.name = "f";
+    a.lookup.loc.inode = vl_inode_new(e->cg->itable);
+    a.lookup.xattr_name = names[0];
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, &r),
+                     0);
+    assert_int_equal(r.xattr_status, 0);
+    assert_int_equal(r.xattr_len, 12);
+    assert_memory_equal(r.xattr, want, 12);
+    vl_reply_clear(&r);
+    vl_inode_unref(a.lookup.loc.parent);
+    vl_inode_unref(a.lookup.loc.inode);
+    /* Back to zero: no xattr, no index entry. */
+    be3(d, -2, 0, 0);
+    be3(p, 0, -2, 0);
+    assert_int_equal(do_xattrop(e, inode, NULL, 2, names, vals, sizes, &r),
+                     0);
+    memset(want, 0, sizeof(want));
+    assert_memory_equal(r.xattr, want, 24);
+    vl_reply_clear(&r);
+    assert_int_equal(lstat(path, &st), -1);
+    snprintf(path, sizeof(path), "%s/f", e->brick);
+    assert_int_equal(lgetxattr(path, names[0], disk, sizeof(disk)), -1);
+    assert_int_equal(errno, ENODATA);
+    /* posix's refusal crosses the wire. */
+    names[0] = "trusted.mortar.gfid";
+    assert_int_equal(do_xattrop(e, inode, NULL, 1, names, vals, sizes, &r),
+                     -EPERM);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
 int
 main(void)
 {
@@ -651,6 +776,8 @@ main(void)
                                         xo_teardown),
         cmocka_unit_test_setup_teardown(test_server_refuses_odd_size,
                                         xo_setup, xo_teardown),
+        cmocka_unit_test_setup_teardown(test_posix_end_to_end,
+                                        xo_setup_posix, xo_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
