@@ -253,6 +253,14 @@ void vrpc_statvfs_to_xdr(const struct statvfs *in, mrt_statfs_rsp *out);
 void vrpc_statvfs_from_xdr(const mrt_statfs_rsp *in, struct statvfs *out);
 /* True if name is a usable entry name (non-empty, no '/'). */
 bool vrpc_name_ok(const char *name);
+/* For the arguments of op that did not decode: the errno a local file
+ * system answers when the cause is a name over the wire's bound, so that
+ * a brick answers it rather than GARBAGE_ARGS: -ENAMETOOLONG for an
+ * entry name over MRT_NAME_MAX (either name of a rename or link) or a
+ * symlink target over MRT_PATH_MAX, -ERANGE for an xattr name over
+ * MRT_XATTR_NAME_MAX (as setxattr(2)). 0 for any other cause (such a
+ * string must be whole in the record, so a cut record is not one). */
+int vrpc_args_bound_errno(vl_fop_t op, const char *body, size_t len);
 
 /* ---- per-fop wire types (fops.c) ---- */
 

@@ -92,6 +92,19 @@ client_encode_xattrop(vl_xlator_t *xl, const struct vl_xattrop_args *a,
 }
 
 
+/* vrpc_loc_to_xdr, and *rc = -ENAMETOOLONG (if still 0) when the name is
+ * over the wire's bound: the file system's answer for every caller, a
+ * graph without the FUSE bridge's check too (the rebalance process),
+ * rather than the encoder's -EINVAL. */
+static void
+client_loc(const struct vl_loc *in, mrt_loc *out, int *rc)
+{
+    vrpc_loc_to_xdr(in, out);
+    if (*rc == 0 && in->name != NULL && strlen(in->name) > MRT_NAME_MAX)
+        *rc = -ENAMETOOLONG;
+}
+
+
 /* Encodes req's args into w (pointers borrowed from req). Returns 0,
  * -errno, or FD_STALE with *stale set to the fd to re-open. *tmp may get
  * a gathered WRITE payload, which the caller frees after sending. */
@@ -107,24 +120,25 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
 
     switch (req->op) {
     case VL_FOP_LOOKUP:
-        vrpc_loc_to_xdr(&a->lookup.loc, &w->lookup.loc);
+        client_loc(&a->lookup.loc, &w->lookup.loc, &rc);
         w->lookup.content_max = a->lookup.content_max;
-        if (a->lookup.xattr_name != NULL
-            && (a->lookup.xattr_name[0] == '\0'
-                || strlen(a->lookup.xattr_name) > MRT_XATTR_NAME_MAX))
+        if (a->lookup.xattr_name != NULL && a->lookup.xattr_name[0] == '\0')
             return -EINVAL;
+        if (a->lookup.xattr_name != NULL
+            && strlen(a->lookup.xattr_name) > MRT_XATTR_NAME_MAX)
+            return -ERANGE;
         w->lookup.xattr_name = (char *)(a->lookup.xattr_name != NULL
                                             ? a->lookup.xattr_name
                                             : "");
         break;
     case VL_FOP_STAT:
-        vrpc_loc_to_xdr(&a->stat.loc, &w->stat.loc);
+        client_loc(&a->stat.loc, &w->stat.loc, &rc);
         w->stat.has_fd = a->stat.fd != NULL;
         fds[0] = a->stat.fd;
         nums[0] = &w->stat.fd;
         break;
     case VL_FOP_SETATTR:
-        vrpc_loc_to_xdr(&a->setattr.loc, &w->setattr.loc);
+        client_loc(&a->setattr.loc, &w->setattr.loc, &rc);
         w->setattr.has_fd = a->setattr.fd != NULL;
         fds[0] = a->setattr.fd;
         nums[0] = &w->setattr.fd;
@@ -132,22 +146,22 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->setattr.valid = a->setattr.valid;
         break;
     case VL_FOP_ACCESS:
-        vrpc_loc_to_xdr(&a->access.loc, &w->access.loc);
+        client_loc(&a->access.loc, &w->access.loc, &rc);
         w->access.mask = a->access.mask;
         break;
     case VL_FOP_READLINK:
-        vrpc_loc_to_xdr(&a->readlink.loc, &w->readlink.loc);
+        client_loc(&a->readlink.loc, &w->readlink.loc, &rc);
         w->readlink.size = (u_int)a->readlink.size;
         break;
     case VL_FOP_MKNOD:
-        vrpc_loc_to_xdr(&a->mknod.loc, &w->mknod.loc);
+        client_loc(&a->mknod.loc, &w->mknod.loc, &rc);
         w->mknod.mode = a->mknod.mode;
         w->mknod.rdev = a->mknod.rdev;
         w->mknod.umask = a->mknod.umask;
         vrpc_gfid_to_xdr(&a->mknod.gfid, w->mknod.gfid);
         break;
     case VL_FOP_MKDIR:
-        vrpc_loc_to_xdr(&a->mkdir.loc, &w->mkdir.loc);
+        client_loc(&a->mkdir.loc, &w->mkdir.loc, &rc);
         w->mkdir.mode = a->mkdir.mode;
         w->mkdir.umask = a->mkdir.umask;
         vrpc_gfid_to_xdr(&a->mkdir.gfid, w->mkdir.gfid);
@@ -157,6 +171,9 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
                 || a->mkdir.xattr_size > MRT_XATTR_VALUE_MAX
                 || (a->mkdir.xattr_size > 0 && a->mkdir.xattr_value == NULL)))
             return -EINVAL;
+        if (a->mkdir.xattr_name != NULL
+            && strlen(a->mkdir.xattr_name) > MRT_XATTR_NAME_MAX)
+            return -ERANGE;
         w->mkdir.xattr_name = (char *)(a->mkdir.xattr_name != NULL
                                            ? a->mkdir.xattr_name
                                            : "");
@@ -168,39 +185,41 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->mkdir.flags = a->mkdir.want_lease ? MRT_MKDIR_WANT_LEASE : 0;
         break;
     case VL_FOP_UNLINK:
-        vrpc_loc_to_xdr(&a->unlink.loc, &w->unlink.loc);
+        client_loc(&a->unlink.loc, &w->unlink.loc, &rc);
         w->unlink.flags = a->unlink.flags;
         break;
     case VL_FOP_RMDIR:
-        vrpc_loc_to_xdr(&a->rmdir.loc, &w->unlink.loc);
+        client_loc(&a->rmdir.loc, &w->unlink.loc, &rc);
         w->unlink.flags = a->rmdir.flags;
         break;
     case VL_FOP_SYMLINK:
-        vrpc_loc_to_xdr(&a->symlink.loc, &w->symlink.loc);
+        client_loc(&a->symlink.loc, &w->symlink.loc, &rc);
         w->symlink.target = (char *)(a->symlink.target != NULL
                                          ? a->symlink.target
                                          : "");
+        if (strlen(w->symlink.target) > MRT_PATH_MAX)
+            return -ENAMETOOLONG;
         w->symlink.umask = a->symlink.umask;
         vrpc_gfid_to_xdr(&a->symlink.gfid, w->symlink.gfid);
         break;
     case VL_FOP_RENAME:
-        vrpc_loc_to_xdr(&a->rename.oldloc, &w->rename.oldloc);
-        vrpc_loc_to_xdr(&a->rename.newloc, &w->rename.newloc);
+        client_loc(&a->rename.oldloc, &w->rename.oldloc, &rc);
+        client_loc(&a->rename.newloc, &w->rename.newloc, &rc);
         w->rename.flags = a->rename.flags;
         break;
     case VL_FOP_LINK:
-        vrpc_loc_to_xdr(&a->link.oldloc, &w->link.oldloc);
-        vrpc_loc_to_xdr(&a->link.newloc, &w->link.newloc);
+        client_loc(&a->link.oldloc, &w->link.oldloc, &rc);
+        client_loc(&a->link.newloc, &w->link.newloc, &rc);
         break;
     case VL_FOP_CREATE:
-        vrpc_loc_to_xdr(&a->create.loc, &w->create.loc);
+        client_loc(&a->create.loc, &w->create.loc, &rc);
         w->create.flags = a->create.flags;
         w->create.mode = a->create.mode;
         w->create.umask = a->create.umask;
         vrpc_gfid_to_xdr(&a->create.gfid, w->create.gfid);
         break;
     case VL_FOP_OPEN:
-        vrpc_loc_to_xdr(&a->open.loc, &w->open.loc);
+        client_loc(&a->open.loc, &w->open.loc, &rc);
         w->open.flags = a->open.flags;
         break;
     case VL_FOP_READ:
@@ -258,7 +277,7 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->fsync.datasync = a->fsync.datasync;
         break;
     case VL_FOP_OPENDIR:
-        vrpc_loc_to_xdr(&a->opendir.loc, &w->opendir.loc);
+        client_loc(&a->opendir.loc, &w->opendir.loc, &rc);
         w->opendir.list_size = a->opendir.list_size;
         w->opendir.content_max = a->opendir.list_size > 0
                                      ? a->opendir.content_max
@@ -274,19 +293,24 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
                                                  : 0;
         break;
     case VL_FOP_STATFS:
-        vrpc_loc_to_xdr(&a->statfs.loc, &w->loc.loc);
+        client_loc(&a->statfs.loc, &w->loc.loc, &rc);
         break;
     case VL_FOP_SETXATTR:
         if (a->setxattr.name == NULL || a->setxattr.size > MRT_XATTR_VALUE_MAX)
             return -EINVAL;
-        vrpc_loc_to_xdr(&a->setxattr.loc, &w->setxattr.loc);
+        if (strlen(a->setxattr.name) > MRT_XATTR_NAME_MAX)
+            return -ERANGE;
+        client_loc(&a->setxattr.loc, &w->setxattr.loc, &rc);
         w->setxattr.name = (char *)a->setxattr.name;
         w->setxattr.value.value_val = (char *)a->setxattr.value;
         w->setxattr.value.value_len = (u_int)a->setxattr.size;
         w->setxattr.flags = a->setxattr.flags;
         break;
     case VL_FOP_GETXATTR:
-        vrpc_loc_to_xdr(&a->getxattr.loc, &w->getxattr.loc);
+        client_loc(&a->getxattr.loc, &w->getxattr.loc, &rc);
+        if (a->getxattr.name != NULL
+            && strlen(a->getxattr.name) > MRT_XATTR_NAME_MAX)
+            return -ERANGE;
         w->getxattr.has_name = a->getxattr.name != NULL;
         w->getxattr.name = (char *)(a->getxattr.name != NULL
                                         ? a->getxattr.name
@@ -296,7 +320,9 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
     case VL_FOP_REMOVEXATTR:
         if (a->removexattr.name == NULL)
             return -EINVAL;
-        vrpc_loc_to_xdr(&a->removexattr.loc, &w->removexattr.loc);
+        if (strlen(a->removexattr.name) > MRT_XATTR_NAME_MAX)
+            return -ERANGE;
+        client_loc(&a->removexattr.loc, &w->removexattr.loc, &rc);
         w->removexattr.name = (char *)a->removexattr.name;
         break;
     case VL_FOP_LK:
@@ -307,7 +333,7 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         w->lk.is_flock = a->lk.is_flock;
         break;
     case VL_FOP_INODELK:
-        vrpc_loc_to_xdr(&a->inodelk.loc, &w->inodelk.loc);
+        client_loc(&a->inodelk.loc, &w->inodelk.loc, &rc);
         w->inodelk.domain = (char *)(a->inodelk.domain != NULL
                                          ? a->inodelk.domain
                                          : "");
@@ -315,7 +341,7 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         vrpc_flock_to_xdr(&a->inodelk.flock, &w->inodelk.flock);
         break;
     case VL_FOP_ENTRYLK:
-        vrpc_loc_to_xdr(&a->entrylk.loc, &w->entrylk.loc);
+        client_loc(&a->entrylk.loc, &w->entrylk.loc, &rc);
         w->entrylk.domain = (char *)(a->entrylk.domain != NULL
                                          ? a->entrylk.domain
                                          : "");

@@ -810,10 +810,18 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     call->rec = vl_buf_ref(rec);
     if (vrpc_decode_body(rec->data + body_off, len - body_off,
                          call->desc->args, &call->wa, &used) != 0) {
-        vl_log(xl, VL_LOG_DEBUG, "%s: undecodable %s arguments",
-               vrpc_conn_peer(cl->conn), vl_fop_name(call->op));
-        (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS, NULL,
-                              NULL, NULL, 0);
+        /* A name over the wire's bound (a peer that does not check it)
+         * gets the file system's answer, ENAMETOOLONG or ERANGE. */
+        rc = vrpc_args_bound_errno(call->op, rec->data + body_off,
+                                   len - body_off);
+        vl_log(xl, VL_LOG_DEBUG, "%s: undecodable %s arguments%s",
+               vrpc_conn_peer(cl->conn), vl_fop_name(call->op),
+               rc != 0 ? " (a name over its bound)" : "");
+        if (rc != 0)
+            call_reply(call, rc, NULL, 0);
+        else
+            (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_GARBAGE_ARGS,
+                                  NULL, NULL, NULL, 0);
         call_free(call);
         return;
     }
