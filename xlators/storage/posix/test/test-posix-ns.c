@@ -535,6 +535,72 @@ test_append_and_copy_file_range(void **state)
 }
 
 
+/* Every entry fop answers a name over NAME_MAX with ENAMETOOLONG, as the
+ * file system below would (the name never reaches it), and a 255-byte
+ * name works; either name of a rename, link's new name. */
+static void
+pt_long_names(struct pt *t, const char *longname)
+{
+    union vl_fop_args a;
+    struct vl_reply r;
+    char name255[NAME_MAX + 1];
+    vl_inode_t *src = NULL, *fresh;
+
+    assert_int_equal(pt_lookup(t, t->root, longname, NULL, NULL),
+                     -ENAMETOOLONG);
+    assert_int_equal(pt_create(t, t->root, longname, O_RDWR, 0644, NULL,
+                               NULL),
+                     -ENAMETOOLONG);
+    assert_int_equal(pt_unlink(t, t->root, longname), -ENAMETOOLONG);
+    assert_int_equal(pt_create(t, t->root, "src", O_RDWR, 0644, &src, NULL),
+                     0);
+    assert_int_equal(pt_rename(t, t->root, "src", t->root, longname, 0,
+                               NULL),
+                     -ENAMETOOLONG);
+    assert_int_equal(pt_rename(t, t->root, longname, t->root, "dst", 0,
+                               NULL),
+                     -ENAMETOOLONG);
+    memset(&a, 0, sizeof(a));
+    a.link.oldloc.inode = src;
+    a.link.newloc.parent = t->root;
+    a.link.newloc.name = longname;
+    assert_int_equal(pt_call(t, VL_FOP_LINK, &a, &r), -ENAMETOOLONG);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.rmdir.loc.parent = t->root;
+    a.rmdir.loc.name = longname;
+    assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), -ENAMETOOLONG);
+    vl_reply_clear(&r);
+    fresh = vl_inode_new(t->graph->itable);
+    memset(&a, 0, sizeof(a));
+    a.symlink.loc.parent = t->root;
+    a.symlink.loc.name = longname;
+    a.symlink.loc.inode = fresh;
+    a.symlink.target = "src";
+    vl_gfid_generate(&a.symlink.gfid);
+    assert_int_equal(pt_call(t, VL_FOP_SYMLINK, &a, &r), -ENAMETOOLONG);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.mknod.loc.parent = t->root;
+    a.mknod.loc.name = longname;
+    a.mknod.loc.inode = fresh;
+    a.mknod.mode = S_IFIFO | 0644;
+    vl_gfid_generate(&a.mknod.gfid);
+    assert_int_equal(pt_call(t, VL_FOP_MKNOD, &a, &r), -ENAMETOOLONG);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    /* 255 bytes is a name like any other. */
+    memset(name255, 'y', NAME_MAX);
+    name255[NAME_MAX] = '\0';
+    assert_int_equal(pt_rename(t, t->root, "src", t->root, name255, 0,
+                               NULL),
+                     0);
+    assert_int_equal(pt_lookup(t, t->root, name255, NULL, NULL), 0);
+    assert_int_equal(pt_unlink(t, t->root, name255), 0);
+    vl_inode_unref(src);
+}
+
+
 static void
 test_bad_names_and_nosys(void **state)
 {
@@ -547,6 +613,7 @@ test_bad_names_and_nosys(void **state)
     longname[sizeof(longname) - 1] = '\0';
     assert_int_equal(pt_mkdir(t, t->root, longname, 0755, NULL),
                      -ENAMETOOLONG);
+    pt_long_names(t, longname);
     assert_int_equal(pt_mkdir(t, t->root, "a/b", 0755, NULL), -EINVAL);
     assert_int_equal(pt_lookup(t, t->root, "..", NULL, NULL), -EINVAL);
     assert_int_equal(pt_mkdir(t, t->root, "dup", 0755, NULL), 0);
