@@ -14,9 +14,11 @@
  *
  * The index (posix-index.c) follows in the same call: its entry for the
  * object is made durable BEFORE a write that can leave a counter
- * nonzero, and removed AFTER the writes when no trusted.mortar.rep.*
- * xattr is left on the object (an xattrop whose keys all end at zero,
- * even one of n = 0, checks the object and drops a stale entry).
+ * nonzero (or made again if lost, whenever a key of the call is nonzero,
+ * even when adding zeros), and removed AFTER the writes when no
+ * trusted.mortar.rep.* xattr is left on the object (an xattrop whose keys
+ * all end at zero, even one of n = 0, drops a stale entry). Adding zeros
+ * writes nothing: it is how callers read all counters in one call.
  *
  * Granular entry records: with VL_XATTROP_F_ENTRY_MARK, loc.name (with
  * loc.parent the directory itself, which is also the object) is recorded
@@ -274,12 +276,18 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
         posix_xattrop_test_before_writes(xl, gfid);
     at = 0;
     for (uint32_t i = 0; i < a->n; i++) {
-        bool is_zero = true;
+        const unsigned char *add = a->values[i];
+        bool is_zero = true, is_unchanged = true;
 
-        for (uint32_t k = 0; k < a->sizes[i]; k++)
+        for (uint32_t k = 0; k < a->sizes[i]; k++) {
             if (out[at + k] != 0)
                 is_zero = false;
-        if (a->sizes[i] == 0)
+            if (add[k] != 0)
+                is_unchanged = false;
+        }
+        /* Adding zeros reads (replicate's lookup asks every key so):
+         * no write at all. */
+        if (a->sizes[i] == 0 || is_unchanged)
             rc = 0;
         else if (is_zero)
             rc = posix_xo_remove(t, a->names[i]);
@@ -296,12 +304,13 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
         if (rc != 0)
             return rc;
     }
-    if (!any_nonzero) {
+    /* All keys of the call at zero: if the object has an entry, it goes
+     * unless another rep key is still nonzero. (Without an entry there
+     * is nothing to do: one fstatat on the read path.) */
+    if (!any_nonzero && posix_index_has(xl, gfid)) {
         rc = posix_xo_any_left(t);
         if (rc == 0)
             rc = posix_index_del(xl, gfid);
-        else if (rc > 0 && !posix_index_has(xl, gfid))
-            rc = posix_index_add(xl, gfid); /* an entry lost before */
         if (rc < 0)
             return rc;
     }
