@@ -13,7 +13,8 @@
  * a raw peer (the leaf never sees it); a leaf answering the wrong number
  * of bytes turned into -EIO, not a short reply; and end to end over
  * storage/posix (needs root for trusted xattrs): counters on the brick's
- * file, read back by lookup, the heal index entry made and removed.
+ * file, read back by lookup, the heal index entry made and removed, a
+ * granular entry record made and cleared.
  */
 #include "config.h"
 
@@ -754,6 +755,39 @@ test_posix_end_to_end(void **state)
     snprintf(path, sizeof(path), "%s/f", e->brick);
     assert_int_equal(lgetxattr(path, names[0], disk, sizeof(disk)), -1);
     assert_int_equal(errno, ENODATA);
+    /* A granular entry record asked over the wire (the root directory,
+     * name "f"), then cleared. */
+    {
+        vl_inode_t *root = vl_inode_table_root(e->cg->itable);
+        const char *en[1] = {names[1]};
+
+        memset(&a, 0, sizeof(a));
+        be3(p, 0, 0, 1);
+        a.xattrop.loc.parent = root;
+        a.xattrop.loc.name = "f";
+        a.xattrop.loc.inode = root;
+        a.xattrop.op = VL_XATTROP_ADD32 | VL_XATTROP_F_ENTRY_MARK;
+        a.xattrop.n = 1;
+        a.xattrop.names = en;
+        a.xattrop.values = (const void *const *)&vals[1];
+        a.xattrop.sizes = sizes;
+        assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, NULL,
+                                      &r),
+                         0);
+        vl_reply_clear(&r);
+        snprintf(path, sizeof(path),
+                 "%s/.mortar/index/entry-changes/%s/f", e->brick,
+                 vl_gfid_to_str(&root->gfid, str));
+        assert_int_equal(lstat(path, &st), 0);
+        be3(p, 0, 0, -1);
+        a.xattrop.op = VL_XATTROP_ADD32 | VL_XATTROP_F_ENTRY_CLEAR;
+        assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, NULL,
+                                      &r),
+                         0);
+        vl_reply_clear(&r);
+        assert_int_equal(lstat(path, &st), -1);
+        vl_inode_unref(root);
+    }
     /* posix's refusal crosses the wire. */
     names[0] = "trusted.mortar.gfid";
     assert_int_equal(do_xattrop(e, inode, NULL, 1, names, vals, sizes, &r),
