@@ -5,8 +5,10 @@
  * mkdir: on the hashed subvolume, then on every other up one in parallel,
  *   same GFID; each copy gets its layout range in the mkdir itself (two
  *   rounds); a failure undoes the created copies.
- * rmdir: on every subvolume in parallel; ENOTEMPTY anywhere recreates the
- *   removed copies (a copy holding only link files is emptied first).
+ * rmdir: on every subvolume but the hashed one in parallel, then on the
+ *   hashed one; ENOTEMPTY anywhere (or an error) recreates the removed
+ *   copies from the hashed one (a copy holding only link files is
+ *   emptied first, once no copy was found holding anything else).
  * Both run their common case without a worker thread: the rounds are
  *   wound from the caller's thread and from the children's callbacks, and
  *   the last answer of a round unwinds. Only an unusual answer (a stale
@@ -423,56 +425,51 @@ dist_mkdir(vl_xlator_t *xl, vl_req_t *req)
 
 /* ---- rmdir ---- */
 
-/* Empties subvolume i's copy of dir if it holds only link files; true
- * when it did (then rmdir may be retried there). */
-static bool
-dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
-                       const struct vl_loc *loc)
+void
+dist_names_free(char **names, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        vl_free(names[k]);
+    vl_free(names);
+}
+
+
+int
+dist_dir_links_only(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                    vl_inode_t *dir, char ***names_out, size_t *n_out)
 {
     union vl_fop_args a;
     struct dist_call call;
-    vl_inode_t *dir;
     vl_fd_t *fd;
     char **names = NULL;
     size_t n_names = 0;
-    bool is_links = true, is_eof = false;
+    bool is_eof = false;
     int64_t off = 0;
+    int rc;
 
-    /* The kernel gives no inode for rmdir: find the GFID there. */
-    memset(&a, 0, sizeof(a));
-    a.lookup.loc.parent = loc->parent;
-    a.lookup.loc.name = loc->name;
-    if (dist_call_sync(xl, req, i, VL_FOP_LOOKUP, &a, &call) != 0) {
-        vl_reply_clear(&call.reply);
-        return false;
-    }
-    dir = dist_inode_for_gfid(xl, &call.reply.iatt.gfid, S_IFDIR);
-    vl_reply_clear(&call.reply);
-    if (dir == NULL)
-        return false;
+    *names_out = NULL;
+    *n_out = 0;
     fd = vl_fd_new(dir, O_RDONLY, 0);
-    if (fd == NULL) {
-        vl_inode_unref(dir);
-        return false;
-    }
+    if (fd == NULL)
+        return -ENOMEM;
     memset(&a, 0, sizeof(a));
     a.opendir.loc.inode = dir;
     a.opendir.fd = fd;
-    if (dist_call_sync(xl, req, i, VL_FOP_OPENDIR, &a, &call) != 0)
-        is_links = false;
+    rc = dist_call_sync(xl, req, i, VL_FOP_OPENDIR, &a, &call);
     vl_reply_clear(&call.reply);
-    while (is_links && !is_eof) {
+    while (rc == 0 && !is_eof) {
         memset(&a, 0, sizeof(a));
         a.readdir.fd = fd;
         a.readdir.size = 65536;
         a.readdir.offset = off;
         a.readdir.plus = true;
-        if (dist_call_sync(xl, req, i, VL_FOP_READDIR, &a, &call) != 0) {
-            is_links = false;
+        rc = dist_call_sync(xl, req, i, VL_FOP_READDIR, &a, &call);
+        if (rc != 0) {
+            vl_reply_clear(&call.reply);
             break;
         }
         is_eof = call.reply.entries.eof || call.reply.entries.n == 0;
-        for (size_t k = 0; k < call.reply.entries.n && is_links; k++) {
+        for (size_t k = 0; k < call.reply.entries.n && rc == 0; k++) {
             struct vl_dirent *e = &call.reply.entries.ents[k];
             char **grown;
 
@@ -480,32 +477,112 @@ dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, unsigned i,
             if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
                 continue;
             if (!e->has_iatt || !dist_iatt_is_linkfile(&e->iatt)) {
-                is_links = false;
+                rc = -ENOTEMPTY;
                 break;
             }
             grown = vl_realloc(names, (n_names + 1) * sizeof(*names));
             if (grown == NULL) {
-                is_links = false;
+                rc = -ENOMEM;
                 break;
             }
             names = grown;
             names[n_names] = vl_strdup(xl, e->name, DIST_MT_TEXT);
             if (names[n_names] == NULL)
-                is_links = false;
+                rc = -ENOMEM;
             else
                 n_names++;
         }
         vl_reply_clear(&call.reply);
     }
-    for (size_t k = 0; k < n_names; k++) {
-        if (is_links)
-            dist_unlink_at(xl, req, (int)i, dir, names[k]);
-        vl_free(names[k]);
-    }
-    vl_free(names);
     vl_fd_unref(fd);
-    vl_inode_unref(dir);
-    return is_links && n_names > 0;
+    if (rc != 0) {
+        dist_names_free(names, n_names);
+        return rc;
+    }
+    *names_out = names;
+    *n_out = n_names;
+    return 0;
+}
+
+
+/* Subvolume i's copy of the directory loc names: its link files (as
+ * dist_dir_links_only). The kernel gives no inode for rmdir: the GFID
+ * is looked up there. */
+static int
+dist_rmdir_links_of(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                    const struct vl_loc *loc, vl_inode_t **dir_out,
+                    char ***names, size_t *n_names)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    *dir_out = NULL;
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = loc->parent;
+    a.lookup.loc.name = loc->name;
+    rc = dist_call_sync(xl, req, i, VL_FOP_LOOKUP, &a, &call);
+    if (rc == 0)
+        *dir_out = dist_inode_for_gfid(xl, &call.reply.iatt.gfid, S_IFDIR);
+    vl_reply_clear(&call.reply);
+    if (rc != 0)
+        return rc;
+    if (*dir_out == NULL)
+        return -ENOMEM;
+    rc = dist_dir_links_only(xl, req, i, *dir_out, names, n_names);
+    if (rc != 0) {
+        vl_inode_unref(*dir_out);
+        *dir_out = NULL;
+    }
+    return rc;
+}
+
+
+/* The copies in full were not empty: if every one of them holds only
+ * link files (stale: no copy holds data), they are all emptied; else
+ * nothing is removed. 0, or -ENOTEMPTY (or the error of a listing) with
+ * *at the subvolume that said so. */
+static int
+dist_rmdir_clean_links(vl_xlator_t *xl, vl_req_t *req, dist_mask_t full,
+                       const struct vl_loc *loc, int *at /* OUT */)
+{
+    unsigned n = dist_priv(xl)->n;
+    vl_inode_t **dirs = vl_calloc(xl, n, sizeof(*dirs), DIST_MT_FAN);
+    char ***names = vl_calloc(xl, n, sizeof(*names), DIST_MT_FAN);
+    size_t *n_names = vl_calloc(xl, n, sizeof(*n_names), DIST_MT_FAN);
+    int rc = 0;
+
+    *at = dist_mask_first(full);
+    if (dirs == NULL || names == NULL || n_names == NULL)
+        rc = -ENOMEM;
+    /* Every copy listed before any link file goes: a copy with data
+     * elsewhere makes the others' link files the way to it. */
+    for (unsigned i = 0; i < n && rc == 0; i++) {
+        if (!dist_mask_test(full, i))
+            continue;
+        rc = dist_rmdir_links_of(xl, req, i, loc, &dirs[i], &names[i],
+                                 &n_names[i]);
+        if (rc != 0)
+            *at = (int)i;
+    }
+    for (unsigned i = 0; i < n && rc == 0; i++)
+        for (size_t k = 0; k < n_names[i] && rc == 0; k++) {
+            rc = dist_unlink_at(xl, req, (int)i, dirs[i], names[i][k]);
+            if (rc == -ENOENT)
+                rc = 0;
+            if (rc != 0)
+                *at = (int)i;
+        }
+    for (unsigned i = 0; i < n && dirs != NULL; i++) {
+        if (dirs[i] != NULL)
+            vl_inode_unref(dirs[i]);
+        if (names != NULL && n_names != NULL)
+            dist_names_free(names[i], n_names[i]);
+    }
+    vl_free(dirs);
+    vl_free(names);
+    vl_free(n_names);
+    return rc;
 }
 
 
@@ -536,70 +613,130 @@ dist_rmdir_undo(vl_xlator_t *xl, vl_req_t *req, dist_mask_t removed,
 }
 
 
-/* Worker: the parallel round (dist_rmdir_start) left copies that are not
- * empty (mask_more) or an error (hard_err, at err_subvol). Copies holding
- * only link files are emptied and removed again; anything else puts the
- * removed copies back. */
+/* rmdir runs in two rounds: every subvolume but the name's hashed one in
+ * parallel, then the hashed one (local->subvol; local->subvol2 says
+ * which round answered: 1 or 2). The hashed copy is what a lookup of
+ * the name finds first (with lookup-optimize a miss there is ENOENT), so
+ * it goes last: when a copy elsewhere is not empty (a file there), or a
+ * brick fails, the hashed copy is still there, the removed copies are
+ * made again from it (a named directory lookup heals them, GFID, mode,
+ * owner and layout ranges as before), and if that heal fails too (a
+ * second fault) the next lookup of the name does it. Removed in one
+ * parallel round as before, the hashed copy could go while another brick
+ * said ENOTEMPTY: the directory and what it held then vanished from the
+ * mount if the heal failed. A parent without a layout (no hashed
+ * subvolume) gets one round on every subvolume. */
+#define DIST_RMDIR_ROUND_REST 1
+#define DIST_RMDIR_ROUND_HASHED 2
+
+/* Removes the copies in mask again after link files were cleaned out;
+ * adds the removed ones to *removed (and the first parent's attributes
+ * to *pp). 0 or the first error, with *at its subvolume. */
+static int
+dist_rmdir_again(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+                 dist_mask_t *removed, struct vl_reply *pp, int *at)
+{
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
+    unsigned n = dist_priv(xl)->n;
+    int rc = 0;
+
+    if (args == NULL || calls == NULL) {
+        *at = dist_mask_first(mask);
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, mask, VL_FOP_RMDIR, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        if (!dist_mask_test(mask, i))
+            continue;
+        if (calls[i].status != 0 && calls[i].status != -ENOENT) {
+            if (rc == 0) {
+                rc = calls[i].status;
+                *at = (int)i;
+            }
+            continue;
+        }
+        dist_mask_set(removed, i);
+        if (calls[i].status == 0 && !pp->has_postparent)
+            dist_postparent_take(pp, &calls[i].reply);
+    }
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
+    return rc;
+}
+
+
+/* Copies in full said ENOTEMPTY: if they hold only link files, those go
+ * and the copies are removed again. 0 or the error (*at: where). */
+static int
+dist_rmdir_full(vl_xlator_t *xl, vl_req_t *req, dist_mask_t full,
+                dist_mask_t *removed, struct vl_reply *pp, int *at)
+{
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
+    int rc;
+
+    if (dist_mask_is_empty(full))
+        return 0;
+    rc = dist_rmdir_clean_links(xl, req, full, &a->loc, at);
+    if (rc == 0)
+        rc = dist_rmdir_again(xl, req, full, removed, pp, at);
+    return rc;
+}
+
+
+/* Worker: a round (dist_rmdir_done) left copies that are not empty
+ * (mask_more) or an error (hard_err, at err_subvol). Copies holding only
+ * link files are emptied and removed again, then the hashed copy if its
+ * round is still to come; anything else puts the removed copies back. */
 static void
 dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
-    union vl_fop_args *args = NULL;
-    struct dist_call *calls = NULL;
-    unsigned n = dist_priv(xl)->n;
     dist_mask_t removed = dist_amask_load(&local->mask_ok);
     dist_mask_t full = dist_amask_load(&local->mask_more);
+    int hashed = local->subvol;
+    bool is_hashed_left = hashed >= 0
+                          && local->subvol2 == DIST_RMDIR_ROUND_REST;
     int rc = atomic_load(&local->hard_err);
-    int survivor = rc != 0 ? atomic_load(&local->err_subvol) : -1;
+    int at = rc != 0 ? atomic_load(&local->err_subvol) : -1;
     struct vl_reply pp = {.has_postparent = false};
 
     /* The first removed copy's parent, if any (dist_rmdir_done). */
     dist_postparent_take(&pp, &req->reply);
-    if (rc == 0 && !dist_mask_is_empty(full)) {
-        /* Only link files left there: clean, then try again. */
-        for (unsigned i = 0; i < n && rc == 0; i++) {
-            if (!dist_mask_test(full, i))
-                continue;
-            if (!dist_rmdir_clean_links(xl, req, i, &a->loc)) {
-                rc = -ENOTEMPTY;
-                survivor = (int)i;
-            }
-        }
-        if (rc == 0) {
-            args = dist_args_new(xl);
-            calls = dist_calls_new(xl);
-            if (args == NULL || calls == NULL) {
-                rc = -ENOMEM; /* the copies in full are still there */
-                survivor = dist_mask_first(full);
-            }
-        }
-        if (rc == 0) {
-            for (unsigned i = 0; i < n; i++)
-                args[i] = req->args;
-            dist_fan_sync(xl, req, full, VL_FOP_RMDIR, args, calls);
-            for (unsigned i = 0; i < n; i++)
-                if (dist_mask_test(full, i) && calls[i].status != 0
-                    && calls[i].status != -ENOENT && rc == 0) {
-                    rc = calls[i].status;
-                    survivor = (int)i;
-                } else if (dist_mask_test(full, i)) {
-                    dist_mask_set(&removed, i);
-                    if (calls[i].status == 0 && !pp.has_postparent)
-                        dist_postparent_take(&pp, &calls[i].reply);
-                }
-        }
-        vl_free(args);
-        dist_calls_free(calls, n);
+    if (rc == 0)
+        rc = dist_rmdir_full(xl, req, full, &removed, &pp, &at);
+    if (rc == 0 && is_hashed_left) {
+        rc = dist_rmdir_again(xl, req, dist_mask_one((unsigned)hashed),
+                              &removed, &pp, &at);
+        if (rc == -ENOTEMPTY)
+            rc = dist_rmdir_full(xl, req, dist_mask_one((unsigned)hashed),
+                                 &removed, &pp, &at);
     }
-    if (rc != 0 && survivor >= 0)
-        dist_rmdir_undo(xl, req, removed, survivor);
+    if (rc != 0) {
+        /* Heal from the hashed copy if it is still there, else from the
+         * copy that failed. */
+        int survivor = hashed >= 0
+                               && !dist_mask_test(removed, (unsigned)hashed)
+                           ? hashed
+                           : at;
+
+        if (survivor >= 0)
+            dist_rmdir_undo(xl, req, removed, survivor);
+    }
     vl_reply_clear(&req->reply);
     /* One copy's parent after its rmdir (nlink is one less on each). */
     if (rc == 0)
         dist_postparent_take(&req->reply, &pp);
     vl_unwind(req, rc);
 }
+
+
+static void dist_rmdir_round(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask,
+                             int round);
 
 
 static void
@@ -622,6 +759,12 @@ dist_rmdir_done(vl_req_t *r, void *cookie)
         return;
     if (atomic_load(&local->hard_err) == 0
         && dist_mask_is_empty(dist_amask_load(&local->mask_more))) {
+        if (local->subvol >= 0 && local->subvol2 == DIST_RMDIR_ROUND_REST) {
+            dist_rmdir_round(req->xl, req,
+                             dist_mask_one((unsigned)local->subvol),
+                             DIST_RMDIR_ROUND_HASHED);
+            return;
+        }
         vl_unwind(req, 0);
         return;
     }
@@ -629,29 +772,64 @@ dist_rmdir_done(vl_req_t *r, void *cookie)
 }
 
 
+/* Winds rmdir to the subvolumes in mask (round: see above); the copies
+ * removed by an earlier round stay in mask_ok. */
+static void
+dist_rmdir_round(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, int round)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    dist_mask_t before = dist_amask_load(&local->mask_ok);
+    vl_req_t **rs;
+    int k;
+
+    local->subvol2 = round;
+    k = dist_round_reqs(xl, req, mask, &rs);
+    if (k < 0) {
+        if (dist_mask_is_empty(before)) {
+            vl_reply_clear(&req->reply);
+            vl_unwind(req, k);
+            return;
+        }
+        /* Copies are gone already: put them back on a worker. */
+        atomic_store(&local->hard_err, k);
+        atomic_store(&local->err_subvol, dist_mask_first(mask));
+        dist_task_or_unwind(xl, req, dist_rmdir_task);
+        return;
+    }
+    dist_round_begin(local, before, k);
+    for (int j = 0; j < k; j++)
+        vl_wind(rs[j], dist_rmdir_done, req);
+    vl_free(rs);
+}
+
+
 /* Every subvolume must be up (a copy left behind would come back with
- * its brick); one parallel round on the callbacks. */
+ * its brick); the rounds run on the callbacks. */
 void
 dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_rmdir_args *a = VL_ARGS(req, rmdir);
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl);
-    vl_req_t **rs;
-    int k;
+    int hashed;
 
     if (!dist_mask_equal(up, dist_mask_all(n))) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
-    k = dist_round_reqs(xl, req, up, &rs);
-    if (k <= 0) {
-        vl_unwind(req, k < 0 ? k : -ENOTCONN);
+    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    if (hashed == -ESTALE) {
+        dist_with_parent_layout(xl, req, a->loc.parent, dist_rmdir);
         return;
     }
+    local->subvol = hashed >= 0 ? hashed : -1;
     vl_reply_clear(&req->reply);
-    dist_round_begin(local, dist_mask_none(), k);
-    for (int j = 0; j < k; j++)
-        vl_wind(rs[j], dist_rmdir_done, req);
-    vl_free(rs);
+    dist_amask_store(&local->mask_ok, dist_mask_none());
+    if (hashed >= 0 && n > 1)
+        dist_rmdir_round(xl, req,
+                         dist_mask_andnot(up, dist_mask_one((unsigned)hashed)),
+                         DIST_RMDIR_ROUND_REST);
+    else
+        dist_rmdir_round(xl, req, up, DIST_RMDIR_ROUND_HASHED);
 }

@@ -8,10 +8,13 @@
  * file on its hashed subvolume is removed; a replaced target's data on a
  * third subvolume is removed. The data never moves, so one rename on S is
  * the commit point and an open fd stays valid.
- * A directory is renamed on every subvolume: the new name's hashed one
- * first, then the others in parallel; a failure renames the done ones
- * back. Every subvolume must be up (a copy left under the old name would
- * come back through heal).
+ * A directory is renamed on every subvolume, after a check of the
+ * target on every one (nothing is changed when it is not empty
+ * anywhere): the new name's hashed one first, then the others in
+ * parallel; a failure renames the done ones back and makes the target
+ * copies they replaced again (see "directories" below). Every subvolume
+ * must be up (a copy left under the old name would come back through
+ * heal).
  * RENAME_NOREPLACE is honoured; RENAME_EXCHANGE is dist-exchange.c's.
  *
  * Intercepts: rename.
@@ -219,12 +222,213 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
 }
 
 
+/* ---- directories ----
+ *
+ * A directory lives on every subvolume, so its rename is one rename per
+ * brick, and no brick's rename can be taken back by the kernel once it
+ * replaced an existing (empty) target: the target copy is gone. The
+ * rename therefore runs in three steps:
+ *
+ * 1. Check (nothing changes): the new name is looked up on every
+ *    subvolume, with its layout xattr. A non-directory there is ENOTDIR
+ *    (EEXIST with RENAME_NOREPLACE for anything); the source itself
+ *    there is done already. A directory target is listed on every
+ *    subvolume holding it: any entry but link files is ENOTEMPTY, before
+ *    any brick was touched. (A copy holding only link files has stale
+ *    ones, the target having no data anywhere: they are removed, as
+ *    rmdir does, only once every copy was found without data.)
+ * 2. Rename on the new name's hashed subvolume first, then on the others
+ *    in parallel.
+ * 3. A failure in 2 (a brick's error, or a file made in the target by
+ *    another client between 1 and 2: ENOTEMPTY there) undoes the bricks
+ *    already done: the source is renamed back to its old name, and the
+ *    target copy the rename replaced there is made again, empty as it was
+ *    (the kernel only replaces an empty directory), with its GFID, mode,
+ *    owner, times and layout range as step 1 read them. Every brick then
+ *    holds what it held before, as after a failure in step 1.
+ *
+ * Each brick's rename is atomic; the whole is not: between steps another
+ * client may see the new name on some bricks and the old on others, and
+ * a crash of this client inside step 2 or 3 leaves that state (lookup's
+ * heal then makes the missing copies; no brick loses the contents it
+ * had, since a non-empty target copy is never replaced).
+ */
+
+/* What step 1 found of the new name on one subvolume. */
+struct dist_rntarget {
+    int status;                        /* lookup: 0, -ENOENT, -errno */
+    struct vl_iatt iatt;               /* status 0 */
+    bool has_layout;                   /* layout xattr read */
+    unsigned char layout[DIST_LAYOUT_SIZE];
+    char **links;                      /* stale link files in it */
+    size_t n_links;
+};
+
+
+static void
+dist_rntargets_free(struct dist_rntarget *t, unsigned n)
+{
+    if (t == NULL)
+        return;
+    for (unsigned i = 0; i < n; i++)
+        dist_names_free(t[i].links, t[i].n_links);
+    vl_free(t);
+}
+
+
+/* Step 1: the new name on every subvolume (into tg), and the target
+ * directory's copies listed. 0 to go on, 1 when the source is the target
+ * (nothing to do), or the error to answer with nothing changed. */
+static int
+dist_rename_dir_check(vl_xlator_t *xl, vl_req_t *req, struct dist_rntarget *tg,
+                      union vl_fop_args *args, struct dist_call *calls)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    unsigned n = dist_priv(xl)->n;
+    bool is_dir = false, is_self = true;
+    vl_gfid_t gfid;
+    int rc = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        memset(&args[i], 0, sizeof(args[i]));
+        args[i].lookup.loc.parent = a->newloc.parent;
+        args[i].lookup.loc.name = a->newloc.name;
+        args[i].lookup.xattr_name = DIST_XATTR_LAYOUT;
+    }
+    dist_fan_sync(xl, req, dist_mask_all(n), VL_FOP_LOOKUP, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        struct vl_reply *rp = &calls[i].reply;
+
+        tg[i].status = calls[i].status;
+        if (calls[i].status == 0) {
+            tg[i].iatt = rp->iatt;
+            tg[i].has_layout = rp->xattr_status == 0 && rp->xattr != NULL
+                               && rp->xattr_len == DIST_LAYOUT_SIZE;
+            if (tg[i].has_layout)
+                memcpy(tg[i].layout, rp->xattr, DIST_LAYOUT_SIZE);
+        } else if (calls[i].status != -ENOENT && rc == 0) {
+            rc = calls[i].status;
+        }
+    }
+    dist_calls_clear(calls, n);
+    if (rc != 0)
+        return rc;
+    for (unsigned i = 0; i < n; i++) {
+        if (tg[i].status != 0)
+            continue;
+        if (a->flags & RENAME_NOREPLACE)
+            return -EEXIST;
+        if (!S_ISDIR(tg[i].iatt.mode))
+            return -ENOTDIR;
+        if (a->oldloc.inode == NULL
+            || !vl_gfid_equal(&tg[i].iatt.gfid, &a->oldloc.inode->gfid))
+            is_self = false;
+        gfid = tg[i].iatt.gfid;
+        is_dir = true;
+    }
+    if (!is_dir)
+        return 0;
+    if (is_self)
+        return 1; /* the new name is already the source */
+    for (unsigned i = 0; i < n; i++) {
+        vl_inode_t *dir;
+
+        if (tg[i].status != 0)
+            continue;
+        if (!vl_gfid_equal(&tg[i].iatt.gfid, &gfid))
+            return -EIO; /* two directories under one name: heal first */
+        dir = dist_inode_for_gfid(xl, &gfid, S_IFDIR);
+        if (dir == NULL)
+            return -ENOMEM;
+        rc = dist_dir_links_only(xl, req, i, dir, &tg[i].links,
+                                 &tg[i].n_links);
+        vl_inode_unref(dir);
+        if (rc != 0)
+            return rc;
+    }
+    /* No data anywhere in the target: its link files are stale. */
+    for (unsigned i = 0; i < n; i++) {
+        vl_inode_t *dir;
+
+        if (tg[i].n_links == 0)
+            continue;
+        dir = dist_inode_for_gfid(xl, &gfid, S_IFDIR);
+        if (dir == NULL)
+            return -ENOMEM;
+        for (size_t k = 0; k < tg[i].n_links && rc == 0; k++) {
+            rc = dist_unlink_at(xl, req, (int)i, dir, tg[i].links[k]);
+            if (rc == -ENOENT)
+                rc = 0;
+        }
+        vl_inode_unref(dir);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+
+/* Step 3 on subvolume i where the rename was done: the source back to
+ * its old name, and the replaced target copy made again as step 1 saw
+ * it. 0 or the first error (logged by the caller). */
+static int
+dist_rename_dir_undo_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                         const struct dist_rntarget *tg)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    union vl_fop_args b;
+    struct dist_call call;
+    vl_inode_t *dir;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    b.rename.oldloc.parent = a->newloc.parent;
+    b.rename.oldloc.name = a->newloc.name;
+    b.rename.oldloc.inode = a->oldloc.inode;
+    b.rename.newloc.parent = a->oldloc.parent;
+    b.rename.newloc.name = a->oldloc.name;
+    b.rename.flags = RENAME_NOREPLACE;
+    rc = dist_call_sync(xl, req, i, VL_FOP_RENAME, &b, &call);
+    vl_reply_clear(&call.reply);
+    if (rc != 0 || tg->status != 0)
+        return rc;
+    memset(&b, 0, sizeof(b));
+    b.mkdir.loc.parent = a->newloc.parent;
+    b.mkdir.loc.name = a->newloc.name;
+    b.mkdir.mode = tg->iatt.mode & 07777;
+    b.mkdir.gfid = tg->iatt.gfid;
+    if (tg->has_layout) {
+        b.mkdir.xattr_name = DIST_XATTR_LAYOUT;
+        b.mkdir.xattr_value = tg->layout;
+        b.mkdir.xattr_size = DIST_LAYOUT_SIZE;
+    }
+    rc = dist_call_sync(xl, req, i, VL_FOP_MKDIR, &b, &call);
+    vl_reply_clear(&call.reply);
+    if (rc != 0)
+        return rc;
+    dir = dist_inode_for_gfid(xl, &tg->iatt.gfid, S_IFDIR);
+    if (dir == NULL)
+        return -ENOMEM;
+    /* The mkdir made it the caller's, with the umask applied. */
+    memset(&b, 0, sizeof(b));
+    b.setattr.loc.inode = dir;
+    b.setattr.attr = tg->iatt;
+    b.setattr.valid = VL_SET_MODE | VL_SET_UID | VL_SET_GID | VL_SET_ATIME
+                      | VL_SET_MTIME;
+    rc = dist_call_sync(xl, req, i, VL_FOP_SETATTR, &b, &call);
+    vl_reply_clear(&call.reply);
+    vl_inode_unref(dir);
+    return rc;
+}
+
+
 static void
 dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_rename_args *a = VL_ARGS(req, rename);
     union vl_fop_args *args = NULL;
     struct dist_call *calls = NULL;
+    struct dist_rntarget *tg = NULL;
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl), rest;
     dist_mask_t done = dist_mask_none();
@@ -236,10 +440,18 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
     }
     args = dist_args_new(xl);
     calls = dist_calls_new(xl);
-    if (args == NULL || calls == NULL) {
+    tg = vl_calloc(xl, n, sizeof(*tg), DIST_MT_FAN);
+    if (args == NULL || calls == NULL || tg == NULL) {
         rc = -ENOMEM;
         goto out;
     }
+    rc = dist_rename_dir_check(xl, req, tg, args, calls);
+    if (rc == 1) {
+        rc = 0; /* POSIX: renaming a name onto itself does nothing */
+        goto out;
+    }
+    if (rc != 0)
+        goto out;
     nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if (nh < 0)
         nh = 0;
@@ -261,21 +473,25 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
     }
     dist_calls_clear(calls, n);
     if (rc != 0) {
-        /* Back to the old name where it was done. */
-        for (unsigned i = 0; i < n; i++) {
-            memset(&args[i], 0, sizeof(args[i]));
-            args[i].rename.oldloc.parent = a->newloc.parent;
-            args[i].rename.oldloc.name = a->newloc.name;
-            args[i].rename.oldloc.inode = a->oldloc.inode;
-            args[i].rename.newloc.parent = a->oldloc.parent;
-            args[i].rename.newloc.name = a->oldloc.name;
-        }
-        dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
         vl_reply_clear(&req->reply);
+        for (unsigned i = 0; i < n; i++) {
+            int urc;
+
+            if (!dist_mask_test(done, i))
+                continue;
+            urc = dist_rename_dir_undo_one(xl, req, i, &tg[i]);
+            if (urc != 0)
+                vl_log(xl, VL_LOG_ERROR, "rename %s -> %s failed (%s) and "
+                       "could not be undone on %s: %s; lookup heals the "
+                       "missing copies", a->oldloc.name, a->newloc.name,
+                       strerror(-rc), xl->children[i]->name,
+                       strerror(-urc));
+        }
     }
 out:
     vl_free(args);
     dist_calls_free(calls, n);
+    dist_rntargets_free(tg, n);
     vl_unwind(req, rc);
 }
 

@@ -9,7 +9,8 @@
  *   setxattr mortar.dht.commit-layout set COMMITTED on every copy
  * Users never see or touch the bricks' own trusted.mortar.* keys (EPERM).
  * Other keys: files on the cached subvolume; directories read from the
- * first up subvolume and changed on all.
+ * first up subvolume and changed on all (a change that fails on some
+ * copies is put back on the others).
  *
  * Intercepts: getxattr, setxattr, removexattr.
  * Threads:    callers' threads; dist-worker.c threads for the layout keys.
@@ -244,6 +245,125 @@ dist_layout_set_task(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* ---- user xattrs of a directory: every copy, or none ----
+ *
+ * A directory's xattr is set (or removed) on every up copy in parallel.
+ * When that fails on some copies and succeeded on others, the ones done
+ * are put back as a failed copy still has it (its value, or no such
+ * key: read there after the round), and the error is answered: all
+ * copies say what they said before. If that read or a put-back fails as
+ * well (a second fault), the copies differ: logged with what is left;
+ * reads of a directory's xattrs go to its first up copy. A removexattr
+ * that finds no such key on some copies and removes it from the others
+ * is done (the key is gone from every copy).
+ */
+
+#define DIST_XATTR_VALUE_MAX 65536
+
+static void
+dist_dir_xattr_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    union vl_fop_args *args = dist_args_new(xl);
+    struct dist_call *calls = dist_calls_new(xl);
+    unsigned n = dist_priv(xl)->n;
+    bool is_set = req->op == VL_FOP_SETXATTR;
+    const char *name = is_set ? req->args.setxattr.name
+                              : req->args.removexattr.name;
+    vl_inode_t *inode = is_set ? req->args.setxattr.loc.inode
+                               : req->args.removexattr.loc.inode;
+    dist_mask_t done = dist_mask_none();
+    int first = -1, failed = -1, rc = 0, urc;
+    bool is_absent = false;
+
+    if (args == NULL || calls == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (unsigned i = 0; i < n; i++)
+        args[i] = req->args;
+    dist_fan_sync(xl, req, dist_up_mask(xl), req->op, args, calls);
+    for (unsigned i = 0; i < n; i++) {
+        int st = calls[i].status;
+
+        if (st == 0 || (!is_set && st == -ENODATA)) {
+            if (st == 0)
+                dist_mask_set(&done, i);
+            else
+                is_absent = true;
+            if (first < 0 && st == 0)
+                first = (int)i;
+        } else if (st != -ENOTCONN && failed < 0) {
+            failed = (int)i;
+            rc = st;
+        }
+    }
+    if (failed < 0) {
+        if (first < 0)
+            rc = is_absent ? -ENODATA : -ENOTCONN;
+        else {
+            req->reply = calls[first].reply;
+            memset(&calls[first].reply, 0, sizeof(calls[first].reply));
+        }
+        goto out;
+    }
+    dist_calls_clear(calls, n);
+    if (dist_mask_is_empty(done))
+        goto out;
+    /* What the failed copy still holds is what the others held. */
+    memset(&args[failed], 0, sizeof(args[failed]));
+    args[failed].getxattr.loc.inode = inode;
+    args[failed].getxattr.name = name;
+    args[failed].getxattr.size = DIST_XATTR_VALUE_MAX;
+    urc = dist_call_sync(xl, req, (unsigned)failed, VL_FOP_GETXATTR,
+                         &args[failed], &calls[failed]);
+    for (unsigned i = 0; i < n && (urc == 0 || urc == -ENODATA); i++) {
+        if (!dist_mask_test(done, i))
+            continue;
+        memset(&args[i], 0, sizeof(args[i]));
+        if (urc == 0) {
+            args[i].setxattr.loc.inode = inode;
+            args[i].setxattr.name = name;
+            args[i].setxattr.value = calls[failed].reply.xattr;
+            args[i].setxattr.size = (size_t)calls[failed].reply.count;
+        } else {
+            args[i].removexattr.loc.inode = inode;
+            args[i].removexattr.name = name;
+        }
+    }
+    if (urc == 0 || urc == -ENODATA) {
+        dist_fan_sync(xl, req, done,
+                      urc == 0 ? VL_FOP_SETXATTR : VL_FOP_REMOVEXATTR, args,
+                      calls);
+        for (unsigned i = 0; i < n; i++)
+            if (dist_mask_test(done, i) && calls[i].status == 0)
+                dist_mask_clear(&done, i);
+    }
+    if (!dist_mask_is_empty(done)) {
+        char g[VL_GFID_STR_LEN];
+
+        vl_log(xl, VL_LOG_ERROR, "%sxattr %s of directory %s failed on %s "
+               "(%s) and could not be undone on %u other copies: the "
+               "copies differ", is_set ? "set" : "remove", name,
+               vl_gfid_to_str(&inode->gfid, g), xl->children[failed]->name,
+               strerror(-rc), dist_mask_count(done));
+    }
+out:
+    vl_free(args);
+    dist_calls_free(calls, n);
+    vl_unwind(req, rc);
+}
+
+
+static void
+dist_dir_xattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    int rc = dist_task_run(xl, req, dist_dir_xattr_task);
+
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
 void
 dist_setxattr(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -273,6 +393,10 @@ dist_setxattr(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EPERM);
         return;
     }
+    if (dist_is_dir_inode(a->loc.inode)) {
+        dist_dir_xattr(xl, req);
+        return;
+    }
     dist_fop_route_xattr(xl, req);
 }
 
@@ -288,6 +412,10 @@ dist_removexattr(vl_xlator_t *xl, vl_req_t *req)
     }
     if (strncmp(a->name, DIST_BRICK_PREFIX, strlen(DIST_BRICK_PREFIX)) == 0) {
         vl_unwind(req, -EPERM);
+        return;
+    }
+    if (dist_is_dir_inode(a->loc.inode)) {
+        dist_dir_xattr(xl, req);
         return;
     }
     dist_fop_route_xattr(xl, req);

@@ -14,7 +14,9 @@
  *     the layout on every brick in one round; bricks whose lookup brings
  *     no layout (a translator below answered it) are asked by getxattr
  *     in a third round;
- *   rmdir: every brick in one round;
+ *   rmdir: every brick but the hashed one in one round, then the hashed
+ *     one (it is removed last: a failure elsewhere leaves it to heal
+ *     from);
  *   mkdir and rmdir run on the callbacks, no worker thread, unless a
  *     stale copy or ENOTEMPTY needs one (dist_priv.n_tasks).
  * readdir's rounds are checked in test-dist-readdir.
@@ -778,26 +780,36 @@ rd_rmdir_one_full(int mock, vl_req_t *r, struct vl_iatt *ia)
 }
 
 
-/* rmdir: every brick in one round, answered on the callbacks (no worker
- * thread); a copy that is not empty (holding a real entry) hands it to a
- * worker, which puts the removed copies back and answers ENOTEMPTY. */
+/* rmdir: every brick but the name's hashed one in one round, then the
+ * hashed one, answered on the callbacks (no worker thread); a copy that
+ * is not empty (holding a real entry) hands it to a worker, which puts
+ * the removed copies back and answers ENOTEMPTY: the hashed copy is
+ * never removed then. */
 static void
-test_rmdir_one_round(void **state)
+test_rmdir_hashed_last(void **state)
 {
     struct rd *t = *state;
     struct vl_test_result res = {0};
     struct rd_round rd;
     uint64_t tasks = dist_priv(t->dht)->n_tasks;
     vl_req_t *req = vl_req_new(t->dht, VL_FOP_RMDIR);
+    char gone[32], full[32];
+    bool is_hashed_rmdir = false;
 
+    rd_name_on(t, 1, "gone", gone, sizeof(gone));
+    rd_name_on(t, 0, "full", full, sizeof(full));
     assert_non_null(req);
     VL_ARGS(req, rmdir)->loc.parent = t->root;
-    VL_ARGS(req, rmdir)->loc.name = "gone";
+    VL_ARGS(req, rmdir)->loc.name = gone;
     vl_test_wind(req, &res);
     assert_true(rd_round(t, &res, rd_ok, &rd));
-    assert_int_equal(rd.mask, 0xfULL);
+    assert_int_equal(rd.mask, 0xdULL);
     for (int i = 0; i < RD_N; i++)
-        assert_int_equal(rd.op[i], VL_FOP_RMDIR);
+        if (i != 1)
+            assert_int_equal(rd.op[i], VL_FOP_RMDIR);
+    assert_true(rd_round(t, &res, rd_ok, &rd));
+    assert_int_equal(rd.mask, 0x2ULL);
+    assert_int_equal(rd.op[1], VL_FOP_RMDIR);
     assert_false(rd_round(t, &res, rd_ok, &rd));
     rd_wait_done(t, &res);
     assert_int_equal(res.status, 0);
@@ -805,18 +817,21 @@ test_rmdir_one_round(void **state)
     vl_test_result_clear(&res);
 
     /* Not empty on brick 3: the worker looks at what is there (lookup,
-     * opendir, readdir: not only link files) and answers ENOTEMPTY. */
+     * opendir, readdir: not only link files) and answers ENOTEMPTY; the
+     * hashed brick 0 gets no rmdir. */
     req = vl_req_new(t->dht, VL_FOP_RMDIR);
     assert_non_null(req);
     VL_ARGS(req, rmdir)->loc.parent = t->root;
-    VL_ARGS(req, rmdir)->loc.name = "full";
+    VL_ARGS(req, rmdir)->loc.name = full;
     vl_test_wind(req, &res);
     assert_true(rd_round(t, &res, rd_rmdir_one_full, &rd));
-    assert_int_equal(rd.mask, 0xfULL);
+    assert_int_equal(rd.mask, 0xeULL);
     while (rd_round(t, &res, rd_rmdir_one_full, &rd))
-        ;
+        if ((rd.mask & 1) && rd.op[0] == VL_FOP_RMDIR)
+            is_hashed_rmdir = true;
     rd_wait_done(t, &res);
     assert_int_equal(res.status, -ENOTEMPTY);
+    assert_false(is_hashed_rmdir);
     assert_int_equal(dist_priv(t->dht)->n_tasks, tasks + 1);
     vl_test_result_clear(&res);
 }
@@ -853,7 +868,7 @@ main(int argc, char **argv)
             test_dir_lookup_layout_in_lookup_round, rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_dir_lookup_layout_fallback,
                                         rd_setup, rd_teardown),
-        cmocka_unit_test_setup_teardown(test_rmdir_one_round, rd_setup,
+        cmocka_unit_test_setup_teardown(test_rmdir_hashed_last, rd_setup,
                                         rd_teardown),
     };
 
