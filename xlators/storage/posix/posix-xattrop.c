@@ -178,11 +178,12 @@ posix_xattrop_check(const struct vl_xattrop_args *a)
 
 
 /* Resolves the object: fd wins, else loc.inode (never by name: loc.name
- * is the entry record's name). */
+ * is only the entry record's name, used with the entry flags). */
 static int
 posix_xo_target_get(vl_xlator_t *xl, const struct vl_xattrop_args *a,
                     struct posix_xo_target *t, vl_gfid_t *gfid /* OUT */)
 {
+    bool is_entry = (a->op & ~VL_XATTROP_OP_MASK) != 0;
     int rc;
 
     t->os_fd = -1;
@@ -196,15 +197,16 @@ posix_xo_target_get(vl_xlator_t *xl, const struct vl_xattrop_args *a,
     }
     if (a->loc.inode == NULL || vl_gfid_is_null(&a->loc.inode->gfid))
         return -EINVAL;
-    if (a->loc.name != NULL
+    /* Entry records: the name is in the object itself, a directory. */
+    if (is_entry
         && (a->loc.parent == NULL
             || !vl_gfid_equal(&a->loc.parent->gfid, &a->loc.inode->gfid)))
         return -EINVAL;
     rc = posix_obj_from_inode(xl, a->loc.inode, &t->obj);
     if (rc != 0)
         return rc;
-    if (a->loc.name != NULL && !S_ISDIR(t->obj.st.st_mode))
-        return -ENOTDIR; /* entry records are of directories */
+    if (is_entry && !S_ISDIR(t->obj.st.st_mode))
+        return -ENOTDIR;
     posix_proc_path(t->obj.atfd, t->obj.rel, t->path);
     *gfid = a->loc.inode->gfid;
     return 0;

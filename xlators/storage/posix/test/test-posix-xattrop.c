@@ -558,6 +558,14 @@ test_entry_records(void **state)
     assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), -EINVAL);
     a.xattrop.loc.name = "../x";
     assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), -EINVAL);
+    /* Without a flag, a full loc (parent, name, object) is just the
+     * object: no record. */
+    a.xattrop.loc.name = "x";
+    a.xattrop.loc.inode = f;
+    a.xattrop.op = VL_XATTROP_ADD32;
+    be3(v, 0, 0, 0);
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
     assert_int_equal(posix_index_entry_dirs(t->xl), 0);
     vl_inode_unref(f);
     vl_inode_unref(d);
