@@ -13,8 +13,9 @@
  * name over 255 (as setxattr(2)), all without sending; 255-byte names
  * reach the brick whole. The server, sent such names by a raw peer that
  * skips those checks, answers -ENAMETOOLONG / -ERANGE in the fop's
- * reply (not GARBAGE_ARGS) without reaching the leaf, and a record cut
- * inside a name's length is still GARBAGE_ARGS.
+ * reply (not GARBAGE_ARGS) without reaching the leaf (lookup, either
+ * name of rename and link, entrylk after its domain, symlink's target,
+ * setxattr's key), and a record cut inside a name is still GARBAGE_ARGS.
  */
 #include "config.h"
 
@@ -495,6 +496,11 @@ raw_xdr(XDR *x, void *arg)
         return xdr_opaque(x, gfid, 16) && xdr_u_int(x, &cut_len)
                && xdr_opaque(x, gfid, 8);
     }
+    if (ra->op == VL_FOP_ENTRYLK) { /* domain, loc, cmd, type */
+        p = "nm";
+        return xdr_string(x, &p, ~0u) && raw_loc(x, ra->name)
+               && xdr_int(x, &flags) && xdr_int(x, &flags);
+    }
     if (!raw_loc(x, ra->name))
         return FALSE;
     switch (ra->op) {
@@ -502,6 +508,8 @@ raw_xdr(XDR *x, void *arg)
         return xdr_u_int(x, &zero) && xdr_string(x, &empty, ~0u);
     case VL_FOP_RENAME: /* newloc, flags */
         return raw_loc(x, ra->name2) && xdr_u_int(x, &zero);
+    case VL_FOP_LINK: /* newloc */
+        return raw_loc(x, ra->name2);
     case VL_FOP_SYMLINK: /* target, umask, gfid */
         return xdr_string(x, &p, ~0u) && xdr_u_int(x, &zero)
                && xdr_opaque(x, gfid, 16);
@@ -572,6 +580,12 @@ test_server_names_over_bound(void **state)
     assert_int_equal(raw_call(e, &ra), -ENAMETOOLONG);
     ra = (struct raw_args){.op = VL_FOP_RENAME, .name = "a",
                            .name2 = e->name256};
+    assert_int_equal(raw_call(e, &ra), -ENAMETOOLONG);
+    ra = (struct raw_args){.op = VL_FOP_LINK, .name = "",
+                           .name2 = e->name256};
+    assert_int_equal(raw_call(e, &ra), -ENAMETOOLONG);
+    /* The lock domain comes first, then the loc. */
+    ra = (struct raw_args){.op = VL_FOP_ENTRYLK, .name = name300};
     assert_int_equal(raw_call(e, &ra), -ENAMETOOLONG);
     ra = (struct raw_args){.op = VL_FOP_SYMLINK, .name = "s",
                            .name2 = e->target};
