@@ -102,7 +102,8 @@ build() {
     local dir="$BUILD_ROOT/$1"
     shift
     mkdir -p "$dir"
-    (cd "$dir" && "$BSRC/configure" -q "$@" && make -j"$JOBS" > make.log 2>&1) ||
+    (cd "$dir" && "$BSRC/configure" -q "$@" &&
+        make -j"$JOBS" > make.log 2>&1) ||
         { tail -n 60 "$dir/make.log" 2> /dev/null; return 1; }
 }
 
