@@ -3,8 +3,9 @@
  * dist-unlink: unlink through distribute.
  *
  * With a known inode (loc->inode whose ctx says where the data is): the
- * data on the cached subvolume and the link file on the hashed one, in
- * parallel; one round trip to one or two bricks. The inode may be stale:
+ * data on the cached subvolume, one round trip; when the name hashes
+ * elsewhere, the link file there first, then the data (two rounds: a
+ * failure of either leaves the name as it was). The inode may be stale:
  * mount/fuse passes the inode the kernel looked the name up to, and
  * another client may have renamed or replaced the name since. A miss on
  * the cached subvolume (ENOENT/ESTALE) therefore falls back to the name
@@ -15,11 +16,14 @@
  * success (is_name_gone), not ENOENT.
  * Without an inode ctx: the name on every up subvolume at once (those
  * without it answer ENOENT), one round trip.
+ * When the data's unlink fails after the link file's succeeded, the
+ * link file is made again (a worker) before the error goes up.
  *
  * Intercepts: unlink.
  * Per request: struct dist_local (subvol = cached, subvol2 = hashed,
  *              status2 = the cached subvolume's answer, fan, counters).
- * Threads:    caller's thread and the children's callbacks; no worker.
+ * Threads:    caller's thread and the children's callbacks; a worker
+ *             only to undo (dist_unlink_undo_task).
  */
 #include "config.h"
 
@@ -105,6 +109,35 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* Worker: the data's unlink failed (local->status2) after the link file
+ * on the hashed subvolume was removed in the same round; without it the
+ * name would miss on its hashed subvolume (ENOENT with lookup-optimize)
+ * while the data stays and listings show it. The link file is made
+ * again and the error answered; if that fails too, a lookup of the name
+ * (a miss on a range not COMMITTED, or lookup-optimize off) finds the
+ * data and heals it. */
+static void
+dist_unlink_undo_task(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    struct vl_unlink_args *a = VL_ARGS(req, unlink);
+    int rc;
+
+    rc = dist_linkfile_create(xl, req, local->subvol2, local->subvol,
+                              a->loc.parent, a->loc.name,
+                              &a->loc.inode->gfid);
+    if (rc != 0)
+        vl_log(xl, VL_LOG_ERROR, "unlink %s failed on %s (%s) after its "
+               "link file on %s went, and the link file could not be "
+               "made again: %s", a->loc.name,
+               xl->children[local->subvol]->name,
+               strerror(-local->status2),
+               xl->children[local->subvol2]->name, strerror(-rc));
+    vl_reply_clear(&req->reply);
+    vl_unwind(req, local->status2);
+}
+
+
 /* A miss where the inode's ctx said the data is: the name was renamed
  * or replaced by another client since the kernel looked it up. */
 static bool
@@ -114,61 +147,94 @@ dist_unlink_is_stale(int status)
 }
 
 
+/* The data's unlink on the cached subvolume answered (the commit
+ * point). */
 static void
-dist_unlink_known_done(vl_req_t *r, void *cookie)
+dist_unlink_data_done(vl_req_t *r, void *cookie)
 {
     vl_req_t *req = cookie;
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    int status;
+    int status = r->status;
 
-    if (r->xl == req->xl->children[local->subvol]) {
-        local->status2 = r->status;
-        if (r->status == 0)
-            vl_reply_move(req, r);
-    } else if (r->status == 0) {
-        atomic_store(&local->is_name_gone, true);
-    }
-    if (!vl_fanout_arrive(&local->fan, 0))
-        return;
-    status = local->status2;
+    local->status2 = status;
+    if (status == 0)
+        vl_reply_move(req, r);
     if (dist_unlink_is_stale(status)) {
         /* The name is somewhere else now (or gone): ask everywhere. The
          * inode's ctx stays: a renamed file's data did not move. */
         dist_unlink_all(req->xl, req);
         return;
     }
+    if (status != 0 && atomic_load(&local->is_name_gone)) {
+        /* The data stayed and its link file went: put it back. */
+        dist_task_or_unwind(req->xl, req, dist_unlink_undo_task);
+        return;
+    }
     vl_unwind(req, status);
 }
 
 
-/* Data on cached (and the link file on hashed when they differ), in one
- * parallel round. */
+static void
+dist_unlink_data(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+    vl_req_t *r = vl_req_child(req, xl->children[local->subvol]);
+
+    if (r == NULL) {
+        local->status2 = -ENOMEM;
+        if (atomic_load(&local->is_name_gone))
+            dist_task_or_unwind(xl, req, dist_unlink_undo_task);
+        else
+            vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(r, dist_unlink_data_done, req);
+}
+
+
+/* The link file's unlink on the hashed subvolume answered: an error
+ * there changed nothing and goes up; else the data goes. */
+static void
+dist_unlink_link_done(vl_req_t *r, void *cookie)
+{
+    vl_req_t *req = cookie;
+    struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
+
+    if (r->status == 0) {
+        atomic_store(&local->is_name_gone, true);
+    } else if (!dist_unlink_is_stale(r->status)) {
+        vl_unwind(req, r->status);
+        return;
+    }
+    dist_unlink_data(req->xl, req);
+}
+
+
+/* Data on cached; when the name hashes elsewhere, its link file there
+ * first, then the data: a failure of either leaves the name as it was
+ * (the link file made again if the data's unlink fails). Removed in one
+ * parallel round, a failed link-file unlink left a stale link file
+ * after a successful answer (the name then EEXIST on the next create
+ * there), and a failed data unlink left data no lookup found. */
 static void
 dist_unlink_known(vl_xlator_t *xl, vl_req_t *req, int cached, int hashed)
 {
     struct dist_local *local = VL_REQ_PRIV(req, struct dist_local);
-    vl_req_t *r1, *r2 = NULL;
-    bool is_both = hashed >= 0 && hashed != cached
-                   && dist_is_up(xl, (unsigned)hashed);
+    vl_req_t *r;
 
     local->subvol = cached;
     local->subvol2 = hashed;
     local->status2 = -EIO;
-    r1 = vl_req_child(req, xl->children[cached]);
-    if (is_both)
-        r2 = vl_req_child(req, xl->children[hashed]);
-    if (r1 == NULL || (is_both && r2 == NULL)) {
-        if (r1 != NULL)
-            vl_req_free_unwound(r1);
-        if (r2 != NULL)
-            vl_req_free_unwound(r2);
+    if (hashed < 0 || hashed == cached || !dist_is_up(xl, (unsigned)hashed)) {
+        dist_unlink_data(xl, req);
+        return;
+    }
+    r = vl_req_child(req, xl->children[hashed]);
+    if (r == NULL) {
         vl_unwind(req, -ENOMEM);
         return;
     }
-    vl_fanout_begin(&local->fan, is_both ? 2 : 1);
-    vl_wind(r1, dist_unlink_known_done, req);
-    if (is_both)
-        vl_wind(r2, dist_unlink_known_done, req);
+    vl_wind(r, dist_unlink_link_done, req);
 }
 
 

@@ -20,8 +20,8 @@
  * Checked: directory rename onto an empty, a non-empty (on one brick
  * only: ENOTEMPTY, the issue's repro) and no target; RENAME_EXCHANGE of
  * two directories; rmdir of an empty directory and of one non-empty on
- * one brick; mkdir; link to a name hashing elsewhere; setxattr and
- * removexattr of a directory.
+ * one brick; mkdir; link to a name hashing elsewhere; unlink of a file
+ * behind a link file; setxattr and removexattr of a directory.
  */
 #include "config.h"
 
@@ -143,7 +143,7 @@ ut_open(void)
     assert_non_null(t);
     t->n_bricks = DT_BRICKS;
     vl_global_init();
-    vl_log_set_level(VL_LOG_NONE);
+    vl_log_set_level(getenv("UT_LOG") ? VL_LOG_DEBUG : VL_LOG_NONE);
     vl_registry_add(&xl_storage_posix);
     vl_registry_add(&xl_cluster_distribute);
     vl_registry_add(&ut_fault_class);
@@ -644,6 +644,32 @@ op_link(struct dt *t, struct ut_ctx *c)
 }
 
 
+/* A file whose data is on one brick and whose name hashes to another
+ * (a link file there): renamed there from a name of the data's brick. */
+static void
+prep_file_behind_link(struct dt *t, struct ut_ctx *c)
+{
+    prep_file(t, c);
+    assert_int_equal(ut_rename(t, c->a, c->n1, c->n2, 0), 0);
+}
+
+
+static int
+op_unlink_linked(struct dt *t, struct ut_ctx *c)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.unlink.loc.parent = t->root;
+    a.unlink.loc.name = c->n2;
+    a.unlink.loc.inode = c->a;
+    rc = dt_call(t, VL_FOP_UNLINK, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
 static int
 op_setxattr(struct dt *t, struct ut_ctx *c)
 {
@@ -709,6 +735,9 @@ static const struct ut_scenario ut_mkdir_s = {
     "mkdir", prep_nothing, op_mkdir, 0};
 static const struct ut_scenario ut_link = {
     "link to a name hashing elsewhere", prep_file, op_link, 0};
+static const struct ut_scenario ut_unlink = {
+    "unlink of a file behind a link file", prep_file_behind_link,
+    op_unlink_linked, 0};
 static const struct ut_scenario ut_setxattr = {
     "setxattr of a directory", prep_dir_xattr, op_setxattr, 0};
 static const struct ut_scenario ut_removexattr = {
@@ -780,6 +809,14 @@ test_link(void **state)
 
 
 static void
+test_unlink_linked(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_unlink);
+}
+
+
+static void
 test_setxattr_dir(void **state)
 {
     (void)state;
@@ -807,6 +844,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_rmdir_full),
         cmocka_unit_test(test_mkdir),
         cmocka_unit_test(test_link),
+        cmocka_unit_test(test_unlink_linked),
         cmocka_unit_test(test_setxattr_dir),
         cmocka_unit_test(test_removexattr_dir),
     };
