@@ -292,6 +292,8 @@ dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
         else if (calls[i].status != 0 && calls[i].status != -ENOTCONN)
             rc = calls[i].status;
     }
+    if (first >= 0 && rc != -ENOTCONN && req->op == VL_FOP_SETATTR)
+        dist_dir_setattr_undo(xl, req, calls); /* all or nothing */
     if (first >= 0 && rc == -ENOTCONN) {
         rc = 0;
         req->reply = calls[first].reply;

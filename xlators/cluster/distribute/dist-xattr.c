@@ -10,7 +10,8 @@
  * Users never see or touch the bricks' own trusted.mortar.* keys (EPERM).
  * Other keys: files on the cached subvolume; directories read from the
  * first up subvolume and changed on all (a change that fails on some
- * copies is put back on the others).
+ * copies is put back on the others; dist_dir_setattr_undo does the same
+ * for a directory's setattr, which dist-route.c runs).
  *
  * Intercepts: getxattr, setxattr, removexattr.
  * Threads:    callers' threads; dist-worker.c threads for the layout keys.
@@ -351,6 +352,77 @@ out:
     vl_free(args);
     dist_calls_free(calls, n);
     vl_unwind(req, rc);
+}
+
+
+/* A directory's setattr ran on every up copy (dist-route.c) and failed
+ * on some: the copies done get back the attributes it changed, as the
+ * first failed copy (unchanged) still has them; the caller answers the
+ * error. Logged when that read or a put-back fails (the copies then
+ * differ: the next named lookup's merge answers the hashed copy's). */
+void
+dist_dir_setattr_undo(vl_xlator_t *xl, vl_req_t *req,
+                      const struct dist_call *calls)
+{
+    const struct vl_setattr_args *a = VL_ARGS(req, setattr);
+    vl_inode_t *inode = a->fd != NULL ? a->fd->inode : a->loc.inode;
+    unsigned n = dist_priv(xl)->n;
+    union vl_fop_args *args = NULL;
+    struct dist_call *undo = NULL;
+    dist_mask_t done = dist_mask_none();
+    struct dist_call old;
+    uint32_t valid = 0;
+    int failed = -1, rc;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (calls[i].status == 0)
+            dist_mask_set(&done, i);
+        else if (calls[i].status != -ENOTCONN && failed < 0)
+            failed = (int)i;
+    }
+    if (failed < 0 || dist_mask_is_empty(done) || inode == NULL)
+        return;
+    if (a->valid & (VL_SET_MODE | VL_SET_KILL_SUIDGID | VL_SET_UID
+                    | VL_SET_GID))
+        valid |= VL_SET_MODE; /* a chown may clear setgid */
+    valid |= a->valid & (VL_SET_UID | VL_SET_GID);
+    if (a->valid & (VL_SET_ATIME | VL_SET_ATIME_NOW))
+        valid |= VL_SET_ATIME;
+    if (a->valid & (VL_SET_MTIME | VL_SET_MTIME_NOW))
+        valid |= VL_SET_MTIME;
+    memset(&old, 0, sizeof(old));
+    args = dist_args_new(xl);
+    undo = dist_calls_new(xl);
+    rc = args != NULL && undo != NULL ? 0 : -ENOMEM;
+    if (rc == 0) {
+        args[failed].lookup.loc.inode = inode;
+        rc = dist_call_sync(xl, req, (unsigned)failed, VL_FOP_LOOKUP,
+                            &args[failed], &old);
+    }
+    if (rc == 0) {
+        for (unsigned i = 0; i < n; i++) {
+            memset(&args[i], 0, sizeof(args[i]));
+            args[i].setattr.loc.inode = inode;
+            args[i].setattr.attr = old.reply.iatt;
+            args[i].setattr.valid = valid;
+        }
+        dist_fan_sync(xl, req, done, VL_FOP_SETATTR, args, undo);
+        for (unsigned i = 0; i < n; i++)
+            if (dist_mask_test(done, i) && undo[i].status == 0)
+                dist_mask_clear(&done, i);
+    }
+    if (!dist_mask_is_empty(done)) {
+        char g[VL_GFID_STR_LEN];
+
+        vl_log(xl, VL_LOG_ERROR, "setattr of directory %s failed on %s "
+               "(%s) and could not be undone on %u other copies: the "
+               "copies differ", vl_gfid_to_str(&inode->gfid, g),
+               xl->children[failed]->name,
+               strerror(-calls[failed].status), dist_mask_count(done));
+    }
+    vl_reply_clear(&old.reply);
+    vl_free(args);
+    dist_calls_free(undo, n);
 }
 
 

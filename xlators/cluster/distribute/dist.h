@@ -552,6 +552,11 @@ int dist_dir_links_only(vl_xlator_t *xl, vl_req_t *req, unsigned i,
                         vl_inode_t *dir, char ***names /* OUT */,
                         size_t *n_names /* OUT */);
 void dist_names_free(char **names, size_t n);
+/* After a directory's setattr failed on some copies (calls: the
+ * fan-out's answers), the copies done get their old attributes back
+ * (dist-xattr.c). */
+void dist_dir_setattr_undo(vl_xlator_t *xl, vl_req_t *req,
+                           const struct dist_call *calls);
 /* Sends req's own fop (args copied) to child i, waits, moves the reply
  * into req; returns the status. */
 int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);

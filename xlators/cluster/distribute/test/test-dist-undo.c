@@ -21,7 +21,7 @@
  * only: ENOTEMPTY, the issue's repro) and no target; RENAME_EXCHANGE of
  * two directories; rmdir of an empty directory and of one non-empty on
  * one brick; mkdir; link to a name hashing elsewhere; unlink of a file
- * behind a link file; setxattr and removexattr of a directory.
+ * behind a link file; setattr, setxattr and removexattr of a directory.
  */
 #include "config.h"
 
@@ -644,6 +644,23 @@ op_link(struct dt *t, struct ut_ctx *c)
 }
 
 
+static int
+op_chmod(struct dt *t, struct ut_ctx *c)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.setattr.loc.inode = c->a;
+    a.setattr.attr.mode = S_IFDIR | 0700;
+    a.setattr.attr.uid = 1234;
+    a.setattr.valid = VL_SET_MODE | VL_SET_UID;
+    rc = dt_call(t, VL_FOP_SETATTR, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
 /* A file whose data is on one brick and whose name hashes to another
  * (a link file there): renamed there from a name of the data's brick. */
 static void
@@ -735,6 +752,8 @@ static const struct ut_scenario ut_mkdir_s = {
     "mkdir", prep_nothing, op_mkdir, 0};
 static const struct ut_scenario ut_link = {
     "link to a name hashing elsewhere", prep_file, op_link, 0};
+static const struct ut_scenario ut_chmod = {
+    "setattr of a directory", prep_dir, op_chmod, 0};
 static const struct ut_scenario ut_unlink = {
     "unlink of a file behind a link file", prep_file_behind_link,
     op_unlink_linked, 0};
@@ -817,6 +836,14 @@ test_unlink_linked(void **state)
 
 
 static void
+test_setattr_dir(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_chmod);
+}
+
+
+static void
 test_setxattr_dir(void **state)
 {
     (void)state;
@@ -845,6 +872,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_mkdir),
         cmocka_unit_test(test_link),
         cmocka_unit_test(test_unlink_linked),
+        cmocka_unit_test(test_setattr_dir),
         cmocka_unit_test(test_setxattr_dir),
         cmocka_unit_test(test_removexattr_dir),
     };
