@@ -263,6 +263,8 @@ md_cmd_start(struct md_state *st, int argc, char **argv, struct md_result *r)
         }
         md_server_notify();
     }
+    /* A brick the supervision gave up on is tried again. */
+    md_supervise_reset(vol);
     rc = md_bricks_start(st, vol, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume start: %s: failed: %s",
@@ -309,6 +311,8 @@ md_cmd_stop(struct md_state *st, int argc, char **argv, struct md_result *r)
         }
         md_server_notify();
     }
+    /* The next start begins with a clean restart count. */
+    md_supervise_reset(vol);
     /* A migration cannot go on without bricks: it stops cleanly and
      * `rebalance start` resumes it after the next volume start. */
     rc = md_rebal_stop(st, vol, false, &err);

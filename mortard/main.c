@@ -7,8 +7,10 @@
  * (a second mortard on the same run-dir fails), load the store, listen on
  * the unix socket and TCP, then tell the parent. Bricks left running by a
  * previous mortard are adopted through their pid files (brick.c), never
- * started twice. Exit (SIGTERM/SIGINT) leaves bricks running, as glusterd
- * does; `volume stop` stops them. SIGUSR1 writes a statedump to
+ * started twice; once ready, the worker starts the dead bricks of started
+ * volumes and restarts bricks that die (supervise.c). Exit (SIGTERM/
+ * SIGINT) leaves bricks running, as glusterd does; `volume stop` stops
+ * them. SIGUSR1 writes a statedump to
  * <run-dir>/dumps; SIGHUP reopens the log.
  * Threads: the main thread serves signals; server.c runs the rest.
  */
@@ -328,6 +330,7 @@ md_statedump(struct md_state *st)
             (unsigned long long)st->store_version, st->state_dir,
             st->run_dir, st->mgmt_port, st->brick_base_port);
     md_server_dump(f);
+    md_supervise_dump(f);
     for (struct md_peer *p = st->peers; p != NULL; p = p->next)
         fprintf(f, "peer=%s host=%s port=%u connected=%d\n", p->uuid,
                 p->host, p->port, p->is_connected);
@@ -347,8 +350,9 @@ md_statedump(struct md_state *st)
 }
 
 
-/* Adopts running bricks (logged); a started volume's dead bricks stay
- * dead until `volume start force`, as in GlusterFS after a crash. */
+/* Logs the bricks found running (adopted: supervise.c never starts them
+ * twice); the dead bricks of started volumes are started by the first
+ * supervision scan once mortard is ready. */
 static void
 md_adopt(struct md_state *st)
 {
@@ -360,10 +364,11 @@ md_adopt(struct md_state *st)
                 vl_glog(MD_DOMAIN, VL_LOG_INFO, "adopted brick %s:%s of %s "
                         "(pid %ld)", v->bricks[i].host, v->bricks[i].path,
                         v->name, (long)pid);
-            else if (v->status == MD_VOL_STARTED)
-                vl_glog(MD_DOMAIN, VL_LOG_WARNING, "brick %s:%s of started "
-                        "volume %s is not running", v->bricks[i].host,
-                        v->bricks[i].path, v->name);
+            else if (v->status == MD_VOL_STARTED &&
+                     md_brick_is_local(st, &v->bricks[i]))
+                vl_glog(MD_DOMAIN, VL_LOG_INFO, "brick %s:%s of started "
+                        "volume %s is not running: it will be started",
+                        v->bricks[i].host, v->bricks[i].path, v->name);
         }
 }
 
@@ -441,6 +446,7 @@ main(int argc, char **argv)
             st.node_id, st.state_dir, st.mgmt_port);
     md_report(ready_fd, 0, NULL);
     ready_fd = -1;
+    md_server_ready();
 
     for (;;) {
         if (sigwait(&set, &sig) != 0)
@@ -470,6 +476,7 @@ fail:
     rc = 1;
 
 out:
+    md_supervise_free();
     md_peers_free(&st);
     while (st.vols != NULL) {
         struct md_volume *v = st.vols;

@@ -8,6 +8,8 @@
  * validate.c  volume names, bricks, option keys and values
  * volgen.c    brick and client volfiles generated from a volume
  * brick.c     brick processes: start, stop, adopt, liveness, ports
+ * supervise.c starting the bricks of started volumes at startup and
+ *             when they die (restart policy with back-off and limit)
  * output.c    command output as text plus a tree rendered as XML or JSON
  * cmd.c       the CLI grammar and the volume commands
  * server.c    the mgmt RPC service (unix socket and TCP), the command
@@ -214,6 +216,45 @@ int md_brick_start(struct md_state *st, const struct md_volume *vol,
 int md_brick_stop(struct md_state *st, const struct md_volume *vol,
                   const struct md_brick *b, vl_err_t *err);
 
+/* ---- supervise.c ---- */
+/* Restart policy of a brick that dies: the first death within the window
+ * restarts at once, the next ones after min_ms, doubling up to max_ms;
+ * the limit-th death within window_ms gives up. */
+#define MD_RESTART_LIMIT 5
+#define MD_RESTART_WINDOW_MS (5 * 60 * 1000)
+#define MD_RESTART_MIN_MS 1000
+#define MD_RESTART_MAX_MS 60000
+#define MD_RESTART_HISTORY 64 /* deaths remembered (limit is at most this) */
+struct md_restart_policy {
+    unsigned limit;     /* deaths within the window that give up, >= 1 */
+    int64_t window_ms;  /* how long a death counts */
+    int64_t min_ms;     /* first back-off */
+    int64_t max_ms;     /* back-off cap */
+};
+extern const struct md_restart_policy md_restart_default;
+struct md_restart {
+    int64_t deaths[MD_RESTART_HISTORY]; /* times of deaths in the window */
+    unsigned n_deaths;                  /* entries in deaths */
+    int64_t next_ms;                    /* no start before this time */
+    bool is_given_up;                   /* no start until reset */
+};
+/* Records a death (or failed start) at now_ms: the delay before the next
+ * start (0 = at once), or -1 when this death gives up (is_given_up). */
+int64_t md_restart_on_death(struct md_restart *rs,
+                            const struct md_restart_policy *p,
+                            int64_t now_ms);
+void md_restart_reset(struct md_restart *rs);
+/* Worker thread, lock held: starts the local bricks of started volumes
+ * that are down (adopting those that run) under the restart policy.
+ * After each job is_now (a scan at once); when idle at most once a
+ * second. */
+void md_supervise(struct md_state *st, bool is_now);
+/* `volume start` / `volume stop`: the bricks of vol start afresh (the
+ * give-up state and death count are cleared). */
+void md_supervise_reset(const struct md_volume *vol);
+void md_supervise_dump(FILE *out);
+void md_supervise_free(void);
+
 /* ---- output.c ---- */
 struct md_sbuf {
     char *data;  /* owned, NUL-terminated (NULL when empty) */
@@ -324,6 +365,8 @@ bool md_txn_holds(const char *txn_id);
 /* ---- server.c ---- */
 int md_server_start(struct md_state *st, vl_err_t *err);
 void md_server_stop(void);
+/* Startup is complete: the worker starts supervising bricks. */
+void md_server_ready(void);
 /* Wakes watchers after a volume's version changed. */
 void md_server_notify(void);
 void md_server_dump(FILE *out);

@@ -8,7 +8,8 @@
  * bricks, wait for them, fsync the store) and sends the reply. A WATCH
  * whose version is current is parked with a deadline; the worker answers
  * parked watches when md_server_notify says a volume changed, or after
- * 30 s with the unchanged spec.
+ * 30 s with the unchanged spec. Between jobs and when idle (at least
+ * once a second) the worker runs the brick supervision (supervise.c).
  * Per-request state: struct md_job (the conn ref, xid, decoded args).
  * Threads: loop threads (accept, decode), the worker, and the main thread
  * (start/stop, dump).
@@ -64,6 +65,7 @@ static struct {
     struct md_job *head;        /* queue (qlock) */
     struct md_job *tail;        /* queue (qlock) */
     bool is_stopping;           /* (qlock) */
+    bool is_ready;              /* (qlock) startup done: supervise bricks */
     bool is_changed;            /* (qlock) a volume changed: check watches */
     struct md_job *watchers;    /* worker only */
     size_t n_watchers;          /* worker only */
@@ -220,6 +222,7 @@ md_worker(void *arg)
     pthread_mutex_lock(&md_srv.qlock);
     for (;;) {
         struct md_job *j = md_srv.head;
+        bool is_supervising;
 
         if (j == NULL) {
             struct timespec ts;
@@ -232,9 +235,12 @@ md_worker(void *arg)
                 (void)pthread_cond_timedwait(&md_srv.qcond, &md_srv.qlock,
                                              &ts);
             md_srv.is_changed = false;
+            is_supervising = md_srv.is_ready && !md_srv.is_stopping;
             pthread_mutex_unlock(&md_srv.qlock);
             pthread_mutex_lock(&st->lock);
             md_scan_watchers(st);
+            if (is_supervising)
+                md_supervise(st, false);
             pthread_mutex_unlock(&st->lock);
             pthread_mutex_lock(&md_srv.qlock);
             continue;
@@ -243,11 +249,14 @@ md_worker(void *arg)
         if (md_srv.head == NULL)
             md_srv.tail = NULL;
         j->next = NULL;
+        is_supervising = md_srv.is_ready && !md_srv.is_stopping;
         pthread_mutex_unlock(&md_srv.qlock);
         pthread_mutex_lock(&st->lock);
         md_run_job(st, j);
         md_server_peers_changed(st);
         md_scan_watchers(st);
+        if (is_supervising)
+            md_supervise(st, true);
         pthread_mutex_unlock(&st->lock);
         pthread_mutex_lock(&md_srv.qlock);
     }
@@ -256,6 +265,17 @@ md_worker(void *arg)
     md_scan_watchers(st); /* is_stopping: answers them all */
     pthread_mutex_unlock(&st->lock);
     return NULL;
+}
+
+
+void
+md_server_ready(void)
+{
+    pthread_mutex_lock(&md_srv.qlock);
+    md_srv.is_ready = true;
+    md_srv.is_changed = true;
+    pthread_cond_signal(&md_srv.qcond);
+    pthread_mutex_unlock(&md_srv.qlock);
 }
 
 
