@@ -96,6 +96,8 @@ dist_dirlk_answer(vl_xlator_t *xl, vl_req_t *req, struct dist_dirlk *dl)
     }
     dist_layout_store(xl, &a->loc, &iatt.gfid, l);
     vl_free(l);
+    /* Every copy answered: the whole view of the directory's times. */
+    dist_dir_times_settle_loc(xl, &a->loc, &iatt, true);
     vl_reply_clear(&req->reply);
     req->reply.iatt = iatt;
     atomic_fetch_add(&dist_priv(xl)->n_dir_lookups_fast, 1);

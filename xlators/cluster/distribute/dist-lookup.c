@@ -713,26 +713,29 @@ dist_dir_merge(const struct dist_call *lk, unsigned n, dist_mask_t up,
 
         if (lk[i].status == 0 && S_ISDIR(ia->mode)
             && vl_gfid_equal(&ia->gfid, &out->gfid)) {
-            if (ia->mtime > out->mtime || (ia->mtime == out->mtime
-                                           && ia->mtime_ns > out->mtime_ns)) {
-                out->mtime = ia->mtime;
-                out->mtime_ns = ia->mtime_ns;
-            }
-            if (ia->ctime > out->ctime || (ia->ctime == out->ctime
-                                           && ia->ctime_ns > out->ctime_ns)) {
-                out->ctime = ia->ctime;
-                out->ctime_ns = ia->ctime_ns;
-            }
-            if (ia->atime > out->atime) {
-                out->atime = ia->atime;
-                out->atime_ns = ia->atime_ns;
-            }
+            dist_iatt_max_times(out, ia);
         } else if (dist_mask_test(up, i)
                    && (lk[i].status == -ENOENT || lk[i].status == -ESTALE)) {
             dist_mask_set(&missing, i);
         }
     }
     return missing;
+}
+
+
+/* Whether lookups lk of the subvolumes in up found the directory gfid on
+ * every subvolume: their merge is then the directory's whole view. */
+static bool
+dist_dir_is_whole(const struct dist_call *lk, unsigned n, dist_mask_t up,
+                  const vl_gfid_t *gfid)
+{
+    if (!dist_mask_equal(up, dist_mask_all(n)))
+        return false;
+    for (unsigned i = 0; i < n; i++)
+        if (lk[i].status != 0 || !S_ISDIR(lk[i].reply.iatt.mode)
+            || !vl_gfid_equal(&lk[i].reply.iatt.gfid, gfid))
+            return false;
+    return true;
 }
 
 
@@ -933,6 +936,8 @@ dist_dir_sync_pass(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         return rc;
     }
     missing = dist_dir_merge(lk, n, up, base, out);
+    dist_dir_times_settle_loc(xl, loc, out,
+                              dist_dir_is_whole(lk, n, up, &out->gfid));
     /* Inode fops below name the directory by GFID (as the wire does). */
     tmp = dist_inode_for_gfid(xl, &out->gfid, S_IFDIR);
     if (tmp == NULL)

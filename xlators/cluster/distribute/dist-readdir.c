@@ -239,6 +239,27 @@ dist_readdir_note(vl_xlator_t *xl, const struct vl_iatt *iatt, int idx)
 }
 
 
+/* A directory listed with its attributes carries one brick's copy of
+ * them (the first opened one's). The kernel takes an entry's attributes
+ * for the inode it already has: its times are raised to those this
+ * client last answered for the directory (a stat or lookup merged every
+ * copy), so that they do not go back. A directory this client has no
+ * inode for was never answered here. */
+static void
+dist_readdir_dir_times(vl_xlator_t *xl, struct vl_iatt *iatt)
+{
+    vl_inode_t *inode;
+
+    if (vl_gfid_is_null(&iatt->gfid))
+        return;
+    inode = vl_inode_find(xl->graph->itable, &iatt->gfid);
+    if (inode == NULL)
+        return;
+    dist_dir_times_settle(xl, inode, iatt, false);
+    vl_inode_unref(inode);
+}
+
+
 /* Bytes an entry takes in the caller's buffer (FUSE's record: 24 bytes
  * of header, the name padded to 8, and the entry attributes with plus). */
 static size_t
@@ -365,6 +386,10 @@ dist_rd_fill_from(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
             return -EOVERFLOW;
         }
         if (dist_readdir_keep(e, (int)f->idx == f->first)) {
+            const struct vl_iatt *ia = a->plus && e->has_iatt ? &e->iatt
+                                                              : NULL;
+            struct vl_iatt dir_ia;
+
             cost = dist_dirent_cost(e->name, a->plus);
             if (out->n > 0 && f->used + cost > a->size) {
                 *is_full = true;
@@ -372,11 +397,14 @@ dist_rd_fill_from(struct dist_rd_fill *f, const struct dist_rd_batch *batch,
             }
             if (e->has_iatt && !S_ISDIR(e->iatt.mode))
                 dist_readdir_note(xl, &e->iatt, (int)f->idx);
+            if (ia != NULL && S_ISDIR(ia->mode)) {
+                dir_ia = *ia;
+                dist_readdir_dir_times(xl, &dir_ia);
+                ia = &dir_ia;
+            }
             rc = vl_dirent_list_add(out, e->ino, (int64_t)(top
                                                            | (uint64_t)e->off),
-                                    e->type, e->name,
-                                    a->plus && e->has_iatt ? &e->iatt
-                                                           : NULL);
+                                    e->type, e->name, ia);
             if (rc != 0)
                 return rc;
             if (dist_rd_has_content(a, batch, e))

@@ -270,6 +270,211 @@ dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* ---- directory attributes: every copy, times merged ---- */
+
+/* The answer of a directory's copies (calls of the subvolumes in asked,
+ * index order) merged into *out: the first copy's attributes with the
+ * newest times of the copies of its GFID. 0, or the first error that is
+ * not ENOTCONN when no copy answered (else -ENOTCONN). *is_whole: every
+ * subvolume answered that directory. */
+static int
+dist_dir_attr_merge(const int *status, const struct vl_iatt *ia, unsigned n,
+                    dist_mask_t asked, struct vl_iatt *out,
+                    bool *is_whole /* OUT */)
+{
+    int base = -1, rc = -ENOTCONN;
+
+    *is_whole = dist_mask_equal(asked, dist_mask_all(n));
+    for (unsigned i = 0; i < n; i++) {
+        if (status[i] != 0) {
+            if (status[i] != -ENOTCONN && rc == -ENOTCONN)
+                rc = status[i];
+            *is_whole = false;
+            continue;
+        }
+        if (base < 0) {
+            base = (int)i;
+            *out = ia[i];
+        } else if (S_ISDIR(ia[i].mode)
+                   && vl_gfid_equal(&ia[i].gfid, &out->gfid)) {
+            dist_iatt_max_times(out, &ia[i]);
+        } else {
+            *is_whole = false;
+        }
+    }
+    if (base < 0)
+        return rc;
+    if (!S_ISDIR(out->mode))
+        *is_whole = false;
+    return 0;
+}
+
+
+/* setattr of a directory went to every up subvolume: its answer (the
+ * first copy's, in req->reply) gets the newest times of all of them. */
+static void
+dist_dir_setattr_merge(vl_xlator_t *xl, vl_req_t *req,
+                       const struct dist_call *calls)
+{
+    unsigned n = dist_priv(xl)->n;
+    int *status = vl_calloc(xl, n, sizeof(*status), DIST_MT_FAN);
+    struct vl_iatt *ia = vl_calloc(xl, n, sizeof(*ia), DIST_MT_FAN);
+    struct vl_iatt out;
+    bool is_whole;
+
+    if (status == NULL || ia == NULL) {
+        /* Only the merge is lost: the settle still keeps it from going
+         * back. */
+        dist_dir_times_settle(xl, dist_req_inode(req), &req->reply.iatt,
+                              false);
+        goto out;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        status[i] = calls[i].status;
+        ia[i] = calls[i].reply.iatt;
+    }
+    if (dist_dir_attr_merge(status, ia, n, dist_up_mask(xl), &out,
+                            &is_whole) == 0) {
+        req->reply.iatt = out;
+        dist_dir_times_settle(xl, dist_req_inode(req), &req->reply.iatt,
+                              is_whole);
+    }
+out:
+    vl_free(status);
+    vl_free(ia);
+}
+
+
+struct dist_dstat;
+
+/* One child's cookie in a directory stat. */
+struct dist_dstat_slot {
+    struct dist_dstat *ds;     /* the stat */
+    unsigned i;                /* the child's subvolume */
+};
+
+/* A directory stat in flight (one allocation, freed when it answers). */
+struct dist_dstat {
+    vl_req_t *req;             /* borrowed; the stat */
+    vl_fanout_t fan;           /* children not answered yet */
+    dist_mask_t asked;         /* subvolumes asked */
+    int *status;               /* per subvolume; -ENOTCONN if not asked */
+    struct vl_iatt *iatt;      /* per subvolume */
+    struct dist_dstat_slot slots[]; /* per subvolume */
+};
+
+
+static void
+dist_dstat_free(struct dist_dstat *ds)
+{
+    if (ds == NULL)
+        return;
+    vl_free(ds->status);
+    vl_free(ds->iatt);
+    vl_free(ds);
+}
+
+
+static void
+dist_dstat_done(vl_req_t *r, void *cookie)
+{
+    struct dist_dstat_slot *slot = cookie;
+    struct dist_dstat *ds = slot->ds;
+    vl_req_t *req = ds->req;
+    vl_xlator_t *xl = req->xl;
+    struct vl_iatt out;
+    bool is_whole;
+    int rc;
+
+    ds->status[slot->i] = r->status;
+    if (r->status == 0)
+        ds->iatt[slot->i] = r->reply.iatt;
+    if (!vl_fanout_arrive(&ds->fan, r->status))
+        return;
+    rc = dist_dir_attr_merge(ds->status, ds->iatt, dist_priv(xl)->n,
+                             ds->asked, &out, &is_whole);
+    dist_dstat_free(ds);
+    if (rc == 0) {
+        dist_dir_times_settle(xl, dist_req_inode(req), &out, is_whole);
+        vl_reply_clear(&req->reply);
+        req->reply.iatt = out;
+    }
+    vl_unwind(req, rc);
+}
+
+
+/* stat (or fstat) of a directory: every up subvolume in parallel from
+ * the caller's thread, answered on the last child's callback. Each brick
+ * keeps its own copy's times, and a name made or removed changes only
+ * the copy of the subvolume it is on: one copy's times go backwards
+ * between two stats of the directory. fstat goes by the fd to the
+ * subvolumes it is open on, by GFID to the others. */
+static void
+dist_dir_stat(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_stat_args *a = VL_ARGS(req, stat);
+    vl_inode_t *inode = dist_req_inode(req);
+    unsigned n = dist_priv(xl)->n;
+    dist_mask_t up = dist_up_mask(xl);
+    dist_mask_t by_fd = dist_mask_none();
+    struct dist_dstat *ds;
+    vl_req_t **rs = NULL;
+    int k, j;
+
+    if (a->fd != NULL) {
+        struct dist_fd_ctx *fctx = vl_fd_ctx(a->fd, xl);
+
+        pthread_mutex_lock(&a->fd->lock);
+        by_fd = fctx->dir_open;
+        pthread_mutex_unlock(&a->fd->lock);
+    }
+    ds = vl_calloc(xl, 1, sizeof(*ds) + n * sizeof(ds->slots[0]),
+                   DIST_MT_FAN);
+    if (ds != NULL) {
+        ds->status = vl_calloc(xl, n, sizeof(*ds->status), DIST_MT_FAN);
+        ds->iatt = vl_calloc(xl, n, sizeof(*ds->iatt), DIST_MT_FAN);
+    }
+    if (ds == NULL || ds->status == NULL || ds->iatt == NULL) {
+        dist_dstat_free(ds);
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    k = dist_round_reqs(xl, req, up, &rs);
+    if (k <= 0) {
+        dist_dstat_free(ds);
+        vl_unwind(req, k == 0 ? -ENOTCONN : k);
+        return;
+    }
+    ds->req = req;
+    ds->asked = up;
+    for (unsigned i = 0; i < n; i++)
+        ds->status[i] = -ENOTCONN;
+    vl_fanout_begin(&ds->fan, k);
+    j = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct vl_stat_args *ca;
+
+        if (!dist_mask_test(up, i))
+            continue;
+        ds->slots[i] = (struct dist_dstat_slot){.ds = ds, .i = i};
+        ca = VL_ARGS(rs[j], stat);
+        if (ca->fd != NULL && !dist_mask_test(by_fd, i)) {
+            /* Not open there (the subvolume came up after opendir). */
+            memset(ca, 0, sizeof(*ca));
+            ca->loc.inode = inode;
+        }
+        j++;
+    }
+    /* The last answer frees ds: nothing of it is read after the last
+     * wind. */
+    j = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (dist_mask_test(up, i))
+            vl_wind(rs[j++], dist_dstat_done, &ds->slots[i]);
+    vl_free(rs);
+}
+
+
 /* Directories: reads go to the first up subvolume, changes to all. */
 static void
 dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
@@ -298,6 +503,9 @@ dist_dir_all_task(vl_xlator_t *xl, vl_req_t *req)
         rc = 0;
         req->reply = calls[first].reply;
         memset(&calls[first].reply, 0, sizeof(calls[first].reply));
+        calls[first].reply.iatt = req->reply.iatt; /* for the merge */
+        if (req->op == VL_FOP_SETATTR)
+            dist_dir_setattr_merge(xl, req, calls);
     }
 out:
     vl_free(args);
@@ -325,6 +533,10 @@ dist_fop_route(vl_xlator_t *xl, vl_req_t *req)
             rc = dist_task_run(xl, req, dist_dir_all_task);
             if (rc != 0)
                 vl_unwind(req, rc);
+            return;
+        }
+        if (req->op == VL_FOP_STAT) {
+            dist_dir_stat(xl, req);
             return;
         }
         idx = dist_first_up(xl);

@@ -185,6 +185,92 @@ dist_ictx_layout_copy(vl_xlator_t *xl, vl_inode_t *inode,
 }
 
 
+/* ---- directory times ---- */
+
+/* a later than b (seconds, then nanoseconds). */
+static bool
+dist_time_after(int64_t a, uint32_t a_ns, int64_t b, uint32_t b_ns)
+{
+    return a > b || (a == b && a_ns > b_ns);
+}
+
+
+void
+dist_iatt_max_times(struct vl_iatt *to, const struct vl_iatt *from)
+{
+    if (dist_time_after(from->atime, from->atime_ns, to->atime,
+                        to->atime_ns)) {
+        to->atime = from->atime;
+        to->atime_ns = from->atime_ns;
+    }
+    if (dist_time_after(from->mtime, from->mtime_ns, to->mtime,
+                        to->mtime_ns)) {
+        to->mtime = from->mtime;
+        to->mtime_ns = from->mtime_ns;
+    }
+    if (dist_time_after(from->ctime, from->ctime_ns, to->ctime,
+                        to->ctime_ns)) {
+        to->ctime = from->ctime;
+        to->ctime_ns = from->ctime_ns;
+    }
+}
+
+
+void
+dist_dir_times_settle(vl_xlator_t *xl, vl_inode_t *inode,
+                      struct vl_iatt *iatt, bool is_whole)
+{
+    struct dist_dir_times *t;
+    struct vl_iatt last;
+
+    if (inode == NULL || !S_ISDIR(iatt->mode))
+        return;
+    t = &dist_ictx(xl, inode)->times;
+    pthread_mutex_lock(&inode->lock);
+    if (t->is_known) {
+        last.atime = t->atime;
+        last.atime_ns = t->atime_ns;
+        last.mtime = t->mtime;
+        last.mtime_ns = t->mtime_ns;
+        last.ctime = t->ctime;
+        last.ctime_ns = t->ctime_ns;
+        /* Every brick's ctime only grows: a whole view whose ctime is
+         * below the last answer's is an answer overtaken by a newer one,
+         * not a change. A whole view at or past it is the truth, a
+         * utimes to the past included. */
+        if (!is_whole || dist_time_after(last.ctime, last.ctime_ns,
+                                         iatt->ctime, iatt->ctime_ns))
+            dist_iatt_max_times(iatt, &last);
+    }
+    t->atime = iatt->atime;
+    t->atime_ns = iatt->atime_ns;
+    t->mtime = iatt->mtime;
+    t->mtime_ns = iatt->mtime_ns;
+    t->ctime = iatt->ctime;
+    t->ctime_ns = iatt->ctime_ns;
+    t->is_known = true;
+    pthread_mutex_unlock(&inode->lock);
+}
+
+
+void
+dist_dir_times_settle_loc(vl_xlator_t *xl, const struct vl_loc *loc,
+                          struct vl_iatt *iatt, bool is_whole)
+{
+    vl_inode_t *linked = NULL;
+
+    /* A named lookup may come with a fresh inode that is linked only
+     * once it answers: the times go to the one already in the table
+     * too, which later fops (stat, readdirplus) use. */
+    if (!vl_gfid_is_null(&iatt->gfid))
+        linked = vl_inode_find(xl->graph->itable, &iatt->gfid);
+    if (linked != loc->inode)
+        dist_dir_times_settle(xl, linked, iatt, is_whole);
+    dist_dir_times_settle(xl, loc->inode, iatt, is_whole);
+    vl_inode_unref(linked);
+}
+
+
 /* dist_hashed_subvol with a layout no older than max_age_ms. */
 static int
 dist_hashed_subvol_aged(vl_xlator_t *xl, vl_inode_t *parent,
