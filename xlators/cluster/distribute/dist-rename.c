@@ -87,6 +87,45 @@ dist_rename_back(vl_xlator_t *xl, vl_req_t *req, int at)
 }
 
 
+/* Temporary name of a new link file on the new name's hashed subvolume
+ * until it is renamed over the name: the prefix of dist-exchange.c's,
+ * so a crash's leftover (a link file: never listed) is removed the same
+ * way (rmdir, the next rebalance). */
+#define DIST_RENAME_TMP_PREFIX ".mortar-xchg-"
+#define DIST_RENAME_TMP_LEN (sizeof(DIST_RENAME_TMP_PREFIX) + VL_GFID_STR_LEN)
+
+static void
+dist_rename_tmp_name(char *buf /* OUT, DIST_RENAME_TMP_LEN */)
+{
+    char str[VL_GFID_STR_LEN];
+    vl_gfid_t rnd;
+
+    vl_gfid_generate(&rnd); /* random: no two requests share the name */
+    snprintf(buf, DIST_RENAME_TMP_LEN, DIST_RENAME_TMP_PREFIX "%s",
+             vl_gfid_to_str(&rnd, str));
+}
+
+
+/* The old name's link file on oh (the data being elsewhere), made again
+ * after a rename that removed it failed: the old name stays reachable.
+ * Logged when that fails too (a lookup of the old name that misses on
+ * oh, in a range not COMMITTED, finds the data and heals it). */
+static void
+dist_rename_relink_old(vl_xlator_t *xl, vl_req_t *req, int oh, int src,
+                       const vl_gfid_t *gfid)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    int rc = dist_linkfile_create(xl, req, oh, src, a->oldloc.parent,
+                                  a->oldloc.name, gfid);
+
+    if (rc != 0)
+        vl_log(xl, VL_LOG_ERROR, "rename %s -> %s failed; the old name's "
+               "link file on %s could not be made again: %s",
+               a->oldloc.name, a->newloc.name, xl->children[oh]->name,
+               strerror(-rc));
+}
+
+
 /* Where the old name's data is now, found by name on every subvolume,
  * then renamed from there (no hint). */
 static void dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
@@ -131,6 +170,9 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     struct vl_iatt tiatt;
     vl_gfid_t moved = *hint_gfid;
     const vl_gfid_t *gfid = &moved;
+    char tmp_name[DIST_RENAME_TMP_LEN];
+    bool has_old_link = false, is_old_link_kept = false;
+    bool is_moved_wrong = false;
     int oh, nh, target = -1;
     int rc;
 
@@ -168,52 +210,107 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
             target = -1;
     }
 
+    /* Before the commit, what can be taken back: the new name's link
+     * file, under a temporary name on NH. */
+    if (nh != src) {
+        dist_rename_tmp_name(tmp_name);
+        rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
+                                  tmp_name, gfid);
+        if (rc != 0) {
+            vl_unwind(req, rc);
+            return;
+        }
+    }
+
     /* The commit point: the data's name changes where it lives. */
     rc = dist_child_sync(xl, req, (unsigned)src);
+    if (rc == 0 && dist_rename_moved_wrong(&req->reply.iatt)) {
+        /* The name is a link file there now (its data is elsewhere) or
+         * a directory (renamed on every subvolume). */
+        dist_rename_back(xl, req, src);
+        rc = -ESTALE;
+        is_moved_wrong = true;
+    }
+    if (rc != 0 && nh != src)
+        dist_unlink_at(xl, req, nh, a->newloc.parent, tmp_name);
     if (is_hint && (rc == -ENOENT || rc == -ESTALE)) {
         vl_reply_clear(&req->reply);
         dist_rename_unhinted(xl, req); /* not where the hint said */
         return;
     }
     if (rc != 0) {
-        vl_unwind(req, rc);
-        return;
-    }
-    if (dist_rename_moved_wrong(&req->reply.iatt)) {
-        /* The name is a link file there now (its data is elsewhere) or
-         * a directory (renamed on every subvolume). */
-        dist_rename_back(xl, req, src);
-        if (is_hint) {
-            dist_rename_unhinted(xl, req);
-            return;
-        }
-        vl_unwind(req, -ESTALE);
+        vl_unwind(req, is_moved_wrong ? -ESTALE : rc);
         return;
     }
     /* By name: what was moved is what the name held (another file than
      * the hint's when it was replaced meanwhile). */
     moved = req->reply.iatt.gfid;
-    if (nh != src) {
-        /* The target's data or link file under the new name on NH. */
-        if (target >= 0)
-            dist_unlink_at(xl, req, nh, a->newloc.parent,
-                                  a->newloc.name);
+    if (nh != src && !vl_gfid_equal(&moved, hint_gfid)) {
+        dist_unlink_at(xl, req, nh, a->newloc.parent, tmp_name);
         rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
-                                  a->newloc.name, gfid);
-        if (rc != 0)
-            vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: no link file on "
-                   "%s: %s (lookup will heal)", a->oldloc.name,
-                   a->newloc.name, xl->children[nh]->name, strerror(-rc));
+                                  tmp_name, gfid);
+    }
+    if (rc == 0 && oh >= 0 && oh != src
+        && !(oh == nh && a->oldloc.parent == a->newloc.parent
+             && strcmp(a->oldloc.name, a->newloc.name) == 0)) {
+        /* The old name's link file: only now (with a stale hint the old
+         * name may hold another file there); a failure takes the rename
+         * back below. */
+        rc = dist_unlink_at(xl, req, oh, a->oldloc.parent, a->oldloc.name);
+        if (rc == -ENOENT)
+            rc = 0;
+        else if (rc != 0)
+            is_old_link_kept = true;
+        else
+            has_old_link = true;
+    }
+    if (nh != src && rc == 0) {
+        /* The new link file replaces the target's data or link file on
+         * NH in one step: the name never misses there. */
+        union vl_fop_args b;
+        struct dist_call call;
+
+        memset(&b, 0, sizeof(b));
+        b.rename.oldloc.parent = a->newloc.parent;
+        b.rename.oldloc.name = tmp_name;
+        b.rename.newloc.parent = a->newloc.parent;
+        b.rename.newloc.name = a->newloc.name;
+        rc = dist_call_sync(xl, req, (unsigned)nh, VL_FOP_RENAME, &b, &call);
+        vl_reply_clear(&call.reply);
+    }
+    if (rc != 0) {
+        if (nh != src)
+            dist_unlink_at(xl, req, nh, a->newloc.parent, tmp_name);
+        if (target != src) {
+            /* The rename on S replaced nothing: take it back. */
+            dist_rename_back(xl, req, src);
+            if (has_old_link)
+                dist_rename_relink_old(xl, req, oh, src, gfid);
+            vl_unwind(req, rc);
+            return;
+        }
+        /* It replaced the target's data on S, which no step can bring
+         * back: the rename stands; the target's old link file on NH
+         * still leads to S, where lookup finds the new file. */
+        vl_log(xl, VL_LOG_ERROR, "rename %s -> %s over a file on %s: "
+               "%s after the commit (%s); the %s link file stays",
+               a->oldloc.name, a->newloc.name, xl->children[src]->name,
+               is_old_link_kept ? "removing the old name's link file"
+                                : "the new name's link file",
+               strerror(-rc), is_old_link_kept ? "old name's" : "target's");
         rc = 0;
     }
-    if (target >= 0 && target != src && target != nh)
-        dist_unlink_at(xl, req, target, a->newloc.parent,
-                              a->newloc.name);
-    if (oh >= 0 && oh != src
-        && !(oh == nh && a->oldloc.parent == a->newloc.parent
-             && strcmp(a->oldloc.name, a->newloc.name) == 0))
-        dist_unlink_at(xl, req, oh, a->oldloc.parent,
-                              a->oldloc.name);
+    if (target >= 0 && target != src && target != nh) {
+        /* The replaced target's data on a third subvolume: nothing leads
+         * to it any more. */
+        rc = dist_unlink_at(xl, req, target, a->newloc.parent,
+                            a->newloc.name);
+        if (rc != 0 && rc != -ENOENT)
+            vl_log(xl, VL_LOG_ERROR, "rename %s -> %s: the replaced "
+                   "file's data on %s stays: %s", a->oldloc.name,
+                   a->newloc.name, xl->children[target]->name,
+                   strerror(-rc));
+    }
     inode = dist_rename_moved_inode(xl, req, gfid);
     dist_ictx_set_file(xl, inode, src, nh, nh != src);
     if (inode != NULL)
@@ -551,11 +648,18 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
 
 
 /* The data on src, the new name hashed to nh != src, the new name free
- * on nh: the link file for the new name first (round 1: its EEXIST says
- * the target exists, then the full path), then the rename on src (with
- * RENAME_NOREPLACE: the commit point) and the link file's xattr in one
- * parallel round, then the old name's link file if there was one. Same
- * return values as dist_rename_fast. */
+ * on nh. Each step that changes a brick can be taken back, so a failure
+ * of any of them leaves every brick as it was:
+ *   1. the link file for the new name on nh (its EEXIST says the target
+ *      exists: the full path);
+ *   2. the rename on src (RENAME_NOREPLACE: the commit point) and the new
+ *      link file's xattr, in one parallel round;
+ *   3. the old name's link file on oh, when the old name hashes away
+ *      from src.
+ * The xattr or step 3 failing renames the file back and removes the new
+ * link file. Before, a failure there was only logged: a link file leading
+ * nowhere, or a stale one (the old name EEXIST for the next create),
+ * stayed behind a success. Same return values as dist_rename_fast. */
 static int
 dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
                   const vl_gfid_t *gfid)
@@ -612,6 +716,22 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     if (rc == 0 && dist_rename_moved_wrong(&calls[src].reply.iatt)) {
         dist_rename_back(xl, req, src); /* a stale hint */
         rc = -ESTALE;
+    } else if (rc == 0 && calls[nh].status != 0) {
+        /* The new name would lead nowhere: take the rename back. */
+        dist_rename_back(xl, req, src);
+        rc = calls[nh].status;
+    } else if (rc == 0 && oh >= 0 && oh != src) {
+        /* The old name's link file (only now: with a stale hint the old
+         * name may hold another file there). Left behind, it would make
+         * the next create of the old name EEXIST: a failure takes the
+         * rename back. */
+        int urc = dist_unlink_at(xl, req, oh, a->oldloc.parent,
+                                 a->oldloc.name);
+
+        if (urc != 0 && urc != -ENOENT) {
+            dist_rename_back(xl, req, src);
+            rc = urc;
+        }
     }
     if (rc != 0) {
         dist_calls_clear(calls, n);
@@ -626,10 +746,6 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
         }
         goto out;
     }
-    if (calls[nh].status != 0)
-        vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: link file on %s: %s "
-               "(lookup will heal)", a->oldloc.name, a->newloc.name,
-               xl->children[nh]->name, strerror(-calls[nh].status));
     vl_reply_clear(&req->reply);
     req->reply = calls[src].reply; /* moved */
     memset(&calls[src].reply, 0, sizeof(calls[src].reply));
@@ -641,8 +757,6 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
         dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
                              a->newloc.name, &req->reply.iatt.gfid);
     }
-    if (oh >= 0 && oh != src)
-        dist_unlink_at(xl, req, oh, a->oldloc.parent, a->oldloc.name);
     inode = dist_rename_moved_inode(xl, req, &req->reply.iatt.gfid);
     dist_ictx_set_file(xl, inode, src, nh, true);
     if (inode != NULL)

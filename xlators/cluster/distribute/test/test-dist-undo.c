@@ -672,6 +672,31 @@ prep_file_behind_link(struct dt *t, struct ut_ctx *c)
 
 
 static int
+op_rename_file_away(struct dt *t, struct ut_ctx *c)
+{
+    return ut_rename(t, c->a, c->n1, c->n2, 0);
+}
+
+
+/* A file on its hashed brick and a second file under a name hashing
+ * elsewhere (data there): the rename replaces the second. */
+static void
+prep_two_files(struct dt *t, struct ut_ctx *c)
+{
+    prep_file(t, c);
+    assert_int_equal(ut_create(t, t->root, c->n2, &c->b), 0);
+}
+
+
+/* A file behind a link file, renamed to a name of its data's brick. */
+static int
+op_rename_file_home(struct dt *t, struct ut_ctx *c)
+{
+    return ut_rename(t, c->a, c->n2, c->n1, 0);
+}
+
+
+static int
 op_unlink_linked(struct dt *t, struct ut_ctx *c)
 {
     union vl_fop_args a = {0};
@@ -752,6 +777,15 @@ static const struct ut_scenario ut_mkdir_s = {
     "mkdir", prep_nothing, op_mkdir, 0};
 static const struct ut_scenario ut_link = {
     "link to a name hashing elsewhere", prep_file, op_link, 0};
+static const struct ut_scenario ut_rename_file = {
+    "rename of a file to a name hashing elsewhere", prep_file,
+    op_rename_file_away, 0};
+static const struct ut_scenario ut_rename_file_over = {
+    "rename of a file onto a file on another brick", prep_two_files,
+    op_rename_file_away, 0};
+static const struct ut_scenario ut_rename_file_home = {
+    "rename of a file behind a link file to its data's brick",
+    prep_file_behind_link, op_rename_file_home, 0};
 static const struct ut_scenario ut_chmod = {
     "setattr of a directory", prep_dir, op_chmod, 0};
 static const struct ut_scenario ut_unlink = {
@@ -836,6 +870,30 @@ test_unlink_linked(void **state)
 
 
 static void
+test_rename_file(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_rename_file);
+}
+
+
+static void
+test_rename_file_over(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_rename_file_over);
+}
+
+
+static void
+test_rename_file_home(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_rename_file_home);
+}
+
+
+static void
 test_setattr_dir(void **state)
 {
     (void)state;
@@ -872,6 +930,9 @@ main(int argc, char **argv)
         cmocka_unit_test(test_mkdir),
         cmocka_unit_test(test_link),
         cmocka_unit_test(test_unlink_linked),
+        cmocka_unit_test(test_rename_file),
+        cmocka_unit_test(test_rename_file_over),
+        cmocka_unit_test(test_rename_file_home),
         cmocka_unit_test(test_setattr_dir),
         cmocka_unit_test(test_setxattr_dir),
         cmocka_unit_test(test_removexattr_dir),
