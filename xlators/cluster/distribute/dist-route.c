@@ -9,8 +9,11 @@
  * fd there with its open flags minus O_CREAT|O_EXCL|O_TRUNC, and retries
  * the fop once. copy_file_range within one subvolume comes here from
  * dist-copy.c, which copies across subvolumes itself.
- * Directories: reads from the first up subvolume; setattr, setxattr and
- * removexattr on all. entrylk: the name's hashed subvolume.
+ * Directories: stat and fstat on every up subvolume in one parallel
+ * round, answered with the copies' newest times (doc/distribute.md
+ * "Directory attributes"); other reads from the first up subvolume;
+ * setattr (its answer merged the same way), setxattr and removexattr on
+ * all. entrylk: the name's hashed subvolume.
  *
  * Intercepts: stat, setattr, access, readlink, open, read, write, flush,
  *             fsync, lk, inodelk, entrylk, fallocate, copy_file_range,
