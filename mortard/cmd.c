@@ -4,8 +4,10 @@
  * store: volume create (one brick, or several: distribute) /start/stop/
  * delete/set/reset. Read-only commands are in cmd-query.c, add-brick and
  * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command
- * validates everything first and changes nothing on failure; the result carries GlusterFS's exit codes (0 ok,
- * 1 failure, 2 usage) and one error line.
+ * validates everything first and changes nothing on failure; the result
+ * carries GlusterFS's exit codes (0 ok, 1 failure, 2 usage) and one error
+ * line. `volume start` clears the brick supervision's give-up state
+ * (supervise.c).
  * Threads: the worker thread with md_state.lock held.
  */
 #include "config.h"

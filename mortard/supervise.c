@@ -151,13 +151,12 @@ md_sv_get(const struct md_volume *vol, const struct md_brick *b)
 
 /* Counts a death (or failed start) of b and logs what follows. */
 static void
-md_sv_death(struct md_state *st, const struct md_volume *vol,
-            const struct md_brick *b, struct md_sv *e, int64_t now)
+md_sv_death(const struct md_volume *vol, const struct md_brick *b,
+            struct md_sv *e, int64_t now)
 {
     const struct md_restart_policy *p = &md_restart_default;
     int64_t delay = md_restart_on_death(&e->rs, p, now);
 
-    (void)st;
     if (delay < 0)
         vl_glog(MD_DOMAIN, VL_LOG_ERROR, "brick %s:%s of %s died or failed "
                 "to start %u times within %lld s: giving up; fix the cause "
@@ -188,7 +187,10 @@ md_sv_brick(struct md_state *st, const struct md_volume *vol,
     }
     e->is_seen = true;
     if (pid != 0) {
+        /* Running again (started by hand after a give-up, say): watched
+         * again; its recent deaths still count. */
         e->pid = pid;
+        e->rs.is_given_up = false;
         return;
     }
     if (e->rs.is_given_up)
@@ -198,7 +200,7 @@ md_sv_brick(struct md_state *st, const struct md_volume *vol,
                 "port %u) died", b->host, b->path, vol->name, (long)e->pid,
                 b->port);
         e->pid = 0;
-        md_sv_death(st, vol, b, e, now);
+        md_sv_death(vol, b, e, now);
         if (e->rs.is_given_up)
             return;
     }
@@ -211,7 +213,7 @@ md_sv_brick(struct md_state *st, const struct md_volume *vol,
         return;
     }
     vl_glog(MD_DOMAIN, VL_LOG_WARNING, "%s", err.msg);
-    md_sv_death(st, vol, b, e, md_now_ms());
+    md_sv_death(vol, b, e, md_now_ms());
 }
 
 
