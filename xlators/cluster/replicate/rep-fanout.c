@@ -271,6 +271,10 @@ rep_fd_fanout(vl_xlator_t *xl, vl_req_t *req)
     vl_fd_t *fd = req->op == VL_FOP_FLUSH ? req->args.flush.fd
                                           : req->args.fsync.fd;
 
+    /* An open write batch ends first: its post-op is what makes the
+     * copies clean on the bricks. */
+    if (rep_eager_intercept(xl, req, fd->inode))
+        return;
     rep_any_wind(xl, req, rep_up_mask(xl) & rep_fd_opened(xl, fd));
 }
 

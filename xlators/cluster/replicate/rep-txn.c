@@ -24,8 +24,8 @@
  * A crash between any two steps leaves dirty set or a blame recorded on
  * the bricks that changed, so heal knows what to compare.
  *
- * Not yet: eager locking (one lock and pre-op for a batch of writes on
- * an fd); every fop pays its own lock, pre-op, post-op and unlock.
+ * Writes with eager-lock on run steps 2-3 once per batch and 5-6 when the
+ * batch ends (rep-eager.c, through the hooks marked is_eager_*).
  */
 #include "config.h"
 
@@ -43,6 +43,7 @@ enum rep_txn_phase {
     REP_PH_FOP,
     REP_PH_POSTOP,
     REP_PH_UNLOCK,
+    REP_PH_EAGER_BLAME, /* a batch write's failures recorded at once */
 };
 
 /* Tag of transaction lock owners: never equal to a FUSE lock owner of a
@@ -54,6 +55,7 @@ static void rep_txn_preop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_fop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_postop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_answer(vl_xlator_t *xl, vl_req_t *req);
 
 
 int32_t
@@ -109,7 +111,8 @@ rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
         vl_log(xl, VL_LOG_DEBUG, "%s refused: %u of %u children up, below "
                "quorum", vl_fop_name(req->op), rep_popcount(local->txn),
                priv->n);
-        vl_unwind(req, -EROFS);
+        local->result = -EROFS;
+        rep_txn_answer(xl, req);
         return;
     }
     for (unsigned i = 0; i < priv->n; i++) {
@@ -276,7 +279,13 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
             rep_txn_postop(xl, req);
             return;
         }
+        if (local->is_eager_acquire) {
+            rep_eager_acquired(xl, req);
+            return;
+        }
         rep_txn_fop(xl, req);
+    } else if (local->phase == REP_PH_EAGER_BLAME) {
+        rep_eager_member_finish(xl, req);
     } else {
         rep_txn_unlock(xl, req);
     }
@@ -409,6 +418,10 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
         atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
         local->result = -EROFS;
     }
+    if (local->is_eager_member) {
+        rep_eager_member_done(xl, req);
+        return;
+    }
     rep_txn_postop(xl, req);
 }
 
@@ -496,10 +509,22 @@ rep_txn_answer(vl_xlator_t *xl, vl_req_t *req)
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     int result = local->result;
+    vl_inode_t *inode = local->t[0].inode;
 
+    if (local->is_eager_release) {
+        rep_eager_release_done(xl, req);
+        return;
+    }
     rep_txn_settle(xl, req);
     if (result != 0)
         vl_reply_clear(&req->reply);
+    if (local->is_eager_acquire) {
+        /* The batch never opened: its waiters try again. The inode is
+         * held by the batch's own ref until then. */
+        vl_unwind(req, result);
+        rep_eager_acquire_failed(xl, inode);
+        return;
+    }
     vl_unwind(req, result);
 }
 
@@ -646,8 +671,16 @@ rep_txn_inode(vl_xlator_t *xl, vl_req_t *req)
          * may be stale: the caller copies with read and write instead. */
         vl_unwind(req, -EXDEV);
         return;
+    case VL_FOP_XATTROP:
+        if (req->args.xattrop.op == REP_EAGER_RELEASE_OP
+            && req->wound_from == NULL) {
+            rep_eager_release_run(xl, req);
+            return;
+        }
+        /* The records are this translator's own. */
+        vl_unwind(req, -EOPNOTSUPP);
+        return;
     default:
-        /* XATTROP from above: the records are this translator's own. */
         vl_unwind(req, -EOPNOTSUPP);
         return;
     }
@@ -657,7 +690,72 @@ rep_txn_inode(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EINVAL);
         return;
     }
+    if (req->op == VL_FOP_WRITE && rep_priv(xl)->is_eager_lock
+        && rep_eager_write(xl, req, inode))
+        return;
+    if (req->op != VL_FOP_WRITE && rep_eager_intercept(xl, req, inode))
+        return;
     local->is_entry = false;
+    local->n_targets = 1;
+    local->t[0].inode = inode;
+    local->n_lk = 1;
+    local->lk[0].inode = inode;
+    rep_txn_begin(xl, req, fd);
+}
+
+
+/* ---- for rep-eager.c ---- */
+
+void
+rep_txn_postop_run(vl_xlator_t *xl, vl_req_t *req)
+{
+    rep_txn_postop(xl, req);
+}
+
+
+uint32_t
+rep_txn_records_fill(vl_xlator_t *xl, struct rep_local *local,
+                     int dirty_delta, rep_mask_t blame, int blame_delta)
+{
+    return rep_txn_records(xl, local, dirty_delta, blame, blame_delta);
+}
+
+
+void
+rep_txn_xattrop_to(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
+                   uint32_t n_keys)
+{
+    VL_REQ_PRIV(req, struct rep_local)->phase = REP_PH_EAGER_BLAME;
+    rep_txn_xattrop_send(xl, req, mask, n_keys);
+}
+
+
+/* Sends the fop to mask (a batch write: the lock and pre-op are the
+ * batch's). */
+void
+rep_txn_fop_to(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    struct rep_priv *priv = rep_priv(xl);
+
+    local->all = (rep_mask_t)((1u << priv->n) - 1);
+    for (unsigned i = 0; i < priv->n; i++) {
+        local->ck[i].req = req;
+        local->ck[i].idx = i;
+    }
+    local->preop_ok = mask;
+    rep_txn_fop(xl, req);
+}
+
+
+void
+rep_txn_begin_fd(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_inode_t *inode = fd->inode;
+
+    local->is_entry = false;
+    local->kind = REP_DATA;
     local->n_targets = 1;
     local->t[0].inode = inode;
     local->n_lk = 1;

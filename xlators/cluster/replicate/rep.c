@@ -258,6 +258,8 @@ rep_init(vl_xlator_t *xl, vl_err_t *err)
     priv->n = (unsigned)xl->n_children;
     priv->quorum_type = conf->quorum_type;
     priv->quorum_count = (unsigned)conf->quorum_count;
+    priv->is_eager_lock = conf->is_eager_lock;
+    priv->post_op_delay = conf->post_op_delay;
     /* Children without a network below them never report CHILD_UP:
      * they are up from the start. */
     for (unsigned i = 0; i < priv->n; i++)
@@ -417,6 +419,10 @@ rep_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&priv->n_txn_blamed));
     fprintf(out, "quorum_failures=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_quorum_fail));
+    fprintf(out, "eager_batches=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_eager_batches));
+    fprintf(out, "eager_writes=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_eager_writes));
 }
 
 
@@ -446,6 +452,19 @@ static const vl_option_t rep_options[] = {
                 .aliases = {"cluster.quorum-count"},
                 .doc = "Children that must be up for a modification with "
                        "quorum-type fixed."),
+    VL_OPT_BOOL("eager-lock", struct rep_conf, is_eager_lock, .def = "on",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.eager-lock"},
+                .doc = "Let consecutive writes to a file share one lock and "
+                       "one pre-op and post-op (ended by flush, fsync, "
+                       "another change of the file, post-op-delay without "
+                       "writes, or after one second)."),
+    VL_OPT_TIME("post-op-delay", struct rep_conf, post_op_delay, .min = 0,
+                .max = 10000, .def = "100ms",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.post-op-delay-secs"},
+                .doc = "How long an eager-lock batch stays open after its "
+                       "last write for the next one (0: end it at once)."),
     VL_OPT_STR("pending-names", struct rep_conf, pending_names, .def = "",
                .flags = VL_OPT_ADVANCED,
                .doc = "Comma-separated names of the replica slots, one per "

@@ -38,6 +38,9 @@ enum rep_quorum { REP_QUORUM_NONE = 0, REP_QUORUM_AUTO, REP_QUORUM_FIXED };
 /* Parsed options (xl->conf). */
 struct rep_conf {
     int quorum_type;         /* enum rep_quorum */
+    bool is_eager_lock;      /* batch the writes of an inode (eager-lock) */
+    uint64_t post_op_delay;  /* ms a batch stays open after its last
+                                write */
     uint64_t quorum_count;   /* children needed with quorum-type fixed */
     char *pending_names;     /* owned by the conf: comma-separated slot
                                 names, one per child; "" = child names */
@@ -48,6 +51,8 @@ struct rep_priv {
     unsigned n;                   /* children */
     int quorum_type;              /* copied from the conf at init */
     unsigned quorum_count;        /* copied from the conf at init */
+    bool is_eager_lock;           /* copied from the conf at init */
+    uint64_t post_op_delay;       /* copied from the conf at init */
     char *keys[REP_MAX_CHILDREN]; /* owned: trusted.mortar.rep.<slot> */
     pthread_mutex_t lock;         /* guards the fields marked (lock) */
     bool is_up[REP_MAX_CHILDREN]; /* (lock) child usable */
@@ -63,10 +68,41 @@ struct rep_priv {
                                            quorum */
     atomic_uint_fast64_t n_lock_owner; /* source of transaction lock
                                           owners */
+    atomic_uint_fast64_t n_eager_writes; /* writes sent inside a batch
+                                            without their own lock */
+    atomic_uint_fast64_t n_eager_batches; /* batches opened */
+};
+
+/* Eager locking of one inode's writes (rep-eager.c). */
+enum rep_eager_state {
+    REP_EG_NONE = 0,   /* no batch */
+    REP_EG_ACQUIRING,  /* the first write takes the lock and pre-op */
+    REP_EG_HELD,       /* writes go straight to the children */
+    REP_EG_RELEASING,  /* post-op and unlock running */
+};
+
+struct rep_eager {
+    int state;             /* enum rep_eager_state */
+    rep_mask_t txn;        /* children in the batch: locked, dirty +1,
+                              no write of the batch failed on them */
+    rep_mask_t locked;     /* children holding the batch's inodelk */
+    uint64_t lk_owner;     /* owner of the batch's inodelk */
+    unsigned n_inflight;   /* batch writes not answered yet */
+    bool is_release_wanted; /* end the batch once n_inflight is 0 */
+    uint64_t start_ms;     /* monotonic time the batch got its lock */
+    vl_req_t *wait_head;   /* requests waiting for the batch to settle,
+                              linked through rep_local.next */
+    vl_req_t *wait_tail;
+    vl_timer_t *timer;     /* post-op delay; owned until it runs */
+    void *timer_arg;       /* the armed timer's argument (identifies
+                              it: a timer whose arg is not this one is
+                              stale when it runs) */
+    vl_inode_t *self_ref;  /* ref on the inode while state != NONE */
 };
 
 /* Per inode (vl_inode_ctx; inode->lock). */
 struct rep_inode_ctx {
+    struct rep_eager eager; /* inode->lock */
     rep_mask_t readable;   /* children whose copy is known good */
     unsigned gen;          /* priv->event_gen when readable was computed */
     bool has_readable;     /* readable is set (a lookup or refresh ran) */
@@ -135,6 +171,10 @@ struct rep_local {
     /* reads */
     rep_mask_t tried;                /* read children already tried */
     int read_child;                  /* child the read went to */
+    vl_req_t *next;                  /* eager: next waiting request */
+    bool is_eager_acquire;           /* this write takes a batch's lock */
+    bool is_eager_member;            /* this write runs inside a batch */
+    bool is_eager_release;           /* this carrier ends a batch */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
 };
@@ -180,6 +220,33 @@ void rep_txn_entry_begin(vl_xlator_t *xl, vl_req_t *req);
 /* Big-endian int32 at i of a record. */
 int32_t rep_record_get(const uint8_t *rec, unsigned i);
 void rep_record_set(uint8_t *rec, unsigned i, int32_t v);
+
+/* ---- rep-eager.c ---- */
+/* A private XATTROP op: the request replicate winds into itself to end a
+ * batch (never sent to a child). */
+#define REP_EAGER_RELEASE_OP 0x72657001u
+/* write with eager-lock on: joins or opens a batch; true if handled. */
+bool rep_eager_write(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode);
+/* A request that must not run inside a batch (flush, fsync, another
+ * modifying fop of the inode): true if it was queued until the batch
+ * ends (which it asks for). */
+bool rep_eager_intercept(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode);
+/* Hooks of rep-txn.c. */
+void rep_eager_acquired(vl_xlator_t *xl, vl_req_t *req);
+void rep_eager_acquire_failed(vl_xlator_t *xl, vl_inode_t *inode);
+void rep_eager_member_done(vl_xlator_t *xl, vl_req_t *req);
+void rep_eager_member_finish(vl_xlator_t *xl, vl_req_t *req);
+void rep_eager_release_run(vl_xlator_t *xl, vl_req_t *req);
+void rep_eager_release_done(vl_xlator_t *xl, vl_req_t *req);
+/* Phases of rep-txn.c the batch reuses. */
+void rep_txn_postop_run(vl_xlator_t *xl, vl_req_t *req);
+uint32_t rep_txn_records_fill(vl_xlator_t *xl, struct rep_local *local,
+                              int dirty_delta, rep_mask_t blame,
+                              int blame_delta);
+void rep_txn_xattrop_to(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
+                        uint32_t n_keys);
+void rep_txn_fop_to(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask);
+void rep_txn_begin_fd(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd);
 
 /* ---- rep-read.c ---- */
 void rep_lookup(vl_xlator_t *xl, vl_req_t *req);

@@ -93,11 +93,21 @@ setup2(void **state)
 }
 
 
+/* Runs the loop until the timers of open write batches have fired. */
+static void
+t_settle(struct t *t)
+{
+    for (int i = 0; i < 5; i++)
+        vl_loop_run_once(t->g->loop, 150);
+}
+
+
 static int
 teardown(void **state)
 {
     struct t *t = *state;
 
+    t_settle(t);
     vl_inode_unref(t->root);
     vl_test_graph_free(t->g);
     free(t);
@@ -229,6 +239,21 @@ t_write(struct t *t, vl_fd_t *fd, off_t off, const char *data)
 }
 
 
+/* Ends the fd's write batch (as close does). */
+static int
+t_flush(struct t *t, vl_fd_t *fd)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.flush.fd = fd;
+    rc = t_call(t, VL_FOP_FLUSH, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
 static int
 t_read(struct t *t, vl_fd_t *fd, char *buf, size_t len)
 {
@@ -316,6 +341,7 @@ test_write_everywhere_clean(void **state)
 
     assert_int_equal(t_create(t, "f", &inode, &fd), 0);
     assert_int_equal(t_write(t, fd, 0, "hello"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(fake_data(t->b[i], &vl_gfid_root, "f", buf,
                                    sizeof(buf)), 5);
@@ -357,8 +383,10 @@ test_write_fails_on_one(void **state)
     fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
     assert_int_equal(t_write(t, fd, 0, "abc"), 0);
     fake_fail(t->b[1], VL_FOP_WRITE, 0);
+    /* Recorded before the write was answered, batch or not. */
     assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
                            REP_DATA), 1);
+    assert_int_equal(t_flush(t, fd), 0);
     assert_int_equal(t_rec(t, 2, &inode->gfid, REP_KEY_PREFIX "b1",
                            REP_DATA), 1);
     assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
@@ -376,6 +404,7 @@ test_write_fails_on_one(void **state)
     assert_int_equal(fake_received(t->b[1], VL_FOP_READ), 0);
     /* A second failure adds to the count. */
     fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
+    assert_int_equal(t_flush(t, fd), 0);
     assert_int_equal(t_write(t, fd, 3, "d"), 0);
     fake_fail(t->b[1], VL_FOP_WRITE, 0);
     assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
@@ -398,6 +427,7 @@ test_write_child_down(void **state)
     t_down(t, 2);
     size_t before = fake_received_all(t->b[2]);
     assert_int_equal(t_write(t, fd, 0, "xyz"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
     assert_int_equal(fake_received_all(t->b[2]), before);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_PREFIX "b2",
@@ -696,6 +726,172 @@ test_quorum_options(void **state)
 }
 
 
+/* Consecutive writes share one lock and one pre-op; flush ends the
+ * batch (post-op and unlock) and leaves the copies clean. */
+static void
+test_eager_batch(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    size_t lk[3], xo[3];
+    char buf[64];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    for (int i = 0; i < 3; i++) {
+        lk[i] = fake_received(t->b[i], VL_FOP_INODELK);
+        xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+    }
+    for (int k = 0; k < 5; k++) {
+        char c[2] = {(char)('a' + k), 0};
+
+        assert_int_equal(t_write(t, fd, k, c), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), lk[i] + 1);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP), xo[i] + 1);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_WRITE), 5);
+        /* The batch is open: its pre-op shows. */
+        assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY, REP_DATA),
+                         1);
+    }
+    assert_int_equal(t_flush(t, fd), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), lk[i] + 2);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP), xo[i] + 2);
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_int_equal(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                                   sizeof(buf)), 5);
+        assert_string_equal(buf, "abcde");
+    }
+    assert_int_equal(atomic_load(&rep_priv(t->rep)->n_eager_batches), 1);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* Without flush the batch ends after post-op-delay. */
+static void
+test_eager_timer(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "x"), 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_DIRTY, REP_DATA), 1);
+    t_settle(t);
+    for (int i = 0; i < 3; i++) {
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), 2);
+    }
+    /* The next write opens a new batch. */
+    assert_int_equal(t_write(t, fd, 1, "y"), 0);
+    assert_int_equal(fake_received(t->b[0], VL_FOP_INODELK), 3);
+    assert_int_equal(t_flush(t, fd), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* A write of a batch that fails on one child, or finds it down, is
+ * recorded against it before it is answered; the child leaves the
+ * batch. */
+static void
+test_eager_failure_in_batch(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "a"), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
+    assert_int_equal(t_write(t, fd, 1, "b"), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    assert_int_equal(t_rec(t, 2, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    assert_int_equal(t_write(t, fd, 2, "c"), 0);
+    assert_int_equal(fake_received(t->b[1], VL_FOP_WRITE), 2);
+    /* A child going down during a batch: with b1 out of this batch, b0
+     * alone is below quorum; the next batch has b1 again. */
+    t_down(t, 2);
+    assert_int_equal(t_write(t, fd, 3, "d"), -EROFS);
+    assert_false(t_has_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b2"));
+    assert_int_equal(t_flush(t, fd), 0);
+    t_up(t, 2);
+    assert_int_equal(t_write(t, fd, 3, "d"), 0);
+    t_down(t, 2);
+    assert_int_equal(t_write(t, fd, 4, "e"), 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b2",
+                           REP_DATA), 1);
+    assert_int_equal(t_rec(t, 1, &inode->gfid, REP_KEY_PREFIX "b2",
+                           REP_DATA), 1);
+    assert_int_equal(t_flush(t, fd), 0);
+    assert_false(t_has_rec(t, 0, &inode->gfid, REP_KEY_DIRTY));
+    assert_int_equal(t_rec(t, 1, &inode->gfid, REP_KEY_DIRTY, REP_DATA), 1);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
+                           REP_DATA), 1);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* Another change of the inode ends the batch first, then runs in its
+ * own transaction. */
+static void
+test_eager_other_fop(void **state)
+{
+    struct t *t = *state;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "abcdef"), 0);
+    a.setattr.fd = fd;
+    a.setattr.valid = VL_SET_SIZE;
+    a.setattr.attr.size = 2;
+    assert_int_equal(t_call(t, VL_FOP_SETATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    for (int i = 0; i < 3; i++) {
+        char buf[16];
+
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), 4);
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_int_equal(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                                   sizeof(buf)), 2);
+    }
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+static void
+test_eager_off(void **state)
+{
+    struct t t = {0};
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    (void)state;
+    t_open_graph(&t, 3, " option cluster.eager-lock off\n");
+    assert_int_equal(t_create(&t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(&t, fd, 0, "a"), 0);
+    assert_int_equal(t_write(&t, fd, 1, "b"), 0);
+    assert_int_equal(fake_received(t.b[0], VL_FOP_INODELK), 4);
+    assert_false(t_has_rec(&t, 0, &inode->gfid, REP_KEY_DIRTY));
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+    vl_inode_unref(t.root);
+    vl_test_graph_free(t.g);
+}
+
+
 /* Under allocation failure every request is still answered once (a
  * second answer aborts) and a failed write never reports success with
  * copies left unrecorded. */
@@ -721,6 +917,8 @@ test_enomem(void **state)
             rc = t_lookup(&t, "f", NULL);
         vl_mem_fail_at(0);
         (void)rc;
+        t_flush(&t, fd);
+        t_settle(&t);
         vl_fd_unref(fd);
         vl_inode_unref(inode);
         vl_inode_unref(t.root);
@@ -759,6 +957,13 @@ main(void)
         cmocka_unit_test_setup_teardown(test_quorum_auto_two, setup2,
                                         teardown),
         cmocka_unit_test(test_quorum_options),
+        cmocka_unit_test_setup_teardown(test_eager_batch, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_eager_timer, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_eager_failure_in_batch, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_eager_other_fop, setup3,
+                                        teardown),
+        cmocka_unit_test(test_eager_off),
         cmocka_unit_test(test_enomem),
     };
 
