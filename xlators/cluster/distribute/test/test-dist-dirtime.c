@@ -5,7 +5,8 @@
  * have different times (set on the bricks' disks, as a create on one
  * brick leaves them):
  *   - stat, fstat and lookup answer the newest mtime, ctime and atime of
- *     all the copies (stat went to the first brick only);
+ *     all the copies (stat went to the first brick only); fstat of an fd
+ *     opened while a subvolume was down asks that one too;
  *   - a chmod's answer has the newest times too;
  *   - a readdirplus entry of the directory (the first brick's copy) does
  *     not go back behind what a stat answered;
@@ -136,6 +137,20 @@ td_dir(struct dt *t, const char *name)
 }
 
 
+/* Marks subvolume i down (is_up false, and not local) or up again, as a
+ * protocol/client child's CHILD_DOWN / CHILD_UP would. */
+static void
+td_set_up(struct dt *t, int i, bool is_up)
+{
+    struct dist_priv *priv = dist_priv(t->dist);
+
+    pthread_mutex_lock(&priv->lock);
+    priv->is_local[i] = is_up;
+    priv->is_up[i] = is_up;
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 static void
 test_stat_newest_copy(void **state)
 {
@@ -166,6 +181,21 @@ test_fstat_newest_copy(void **state)
     a.opendir.fd = fd;
     assert_int_equal(dt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
     vl_reply_clear(&r);
+    assert_int_equal(td_stat(t, d, fd, &ia), 0);
+    td_assert_newest(t, &ia, "d");
+    vl_fd_unref(fd);
+
+    /* Opened while the newest copy's subvolume was down: fstat asks it
+     * too (by GFID; storage/posix would also take the fd there). */
+    fd = vl_fd_new(d, O_RDONLY, 1);
+    assert_non_null(fd);
+    td_set_up(t, TD_NEWEST_BRICK, false);
+    memset(&a, 0, sizeof(a));
+    a.opendir.loc.inode = d;
+    a.opendir.fd = fd;
+    assert_int_equal(dt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    td_set_up(t, TD_NEWEST_BRICK, true);
     assert_int_equal(td_stat(t, d, fd, &ia), 0);
     td_assert_newest(t, &ia, "d");
     vl_fd_unref(fd);
@@ -279,20 +309,6 @@ test_readdirplus_not_back(void **state)
     assert_int_equal(ent.ctime, ia.ctime);
     assert_int_equal(ent.ctime_ns, ia.ctime_ns);
     vl_inode_unref(d);
-}
-
-
-/* Marks subvolume i down (is_up false, and not local) or up again, as a
- * protocol/client child's CHILD_DOWN / CHILD_UP would. */
-static void
-td_set_up(struct dt *t, int i, bool is_up)
-{
-    struct dist_priv *priv = dist_priv(t->dist);
-
-    pthread_mutex_lock(&priv->lock);
-    priv->is_local[i] = is_up;
-    priv->is_up[i] = is_up;
-    pthread_mutex_unlock(&priv->lock);
 }
 
 
