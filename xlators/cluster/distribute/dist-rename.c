@@ -126,6 +126,57 @@ dist_rename_relink_old(vl_xlator_t *xl, vl_req_t *req, int oh, int src,
 }
 
 
+/* Renames parent/from to parent/to on child at (replacing to). */
+static int
+dist_rename_at(vl_xlator_t *xl, vl_req_t *req, int at, vl_inode_t *parent,
+               const char *from, const char *to)
+{
+    union vl_fop_args b;
+    struct dist_call call;
+    int rc;
+
+    memset(&b, 0, sizeof(b));
+    b.rename.oldloc.parent = parent;
+    b.rename.oldloc.name = from;
+    b.rename.newloc.parent = parent;
+    b.rename.newloc.name = to;
+    rc = dist_call_sync(xl, req, (unsigned)at, VL_FOP_RENAME, &b, &call);
+    vl_reply_clear(&call.reply);
+    return rc;
+}
+
+
+/* After a failed file rename was renamed back on src: the replaced
+ * target's link file (its data on target, its name hashed to nh) made
+ * again where the rename took it: on src when nh is src (the rename on
+ * src replaced it), on nh when the new link file was renamed over it
+ * (is_nh_done; under a temporary name, then renamed over the name). */
+static int
+dist_rename_relink_target(vl_xlator_t *xl, vl_req_t *req, int src, int nh,
+                          int target, const vl_gfid_t *tgfid,
+                          bool is_nh_done)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    char tmp[DIST_RENAME_TMP_LEN];
+    int rc;
+
+    if (nh == src)
+        return dist_linkfile_create(xl, req, src, target, a->newloc.parent,
+                                    a->newloc.name, tgfid);
+    if (!is_nh_done)
+        return 0;
+    dist_rename_tmp_name(tmp);
+    rc = dist_linkfile_create(xl, req, nh, target, a->newloc.parent, tmp,
+                              tgfid);
+    if (rc == 0)
+        rc = dist_rename_at(xl, req, nh, a->newloc.parent, tmp,
+                            a->newloc.name);
+    if (rc != 0)
+        dist_unlink_at(xl, req, nh, a->newloc.parent, tmp);
+    return rc;
+}
+
+
 /* Where the old name's data is now, found by name on every subvolume,
  * then renamed from there (no hint). */
 static void dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
@@ -172,7 +223,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     const vl_gfid_t *gfid = &moved;
     char tmp_name[DIST_RENAME_TMP_LEN];
     bool has_old_link = false, is_old_link_kept = false;
-    bool is_moved_wrong = false;
+    bool is_moved_wrong = false, is_nh_done = false;
     int oh, nh, target = -1;
     int rc;
 
@@ -267,25 +318,37 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     if (nh != src && rc == 0) {
         /* The new link file replaces the target's data or link file on
          * NH in one step: the name never misses there. */
-        union vl_fop_args b;
-        struct dist_call call;
-
-        memset(&b, 0, sizeof(b));
-        b.rename.oldloc.parent = a->newloc.parent;
-        b.rename.oldloc.name = tmp_name;
-        b.rename.newloc.parent = a->newloc.parent;
-        b.rename.newloc.name = a->newloc.name;
-        rc = dist_call_sync(xl, req, (unsigned)nh, VL_FOP_RENAME, &b, &call);
-        vl_reply_clear(&call.reply);
+        rc = dist_rename_at(xl, req, nh, a->newloc.parent, tmp_name,
+                            a->newloc.name);
+        is_nh_done = rc == 0;
+    }
+    if (rc == 0 && target >= 0 && target != src && target != nh) {
+        /* The replaced target's data on a third subvolume: nothing leads
+         * to it any more. */
+        rc = dist_unlink_at(xl, req, target, a->newloc.parent,
+                            a->newloc.name);
+        if (rc == -ENOENT)
+            rc = 0;
     }
     if (rc != 0) {
-        if (nh != src)
+        int urc = 0;
+
+        if (nh != src && !is_nh_done)
             dist_unlink_at(xl, req, nh, a->newloc.parent, tmp_name);
         if (target != src) {
-            /* The rename on S replaced nothing: take it back. */
+            /* The rename on S replaced nothing but, maybe, the target's
+             * link file: take it back, and what it replaced. */
             dist_rename_back(xl, req, src);
+            if (target >= 0 && target != nh)
+                urc = dist_rename_relink_target(xl, req, src, nh, target,
+                                                &tiatt.gfid, is_nh_done);
             if (has_old_link)
                 dist_rename_relink_old(xl, req, oh, src, gfid);
+            if (urc != 0)
+                vl_log(xl, VL_LOG_ERROR, "rename %s -> %s failed; the "
+                       "replaced file's link file could not be made "
+                       "again: %s", a->oldloc.name, a->newloc.name,
+                       strerror(-urc));
             vl_unwind(req, rc);
             return;
         }
@@ -299,17 +362,6 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
                                 : "the new name's link file",
                strerror(-rc), is_old_link_kept ? "old name's" : "target's");
         rc = 0;
-    }
-    if (target >= 0 && target != src && target != nh) {
-        /* The replaced target's data on a third subvolume: nothing leads
-         * to it any more. */
-        rc = dist_unlink_at(xl, req, target, a->newloc.parent,
-                            a->newloc.name);
-        if (rc != 0 && rc != -ENOENT)
-            vl_log(xl, VL_LOG_ERROR, "rename %s -> %s: the replaced "
-                   "file's data on %s stays: %s", a->oldloc.name,
-                   a->newloc.name, xl->children[target]->name,
-                   strerror(-rc));
     }
     inode = dist_rename_moved_inode(xl, req, gfid);
     dist_ictx_set_file(xl, inode, src, nh, nh != src);

@@ -21,7 +21,11 @@
  * only: ENOTEMPTY, the issue's repro) and no target; RENAME_EXCHANGE of
  * two directories; rmdir of an empty directory and of one non-empty on
  * one brick; mkdir; link to a name hashing elsewhere; unlink of a file
- * behind a link file; setattr, setxattr and removexattr of a directory.
+ * behind a link file; a file renamed to a name hashing elsewhere, onto a
+ * file on another brick, onto one with data on a third brick, onto a
+ * name of its own brick leading elsewhere, and back to its data's
+ * brick; setattr, setxattr and removexattr of a
+ * directory.
  */
 #include "config.h"
 
@@ -688,6 +692,38 @@ prep_two_files(struct dt *t, struct ut_ctx *c)
 }
 
 
+/* A file on its hashed brick and a second file under a name hashing to
+ * another brick, its data on a third (renamed there from a name of the
+ * third): the rename replaces it, on three bricks. */
+static void
+prep_target_on_third(struct dt *t, struct ut_ctx *c)
+{
+    char x[32];
+
+    prep_file(t, c);
+    dt_name_on((dt_hashed(c->n1) + 1) % DT_BRICKS, "third", x, sizeof(x));
+    assert_int_equal(ut_create(t, t->root, x, &c->b), 0);
+    assert_int_equal(ut_rename(t, c->b, x, c->n2, 0), 0);
+}
+
+
+/* A file on its hashed brick, and a name hashing to the same brick that
+ * leads through a link file there to data on another brick. */
+static void
+prep_target_behind_link_here(struct dt *t, struct ut_ctx *c)
+{
+    char x[32];
+    int h;
+
+    prep_file(t, c);
+    h = dt_hashed(c->n1);
+    dt_name_on(h, "here", c->n2, sizeof(c->n2));
+    dt_name_on((h + 1) % DT_BRICKS, "there", x, sizeof(x));
+    assert_int_equal(ut_create(t, t->root, x, &c->b), 0);
+    assert_int_equal(ut_rename(t, c->b, x, c->n2, 0), 0);
+}
+
+
 /* A file behind a link file, renamed to a name of its data's brick. */
 static int
 op_rename_file_home(struct dt *t, struct ut_ctx *c)
@@ -783,6 +819,12 @@ static const struct ut_scenario ut_rename_file = {
 static const struct ut_scenario ut_rename_file_over = {
     "rename of a file onto a file on another brick", prep_two_files,
     op_rename_file_away, 0};
+static const struct ut_scenario ut_rename_file_third = {
+    "rename of a file onto a file with data on a third brick",
+    prep_target_on_third, op_rename_file_away, 0};
+static const struct ut_scenario ut_rename_file_linked_here = {
+    "rename of a file onto a name of its brick leading elsewhere",
+    prep_target_behind_link_here, op_rename_file_away, 0};
 static const struct ut_scenario ut_rename_file_home = {
     "rename of a file behind a link file to its data's brick",
     prep_file_behind_link, op_rename_file_home, 0};
@@ -886,6 +928,22 @@ test_rename_file_over(void **state)
 
 
 static void
+test_rename_file_third(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_rename_file_third);
+}
+
+
+static void
+test_rename_file_linked_here(void **state)
+{
+    (void)state;
+    ut_sweep(&ut_rename_file_linked_here);
+}
+
+
+static void
 test_rename_file_home(void **state)
 {
     (void)state;
@@ -932,6 +990,8 @@ main(int argc, char **argv)
         cmocka_unit_test(test_unlink_linked),
         cmocka_unit_test(test_rename_file),
         cmocka_unit_test(test_rename_file_over),
+        cmocka_unit_test(test_rename_file_third),
+        cmocka_unit_test(test_rename_file_linked_here),
         cmocka_unit_test(test_rename_file_home),
         cmocka_unit_test(test_setattr_dir),
         cmocka_unit_test(test_setxattr_dir),
