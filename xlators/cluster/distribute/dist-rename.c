@@ -3,11 +3,14 @@
  * dist-rename: rename through distribute.
  *
  * A file is renamed where its data is (cached subvolume S). When the new
- * name hashes elsewhere (NH != S) a link file for it goes to NH (after
- * removing whatever the replaced target had there); the old name's link
- * file on its hashed subvolume is removed; a replaced target's data on a
- * third subvolume is removed. The data never moves, so one rename on S is
- * the commit point and an open fd stays valid.
+ * name hashes elsewhere (NH != S) a link file for it goes to NH (made
+ * before the commit, renamed over whatever the replaced target had there
+ * after it); the old name's link file on its hashed subvolume is
+ * removed; a replaced target's data on a third subvolume is removed. The
+ * data never moves, so one rename on S is the commit point and an open
+ * fd stays valid. A step after it that fails renames the file back on S
+ * and remakes what was replaced (link files), unless the rename on S
+ * replaced the target's data there (then it stands, logged).
  * A directory is renamed on every subvolume, after a check of the
  * target on every one (nothing is changed when it is not empty
  * anywhere): the new name's hashed one first, then the others in
