@@ -11,7 +11,9 @@
 #  - 8 x write(128 KiB), kill -9 the brick, write(4 KiB) (answered early),
 #    restart the brick: the 4 KiB write or fsync fails (not 0 with the
 #    4 KiB missing), over a hand-written volfile and through mortard
-#    (`volume start V force`).
+#    (`volume start V force`); and when a child that inherited the fd
+#    writes the 4 KiB and exits (its close sends a FLUSH of the same
+#    handle), the parent's fsync still fails.
 # TIMEOUT: 120
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -86,10 +88,13 @@ TEST rm -f "$BF/filler"
 # closes; writes the result of the last three calls to OUT. Background.
 FIFO="$T/run/go"
 mkfifo "$FIFO"
+# With a third argument "child", a child process that inherited the fd
+# writes the 4 KiB and exits (as `cmd >&3` in a shell does): its exit
+# closes its copy, which sends a FLUSH of the same handle.
 kill_run() {
-    python3 - "$1" "$FIFO" > "$2" 2>&1 <<'PY' &
+    python3 - "$1" "$FIFO" "${3:-}" > "$2" 2>&1 <<'PY' &
 import errno, os, sys
-path, fifo = sys.argv[1], sys.argv[2]
+path, fifo, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 res = []
 def step(name, fn):
     try:
@@ -102,7 +107,18 @@ for i in range(8):
     os.write(fd, b"a" * (128 * 1024))
 g = open(fifo)
 g.readline()            # the brick is dead now
-step("w4k", lambda: os.write(fd, b"b" * 4096))
+if mode == "child":
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(fd, b"b" * 4096)
+            os._exit(0)
+        except OSError as e:
+            os._exit(e.errno)
+    st = os.waitpid(pid, 0)[1] >> 8
+    res.append("w4k:" + (errno.errorcode[st] if st else "ok"))
+else:
+    step("w4k", lambda: os.write(fd, b"b" * 4096))
 g.readline()            # the brick is back
 step("fsync", lambda: os.fsync(fd))
 step("close", lambda: os.close(fd))
@@ -129,6 +145,23 @@ echo "# $OUT"
 EXPECT_MATCH "w4k:E|fsync:E" echo "$OUT"
 # The brick was dead for the 4 KiB: it cannot be there.
 EXPECT "$((1024 * 1024))" stat -c %s "$BF/k"
+
+# --- 2b. the same, the 4 KiB written by a child that then exits ---
+# Its exit's FLUSH must not use up the report: the parent's fsync fails.
+kill_run "$M0/k2" "$T/kill2.out" child
+exec {GO}> "$FIFO"
+sleep 1
+TEST kill_brick b0
+go
+sleep 1
+TEST start_brick b0 "$BF" "$P0"
+sleep 6
+go
+exec {GO}>&-
+TEST wait $WPID
+OUT=$(cat "$T/kill2.out")
+echo "# $OUT"
+EXPECT_MATCH "fsync:E" echo "$OUT"
 
 # --- 3. the same through mortard: `volume start V force` restarts it ---
 if [ -x "$MORTARD" ] && [ -x "$MDCTL" ]; then
