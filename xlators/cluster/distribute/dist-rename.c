@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
@@ -574,6 +575,124 @@ dist_rename_dir_undo_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
 }
 
 
+/* Two directory renames at once that share a name (both onto one
+ * target, or one's target the other's source) would each check a state
+ * the other is changing, and an undo could then remake a copy the other
+ * replaced. They are serialized by exclusive entry locks (features/locks
+ * ENTRYLK, domain DIST_RENAME_LOCK_DOMAIN) on the old and the new name,
+ * each on the name's hashed subvolume, taken waiting in one order (by
+ * subvolume, then parent GFID, then name) so two renames never wait on
+ * each other crosswise; owned by the task (the lock object's address).
+ * Advisory as the layout lock: a brick without features/locks (ENOSYS)
+ * is skipped. A file made in the target by another client between the
+ * check and the rename is not locked out: the undo covers it. */
+#define DIST_RENAME_LOCK_DOMAIN "mortar.dht.rename"
+
+struct dist_rename_lock {
+    int at[2];                  /* subvolume of each name, -1: not held */
+    struct vl_loc loc[2];       /* parent + name (borrowed) */
+};
+
+
+static int
+dist_rename_lock_cmd(vl_xlator_t *xl, vl_req_t *req,
+                     struct dist_rename_lock *lk, int k,
+                     enum vl_lock_cmd cmd)
+{
+    union vl_fop_args a;
+    struct dist_call call;
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.entrylk.domain = DIST_RENAME_LOCK_DOMAIN;
+    a.entrylk.loc.parent = lk->loc[k].parent;
+    a.entrylk.loc.name = lk->loc[k].name;
+    a.entrylk.cmd = cmd;
+    a.entrylk.type = F_WRLCK;
+    rc = dist_call_sync_owner(xl, req, (unsigned)lk->at[k], VL_FOP_ENTRYLK,
+                              &a, (uint64_t)(uintptr_t)lk, &call);
+    vl_reply_clear(&call.reply);
+    return rc;
+}
+
+
+/* Whether entry j goes before entry k in the lock order. */
+static bool
+dist_rename_lock_before(const struct dist_rename_lock *lk, int j, int k)
+{
+    int c;
+
+    if (lk->at[j] != lk->at[k])
+        return lk->at[j] < lk->at[k];
+    c = memcmp(&lk->loc[j].parent->gfid, &lk->loc[k].parent->gfid,
+               sizeof(vl_gfid_t));
+    if (c != 0)
+        return c < 0;
+    return strcmp(lk->loc[j].name, lk->loc[k].name) <= 0;
+}
+
+
+static void
+dist_rename_unlock(vl_xlator_t *xl, vl_req_t *req,
+                   struct dist_rename_lock *lk)
+{
+    for (int k = 1; k >= 0; k--) {
+        if (lk->at[k] < 0)
+            continue;
+        /* A failed unlock goes with the connection (the brick drops the
+         * client's locks). */
+        (void)dist_rename_lock_cmd(xl, req, lk, k, VL_LOCK_UNLOCK);
+        lk->at[k] = -1;
+    }
+}
+
+
+/* 0 with both names locked (or skipped: no features/locks), else the
+ * error, nothing held. */
+static int
+dist_rename_lock(vl_xlator_t *xl, vl_req_t *req,
+                 struct dist_rename_lock *lk /* OUT */)
+{
+    struct vl_rename_args *a = VL_ARGS(req, rename);
+    int sub[2], order[2] = {0, 1};
+    int rc = 0;
+
+    lk->loc[0].parent = a->oldloc.parent;
+    lk->loc[0].name = a->oldloc.name;
+    lk->loc[1].parent = a->newloc.parent;
+    lk->loc[1].name = a->newloc.name;
+    for (int k = 0; k < 2; k++) {
+        sub[k] = dist_hashed_subvol_sync(xl, req, lk->loc[k].parent,
+                                         lk->loc[k].name);
+        if (sub[k] < 0)
+            sub[k] = dist_first_up(xl);
+        if (sub[k] < 0)
+            return -ENOTCONN;
+        lk->at[k] = sub[k]; /* for the order */
+    }
+    if (!dist_rename_lock_before(lk, 0, 1)) {
+        order[0] = 1;
+        order[1] = 0;
+    }
+    lk->at[0] = lk->at[1] = -1;
+    for (int j = 0; j < 2 && rc == 0; j++) {
+        int k = order[j];
+
+        lk->at[k] = sub[k];
+        rc = dist_rename_lock_cmd(xl, req, lk, k, VL_LOCK_WAIT);
+        if (rc == -ENOSYS) {
+            rc = 0; /* no features/locks there: nothing held */
+            lk->at[k] = -1;
+        } else if (rc != 0) {
+            lk->at[k] = -1;
+        }
+    }
+    if (rc != 0)
+        dist_rename_unlock(xl, req, lk);
+    return rc;
+}
+
+
 static void
 dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -581,6 +700,7 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
     union vl_fop_args *args = NULL;
     struct dist_call *calls = NULL;
     struct dist_rntarget *tg = NULL;
+    struct dist_rename_lock lk = {.at = {-1, -1}};
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl), rest;
     dist_mask_t done = dist_mask_none();
@@ -597,6 +717,9 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOMEM;
         goto out;
     }
+    rc = dist_rename_lock(xl, req, &lk);
+    if (rc != 0)
+        goto out;
     rc = dist_rename_dir_check(xl, req, tg, args, calls);
     if (rc == 1) {
         rc = 0; /* POSIX: renaming a name onto itself does nothing */
@@ -641,6 +764,7 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
         }
     }
 out:
+    dist_rename_unlock(xl, req, &lk);
     vl_free(args);
     dist_calls_free(calls, n);
     dist_rntargets_free(tg, n);

@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,7 +135,7 @@ ut_arm(int brick, unsigned k)
 /* ---- a volume: four posix bricks, each under its fault layer ---- */
 
 static struct dt *
-ut_open(void)
+ut_open_with(bool with_locks)
 {
     struct dt *t = calloc(1, sizeof(*t));
     char text[4096], dir[128];
@@ -151,17 +152,27 @@ ut_open(void)
     vl_registry_add(&xl_storage_posix);
     vl_registry_add(&xl_cluster_distribute);
     vl_registry_add(&ut_fault_class);
+    vl_registry_add(&xl_features_locks);
     snprintf(t->base, sizeof(t->base), "/tmp/dist-undo-XXXXXX");
     assert_non_null(mkdtemp(t->base));
     for (int i = 0; i < DT_BRICKS; i++) {
         snprintf(dir, sizeof(dir), "%s/b%d", t->base, i);
         assert_int_equal(mkdir(dir, 0755), 0);
+        if (with_locks)
+            len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                    "volume s%d\n type storage/posix\n"
+                                    " option directory %s\nend-volume\n"
+                                    "volume b%d\n type features/locks\n"
+                                    " subvolumes s%d\nend-volume\n",
+                                    i, dir, i, i);
+        else
+            len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                    "volume b%d\n type storage/posix\n"
+                                    " option directory %s\nend-volume\n",
+                                    i, dir);
         len += (size_t)snprintf(text + len, sizeof(text) - len,
-                                "volume b%d\n type storage/posix\n"
-                                " option directory %s\nend-volume\n"
                                 "volume f%d\n type test/fault\n"
-                                " subvolumes b%d\nend-volume\n",
-                                i, dir, i, i);
+                                " subvolumes b%d\nend-volume\n", i, i);
     }
     len += (size_t)snprintf(text + len, sizeof(text) - len,
                             "volume dht\n type cluster/distribute\n"
@@ -186,6 +197,13 @@ ut_open(void)
     assert_int_equal(dt_call(t, VL_FOP_LOOKUP, &a, &r), 0);
     vl_reply_clear(&r);
     return t;
+}
+
+
+static struct dt *
+ut_open(void)
+{
+    return ut_open_with(false);
 }
 
 
@@ -975,6 +993,86 @@ test_removexattr_dir(void **state)
 }
 
 
+/* ---- two directory renames onto one name wait for each other ---- */
+
+struct ut_bg {
+    struct dt *t;
+    vl_inode_t *dir;
+    atomic_bool is_done;
+    int status;
+};
+
+
+static void *
+ut_bg_rename(void *arg)
+{
+    struct ut_bg *bg = arg;
+
+    bg->status = ut_rename(bg->t, bg->dir, "n0", "n1", 0);
+    atomic_store(&bg->is_done, true);
+    return NULL;
+}
+
+
+static int
+ut_entrylk(struct dt *t, const char *name, enum vl_lock_cmd cmd)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.entrylk.domain = "mortar.dht.rename";
+    a.entrylk.loc.parent = t->root;
+    a.entrylk.loc.name = name;
+    a.entrylk.cmd = cmd;
+    a.entrylk.type = F_WRLCK;
+    rc = dt_call(t, VL_FOP_ENTRYLK, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* With features/locks on the bricks, a directory rename takes the entry
+ * lock of its new name on that name's hashed brick (where distribute's
+ * own entrylk goes): while another owner (the test, lk_owner 77) holds
+ * it, the rename waits; released, it runs and the rename's own locks are
+ * gone after it (the test can take the name again at once). */
+static void
+test_dir_rename_waits_for_name_lock(void **state)
+{
+    struct dt *t = ut_open_with(true);
+    struct ut_bg bg = {.t = t};
+    pthread_t th;
+
+    (void)state;
+    ut_arm(-1, 0);
+    assert_int_equal(ut_mkdir(t, t->root, "n0", &bg.dir), 0);
+    assert_int_equal(ut_mkdir(t, t->root, "n1", NULL), 0);
+    t->caller.lk_owner = 77;
+    assert_int_equal(ut_entrylk(t, "n1", VL_LOCK_TRY), 0);
+    t->caller.lk_owner = 0;
+    assert_int_equal(pthread_create(&th, NULL, ut_bg_rename, &bg), 0);
+    usleep(300 * 1000);
+    assert_false(atomic_load(&bg.is_done));
+    assert_true(dt_exists(t, 0, "n0", NULL));
+    t->caller.lk_owner = 77;
+    assert_int_equal(ut_entrylk(t, "n1", VL_LOCK_UNLOCK), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(bg.status, 0);
+    for (int i = 0; i < DT_BRICKS; i++) {
+        assert_false(dt_exists(t, i, "n0", NULL));
+        assert_true(dt_exists(t, i, "n1", NULL));
+    }
+    assert_int_equal(ut_entrylk(t, "n1", VL_LOCK_TRY), 0);
+    assert_int_equal(ut_entrylk(t, "n0", VL_LOCK_TRY), 0);
+    assert_int_equal(ut_entrylk(t, "n1", VL_LOCK_UNLOCK), 0);
+    assert_int_equal(ut_entrylk(t, "n0", VL_LOCK_UNLOCK), 0);
+    t->caller.lk_owner = 0;
+    vl_inode_unref(bg.dir);
+    ut_close(t);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -996,6 +1094,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_setattr_dir),
         cmocka_unit_test(test_setxattr_dir),
         cmocka_unit_test(test_removexattr_dir),
+        cmocka_unit_test(test_dir_rename_waits_for_name_lock),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
