@@ -89,6 +89,7 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
 {
     union vl_fop_args *args = NULL;
     struct dist_call *calls = NULL;
+    struct dist_rename_lock lk = {.at = {-1, -1}};
     unsigned n = dist_priv(xl)->n;
     dist_mask_t up = dist_up_mask(xl), done = dist_mask_none();
     int rc = 0, first = -1;
@@ -103,6 +104,10 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOMEM;
         goto out;
     }
+    /* A directory rename onto either name waits (dist_rename_lock). */
+    rc = dist_rename_lock(xl, req, &lk);
+    if (rc != 0)
+        goto out;
     for (unsigned i = 0; i < n; i++)
         args[i] = req->args;
     dist_fan_sync(xl, req, up, VL_FOP_RENAME, args, calls);
@@ -126,6 +131,7 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
         dist_fan_sync(xl, req, done, VL_FOP_RENAME, args, calls);
     }
 out:
+    dist_rename_unlock(xl, req, &lk);
     vl_free(args);
     dist_calls_free(calls, n);
     vl_unwind(req, rc);

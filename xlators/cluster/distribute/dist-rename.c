@@ -585,13 +585,9 @@ dist_rename_dir_undo_one(vl_xlator_t *xl, vl_req_t *req, unsigned i,
  * each other crosswise; owned by the task (the lock object's address).
  * Advisory as the layout lock: a brick without features/locks (ENOSYS)
  * is skipped. A file made in the target by another client between the
- * check and the rename is not locked out: the undo covers it. */
+ * check and the rename is not locked out: the undo covers it.
+ * RENAME_EXCHANGE of two directories takes the same locks. */
 #define DIST_RENAME_LOCK_DOMAIN "mortar.dht.rename"
-
-struct dist_rename_lock {
-    int at[2];                  /* subvolume of each name, -1: not held */
-    struct vl_loc loc[2];       /* parent + name (borrowed) */
-};
 
 
 static int
@@ -632,7 +628,7 @@ dist_rename_lock_before(const struct dist_rename_lock *lk, int j, int k)
 }
 
 
-static void
+void
 dist_rename_unlock(vl_xlator_t *xl, vl_req_t *req,
                    struct dist_rename_lock *lk)
 {
@@ -647,9 +643,7 @@ dist_rename_unlock(vl_xlator_t *xl, vl_req_t *req,
 }
 
 
-/* 0 with both names locked (or skipped: no features/locks), else the
- * error, nothing held. */
-static int
+int
 dist_rename_lock(vl_xlator_t *xl, vl_req_t *req,
                  struct dist_rename_lock *lk /* OUT */)
 {

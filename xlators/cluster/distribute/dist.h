@@ -557,6 +557,18 @@ void dist_names_free(char **names, size_t n);
  * (dist-xattr.c). */
 void dist_dir_setattr_undo(vl_xlator_t *xl, vl_req_t *req,
                            const struct dist_call *calls);
+/* The entry locks of a directory rename (dist-rename.c): the old and
+ * the new name of req (a rename), each on its hashed subvolume. lock: 0
+ * with both held (a brick without features/locks: skipped), or the error
+ * with nothing held; unlock releases what is held. */
+struct dist_rename_lock {
+    int at[2];            /* subvolume of each name's lock, -1: not held */
+    struct vl_loc loc[2]; /* parent + name (borrowed from req) */
+};
+int dist_rename_lock(vl_xlator_t *xl, vl_req_t *req,
+                     struct dist_rename_lock *lk /* OUT */);
+void dist_rename_unlock(vl_xlator_t *xl, vl_req_t *req,
+                        struct dist_rename_lock *lk);
 /* Sends req's own fop (args copied) to child i, waits, moves the reply
  * into req; returns the status. */
 int dist_child_sync(vl_xlator_t *xl, vl_req_t *req, unsigned i);

@@ -998,6 +998,7 @@ test_removexattr_dir(void **state)
 struct ut_bg {
     struct dt *t;
     vl_inode_t *dir;
+    uint32_t flags;     /* of the rename */
     atomic_bool is_done;
     int status;
 };
@@ -1008,7 +1009,7 @@ ut_bg_rename(void *arg)
 {
     struct ut_bg *bg = arg;
 
-    bg->status = ut_rename(bg->t, bg->dir, "n0", "n1", 0);
+    bg->status = ut_rename(bg->t, bg->dir, "n0", "n1", bg->flags);
     atomic_store(&bg->is_done, true);
     return NULL;
 }
@@ -1036,15 +1037,15 @@ ut_entrylk(struct dt *t, const char *name, enum vl_lock_cmd cmd)
  * lock of its new name on that name's hashed brick (where distribute's
  * own entrylk goes): while another owner (the test, lk_owner 77) holds
  * it, the rename waits; released, it runs and the rename's own locks are
- * gone after it (the test can take the name again at once). */
+ * gone after it (the test can take the name again at once). flags: of
+ * the rename (RENAME_EXCHANGE: the two directories swap). */
 static void
-test_dir_rename_waits_for_name_lock(void **state)
+ut_name_lock_wait(uint32_t flags)
 {
     struct dt *t = ut_open_with(true);
-    struct ut_bg bg = {.t = t};
+    struct ut_bg bg = {.t = t, .flags = flags};
     pthread_t th;
 
-    (void)state;
     ut_arm(-1, 0);
     assert_int_equal(ut_mkdir(t, t->root, "n0", &bg.dir), 0);
     assert_int_equal(ut_mkdir(t, t->root, "n1", NULL), 0);
@@ -1060,7 +1061,7 @@ test_dir_rename_waits_for_name_lock(void **state)
     assert_int_equal(pthread_join(th, NULL), 0);
     assert_int_equal(bg.status, 0);
     for (int i = 0; i < DT_BRICKS; i++) {
-        assert_false(dt_exists(t, i, "n0", NULL));
+        assert_true(flags != 0 || !dt_exists(t, i, "n0", NULL));
         assert_true(dt_exists(t, i, "n1", NULL));
     }
     assert_int_equal(ut_entrylk(t, "n1", VL_LOCK_TRY), 0);
@@ -1070,6 +1071,23 @@ test_dir_rename_waits_for_name_lock(void **state)
     t->caller.lk_owner = 0;
     vl_inode_unref(bg.dir);
     ut_close(t);
+}
+
+
+static void
+test_dir_rename_waits_for_name_lock(void **state)
+{
+    (void)state;
+    ut_name_lock_wait(0);
+}
+
+
+/* RENAME_EXCHANGE of two directories takes the same locks. */
+static void
+test_dir_exchange_waits_for_name_lock(void **state)
+{
+    (void)state;
+    ut_name_lock_wait(RENAME_EXCHANGE);
 }
 
 
@@ -1095,6 +1113,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_setxattr_dir),
         cmocka_unit_test(test_removexattr_dir),
         cmocka_unit_test(test_dir_rename_waits_for_name_lock),
+        cmocka_unit_test(test_dir_exchange_waits_for_name_lock),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
