@@ -16,8 +16,10 @@
  *                      must end: post-op delay (post-op-delay) passed
  *                      since the last write, the batch is older than
  *                      REP_EAGER_MAX_MS (other clients wait for the lock
- *                      meanwhile), a flush or fsync of the inode, or
- *                      another modifying fop of it; a carrier request
+ *                      meanwhile), a flush or fsync of the inode, the
+ *                      release of one of its fds (close, even when the
+ *                      FLUSH never comes down), or another modifying fop
+ *                      of it; a carrier request
  *                      replicate winds into itself runs the post-op
  *                      (dirty -1) and the unlock;
  *        -> NONE       and the requests that waited meanwhile run.
@@ -397,6 +399,23 @@ rep_eager_intercept(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
     if (start)
         rep_eager_release_start(xl, inode);
     return queued;
+}
+
+
+void
+rep_eager_fd_closed(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct rep_eager *eg = rep_eager_of(xl, inode);
+    bool start = false;
+
+    pthread_mutex_lock(&inode->lock);
+    if (eg->state != REP_EG_NONE) {
+        eg->is_release_wanted = true;
+        start = rep_eager_idle_locked(xl, inode, eg);
+    }
+    pthread_mutex_unlock(&inode->lock);
+    if (start)
+        rep_eager_release_start(xl, inode);
 }
 
 

@@ -363,6 +363,7 @@ rep_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         rep_up_check(xl);
         return 0;
     case VL_EV_PARENT_DOWN:
+        atomic_store(&priv->is_parent_down, true);
         pthread_mutex_lock(&priv->lock);
         timer = priv->grace_timer;
         priv->grace_timer = NULL;
@@ -423,6 +424,16 @@ rep_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&priv->n_eager_batches));
     fprintf(out, "eager_writes=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_eager_writes));
+}
+
+
+/* close(2) ends the file's write batch even when FLUSH never comes down
+ * (mount/fuse answers it itself when nothing below needs it). */
+static void
+rep_release(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    if (!atomic_load(&rep_priv(xl)->is_parent_down))
+        rep_eager_fd_closed(xl, fd->inode);
 }
 
 
@@ -496,6 +507,7 @@ const vl_xlator_class_t xl_cluster_replicate = {
     .init = rep_init,
     .fini = rep_fini,
     .notify = rep_notify,
+    .release = rep_release,
     .dump = rep_dump,
     .fops = {
         [VL_FOP_LOOKUP] = rep_lookup,

@@ -59,6 +59,8 @@ struct rep_priv {
     bool is_up_sent;              /* (lock) CHILD_UP went to the parents */
     bool is_grace_over;           /* (lock) first-connect grace expired */
     vl_timer_t *grace_timer;      /* (lock) owned until it runs */
+    atomic_bool is_parent_down;   /* the graph is being torn down: no
+                                     new batch releases are wound */
     atomic_uint event_gen;        /* bumped on every child up/down: inode
                                      read masks older than it are redone */
     atomic_uint_fast64_t n_txn;        /* transactions run */
@@ -231,6 +233,8 @@ bool rep_eager_write(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode);
  * modifying fop of the inode): true if it was queued until the batch
  * ends (which it asks for). */
 bool rep_eager_intercept(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode);
+/* The last ref of an fd of inode is gone (close): its batch ends. */
+void rep_eager_fd_closed(vl_xlator_t *xl, vl_inode_t *inode);
 /* Hooks of rep-txn.c. */
 void rep_eager_acquired(vl_xlator_t *xl, vl_req_t *req);
 void rep_eager_acquire_failed(vl_xlator_t *xl, vl_inode_t *inode);

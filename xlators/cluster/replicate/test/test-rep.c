@@ -871,6 +871,26 @@ test_eager_other_fop(void **state)
 }
 
 
+/* close(2) ends the batch even without a FLUSH (the fd's release). */
+static void
+test_eager_close(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "abc"), 0);
+    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_DIRTY, REP_DATA), 1);
+    vl_fd_unref(fd);
+    for (int i = 0; i < 3; i++) {
+        assert_false(t_has_rec(t, i, &inode->gfid, REP_KEY_DIRTY));
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), 2);
+    }
+    vl_inode_unref(inode);
+}
+
+
 static void
 test_eager_off(void **state)
 {
@@ -963,6 +983,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_eager_other_fop, setup3,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_eager_close, setup3, teardown),
         cmocka_unit_test(test_eager_off),
         cmocka_unit_test(test_enomem),
     };
