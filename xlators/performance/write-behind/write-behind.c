@@ -631,6 +631,24 @@ wb_write_may_behind(vl_xlator_t *xl, const struct wb_conf *conf,
 }
 
 
+/* Under inode->lock: takes a failure of an early write of fd recorded
+ * meanwhile (returned), or clears *may_behind if the fd failed before. */
+static int
+wb_write_recheck_locked(vl_xlator_t *xl, vl_fd_t *fd, bool *may_behind)
+{
+    struct wb_fd *wf = vl_fd_ctx(fd, xl);
+    int err;
+
+    pthread_mutex_lock(&fd->lock);
+    err = wf->err;
+    wf->err = 0;
+    if (wf->is_failed)
+        *may_behind = false;
+    pthread_mutex_unlock(&fd->lock);
+    return err;
+}
+
+
 static void
 wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -679,6 +697,18 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 
     wi = wb_inode_peek(xl, a->fd->inode);
     pthread_mutex_lock(&a->fd->inode->lock);
+    /* An early write of the fd may have failed since the look above (its
+     * failure is recorded under this lock): then this write reports it,
+     * or at least is not answered early, or it could land beyond the
+     * hole the failed one left. */
+    err = wb_write_recheck_locked(xl, a->fd, &may_behind);
+    if (err != 0) {
+        pthread_mutex_unlock(&a->fd->inode->lock);
+        atomic_fetch_add(&priv->n_reported, 1);
+        wb_entry_free(e);
+        vl_unwind(req, err);
+        return;
+    }
     if (may_behind && wi->has_mode && !(wi->mode & (S_ISUID | S_ISGID))) {
         if (wi->window == 0 || wi->window + len <= conf->window_size)
             is_early = true;
