@@ -62,7 +62,8 @@ for i in range(80):
         if not failed:
             out.append("write:" + errno.errorcode[e.errno])
         failed = True # go on, as a writer that ignores write errors does
-for name, fn in (("fsync", lambda: os.fsync(fd)), ("close", lambda: os.close(fd))):
+for name, fn in (("fsync", lambda: os.fsync(fd)),
+                 ("close", lambda: os.close(fd))):
     try:
         fn()
     except OSError as e:
@@ -70,7 +71,8 @@ for name, fn in (("fsync", lambda: os.fsync(fd)), ("close", lambda: os.close(fd)
 data = open(brick, "rb").read()
 hole = data[:acked].find(bytes(4096)) >= 0
 print(" ".join(out) or "none", "hole" if hole else "nohole",
-      "fsync-ok" if not any(o.startswith("fsync") for o in out) else "fsync-failed")
+      "fsync-failed" if any(o.startswith("fsync") for o in out)
+      else "fsync-ok")
 PY
 }
 OUT=$(enospc_run "$M0/big" "$BF/big")

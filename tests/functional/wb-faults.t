@@ -48,8 +48,8 @@ echo "# seed $SEED (WB_FAULTS_SEED=$SEED replays the writer's choices)"
 # POSIX's word: a write that failed wrote nothing, so it writes the same
 # bytes again (after 50 ms, at most 40 times a file); a write that
 # returned is written; an fsync that failed leaves everything since the
-# last good fsync in doubt, so it writes again from there. Per file, after close,
-# it reads the file on the brick (the brick's directory is local):
+# last good fsync in doubt, so it writes again from there. Per file,
+# after close, it reads the file on the brick (its directory is local):
 # "BAD-SYNCED" if a byte below the last fsync that returned 0 differs,
 # "BAD-SILENT" if the file was completed (its last fsync and close
 # returned 0) and yet the brick's copy differs; else "ok". One line per
