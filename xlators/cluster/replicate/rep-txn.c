@@ -7,10 +7,14 @@
  *               the fd is open on) must make quorum, else EROFS and no
  *               child is touched;
  *   2. lock     inodelk (object) or entrylk (names) in the domain of this
- *               translator's name, WAIT, serially in child order (and
- *               item order for rename's two names), so two clients can
- *               never hold part of each other's locks; a child whose lock
- *               fails leaves the transaction; quorum again;
+ *               translator's name: first a non-blocking try on every
+ *               child at once (one round trip); if any child says
+ *               EAGAIN (contention), what was granted is unlocked and
+ *               the locks are taken with WAIT, serially in child order
+ *               (and item order for rename's two names), so two clients
+ *               can never hold part of each other's locks while waiting;
+ *               a child whose lock fails otherwise leaves the
+ *               transaction; quorum again;
  *   3. pre-op   xattrop on every locked child: dirty +1, and +1 on the
  *               pending slot of every child not in the transaction (it
  *               misses this change whatever happens next);
@@ -51,6 +55,7 @@ enum rep_txn_phase {
 #define REP_LK_OWNER_TAG 0x7265700000000000ULL
 
 static void rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_preop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_fop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_postop(vl_xlator_t *xl, vl_req_t *req);
@@ -125,7 +130,7 @@ rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
     atomic_fetch_add(&priv->n_txn, 1);
     local->phase = REP_PH_LOCK;
     local->lk_step = 0;
-    rep_txn_lock_next(xl, req);
+    rep_txn_lock_try(xl, req);
 }
 
 
@@ -158,56 +163,49 @@ rep_txn_lock_done(vl_req_t *child, void *cookie)
 }
 
 
-static void
-rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req)
+/* A lock request for item on child i (NULL on ENOMEM). */
+static vl_req_t *
+rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
+                 enum vl_lock_cmd cmd)
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
-    unsigned n = rep_priv(xl)->n;
+    const struct rep_txn_target *t = &local->lk[item];
+    vl_req_t *child;
 
-    /* The next (item, child) pair still in the transaction. */
-    while (local->lk_step < local->n_lk * n
-           && !(local->txn & (1u << (local->lk_step % n))))
-        local->lk_step++;
-    if (local->lk_step < local->n_lk * n) {
-        unsigned item = local->lk_step / n, i = local->lk_step % n;
-        const struct rep_txn_target *t = &local->lk[item];
-        vl_req_t *child;
+    child = vl_req_new_op(req, xl->children[i],
+                          local->is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK);
+    if (child == NULL)
+        return NULL;
+    child->caller.lk_owner = local->lk_owner;
+    if (local->is_entry) {
+        struct vl_entrylk_args *a = VL_ARGS(child, entrylk);
 
-        child = vl_req_new_op(req, xl->children[i],
-                              local->is_entry ? VL_FOP_ENTRYLK
-                                              : VL_FOP_INODELK);
-        if (child == NULL) {
-            local->txn &= ~(1u << i);
-            if (local->first_err == 0)
-                local->first_err = -ENOMEM;
-            local->lk_step++;
-            rep_txn_lock_next(xl, req);
-            return;
-        }
-        child->caller.lk_owner = local->lk_owner;
-        if (local->is_entry) {
-            struct vl_entrylk_args *a = VL_ARGS(child, entrylk);
+        a->domain = xl->name;
+        a->loc.parent = t->lk_parent;
+        a->loc.name = t->lk_name;
+        a->cmd = cmd;
+        a->type = F_WRLCK;
+    } else {
+        struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
 
-            a->domain = xl->name;
-            a->loc.parent = t->lk_parent;
-            a->loc.name = t->lk_name;
-            a->cmd = VL_LOCK_WAIT;
-            a->type = F_WRLCK;
-        } else {
-            struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
-
-            a->domain = xl->name;
-            a->loc.inode = t->inode;
-            a->cmd = VL_LOCK_WAIT;
-            a->flock.type = F_WRLCK;
-            a->flock.whence = SEEK_SET;
-            a->flock.start = 0;
-            a->flock.len = 0;
-        }
-        vl_wind(child, rep_txn_lock_done, &local->ck[i]);
-        return;
+        a->domain = xl->name;
+        a->loc.inode = t->inode;
+        a->cmd = cmd;
+        a->flock.type = F_WRLCK;
+        a->flock.whence = SEEK_SET;
+        a->flock.start = 0;
+        a->flock.len = 0;
     }
-    /* Every lock was tried. */
+    return child;
+}
+
+
+/* Every lock is taken (or its child left the transaction). */
+static void
+rep_txn_locked(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+
     if (local->txn == 0) {
         local->result = local->first_err != 0 ? local->first_err : -EIO;
         rep_txn_unlock(xl, req);
@@ -220,6 +218,115 @@ rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     rep_txn_preop(xl, req);
+}
+
+
+static void
+rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n;
+
+    /* The next (item, child) pair still in the transaction. */
+    while (local->lk_step < local->n_lk * n
+           && !(local->txn & (1u << (local->lk_step % n))))
+        local->lk_step++;
+    if (local->lk_step < local->n_lk * n) {
+        unsigned item = local->lk_step / n, i = local->lk_step % n;
+        vl_req_t *child = rep_txn_lock_req(xl, req, item, i, VL_LOCK_WAIT);
+
+        if (child == NULL) {
+            local->txn &= ~(1u << i);
+            if (local->first_err == 0)
+                local->first_err = -ENOMEM;
+            local->lk_step++;
+            rep_txn_lock_next(xl, req);
+            return;
+        }
+        vl_wind(child, rep_txn_lock_done, &local->ck[i]);
+        return;
+    }
+    rep_txn_locked(xl, req);
+}
+
+
+/* ---- 2. locks, first all at once without waiting ---- */
+
+static void
+rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_xlator_t *xl = req->xl;
+
+    if (status == 0) {
+        atomic_fetch_or(&local->try_held[item], 1u << i);
+    } else if (status == -EAGAIN) {
+        atomic_store(&local->is_contended, true);
+    } else {
+        atomic_fetch_or(&local->bad, 1u << i);
+        vl_log(xl, VL_LOG_DEBUG, "lock on %s failed: %s",
+               xl->children[i]->name, strerror(-status));
+        /* Any child's error will do for the answer if all fail. */
+        if (local->first_err == 0)
+            local->first_err = status;
+    }
+    if (!vl_fanout_arrive(&local->fan, status))
+        return;
+    for (unsigned k = 0; k < local->n_lk; k++)
+        local->lk_held[k] = atomic_load(&local->try_held[k]);
+    local->txn &= ~atomic_load(&local->bad);
+    if (atomic_load(&local->is_contended)) {
+        /* Someone else holds one of the locks: give back what was
+         * granted, then wait for the locks in the global order. */
+        local->is_lock_retry = true;
+        rep_txn_unlock(xl, req);
+        return;
+    }
+    rep_txn_locked(xl, req);
+}
+
+
+static void
+rep_txn_try_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+    unsigned n = rep_priv(ck->req->xl)->n;
+
+    rep_txn_try_arrive(ck->req, ck->idx / n, ck->idx % n, child->status);
+}
+
+
+static void
+rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n, n_lk = local->n_lk;
+    rep_mask_t mask = local->txn;
+
+    atomic_store(&local->bad, 0);
+    atomic_store(&local->is_contended, false);
+    for (unsigned k = 0; k < n_lk; k++)
+        atomic_store(&local->try_held[k], 0);
+    for (unsigned k = 0; k < n_lk * n; k++) {
+        local->lk_ck[k].req = req;
+        local->lk_ck[k].idx = k;
+    }
+    vl_fanout_begin(&local->fan, (int)(rep_popcount(mask) * n_lk));
+    /* Nothing of local is read after the last wind. */
+    for (unsigned k = 0; k < n_lk; k++) {
+        for (unsigned i = 0; i < n; i++) {
+            vl_req_t *child;
+
+            if (!(mask & (1u << i)))
+                continue;
+            child = rep_txn_lock_req(xl, req, k, i, VL_LOCK_TRY);
+            if (child == NULL) {
+                rep_txn_try_arrive(req, k, i, -ENOMEM);
+                continue;
+            }
+            vl_wind(child, rep_txn_try_done, &local->lk_ck[k * n + i]);
+        }
+    }
 }
 
 
@@ -537,8 +644,17 @@ rep_txn_unlock_arrive(vl_req_t *req, unsigned idx, int status)
     if (status != 0)
         vl_log(req->xl, VL_LOG_WARNING, "unlock on %s failed: %s",
                req->xl->children[idx]->name, strerror(-status));
-    if (vl_fanout_arrive(&local->fan, status))
-        rep_txn_answer(req->xl, req);
+    if (!vl_fanout_arrive(&local->fan, status))
+        return;
+    if (local->is_lock_retry) {
+        local->is_lock_retry = false;
+        for (unsigned k = 0; k < REP_TXN_MAX_TARGETS; k++)
+            local->lk_held[k] = 0;
+        local->lk_step = 0;
+        rep_txn_lock_next(req->xl, req);
+        return;
+    }
+    rep_txn_answer(req->xl, req);
 }
 
 
@@ -569,6 +685,12 @@ rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req)
         count += (int)rep_popcount(held[k]);
     }
     if (count == 0) {
+        if (local->is_lock_retry) {
+            local->is_lock_retry = false;
+            local->lk_step = 0;
+            rep_txn_lock_next(xl, req);
+            return;
+        }
         rep_txn_answer(xl, req);
         return;
     }

@@ -163,6 +163,13 @@ struct rep_local {
     rep_mask_t lk_held[REP_TXN_MAX_TARGETS]; /* children holding item i */
     unsigned lk_step;                /* serial locking: next (item,
                                         child) pair, item-major */
+    struct rep_cookie lk_ck[REP_TXN_MAX_TARGETS * REP_MAX_CHILDREN];
+                                     /* parallel try: idx = item * n +
+                                        child */
+    atomic_uint try_held[REP_TXN_MAX_TARGETS]; /* parallel try: granted */
+    atomic_bool is_contended;        /* parallel try: one said EAGAIN */
+    bool is_lock_retry;              /* unlocking after a contended try:
+                                        lock serially next */
     uint64_t lk_owner;               /* owner of this transaction's locks */
     int result;                      /* status to answer */
     /* xattrop arguments (borrowed by the children until they answer) */

@@ -37,6 +37,7 @@ struct fake_obj {
 struct fake_priv {
     pthread_mutex_t lock;             /* guards every field below */
     bool is_down;
+    bool is_lock_busy;                /* TRY locks answer -EAGAIN */
     int fail[VL_FOP_COUNT];           /* errno to answer per fop */
     size_t n_by_op[VL_FOP_COUNT];
     size_t n_all;
@@ -423,6 +424,12 @@ fake_fop(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOTCONN;
     else if (p->fail[req->op] != 0)
         rc = p->fail[req->op];
+    else if (p->is_lock_busy
+             && ((req->op == VL_FOP_INODELK
+                  && req->args.inodelk.cmd == VL_LOCK_TRY)
+                 || (req->op == VL_FOP_ENTRYLK
+                     && req->args.entrylk.cmd == VL_LOCK_TRY)))
+        rc = -EAGAIN;
     else
         rc = fake_do(xl, p, req);
     pthread_mutex_unlock(&p->lock);
@@ -493,6 +500,17 @@ fake_fail(vl_xlator_t *fake, vl_fop_t op, int err)
 
     pthread_mutex_lock(&p->lock);
     p->fail[op] = err;
+    pthread_mutex_unlock(&p->lock);
+}
+
+
+void
+fake_set_lock_busy(vl_xlator_t *fake, bool is_busy)
+{
+    struct fake_priv *p = fake->priv;
+
+    pthread_mutex_lock(&p->lock);
+    p->is_lock_busy = is_busy;
     pthread_mutex_unlock(&p->lock);
 }
 

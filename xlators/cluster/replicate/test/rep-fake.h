@@ -22,6 +22,9 @@ extern const vl_xlator_class_t rep_fake_class;
 
 /* Every fop op answers err (0: normal again). */
 void fake_fail(vl_xlator_t *fake, vl_fop_t op, int err);
+/* While busy, inodelk and entrylk with VL_LOCK_TRY answer -EAGAIN (as
+ * if another client held the lock); waiting ones are granted. */
+void fake_set_lock_busy(vl_xlator_t *fake, bool is_busy);
 /* Every fop answers -ENOTCONN while down. */
 void fake_set_down(vl_xlator_t *fake, bool is_down);
 /* Requests of fop op received (including failed ones). */

@@ -622,6 +622,39 @@ test_read_retries(void **state)
 }
 
 
+/* Locks are tried on every child at once; when one is held elsewhere
+ * (EAGAIN) the granted ones are given back and all are taken again,
+ * waiting, one child after another. */
+static void
+test_lock_contention(void **state)
+{
+    struct t *t = *state;
+    size_t lk[3];
+
+    for (int i = 0; i < 3; i++)
+        lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+    assert_int_equal(t_mkdir(t, "quiet"), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), lk[i] + 2);
+        lk[i] += 2;
+    }
+    fake_set_lock_busy(t->b[1], true);
+    assert_int_equal(t_mkdir(t, "busy"), 0);
+    fake_set_lock_busy(t->b[1], false);
+    /* b0, b2: try, give back, wait, unlock; b1: try (EAGAIN), wait,
+     * unlock. */
+    assert_int_equal(fake_received(t->b[0], VL_FOP_ENTRYLK), lk[0] + 4);
+    assert_int_equal(fake_received(t->b[1], VL_FOP_ENTRYLK), lk[1] + 3);
+    assert_int_equal(fake_received(t->b[2], VL_FOP_ENTRYLK), lk[2] + 4);
+    for (int i = 0; i < 3; i++) {
+        vl_gfid_t g;
+
+        assert_int_equal(fake_gfid(t->b[i], &vl_gfid_root, "busy", &g), 0);
+        assert_false(t_has_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY));
+    }
+}
+
+
 /* Copies with different GFIDs under one name: an error, not a guess. */
 static void
 test_lookup_gfid_mismatch(void **state)
@@ -967,6 +1000,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reads_spread, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_read_retries, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lock_contention, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lookup_gfid_mismatch, setup3,
                                         teardown),
