@@ -17,9 +17,10 @@
  *                  undone where granted if one child refuses; unlocks and
  *                  F_GETLK go in parallel / to the first up child.
  *
- * Not yet: an fd opened while a child was down is not reopened on it
- * when it returns; that child stays out of the fd's fops (and is blamed
- * by its writes) until the file is opened again.
+ * Reopen: a file's fd opened while a child was down is opened on it
+ * before the next modifying fop through the fd once it is back
+ * (rep_fd_reopen; protocol/client itself reopens an fd that was open on
+ * an earlier connection of a child).
  */
 #include "config.h"
 
@@ -167,6 +168,77 @@ rep_opendir(vl_xlator_t *xl, vl_req_t *req)
             }
     local->read_child = pick;
     rep_open_wind(xl, req);
+}
+
+
+/* ---- reopen ---- */
+
+static void
+rep_reopen_arrive(vl_req_t *req, unsigned idx, int status)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    vl_xlator_t *xl = req->xl;
+
+    if (status == 0)
+        atomic_fetch_or(&local->ok, 1u << idx);
+    if (!vl_fanout_arrive(&local->fan, status))
+        return;
+    if (atomic_load(&local->ok) != 0) {
+        vl_fd_t *fd = local->reopen_fd;
+
+        rep_fd_set_opened(xl, fd, rep_fd_opened(xl, fd)
+                                      | atomic_load(&local->ok));
+        vl_log(xl, VL_LOG_DEBUG, "fd reopened on %u returning children",
+               rep_popcount(atomic_load(&local->ok)));
+    }
+    atomic_store(&local->ok, 0);
+    local->reopen_cont(xl, req);
+}
+
+
+static void
+rep_reopen_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+
+    rep_reopen_arrive(ck->req, ck->idx, child->status);
+}
+
+
+void
+rep_fd_reopen(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd, rep_mask_t mask,
+              void (*cont)(vl_xlator_t *xl, vl_req_t *req))
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    unsigned n = rep_priv(xl)->n;
+
+    local->is_reopened = true;
+    local->reopen_fd = fd;
+    local->reopen_cont = cont;
+    atomic_store(&local->ok, 0);
+    for (unsigned i = 0; i < n; i++) {
+        local->ck[i].req = req;
+        local->ck[i].idx = i;
+    }
+    vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
+    /* Nothing of local is read after the last wind. */
+    for (unsigned i = 0; i < n; i++) {
+        vl_req_t *child;
+        struct vl_open_args *a;
+
+        if (!(mask & (1u << i)))
+            continue;
+        child = vl_req_new_op(req, xl->children[i], VL_FOP_OPEN);
+        if (child == NULL) {
+            rep_reopen_arrive(req, i, -ENOMEM);
+            continue;
+        }
+        a = VL_ARGS(child, open);
+        a->loc.inode = fd->inode;
+        a->flags = fd->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
+        a->fd = fd;
+        vl_wind(child, rep_reopen_done, &local->ck[i]);
+    }
 }
 
 

@@ -61,6 +61,8 @@ static void rep_txn_fop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_postop(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_answer(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd);
+static void rep_txn_begin_reopened(vl_xlator_t *xl, vl_req_t *req);
 
 
 int32_t
@@ -103,11 +105,26 @@ rep_txn_candidates(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
 
 
 static void
+rep_txn_begin_reopened(vl_xlator_t *xl, vl_req_t *req)
+{
+    rep_txn_begin(xl, req, VL_REQ_PRIV(req, struct rep_local)->reopen_fd);
+}
+
+
+static void
 rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
 {
     struct rep_priv *priv = rep_priv(xl);
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t missing;
 
+    /* A child that was down when the file was opened gets the fd now,
+     * so it takes part again instead of being blamed by every write. */
+    if (fd != NULL && !local->is_reopened
+        && (missing = rep_fd_missing(xl, fd)) != 0) {
+        rep_fd_reopen(xl, req, fd, missing, rep_txn_begin_reopened);
+        return;
+    }
     local->all = (rep_mask_t)((1u << priv->n) - 1);
     local->txn = rep_txn_candidates(xl, req, fd);
     local->is_fd = fd != NULL;

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "builtin.h"
 #include "rep.h"
@@ -94,6 +95,22 @@ rep_fd_opened(vl_xlator_t *xl, vl_fd_t *fd)
     mask = ctx->is_set ? ctx->opened : (1u << rep_priv(xl)->n) - 1;
     pthread_mutex_unlock(&fd->lock);
     return mask;
+}
+
+
+rep_mask_t
+rep_fd_missing(vl_xlator_t *xl, vl_fd_t *fd)
+{
+    struct rep_fd_ctx *ctx = rep_fctx(xl, fd);
+    rep_mask_t up = rep_up_mask(xl), missing = 0;
+
+    if (!S_ISREG(fd->inode->type))
+        return 0;
+    pthread_mutex_lock(&fd->lock);
+    if (ctx->is_set)
+        missing = up & ~ctx->opened;
+    pthread_mutex_unlock(&fd->lock);
+    return missing;
 }
 
 

@@ -184,6 +184,10 @@ struct rep_local {
     bool is_eager_acquire;           /* this write takes a batch's lock */
     bool is_eager_member;            /* this write runs inside a batch */
     bool is_eager_release;           /* this carrier ends a batch */
+    bool is_reopened;                /* the fd was opened on the children
+                                        that came up after its open */
+    vl_fd_t *reopen_fd;              /* borrowed from the args: reopening */
+    void (*reopen_cont)(vl_xlator_t *xl, vl_req_t *req); /* after it */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
 };
@@ -210,6 +214,13 @@ struct rep_fd_ctx *rep_fctx(vl_xlator_t *xl, vl_fd_t *fd);
  * through replicate, e.g. before a graph switch). */
 rep_mask_t rep_fd_opened(vl_xlator_t *xl, vl_fd_t *fd);
 void rep_fd_set_opened(vl_xlator_t *xl, vl_fd_t *fd, rep_mask_t mask);
+/* Up children a file's fd is not open on (down at its open, up now). */
+rep_mask_t rep_fd_missing(vl_xlator_t *xl, vl_fd_t *fd);
+/* Opens fd on the children of mask, adds those that succeed to its
+ * opened set, then runs cont (never answers req itself). */
+void rep_fd_reopen(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd,
+                   rep_mask_t mask,
+                   void (*cont)(vl_xlator_t *xl, vl_req_t *req));
 /* The readable mask of an inode if it is current, else false. */
 bool rep_inode_readable(vl_xlator_t *xl, vl_inode_t *inode,
                         rep_mask_t *out /* OUT */);

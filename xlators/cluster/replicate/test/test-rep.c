@@ -655,6 +655,36 @@ test_lock_contention(void **state)
 }
 
 
+/* An fd opened while a child was down is opened on it once it is back,
+ * before the next write; a child without the file stays out. */
+static void
+test_reopen(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode, *inode2;
+    vl_fd_t *fd, *fd2;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    vl_fd_unref(fd);
+    t_down(t, 2);
+    assert_int_equal(t_open(t, inode, &fd2), 0);
+    assert_int_equal(t_create(t, "g", &inode2, NULL), 0);
+    t_up(t, 2);
+    assert_int_equal(t_write(t, fd2, 0, "back"), 0);
+    assert_int_equal(t_flush(t, fd2), 0);
+    assert_int_equal(fake_received(t->b[2], VL_FOP_WRITE), 1);
+    assert_false(t_has_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b2"));
+    assert_false(t_has_rec(t, 0, &inode->gfid, REP_KEY_DIRTY));
+    /* g was created while b2 was down: b2 has no copy to open. */
+    assert_int_equal(t_open(t, inode2, &fd), 0);
+    vl_fd_unref(fd);
+    vl_fd_unref(fd2);
+    vl_inode_unref(inode);
+    vl_inode_unref(inode2);
+}
+
+
 /* Copies with different GFIDs under one name: an error, not a guess. */
 static void
 test_lookup_gfid_mismatch(void **state)
@@ -1003,6 +1033,7 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lock_contention, setup3,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reopen, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_gfid_mismatch, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lookup_split_brain, setup3,
