@@ -16,11 +16,12 @@ rep3_vol() {
     local i
     : > "$1"
     for i in 0 1 2; do
-        printf 'volume c%d\n type protocol/client\n option remote-host %s\n option remote-port %s\n option remote-subvolume b%d\nend-volume\n' \
-            "$i" "$H0" "${RPORT[$i]}" "$i" >> "$1"
+        printf '%s\n' "volume c$i" " type protocol/client" \
+            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
+            " option remote-subvolume b$i" end-volume >> "$1"
     done
-    printf 'volume rep\n type cluster/replicate\n option eager-lock %s\n subvolumes c0 c1 c2\nend-volume\n' \
-        "$2" >> "$1"
+    printf '%s\n' "volume rep" " type cluster/replicate" \
+        " option eager-lock $2" " subvolumes c0 c1 c2" end-volume >> "$1"
 }
 
 bricks_start() {
