@@ -274,8 +274,10 @@ dist_dir_xattr_task(vl_xlator_t *xl, vl_req_t *req)
                                : req->args.removexattr.loc.inode;
     dist_mask_t done = dist_mask_none();
     int first = -1, failed = -1, rc = 0, urc;
+    struct dist_call held;
     bool is_absent = false;
 
+    memset(&held, 0, sizeof(held));
     if (args == NULL || calls == NULL) {
         rc = -ENOMEM;
         goto out;
@@ -315,8 +317,9 @@ dist_dir_xattr_task(vl_xlator_t *xl, vl_req_t *req)
     args[failed].getxattr.loc.inode = inode;
     args[failed].getxattr.name = name;
     args[failed].getxattr.size = DIST_XATTR_VALUE_MAX;
+    /* Into a call of its own: the fan-out below resets all of calls. */
     urc = dist_call_sync(xl, req, (unsigned)failed, VL_FOP_GETXATTR,
-                         &args[failed], &calls[failed]);
+                         &args[failed], &held);
     for (unsigned i = 0; i < n && (urc == 0 || urc == -ENODATA); i++) {
         if (!dist_mask_test(done, i))
             continue;
@@ -324,8 +327,8 @@ dist_dir_xattr_task(vl_xlator_t *xl, vl_req_t *req)
         if (urc == 0) {
             args[i].setxattr.loc.inode = inode;
             args[i].setxattr.name = name;
-            args[i].setxattr.value = calls[failed].reply.xattr;
-            args[i].setxattr.size = (size_t)calls[failed].reply.count;
+            args[i].setxattr.value = held.reply.xattr;
+            args[i].setxattr.size = (size_t)held.reply.count;
         } else {
             args[i].removexattr.loc.inode = inode;
             args[i].removexattr.name = name;
@@ -349,6 +352,7 @@ dist_dir_xattr_task(vl_xlator_t *xl, vl_req_t *req)
                strerror(-rc), dist_mask_count(done));
     }
 out:
+    vl_reply_clear(&held.reply);
     vl_free(args);
     dist_calls_free(calls, n);
     vl_unwind(req, rc);
