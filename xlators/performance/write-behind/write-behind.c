@@ -880,8 +880,9 @@ static const vl_option_t wb_options[] = {
                 .aliases = {"performance.flush-behind"},
                 .doc = "Answer close()'s FLUSH without waiting for the "
                        "file's pending writes (an error they meet later "
-                       "is then lost); off: FLUSH waits for them and "
-                       "returns their error."),
+                       "is logged and returned by the next fsync or "
+                       "close of the file on this mount); off: FLUSH "
+                       "waits for them and returns their error."),
     VL_OPT_BOOL("strict-o-direct", struct wb_conf, is_strict_o_direct,
                 .def = "off",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
