@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "vol/vol.h"
+#include "mortarfsd/heal/heal.h"
 
 /* Exit codes, also listed by --help. */
 #define FSD_EXIT_OK 0      /* started (or stopped by a signal) cleanly */
@@ -69,6 +70,13 @@ struct fsd_opts {
     char *rebal_state;         /* owned; --rebalance-state, absolute */
     bool is_fix_layout;        /* --fix-layout: layouts only, no moves */
     unsigned rebal_throttle;   /* --throttle: files moved in parallel */
+    bool is_heal;              /* --heal: the self-heal daemon, no FUSE */
+    struct fsd_heal_brick heal_bricks[FSD_HEAL_BRICKS_MAX]; /* owned
+                                * strings; --heal-brick */
+    size_t n_heal_bricks;
+    char *heal_state;          /* owned; --heal-state, absolute */
+    unsigned heal_threads;     /* --heal-threads */
+    unsigned heal_interval;    /* --heal-interval, seconds */
 };
 
 /* opts.c */

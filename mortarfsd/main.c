@@ -271,6 +271,22 @@ main(int argc, char **argv)
         fsd_run_free(&run);
         return status;
     }
+    if (run.opts.is_heal) {
+        /* heal/: heal what the bricks' indexes list until TERM. */
+        struct fsd_heal_conf hconf = {
+            .state_path = run.opts.heal_state,
+            .bricks = run.opts.heal_bricks,
+            .n_bricks = run.opts.n_heal_bricks,
+            .n_threads = run.opts.heal_threads,
+            .interval_s = run.opts.heal_interval,
+            .ready = &run.dmn,
+        };
+
+        status = fsd_heal_run(run.graph, &hconf, &sigs);
+        fsd_run_free(&run);
+        vl_glog(FSD_DOMAIN, VL_LOG_INFO, "stopped");
+        return status;
+    }
     if (run.opts.has_vf_server) {
         rc = fsd_watch_start(&run.src, run.spec.version,
                              run.spec.server_index, pthread_self(),

@@ -38,6 +38,11 @@ enum {
     OPT_FIX_LAYOUT,
     OPT_THROTTLE,
     OPT_READY_FD,
+    OPT_HEAL,
+    OPT_HEAL_BRICK,
+    OPT_HEAL_STATE,
+    OPT_HEAL_THREADS,
+    OPT_HEAL_INTERVAL,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -60,6 +65,11 @@ static const struct option fsd_long_opts[] = {
     {"fix-layout", no_argument, NULL, OPT_FIX_LAYOUT},
     {"throttle", required_argument, NULL, OPT_THROTTLE},
     {"ready-fd", required_argument, NULL, OPT_READY_FD},
+    {"heal", no_argument, NULL, OPT_HEAL},
+    {"heal-brick", required_argument, NULL, OPT_HEAL_BRICK},
+    {"heal-state", required_argument, NULL, OPT_HEAL_STATE},
+    {"heal-threads", required_argument, NULL, OPT_HEAL_THREADS},
+    {"heal-interval", required_argument, NULL, OPT_HEAL_INTERVAL},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -108,6 +118,13 @@ fsd_usage(FILE *out, const char *prog)
 "      --fix-layout            only fix directory layouts, move no file\n"
 "      --throttle T            files moved in parallel: lazy (1), normal\n"
 "                              (2, default), aggressive (4) or a number\n"
+"      --heal                  run the self-heal daemon (no mount point)\n"
+"                              until TERM\n"
+"      --heal-brick SUBVOL=DIR a brick of this server and the replicate\n"
+"                              translator it belongs to (repeatable)\n"
+"      --heal-state FILE       the daemon's progress file (required)\n"
+"      --heal-threads N        objects healed at once (default 8)\n"
+"      --heal-interval SEC     between reads of the heal index (def. 10)\n"
 "  -V, --version               print the version and exit\n"
 "  -h, --help                  print this help and exit\n"
 "\n"
@@ -394,6 +411,65 @@ fsd_set_path(char **slot, const char *arg, const char *what, vl_err_t *err)
 }
 
 
+/* --heal-brick SUBVOL=DIR: DIR absolute (made so), SUBVOL a name. */
+static int
+fsd_add_heal_brick(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    const char *eq = strchr(arg, '=');
+    struct fsd_heal_brick *b;
+    int rc;
+
+    if (eq == NULL || eq == arg || eq[1] == '\0') {
+        vl_err_set(err, "--heal-brick '%s': expected SUBVOL=DIR", arg);
+        return -EINVAL;
+    }
+    if (opts->n_heal_bricks == FSD_HEAL_BRICKS_MAX) {
+        vl_err_set(err, "--heal-brick: more than %d bricks",
+                   FSD_HEAL_BRICKS_MAX);
+        return -EINVAL;
+    }
+    b = &opts->heal_bricks[opts->n_heal_bricks];
+    b->subvol = strndup(arg, (size_t)(eq - arg));
+    if (b->subvol == NULL)
+        return -ENOMEM;
+    rc = fsd_set_path(&b->path, eq + 1, "--heal-brick", err);
+    if (rc != 0) {
+        free(b->subvol);
+        b->subvol = NULL;
+        return rc;
+    }
+    opts->n_heal_bricks++;
+    return 0;
+}
+
+
+/* --heal and its options go together; defaults filled in. */
+static int
+fsd_heal_opts_check(struct fsd_opts *opts, vl_err_t *err)
+{
+    if (opts->is_heal) {
+        if (opts->mountpoint != NULL || opts->is_rebalance
+            || opts->heal_state == NULL || opts->n_heal_bricks == 0) {
+            vl_err_set(err, "--heal needs --heal-state, at least one "
+                       "--heal-brick, no mount point and no --rebalance");
+            return -EINVAL;
+        }
+        if (opts->heal_threads == 0)
+            opts->heal_threads = FSD_HEAL_THREADS_DEFAULT;
+        if (opts->heal_interval == 0)
+            opts->heal_interval = FSD_HEAL_INTERVAL_DEFAULT;
+        return 0;
+    }
+    if (opts->heal_state != NULL || opts->n_heal_bricks > 0
+        || opts->heal_threads != 0 || opts->heal_interval != 0) {
+        vl_err_set(err, "--heal-state, --heal-brick, --heal-threads and "
+                   "--heal-interval need --heal");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
 static int
 fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
 {
@@ -468,6 +544,19 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
             return -EINVAL;
         }
         return 0;
+    case OPT_HEAL:
+        opts->is_heal = true;
+        return 0;
+    case OPT_HEAL_BRICK:
+        return fsd_add_heal_brick(opts, arg, err);
+    case OPT_HEAL_STATE:
+        return fsd_set_path(&opts->heal_state, arg, "--heal-state", err);
+    case OPT_HEAL_THREADS:
+        return fsd_parse_uint(arg, 1, FSD_HEAL_THREADS_MAX, "--heal-threads",
+                              &opts->heal_threads, err);
+    case OPT_HEAL_INTERVAL:
+        return fsd_parse_uint(arg, 1, FSD_HEAL_INTERVAL_MAX,
+                              "--heal-interval", &opts->heal_interval, err);
     case 'V':
         opts->is_version = true;
         return 0;
@@ -573,6 +662,9 @@ fsd_opts_parse(int argc, char **argv, struct fsd_opts *opts, vl_err_t *err)
     }
     if (opts->is_rebalance && opts->rebal_throttle == 0)
         opts->rebal_throttle = FSD_REBAL_THROTTLE_DEFAULT;
+    rc = fsd_heal_opts_check(opts, err);
+    if (rc != 0)
+        goto out;
     if (opts->ready_fd >= 0 && !opts->is_foreground) {
         vl_err_set(err, "--ready-fd needs -N (a daemon reports to the "
                    "command that started it)");
@@ -608,6 +700,11 @@ fsd_opts_clear(struct fsd_opts *opts)
     free(opts->dump_dir);
     free(opts->vf_id);
     free(opts->rebal_state);
+    free(opts->heal_state);
+    for (size_t i = 0; i < opts->n_heal_bricks; i++) {
+        free(opts->heal_bricks[i].subvol);
+        free(opts->heal_bricks[i].path);
+    }
     for (size_t i = 0; i < opts->n_vf_servers; i++)
         free(opts->vf_servers[i]);
     for (size_t i = 0; i < opts->n_xopts; i++) {

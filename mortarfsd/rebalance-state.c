@@ -3,28 +3,24 @@
  * rebalance-state: the rebalance's progress file and the crawl order it
  * resumes by.
  *
- * The file is key=value lines (doc/rebalance.md). It is replaced whole,
- * crash-safely: written to FILE.tmp, fsync'ed, renamed over FILE, and the
- * directory fsync'ed, so a reader (mortard's status, the next run) sees
- * the old or the new contents, never a mix; a torn FILE.tmp left by a
- * crash is simply overwritten by the next write. Unknown keys are ignored
- * when reading (newer writers), missing ones keep their zero value.
- * The cursor and error values are escaped (%25, %0A, %0D) so that any
- * path fits on one line.
+ * The file is key=value lines (doc/rebalance.md), replaced whole and
+ * crash-safely by kv-file.c, so a reader (mortard's status, the next
+ * run) sees the old or the new contents, never a mix. Unknown keys are
+ * ignored when reading (newer writers), missing ones keep their zero
+ * value. The cursor and error values are escaped (%25, %0A, %0D) so
+ * that any path fits on one line.
  * Threads: pure functions; the caller serialises access to one state.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fsd.h"
+#include "kv-file.h"
 
 static const char *const fsd_rebal_status_names[] = {
     [FSD_REBAL_RUNNING] = "running",
@@ -67,70 +63,16 @@ fsd_rebal_throttle_parse(const char *s, unsigned *out)
 }
 
 
-/* Writes value with '%', CR and LF escaped. */
-static void
-fsd_rebal_put_escaped(FILE *out, const char *key, const char *value)
-{
-    fprintf(out, "%s=", key);
-    for (const char *p = value; *p != '\0'; p++) {
-        if (*p == '%' || *p == '\n' || *p == '\r')
-            fprintf(out, "%%%02X", (unsigned)(unsigned char)*p);
-        else
-            fputc(*p, out);
-    }
-    fputc('\n', out);
-}
-
-
-/* Undoes fsd_rebal_put_escaped into dst (len bytes); -EINVAL if it does
- * not fit or an escape is malformed. */
-static int
-fsd_rebal_get_escaped(const char *src, char *dst, size_t len)
-{
-    size_t n = 0;
-
-    for (const char *p = src; *p != '\0'; p++) {
-        char c = *p;
-
-        if (c == '%') {
-            unsigned v;
-
-            if (sscanf(p + 1, "%2X", &v) != 1 || p[1] == '\0'
-                || p[2] == '\0')
-                return -EINVAL;
-            c = (char)v;
-            p += 2;
-        }
-        if (n + 1 >= len)
-            return -EINVAL;
-        dst[n++] = c;
-    }
-    dst[n] = '\0';
-    return 0;
-}
-
-
 int
 fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
 {
-    char tmp[PATH_MAX];
-    char dir[PATH_MAX];
-    char *slash;
-    FILE *out = NULL;
-    int fd = -1;
-    int rc = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    int rc;
 
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-        return -ENAMETOOLONG;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    if (out == NULL)
         return -errno;
-    out = fdopen(fd, "w");
-    if (out == NULL) {
-        rc = -errno;
-        close(fd);
-        goto out;
-    }
     fprintf(out, "status=%s\n", fsd_rebal_status_name(st->status));
     fprintf(out, "pid=%ld\n", st->pid);
     fprintf(out, "started=%" PRId64 "\n", st->started);
@@ -147,59 +89,15 @@ fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
     fprintf(out, "mode=%s\n", st->is_fix_layout ? "fix-layout" : "rebalance");
     if (st->subvols[0] != '\0')
         fprintf(out, "subvols=%s\n", st->subvols);
-    fsd_rebal_put_escaped(out, "cursor", st->cursor);
-    fsd_rebal_put_escaped(out, "error", st->error);
-    if (fflush(out) != 0 || fsync(fileno(out)) != 0)
-        rc = -errno;
-    if (fclose(out) != 0 && rc == 0)
-        rc = -errno;
-    if (rc != 0)
-        goto out;
-    if (rename(tmp, path) != 0) {
-        rc = -errno;
-        goto out;
+    fsd_kv_put_escaped(out, "cursor", st->cursor);
+    fsd_kv_put_escaped(out, "error", st->error);
+    if (fclose(out) != 0) {
+        free(text);
+        return -ENOMEM;
     }
-    /* The rename itself must survive a crash too. */
-    snprintf(dir, sizeof(dir), "%s", path);
-    slash = strrchr(dir, '/');
-    if (slash == dir)
-        slash[1] = '\0';
-    else if (slash != NULL)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof(dir), ".");
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        (void)fsync(fd);
-        close(fd);
-    }
-    return 0;
-out:
-    unlink(tmp);
+    rc = fsd_kv_replace(path, text, len);
+    free(text);
     return rc;
-}
-
-
-static int
-fsd_rebal_u64(const char *v, uint64_t *out)
-{
-    char *end = NULL;
-
-    errno = 0;
-    *out = strtoull(v, &end, 10);
-    return v[0] < '0' || v[0] > '9' || *end != '\0' || errno != 0 ? -EINVAL
-                                                                   : 0;
-}
-
-
-static int
-fsd_rebal_i64(const char *v, int64_t *out)
-{
-    char *end = NULL;
-
-    errno = 0;
-    *out = strtoll(v, &end, 10);
-    return v[0] == '\0' || *end != '\0' || errno != 0 ? -EINVAL : 0;
 }
 
 
@@ -235,20 +133,20 @@ fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
     }
     for (size_t i = 0; i < VL_ARRAY_SIZE(u64s); i++)
         if (strcmp(key, u64s[i].key) == 0)
-            return fsd_rebal_u64(v, (uint64_t *)(void *)((char *)st
+            return fsd_kv_u64(v, (uint64_t *)(void *)((char *)st
                                                          + u64s[i].off));
     if (strcmp(key, "pid") == 0) {
-        if (fsd_rebal_i64(v, &i64) != 0)
+        if (fsd_kv_i64(v, &i64) != 0)
             return -EINVAL;
         st->pid = (long)i64;
         return 0;
     }
     if (strcmp(key, "started") == 0)
-        return fsd_rebal_i64(v, &st->started);
+        return fsd_kv_i64(v, &st->started);
     if (strcmp(key, "updated") == 0)
-        return fsd_rebal_i64(v, &st->updated);
+        return fsd_kv_i64(v, &st->updated);
     if (strcmp(key, "eta_seconds") == 0)
-        return fsd_rebal_i64(v, &st->eta_seconds);
+        return fsd_kv_i64(v, &st->eta_seconds);
     if (strcmp(key, "mode") == 0) {
         if (strcmp(v, "fix-layout") != 0 && strcmp(v, "rebalance") != 0)
             return -EINVAL;
@@ -263,49 +161,39 @@ fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
         return 0;
     }
     if (strcmp(key, "cursor") == 0)
-        return fsd_rebal_get_escaped(v, st->cursor, sizeof(st->cursor));
+        return fsd_kv_get_escaped(v, st->cursor, sizeof(st->cursor));
     if (strcmp(key, "error") == 0)
-        return fsd_rebal_get_escaped(v, st->error, sizeof(st->error));
+        return fsd_kv_get_escaped(v, st->error, sizeof(st->error));
     return 0;
+}
+
+
+struct fsd_rebal_reading {
+    struct fsd_rebal_state *st;
+    bool has_status;
+};
+
+
+static int
+fsd_rebal_state_kv(void *arg, const char *key, const char *value)
+{
+    struct fsd_rebal_reading *r = arg;
+
+    return fsd_rebal_state_line(r->st, key, value, &r->has_status);
 }
 
 
 int
 fsd_rebal_state_read(const char *path, struct fsd_rebal_state *st)
 {
-    bool has_status = false;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    FILE *in;
-    int rc = 0;
+    struct fsd_rebal_reading r = {.st = st};
+    int rc;
 
     memset(st, 0, sizeof(*st));
     st->eta_seconds = -1;
-    in = fopen(path, "re");
-    if (in == NULL)
-        return -errno;
-    while (rc == 0 && (len = getline(&line, &cap, in)) >= 0) {
-        char *eq;
-
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = '\0';
-        if (len == 0 || line[0] == '#')
-            continue;
-        eq = strchr(line, '=');
-        if (eq == NULL) {
-            rc = -EINVAL;
-            break;
-        }
-        *eq = '\0';
-        rc = fsd_rebal_state_line(st, line, eq + 1, &has_status);
-    }
-    if (rc == 0 && ferror(in))
-        rc = -EIO;
-    if (rc == 0 && !has_status)
+    rc = fsd_kv_read(path, fsd_rebal_state_kv, &r);
+    if (rc == 0 && !r.has_status)
         rc = -EINVAL;
-    free(line);
-    fclose(in);
     return rc;
 }
 

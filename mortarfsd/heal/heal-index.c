@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heal-index: what needs healing on one brick of this server.
+ *
+ * storage/posix keeps <brick>/.mortar/index/xattrop/<gfid> for every
+ * object with a nonzero trusted.mortar.rep.* counter (doc/replicate.md,
+ * "The heal index"), so reading that directory costs O(pending), never
+ * a crawl. The daemon runs on the brick's server and reads it directly,
+ * with the object's handle (.mortar/handles/xx/yy/<gfid>: a hard link
+ * for a file, a symlink for a directory) for its type and, for a file,
+ * its counters and size: enough to order the work, not to decide it
+ * (replicate decides what to heal from every copy's records).
+ * Threads: pure functions of their arguments and the brick's files.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "heal.h"
+
+#define HEAL_REC_PREFIX "trusted.mortar.rep."
+#define HEAL_REC_DIRTY HEAL_REC_PREFIX "dirty"
+#define HEAL_REC_LEN 12
+#define HEAL_XATTR_LIST_MAX 65536
+
+
+int
+fsd_heal_jobs_push(struct fsd_heal_jobs *jobs, const struct fsd_heal_job *job)
+{
+    if (jobs->n == jobs->cap) {
+        size_t cap = jobs->cap == 0 ? 64 : jobs->cap * 2;
+        struct fsd_heal_job *v = realloc(jobs->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -ENOMEM;
+        jobs->v = v;
+        jobs->cap = cap;
+    }
+    jobs->v[jobs->n++] = *job;
+    return 0;
+}
+
+
+void
+fsd_heal_jobs_clear(struct fsd_heal_jobs *jobs)
+{
+    free(jobs->v);
+    memset(jobs, 0, sizeof(*jobs));
+}
+
+
+bool
+fsd_heal_record_nonzero(const unsigned char *value, size_t len,
+                        bool *is_data)
+{
+    bool any = false;
+
+    for (size_t i = 0; i + 4 <= len && i < HEAL_REC_LEN; i += 4) {
+        bool nz = value[i] | value[i + 1] | value[i + 2] | value[i + 3];
+
+        if (nz && i == 0)
+            *is_data = true;
+        any = any || nz;
+    }
+    return any;
+}
+
+
+/* Reads the counters of a file's copy through its handle: how many slots
+ * it blames, whether any data count is set. Best effort: an unreadable
+ * list leaves the job at its defaults. */
+static void
+heal_job_records(const char *handle, struct fsd_heal_job *job)
+{
+    char *list = malloc(HEAL_XATTR_LIST_MAX);
+    ssize_t n;
+
+    if (list == NULL)
+        return;
+    n = llistxattr(handle, list, HEAL_XATTR_LIST_MAX);
+    for (ssize_t off = 0; off < n; off += (ssize_t)strlen(list + off) + 1) {
+        const char *name = list + off;
+        unsigned char value[HEAL_REC_LEN];
+        bool is_data = false;
+        ssize_t len;
+
+        if (strncmp(name, HEAL_REC_PREFIX, strlen(HEAL_REC_PREFIX)) != 0)
+            continue;
+        len = lgetxattr(handle, name, value, sizeof(value));
+        if (len < 4)
+            continue;
+        if (!fsd_heal_record_nonzero(value, (size_t)len, &is_data))
+            continue;
+        if (strcmp(name, HEAL_REC_DIRTY) != 0)
+            job->n_blamed++;
+        job->has_data = job->has_data || is_data;
+    }
+    free(list);
+}
+
+
+int
+fsd_heal_index_scan(const char *brick_path, uint32_t brick,
+                    struct fsd_heal_jobs *jobs)
+{
+    char dir[FSD_HEAL_PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+    int n = 0, rc = 0;
+
+    if (snprintf(dir, sizeof(dir), "%s/.mortar/index/xattrop", brick_path)
+        >= (int)sizeof(dir))
+        return -ENAMETOOLONG;
+    d = opendir(dir);
+    if (d == NULL)
+        return -errno;
+    while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+        char handle[FSD_HEAL_PATH_MAX];
+        struct fsd_heal_job job;
+        struct stat st;
+
+        memset(&job, 0, sizeof(job));
+        if (vl_gfid_parse(de->d_name, &job.gfid) != 0)
+            continue; /* ".", "..", a temporary name */
+        job.brick = brick;
+        if (snprintf(handle, sizeof(handle), "%s/.mortar/handles/%.2s/%.2s/"
+                     "%s", brick_path, de->d_name, de->d_name + 2,
+                     de->d_name) >= (int)sizeof(handle))
+            continue;
+        if (lstat(handle, &st) != 0)
+            continue; /* gone since: posix drops its entry with it */
+        job.is_dir = S_ISLNK(st.st_mode);
+        if (!job.is_dir) {
+            heal_job_records(handle, &job);
+            if (job.has_data && S_ISREG(st.st_mode))
+                job.bytes = (uint64_t)st.st_size;
+        }
+        rc = fsd_heal_jobs_push(jobs, &job);
+        if (rc == 0)
+            n++;
+    }
+    if (rc == 0 && errno != 0)
+        rc = -errno;
+    closedir(d);
+    return rc != 0 ? rc : n;
+}
+
+
+int
+fsd_heal_job_cmp(const struct fsd_heal_job *a, const struct fsd_heal_job *b)
+{
+    if (a->is_dir != b->is_dir)
+        return a->is_dir ? -1 : 1;
+    if (a->n_blamed != b->n_blamed)
+        return a->n_blamed > b->n_blamed ? -1 : 1;
+    if (a->has_data != b->has_data)
+        return a->has_data ? 1 : -1;
+    if (a->bytes != b->bytes)
+        return a->bytes < b->bytes ? -1 : 1;
+    return memcmp(a->gfid.bytes, b->gfid.bytes, sizeof(a->gfid.bytes));
+}
+
+
+static int
+heal_job_qcmp(const void *a, const void *b)
+{
+    return fsd_heal_job_cmp(a, b);
+}
+
+
+void
+fsd_heal_jobs_sort(struct fsd_heal_jobs *jobs)
+{
+    if (jobs->n > 1)
+        qsort(jobs->v, jobs->n, sizeof(jobs->v[0]), heal_job_qcmp);
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heal-run: the self-heal daemon's rounds.
+ *
+ * A round reads the heal index of every brick of this server
+ * (heal-index.c), orders the objects (entries first, then the ones with
+ * the fewest good copies), and hands them to the worker threads, which
+ * heal each through the replicate translator its brick belongs to: a
+ * nameless LOOKUP of the GFID, then a GETXATTR of FSD_HEAL_XATTR, which
+ * replicate answers with how the heal went ("healed", "clean",
+ * "split-brain", "pending": a copy is down). Replicate decides what to
+ * heal and from where, under its locks; the daemon only decides what to
+ * visit and when.
+ * The next round starts at once when this one healed something and left
+ * work (a heal can make more: a directory's entries), else after the
+ * interval; the index is read again each time, so an object healed
+ * meanwhile by a client's access is not visited.
+ * Threads: the main thread serves SIGTERM/SIGINT (sigtimedwait) and
+ * writes the progress file once a second; one round thread; n_threads
+ * workers. run->lock guards the job list, the counters and the state.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heal.h"
+#include "mortarfsd/fsd.h"
+#include "vol/sync.h"
+
+#define HEAL_DOMAIN "heal"
+/* replicate's virtual key (xlators/cluster/replicate: REP_XATTR_HEAL). */
+#define FSD_HEAL_XATTR "mortar.heal"
+#define HEAL_ANSWER_MAX 64
+
+struct heal_run {
+    const struct fsd_heal_conf *conf;
+    vl_graph_t *graph;
+    vl_xlator_t *subs[FSD_HEAL_BRICKS_MAX]; /* per brick: its replicate */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;       /* jobs handed out, a job done, exit */
+    struct fsd_heal_jobs jobs; /* this round's, sorted */
+    size_t next;               /* first job not handed out */
+    size_t busy;               /* jobs being healed */
+    bool is_exit;              /* workers leave */
+    atomic_bool stop;          /* SIGTERM/SIGINT seen */
+    uint64_t round_healed;     /* healed in the running round */
+    struct fsd_heal_state st;  /* under lock */
+    struct fsd_heal_rate rate; /* main thread only */
+};
+
+
+static int64_t
+heal_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+
+/* The outcome of one object, counted (run->lock held). */
+static void
+heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
+           const char *answer)
+{
+    struct fsd_heal_state *st = &run->st;
+    struct fsd_heal_brick_state *b = &st->bricks[job->brick];
+    bool is_done = true;
+
+    if (rc == 0 && strcmp(answer, "healed") == 0) {
+        st->healed++;
+        run->round_healed++;
+        if (job->has_data)
+            st->healed_bytes += job->bytes;
+    } else if (rc == 0 && strcmp(answer, "clean") == 0) {
+        st->clean++;
+    } else if (rc == -ENOENT || rc == -ESTALE) {
+        st->clean++; /* gone since the index was read */
+    } else if (rc == 0 && strcmp(answer, "split-brain") == 0) {
+        st->split_brain++;
+        is_done = false;
+    } else if ((rc == 0 && strcmp(answer, "pending") == 0)
+               || rc == -ENOTCONN) {
+        st->waiting++;
+        is_done = false;
+    } else {
+        st->failed++;
+        is_done = false;
+    }
+    if (!is_done)
+        return;
+    if (b->pending > 0)
+        b->pending--;
+    if (st->pending > 0)
+        st->pending--;
+    if (job->has_data) {
+        b->bytes -= b->bytes >= job->bytes ? job->bytes : b->bytes;
+        st->pending_bytes -= st->pending_bytes >= job->bytes
+                             ? job->bytes : st->pending_bytes;
+    }
+}
+
+
+/* Heals one object through its brick's replicate: 0 with the answer in
+ * answer, or -errno. */
+static int
+heal_one(struct heal_run *run, const struct fsd_heal_job *job,
+         char *answer /* OUT, HEAL_ANSWER_MAX */)
+{
+    vl_xlator_t *sub = run->subs[job->brick];
+    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    vl_inode_t *inode;
+    int rc;
+
+    answer[0] = '\0';
+    inode = vl_inode_get(run->graph->itable, &job->gfid, 0);
+    if (inode == NULL)
+        return -ENOMEM;
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.inode = inode; /* nameless: by GFID */
+    rc = vl_sync_call(sub, VL_FOP_LOOKUP, &a, &caller, &r);
+    vl_reply_clear(&r);
+    if (rc == 0) {
+        memset(&a, 0, sizeof(a));
+        a.getxattr.loc.inode = inode;
+        a.getxattr.name = FSD_HEAL_XATTR;
+        a.getxattr.size = HEAL_ANSWER_MAX - 1;
+        rc = vl_sync_call(sub, VL_FOP_GETXATTR, &a, &caller, &r);
+        if (rc == 0 && r.xattr != NULL) {
+            size_t n = r.count > 0 && (size_t)r.count < HEAL_ANSWER_MAX
+                       ? (size_t)r.count : 0;
+
+            memcpy(answer, r.xattr, n);
+            answer[n] = '\0';
+        }
+        vl_reply_clear(&r);
+    }
+    vl_inode_unref(inode);
+    return rc;
+}
+
+
+static void *
+heal_worker(void *arg)
+{
+    struct heal_run *run = arg;
+
+    pthread_mutex_lock(&run->lock);
+    for (;;) {
+        struct fsd_heal_job job;
+        char answer[HEAL_ANSWER_MAX];
+        char g[VL_GFID_STR_LEN];
+        int rc;
+
+        while (!run->is_exit && run->next >= run->jobs.n)
+            pthread_cond_wait(&run->cond, &run->lock);
+        if (run->is_exit)
+            break;
+        job = run->jobs.v[run->next++];
+        run->busy++;
+        pthread_mutex_unlock(&run->lock);
+        rc = atomic_load(&run->stop) ? -EINTR : heal_one(run, &job, answer);
+        if (rc != 0 && rc != -EINTR && rc != -ENOENT && rc != -ESTALE
+            && rc != -ENOTCONN)
+            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "heal of %s on %s: %s",
+                    vl_gfid_to_str(&job.gfid, g),
+                    run->conf->bricks[job.brick].subvol, strerror(-rc));
+        else if (rc == 0 && strcmp(answer, "split-brain") == 0)
+            vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "%s on %s is in split-brain: "
+                    "see `volume heal VOL info split-brain`",
+                    vl_gfid_to_str(&job.gfid, g),
+                    run->conf->bricks[job.brick].subvol);
+        pthread_mutex_lock(&run->lock);
+        if (rc != -EINTR)
+            heal_count(run, &job, rc, answer);
+        run->busy--;
+        pthread_cond_broadcast(&run->cond);
+    }
+    pthread_mutex_unlock(&run->lock);
+    return NULL;
+}
+
+
+/* Reads every brick's index into a sorted job list and the pending
+ * counts. A brick whose index cannot be read is logged and skipped. */
+static int
+heal_collect(struct heal_run *run, struct fsd_heal_jobs *jobs)
+{
+    struct fsd_heal_brick_state bs[FSD_HEAL_BRICKS_MAX];
+    uint64_t total = 0, bytes = 0;
+
+    memset(bs, 0, sizeof(bs));
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        size_t first = jobs->n;
+        int n = fsd_heal_index_scan(run->conf->bricks[i].path, (uint32_t)i,
+                                    jobs);
+
+        if (n < 0) {
+            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "index of %s: %s",
+                    run->conf->bricks[i].path, strerror(-n));
+            if (n == -ENOMEM)
+                return n;
+            continue;
+        }
+        for (size_t j = first; j < jobs->n; j++)
+            bs[i].bytes += jobs->v[j].bytes;
+        bs[i].pending = (uint64_t)n;
+        total += (uint64_t)n;
+        bytes += bs[i].bytes;
+    }
+    fsd_heal_jobs_sort(jobs);
+    pthread_mutex_lock(&run->lock);
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        run->st.bricks[i].pending = bs[i].pending;
+        run->st.bricks[i].bytes = bs[i].bytes;
+    }
+    run->st.pending = total;
+    run->st.pending_bytes = bytes;
+    pthread_mutex_unlock(&run->lock);
+    return 0;
+}
+
+
+/* Waits up to seconds, or until stop. */
+static void
+heal_sleep(struct heal_run *run, unsigned seconds)
+{
+    struct timespec until;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&run->lock);
+    while (!atomic_load(&run->stop)
+           && pthread_cond_timedwait(&run->cond, &run->lock, &until)
+              != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&run->lock);
+}
+
+
+static void *
+heal_rounds(void *arg)
+{
+    struct heal_run *run = arg;
+
+    while (!atomic_load(&run->stop)) {
+        struct fsd_heal_jobs jobs = {0};
+        bool is_again;
+
+        if (heal_collect(run, &jobs) != 0) {
+            fsd_heal_jobs_clear(&jobs);
+            heal_sleep(run, run->conf->interval_s);
+            continue;
+        }
+        pthread_mutex_lock(&run->lock);
+        run->st.rounds++;
+        run->st.split_brain = 0;
+        run->st.waiting = 0;
+        run->round_healed = 0;
+        fsd_heal_jobs_clear(&run->jobs);
+        run->jobs = jobs;
+        run->next = 0;
+        pthread_cond_broadcast(&run->cond);
+        while (run->next < run->jobs.n || run->busy > 0)
+            pthread_cond_wait(&run->cond, &run->lock);
+        is_again = run->round_healed > 0 && run->jobs.n > 0;
+        if (run->jobs.n > 0)
+            vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "round %" PRIu64 ": %zu "
+                    "listed, %" PRIu64 " healed, %" PRIu64 " waiting for "
+                    "a copy, %" PRIu64 " in split-brain", run->st.rounds,
+                    run->jobs.n, run->round_healed, run->st.waiting,
+                    run->st.split_brain);
+        pthread_mutex_unlock(&run->lock);
+        if (!is_again)
+            heal_sleep(run, run->conf->interval_s);
+    }
+    return NULL;
+}
+
+
+static void
+heal_state_flush(struct heal_run *run)
+{
+    struct fsd_heal_state st;
+    int rc;
+
+    pthread_mutex_lock(&run->lock);
+    run->st.updated = heal_now();
+    fsd_heal_rate_update(&run->rate, run->st.updated, &run->st);
+    st = run->st;
+    pthread_mutex_unlock(&run->lock);
+    rc = fsd_heal_state_write(run->conf->state_path, &st);
+    if (rc != 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "progress file %s: %s",
+                run->conf->state_path, strerror(-rc));
+}
+
+
+/* Resolves each brick's replicate translator; logs and reports the
+ * first that is not one. */
+static int
+heal_resolve(struct heal_run *run)
+{
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        const char *name = run->conf->bricks[i].subvol;
+        vl_xlator_t *xl = vl_graph_find(run->graph, name);
+        char msg[512];
+
+        if (xl == NULL || strcmp(xl->cls->type, "cluster/replicate") != 0) {
+            snprintf(msg, sizeof(msg), "--heal-brick %s=%s: the volfile "
+                     "has no cluster/replicate named %s", name,
+                     run->conf->bricks[i].path, name);
+            vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "%s", msg);
+            fsd_report_ready(run->conf->ready, -1, msg);
+            return -EINVAL;
+        }
+        run->subs[i] = xl;
+        snprintf(run->st.bricks[i].path, sizeof(run->st.bricks[i].path),
+                 "%s", run->conf->bricks[i].path);
+    }
+    run->st.n_bricks = run->conf->n_bricks;
+    return 0;
+}
+
+
+int
+fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
+             const sigset_t *sigs)
+{
+    struct heal_run *run = calloc(1, sizeof(*run));
+    struct timespec tick = {.tv_sec = 1};
+    pthread_t *workers = NULL;
+    size_t n_workers = 0;
+    pthread_t rounds;
+    bool has_rounds = false;
+    int status = FSD_EXIT_FAIL;
+
+    if (run == NULL)
+        return FSD_EXIT_FAIL;
+    run->conf = conf;
+    run->graph = graph;
+    pthread_mutex_init(&run->lock, NULL);
+    pthread_cond_init(&run->cond, NULL);
+    run->st.pid = (long)getpid();
+    run->st.started = heal_now();
+    run->st.eta_seconds = -1;
+    if (heal_resolve(run) != 0)
+        goto out;
+    workers = calloc(conf->n_threads, sizeof(*workers));
+    if (workers == NULL) {
+        fsd_report_ready(conf->ready, -1, "out of memory");
+        goto out;
+    }
+    for (; n_workers < conf->n_threads; n_workers++)
+        if (pthread_create(&workers[n_workers], NULL, heal_worker, run)
+            != 0)
+            break;
+    if (n_workers == 0
+        || pthread_create(&rounds, NULL, heal_rounds, run) != 0) {
+        fsd_report_ready(conf->ready, -1, "cannot start threads");
+        goto finish;
+    }
+    has_rounds = true;
+    if (n_workers < conf->n_threads)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "%zu of %u heal threads "
+                "started", n_workers, conf->n_threads);
+    heal_state_flush(run);
+    fsd_report_ready(conf->ready, 0, NULL);
+    vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "healing %zu bricks, %zu objects at "
+            "once, index read every %u s", conf->n_bricks, n_workers,
+            conf->interval_s);
+    while (!atomic_load(&run->stop)) {
+        int sig = sigtimedwait(sigs, NULL, &tick);
+
+        if (sig == SIGTERM || sig == SIGINT) {
+            vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "signal %d: stopping after "
+                    "the heals in flight", sig);
+            pthread_mutex_lock(&run->lock);
+            atomic_store(&run->stop, true);
+            pthread_cond_broadcast(&run->cond);
+            pthread_mutex_unlock(&run->lock);
+        }
+        heal_state_flush(run);
+    }
+    status = FSD_EXIT_OK;
+
+finish:
+    if (has_rounds)
+        pthread_join(rounds, NULL);
+    pthread_mutex_lock(&run->lock);
+    run->is_exit = true;
+    pthread_cond_broadcast(&run->cond);
+    pthread_mutex_unlock(&run->lock);
+    for (size_t i = 0; i < n_workers; i++)
+        pthread_join(workers[i], NULL);
+    if (status == FSD_EXIT_OK)
+        heal_state_flush(run);
+out:
+    free(workers);
+    fsd_heal_jobs_clear(&run->jobs);
+    pthread_cond_destroy(&run->cond);
+    pthread_mutex_destroy(&run->lock);
+    free(run);
+    return status;
+}

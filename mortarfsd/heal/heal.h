@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heal: the self-heal daemon, `mortarfsd --heal` (doc/self-heal.md).
+ *
+ * One process per server and replicated volume, started by mortard. It
+ * runs the volume's client graph without FUSE and heals the objects the
+ * heal index of this server's bricks lists, through the replicate
+ * translator each brick belongs to (its GETXATTR of REP_XATTR_HEAL heals
+ * one object and says how it went).
+ *   heal-index.c  what needs healing: a brick's .mortar/index/xattrop/
+ *                 read into jobs, most endangered first
+ *   heal-state.c  the progress file `volume heal V status` reads, and the
+ *                 rate and ETA it shows
+ *   heal-run.c    rounds, worker threads, signals
+ * Threads: see heal-run.c.
+ */
+#ifndef FSD_HEAL_H
+#define FSD_HEAL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vol/vol.h"
+
+#define FSD_HEAL_BRICKS_MAX 64
+#define FSD_HEAL_THREADS_DEFAULT 8 /* GlusterFS: 1; heals wait on I/O */
+#define FSD_HEAL_THREADS_MAX 64
+#define FSD_HEAL_INTERVAL_DEFAULT 10 /* seconds between index reads */
+#define FSD_HEAL_INTERVAL_MAX 86400
+#define FSD_HEAL_RATE_WINDOW 60 /* seconds the rate is taken over */
+#define FSD_HEAL_PATH_MAX 4096
+
+/* A brick of this server and the replicate translator it is a child of
+ * ("SUBVOL=PATH" on the command line). */
+struct fsd_heal_brick {
+    char *subvol; /* owned; cluster/replicate's name in the volfile */
+    char *path;   /* owned; the brick directory, absolute */
+};
+
+/* One object the index names. */
+struct fsd_heal_job {
+    vl_gfid_t gfid;
+    uint32_t brick;    /* index of the brick whose index named it */
+    uint32_t n_blamed; /* replica slots its copy here blames: the copies
+                          missing changes (more = fewer good copies) */
+    bool is_dir;       /* entries before anything else */
+    bool has_data;     /* a data counter is nonzero */
+    uint64_t bytes;    /* its size here when has_data, for rates */
+};
+
+struct fsd_heal_jobs {
+    struct fsd_heal_job *v; /* owned */
+    size_t n;
+    size_t cap;
+};
+
+/* heal-index.c */
+/* Appends a job for each GFID in brick_path's .mortar/index/xattrop/
+ * (other names are skipped). The object's type, counters and size are
+ * read from its handle on the brick; an object gone since (no handle)
+ * is skipped. Returns the number appended, or -errno (-ENOENT: no
+ * index directory, not a brick). */
+int fsd_heal_index_scan(const char *brick_path, uint32_t brick,
+                        struct fsd_heal_jobs *jobs);
+/* Directories first; then more blamed slots first; metadata-only before
+ * data; smaller first. */
+int fsd_heal_job_cmp(const struct fsd_heal_job *a,
+                     const struct fsd_heal_job *b);
+void fsd_heal_jobs_sort(struct fsd_heal_jobs *jobs);
+int fsd_heal_jobs_push(struct fsd_heal_jobs *jobs,
+                       const struct fsd_heal_job *job);
+void fsd_heal_jobs_clear(struct fsd_heal_jobs *jobs);
+/* Counts a replication record value (12 bytes: data, metadata, entry as
+ * big-endian int32): sets *is_data when the data count is nonzero;
+ * returns whether any count is. */
+bool fsd_heal_record_nonzero(const unsigned char *value, size_t len,
+                             bool *is_data);
+
+/* heal-state.c */
+struct fsd_heal_brick_state {
+    char path[FSD_HEAL_PATH_MAX]; /* brickN.path= */
+    uint64_t pending;             /* brickN.pending= entries listed */
+    uint64_t bytes;               /* brickN.bytes= their data bytes */
+};
+
+/* The progress file: key=value lines, replaced crash-safely. */
+struct fsd_heal_state {
+    long pid;                 /* pid= */
+    int64_t started;          /* started= unix seconds */
+    int64_t updated;          /* updated= */
+    uint64_t rounds;          /* rounds= index reads done */
+    uint64_t healed;          /* healed= objects healed */
+    uint64_t healed_bytes;    /* healed_bytes= their data bytes */
+    uint64_t clean;           /* clean= listed but already in agreement */
+    uint64_t split_brain;     /* split_brain= in the last round */
+    uint64_t waiting;         /* waiting= a copy down, in the last round */
+    uint64_t failed;          /* failed= errors */
+    uint64_t pending;         /* pending= left to do now, all bricks */
+    uint64_t pending_bytes;   /* pending_bytes= */
+    double rate;              /* rate= objects a second, last minute */
+    double rate_bytes;        /* rate_bytes= */
+    int64_t eta_seconds;      /* eta_seconds= -1 unknown, 0 nothing left */
+    size_t n_bricks;          /* bricks= */
+    struct fsd_heal_brick_state bricks[FSD_HEAL_BRICKS_MAX];
+};
+
+/* Samples of (time, healed, healed_bytes), one a second, for the rate. */
+struct fsd_heal_rate {
+    int64_t t[FSD_HEAL_RATE_WINDOW + 1];
+    uint64_t n[FSD_HEAL_RATE_WINDOW + 1];
+    uint64_t b[FSD_HEAL_RATE_WINDOW + 1];
+    size_t head;  /* next slot */
+    size_t count; /* samples held */
+};
+
+/* Writes st to path: path.tmp, fsync, rename, fsync of the directory.
+ * 0 or -errno. */
+int fsd_heal_state_write(const char *path, const struct fsd_heal_state *st);
+/* 0, -ENOENT, -EINVAL (not a heal state file) or -errno. */
+int fsd_heal_state_read(const char *path, struct fsd_heal_state *st);
+/* Adds a sample at now and sets st's rate, rate_bytes and eta_seconds
+ * from the samples of the last FSD_HEAL_RATE_WINDOW seconds and its
+ * pending counts. */
+void fsd_heal_rate_update(struct fsd_heal_rate *r, int64_t now,
+                          struct fsd_heal_state *st);
+
+/* heal-run.c */
+struct fsd_daemon;
+
+struct fsd_heal_conf {
+    const char *state_path;                 /* progress file */
+    const struct fsd_heal_brick *bricks;    /* borrowed */
+    size_t n_bricks;
+    unsigned n_threads;                     /* objects healed at once */
+    unsigned interval_s;                    /* between index reads */
+    struct fsd_daemon *ready;               /* told once running */
+};
+
+/* Heals until SIGTERM/SIGINT (sigs blocked, served here). Returns an
+ * FSD_EXIT_ status. */
+int fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
+                 const sigset_t *sigs);
+
+#endif /* FSD_HEAL_H */

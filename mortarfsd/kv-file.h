@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kv-file: the progress files of mortarfsd's worker modes (rebalance,
+ * heal), key=value lines that mortard reads for `status` commands.
+ *
+ * A file is replaced whole, crash-safely: written to FILE.tmp, fsync'ed,
+ * renamed over FILE, and the directory fsync'ed, so a reader sees the
+ * old or the new contents, never a mix; a torn FILE.tmp left by a crash
+ * is overwritten by the next write and never read. Values that may hold
+ * any byte (paths, messages) are escaped: '%', CR and LF as %XX.
+ * Threads: pure functions; callers serialise writers of one file.
+ */
+#ifndef FSD_KV_FILE_H
+#define FSD_KV_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Replaces path with the len bytes of text. 0 or -errno. */
+int fsd_kv_replace(const char *path, const char *text, size_t len);
+/* Writes "key=value\n" with value escaped. */
+void fsd_kv_put_escaped(FILE *out, const char *key, const char *value);
+/* Undoes the escaping of src into dst (len bytes); -EINVAL if it does
+ * not fit or an escape is malformed. */
+int fsd_kv_get_escaped(const char *src, char *dst, size_t len);
+/* Decimal values; 0 or -EINVAL. */
+int fsd_kv_u64(const char *v, uint64_t *out);
+int fsd_kv_i64(const char *v, int64_t *out);
+/* Calls line(arg, key, value) for each key=value line of path (empty
+ * lines and '#' comments skipped) until it returns nonzero. 0, the
+ * callback's value, -EINVAL (a line without '='), or -errno. */
+int fsd_kv_read(const char *path,
+                int (*line)(void *arg, const char *key, const char *value),
+                void *arg);
+
+#endif /* FSD_KV_FILE_H */
