@@ -139,6 +139,22 @@ fsd_kv_i64(const char *v, int64_t *out)
 
 
 int
+fsd_kv_field_set(const struct fsd_kv_field *fields, size_t n, void *base,
+                 const char *key, const char *value)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *at = (char *)base + fields[i].off;
+
+        if (strcmp(key, fields[i].key) != 0)
+            continue;
+        return fields[i].is_signed ? fsd_kv_i64(value, at)
+                                   : fsd_kv_u64(value, at);
+    }
+    return -ENOENT;
+}
+
+
+int
 fsd_kv_read(const char *path,
             int (*line_cb)(void *arg, const char *key, const char *value),
             void *arg)

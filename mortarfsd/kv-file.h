@@ -27,6 +27,16 @@ int fsd_kv_get_escaped(const char *src, char *dst, size_t len);
 /* Decimal values; 0 or -EINVAL. */
 int fsd_kv_u64(const char *v, uint64_t *out);
 int fsd_kv_i64(const char *v, int64_t *out);
+/* A numeric key of a state struct: its name and offsetof. */
+struct fsd_kv_field {
+    const char *key;
+    size_t off;
+    char is_signed; /* int64_t (else uint64_t) */
+};
+/* Parses value into base's field named key: 0, -EINVAL (bad value), or
+ * -ENOENT (key not in fields). */
+int fsd_kv_field_set(const struct fsd_kv_field *fields, size_t n,
+                     void *base, const char *key, const char *value);
 /* Calls line(arg, key, value) for each key=value line of path (empty
  * lines and '#' comments skipped) until it returns nonzero. 0, the
  * callback's value, -EINVAL (a line without '='), or -errno. */

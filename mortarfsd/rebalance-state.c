@@ -106,20 +106,18 @@ static int
 fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
                      const char *v, bool *has_status)
 {
-    static const struct {
-        const char *key;
-        size_t off;
-    } u64s[] = {
-        {"scanned_files", offsetof(struct fsd_rebal_state, scanned_files)},
-        {"scanned_dirs", offsetof(struct fsd_rebal_state, scanned_dirs)},
-        {"scanned_bytes", offsetof(struct fsd_rebal_state, scanned_bytes)},
-        {"moved_files", offsetof(struct fsd_rebal_state, moved_files)},
-        {"moved_bytes", offsetof(struct fsd_rebal_state, moved_bytes)},
-        {"failed_files", offsetof(struct fsd_rebal_state, failed_files)},
-        {"skipped_files", offsetof(struct fsd_rebal_state, skipped_files)},
-        {"total_bytes", offsetof(struct fsd_rebal_state, total_bytes)},
+#define RB_U64(k) {#k, offsetof(struct fsd_rebal_state, k), 0}
+#define RB_I64(k) {#k, offsetof(struct fsd_rebal_state, k), 1}
+    static const struct fsd_kv_field fields[] = {
+        RB_U64(scanned_files), RB_U64(scanned_dirs), RB_U64(scanned_bytes),
+        RB_U64(moved_files), RB_U64(moved_bytes), RB_U64(failed_files),
+        RB_U64(skipped_files), RB_U64(total_bytes), RB_I64(started),
+        RB_I64(updated), RB_I64(eta_seconds),
     };
+#undef RB_U64
+#undef RB_I64
     int64_t i64;
+    int rc;
 
     if (strcmp(key, "status") == 0) {
         for (size_t i = 0; i < VL_ARRAY_SIZE(fsd_rebal_status_names); i++) {
@@ -131,22 +129,15 @@ fsd_rebal_state_line(struct fsd_rebal_state *st, const char *key,
         }
         return -EINVAL;
     }
-    for (size_t i = 0; i < VL_ARRAY_SIZE(u64s); i++)
-        if (strcmp(key, u64s[i].key) == 0)
-            return fsd_kv_u64(v, (uint64_t *)(void *)((char *)st
-                                                         + u64s[i].off));
+    rc = fsd_kv_field_set(fields, VL_ARRAY_SIZE(fields), st, key, v);
+    if (rc != -ENOENT)
+        return rc;
     if (strcmp(key, "pid") == 0) {
         if (fsd_kv_i64(v, &i64) != 0)
             return -EINVAL;
         st->pid = (long)i64;
         return 0;
     }
-    if (strcmp(key, "started") == 0)
-        return fsd_kv_i64(v, &st->started);
-    if (strcmp(key, "updated") == 0)
-        return fsd_kv_i64(v, &st->updated);
-    if (strcmp(key, "eta_seconds") == 0)
-        return fsd_kv_i64(v, &st->eta_seconds);
     if (strcmp(key, "mode") == 0) {
         if (strcmp(v, "fix-layout") != 0 && strcmp(v, "rebalance") != 0)
             return -EINVAL;

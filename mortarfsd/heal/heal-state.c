@@ -107,24 +107,21 @@ heal_state_brick_line(struct fsd_heal_state *st, const char *key,
 static int
 heal_state_line(void *arg, const char *key, const char *v)
 {
-    static const struct {
-        const char *key;
-        size_t off;
-    } u64s[] = {
-        {"rounds", offsetof(struct fsd_heal_state, rounds)},
-        {"healed", offsetof(struct fsd_heal_state, healed)},
-        {"healed_bytes", offsetof(struct fsd_heal_state, healed_bytes)},
-        {"clean", offsetof(struct fsd_heal_state, clean)},
-        {"split_brain", offsetof(struct fsd_heal_state, split_brain)},
-        {"waiting", offsetof(struct fsd_heal_state, waiting)},
-        {"failed", offsetof(struct fsd_heal_state, failed)},
-        {"pending", offsetof(struct fsd_heal_state, pending)},
-        {"pending_bytes", offsetof(struct fsd_heal_state, pending_bytes)},
+#define HS_U64(k) {#k, offsetof(struct fsd_heal_state, k), 0}
+#define HS_I64(k) {#k, offsetof(struct fsd_heal_state, k), 1}
+    static const struct fsd_kv_field fields[] = {
+        HS_U64(rounds), HS_U64(healed), HS_U64(healed_bytes), HS_U64(clean),
+        HS_U64(split_brain), HS_U64(waiting), HS_U64(failed),
+        HS_U64(pending), HS_U64(pending_bytes), HS_I64(started),
+        HS_I64(updated), HS_I64(eta_seconds),
     };
+#undef HS_U64
+#undef HS_I64
     struct heal_reading *r = arg;
     struct fsd_heal_state *st = r->st;
     int64_t i64;
     char *end = NULL;
+    int rc;
 
     if (strcmp(key, "format") == 0) {
         if (strcmp(v, HEAL_STATE_MAGIC " 1") != 0)
@@ -132,22 +129,15 @@ heal_state_line(void *arg, const char *key, const char *v)
         r->has_format = true;
         return 0;
     }
-    for (size_t i = 0; i < VL_ARRAY_SIZE(u64s); i++)
-        if (strcmp(key, u64s[i].key) == 0)
-            return fsd_kv_u64(v, (uint64_t *)(void *)((char *)st
-                                                      + u64s[i].off));
+    rc = fsd_kv_field_set(fields, VL_ARRAY_SIZE(fields), st, key, v);
+    if (rc != -ENOENT)
+        return rc;
     if (strcmp(key, "pid") == 0) {
         if (fsd_kv_i64(v, &i64) != 0)
             return -EINVAL;
         st->pid = (long)i64;
         return 0;
     }
-    if (strcmp(key, "started") == 0)
-        return fsd_kv_i64(v, &st->started);
-    if (strcmp(key, "updated") == 0)
-        return fsd_kv_i64(v, &st->updated);
-    if (strcmp(key, "eta_seconds") == 0)
-        return fsd_kv_i64(v, &st->eta_seconds);
     if (strcmp(key, "rate") == 0 || strcmp(key, "rate_bytes") == 0) {
         double d = strtod(v, &end);
 
