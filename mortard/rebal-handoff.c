@@ -14,7 +14,8 @@
  * state, older, is dropped: resuming it would skip directories that work
  * after that task may have changed. Whether a state may be resumed at
  * all (same subvolumes, a fix-layout's cursor for a rebalance) is the
- * process's decision (mortarfsd/rebalance-state.c), made again there.
+ * process's decision (mortarfsd/rebalance/rebalance-state.c), made
+ * again there.
  * Every failure (a peer that does not answer, a bad state text) is
  * logged, and the run then starts afresh, which is always safe.
  * Threads: md_rebal_take_over on the worker with md_state.lock held;

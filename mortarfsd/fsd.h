@@ -9,7 +9,9 @@
  * sigwait in the main thread (HUP and USR2 reconfigure the graph there);
  * fetch.c gets the volfile from mortard and runs the watcher thread;
  * mgmt-clnt.c is the blocking management-protocol client (also used by
- * the mortar CLI).
+ * the mortar CLI); kv-file.c writes and reads the worker modes' progress
+ * files. The worker modes have a folder each: rebalance/ (--rebalance,
+ * doc/rebalance.md) and heal/ (--heal, heal/README.md).
  */
 #ifndef MORTARFSD_FSD_H
 #define MORTARFSD_FSD_H
@@ -171,8 +173,8 @@ void fsd_switch_shutdown(void);
 /* Writes a statedump into dir; returns 0 or -errno, path in out. */
 int fsd_statedump(const char *dir, char *out, size_t len);
 
-/* ---- rebalance (rebalance.c, rebalance-migrate.c, rebalance-state.c;
- * see doc/rebalance.md) ---- */
+/* ---- rebalance (rebalance/: rebalance.c, rebalance-migrate.c,
+ * rebalance-state.c; see doc/rebalance.md) ---- */
 
 #define FSD_REBAL_THROTTLE_DEFAULT 2 /* "normal" */
 #define FSD_REBAL_THROTTLE_MAX 64

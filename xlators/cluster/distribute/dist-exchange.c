@@ -13,8 +13,8 @@
  * moment (the old one leads to S too, where the name is now the other
  * file: lookup answers with what S holds). A crash before that rename
  * leaves the temporary: never listed (a link file), removed by rmdir
- * and by the next rebalance (mortarfsd/rebalance-list.c, which knows
- * DIST_XCHG_PREFIX by value).
+ * and by the next rebalance (mortarfsd/rebalance/rebalance-list.c,
+ * which knows DIST_XCHG_PREFIX by value).
  * Two directories: exchanged on every subvolume in parallel (all must be
  * up), exchanged back where done if one fails. Each brick's exchange is
  * atomic, the whole is not (as for a directory rename).

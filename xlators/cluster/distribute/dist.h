@@ -67,8 +67,8 @@ _Static_assert(DIST_COOKIE_SHIFT + DIST_COOKIE_INDEX_BITS < 64,
 /* How long a directory's layout is used before it is read again (the
  * rebalance may change it under a running client). The rebalance waits
  * this long and half a second more between fixing the layouts and moving
- * files (RB_LAYOUT_SETTLE_MS in mortarfsd/rebalance.c): that wait is in
- * every rebalance's time. 1 s as the kernel's entry timeout, after which
+ * files (RB_LAYOUT_SETTLE_MS in mortarfsd/rebalance/rebalance.c): that
+ * wait is in every rebalance's time. 1 s as the kernel's entry timeout, after which
  * a directory's lookup reads the layout again anyway. */
 #define DIST_LAYOUT_TRUST_MS 1000
 /* Parent layout fetches one fop may make before it answers EIO. */

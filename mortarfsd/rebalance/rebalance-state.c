@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsd.h"
-#include "kv-file.h"
+#include "mortarfsd/fsd.h"
+#include "mortarfsd/kv-file.h"
 
 static const char *const fsd_rebal_status_names[] = {
     [FSD_REBAL_RUNNING] = "running",

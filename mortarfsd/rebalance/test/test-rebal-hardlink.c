@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "rebalance-migrate.h"
+#include "mortarfsd/rebalance/rebalance-migrate.h"
 
 #define T_SUBS 3
 

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "fsd.h"
+#include "mortarfsd/fsd.h"
 
 struct t_dir {
     char dir[64];   /* a private temporary directory */

@@ -17,7 +17,7 @@
 
 #include <pthread.h>
 
-#include "fsd.h"
+#include "mortarfsd/fsd.h"
 
 #define RB_CHUNK (1 * VL_MiB)
 #define RB_LINKTO "trusted.mortar.dht.linkto"
