@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # GlusterFS side of bench/run --compare-glusterfs, sourced by bench/run.
 #
-# gfs_setup builds a distribute volume "bench-gv" of $BRICKS bricks under
+# gfs_setup builds a volume "bench-gv" of $BRICKS bricks (distribute, or
+# distributed-replicate in sets of $REPLICA when that is 2 or more) under
 # $OUT/glusterfs/, loopback only, starts it and mounts it on
 # $OUT/glusterfs/mnt; it sets GFS_MNT on success. gfs_teardown undoes
 # exactly what gfs_setup did (it is safe to call twice, and after a
@@ -83,7 +84,10 @@ gfs_setup() {
         mkdir -p "$GFS_DIR/bricks/b$i" || return 1
         brick_args+=("$host:$GFS_DIR/bricks/b$i")
     done
-    gfs_cli volume create "$GFS_VOL" "${brick_args[@]}" force >>"$LOG" 2>&1 ||
+    local replica_args=()
+    ((${REPLICA:-1} >= 2)) && replica_args=(replica "$REPLICA")
+    gfs_cli volume create "$GFS_VOL" "${replica_args[@]}" "${brick_args[@]}" \
+        force >>"$LOG" 2>&1 ||
         { say "GlusterFS: volume create failed (see $LOG)"; return 1; }
     GFS_CREATED=1
     gfs_cli volume start "$GFS_VOL" >>"$LOG" 2>&1 ||
