@@ -279,6 +279,7 @@ main(int argc, char **argv)
             .n_bricks = run.opts.n_heal_bricks,
             .n_threads = run.opts.heal_threads,
             .interval_s = run.opts.heal_interval,
+            .dump_dir = run.opts.dump_dir,
             .ready = &run.dmn,
         };
 

@@ -15,7 +15,10 @@
  * work (a heal can make more: a directory's entries), else after the
  * interval; the index is read again each time, so an object healed
  * meanwhile by a client's access is not visited.
- * Threads: the main thread serves SIGTERM/SIGINT (sigtimedwait) and
+ * Signals: TERM/INT stop after the heals in flight; USR2 (`volume heal
+ * VOL`) starts a round now; USR1 writes a statedump (replicate's heal
+ * counters are in it).
+ * Threads: the main thread serves the signals (sigtimedwait) and
  * writes the progress file once a second; one round thread; n_threads
  * workers. run->lock guards the job list, the counters and the state.
  */
@@ -51,6 +54,8 @@ struct heal_run {
     size_t busy;               /* jobs being healed */
     bool is_exit;              /* workers leave */
     atomic_bool stop;          /* SIGTERM/SIGINT seen */
+    bool is_kicked;            /* SIGUSR2: a round now, not after the
+                                  interval */
     uint64_t round_healed;     /* healed in the running round */
     struct fsd_heal_state st;  /* under lock */
     struct fsd_heal_rate rate; /* main thread only */
@@ -238,10 +243,11 @@ heal_sleep(struct heal_run *run, unsigned seconds)
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += seconds;
     pthread_mutex_lock(&run->lock);
-    while (!atomic_load(&run->stop)
+    while (!atomic_load(&run->stop) && !run->is_kicked
            && pthread_cond_timedwait(&run->cond, &run->lock, &until)
               != ETIMEDOUT)
         ;
+    run->is_kicked = false;
     pthread_mutex_unlock(&run->lock);
 }
 
@@ -387,6 +393,21 @@ fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
             atomic_store(&run->stop, true);
             pthread_cond_broadcast(&run->cond);
             pthread_mutex_unlock(&run->lock);
+        } else if (sig == SIGUSR2) {
+            pthread_mutex_lock(&run->lock);
+            run->is_kicked = true;
+            pthread_cond_broadcast(&run->cond);
+            pthread_mutex_unlock(&run->lock);
+        } else if (sig == SIGUSR1 && conf->dump_dir != NULL) {
+            char path[4096];
+            int rc = fsd_statedump(conf->dump_dir, path, sizeof(path));
+
+            if (rc == 0)
+                vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "statedump written to "
+                        "%s", path);
+            else
+                vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "statedump to %s: %s",
+                        path, strerror(-rc));
         }
         heal_state_flush(run);
     }

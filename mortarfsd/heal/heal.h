@@ -135,11 +135,12 @@ struct fsd_heal_conf {
     size_t n_bricks;
     unsigned n_threads;                     /* objects healed at once */
     unsigned interval_s;                    /* between index reads */
+    const char *dump_dir;                   /* statedumps (USR1), or NULL */
     struct fsd_daemon *ready;               /* told once running */
 };
 
-/* Heals until SIGTERM/SIGINT (sigs blocked, served here). Returns an
- * FSD_EXIT_ status. */
+/* Heals until SIGTERM/SIGINT (sigs blocked, served here: USR2 starts a
+ * round now, USR1 writes a statedump). Returns an FSD_EXIT_ status. */
 int fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
                  const sigset_t *sigs);
 
