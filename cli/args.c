@@ -210,6 +210,17 @@ cli_confirm_question(const struct cli_args *args)
     if (strcmp(args->cmd[1], "stop") == 0)
         return "Stopping volume will make its data inaccessible. Do you "
                "want to continue? (y/n) ";
+    /* GlusterFS asks before a replica 2 volume (split-brain). */
+    for (int i = 3; strcmp(args->cmd[1], "create") == 0 &&
+                       i + 1 < args->n_cmd &&
+                       strchr(args->cmd[i], ':') == NULL; i++)
+        if (strcmp(args->cmd[i], "replica") == 0 &&
+            strcmp(args->cmd[i + 1], "2") == 0)
+            return "Replica 2 volumes are prone to split-brain. Use "
+                   "Arbiter or Replica 3 to avoid this. See: "
+                   "http://docs.gluster.org/en/latest/Administrator%20Guide/"
+                   "Split%20brain%20and%20ways%20to%20deal%20with%20it/.\n"
+                   "Do you still want to continue?\n (y/n) ";
     if (strcmp(args->cmd[1], "delete") == 0)
         return "Deleting volume will erase all information about the "
                "volume. Do you want to continue? (y/n) ";

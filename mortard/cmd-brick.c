@@ -2,6 +2,9 @@
 /*
  * cmd-brick: `volume add-brick VOL BRICK... [force]` and
  * `volume remove-brick VOL BRICK... start|status|stop|commit|force`.
+ * Replicated volumes gain and lose whole replica sets (`replica N`, if
+ * given, must be the volume's count: changing it is not supported yet);
+ * a remove-brick must list every brick of each set it touches.
  *
  * add-brick validates like create, appends the bricks (new ids, never
  * reused), saves (the client volfile gains the subvolumes; watching
@@ -31,9 +34,10 @@
 
 #include "mortard.h"
 
-#define MD_USAGE_ADD "volume add-brick <VOLNAME> <NEW-BRICK> ... [force]"
-#define MD_USAGE_REMOVE "volume remove-brick <VOLNAME> <BRICK> ... " \
-                        "<start|stop|status|commit|force>"
+#define MD_USAGE_ADD "volume add-brick <VOLNAME> [replica <COUNT>] " \
+                     "<NEW-BRICK> ... [force]"
+#define MD_USAGE_REMOVE "volume remove-brick <VOLNAME> [replica <COUNT>] " \
+                        "<BRICK> ... <start|stop|status|commit|force>"
 
 
 void
@@ -150,33 +154,55 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
 {
     struct md_volume *vol;
     struct md_brick *nb;
+    struct md_brick_args ba;
     char **hosts = NULL, **paths = NULL;
     const char *busy;
     bool force = false;
-    unsigned old_next;
+    unsigned old_next, rep;
     size_t old_n, n;
     vl_gfid_t id;
     vl_err_t err = {.msg = ""};
     int rc;
 
-    if (argc > 3 && strcmp(argv[argc - 1], "force") == 0) {
-        force = true;
-        argc--;
-    }
     if (argc < 4) {
         md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s", MD_USAGE_ADD);
         return;
     }
+    rc = md_brick_args_parse(argc, argv, 3, false, &ba, &err);
+    if (rc != 0 && ba.is_usage && err.msg[0] == '\0') {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s", MD_USAGE_ADD);
+        return;
+    }
+    if (rc != 0) {
+        md_result_fail(r, ba.is_usage ? MD_EXIT_USAGE : MD_EXIT_FAIL, -rc,
+                       "volume add-brick: failed: %s", err.msg);
+        return;
+    }
+    force = ba.is_force;
     vol = md_volume_find(st, argv[2]);
     if (vol == NULL) {
         md_result_fail(r, MD_EXIT_FAIL, ENOENT, "volume add-brick: failed: "
                        "Volume %s does not exist", argv[2]);
         return;
     }
-    if (strchr(argv[3], ':') == NULL) {
+    rep = md_vol_replica(vol);
+    if (ba.replica != 0 && ba.replica < rep) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume add-brick: failed: "
+                       "Incorrect replica count (%u) supplied. Volume "
+                       "already has (%u)", ba.replica, rep);
+        return;
+    }
+    if (ba.replica > rep) {
         md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
-                       "'%s': only distribute volumes exist (replica, "
-                       "disperse and arbiter are not built yet)", argv[3]);
+                       "raising the replica count of volume %s from %u to "
+                       "%u is not supported yet (add whole sets of %u)",
+                       vol->name, rep, ba.replica, rep);
+        return;
+    }
+    if (ba.n_bricks % (int)rep != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume add-brick: failed: "
+                       "Incorrect number of bricks supplied %d with count "
+                       "%u", ba.n_bricks, rep);
         return;
     }
     busy = md_vol_busy(st, vol);
@@ -190,12 +216,13 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                        "Volume %s has a bad id", vol->name);
         return;
     }
-    n = (size_t)(argc - 3);
-    if (vol->n_bricks + n > MD_DIST_BRICKS_MAX) {
+    n = (size_t)ba.n_bricks;
+    if ((vol->n_bricks + n) / rep > MD_DIST_BRICKS_MAX) {
         md_result_fail(r, MD_EXIT_FAIL, E2BIG, "volume add-brick: failed: "
                        "Volume %s has %zu bricks; %zu more would pass the "
-                       "limit of %d", vol->name, vol->n_bricks, n,
-                       MD_DIST_BRICKS_MAX);
+                       "limit of %d %s", vol->name, vol->n_bricks, n,
+                       MD_DIST_BRICKS_MAX, rep > 1 ? "replica sets" :
+                       "bricks");
         return;
     }
     hosts = calloc(n, sizeof(*hosts));
@@ -208,8 +235,10 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                        "out of memory");
         goto out;
     }
-    rc = md_check_new_bricks(st, argv + 3, (int)n, force, hosts, paths,
-                             &err);
+    rc = md_check_new_bricks(st, argv + ba.first, (int)n, force, hosts,
+                             paths, &err);
+    if (rc == 0)
+        rc = md_check_sets_spread(st, hosts, paths, n, rep, force, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume add-brick: failed: %s",
                        err.msg);
@@ -217,6 +246,9 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
     }
     old_n = vol->n_bricks;
     old_next = vol->next_brick;
+    /* A new set's ids start at a multiple of the count: its name
+     * (replica.c) is derived from them. */
+    vol->next_brick += (rep - vol->next_brick % rep) % rep;
     nb = &vol->bricks[old_n];
     memset(nb, 0, n * sizeof(*nb));
     rc = md_bricks_fill(st, vol, nb, hosts, paths, n, &err);
@@ -309,6 +341,35 @@ md_remove_find(struct md_state *st, struct md_volume *vol,
         vl_err_set(err, "Deleting all the bricks of the volume is not "
                    "allowed (use volume delete)");
         return -EINVAL;
+    }
+    return 0;
+}
+
+
+/* A replicated volume loses whole sets only: every brick of each set
+ * that one of idx[0..n) is in is listed (GlusterFS's messages). */
+static int
+md_remove_whole_sets(const struct md_volume *vol, const size_t *idx,
+                     size_t n, vl_err_t *err)
+{
+    unsigned rep = md_vol_replica(vol);
+
+    if (rep == 1)
+        return 0;
+    if (n % rep != 0) {
+        vl_err_set(err, "Remove brick incorrect brick count of %zu for "
+                   "replica %u", n, rep);
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t set = idx[i] / rep, n_listed = 0;
+
+        for (size_t j = 0; j < n; j++)
+            n_listed += idx[j] / rep == set;
+        if (n_listed != rep) {
+            vl_err_set(err, "Bricks not from same subvol for replica");
+            return -EINVAL;
+        }
     }
     return 0;
 }
@@ -480,6 +541,8 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
     struct md_volume *vol;
     const char *op = argc > 0 ? argv[argc - 1] : "", *busy;
     bool is_commit_force = false;
+    unsigned rep;
+    int first = 3;
     size_t n, *idx = NULL;
     vl_err_t err = {.msg = ""};
     bool is_op = false;
@@ -505,14 +568,35 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
     }
     if (is_commit_force)
         op = "force";
-    n = (size_t)(argc - 4);
+    rep = md_vol_replica(vol);
+    if (strcmp(argv[3], "replica") == 0) {
+        char *end;
+        unsigned long want = strtoul(argv[4], &end, 10);
+
+        if (argc < 7 || *end != '\0' || end == argv[4]) {
+            md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s",
+                           MD_USAGE_REMOVE);
+            return;
+        }
+        if (want != rep) {
+            md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume remove-brick "
+                           "%s: failed: changing the replica count of "
+                           "volume %s (%u) is not supported yet: remove "
+                           "whole replica sets", op, vol->name, rep);
+            return;
+        }
+        first = 5;
+    }
+    n = (size_t)(argc - 1 - first);
     idx = calloc(n, sizeof(*idx));
     if (idx == NULL) {
         md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume remove-brick %s: "
                        "failed: out of memory", op);
         return;
     }
-    rc = md_remove_find(st, vol, argv + 3, n, idx, &err);
+    rc = md_remove_find(st, vol, argv + first, n, idx, &err);
+    if (rc == 0)
+        rc = md_remove_whole_sets(vol, idx, n, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick %s: "
                        "failed: %s", op, err.msg);

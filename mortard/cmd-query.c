@@ -32,19 +32,38 @@ static void
 md_info_one(struct md_volume *vol, struct md_result *r, struct md_node *vl)
 {
     struct md_node *v = md_node_add(vl, "volume", NULL);
+    unsigned rep = md_vol_replica(vol);
     struct md_node *bl, *ol;
 
-    md_sbuf_printf(&r->text, "\nVolume Name: %s\nType: Distribute\n"
-                   "Volume ID: %s\nStatus: %s\nSnapshot Count: 0\n"
-                   "Number of Bricks: %zu\nTransport-type: %s\nBricks:\n",
-                   vol->name, vol->id, md_vol_status_name(vol->status),
-                   vol->n_bricks, vol->transport);
+    md_sbuf_printf(&r->text, "\nVolume Name: %s\nType: %s\n"
+                   "Volume ID: %s\nStatus: %s\nSnapshot Count: 0\n",
+                   vol->name, md_vol_type_str(vol), vol->id,
+                   md_vol_status_name(vol->status));
+    /* GlusterFS: "N" for plain distribute, "sets x copies = bricks"
+     * for the replicated types. */
+    if (rep > 1)
+        md_sbuf_printf(&r->text, "Number of Bricks: %zu x %u = %zu\n",
+                       md_vol_n_sets(vol), rep, vol->n_bricks);
+    else
+        md_sbuf_printf(&r->text, "Number of Bricks: %zu\n",
+                       vol->n_bricks);
+    md_sbuf_printf(&r->text, "Transport-type: %s\nBricks:\n",
+                   vol->transport);
     md_node_add(v, "name", vol->name);
     md_node_add(v, "id", vol->id);
     md_node_addf(v, "status", "%d", (int)vol->status);
     md_node_add(v, "statusStr", md_vol_status_name(vol->status));
-    md_node_add(v, "typeStr", "Distribute");
+    md_node_add(v, "snapshotCount", "0");
     md_node_addf(v, "brickCount", "%zu", vol->n_bricks);
+    /* GlusterFS's distCount is the bricks per distribute child (its
+     * dist_leaf_count), not the number of children. */
+    md_node_addf(v, "distCount", "%u", rep);
+    md_node_addf(v, "replicaCount", "%u", rep);
+    md_node_add(v, "arbiterCount", "0");
+    md_node_add(v, "disperseCount", "0");
+    md_node_add(v, "redundancyCount", "0");
+    md_node_addf(v, "type", "%d", md_vol_type_num(vol));
+    md_node_add(v, "typeStr", md_vol_type_str(vol));
     md_node_add(v, "transport", "0");
     md_node_addf(v, "version", "%llu", (unsigned long long)vol->version);
     bl = md_node_add(v, "bricks", NULL);
@@ -60,6 +79,10 @@ md_info_one(struct md_volume *vol, struct md_result *r, struct md_node *vl)
         md_node_add(bn, "hostname", b->host);
         md_node_add(bn, "path", b->path);
         md_node_addf(bn, "port", "%u", b->port);
+        md_node_add(bn, "isArbiter", "0");
+        /* Which replica set (distribute child) the brick is in, counted
+         * in brick order. */
+        md_node_addf(bn, "replicaSet", "%zu", i / rep);
     }
     md_node_addf(v, "optCount", "%zu", vol->n_opts);
     ol = md_node_add(v, "options", NULL);

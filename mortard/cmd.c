@@ -21,8 +21,15 @@
 
 #include "mortard.h"
 
-#define MD_USAGE_CREATE "volume create <NEW-VOLNAME> [transport tcp] " \
-                        "<NEW-BRICK> [force]"
+#define MD_USAGE_CREATE "volume create <NEW-VOLNAME> [replica <COUNT>] " \
+                        "[transport tcp] <NEW-BRICK> ... [force]"
+
+/* GlusterFS's warning for replica 2 (its CLI asks before creating; ours
+ * asks too on a terminal, cli/args.c, and mortard prints it). */
+#define MD_REPLICA2_WARNING "Replica 2 volumes are prone to split-brain. " \
+    "Use Arbiter or Replica 3 to avoid this. See: " \
+    "http://docs.gluster.org/en/latest/Administrator%20Guide/" \
+    "Split%20brain%20and%20ways%20to%20deal%20with%20it/."
 
 
 static void
@@ -32,63 +39,75 @@ md_usage(struct md_result *r, const char *usage)
 }
 
 
+/* The bricks' sets (replica > 1) each span servers, unless force. */
+int
+md_check_sets_spread(struct md_state *st, char **hosts, char **paths,
+                     size_t n, unsigned replica, bool force, vl_err_t *err)
+{
+    bool *is_local;
+    int rc;
+
+    if (force || replica < 2)
+        return 0;
+    is_local = calloc(n + 1, sizeof(*is_local));
+    if (is_local == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct md_brick tmp = {.host = hosts[i], .path = paths[i]};
+
+        is_local[i] = md_brick_is_local(st, &tmp);
+    }
+    rc = md_replica_same_server(hosts, is_local, n, replica, err);
+    free(is_local);
+    return rc;
+}
+
+
 static void
 md_cmd_create(struct md_state *st, int argc, char **argv,
               struct md_result *r)
 {
     const char *name;
-    bool force = false;
+    struct md_brick_args ba;
     char **hosts = NULL, **paths = NULL;
     struct md_volume *vol = NULL;
     vl_gfid_t id;
     vl_err_t err = {.msg = ""};
-    int first, n_bricks, rc;
+    int n_bricks, rc;
 
     if (argc < 4) {
         md_usage(r, MD_USAGE_CREATE);
         return;
     }
     name = argv[2];
-    first = 3;
-    if (argc > 1 && strcmp(argv[argc - 1], "force") == 0) {
-        force = true;
-        argc--;
-    }
-    for (int i = first; i < argc && strchr(argv[i], ':') == NULL; i++) {
-        if (strcmp(argv[i], "replica") == 0 ||
-            strcmp(argv[i], "disperse") == 0 ||
-            strcmp(argv[i], "disperse-data") == 0 ||
-            strcmp(argv[i], "redundancy") == 0 ||
-            strcmp(argv[i], "arbiter") == 0 ||
-            strcmp(argv[i], "thin-arbiter") == 0) {
-            md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: %s: "
-                           "failed: %s volumes need cluster translators "
-                           "that are not built yet", name, argv[i]);
-            return;
-        }
-        if (strcmp(argv[i], "transport") == 0 && i + 1 < argc) {
-            if (strcmp(argv[i + 1], "tcp") != 0) {
-                md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume create: "
-                               "%s: failed: transport %s is not supported "
-                               "(only tcp)", name, argv[i + 1]);
-                return;
-            }
-            first = i + 2;
-            i++;
-            continue;
-        }
+    rc = md_brick_args_parse(argc, argv, 3, true, &ba, &err);
+    if (rc != 0 && ba.is_usage && err.msg[0] == '\0') {
         md_usage(r, MD_USAGE_CREATE);
         return;
     }
-    n_bricks = argc - first;
-    if (n_bricks <= 0) {
-        md_usage(r, MD_USAGE_CREATE);
+    if (rc != 0 && ba.is_usage) {
+        md_result_fail(r, MD_EXIT_USAGE, -rc, "%s", err.msg);
         return;
     }
-    if (n_bricks > MD_DIST_BRICKS_MAX) {
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: "
+                       "%s", name, err.msg);
+        return;
+    }
+    n_bricks = ba.n_bricks;
+    if (ba.replica > 1 && n_bricks % (int)ba.replica != 0) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "number of bricks is not "
+                       "a multiple of replica count");
+        return;
+    }
+    if (n_bricks > MD_DIST_BRICKS_MAX * (int)(ba.replica > 1 ? ba.replica
+                                                              : 1)) {
         md_result_fail(r, MD_EXIT_FAIL, E2BIG, "volume create: %s: failed: "
-                       "%d bricks; a volume has at most %d", name, n_bricks,
-                       MD_DIST_BRICKS_MAX);
+                       "%d bricks; a volume has at most %d %s", name,
+                       n_bricks, MD_DIST_BRICKS_MAX,
+                       ba.replica > 1 ? "replica sets" : "bricks");
         return;
     }
     if (md_check_volname(name, &err) != 0) {
@@ -111,8 +130,11 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
                        "out of memory", name);
         goto out;
     }
-    rc = md_check_new_bricks(st, argv + first, n_bricks, force, hosts, paths,
-                             &err);
+    rc = md_check_new_bricks(st, argv + ba.first, n_bricks, ba.is_force,
+                             hosts, paths, &err);
+    if (rc == 0)
+        rc = md_check_sets_spread(st, hosts, paths, (size_t)n_bricks,
+                                  ba.replica, ba.is_force, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume create: %s: failed: %s",
                        name, err.msg);
@@ -126,6 +148,7 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     vol->status = MD_VOL_CREATED;
     snprintf(vol->transport, sizeof(vol->transport), "tcp");
     vol->n_bricks = (size_t)n_bricks;
+    vol->replica_count = ba.replica > 1 ? ba.replica : 1;
     rc = md_bricks_fill(st, vol, vol->bricks, hosts, paths,
                         (size_t)n_bricks, &err);
     /* Commit: the brick directories and their volume id, then the
@@ -145,11 +168,15 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
         goto out;
     }
     md_volume_link(st, vol);
-    vol = NULL;
+    if (ba.replica == 2)
+        md_sbuf_printf(&r->text, "%s\n", MD_REPLICA2_WARNING);
     md_sbuf_printf(&r->text, "volume create: %s: success: please start the "
                    "volume to access data\n", name);
     md_node_add(r->root, "volCreate", NULL);
     md_node_add(r->root->last, "volname", name);
+    if (ba.replica == 2)
+        md_node_add(r->root->last, "warning", MD_REPLICA2_WARNING);
+    vol = NULL;
 
 out:
     md_volume_free(vol);
@@ -395,10 +422,11 @@ enum md_change {
 static enum md_change
 md_change_of(const vl_xlator_class_t *cls, const vl_option_t *opt)
 {
-    /* client.*, cluster.* (distribute) and diagnostics.* live in the
-     * client volfile only. */
+    /* client.*, cluster.* (distribute), replicate.* and diagnostics.*
+     * live in the client volfile only. */
     if (strcmp(cls->prefix, "client") == 0 ||
         strcmp(cls->prefix, "cluster") == 0 ||
+        strcmp(cls->prefix, "replicate") == 0 ||
         strcmp(cls->prefix, "diagnostics") == 0)
         return MD_CHANGE_CLIENT;
     return (opt->flags & VL_OPT_LIVE) ? MD_CHANGE_LIVE : MD_CHANGE_RESTART;

@@ -23,6 +23,8 @@
  *             report), stop, status from its state file
  * rebal-peer.c every node's view of a task, stop on another node
  * rebal-handoff.c a start that goes on from a peer's unfinished run
+ * replica.c   replicated volumes: create/add-brick words, replica sets,
+ *             set names, volume types
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -47,6 +49,9 @@
 /* Bricks of one volume: cluster/distribute takes at most this many
  * subvolumes (its DIST_MAX_SUBVOLS; volgen.c checks they agree). */
 #define MD_DIST_BRICKS_MAX 256
+/* Copies of a replicated volume: cluster/replicate takes at most this
+ * many children (its REP_MAX_CHILDREN; volgen.c checks they agree). */
+#define MD_REPLICA_MAX 16
 #define MD_DEFAULT_STATE_DIR "/var/lib/mortar"
 #define MD_DEFAULT_RUN_DIR "/run/mortar"
 #define MD_DEFAULT_LOG_DIR "/var/log/mortar"
@@ -81,8 +86,11 @@ struct md_volume {
     enum md_vol_status status;
     uint64_t version;              /* bumped by every change */
     char transport[8];             /* "tcp" */
-    struct md_brick *bricks;       /* owned array */
+    struct md_brick *bricks;       /* owned array; with replica_count R
+                                    * > 1, sets of R consecutive bricks */
     size_t n_bricks;
+    unsigned replica_count;        /* copies of every file (bricks per
+                                    * set); 0 or 1: plain distribute */
     struct vl_kv *opts;            /* owned; canonical key -> value */
     size_t n_opts;
     unsigned next_brick;           /* N of the next "brick<N>" id: ids are
@@ -185,6 +193,42 @@ int md_option_resolve(const char *key, const char *value,
                       const vl_xlator_class_t **cls,
                       const vl_option_t **opt, char *canon, size_t len,
                       vl_err_t *err);
+
+/* ---- replica.c ---- */
+/* The words of `volume create NAME ...` (first = 3, is_create) or
+ * `volume add-brick VOL ...` (first = 3) before the bricks. */
+struct md_brick_args {
+    unsigned replica; /* replica N given (2..MD_REPLICA_MAX), else 0 */
+    int first;        /* argv index of the first brick */
+    int n_bricks;     /* bricks given */
+    bool is_force;    /* ends with force */
+    bool is_usage;    /* on failure: a grammar error (exit 2) */
+};
+/* 0, or -EINVAL (bad words; is_usage; err->msg empty when only the
+ * usage applies), -ENOTSUP (arbiter, disperse, another transport) with
+ * err set. Does not check the brick count
+ * against the replica count. */
+int md_brick_args_parse(int argc, char **argv, int first, bool is_create,
+                        struct md_brick_args *out, vl_err_t *err);
+/* Two bricks of one set (n bricks in sets of replica) on one server
+ * (same host name, or both this node): -EPERM with GlusterFS's message. */
+int md_replica_same_server(char *const *hosts, const bool *is_local,
+                           size_t n, unsigned replica, vl_err_t *err);
+/* Bricks per set (1 for a plain distribute volume). */
+unsigned md_vol_replica(const struct md_volume *vol);
+/* Replica sets (distribute's children). */
+size_t md_vol_n_sets(const struct md_volume *vol);
+/* The set's stable number m (its bricks are brick<m*R>..). */
+unsigned md_vol_set_num(const struct md_volume *vol, size_t set);
+/* "<vol>-replicate-<m>", the set's cluster/replicate. */
+void md_vol_set_name(const struct md_volume *vol, size_t set, char *buf,
+                     size_t len);
+/* The bricks form whole sets with the ids set names rely on. */
+int md_vol_sets_check(const struct md_volume *vol, vl_err_t *err);
+/* GlusterFS's type: "Distribute", "Replicate", "Distributed-Replicate"
+ * and its number in XML (0, 2, 7). */
+const char *md_vol_type_str(const struct md_volume *vol);
+int md_vol_type_num(const struct md_volume *vol);
 
 /* ---- volgen.c ---- */
 /* Name clients ask the brick for (the volume under protocol/server). */
@@ -396,6 +440,11 @@ int md_bricks_stamp(struct md_state *st, struct md_brick *bricks, size_t n,
                     const vl_gfid_t *id, vl_err_t *err);
 void md_bricks_unstamp(struct md_state *st, struct md_brick *bricks,
                        size_t n);
+/* cmd.c: unless force, no two of the n new bricks (in sets of replica)
+ * share a server (GlusterFS's message). */
+int md_check_sets_spread(struct md_state *st, char **hosts, char **paths,
+                         size_t n, unsigned replica, bool force,
+                         vl_err_t *err);
 /* Moves hosts/paths (checked) into nb[0..n) with new ids and ports. */
 int md_bricks_fill(struct md_state *st, struct md_volume *vol,
                    struct md_brick *nb, char **hosts, char **paths,

@@ -911,10 +911,11 @@ md_cmd_rebalance(struct md_state *st, int argc, char **argv,
                        "rebalance", vol->name, vol->name);
         return;
     }
-    if (vol->n_bricks < 2) {
+    if (md_vol_n_sets(vol) < 2) {
         md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume rebalance: %s: "
                        "failed: Volume %s is not a distribute volume (one "
-                       "brick)", vol->name, vol->name);
+                       "%s)", vol->name, vol->name,
+                       md_vol_replica(vol) > 1 ? "replica set" : "brick");
         return;
     }
     if (md_rebal_pid(st, vol, false) != 0) {

@@ -3,9 +3,11 @@
  * store: mortard's on-disk state under --state-dir.
  *
  *   mortard.info          node-id=UUID, version=N (store-wide version)
- *   vols/NAME/info        id, name, type, status, version, transport,
- *                         next-brick and brick.N.{host,path,port,id,
- *                         decommissioned}
+ *   vols/NAME/info        id, name, type (distribute or replicate),
+ *                         replica-count (replicate only; a store
+ *                         without it is plain distribute), status,
+ *                         version, transport, next-brick and
+ *                         brick.N.{host,path,port,id,decommissioned}
  *   vols/NAME/options     canonical key=value of what `volume set` changed
  *   vols/NAME/BRICK.vol   generated volfiles; client.vol (brick and client)
  *
@@ -343,12 +345,20 @@ md_parse_u64(const char *s, uint64_t max, uint64_t *out)
 }
 
 
+/* An info file being parsed. */
+struct md_info_parse {
+    struct md_volume *vol;    /* borrowed; being filled */
+    bool is_type_replicate;   /* type=replicate was read */
+};
+
+
 /* One line of an info file. */
 static int
 md_info_cb(const char *key, const char *value, int line, void *arg,
            vl_err_t *err)
 {
-    struct md_volume *vol = arg;
+    struct md_info_parse *ip = arg;
+    struct md_volume *vol = ip->vol;
     uint64_t n;
     vl_gfid_t g;
 
@@ -364,8 +374,14 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
             return -EINVAL;
         }
     } else if (strcmp(key, "type") == 0) {
-        if (strcmp(value, "distribute") != 0)
+        if (strcmp(value, "replicate") == 0)
+            ip->is_type_replicate = true;
+        else if (strcmp(value, "distribute") != 0)
             goto bad;
+    } else if (strcmp(key, "replica-count") == 0) {
+        if (md_parse_u64(value, MD_REPLICA_MAX, &n) != 0 || n < 2)
+            goto bad;
+        vol->replica_count = (unsigned)n;
     } else if (strcmp(key, "status") == 0) {
         if (strcmp(value, "created") == 0)
             vol->status = MD_VOL_CREATED;
@@ -464,6 +480,7 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
                vl_err_t *err)
 {
     struct md_volume *vol = calloc(1, sizeof(*vol));
+    struct md_info_parse ip = {.vol = vol};
     char path[4096];
     char *text = NULL;
     int rc;
@@ -477,7 +494,7 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
         vl_err_set(err, "%s: %s", path, strerror(-rc));
         goto fail;
     }
-    rc = md_kv_parse(text, path, md_info_cb, vol, err);
+    rc = md_kv_parse(text, path, md_info_cb, &ip, err);
     free(text);
     text = NULL;
     if (rc != 0)
@@ -489,6 +506,14 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
                    path);
         goto fail;
     }
+    if (ip.is_type_replicate != (vol->replica_count > 1)) {
+        vl_err_set(err, "%s: type %s needs replica-count %s", path,
+                   ip.is_type_replicate ? "replicate" : "distribute",
+                   ip.is_type_replicate ? "2 or more" : "absent");
+        goto fail;
+    }
+    if (vol->replica_count == 0)
+        vol->replica_count = 1;
     for (size_t i = 0; i < vol->n_bricks; i++) {
         struct md_brick *b = &vol->bricks[i];
 
@@ -510,6 +535,12 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
             if (k >= vol->next_brick && k < UINT32_MAX)
                 vol->next_brick = (unsigned)k + 1;
         }
+    }
+    if (md_vol_sets_check(vol, err) != 0) {
+        vl_err_t inner = *err;
+
+        vl_err_set(err, "%s: %s", path, inner.msg);
+        goto fail;
     }
     snprintf(path, sizeof(path), "%s/options", dir);
     rc = md_read_file(path, &text, NULL);
@@ -678,14 +709,19 @@ static int
 md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
 {
     md_sbuf_printf(sb, "# mortard volume info: do not edit while mortard "
-                   "runs\nid=%s\nname=%s\ntype=distribute\nstatus=%s\n"
+                   "runs\nid=%s\nname=%s\ntype=%s\nstatus=%s\n"
                    "version=%" PRIu64 "\ntransport=%s\nnext-brick=%u\n"
                    "brick-count=%zu\n", vol->id, vol->name,
+                   md_vol_replica(vol) > 1 ? "replicate" : "distribute",
                    vol->status == MD_VOL_STARTED   ? "started"
                    : vol->status == MD_VOL_STOPPED ? "stopped"
                                                    : "created",
                    vol->version, vol->transport, vol->next_brick,
                    vol->n_bricks);
+    /* Only replicated volumes write the key: a plain distribute volume's
+     * info stays what older mortards read. */
+    if (md_vol_replica(vol) > 1)
+        md_sbuf_printf(sb, "replica-count=%u\n", vol->replica_count);
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
 

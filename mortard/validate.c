@@ -320,6 +320,7 @@ md_check_new_bricks(struct md_state *st, char *const *args, int n,
 static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
     "protocol/server", "protocol/client", "cluster/distribute",
+    "cluster/replicate",
     "performance/write-behind", "performance/quick-read",
     "performance/nl-cache", "features/upcall", NULL,
 };

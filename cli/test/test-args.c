@@ -86,6 +86,31 @@ test_env_socket_and_remote(void **state)
 
 
 static void
+test_replica2_question(void **state)
+{
+    char *two[] = {"mortar", "volume", "create", "v", "replica", "2",
+                   "h:/b1", "g:/b2", NULL};
+    char *three[] = {"mortar", "volume", "create", "v", "replica", "3",
+                     "h:/b1", "g:/b2", "f:/b3", NULL};
+    char *plain[] = {"mortar", "volume", "create", "v", "h:/replica",
+                     "h:/2", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(two), two, &a, &err), 0);
+    assert_non_null(strstr(cli_confirm_question(&a), "split-brain"));
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(three), three, &a, &err), 0);
+    assert_null(cli_confirm_question(&a));
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(plain), plain, &a, &err), 0);
+    assert_null(cli_confirm_question(&a));
+    cli_args_clear(&a);
+}
+
+
+static void
 test_remove_brick_questions(void **state)
 {
     char *force[] = {"mortar", "volume", "remove-brick", "v", "h:/b",
@@ -222,6 +247,7 @@ main(void)
         cmocka_unit_test(test_env_socket_and_remote),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_remove_brick_questions),
+        cmocka_unit_test(test_replica2_question),
         cmocka_unit_test(test_help_version),
         cmocka_unit_test(test_addr_parse),
         cmocka_unit_test(test_connect_refused),
