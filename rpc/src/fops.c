@@ -42,6 +42,7 @@ static const struct vrpc_fop_desc fop_descs[VL_FOP_COUNT] = {
     D(COPY_FILE_RANGE, mrt_copy_file_range_args, COUNT),
     D(LSEEK, mrt_lseek_args, LSEEK),
     D(XATTROP, mrt_xattrop_args, XATTROP),
+    D(RCHECKSUM, mrt_rchecksum_args, RCHECKSUM),
 };
 
 static const xdrproc_t rsp_xdr[] = {
@@ -60,6 +61,7 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_LOOKUP] = (xdrproc_t)xdr_mrt_lookup_rsp,
     [VRPC_RSP_OPENDIR] = (xdrproc_t)xdr_mrt_opendir_rsp,
     [VRPC_RSP_XATTROP] = (xdrproc_t)xdr_mrt_xattrop_rsp,
+    [VRPC_RSP_RCHECKSUM] = (xdrproc_t)xdr_mrt_rchecksum_rsp,
 };
 
 

@@ -280,6 +280,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_LOOKUP,   /* mrt_lookup_rsp (content may follow) */
     VRPC_RSP_OPENDIR,  /* mrt_opendir_rsp (listing's content may follow) */
     VRPC_RSP_XATTROP,  /* mrt_xattrop_rsp */
+    VRPC_RSP_RCHECKSUM, /* mrt_rchecksum_rsp */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -299,6 +300,7 @@ union vrpc_fop_rsp {
     mrt_lookup_rsp lookup;
     mrt_opendir_rsp opendir;
     mrt_xattrop_rsp xattrop;
+    mrt_rchecksum_rsp rchecksum;
 };
 
 union vrpc_fop_wargs {
@@ -332,6 +334,7 @@ union vrpc_fop_wargs {
     mrt_copy_file_range_args copy_file_range;
     mrt_lseek_args lseek;
     mrt_xattrop_args xattrop;
+    mrt_rchecksum_args rchecksum;
 };
 
 struct vrpc_fop_desc {

@@ -130,6 +130,9 @@ static mrt_getxattr_rsp r_getxattr;
 static mrt_lk_rsp r_lk;
 static mrt_lseek_rsp r_lseek;
 static mrt_xattrop_rsp r_xattrop;
+static mrt_rchecksum_args v_rchecksum;
+static mrt_rchecksum_rsp r_rchecksum;
+static mrt_rchecksum_block rck_blocks[3];
 static mrt_dirent dents[3];
 
 #define RT(t, v) {#t, (xdrproc_t)xdr_##t, &(v), sizeof(t)}
@@ -167,6 +170,7 @@ static const struct rt rts[] = {
     RT(mrt_copy_file_range_args, v_cfr),
     RT(mrt_lseek_args, v_lseek),
     RT(mrt_xattrop_args, v_xattrop),
+    RT(mrt_rchecksum_args, v_rchecksum),
     RT(mrt_status_rsp, r_status),
     RT(mrt_iatt_rsp, r_iatt),
     RT(mrt_fd_rsp, r_fd),
@@ -180,6 +184,7 @@ static const struct rt rts[] = {
     RT(mrt_lk_rsp, r_lk),
     RT(mrt_lseek_rsp, r_lseek),
     RT(mrt_xattrop_rsp, r_xattrop),
+    RT(mrt_rchecksum_rsp, r_rchecksum),
 };
 
 
@@ -288,6 +293,18 @@ fill_all(void **state)
     v_xattrop.keys.keys_val = xo_keys;
     r_xattrop.values.values_val = xo_val;
     r_xattrop.values.values_len = sizeof(xo_val);
+    v_rchecksum = (mrt_rchecksum_args){.fd = 13, .offset = 65536,
+                                       .len = 200000, .block_size = 65536};
+    for (int i = 0; i < 3; i++) {
+        rck_blocks[i].flags = (unsigned)i;
+        rck_blocks[i].len = i < 2 ? 65536 : 3392;
+        for (int k = 0; k < MRT_RCHECKSUM_DIGEST_LEN; k++)
+            rck_blocks[i].digest[k] = (char)(i * 32 + k);
+    }
+    r_rchecksum.status = 0;
+    fill_iatt(&r_rchecksum.iatt, 46);
+    r_rchecksum.blocks.blocks_len = 3;
+    r_rchecksum.blocks.blocks_val = rck_blocks;
     r_status.status = -13;
     r_iatt.status = 0;
     fill_iatt(&r_iatt.iatt, 26);
@@ -524,6 +541,54 @@ test_xattrop_bounds(void **state)
 }
 
 
+/* RCHECKSUM's reply holds at most MRT_RCHECKSUM_BLOCKS_MAX records: a
+ * count of one more does not decode (nothing of its size allocated). */
+static void
+test_rchecksum_bounds(void **state)
+{
+    mrt_rchecksum_rsp r, dec;
+    mrt_rchecksum_block *blocks;
+    size_t len;
+    char *enc;
+
+    (void)state;
+    blocks = calloc(MRT_RCHECKSUM_BLOCKS_MAX, sizeof(*blocks));
+    assert_non_null(blocks);
+    memset(&r, 0, sizeof(r));
+    r.blocks.blocks_len = MRT_RCHECKSUM_BLOCKS_MAX;
+    r.blocks.blocks_val = blocks;
+    enc = encode((xdrproc_t)xdr_mrt_rchecksum_rsp, &r, &len);
+    memset(&dec, 0, sizeof(dec));
+    assert_int_equal(vrpc_decode_body(enc, len,
+                                      (xdrproc_t)xdr_mrt_rchecksum_rsp, &dec,
+                                      NULL),
+                     0);
+    assert_int_equal(dec.blocks.blocks_len, MRT_RCHECKSUM_BLOCKS_MAX);
+    xdr_free((xdrproc_t)xdr_mrt_rchecksum_rsp, (char *)&dec);
+    {
+        /* status 4, iatt, then the count; one more record appended. */
+        size_t at = 4 + xdr_sizeof((xdrproc_t)xdr_mrt_iatt, &r.iatt);
+        size_t rec = 4 + 4 + MRT_RCHECKSUM_DIGEST_LEN;
+        char *big = calloc(1, len + rec);
+
+        assert_non_null(big);
+        memcpy(big, enc, len);
+        assert_int_equal(((unsigned char)big[at + 2] << 8)
+                             | (unsigned char)big[at + 3],
+                         MRT_RCHECKSUM_BLOCKS_MAX);
+        big[at + 3] = 1; /* 1024 = 0x400 -> 0x401 */
+        memset(&dec, 0, sizeof(dec));
+        assert_int_equal(vrpc_decode_body(big, len + rec,
+                                          (xdrproc_t)xdr_mrt_rchecksum_rsp,
+                                          &dec, NULL),
+                         -EPROTO);
+        free(big);
+    }
+    free(enc);
+    free(blocks);
+}
+
+
 static void
 test_bounds(void **state)
 {
@@ -657,6 +722,7 @@ main(void)
         cmocka_unit_test(test_round_trip_replies_and_truncation),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_xattrop_bounds),
+        cmocka_unit_test(test_rchecksum_bounds),
         cmocka_unit_test(test_conversions),
     };
 

@@ -15,6 +15,7 @@
 #ifndef VOL_FOP_ARGS_H
 #define VOL_FOP_ARGS_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/statvfs.h>
@@ -236,6 +237,89 @@ struct vl_xattrop_args {
     const uint32_t *sizes;     /* bytes of each value, multiple of 4 */
 };
 
+/* RCHECKSUM: one SHA-256 digest per block of a range of an open regular
+ * file, so that self-heal copies only the blocks that differ (issue 22).
+ * The range [offset, offset + len) is cut into blocks of block_size
+ * bytes, the last one shorter when len is not a multiple. The brick
+ * answers in reply.iatt the file's attributes (iatt.size: where the data
+ * ends) and in reply.sums one record per block that starts before the
+ * end of the file, in order (reply.n_sums of them; none for a range at
+ * or beyond EOF): a block that reaches past EOF is digested as far as
+ * the data goes (its len says how far). A block whose bytes are all
+ * zero carries VL_RCHECKSUM_ZERO and no digest (all zeros), whether it
+ * is a hole or written zeros, so two copies compare the same either
+ * way; VL_RCHECKSUM_HOLE adds that the brick stores no data there (it
+ * was not read). Two blocks are equal when their flags' ZERO bits and
+ * lens are equal and, without ZERO, their digests.
+ * Errors: -EINVAL for an offset < 0 or not a multiple of block_size,
+ * len 0 or over VL_RCHECKSUM_LEN_MAX, a block_size that is not a power
+ * of two in [VL_RCHECKSUM_BLOCK_MIN, VL_RCHECKSUM_BLOCK_MAX]; -EISDIR
+ * and friends as a read would answer. Reads only: not ordered with
+ * writes in flight on other fds (the caller holds the locks it needs). */
+#define VL_RCHECKSUM_LEN_MAX (4u * 1024 * 1024)
+#define VL_RCHECKSUM_BLOCK_MIN 4096u
+#define VL_RCHECKSUM_BLOCK_MAX (1024u * 1024)
+#define VL_RCHECKSUM_BLOCKS_MAX \
+    (VL_RCHECKSUM_LEN_MAX / VL_RCHECKSUM_BLOCK_MIN) /* 1024 */
+#define VL_RCHECKSUM_DIGEST_LEN 32u /* SHA-256, full */
+#define VL_RCHECKSUM_ZERO (1u << 0) /* every byte zero; no digest */
+#define VL_RCHECKSUM_HOLE (1u << 1) /* no data stored (implies ZERO) */
+struct vl_rchecksum_args {
+    struct vl_fd *fd;
+    off_t offset;        /* first byte; a multiple of block_size */
+    uint32_t len;        /* bytes, 1 .. VL_RCHECKSUM_LEN_MAX */
+    uint32_t block_size; /* a power of two, BLOCK_MIN .. BLOCK_MAX */
+};
+
+/* One block of an RCHECKSUM reply. */
+struct vl_block_sum {
+    uint32_t flags; /* VL_RCHECKSUM_ZERO, VL_RCHECKSUM_HOLE */
+    uint32_t len;   /* bytes digested: block_size, less at EOF or range end */
+    uint8_t digest[VL_RCHECKSUM_DIGEST_LEN]; /* SHA-256; zeros with ZERO */
+};
+
+/* RCHECKSUM's argument bounds, the same at the client, the server and the
+ * brick: 0 or -EINVAL. */
+static inline int
+vl_rchecksum_check(off_t offset, uint32_t len, uint32_t block_size)
+{
+    if (block_size < VL_RCHECKSUM_BLOCK_MIN
+        || block_size > VL_RCHECKSUM_BLOCK_MAX
+        || (block_size & (block_size - 1)) != 0)
+        return -EINVAL;
+    if (len == 0 || len > VL_RCHECKSUM_LEN_MAX)
+        return -EINVAL;
+    /* (1) no negative offset and (2) blocks aligned to their size, so
+     * every caller names the same blocks; (3) the range's end fits. */
+    if (offset < 0                                /* (1) */
+        || offset % block_size != 0               /* (2) */
+        || offset > INT64_MAX - (off_t)len)       /* (3) */
+        return -EINVAL;
+    return 0;
+}
+
+
+/* The bytes of block number index of an RCHECKSUM of [range_off,
+ * range_off + len) in block_size blocks, over a file of file_size bytes:
+ * block_size, less for the block the range or the file ends in, 0 for a
+ * block at or past either end. The brick and its callers agree on lens
+ * through it. */
+static inline uint32_t
+vl_rchecksum_block_len(off_t range_off, uint32_t len, uint32_t block_size,
+                       uint64_t file_size, uint32_t index)
+{
+    uint64_t start = (uint64_t)range_off + (uint64_t)index * block_size;
+    uint64_t end = start + block_size;
+
+    if ((uint64_t)index * block_size >= len || start >= file_size)
+        return 0;
+    if (end > (uint64_t)range_off + len)
+        end = (uint64_t)range_off + len;
+    if (end > file_size)
+        end = file_size;
+    return (uint32_t)(end - start);
+}
+
 union vl_fop_args {
     struct vl_lookup_args lookup;
     struct vl_stat_args stat;
@@ -268,6 +352,7 @@ union vl_fop_args {
     struct vl_copy_file_range_args copy_file_range;
     struct vl_lseek_args lseek;
     struct vl_xattrop_args xattrop;
+    struct vl_rchecksum_args rchecksum;
 };
 
 /* One directory entry of a READDIR reply. */
@@ -297,7 +382,8 @@ struct vl_dirent_list {
 /* The answer to a request. Which fields are meaningful depends on the fop:
  *   iatt:     lookup, stat, setattr (post), mknod, mkdir, symlink, rename
  *             (the moved object), link, create, open (may be zero), write and
- *             fallocate (post), copy_file_range (post of fd_out)
+ *             fallocate (post), copy_file_range (post of fd_out),
+ *             rchecksum (the file's, before its blocks were read)
  *   data:     read (data points into buf; count bytes); lookup with
  *             args.content_max: the file's whole content when buf is not
  *             NULL (count bytes, possibly 0); buf NULL means none was sent
@@ -317,6 +403,8 @@ struct vl_dirent_list {
  *   statvfs:  statfs
  *   flock:    lk F_GETLK
  *   offset:   lseek
+ *   sums:     rchecksum: n_sums block records in range order; iatt is
+ *             the file's attributes when they were taken
  *   postparent: mknod, mkdir, symlink, link, create, unlink, rmdir, rename:
  *             the attributes of the directory holding the name right after
  *             the op (rename: the old name's), when has_postparent; a
@@ -354,6 +442,8 @@ struct vl_reply {
     struct statvfs statvfs;
     struct vl_flock flock;
     off_t offset;
+    struct vl_block_sum *sums;   /* owned (vl_malloc'd); rchecksum */
+    uint32_t n_sums;             /* rchecksum: records in sums */
 };
 
 /* Frees what the reply owns and zeroes it. */

@@ -280,6 +280,12 @@ trace_format_args(const vl_req_t *req, struct trace_buf *b)
                                                   : "(null)",
                       a->xattrop.sizes[i]);
         break;
+    case VL_FOP_RCHECKSUM:
+        trace_add_fd(b, "fd", a->rchecksum.fd);
+        trace_add(b, " offset=%jd len=%u block=%u",
+                  (intmax_t)a->rchecksum.offset, a->rchecksum.len,
+                  a->rchecksum.block_size);
+        break;
     case VL_FOP_COUNT:
         break;
     }
@@ -347,6 +353,10 @@ trace_format_reply(const vl_req_t *req, struct trace_buf *b)
         break;
     case VL_FOP_XATTROP:
         trace_add(b, " len=%u", r->xattr_len);
+        break;
+    case VL_FOP_RCHECKSUM:
+        trace_add(b, " size=%ju blocks=%u", (uintmax_t)r->iatt.size,
+                  r->n_sums);
         break;
     default:
         break;

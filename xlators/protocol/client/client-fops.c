@@ -378,6 +378,19 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         fds[0] = a->xattrop.fd;
         nums[0] = &w->xattrop.fd;
         break;
+    case VL_FOP_RCHECKSUM:
+        /* The brick checks the same bounds; refusing here spares the
+         * round trip and says whose mistake it is. */
+        rc = vl_rchecksum_check(a->rchecksum.offset, a->rchecksum.len,
+                                a->rchecksum.block_size);
+        if (rc != 0)
+            return rc;
+        fds[0] = a->rchecksum.fd;
+        nums[0] = &w->rchecksum.fd;
+        w->rchecksum.offset = a->rchecksum.offset;
+        w->rchecksum.len = a->rchecksum.len;
+        w->rchecksum.block_size = a->rchecksum.block_size;
+        break;
     default:
         return -ENOSYS;
     }
@@ -669,6 +682,58 @@ client_fill_opendir(vl_req_t *req, const mrt_opendir_rsp *w, vl_buf_t *rec,
 }
 
 
+/* The flags and sizes of a block record are the same on both sides. */
+_Static_assert(MRT_RCHECKSUM_ZERO == VL_RCHECKSUM_ZERO
+                   && MRT_RCHECKSUM_HOLE == VL_RCHECKSUM_HOLE
+                   && MRT_RCHECKSUM_DIGEST_LEN == VL_RCHECKSUM_DIGEST_LEN
+                   && MRT_RCHECKSUM_BLOCKS_MAX == VL_RCHECKSUM_BLOCKS_MAX
+                   && MRT_RCHECKSUM_LEN_MAX == VL_RCHECKSUM_LEN_MAX,
+               "RCHECKSUM's wire constants follow libvol's");
+
+/* RCHECKSUM's blocks into rp->sums. A brick answers at most one record
+ * per block of the range asked, in order, each as long as its block (the
+ * last may be shorter: EOF), with known flags only (HOLE implies ZERO):
+ * anything else is a broken brick (-EPROTO). */
+static int
+client_fill_rchecksum(struct vl_reply *rp, const mrt_rchecksum_rsp *w,
+                      const struct vl_rchecksum_args *a)
+{
+    const u_int known = MRT_RCHECKSUM_ZERO | MRT_RCHECKSUM_HOLE;
+    u_int n = w->blocks.blocks_len;
+
+    vrpc_iatt_from_xdr(&w->iatt, &rp->iatt);
+    if (n > (a->len + a->block_size - 1) / a->block_size)
+        return -EPROTO;
+    for (u_int i = 0; i < n; i++) {
+        const mrt_rchecksum_block *b = &w->blocks.blocks_val[i];
+        uint32_t want = vl_rchecksum_block_len(a->offset, a->len,
+                                               a->block_size, UINT64_MAX, i);
+
+        if ((b->flags & ~known) != 0
+            || ((b->flags & MRT_RCHECKSUM_HOLE)
+                && !(b->flags & MRT_RCHECKSUM_ZERO))
+            || b->len == 0 || b->len > want
+            || (b->len < want && i + 1 < n))
+            return -EPROTO;
+    }
+    if (n == 0)
+        return 0;
+    rp->sums = vl_calloc(NULL, n, sizeof(*rp->sums), VL_MT_REPLY);
+    if (rp->sums == NULL)
+        return -ENOMEM;
+    for (u_int i = 0; i < n; i++) {
+        const mrt_rchecksum_block *b = &w->blocks.blocks_val[i];
+
+        rp->sums[i].flags = b->flags;
+        rp->sums[i].len = b->len;
+        if (!(b->flags & MRT_RCHECKSUM_ZERO))
+            memcpy(rp->sums[i].digest, b->digest, VL_RCHECKSUM_DIGEST_LEN);
+    }
+    rp->n_sums = n;
+    return 0;
+}
+
+
 /* Fills req->reply from the decoded reply; 0 or -EPROTO/-ENOMEM. */
 static int
 client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
@@ -732,6 +797,9 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
     case VRPC_RSP_LSEEK:
         rp->offset = r->lseek.offset;
         break;
+    case VRPC_RSP_RCHECKSUM:
+        return client_fill_rchecksum(rp, &r->rchecksum,
+                                     &req->args.rchecksum);
     case VRPC_RSP_ENTRY:
         vrpc_iatt_from_xdr(&r->entry.iatt, &rp->iatt);
         rp->has_postparent = r->entry.has_postparent;

@@ -418,6 +418,17 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
     case VL_FOP_XATTROP:
         rc = call_fill_xattrop(call, &w->xattrop, &a->xattrop);
         break;
+    case VL_FOP_RCHECKSUM:
+        /* Bad bounds answer -EINVAL, whatever the fd; the brick graph
+         * never sees them. */
+        a->rchecksum.offset = w->rchecksum.offset;
+        a->rchecksum.len = w->rchecksum.len;
+        a->rchecksum.block_size = w->rchecksum.block_size;
+        rc = vl_rchecksum_check(a->rchecksum.offset, a->rchecksum.len,
+                                a->rchecksum.block_size);
+        if (rc == 0)
+            rc = call_fd(call, w->rchecksum.fd, &a->rchecksum.fd);
+        break;
     default:
         rc = -ENOSYS;
     }
@@ -497,6 +508,37 @@ reply_dirents(const struct vl_reply *rp, mrt_readdir_rsp *r,
         }
     }
     *n_iov = k;
+    return 0;
+}
+
+
+/* RCHECKSUM's records into out->blocks (an array the caller frees
+ * after sending). More records than the range has blocks, or records without
+ * an array, are a broken child: -EIO rather than a reply the client
+ * would refuse. */
+static int
+reply_rchecksum(const struct vl_reply *rp, const struct vl_rchecksum_args *a,
+                mrt_rchecksum_rsp *out /* OUT: blocks */)
+{
+    uint32_t n_max = (a->len + a->block_size - 1) / a->block_size;
+    mrt_rchecksum_block *blocks;
+
+    if (rp->n_sums > n_max || rp->n_sums > MRT_RCHECKSUM_BLOCKS_MAX
+        || (rp->n_sums > 0 && rp->sums == NULL))
+        return -EIO;
+    if (rp->n_sums == 0)
+        return 0;
+    blocks = vl_calloc(NULL, rp->n_sums, sizeof(*blocks), VL_MT_REPLY);
+    if (blocks == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < rp->n_sums; i++) {
+        blocks[i].flags = rp->sums[i].flags;
+        blocks[i].len = rp->sums[i].len;
+        memcpy(blocks[i].digest, rp->sums[i].digest,
+               MRT_RCHECKSUM_DIGEST_LEN);
+    }
+    out->blocks.blocks_val = blocks;
+    out->blocks.blocks_len = rp->n_sums;
     return 0;
 }
 
@@ -637,6 +679,11 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
             r.xattrop.values.values_len = (u_int)want;
             break;
         }
+        case VRPC_RSP_RCHECKSUM:
+            vrpc_iatt_to_xdr(&rp->iatt, &r.rchecksum.iatt);
+            r.status.status = reply_rchecksum(rp, &req->args.rchecksum,
+                                              &r.rchecksum);
+            break;
         case VRPC_RSP_CREATE:
             vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);
             r.create.fd = fd_no;
@@ -664,6 +711,8 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
         vl_free(r.readdir.ents.ents_val);
     if (call->desc->rsp == VRPC_RSP_OPENDIR)
         vl_free(r.opendir.listing.ents.ents_val);
+    if (call->desc->rsp == VRPC_RSP_RCHECKSUM)
+        vl_free(r.rchecksum.blocks.blocks_val);
     vl_free(dir_iov);
 }
 

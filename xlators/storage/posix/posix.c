@@ -599,7 +599,8 @@ static const vl_option_t posix_options[] = {
 };
 
 static const char *const posix_mem_types[] = {
-    "misc", "priv", "chain", "xattr", "link", "dirbuf", "janitor", NULL,
+    "misc", "priv", "chain", "xattr", "link", "dirbuf", "janitor",
+    "rchecksum", NULL,
 };
 
 const vl_xlator_class_t xl_storage_posix = {
@@ -654,5 +655,6 @@ const vl_xlator_class_t xl_storage_posix = {
         [VL_FOP_COPY_FILE_RANGE] = posix_fop_copy_file_range,
         [VL_FOP_LSEEK] = posix_fop_lseek,
         [VL_FOP_XATTROP] = posix_fop_xattrop,
+        [VL_FOP_RCHECKSUM] = posix_fop_rchecksum,
     },
 };

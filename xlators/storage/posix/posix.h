@@ -70,6 +70,7 @@ enum posix_mem_type {
     POSIX_MT_LINK,
     POSIX_MT_DIRBUF,
     POSIX_MT_JANITOR,
+    POSIX_MT_RCHECKSUM,
 };
 
 /* Parsed options (xl->conf); immutable while the graph runs. */
@@ -322,6 +323,16 @@ void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
 
 void posix_fop_xattrop(vl_xlator_t *xl, vl_req_t *req);
+void posix_fop_rchecksum(vl_xlator_t *xl, vl_req_t *req);
+/* RCHECKSUM's block loop (posix-rchecksum.c), visible for the unit
+ * tests: the digests of the blocks of [offset, offset + len) of os_fd, a
+ * file of file_size bytes, into out (room for ceil(len / block_size)
+ * records) with buf (block_size bytes) to read into; *n_out gets the
+ * records filled. 0 or -errno. */
+int posix_rchecksum_blocks(int os_fd, off_t offset, uint32_t len,
+                           uint32_t block_size, uint64_t file_size,
+                           unsigned char *buf, struct vl_block_sum *out,
+                           uint32_t *n_out /* OUT */);
 /* Tests only (NULL otherwise): called by xattrop under the object's lock
  * after the index entry is made and before the xattrs are written, and
  * after they are written and before the entry is removed. */

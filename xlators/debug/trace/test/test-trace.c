@@ -215,6 +215,11 @@ t_fill_args(struct t_env *e, vl_fop_t op, union vl_fop_args *a,
         a->xattrop.sizes = sizes;
         break;
     }
+    case VL_FOP_RCHECKSUM:
+        a->rchecksum.fd = e->fd;
+        a->rchecksum.len = 8192;
+        a->rchecksum.block_size = 4096;
+        break;
     default:
         break;
     }
