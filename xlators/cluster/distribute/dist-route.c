@@ -17,7 +17,7 @@
  *
  * Intercepts: stat, setattr, access, readlink, open, read, write, flush,
  *             fsync, lk, inodelk, entrylk, fallocate, copy_file_range,
- *             lseek (and file xattrs from dist-xattr.c).
+ *             lseek, rchecksum (and file xattrs from dist-xattr.c).
  * Per fd:     struct dist_fd_ctx (subvolume and open flags), fd->lock.
  * Threads:    children's callbacks; dist-worker.c threads.
  */
@@ -64,6 +64,8 @@ dist_req_inode(vl_req_t *req)
         return req->args.fallocate.fd->inode;
     case VL_FOP_LSEEK:
         return req->args.lseek.fd->inode;
+    case VL_FOP_RCHECKSUM:
+        return req->args.rchecksum.fd->inode;
     case VL_FOP_COPY_FILE_RANGE:
         return req->args.copy_file_range.fd_in->inode;
     case VL_FOP_INODELK:
@@ -518,7 +520,8 @@ out:
 
 
 /* stat, setattr, access, readlink, open, read, write, flush, fsync, lk,
- * fallocate, lseek, copy_file_range, inodelk and file xattrs. */
+ * fallocate, lseek, rchecksum, copy_file_range, inodelk and file
+ * xattrs. */
 void
 dist_fop_route(vl_xlator_t *xl, vl_req_t *req)
 {

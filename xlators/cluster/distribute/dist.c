@@ -1040,6 +1040,7 @@ const vl_xlator_class_t xl_cluster_distribute = {
         [VL_FOP_FALLOCATE] = dist_fop_route,
         [VL_FOP_COPY_FILE_RANGE] = dist_copy_file_range,
         [VL_FOP_LSEEK] = dist_fop_route,
+        [VL_FOP_RCHECKSUM] = dist_fop_route,
     },
 };
 

@@ -22,8 +22,9 @@
  * cluster/distribute then finds the file on its new subvolume.
  *
  * Intercepts: write, fallocate, setattr, copy_file_range (counted and
- *             possibly frozen), read, fsync, stat, lseek (checked for the
- *             flag), setxattr (the flag), open, create, mknod (epochs).
+ *             possibly frozen), read, fsync, stat, lseek, rchecksum
+ *             (checked for the flag), setxattr (the flag), open, create,
+ *             mknod (epochs).
  * Per fd:     struct locks_fctx, the epoch it was opened in.
  * Per request: struct locks_held in VL_REQ_PRIV while frozen or parked.
  * Threads: io-threads workers; priv->lock guards frozen/parked lists and
@@ -411,6 +412,16 @@ void
 locks_mig_lseek(vl_xlator_t *xl, vl_req_t *req)
 {
     if (locks_mig_moved(xl, req, VL_ARGS(req, lseek)->fd))
+        return;
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+void
+locks_mig_rchecksum(vl_xlator_t *xl, vl_req_t *req)
+{
+    /* Heal must not compare the stale copy a migration left behind. */
+    if (locks_mig_moved(xl, req, VL_ARGS(req, rchecksum)->fd))
         return;
     vl_pass(req, VL_FIRST_CHILD(xl));
 }

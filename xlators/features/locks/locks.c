@@ -10,7 +10,7 @@
  *             locks tied to that fd); CLIENT_DISCONNECT (drops all locks of
  *             the client, answers its waiters -ENOTCONN, then forwards);
  *             write, fallocate, setattr, copy_file_range, read, fsync,
- *             stat, lseek and setxattr for the migration freeze
+ *             stat, lseek, rchecksum and setxattr for the migration freeze
  *             (locks-migrate.c); unlink, rename and link, which wait for
  *             a freeze of the file they rename or remove
  *             (locks-namespace.c).
@@ -588,6 +588,7 @@ const vl_xlator_class_t xl_features_locks = {
         [VL_FOP_FSYNC] = locks_mig_fsync,
         [VL_FOP_STAT] = locks_mig_stat,
         [VL_FOP_LSEEK] = locks_mig_lseek,
+        [VL_FOP_RCHECKSUM] = locks_mig_rchecksum,
         [VL_FOP_SETXATTR] = locks_mig_setxattr,
         [VL_FOP_OPEN] = locks_mig_open,
         [VL_FOP_CREATE] = locks_mig_create,

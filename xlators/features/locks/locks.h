@@ -291,6 +291,7 @@ void locks_mig_read(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_fsync(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_stat(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_lseek(vl_xlator_t *xl, vl_req_t *req);
+void locks_mig_rchecksum(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_setxattr(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_open(vl_xlator_t *xl, vl_req_t *req);
 void locks_mig_create(vl_xlator_t *xl, vl_req_t *req);

@@ -47,8 +47,10 @@ static const char *const iot_prio_names[IOT_PRIO_COUNT] = {
 
 
 /* Metadata reads a user waits on go first; data and namespace changes are
- * normal; bulk server-side copies are low. Least is kept for background
- * traffic (heal, rebalance) that has no fop of its own yet. */
+ * normal; bulk server-side copies and heal's block checksums (up to 4 MiB
+ * read per call) are low: not least, whose one thread a busy client could
+ * keep from a heal that holds the file's lock. Least is kept for
+ * background traffic (heal, rebalance) that has no fop of its own yet. */
 enum iot_prio
 iot_fop_prio(vl_fop_t op)
 {
@@ -65,6 +67,7 @@ iot_fop_prio(vl_fop_t op)
     case VL_FOP_LSEEK:
         return IOT_PRIO_HIGH;
     case VL_FOP_COPY_FILE_RANGE:
+    case VL_FOP_RCHECKSUM:
         return IOT_PRIO_LOW;
     default:
         return IOT_PRIO_NORMAL;

@@ -267,13 +267,15 @@ qr_flush(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
-/* fsync, lk, lseek: the fd must be open below; nothing changes here. */
+/* fsync, lk, lseek, rchecksum: the fd must be open below; nothing
+ * changes here. */
 static void
 qr_fd_fop(vl_xlator_t *xl, vl_req_t *req)
 {
-    vl_fd_t *fd = req->op == VL_FOP_FSYNC ? req->args.fsync.fd
-                  : req->op == VL_FOP_LK  ? req->args.lk.fd
-                                          : req->args.lseek.fd;
+    vl_fd_t *fd = req->op == VL_FOP_FSYNC       ? req->args.fsync.fd
+                  : req->op == VL_FOP_LK        ? req->args.lk.fd
+                  : req->op == VL_FOP_RCHECKSUM ? req->args.rchecksum.fd
+                                                : req->args.lseek.fd;
 
     if (qr_fd_ready(xl, req, fd))
         vl_pass(req, VL_FIRST_CHILD(xl));
@@ -542,6 +544,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
         [VL_FOP_FSYNC] = qr_fd_fop,
         [VL_FOP_LK] = qr_fd_fop,
         [VL_FOP_LSEEK] = qr_fd_fop,
+        [VL_FOP_RCHECKSUM] = qr_fd_fop,
         [VL_FOP_SETATTR] = qr_setattr,
         [VL_FOP_WRITE] = qr_write,
         [VL_FOP_FALLOCATE] = qr_fallocate,

@@ -437,6 +437,7 @@ test_dump_and_prio_table(void **state)
     assert_int_equal(iot_fop_prio(VL_FOP_LOOKUP), IOT_PRIO_HIGH);
     assert_int_equal(iot_fop_prio(VL_FOP_LK), IOT_PRIO_NORMAL);
     assert_int_equal(iot_fop_prio(VL_FOP_COPY_FILE_RANGE), IOT_PRIO_LOW);
+    assert_int_equal(iot_fop_prio(VL_FOP_RCHECKSUM), IOT_PRIO_LOW);
     t_stop(&e);
 }
 
