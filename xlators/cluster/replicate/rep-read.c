@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "rep-heal.h"
 #include "rep.h"
 
 typedef void rep_cont_fn(vl_xlator_t *xl, vl_req_t *req);
@@ -50,6 +51,7 @@ struct rep_inspect {
     int status[REP_MAX_CHILDREN];           /* lookup status per child */
     struct vl_reply reply[REP_MAX_CHILDREN]; /* owned: lookup replies */
     uint8_t rec[REP_MAX_CHILDREN][(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
+    const uint8_t *recp[REP_MAX_CHILDREN]; /* rep_inspect_records */
 };
 
 static const uint8_t rep_zero_record[REP_RECORD_SIZE];
@@ -254,6 +256,16 @@ rep_records_read(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
         a->sizes = local->x_sizes;
         vl_wind(child, rep_records_done, &local->ck[i]);
     }
+}
+
+
+/* in->rec as the array of per-child records the pickers take. */
+static const uint8_t **
+rep_inspect_records(struct rep_inspect *in)
+{
+    for (unsigned i = 0; i < REP_MAX_CHILDREN; i++)
+        in->recp[i] = in->rec[i];
+    return in->recp;
 }
 
 
@@ -518,6 +530,10 @@ rep_lookup_records_in(vl_xlator_t *xl, vl_req_t *req)
     rep_inode_set_readable(xl, in->inode, readable, gen);
     if (a->loc.inode != NULL && a->loc.inode != in->inode)
         rep_inode_set_readable(xl, a->loc.inode, readable, gen);
+    /* A copy blamed: heal it in the background (rep-heal.c); this
+     * lookup answers now from the good copies. */
+    rep_heal_on_lookup(xl, in->inode, atomic_load(&in->answered),
+                       (const uint8_t *const *)rep_inspect_records(in));
     pick = rep_pick(&in->inode->gfid, readable);
     vl_reply_clear(&req->reply);
     req->reply = in->reply[pick];

@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 
 #include "builtin.h"
+#include "rep-heal.h"
 #include "rep.h"
 
 
@@ -283,6 +284,8 @@ rep_init(vl_xlator_t *xl, vl_err_t *err)
         priv->is_up[i] = rep_subtree_is_local(xl->children[i]);
     xl->priv = priv;
     rc = rep_keys_init(xl, priv, err);
+    if (rc == 0)
+        rc = rep_heal_init(xl);
     if (rc != 0) {
         if (rc == -ENOMEM)
             vl_err_set(err, "out of memory");
@@ -300,6 +303,7 @@ rep_fini(vl_xlator_t *xl)
 
     if (priv == NULL)
         return;
+    rep_heal_fini(xl);
     for (unsigned i = 0; i < priv->n; i++)
         vl_free(priv->keys[i]);
     pthread_mutex_destroy(&priv->lock);
@@ -389,6 +393,7 @@ rep_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         if (timer != NULL)
             vl_timer_cancel(timer);
         pthread_mutex_unlock(&priv->lock);
+        rep_heal_stop(xl); /* heals hold inodes of the table */
         return vl_notify_default(xl, ev, data);
     case VL_EV_CHILD_UP:
     case VL_EV_CHILD_DOWN:
@@ -441,6 +446,7 @@ rep_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&priv->n_eager_batches));
     fprintf(out, "eager_writes=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_eager_writes));
+    rep_heal_dump(xl, out);
 }
 
 
@@ -461,6 +467,7 @@ rep_inode_fop(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+static const char *const rep_heal_algo_values[] = {"full", "diff", NULL};
 static const char *const rep_quorum_values[] = {"none", "auto", "fixed",
                                                 NULL};
 
@@ -499,6 +506,37 @@ static const vl_option_t rep_options[] = {
                       "child in order, naming the pending xattrs "
                       "trusted.mortar.rep.<name> (empty: the children's "
                       "names). Kept stable when a brick is replaced."),
+    VL_OPT_BOOL("data-self-heal", struct rep_conf, is_data_heal,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.data-self-heal"},
+                .doc = "Heal a file's content in the background when a "
+                       "lookup finds a copy blamed for it."),
+    VL_OPT_BOOL("metadata-self-heal", struct rep_conf, is_metadata_heal,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.metadata-self-heal"},
+                .doc = "Heal mode, owner, times and xattrs in the "
+                       "background when a lookup finds a copy blamed for "
+                       "them."),
+    VL_OPT_BOOL("entry-self-heal", struct rep_conf, is_entry_heal,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.entry-self-heal"},
+                .doc = "Heal a directory's names in the background when a "
+                       "lookup finds a copy blamed for them."),
+    VL_OPT_UINT("background-self-heal-count", struct rep_conf,
+                bg_heal_count, .min = 0, .max = 256, .def = "8",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.background-self-heal-count"},
+                .doc = "Heals started by lookups that run at once; over "
+                       "it none starts (the next lookup tries again). 0: "
+                       "no heal on access."),
+    VL_OPT_ENUM("data-self-heal-algorithm", struct rep_conf, heal_algo,
+                .values = rep_heal_algo_values, .def = "full",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.data-self-heal-algorithm"},
+                .doc = "How a file's content is healed: full (copy every "
+                       "data range, holes kept). diff (copy only the ranges "
+                       "whose checksums differ) needs a checksum fop the "
+                       "bricks do not have yet and heals as full."),
     VL_OPT_END,
 };
 
@@ -549,7 +587,7 @@ const vl_xlator_class_t xl_cluster_replicate = {
         [VL_FOP_READDIR] = rep_readdir,
         [VL_FOP_STATFS] = rep_statfs,
         [VL_FOP_SETXATTR] = rep_inode_fop,
-        [VL_FOP_GETXATTR] = rep_read_fop,
+        [VL_FOP_GETXATTR] = rep_heal_getxattr,
         [VL_FOP_REMOVEXATTR] = rep_inode_fop,
         [VL_FOP_LK] = rep_lock_fop,
         [VL_FOP_INODELK] = rep_lock_fop,

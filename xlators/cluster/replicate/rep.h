@@ -21,6 +21,8 @@
 
 #define REP_KEY_PREFIX "trusted.mortar.rep."
 #define REP_KEY_DIRTY REP_KEY_PREFIX "dirty"
+/* Virtual key: a GETXATTR of it heals the object now (rep-heal.c). */
+#define REP_XATTR_HEAL "mortar.heal"
 
 /* The three counters of a pending or dirty record, in this order, each a
  * big-endian int32 (12 bytes). */
@@ -44,7 +46,14 @@ struct rep_conf {
     uint64_t quorum_count;   /* children needed with quorum-type fixed */
     char *pending_names;     /* owned by the conf: comma-separated slot
                                 names, one per child; "" = child names */
+    bool is_data_heal;       /* heal on access (rep-heal.c) */
+    bool is_metadata_heal;
+    bool is_entry_heal;
+    uint64_t bg_heal_count;  /* background heals at once */
+    int heal_algo;           /* enum rep_heal_algo */
 };
+
+enum rep_heal_algo { REP_HEAL_FULL = 0, REP_HEAL_DIFF };
 
 /* Runtime state (xl->priv). */
 struct rep_priv {
@@ -73,6 +82,7 @@ struct rep_priv {
     atomic_uint_fast64_t n_eager_writes; /* writes sent inside a batch
                                             without their own lock */
     atomic_uint_fast64_t n_eager_batches; /* batches opened */
+    struct rep_heal_ctl *heal;   /* owned: self-heal state (rep-heal.c) */
 };
 
 /* Eager locking of one inode's writes (rep-eager.c). */

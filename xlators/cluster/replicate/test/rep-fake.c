@@ -29,7 +29,9 @@ struct fake_obj {
     vl_gfid_t parent;    /* null for the root */
     char name[64];
     uint32_t mode;
-    char data[FAKE_DATA];
+    uint32_t uid, gid;
+    int64_t mtime;
+    char data[FAKE_DATA];     /* a symlink's target */
     size_t size;
     struct fake_xattr x[FAKE_XATTRS];
 };
@@ -116,6 +118,9 @@ fake_iatt(const struct fake_obj *o, struct vl_iatt *ia)
     ia->gfid = o->gfid;
     ia->ino = vl_gfid_to_ino(&o->gfid);
     ia->mode = o->mode;
+    ia->uid = o->uid;
+    ia->gid = o->gid;
+    ia->mtime = o->mtime;
     ia->nlink = 1;
     ia->size = o->size;
     ia->blksize = 4096;
@@ -273,9 +278,54 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
     case VL_FOP_MKNOD:
         return fake_entry(xl, p, req, &req->args.mknod.loc,
                           &req->args.mknod.gfid, req->args.mknod.mode);
-    case VL_FOP_SYMLINK:
-        return fake_entry(xl, p, req, &req->args.symlink.loc,
-                          &req->args.symlink.gfid, S_IFLNK | 0777);
+    case VL_FOP_SYMLINK: {
+        int rc = fake_entry(xl, p, req, &req->args.symlink.loc,
+                            &req->args.symlink.gfid, S_IFLNK | 0777);
+
+        o = rc == 0 ? fake_find_gfid(p, &req->args.symlink.gfid) : NULL;
+        if (o != NULL) {
+            snprintf(o->data, sizeof(o->data), "%s",
+                     req->args.symlink.target);
+            o->size = strlen(o->data);
+        }
+        return rc;
+    }
+    case VL_FOP_READLINK:
+        o = fake_loc_obj(p, &req->args.readlink.loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        if (!S_ISLNK(o->mode))
+            return -EINVAL;
+        req->reply.link = vl_malloc(xl, o->size + 1, 0);
+        if (req->reply.link == NULL)
+            return -ENOMEM;
+        memcpy(req->reply.link, o->data, o->size + 1);
+        return 0;
+    case VL_FOP_FALLOCATE: {
+        struct vl_fallocate_args *a = VL_ARGS(req, fallocate);
+
+        o = fake_find_gfid(p, &a->fd->inode->gfid);
+        if (o == NULL)
+            return -ENOENT;
+        if (!(a->mode & 0x02 /* PUNCH_HOLE */))
+            return -EOPNOTSUPP;
+        for (off_t i = a->offset; i < a->offset + a->len; i++)
+            if ((size_t)i < o->size)
+                o->data[i] = 0;
+        return 0;
+    }
+    case VL_FOP_REMOVEXATTR: {
+        struct fake_xattr *x;
+
+        o = fake_loc_obj(p, &req->args.removexattr.loc, NULL);
+        if (o == NULL)
+            return -ENOENT;
+        x = fake_x(o, req->args.removexattr.name, false);
+        if (x == NULL)
+            return -ENODATA;
+        x->name[0] = '\0';
+        return 0;
+    }
     case VL_FOP_UNLINK:
     case VL_FOP_RMDIR:
         o = fake_find_name(p, &req->args.unlink.loc.parent->gfid,
@@ -353,8 +403,21 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
         if (req->args.setattr.valid & VL_SET_MODE)
             o->mode = (o->mode & S_IFMT)
                       | (req->args.setattr.attr.mode & 07777);
-        if (req->args.setattr.valid & VL_SET_SIZE)
-            o->size = req->args.setattr.attr.size;
+        if (req->args.setattr.valid & VL_SET_SIZE) {
+            size_t sz = req->args.setattr.attr.size;
+
+            if (sz > FAKE_DATA)
+                return -EFBIG;
+            if (sz > o->size)
+                memset(o->data + o->size, 0, sz - o->size);
+            o->size = sz;
+        }
+        if (req->args.setattr.valid & VL_SET_UID)
+            o->uid = req->args.setattr.attr.uid;
+        if (req->args.setattr.valid & VL_SET_GID)
+            o->gid = req->args.setattr.attr.gid;
+        if (req->args.setattr.valid & VL_SET_MTIME)
+            o->mtime = req->args.setattr.attr.mtime;
         fake_iatt(o, &req->reply.iatt);
         return 0;
     case VL_FOP_SETXATTR: {
@@ -378,7 +441,25 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
         o = fake_loc_obj(p, &a->loc, NULL);
         if (o == NULL)
             return -ENOENT;
-        x = a->name != NULL ? fake_x(o, a->name, false) : NULL;
+        if (a->name == NULL) {
+            /* The list, without the brick's own keys (as posix). */
+            size_t len = 0;
+
+            req->reply.xattr = vl_malloc(xl, FAKE_XATTRS * 96 + 1, 0);
+            if (req->reply.xattr == NULL)
+                return -ENOMEM;
+            for (int i = 0; i < FAKE_XATTRS; i++)
+                if (o->x[i].name[0] != '\0'
+                    && strncmp(o->x[i].name, "trusted.mortar.", 15) != 0) {
+                    size_t l = strlen(o->x[i].name) + 1;
+
+                    memcpy(req->reply.xattr + len, o->x[i].name, l);
+                    len += l;
+                }
+            req->reply.count = (int64_t)len;
+            return 0;
+        }
+        x = fake_x(o, a->name, false);
         if (x == NULL)
             return -ENODATA;
         req->reply.xattr = vl_malloc(xl, x->len + 1, 0);
@@ -652,4 +733,56 @@ fake_mkfile(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
     }
     pthread_mutex_unlock(&p->lock);
     return o != NULL ? 0 : -ENOSPC;
+}
+
+
+int
+fake_mkobj(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+           const vl_gfid_t *gfid, uint32_t mode, const char *data)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_new_obj(p, dir, name, gfid, mode);
+    if (o != NULL && data != NULL) {
+        o->size = strlen(data);
+        memcpy(o->data, data, o->size + 1);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return o != NULL ? 0 : -ENOSPC;
+}
+
+
+int
+fake_stat(vl_xlator_t *fake, const vl_gfid_t *gfid, struct vl_iatt *out)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_gfid(p, gfid);
+    if (o != NULL)
+        fake_iatt(o, out);
+    pthread_mutex_unlock(&p->lock);
+    return o != NULL ? 0 : -ENOENT;
+}
+
+
+int
+fake_set_attr(vl_xlator_t *fake, const vl_gfid_t *gfid, uint32_t perm,
+              uint32_t uid, int64_t mtime)
+{
+    struct fake_priv *p = fake->priv;
+    struct fake_obj *o;
+
+    pthread_mutex_lock(&p->lock);
+    o = fake_find_gfid(p, gfid);
+    if (o != NULL) {
+        o->mode = (o->mode & S_IFMT) | (perm & 07777);
+        o->uid = uid;
+        o->mtime = mtime;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return o != NULL ? 0 : -ENOENT;
 }

@@ -2,12 +2,13 @@
 /*
  * rep-fake: an in-memory brick ("test/rep-fake") for replicate's unit
  * tests. It answers inline: lookup, stat, create, mkdir, mknod, symlink,
- * unlink, rmdir, rename, open, opendir, read, write, setattr, setxattr,
- * getxattr, removexattr, readdir, flush, fsync, statfs, inodelk, entrylk
- * and xattrop (ADD32 as storage/posix: missing = zeros, all-zero results
- * removed, new values answered). A test can make one fop fail with an
- * errno, take the brick "down" (every fop ENOTCONN), plant xattrs and
- * read what landed.
+ * readlink, unlink, rmdir, rename, open, opendir, read, write, setattr
+ * (mode, owner, mtime, size), setxattr, getxattr (a name or the list),
+ * removexattr, readdir, flush, fsync, fallocate (punch only), statfs,
+ * inodelk, entrylk and xattrop (ADD32 as storage/posix: missing =
+ * zeros, all-zero results removed, new values answered). A test can make
+ * one fop fail with an errno, take the brick "down" (every fop
+ * ENOTCONN), plant objects, attributes and xattrs and read what landed.
  */
 #ifndef MORTAR_REP_FAKE_H
 #define MORTAR_REP_FAKE_H
@@ -49,5 +50,15 @@ int fake_set_xattr(vl_xlator_t *fake, const vl_gfid_t *gfid, const char *key,
  * down). */
 int fake_mkfile(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
                 const vl_gfid_t *gfid, const char *data);
+
+/* Creates an object of mode directly on this brick: a directory, a
+ * symlink whose target is data, a file holding data (NULL: empty). */
+int fake_mkobj(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,
+               const vl_gfid_t *gfid, uint32_t mode, const char *data);
+/* Attributes of object gfid (mode, uid, gid, mtime, size); -ENOENT. */
+int fake_stat(vl_xlator_t *fake, const vl_gfid_t *gfid, struct vl_iatt *out);
+/* Sets the permission bits, owner and mtime of object gfid. */
+int fake_set_attr(vl_xlator_t *fake, const vl_gfid_t *gfid, uint32_t perm,
+                  uint32_t uid, int64_t mtime);
 
 #endif /* MORTAR_REP_FAKE_H */

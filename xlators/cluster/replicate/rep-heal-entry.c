@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-heal-entry: the entry heal of one directory (doc/replicate.md
+ * "Self-heal"). Under an entrylk of the whole directory (it conflicts
+ * with the entry lock of every name that entry transactions take), the
+ * directory's entry records say which copies are sinks; every copy is
+ * listed (readdirplus), then on each sink:
+ *
+ *   1. names the sources do not have, or have with another GFID or type,
+ *      are removed (directories with everything under them): the
+ *      records say the sink missed their removal or replacement;
+ *   2. names the sources have and the sink lacks are created with the
+ *      source's GFID, type, mode, owner (symlinks with their target); a
+ *      GFID the sink already has under another name is hard linked;
+ *      each new object is marked on the source as blaming the sink for
+ *      all its kinds, so its own heal (content, times, xattrs; for a
+ *      directory its names) follows (on access or by the daemon);
+ *   3. the sinks' directory times are set to the source's, and only
+ *      when every name went right are the entry records cleared.
+ *
+ * Dirty without blame (a cut transaction, nobody knows who missed what):
+ * a merge: names present on some copies are created on the others,
+ * nothing is removed, a name with different GFIDs on two copies is left
+ * alone and logged (never guessed). The same for sources that disagree.
+ * Granular entry records (.mortar/index/entry-changes) are not read:
+ * replicate's transactions do not make them yet, so the directory is
+ * listed in full.
+ * Threads: a heal thread (rep-heal.c), blocking calls.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rep-heal.h"
+
+#define REP_HEAL_READDIR_SIZE (128 * 1024)
+#define REP_HEAL_LINK_MAX 4096
+
+/* One name of one copy of the directory. */
+struct rep_heal_name {
+    char *name;            /* owned */
+    struct vl_iatt ia;     /* its object's attributes (gfid, mode) */
+    bool is_gone;          /* removed from this copy by the heal */
+};
+
+struct rep_heal_listing {
+    struct rep_heal_name *v; /* owned array */
+    size_t n, cap;
+};
+
+
+static void
+rep_heal_listing_free(struct rep_heal_listing *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].name);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+
+static int
+rep_heal_listing_add(struct rep_heal_listing *l, const char *name,
+                     const struct vl_iatt *ia)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap != 0 ? l->cap * 2 : 64;
+        struct rep_heal_name *v = realloc(l->v, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n].name = strdup(name);
+    if (l->v[l->n].name == NULL)
+        return -ENOMEM;
+    l->v[l->n].ia = *ia;
+    l->v[l->n].is_gone = false;
+    l->n++;
+    return 0;
+}
+
+
+static struct rep_heal_name *
+rep_heal_listing_find(struct rep_heal_listing *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->v[i].is_gone && strcmp(l->v[i].name, name) == 0)
+            return &l->v[i];
+    return NULL;
+}
+
+
+/* Attributes of name in dir on child (a lookup with a fresh inode, so a
+ * GFID other than the one this client knows is reported). */
+static int
+rep_heal_lookup_name(struct rep_heal *h, unsigned child, vl_inode_t *dir,
+                     const char *name, struct vl_iatt *out)
+{
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    vl_inode_t *fresh = vl_inode_new(dir->table);
+    int rc;
+
+    if (fresh == NULL)
+        return -ENOMEM;
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.parent = dir;
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = fresh;
+    rc = rep_heal_call(h, child, VL_FOP_LOOKUP, &a, &r);
+    if (rc == 0)
+        *out = r.iatt;
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    return rc;
+}
+
+
+/* Every name of dir's copy on child. */
+static int
+rep_heal_list(struct rep_heal *h, unsigned child, vl_inode_t *dir,
+              struct rep_heal_listing *out)
+{
+    vl_fd_t *fd = vl_fd_new(dir, O_RDONLY | O_DIRECTORY, (uint32_t)getpid());
+    union vl_fop_args a;
+    off_t off = 0;
+    int rc;
+
+    if (fd == NULL)
+        return -ENOMEM;
+    memset(&a, 0, sizeof(a));
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    rc = rep_heal_call(h, child, VL_FOP_OPENDIR, &a, NULL);
+    while (rc == 0) {
+        struct vl_reply r = {0};
+        bool is_eof;
+
+        memset(&a, 0, sizeof(a));
+        a.readdir.fd = fd;
+        a.readdir.size = REP_HEAL_READDIR_SIZE;
+        a.readdir.offset = off;
+        a.readdir.plus = true;
+        rc = rep_heal_call(h, child, VL_FOP_READDIR, &a, &r);
+        is_eof = rc != 0 || r.entries.n == 0 || r.entries.eof;
+        for (size_t i = 0; rc == 0 && i < r.entries.n; i++) {
+            struct vl_dirent *e = &r.entries.ents[i];
+            struct vl_iatt ia = e->iatt;
+
+            off = e->off;
+            if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+                continue;
+            if (!e->has_iatt)
+                rc = rep_heal_lookup_name(h, child, dir, e->name, &ia);
+            if (rc == -ENOENT) {
+                rc = 0; /* gone meanwhile (not through replicate) */
+                continue;
+            }
+            if (rc == 0)
+                rc = rep_heal_listing_add(out, e->name, &ia);
+        }
+        vl_reply_clear(&r);
+        if (is_eof)
+            break;
+    }
+    vl_fd_unref(fd);
+    return rc;
+}
+
+
+/* Removes name (object ia) from dir's copy on child, a directory with
+ * everything under it. */
+static int
+rep_heal_remove(struct rep_heal *h, unsigned child, vl_inode_t *dir,
+                const char *name, const struct vl_iatt *ia)
+{
+    vl_inode_t *obj = vl_inode_get(dir->table, &ia->gfid, ia->mode & S_IFMT);
+    union vl_fop_args a;
+    int rc = 0;
+
+    if (obj == NULL)
+        return -ENOMEM;
+    if (S_ISDIR(ia->mode)) {
+        struct rep_heal_listing sub = {0};
+
+        rc = rep_heal_list(h, child, obj, &sub);
+        for (size_t i = 0; rc == 0 && i < sub.n; i++)
+            rc = rep_heal_remove(h, child, obj, sub.v[i].name, &sub.v[i].ia);
+        rep_heal_listing_free(&sub);
+    }
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc.parent = dir;
+    a.unlink.loc.name = name;
+    a.unlink.loc.inode = obj;
+    if (rc == 0)
+        rc = rep_heal_call(h, child,
+                           S_ISDIR(ia->mode) ? VL_FOP_RMDIR : VL_FOP_UNLINK,
+                           &a, NULL);
+    if (rc == -ENOENT)
+        rc = 0;
+    if (rc == 0)
+        h->entries++;
+    else
+        vl_log(h->xl, VL_LOG_WARNING, "heal: removing %s on %s: %s", name,
+               h->xl->children[child]->name, strerror(-rc));
+    vl_inode_unref(obj);
+    return rc;
+}
+
+
+/* Creates name in dir on child as src's copy of it (attributes ia): a
+ * hard link when child already has that GFID, else a new object marked
+ * on src as blaming child. */
+static int
+rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
+                vl_inode_t *dir, const char *name, const struct vl_iatt *ia)
+{
+    uint32_t type = ia->mode & S_IFMT;
+    vl_inode_t *obj = vl_inode_get(dir->table, &ia->gfid, type);
+    vl_inode_t *fresh = vl_inode_new(dir->table);
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    struct vl_iatt there;
+    unsigned kinds = 1u << REP_METADATA;
+    int rc;
+
+    if (obj == NULL || fresh == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    memset(&a, 0, sizeof(a));
+    if (!S_ISDIR(type) && rep_heal_stat(h, child, obj, &there) == 0) {
+        a.link.oldloc.inode = obj;
+        a.link.newloc.parent = dir;
+        a.link.newloc.name = name;
+        a.link.newloc.inode = obj;
+        rc = rep_heal_call(h, child, VL_FOP_LINK, &a, NULL);
+        kinds = 0; /* the object itself is healed on its own */
+    } else if (S_ISDIR(type)) {
+        a.mkdir.loc.parent = dir;
+        a.mkdir.loc.name = name;
+        a.mkdir.loc.inode = fresh;
+        a.mkdir.mode = ia->mode & 07777;
+        a.mkdir.gfid = ia->gfid;
+        rc = rep_heal_call_as(h, child, VL_FOP_MKDIR, &a, NULL, ia->uid,
+                              ia->gid);
+        kinds |= 1u << REP_ENTRY;
+    } else if (S_ISLNK(type)) {
+        union vl_fop_args rl;
+
+        memset(&rl, 0, sizeof(rl));
+        rl.readlink.loc.inode = obj;
+        rl.readlink.size = REP_HEAL_LINK_MAX;
+        rc = rep_heal_call(h, src, VL_FOP_READLINK, &rl, &r);
+        if (rc == 0 && r.link == NULL)
+            rc = -EIO;
+        if (rc == 0) {
+            a.symlink.loc.parent = dir;
+            a.symlink.loc.name = name;
+            a.symlink.loc.inode = fresh;
+            a.symlink.target = r.link;
+            a.symlink.gfid = ia->gfid;
+            rc = rep_heal_call_as(h, child, VL_FOP_SYMLINK, &a, NULL,
+                                  ia->uid, ia->gid);
+        }
+    } else {
+        a.mknod.loc.parent = dir;
+        a.mknod.loc.name = name;
+        a.mknod.loc.inode = fresh;
+        a.mknod.mode = ia->mode;
+        a.mknod.rdev = ia->rdev;
+        a.mknod.gfid = ia->gfid;
+        rc = rep_heal_call_as(h, child, VL_FOP_MKNOD, &a, NULL, ia->uid,
+                              ia->gid);
+        if (S_ISREG(type))
+            kinds |= 1u << REP_DATA;
+    }
+    /* The new copy is empty or has the creator's attributes: its own
+     * heal fills it. */
+    if (rc == 0 && kinds != 0)
+        rc = rep_heal_blame(h, src, obj, 1u << child, kinds);
+    if (rc == 0)
+        h->entries++;
+out:
+    if (rc != 0)
+        vl_log(h->xl, VL_LOG_WARNING, "heal: creating %s on %s: %s", name,
+               h->xl->children[child]->name, strerror(-rc));
+    vl_reply_clear(&r);
+    vl_inode_unref(obj);
+    vl_inode_unref(fresh);
+    return rc;
+}
+
+
+/* The copy of name on the copies of from that has it (-1: none); sets
+ * *is_conflict when two of them disagree on GFID or type. */
+static int
+rep_heal_name_source(struct rep_heal *h, struct rep_heal_listing *l,
+                     rep_mask_t from, const char *name, bool *is_conflict)
+{
+    int first = -1;
+    struct rep_heal_name *fe = NULL;
+
+    *is_conflict = false;
+    for (unsigned i = 0; i < h->n; i++) {
+        struct rep_heal_name *e;
+
+        if (!(from & (1u << i)))
+            continue;
+        e = rep_heal_listing_find(&l[i], name);
+        if (e == NULL)
+            continue;
+        if (first < 0) {
+            first = (int)i;
+            fe = e;
+        } else if (!vl_gfid_equal(&e->ia.gfid, &fe->ia.gfid)
+                   || (e->ia.mode & S_IFMT) != (fe->ia.mode & S_IFMT)) {
+            *is_conflict = true;
+        }
+    }
+    return first;
+}
+
+
+/* Phases 1 and 2 over the listings; *is_left is set when a name was
+ * left alone (a conflict). */
+static int
+rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
+               bool *is_left, rep_mask_t *changed)
+{
+    rep_mask_t from = is_merge ? h->all : h->sources;
+    rep_mask_t to = is_merge ? h->all : h->sinks;
+    char gs[VL_GFID_STR_LEN];
+    int rc = 0;
+
+    for (unsigned k = 0; k < h->n && !is_merge; k++) {
+        if (!(h->sinks & (1u << k)))
+            continue;
+        for (size_t i = 0; i < l[k].n && rc == 0; i++) {
+            struct rep_heal_name *e = &l[k].v[i];
+            bool is_conflict;
+            int s = rep_heal_name_source(h, l, from, e->name, &is_conflict);
+            struct rep_heal_name *se;
+
+            if (e->is_gone || is_conflict)
+                continue;
+            se = s >= 0 ? rep_heal_listing_find(&l[s], e->name) : NULL;
+            if (se != NULL && vl_gfid_equal(&se->ia.gfid, &e->ia.gfid)
+                && (se->ia.mode & S_IFMT) == (e->ia.mode & S_IFMT))
+                continue;
+            rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
+            e->is_gone = true;
+            *changed |= 1u << k;
+        }
+    }
+    for (unsigned s = 0; s < h->n && rc == 0; s++) {
+        if (!(from & (1u << s)))
+            continue;
+        for (size_t i = 0; i < l[s].n && rc == 0; i++) {
+            struct rep_heal_name *se = &l[s].v[i];
+            bool is_conflict;
+
+            if (rep_heal_name_source(h, l, from, se->name, &is_conflict)
+                != (int)s)
+                continue; /* seen from an earlier copy */
+            if (is_conflict) {
+                vl_log(h->xl, VL_LOG_ERROR, "heal %s: name %s has another "
+                       "GFID or type on some copies and the records do not "
+                       "say which is right: left alone",
+                       vl_gfid_to_str(&h->inode->gfid, gs), se->name);
+                *is_left = true;
+                continue;
+            }
+            for (unsigned k = 0; k < h->n && rc == 0; k++) {
+                struct rep_heal_name *ke;
+
+                if (k == s || !(to & (1u << k)))
+                    continue;
+                ke = rep_heal_listing_find(&l[k], se->name);
+                if (ke != NULL)
+                    continue; /* same (a merge found no conflict) */
+                rc = rep_heal_create(h, k, s, h->inode, se->name, &se->ia);
+                if (rc == 0)
+                    rc = rep_heal_listing_add(&l[k], se->name, &se->ia);
+                *changed |= 1u << k;
+            }
+        }
+    }
+    return rc;
+}
+
+
+/* The directory times of the changed copies from src's. */
+static int
+rep_heal_dir_times(struct rep_heal *h, rep_mask_t changed)
+{
+    struct vl_iatt st;
+    int rc = rep_heal_stat(h, (unsigned)h->src, h->inode, &st);
+
+    for (unsigned i = 0; i < h->n && rc == 0; i++) {
+        union vl_fop_args a;
+
+        if (!(changed & (1u << i)) || (int)i == h->src)
+            continue;
+        memset(&a, 0, sizeof(a));
+        a.setattr.loc.inode = h->inode;
+        a.setattr.attr = st;
+        a.setattr.valid = VL_SET_ATIME | VL_SET_MTIME;
+        rc = rep_heal_call(h, i, VL_FOP_SETATTR, &a, NULL);
+    }
+    return rc;
+}
+
+
+enum rep_heal_result
+rep_heal_entry(struct rep_heal *h)
+{
+    struct rep_heal_listing l[REP_MAX_CHILDREN];
+    enum rep_heal_result res = REP_HR_HEALED;
+    enum rep_heal_verdict v;
+    rep_mask_t changed = 0;
+    bool is_left = false;
+    char gs[VL_GFID_STR_LEN];
+    int rc;
+
+    memset(l, 0, sizeof(l));
+    rc = rep_heal_entrylk(h);
+    if (rc != 0)
+        return rc == -ENOTCONN ? REP_HR_PENDING : REP_HR_FAILED;
+    rc = rep_heal_records_read(h, h->inode);
+    if (rc != 0)
+        goto out;
+    v = rep_heal_decide(h, REP_ENTRY);
+    if (v == REP_HV_CLEAN) {
+        res = REP_HR_CLEAN;
+        goto out;
+    }
+    if (v == REP_HV_SPLIT) {
+        vl_log(h->xl, VL_LOG_ERROR, "heal %s: entry split-brain (every copy "
+               "blamed by another): not healed",
+               vl_gfid_to_str(&h->inode->gfid, gs));
+        res = REP_HR_SPLIT;
+        goto out;
+    }
+    for (unsigned i = 0; i < h->n && rc == 0; i++)
+        rc = rep_heal_list(h, i, h->inode, &l[i]);
+    if (rc == 0)
+        rc = rep_heal_names(h, l, v == REP_HV_COMPARE, &is_left, &changed);
+    if (rc == 0 && changed != 0)
+        rc = rep_heal_dir_times(h, changed);
+    if (rc == 0 && v == REP_HV_COMPARE && changed == 0 && !is_left)
+        res = REP_HR_CLEAN;
+    /* A name left alone keeps the records: the directory stays listed. */
+    if (rc == 0 && !is_left)
+        rc = rep_heal_records_clear(h, h->inode, REP_ENTRY);
+    if (rc == 0 && is_left)
+        res = REP_HR_SPLIT;
+out:
+    rep_heal_entryunlk(h);
+    for (unsigned i = 0; i < h->n; i++)
+        rep_heal_listing_free(&l[i]);
+    if (rc != 0) {
+        vl_log(h->xl, VL_LOG_WARNING, "heal %s: entries: %s",
+               vl_gfid_to_str(&h->inode->gfid, gs), strerror(-rc));
+        return rc == -ENOTCONN ? REP_HR_PENDING : REP_HR_FAILED;
+    }
+    return res;
+}

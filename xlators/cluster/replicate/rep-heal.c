@@ -1,0 +1,786 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-heal: the self-heal of one object (doc/replicate.md "Self-heal"):
+ * when it runs, which copies are sources, the locks, and the records it
+ * reads and clears. What is copied is in rep-heal-data.c (file content),
+ * rep-heal-entry.c (the names of a directory) and rep-heal-meta.c (mode,
+ * owner, times, xattrs).
+ *
+ * Two ways in:
+ *   - on access: a lookup that reads a record blaming a copy for a kind
+ *     whose option (data-self-heal, metadata-self-heal, entry-self-heal)
+ *     is on starts a heal of that object in the background, at most
+ *     background-self-heal-count at once (over it, or when the object is
+ *     already being healed, nothing starts: the next lookup tries again);
+ *     the lookup itself answers at once from the good copies;
+ *   - GETXATTR of REP_XATTR_HEAL ("mortar.heal") on an inode heals it now,
+ *     whatever the options, and answers "healed", "clean", "split-brain"
+ *     or "pending" (a copy is down or the object is missing on one: its
+ *     directory's heal creates it). The self-heal daemon uses this.
+ *
+ * A heal needs every child up: the records of a down copy are unknown,
+ * and clearing a sink's records while a third copy is missing would lose
+ * what the sink owes it. Data and entries are healed before metadata (the
+ * copy of the content changes the sinks' times; the metadata heal sets
+ * them last). Sources: the copies no other copy blames for the kind
+ * (rep_heal_pick); dirty without blame means "compare"; every copy
+ * blamed is a split-brain, logged and left alone.
+ *
+ * Per inode/fd/request: nothing of its own (a heal job carries a ref on
+ * the inode; the GETXATTR request is answered by the heal thread).
+ * Threads: one detached thread per heal, using vl_sync_call; running
+ * heals are counted and the graph's PARENT_DOWN waits for them.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rep-heal.h"
+#include "vol/sync.h"
+
+/* Lock owners of heals: "heal" in the high half. */
+#define REP_HEAL_LK_OWNER_TAG (0x6865616cULL << 32)
+
+/* A heal to run: an object, and the request to answer (NULL in the
+ * background). */
+struct rep_heal_job {
+    vl_xlator_t *xl;
+    vl_inode_t *inode;          /* ref */
+    vl_req_t *req;              /* GETXATTR to answer, or NULL */
+    struct rep_heal_job *next;  /* ctl->running list */
+};
+
+/* Per translator (priv->heal). */
+struct rep_heal_ctl {
+    pthread_mutex_t lock;         /* guards the fields marked (lock) */
+    pthread_cond_t idle;          /* signalled when n_running drops */
+    unsigned n_running;           /* (lock) heal threads alive */
+    unsigned n_bg;                /* (lock) background heals of them */
+    bool is_stopping;             /* (lock) PARENT_DOWN: start nothing */
+    struct rep_heal_job *running; /* (lock) jobs being healed */
+    atomic_bool stop;             /* readable without the lock */
+    atomic_uint_fast64_t n_owner;
+    atomic_uint_fast64_t n_started, n_done, n_failed, n_bytes, n_entries;
+};
+
+static const uint8_t rep_heal_zero[REP_RECORD_SIZE];
+
+
+static struct rep_heal_ctl *
+rep_heal_ctl(vl_xlator_t *xl)
+{
+    return rep_priv(xl)->heal;
+}
+
+
+/* ---- source selection ---- */
+
+enum rep_heal_verdict
+rep_heal_pick(unsigned n, rep_mask_t present, const uint8_t *const *records,
+              unsigned kind, rep_mask_t *sources, rep_mask_t *sinks)
+{
+    rep_mask_t blamed = 0, dirty = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (!(present & (1u << i)))
+            continue;
+        for (unsigned j = 0; j < n; j++)
+            if (j != i && (present & (1u << j))
+                && rep_record_get(records[i] + j * REP_RECORD_SIZE, kind)
+                       > 0)
+                blamed |= 1u << j;
+        if (rep_record_get(records[i] + n * REP_RECORD_SIZE, kind) != 0)
+            dirty |= 1u << i;
+    }
+    *sources = present & ~blamed;
+    *sinks = 0;
+    if (blamed == 0)
+        return dirty != 0 ? REP_HV_COMPARE : REP_HV_CLEAN;
+    if (*sources == 0)
+        return REP_HV_SPLIT;
+    *sinks = blamed & present;
+    return REP_HV_NEEDED;
+}
+
+
+/* ---- calls to the children ---- */
+
+bool
+rep_heal_is_stopping(vl_xlator_t *xl)
+{
+    return atomic_load(&rep_heal_ctl(xl)->stop);
+}
+
+
+static int
+rep_heal_call_raw(struct rep_heal *h, unsigned child, vl_fop_t op,
+                  const union vl_fop_args *args, struct vl_reply *reply,
+                  uint32_t uid, uint32_t gid)
+{
+    struct vl_caller caller;
+    struct vl_reply tmp = {0};
+    int rc;
+
+    memset(&caller, 0, sizeof(caller));
+    caller.uid = uid;
+    caller.gid = gid;
+    caller.pid = (uint32_t)getpid();
+    caller.lk_owner = h->lk_owner;
+    rc = vl_sync_call(h->xl->children[child], op, args, &caller,
+                      reply != NULL ? reply : &tmp);
+    vl_reply_clear(&tmp);
+    return rc;
+}
+
+
+int
+rep_heal_call(struct rep_heal *h, unsigned child, vl_fop_t op,
+              const union vl_fop_args *args, struct vl_reply *reply)
+{
+    return rep_heal_call_as(h, child, op, args, reply, 0, 0);
+}
+
+
+int
+rep_heal_call_as(struct rep_heal *h, unsigned child, vl_fop_t op,
+                 const union vl_fop_args *args, struct vl_reply *reply,
+                 uint32_t uid, uint32_t gid)
+{
+    if (rep_heal_is_stopping(h->xl))
+        return -ENOTCONN;
+    return rep_heal_call_raw(h, child, op, args, reply, uid, gid);
+}
+
+
+int
+rep_heal_stat(struct rep_heal *h, unsigned child, vl_inode_t *inode,
+              struct vl_iatt *out)
+{
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    int rc;
+
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.inode = inode;
+    rc = rep_heal_call(h, child, VL_FOP_LOOKUP, &a, &r);
+    if (rc == 0)
+        *out = r.iatt;
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* ---- locks ---- */
+
+/* The lock request of this heal on its object: inodelk of [start, start
+ * + len), or entrylk of the whole directory (name NULL: it conflicts
+ * with the entry lock of every name a transaction takes in it). */
+static void
+rep_heal_lk_args(struct rep_heal *h, bool is_entry, enum vl_lock_cmd cmd,
+                 int64_t start, int64_t len, union vl_fop_args *a)
+{
+    memset(a, 0, sizeof(*a));
+    if (is_entry) {
+        a->entrylk.domain = h->xl->name;
+        a->entrylk.loc.parent = h->inode;
+        a->entrylk.loc.inode = h->inode;
+        a->entrylk.cmd = cmd;
+        a->entrylk.type = F_WRLCK;
+        return;
+    }
+    a->inodelk.domain = h->xl->name;
+    a->inodelk.loc.inode = h->inode;
+    a->inodelk.cmd = cmd;
+    a->inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a->inodelk.flock.whence = SEEK_SET;
+    a->inodelk.flock.start = start;
+    a->inodelk.flock.len = len;
+}
+
+
+static void
+rep_heal_unlk_mask(struct rep_heal *h, rep_mask_t held, bool is_entry,
+                   int64_t start, int64_t len)
+{
+    for (unsigned i = h->n; i-- > 0;) {
+        union vl_fop_args a;
+        int rc;
+
+        if (!(held & (1u << i)))
+            continue;
+        rep_heal_lk_args(h, is_entry, VL_LOCK_UNLOCK, start, len, &a);
+        /* Sent even while stopping: a live brick must get it back. */
+        rc = rep_heal_call_raw(h, i,
+                               is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK,
+                               &a, NULL, 0, 0);
+        if (rc != 0 && rc != -ENOTCONN)
+            vl_log(h->xl, VL_LOG_WARNING, "heal: unlock on %s: %s",
+                   h->xl->children[i]->name, strerror(-rc));
+    }
+}
+
+
+/* Every child in order, waiting (the order transactions use when they
+ * wait, so a heal and a transaction cannot each hold part of the
+ * other's locks). */
+static int
+rep_heal_lk_all(struct rep_heal *h, bool is_entry, int64_t start, int64_t len)
+{
+    rep_mask_t held = 0;
+
+    for (unsigned i = 0; i < h->n; i++) {
+        union vl_fop_args a;
+        int rc;
+
+        rep_heal_lk_args(h, is_entry, VL_LOCK_WAIT, start, len, &a);
+        rc = rep_heal_call(h, i, is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK,
+                           &a, NULL);
+
+        if (rc != 0) {
+            vl_log(h->xl, VL_LOG_DEBUG, "heal: lock on %s: %s",
+                   h->xl->children[i]->name, strerror(-rc));
+            rep_heal_unlk_mask(h, held, is_entry, start, len);
+            return rc;
+        }
+        held |= 1u << i;
+    }
+    return 0;
+}
+
+
+int
+rep_heal_inodelk(struct rep_heal *h, int64_t start, int64_t len)
+{
+    return rep_heal_lk_all(h, false, start, len);
+}
+
+
+void
+rep_heal_inodeunlk(struct rep_heal *h, int64_t start, int64_t len)
+{
+    rep_heal_unlk_mask(h, h->all, false, start, len);
+}
+
+
+int
+rep_heal_entrylk(struct rep_heal *h)
+{
+    return rep_heal_lk_all(h, true, 0, 0);
+}
+
+
+void
+rep_heal_entryunlk(struct rep_heal *h)
+{
+    rep_heal_unlk_mask(h, h->all, true, 0, 0);
+}
+
+
+/* ---- records ---- */
+
+/* XATTROP adding vals (n slot records then dirty) on child. */
+static int
+rep_heal_xattrop(struct rep_heal *h, unsigned child, vl_inode_t *inode,
+                 const uint8_t (*vals)[REP_RECORD_SIZE], uint8_t *out)
+{
+    struct rep_priv *priv = rep_priv(h->xl);
+    const char *names[REP_MAX_CHILDREN + 1];
+    const void *values[REP_MAX_CHILDREN + 1];
+    uint32_t sizes[REP_MAX_CHILDREN + 1];
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    size_t want = (h->n + 1) * REP_RECORD_SIZE;
+    int rc;
+
+    for (unsigned i = 0; i <= h->n; i++) {
+        names[i] = i < h->n ? priv->keys[i] : REP_KEY_DIRTY;
+        values[i] = vals != NULL ? vals[i] : rep_heal_zero;
+        sizes[i] = REP_RECORD_SIZE;
+    }
+    memset(&a, 0, sizeof(a));
+    a.xattrop.loc.inode = inode;
+    a.xattrop.op = VL_XATTROP_ADD32;
+    a.xattrop.n = h->n + 1;
+    a.xattrop.names = names;
+    a.xattrop.values = values;
+    a.xattrop.sizes = sizes;
+    rc = rep_heal_call(h, child, VL_FOP_XATTROP, &a, &r);
+    if (rc == 0 && out != NULL) {
+        if (r.xattr != NULL && r.xattr_len == want)
+            memcpy(out, r.xattr, want);
+        else
+            rc = -EIO;
+    }
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+int
+rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode)
+{
+    for (unsigned i = 0; i < h->n; i++) {
+        int rc = rep_heal_xattrop(h, i, inode, NULL, h->rec[i]);
+
+        if (rc != 0) {
+            vl_log(h->xl, VL_LOG_DEBUG, "heal: records of %s: %s",
+                   h->xl->children[i]->name, strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+
+enum rep_heal_verdict
+rep_heal_decide(struct rep_heal *h, unsigned kind)
+{
+    const uint8_t *records[REP_MAX_CHILDREN];
+    enum rep_heal_verdict v;
+
+    for (unsigned i = 0; i < h->n; i++)
+        records[i] = h->rec[i];
+    v = rep_heal_pick(h->n, h->all, records, kind, &h->sources, &h->sinks);
+    h->src = -1;
+    for (unsigned i = 0; i < h->n && h->src < 0; i++)
+        if (h->sources & (1u << i))
+            h->src = (int)i;
+    return v;
+}
+
+
+int
+rep_heal_blame(struct rep_heal *h, unsigned source, vl_inode_t *inode,
+               rep_mask_t blame, unsigned kinds)
+{
+    uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
+
+    memset(vals, 0, sizeof(vals));
+    for (unsigned j = 0; j < h->n; j++)
+        for (unsigned k = 0; k < REP_N_KINDS; k++)
+            if ((blame & (1u << j)) && (kinds & (1u << k)))
+                rep_record_set(vals[j], k, 1);
+    return rep_heal_xattrop(h, source, inode,
+                            (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
+}
+
+
+int
+rep_heal_mark_sinks(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+{
+    unsigned s = (unsigned)h->src;
+    int rc;
+
+    h->sources = 1u << s;
+    if (h->sinks == 0)
+        return 0;
+    rc = rep_heal_blame(h, s, inode, h->sinks, 1u << kind);
+    if (rc != 0)
+        return rc;
+    for (unsigned j = 0; j < h->n; j++)
+        if (h->sinks & (1u << j)) {
+            uint8_t *r = h->rec[s] + j * REP_RECORD_SIZE;
+
+            rep_record_set(r, kind, rep_record_get(r, kind) + 1);
+        }
+    return 0;
+}
+
+
+int
+rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+{
+    int first = 0;
+
+    for (unsigned c = 0; c < h->n; c++) {
+        uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
+        bool is_any = false;
+        int rc;
+
+        memset(vals, 0, sizeof(vals));
+        for (unsigned j = 0; j <= h->n; j++) {
+            int32_t v = rep_record_get(h->rec[c] + j * REP_RECORD_SIZE,
+                                       kind);
+            bool is_cleared = j == h->n /* dirty */
+                              || (h->sinks & (1u << j))
+                              || (h->sinks & (1u << c));
+
+            if (v != 0 && is_cleared) {
+                rep_record_set(vals[j], kind, -v);
+                is_any = true;
+            }
+        }
+        if (!is_any)
+            continue;
+        rc = rep_heal_xattrop(h, c, inode,
+                              (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
+        if (rc != 0 && first == 0)
+            first = rc;
+    }
+    return first;
+}
+
+
+/* ---- one object ---- */
+
+static const char *
+rep_heal_result_str(enum rep_heal_result r)
+{
+    switch (r) {
+    case REP_HR_HEALED:
+        return "healed";
+    case REP_HR_SPLIT:
+        return "split-brain";
+    case REP_HR_PENDING:
+        return "pending";
+    case REP_HR_FAILED:
+        return "failed";
+    default:
+        return "clean";
+    }
+}
+
+
+/* The worse of two results: split-brain, failed, pending, healed,
+ * clean. */
+static enum rep_heal_result
+rep_heal_worse(enum rep_heal_result a, enum rep_heal_result b)
+{
+    static const int rank[] = {
+        [REP_HR_CLEAN] = 0, [REP_HR_HEALED] = 1, [REP_HR_PENDING] = 2,
+        [REP_HR_FAILED] = 3, [REP_HR_SPLIT] = 4,
+    };
+
+    return rank[a] >= rank[b] ? a : b;
+}
+
+
+static enum rep_heal_result
+rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    struct rep_heal *h;
+    enum rep_heal_result res = REP_HR_CLEAN;
+    unsigned gen = atomic_load(&priv->event_gen);
+    uint32_t type;
+    char gs[VL_GFID_STR_LEN];
+
+    if (rep_up_mask(xl) != (rep_mask_t)((1u << priv->n) - 1))
+        return REP_HR_PENDING;
+    h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return REP_HR_FAILED;
+    h->xl = xl;
+    h->inode = inode;
+    h->n = priv->n;
+    h->all = (rep_mask_t)((1u << h->n) - 1);
+    h->lk_owner = REP_HEAL_LK_OWNER_TAG
+                  | (atomic_fetch_add(&ctl->n_owner, 1) & 0xffffffffULL);
+    for (unsigned i = 0; i < h->n; i++) {
+        int rc = rep_heal_stat(h, i, inode, &h->ia[i]);
+
+        if (rc != 0) {
+            res = rc == -ENOENT || rc == -ESTALE || rc == -ENOTCONN
+                  ? REP_HR_PENDING : REP_HR_FAILED;
+            goto out;
+        }
+        if ((h->ia[i].mode & S_IFMT) != (h->ia[0].mode & S_IFMT)) {
+            vl_log(xl, VL_LOG_ERROR, "heal %s: the copies differ in type",
+                   vl_gfid_to_str(&inode->gfid, gs));
+            res = REP_HR_SPLIT;
+            goto out;
+        }
+    }
+    type = h->ia[0].mode & S_IFMT;
+    if (S_ISREG(type) && (!is_bg || conf->is_data_heal))
+        res = rep_heal_worse(res, rep_heal_data(h));
+    if (S_ISDIR(type) && (!is_bg || conf->is_entry_heal))
+        res = rep_heal_worse(res, rep_heal_entry(h));
+    if (!is_bg || conf->is_metadata_heal)
+        res = rep_heal_worse(res, rep_heal_metadata(h));
+    atomic_fetch_add(&ctl->n_bytes, h->bytes);
+    atomic_fetch_add(&ctl->n_entries, h->entries);
+    /* Every copy is good now if every kind was looked at (and nobody
+     * came or went meanwhile: gen). */
+    if ((res == REP_HR_HEALED || res == REP_HR_CLEAN)
+        && (!is_bg || (conf->is_data_heal && conf->is_metadata_heal
+                       && conf->is_entry_heal)))
+        rep_inode_set_readable(xl, inode, h->all, gen);
+out:
+    if (res == REP_HR_HEALED)
+        vl_log(xl, VL_LOG_INFO, "healed %s (%" PRIu64 " bytes, %" PRIu64
+               " names)", vl_gfid_to_str(&inode->gfid, gs), h->bytes,
+               h->entries);
+    free(h);
+    return res;
+}
+
+
+/* ---- jobs and threads ---- */
+
+static void
+rep_heal_answer(vl_req_t *req, enum rep_heal_result res)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    const char *s = rep_heal_result_str(res);
+    size_t len = strlen(s);
+
+    if (res == REP_HR_FAILED) {
+        vl_unwind(req, -EIO);
+        return;
+    }
+    vl_reply_clear(&req->reply);
+    req->reply.count = (int64_t)len;
+    if (a->size == 0) {
+        vl_unwind(req, 0);
+        return;
+    }
+    if (a->size < len) {
+        vl_unwind(req, -ERANGE);
+        return;
+    }
+    req->reply.xattr = vl_malloc(req->xl, len + 1, REP_MT_MISC);
+    if (req->reply.xattr == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    memcpy(req->reply.xattr, s, len + 1);
+    vl_unwind(req, 0);
+}
+
+
+static void
+rep_heal_job_end(struct rep_heal_job *job)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(job->xl);
+    struct rep_heal_job **pp;
+
+    pthread_mutex_lock(&ctl->lock);
+    for (pp = &ctl->running; *pp != NULL; pp = &(*pp)->next)
+        if (*pp == job) {
+            *pp = job->next;
+            break;
+        }
+    if (job->req == NULL)
+        ctl->n_bg--;
+    ctl->n_running--;
+    pthread_cond_broadcast(&ctl->idle);
+    /* Unref under the lock: the graph's teardown waits for n_running
+     * and then frees the inode table. */
+    vl_inode_unref(job->inode);
+    pthread_mutex_unlock(&ctl->lock);
+    free(job);
+}
+
+
+static void *
+rep_heal_thread(void *arg)
+{
+    struct rep_heal_job *job = arg;
+    struct rep_heal_ctl *ctl = rep_heal_ctl(job->xl);
+    enum rep_heal_result res;
+
+    atomic_fetch_add(&ctl->n_started, 1);
+    res = rep_heal_object(job->xl, job->inode, job->req == NULL);
+    if (res == REP_HR_HEALED || res == REP_HR_CLEAN)
+        atomic_fetch_add(&ctl->n_done, 1);
+    else
+        atomic_fetch_add(&ctl->n_failed, 1);
+    if (job->req != NULL)
+        rep_heal_answer(job->req, res);
+    rep_heal_job_end(job);
+    return NULL;
+}
+
+
+/* Starts a heal thread for inode; with req, it answers req. -EBUSY when
+ * a background heal is over the bound or already running, -ENOTCONN
+ * while stopping. */
+static int
+rep_heal_start(vl_xlator_t *xl, vl_inode_t *inode, vl_req_t *req)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    struct rep_heal_job *job;
+    pthread_attr_t attr;
+    pthread_t tid;
+    int rc = 0;
+
+    job = calloc(1, sizeof(*job));
+    if (job == NULL)
+        return -ENOMEM;
+    job->xl = xl;
+    job->req = req;
+    pthread_mutex_lock(&ctl->lock);
+    if (ctl->is_stopping) {
+        rc = -ENOTCONN;
+    } else if (req == NULL) {
+        if (ctl->n_bg >= conf->bg_heal_count)
+            rc = -EBUSY;
+        for (struct rep_heal_job *j = ctl->running; j != NULL && rc == 0;
+             j = j->next)
+            if (j->inode == inode)
+                rc = -EBUSY;
+    }
+    if (rc != 0) {
+        pthread_mutex_unlock(&ctl->lock);
+        free(job);
+        return rc;
+    }
+    job->inode = vl_inode_ref(inode);
+    job->next = ctl->running;
+    ctl->running = job;
+    ctl->n_running++;
+    if (req == NULL)
+        ctl->n_bg++;
+    pthread_mutex_unlock(&ctl->lock);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&tid, &attr, rep_heal_thread, job);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        /* Nothing ran: take the job back (the caller answers req). */
+        rep_heal_job_end(job);
+        return -rc;
+    }
+    return 0;
+}
+
+
+void
+rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t answered,
+                   const uint8_t *const *records)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    unsigned kinds = 0;
+    rep_mask_t all = (rep_mask_t)((1u << priv->n) - 1);
+
+    if (priv->heal == NULL || answered != all
+        || vl_gfid_is_null(&inode->gfid))
+        return;
+    if (conf->is_metadata_heal)
+        kinds |= 1u << REP_METADATA;
+    if (conf->is_data_heal && S_ISREG(inode->type))
+        kinds |= 1u << REP_DATA;
+    if (conf->is_entry_heal
+        && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid)))
+        kinds |= 1u << REP_ENTRY;
+    /* Blame only: dirty alone is also what a write batch in progress
+     * shows; the daemon (through the index) compares those copies. */
+    for (unsigned i = 0; i < priv->n; i++)
+        for (unsigned j = 0; j < priv->n; j++)
+            for (unsigned k = 0; k < REP_N_KINDS; k++)
+                if (j != i && (kinds & (1u << k))
+                    && rep_record_get(records[i] + j * REP_RECORD_SIZE, k)
+                           > 0) {
+                    (void)rep_heal_start(xl, inode, NULL);
+                    return;
+                }
+}
+
+
+void
+rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    int rc;
+
+    if (a->name == NULL || strcmp(a->name, REP_XATTR_HEAL) != 0) {
+        rep_read_fop(xl, req);
+        return;
+    }
+    if (a->loc.inode == NULL || vl_gfid_is_null(&a->loc.inode->gfid)) {
+        vl_unwind(req, -ESTALE);
+        return;
+    }
+    rc = rep_heal_start(xl, a->loc.inode, req);
+    if (rc != 0)
+        vl_unwind(req, rc);
+}
+
+
+/* ---- life ---- */
+
+int
+rep_heal_init(vl_xlator_t *xl)
+{
+    struct rep_heal_ctl *ctl = calloc(1, sizeof(*ctl));
+
+    if (ctl == NULL)
+        return -ENOMEM;
+    pthread_mutex_init(&ctl->lock, NULL);
+    pthread_cond_init(&ctl->idle, NULL);
+    rep_priv(xl)->heal = ctl;
+    return 0;
+}
+
+
+void
+rep_heal_stop(vl_xlator_t *xl)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
+
+    if (ctl == NULL)
+        return;
+    atomic_store(&ctl->stop, true);
+    pthread_mutex_lock(&ctl->lock);
+    ctl->is_stopping = true;
+    /* A heal's calls are answered by the event loop: waiting on a loop
+     * thread could wait for ourselves. Stopping heals return at their
+     * next call. */
+    if (xl->graph == NULL || xl->graph->loop == NULL
+        || !vl_loop_on_loop_thread(xl->graph->loop))
+        while (ctl->n_running > 0)
+            pthread_cond_wait(&ctl->idle, &ctl->lock);
+    pthread_mutex_unlock(&ctl->lock);
+}
+
+
+void
+rep_heal_fini(vl_xlator_t *xl)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
+
+    if (ctl == NULL)
+        return;
+    rep_heal_stop(xl);
+    pthread_cond_destroy(&ctl->idle);
+    pthread_mutex_destroy(&ctl->lock);
+    free(ctl);
+    rep_priv(xl)->heal = NULL;
+}
+
+
+void
+rep_heal_dump(vl_xlator_t *xl, FILE *out)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
+    unsigned n_running;
+
+    if (ctl == NULL)
+        return;
+    pthread_mutex_lock(&ctl->lock);
+    n_running = ctl->n_running;
+    pthread_mutex_unlock(&ctl->lock);
+    fprintf(out, "heals_running=%u\n", n_running);
+    fprintf(out, "heals_started=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_started));
+    fprintf(out, "heals_done=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_done));
+    fprintf(out, "heals_failed=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_failed));
+    fprintf(out, "bytes_healed=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_bytes));
+    fprintf(out, "entries_healed=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_entries));
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rep-heal.h: the self-heal of one object (rep-heal*.c; doc/replicate.md
+ * "Self-heal"). A heal runs on a thread of its own and talks to the
+ * children with blocking calls (vl_sync_call), so each step reads as a
+ * sequence; it never runs on an event loop thread.
+ */
+#ifndef MORTAR_REP_HEAL_H
+#define MORTAR_REP_HEAL_H
+
+#include "rep.h"
+
+/* Bytes copied per step of a data heal, under a lock of that range. */
+#define REP_HEAL_CHUNK (1024 * 1024)
+
+/* What the records say about one kind of an object. */
+enum rep_heal_verdict {
+    REP_HV_CLEAN = 0, /* no blame, no dirty */
+    REP_HV_NEEDED,    /* sources blame sinks */
+    REP_HV_COMPARE,   /* dirty without blame: compare the copies */
+    REP_HV_SPLIT,     /* every copy blamed by another: never guessed */
+};
+
+/* How a heal ended (the answer of the mortar.heal key). */
+enum rep_heal_result {
+    REP_HR_CLEAN = 0,  /* "clean": the copies already agreed */
+    REP_HR_HEALED,     /* "healed" */
+    REP_HR_SPLIT,      /* "split-brain" */
+    REP_HR_PENDING,    /* "pending": a copy is down or missing */
+    REP_HR_FAILED,     /* an error: records left as they were */
+};
+
+/* One heal of one object; lives on the heal thread's stack. */
+struct rep_heal {
+    vl_xlator_t *xl;
+    vl_inode_t *inode;     /* borrowed from the heal job */
+    uint64_t lk_owner;     /* owner of this heal's locks */
+    unsigned n;            /* children */
+    rep_mask_t all;        /* every child: a heal needs all of them */
+    rep_mask_t sources;    /* of the kind being healed */
+    rep_mask_t sinks;
+    int src;               /* the source copies are read from */
+    struct vl_iatt ia[REP_MAX_CHILDREN]; /* attributes per copy */
+    /* records per copy: n slots then dirty, REP_RECORD_SIZE each */
+    uint8_t rec[REP_MAX_CHILDREN][(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
+    uint64_t bytes;        /* data copied */
+    uint64_t entries;      /* names created or removed */
+};
+
+/* ---- rep-heal.c ---- */
+/* Sources and sinks of kind from the records of the copies in present
+ * (records[i]: n slot records then dirty, as rep_compute_readable). */
+enum rep_heal_verdict rep_heal_pick(unsigned n, rep_mask_t present,
+                                    const uint8_t *const *records,
+                                    unsigned kind,
+                                    rep_mask_t *sources /* OUT */,
+                                    rep_mask_t *sinks /* OUT */);
+/* Lookup saw these records (rep-read.c): a background heal of inode if
+ * some copy blames another for an enabled kind and the bound allows. */
+void rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode,
+                        rep_mask_t answered, const uint8_t *const *records);
+/* GETXATTR: the mortar.heal key heals now; others are reads. */
+void rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req);
+int rep_heal_init(vl_xlator_t *xl);
+void rep_heal_stop(vl_xlator_t *xl);   /* waits for running heals */
+void rep_heal_fini(vl_xlator_t *xl);
+void rep_heal_dump(vl_xlator_t *xl, FILE *out);
+
+/* Steps the kinds share (rep-heal.c). */
+int rep_heal_call(struct rep_heal *h, unsigned child, vl_fop_t op,
+                  const union vl_fop_args *args, struct vl_reply *reply);
+/* The same as the caller uid/gid (the owner of a new object). */
+int rep_heal_call_as(struct rep_heal *h, unsigned child, vl_fop_t op,
+                     const union vl_fop_args *args, struct vl_reply *reply,
+                     uint32_t uid, uint32_t gid);
+/* inodelk of [start, start + len) (len 0: to the end) on every child, in
+ * child order, waiting; all or none (then -errno). unlock: give back. */
+int rep_heal_inodelk(struct rep_heal *h, int64_t start, int64_t len);
+void rep_heal_inodeunlk(struct rep_heal *h, int64_t start, int64_t len);
+int rep_heal_entrylk(struct rep_heal *h);
+void rep_heal_entryunlk(struct rep_heal *h);
+/* Reads every copy's records into h->rec (xattrop of zeros). */
+int rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode);
+/* Picks for kind from h->rec into h->sources/sinks/src. */
+enum rep_heal_verdict rep_heal_decide(struct rep_heal *h, unsigned kind);
+/* Dirty without blame, copies differ: src is the source, the others
+ * are marked blamed by it for kind (on disk and in h->rec). */
+int rep_heal_mark_sinks(struct rep_heal *h, vl_inode_t *inode,
+                        unsigned kind);
+/* Subtracts what h->rec holds for kind: the sinks' slots on every copy,
+ * every slot on the sinks, and dirty everywhere. */
+int rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode,
+                           unsigned kind);
+/* source blames every slot of blame for the kinds (a new entry). */
+int rep_heal_blame(struct rep_heal *h, unsigned source, vl_inode_t *inode,
+                   rep_mask_t blame, unsigned kinds);
+bool rep_heal_is_stopping(vl_xlator_t *xl);
+/* Attributes of inode's copy on child (a nameless lookup). */
+int rep_heal_stat(struct rep_heal *h, unsigned child, vl_inode_t *inode,
+                  struct vl_iatt *out);
+
+/* ---- rep-heal-meta.c, rep-heal-data.c, rep-heal-entry.c ---- */
+enum rep_heal_result rep_heal_metadata(struct rep_heal *h);
+enum rep_heal_result rep_heal_data(struct rep_heal *h);
+enum rep_heal_result rep_heal_entry(struct rep_heal *h);
+
+#endif /* MORTAR_REP_HEAL_H */

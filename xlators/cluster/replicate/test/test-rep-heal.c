@@ -1,0 +1,776 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-rep-heal: replicate's self-heal (rep-heal*.c) over three (or two)
+ * in-memory bricks (rep-fake.c): the choice of sources from the records,
+ * the data, metadata and entry heals through the mortar.heal key, the
+ * heal a lookup starts, split-brain left alone, and a heal cut by a
+ * failing child that clears nothing.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "rep-fake.h"
+#include "rep-heal.h"
+#include "rep.h"
+#include "vl-test.h"
+
+struct t {
+    struct vl_test_graph *g;
+    vl_xlator_t *rep;
+    vl_xlator_t *b[3];
+    int n;
+    vl_inode_t *root;
+    char key[3][64]; /* trusted.mortar.rep.bN */
+};
+
+
+static void
+t_open_graph(struct t *t, int n, const char *opts)
+{
+    char text[2048];
+    size_t len = 0;
+    vl_err_t err = {{0}};
+
+    vl_registry_add(&rep_fake_class);
+    vl_registry_add(&xl_cluster_replicate);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                "volume b%d\n type test/rep-fake\n"
+                                "end-volume\n", i);
+    len += (size_t)snprintf(text + len, sizeof(text) - len,
+                            "volume rep\n type cluster/replicate\n%s"
+                            " subvolumes", opts);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, sizeof(text) - len, " b%d", i);
+    snprintf(text + len, sizeof(text) - len, "\nend-volume\n");
+    t->g = vl_test_graph_new(text, &err);
+    if (t->g == NULL)
+        fail_msg("graph: %s", err.msg);
+    t->n = n;
+    t->rep = vl_test_graph_xl(t->g, "rep");
+    for (int i = 0; i < n; i++) {
+        char name[8];
+
+        snprintf(name, sizeof(name), "b%d", i);
+        t->b[i] = vl_test_graph_xl(t->g, name);
+        snprintf(t->key[i], sizeof(t->key[i]), REP_KEY_PREFIX "b%d", i);
+    }
+    t->root = vl_inode_table_root(t->g->graph->itable);
+}
+
+
+static int
+setup_n(void **state, int n, const char *opts)
+{
+    struct t *t = calloc(1, sizeof(*t));
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_CRITICAL);
+    t_open_graph(t, n, opts);
+    *state = t;
+    return 0;
+}
+
+
+static int
+setup3(void **state)
+{
+    return setup_n(state, 3, "");
+}
+
+
+static int
+setup2(void **state)
+{
+    return setup_n(state, 2, " option quorum-type none\n");
+}
+
+
+static int
+teardown(void **state)
+{
+    struct t *t = *state;
+
+    for (int i = 0; i < 5; i++)
+        if (vl_loop_run_once(t->g->loop, 150) == 0)
+            break;
+    vl_inode_unref(t->root);
+    vl_test_graph_free(t->g);
+    free(t);
+    return 0;
+}
+
+
+static int
+t_call(struct t *t, vl_fop_t op, union vl_fop_args *a, struct vl_reply *r)
+{
+    memset(r, 0, sizeof(*r));
+    return vl_sync_call(t->rep, op, a, NULL, r);
+}
+
+
+static void
+t_down(struct t *t, int i)
+{
+    fake_set_down(t->b[i], true);
+    vl_notify(t->rep, VL_EV_CHILD_DOWN, t->b[i]);
+}
+
+
+static void
+t_up(struct t *t, int i)
+{
+    fake_set_down(t->b[i], false);
+    vl_notify(t->rep, VL_EV_CHILD_UP, t->b[i]);
+}
+
+
+/* Looks name up in the root through replicate; the linked inode. */
+static int
+t_lookup(struct t *t, const char *name, vl_inode_t **out)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    int rc;
+
+    a.lookup.loc.parent = t->root;
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = inode;
+    rc = t_call(t, VL_FOP_LOOKUP, &a, &r);
+    if (rc == 0 && out != NULL) {
+        *out = vl_inode_link(inode, &r.iatt);
+        assert_non_null(*out);
+    }
+    vl_inode_unref(inode);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* A file made through replicate, holding data; its inode. */
+static vl_inode_t *
+t_file(struct t *t, const char *name, const char *data)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = strlen(data)};
+
+    a.create.loc.parent = t->root;
+    a.create.loc.name = name;
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR | O_CREAT | O_EXCL;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    vl_gfid_generate(&a.create.gfid);
+    assert_int_equal(t_call(t, VL_FOP_CREATE, &a, &r), 0);
+    vl_inode_unref(vl_inode_link(inode, &r.iatt));
+    vl_reply_clear(&r);
+    if (data[0] != '\0') {
+        memset(&a, 0, sizeof(a));
+        a.write.fd = fd;
+        a.write.iov = &iov;
+        a.write.n_iov = 1;
+        assert_int_equal(t_call(t, VL_FOP_WRITE, &a, &r), 0);
+        vl_reply_clear(&r);
+        memset(&a, 0, sizeof(a));
+        a.flush.fd = fd;
+        assert_int_equal(t_call(t, VL_FOP_FLUSH, &a, &r), 0);
+        vl_reply_clear(&r);
+    }
+    vl_fd_unref(fd);
+    return inode;
+}
+
+
+/* Writes data at off through replicate (a write batch ended by flush). */
+static void
+t_write(struct t *t, vl_inode_t *inode, off_t off, const char *data)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = strlen(data)};
+
+    a.open.loc.inode = inode;
+    a.open.flags = O_RDWR;
+    a.open.fd = fd;
+    assert_int_equal(t_call(t, VL_FOP_OPEN, &a, &r), 0);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.write.fd = fd;
+    a.write.iov = &iov;
+    a.write.n_iov = 1;
+    a.write.offset = off;
+    assert_int_equal(t_call(t, VL_FOP_WRITE, &a, &r), 0);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.flush.fd = fd;
+    assert_int_equal(t_call(t, VL_FOP_FLUSH, &a, &r), 0);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+}
+
+
+/* GETXATTR of the heal key: 0 with the answer in out, or -errno. */
+static int
+t_heal(struct t *t, vl_inode_t *inode, char *out, size_t len)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.getxattr.loc.inode = inode;
+    a.getxattr.name = REP_XATTR_HEAL;
+    a.getxattr.size = len - 1;
+    rc = t_call(t, VL_FOP_GETXATTR, &a, &r);
+    out[0] = '\0';
+    if (rc == 0) {
+        assert_non_null(r.xattr);
+        assert_true((size_t)r.count < len);
+        memcpy(out, r.xattr, (size_t)r.count);
+        out[r.count] = '\0';
+    }
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static void
+t_expect_heal(struct t *t, vl_inode_t *inode, const char *want)
+{
+    char got[32];
+
+    assert_int_equal(t_heal(t, inode, got, sizeof(got)), 0);
+    assert_string_equal(got, want);
+}
+
+
+/* Does any copy of gfid hold a replicate record? */
+static bool
+t_any_record(struct t *t, const vl_gfid_t *gfid)
+{
+    uint8_t v[REP_RECORD_SIZE];
+
+    for (int i = 0; i < t->n; i++) {
+        if (fake_xattr(t->b[i], gfid, REP_KEY_DIRTY, v, sizeof(v))
+            != -ENODATA)
+            return true;
+        for (int j = 0; j < t->n; j++)
+            if (fake_xattr(t->b[i], gfid, t->key[j], v, sizeof(v))
+                != -ENODATA)
+                return true;
+    }
+    return false;
+}
+
+
+static int32_t
+t_rec(struct t *t, int i, const vl_gfid_t *gfid, const char *key, int k)
+{
+    uint8_t v[REP_RECORD_SIZE];
+    int rc = fake_xattr(t->b[i], gfid, key, v, sizeof(v));
+
+    if (rc == -ENODATA)
+        return 0;
+    assert_int_equal(rc, REP_RECORD_SIZE);
+    return rep_record_get(v, (unsigned)k);
+}
+
+
+/* Plants on brick i a record key with counter kind = v. */
+static void
+t_plant(struct t *t, int i, const vl_gfid_t *gfid, const char *key, int kind,
+        int32_t v)
+{
+    uint8_t rec[REP_RECORD_SIZE] = {0};
+
+    rep_record_set(rec, (unsigned)kind, v);
+    assert_int_equal(fake_set_xattr(t->b[i], gfid, key, rec, sizeof(rec)),
+                     0);
+}
+
+
+/* ---- source selection ---- */
+
+/* records for 3 copies: m[i][j] the kind counter copy i holds for slot j
+ * (j == 3: dirty). */
+static enum rep_heal_verdict
+t_pick(const int32_t m[3][4], rep_mask_t present, rep_mask_t *sources,
+       rep_mask_t *sinks)
+{
+    static uint8_t buf[3][4 * REP_RECORD_SIZE];
+    const uint8_t *rec[3];
+
+    memset(buf, 0, sizeof(buf));
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 4; j++)
+            rep_record_set(buf[i] + j * REP_RECORD_SIZE, REP_DATA, m[i][j]);
+        rec[i] = buf[i];
+    }
+    return rep_heal_pick(3, present, rec, REP_DATA, sources, sinks);
+}
+
+
+static void
+test_pick_matrix(void **state)
+{
+    rep_mask_t so, si;
+    const int32_t clean[3][4] = {{0}};
+    const int32_t dirty[3][4] = {{0, 0, 0, 1}, {0, 0, 0, 1}, {0}};
+    const int32_t one[3][4] = {{0, 0, 2, 0}, {0, 0, 1, 0}, {0}};
+    const int32_t chain[3][4] = {{0, 1, 0, 0}, {1, 0, 0, 0}, {0}};
+    const int32_t all[3][4] = {{0, 1, 0, 0}, {0, 0, 1, 0}, {1, 0, 0, 0}};
+    const int32_t neg[3][4] = {{0, -1, 0, 0}, {0}, {0}};
+    const int32_t self[3][4] = {{3, 0, 0, 0}, {0}, {0}};
+
+    (void)state;
+    assert_int_equal(t_pick(clean, 7, &so, &si), REP_HV_CLEAN);
+    assert_int_equal(t_pick(dirty, 7, &so, &si), REP_HV_COMPARE);
+    assert_int_equal(so, 7);
+    assert_int_equal(si, 0);
+    /* 0 and 1 blame 2: 2 is the sink. */
+    assert_int_equal(t_pick(one, 7, &so, &si), REP_HV_NEEDED);
+    assert_int_equal(so, 3);
+    assert_int_equal(si, 4);
+    /* 0 and 1 blame each other, 2 blames nobody: 2 is the source. */
+    assert_int_equal(t_pick(chain, 7, &so, &si), REP_HV_NEEDED);
+    assert_int_equal(so, 4);
+    assert_int_equal(si, 3);
+    /* The same with 2 absent: a split-brain. */
+    assert_int_equal(t_pick(chain, 3, &so, &si), REP_HV_SPLIT);
+    assert_int_equal(so | si, 0);
+    /* Every copy blamed by another. */
+    assert_int_equal(t_pick(all, 7, &so, &si), REP_HV_SPLIT);
+    /* A negative counter blames nobody; a copy's own slot neither. */
+    assert_int_equal(t_pick(neg, 7, &so, &si), REP_HV_CLEAN);
+    assert_int_equal(t_pick(self, 7, &so, &si), REP_HV_CLEAN);
+}
+
+
+/* ---- data ---- */
+
+static void
+test_heal_data(void **state)
+{
+    struct t *t = *state;
+    char buf[64];
+    vl_inode_t *f = t_file(t, "f", "hello");
+
+    t_down(t, 2);
+    t_write(t, f, 5, " world, more");
+    t_up(t, 2);
+    assert_true(t_rec(t, 0, &f->gfid, t->key[2], REP_DATA) > 0);
+    t_expect_heal(t, f, "healed");
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "hello world, more");
+    assert_false(t_any_record(t, &f->gfid));
+    t_expect_heal(t, f, "clean");
+    vl_inode_unref(f);
+}
+
+
+/* A sink longer than the source is cut to the source's size; a zero
+ * block of the source is a hole (zeros) on the sink. */
+static void
+test_heal_data_shrink(void **state)
+{
+    struct t *t = *state;
+    char buf[64];
+    vl_inode_t *f = t_file(t, "f", "0123456789abcdef");
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+
+    t_down(t, 1);
+    a.setattr.loc.inode = f;
+    a.setattr.attr.size = 4;
+    a.setattr.valid = VL_SET_SIZE;
+    assert_int_equal(t_call(t, VL_FOP_SETATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    t_up(t, 1);
+    t_expect_heal(t, f, "healed");
+    assert_true(fake_data(t->b[1], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "0123");
+    assert_false(t_any_record(t, &f->gfid));
+    vl_inode_unref(f);
+}
+
+
+/* A sink failing in the middle: nothing is cleared, the sink stays
+ * blamed; the next heal finishes. */
+static void
+test_heal_data_fail(void **state)
+{
+    struct t *t = *state;
+    char buf[64];
+    vl_inode_t *f = t_file(t, "f", "old");
+
+    t_down(t, 2);
+    t_write(t, f, 0, "new content");
+    t_up(t, 2);
+    fake_fail(t->b[2], VL_FOP_WRITE, -EIO);
+    assert_int_equal(t_heal(t, f, buf, sizeof(buf)), -EIO);
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[2], REP_DATA), 1);
+    assert_int_equal(t_rec(t, 1, &f->gfid, t->key[2], REP_DATA), 1);
+    /* The same with fsync failing after every byte was written. */
+    fake_fail(t->b[2], VL_FOP_WRITE, 0);
+    fake_fail(t->b[2], VL_FOP_FSYNC, -EIO);
+    assert_int_equal(t_heal(t, f, buf, sizeof(buf)), -EIO);
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[2], REP_DATA), 1);
+    fake_fail(t->b[2], VL_FOP_FSYNC, 0);
+    /* Blamed: reads never come from it meanwhile. */
+    t_expect_heal(t, f, "healed");
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "new content");
+    assert_false(t_any_record(t, &f->gfid));
+    vl_inode_unref(f);
+}
+
+
+/* Dirty everywhere, no blame (a cut transaction): the largest copy is
+ * the source of those that differ. */
+static void
+test_heal_data_dirty(void **state)
+{
+    struct t *t = *state;
+    char buf[64];
+    vl_gfid_t g;
+    vl_inode_t *f;
+
+    vl_gfid_generate(&g);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "f", &g, "abc"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "f", &g, "abcdef"),
+                     0);
+    assert_int_equal(fake_mkfile(t->b[2], &vl_gfid_root, "f", &g, "abc"), 0);
+    for (int i = 0; i < 3; i++)
+        t_plant(t, i, &g, REP_KEY_DIRTY, REP_DATA, 1);
+    assert_int_equal(t_lookup(t, "f", &f), 0);
+    t_expect_heal(t, f, "healed");
+    for (int i = 0; i < 3; i++) {
+        assert_true(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                                   sizeof(buf)) >= 0);
+        assert_string_equal(buf, "abcdef");
+    }
+    assert_false(t_any_record(t, &g));
+    /* Dirty over identical copies: only the dirty counts go. */
+    for (int i = 0; i < 3; i++)
+        t_plant(t, i, &g, REP_KEY_DIRTY, REP_DATA, 1);
+    t_expect_heal(t, f, "clean");
+    assert_false(t_any_record(t, &g));
+    vl_inode_unref(f);
+}
+
+
+/* ---- metadata ---- */
+
+static void
+test_heal_metadata(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "x");
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct vl_iatt ia0, ia1;
+    char v[16];
+
+    /* An extra xattr on the copy that will be a sink goes. */
+    assert_int_equal(fake_set_xattr(t->b[1], &f->gfid, "user.stale", "s",
+                                    1), 0);
+    t_down(t, 1);
+    a.setattr.loc.inode = f;
+    a.setattr.attr.mode = 0600;
+    a.setattr.attr.uid = 42;
+    a.setattr.attr.mtime = 1000;
+    a.setattr.valid = VL_SET_MODE | VL_SET_UID | VL_SET_MTIME;
+    assert_int_equal(t_call(t, VL_FOP_SETATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.setxattr.loc.inode = f;
+    a.setxattr.name = "user.k";
+    a.setxattr.value = "val";
+    a.setxattr.size = 3;
+    assert_int_equal(t_call(t, VL_FOP_SETXATTR, &a, &r), 0);
+    vl_reply_clear(&r);
+    t_up(t, 1);
+    assert_true(t_rec(t, 0, &f->gfid, t->key[1], REP_METADATA) > 0);
+    t_expect_heal(t, f, "healed");
+    assert_int_equal(fake_stat(t->b[0], &f->gfid, &ia0), 0);
+    assert_int_equal(fake_stat(t->b[1], &f->gfid, &ia1), 0);
+    assert_int_equal(ia1.mode, S_IFREG | 0600);
+    assert_int_equal(ia1.uid, 42);
+    assert_int_equal(ia1.mtime, ia0.mtime);
+    assert_int_equal(fake_xattr(t->b[1], &f->gfid, "user.k", v, sizeof(v)),
+                     3);
+    assert_int_equal(fake_xattr(t->b[1], &f->gfid, "user.stale", v,
+                                sizeof(v)), -ENODATA);
+    assert_false(t_any_record(t, &f->gfid));
+    vl_inode_unref(f);
+}
+
+
+/* Both copies blame the other: nothing is touched, the answer says so
+ * and reads answer EIO. */
+static void
+test_heal_split_brain(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "x");
+    struct vl_iatt ia;
+
+    assert_int_equal(fake_set_attr(t->b[1], &f->gfid, 0700, 7, 5), 0);
+    t_plant(t, 0, &f->gfid, t->key[1], REP_METADATA, 1);
+    t_plant(t, 1, &f->gfid, t->key[0], REP_METADATA, 1);
+    t_expect_heal(t, f, "split-brain");
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[1], REP_METADATA), 1);
+    assert_int_equal(t_rec(t, 1, &f->gfid, t->key[0], REP_METADATA), 1);
+    assert_int_equal(fake_stat(t->b[1], &f->gfid, &ia), 0);
+    assert_int_equal(ia.mode & 07777, 0700);
+    assert_int_equal(t_lookup(t, "f", NULL), -EIO);
+    vl_inode_unref(f);
+}
+
+
+/* A copy down: nothing can finish. */
+static void
+test_heal_pending(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "x");
+
+    t_down(t, 2);
+    t_write(t, f, 0, "yy");
+    t_expect_heal(t, f, "pending");
+    t_up(t, 2);
+    t_expect_heal(t, f, "healed");
+    vl_inode_unref(f);
+}
+
+
+/* ---- entries ---- */
+
+static void
+test_heal_entry(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t gd, gs, gold, gnew;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *fresh, *old, *nf;
+    char buf[64];
+    struct vl_iatt ia;
+
+    old = t_file(t, "old", "gone");
+    gold = old->gfid;
+    t_down(t, 2);
+    /* Made while b2 is down: a file with content, a directory, a
+     * symlink; "old" removed. */
+    nf = t_file(t, "new", "content");
+    gnew = nf->gfid;
+    fresh = vl_inode_new(t->g->graph->itable);
+    a.mkdir.loc.parent = t->root;
+    a.mkdir.loc.name = "d";
+    a.mkdir.loc.inode = fresh;
+    a.mkdir.mode = 0750;
+    vl_gfid_generate(&a.mkdir.gfid);
+    gd = a.mkdir.gfid;
+    assert_int_equal(t_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    fresh = vl_inode_new(t->g->graph->itable);
+    memset(&a, 0, sizeof(a));
+    a.symlink.loc.parent = t->root;
+    a.symlink.loc.name = "s";
+    a.symlink.loc.inode = fresh;
+    a.symlink.target = "new";
+    vl_gfid_generate(&a.symlink.gfid);
+    gs = a.symlink.gfid;
+    assert_int_equal(t_call(t, VL_FOP_SYMLINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    vl_inode_unref(fresh);
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc.parent = t->root;
+    a.unlink.loc.name = "old";
+    a.unlink.loc.inode = old;
+    assert_int_equal(t_call(t, VL_FOP_UNLINK, &a, &r), 0);
+    vl_reply_clear(&r);
+    t_up(t, 2);
+    assert_true(t_rec(t, 0, &vl_gfid_root, t->key[2], REP_ENTRY) > 0);
+
+    t_expect_heal(t, t->root, "healed");
+    assert_false(t_any_record(t, &vl_gfid_root));
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "old", &ia.gfid),
+                     -ENOENT);
+    assert_int_equal(fake_stat(t->b[2], &gd, &ia), 0);
+    assert_int_equal(ia.mode, S_IFDIR | 0750);
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "s", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "new");
+    assert_int_equal(fake_stat(t->b[2], &gs, &ia), 0);
+    assert_true(S_ISLNK(ia.mode));
+    /* The new file exists, empty, and its source blames it: its own heal
+     * fills it. */
+    assert_int_equal(fake_stat(t->b[2], &gnew, &ia), 0);
+    assert_int_equal(ia.size, 0);
+    assert_true(t_rec(t, 0, &gnew, t->key[2], REP_DATA) > 0);
+    t_expect_heal(t, nf, "healed");
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "new", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "content");
+    assert_false(t_any_record(t, &gnew));
+    (void)gold;
+    vl_inode_unref(old);
+    vl_inode_unref(nf);
+}
+
+
+/* A name with two GFIDs and no record saying which is right (dirty
+ * only): left alone, the records stay; a merge still creates what one
+ * copy lacks. */
+static void
+test_heal_entry_gfid_conflict(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t g0, g1, gm, got;
+
+    vl_gfid_generate(&g0);
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&gm);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "x", &g0, "a"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "x", &g1, "b"), 0);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "m", &gm, ""), 0);
+    t_plant(t, 0, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY, 1);
+    t_plant(t, 1, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY, 1);
+    t_expect_heal(t, t->root, "split-brain");
+    assert_int_equal(fake_gfid(t->b[1], &vl_gfid_root, "x", &got), 0);
+    assert_true(vl_gfid_equal(&got, &g1));
+    assert_int_equal(fake_gfid(t->b[0], &vl_gfid_root, "x", &got), 0);
+    assert_true(vl_gfid_equal(&got, &g0));
+    assert_int_equal(fake_gfid(t->b[1], &vl_gfid_root, "m", &got), 0);
+    assert_true(vl_gfid_equal(&got, &gm));
+    assert_int_equal(t_rec(t, 0, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY),
+                     1);
+}
+
+
+/* A creation that fails on the sink leaves the directory's records. */
+static void
+test_heal_entry_fail(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f;
+    char buf[16];
+    vl_gfid_t g;
+
+    t_down(t, 1);
+    f = t_file(t, "n", "");
+    t_up(t, 1);
+    fake_fail(t->b[1], VL_FOP_MKNOD, -ENOSPC);
+    assert_int_equal(t_heal(t, t->root, buf, sizeof(buf)), -EIO);
+    assert_int_equal(t_rec(t, 0, &vl_gfid_root, t->key[1], REP_ENTRY), 1);
+    fake_fail(t->b[1], VL_FOP_MKNOD, 0);
+    t_expect_heal(t, t->root, "healed");
+    assert_int_equal(fake_gfid(t->b[1], &vl_gfid_root, "n", &g), 0);
+    assert_true(vl_gfid_equal(&g, &f->gfid));
+    vl_inode_unref(f);
+}
+
+
+/* ---- on access ---- */
+
+static void
+test_heal_on_lookup(void **state)
+{
+    struct t *t = *state;
+    char buf[64] = "";
+    vl_inode_t *f = t_file(t, "f", "v1");
+
+    t_down(t, 2);
+    t_write(t, f, 0, "v2 longer");
+    t_up(t, 2);
+    /* The lookup answers at once; the heal runs on its own thread. */
+    assert_int_equal(t_lookup(t, "f", NULL), 0);
+    for (int i = 0; i < 500 && t_any_record(t, &f->gfid); i++)
+        usleep(10 * 1000);
+    assert_false(t_any_record(t, &f->gfid));
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "v2 longer");
+    vl_inode_unref(f);
+}
+
+
+static int
+setup3_no_data_heal(void **state)
+{
+    return setup_n(state, 3, " option data-self-heal off\n");
+}
+
+
+/* data-self-heal off: a lookup starts no data heal; the key still
+ * heals. */
+static void
+test_heal_on_lookup_off(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "v1");
+
+    t_down(t, 2);
+    t_write(t, f, 0, "v2");
+    t_up(t, 2);
+    assert_int_equal(t_lookup(t, "f", NULL), 0);
+    usleep(200 * 1000);
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[2], REP_DATA), 1);
+    t_expect_heal(t, f, "healed");
+    vl_inode_unref(f);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pick_matrix),
+        cmocka_unit_test_setup_teardown(test_heal_data, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_data_shrink, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_data_fail, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_data_dirty, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_metadata, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_split_brain, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_pending, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry_gfid_conflict,
+                                        setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry_fail, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_on_lookup, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_on_lookup_off,
+                                        setup3_no_data_heal, teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
