@@ -12,19 +12,19 @@
  * readable set is current: a copy of the directory that another copy
  * blames for entries is not asked about the name.
  *
- * Reads (stat, access, readlink, getxattr, read, lseek, readdir) go to
- * one readable, up child (for an fd, one it is open on), picked by a hash
- * of the GFID so different files spread over the good copies; a child
- * that answers ENOTCONN is replaced by the next. An inode whose readable
- * set is unknown or older than the last child up/down event has its
- * records read first ("refresh").
+ * Reads (stat, access, readlink, getxattr, read, lseek, rchecksum,
+ * readdir) go to one readable, up child (for an fd, one it is open on),
+ * picked by a hash of the GFID so different files spread over the good
+ * copies; a child that answers ENOTCONN is replaced by the next. An inode
+ * whose readable set is unknown or older than the last child up/down
+ * event has its records read first ("refresh").
  *
  * Reads below quorum: when quorum-type is not none and the up children do
  * not make quorum, lookups and reads fail with ENOTCONN, since the copies
  * that could blame the up ones may be the missing ones.
  *
  * Intercepts: lookup, stat, access, readlink, getxattr, read, lseek,
- *             readdir.
+ *             rchecksum, readdir.
  * Per req:    struct rep_local, and an owned struct rep_inspect while
  *             records are read.
  */
@@ -554,6 +554,8 @@ rep_read_fd(vl_req_t *req)
         return req->args.read.fd;
     case VL_FOP_LSEEK:
         return req->args.lseek.fd;
+    case VL_FOP_RCHECKSUM:
+        return req->args.rchecksum.fd;
     case VL_FOP_READDIR:
         return req->args.readdir.fd;
     default:

@@ -595,6 +595,7 @@ const vl_xlator_class_t xl_cluster_replicate = {
         [VL_FOP_FALLOCATE] = rep_inode_fop,
         [VL_FOP_COPY_FILE_RANGE] = rep_inode_fop,
         [VL_FOP_LSEEK] = rep_read_fop,
+        [VL_FOP_RCHECKSUM] = rep_read_fop,
         [VL_FOP_XATTROP] = rep_inode_fop,
     },
 };

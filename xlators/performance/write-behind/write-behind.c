@@ -5,10 +5,11 @@
  *
  * Intercepts: write (early answer), flush (flush-behind), fsync (waits,
  *             reports a failed early write), read, stat, setattr,
- *             lookup, getxattr, lk, fallocate, lseek, copy_file_range,
- *             open (wait for pending writes of their inode; with none
- *             they go down at once), create (remembers the mode, as do
- *             the replies of lookup, stat, setattr, open, write...).
+ *             lookup, getxattr, lk, fallocate, lseek, rchecksum,
+ *             copy_file_range, open (wait for pending writes of their
+ *             inode; with none they go down at once), create (remembers
+ *             the mode, as do the replies of lookup, stat, setattr,
+ *             open, write...).
  * Early:      a WRITE is answered at once (count = its length) when (1) its
  *             fd is not O_SYNC/O_DSYNC (nor O_DIRECT with strict-o-direct),
  *             (2) its fd had no failed early write, (3) the inode's mode
@@ -95,6 +96,9 @@ wb_req_inode(vl_req_t *req)
         break;
     case VL_FOP_LSEEK:
         fd = req->args.lseek.fd;
+        break;
+    case VL_FOP_RCHECKSUM:
+        fd = req->args.rchecksum.fd;
         break;
     case VL_FOP_COPY_FILE_RANGE:
         fd = req->args.copy_file_range.fd_out;
@@ -955,6 +959,7 @@ const vl_xlator_class_t xl_performance_write_behind = {
         [VL_FOP_READ] = wb_fop_wait,
         [VL_FOP_GETXATTR] = wb_fop_wait,
         [VL_FOP_LSEEK] = wb_fop_wait,
+        [VL_FOP_RCHECKSUM] = wb_fop_wait,
         [VL_FOP_LK] = wb_fop_lk,
         [VL_FOP_COPY_FILE_RANGE] = wb_fop_copy_file_range,
     },

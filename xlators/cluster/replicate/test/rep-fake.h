@@ -5,8 +5,9 @@
  * readlink, unlink, rmdir, rename, open, opendir, read, write, setattr
  * (mode, owner, mtime, size), setxattr, getxattr (a name or the list),
  * removexattr, readdir, flush, fsync, fallocate (punch only), statfs,
- * inodelk, entrylk and xattrop (ADD32 as storage/posix: missing =
- * zeros, all-zero results removed, new values answered). A test can make
+ * inodelk, entrylk, xattrop (ADD32 as storage/posix: missing =
+ * zeros, all-zero results removed, new values answered) and rchecksum
+ * (the attributes, no blocks). A test can make
  * one fop fail with an errno, take the brick "down" (every fop
  * ENOTCONN), plant objects, attributes and xattrs and read what landed.
  */

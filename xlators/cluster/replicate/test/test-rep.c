@@ -595,6 +595,62 @@ test_reads_spread(void **state)
 }
 
 
+/* RCHECKSUM goes like a read: to one good copy, never to a blamed one
+ * (b0, the first child, which a pass-through would pick), spread over
+ * the others. Self-heal is off, so b0 stays blamed throughout. */
+static void
+test_rchecksum_like_read(void **state)
+{
+    struct t *t = calloc(1, sizeof(*t));
+    uint8_t blame[REP_RECORD_SIZE] = {0};
+
+    (void)state;
+    assert_non_null(t);
+    vl_global_init();
+    vl_log_set_level(VL_LOG_CRITICAL);
+    t_open_graph(t, 3, " option data-self-heal off\n");
+    *state = t;
+
+    rep_record_set(blame, REP_DATA, 1);
+    for (int f = 0; f < 24; f++) {
+        vl_gfid_t g = {{0}};
+        union vl_fop_args a = {0};
+        struct vl_reply r;
+        char name[16];
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+
+        g.bytes[0] = 0x5c;
+        g.bytes[15] = (uint8_t)(f + 1); /* odd and even: both picks */
+        snprintf(name, sizeof(name), "k%d", f);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, name, &g,
+                                         i == 0 ? "stale" : "good"), 0);
+        for (int i = 1; i < 3; i++)
+            assert_int_equal(fake_set_xattr(t->b[i], &g,
+                                            REP_KEY_PREFIX "b0", blame,
+                                            sizeof(blame)),
+                             0);
+        assert_int_equal(t_lookup(t, name, &inode), 0);
+        assert_int_equal(t_open(t, inode, &fd), 0);
+        a.rchecksum.fd = fd;
+        a.rchecksum.len = 65536;
+        a.rchecksum.block_size = 4096;
+        assert_int_equal(t_call(t, VL_FOP_RCHECKSUM, &a, &r), 0);
+        assert_int_equal(r.iatt.size, 4); /* "good" */
+        vl_reply_clear(&r);
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+    assert_int_equal(fake_received(t->b[0], VL_FOP_RCHECKSUM), 0);
+    assert_true(fake_received(t->b[1], VL_FOP_RCHECKSUM) > 0);
+    assert_true(fake_received(t->b[2], VL_FOP_RCHECKSUM) > 0);
+    assert_int_equal(fake_received(t->b[1], VL_FOP_RCHECKSUM)
+                         + fake_received(t->b[2], VL_FOP_RCHECKSUM),
+                     24);
+}
+
+
 /* A read whose child went away is answered by another good copy. */
 static void
 test_read_retries(void **state)
@@ -1031,6 +1087,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_reads_avoid_blamed, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reads_spread, setup3, teardown),
+        cmocka_unit_test_teardown(test_rchecksum_like_read, teardown),
         cmocka_unit_test_setup_teardown(test_read_retries, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lock_contention, setup3,
