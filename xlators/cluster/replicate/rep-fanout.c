@@ -162,7 +162,7 @@ rep_opendir(vl_xlator_t *xl, vl_req_t *req)
     if (inode != NULL && req->args.opendir.list_size > 0
         && rep_inode_readable(xl, inode, &readable))
         for (unsigned i = 0; i < rep_priv(xl)->n; i++)
-            if (readable & up & (1u << i)) {
+            if (rep_data_children(xl, readable & up) & (1u << i)) {
                 pick = (int)i;
                 break;
             }
@@ -278,6 +278,10 @@ rep_any_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
         return;
     }
     if (sf != NULL) {
+        /* An arbiter's brick holds no data: its space says nothing of
+         * what can be written (unless it alone answered). */
+        if (rep_data_children(req->xl, ok) != 0)
+            ok = rep_data_children(req->xl, ok);
         for (unsigned i = 0; i < REP_MAX_CHILDREN; i++) {
             if (!(ok & (1u << i)))
                 continue;

@@ -534,7 +534,13 @@ rep_lookup_records_in(vl_xlator_t *xl, vl_req_t *req)
      * lookup answers now from the good copies. */
     rep_heal_on_lookup(xl, in->inode, atomic_load(&in->answered),
                        (const uint8_t *const *)rep_inspect_records(in));
-    pick = rep_pick(&in->inode->gfid, readable);
+    /* The arbiter's attributes say size 0: its copy is good for the
+     * records only. */
+    pick = rep_pick(&in->inode->gfid, rep_data_children(xl, readable));
+    if (pick < 0) {
+        rep_finish(req, -ENOTCONN);
+        return;
+    }
     vl_reply_clear(&req->reply);
     req->reply = in->reply[pick];
     memset(&in->reply[pick], 0, sizeof(in->reply[pick]));
@@ -671,7 +677,7 @@ rep_read_dispatch(vl_xlator_t *xl, vl_req_t *req)
         rep_refresh(xl, req, inode, rep_read_refreshed);
         return;
     }
-    mask = readable & up & ~local->tried;
+    mask = rep_data_children(xl, readable & up & ~local->tried);
     if (fd != NULL)
         mask &= rep_fd_opened(xl, fd);
     if (req->op == VL_FOP_READDIR && req->args.readdir.offset != 0) {

@@ -137,6 +137,14 @@ rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
         rep_txn_answer(xl, req);
         return;
     }
+    if (priv->arbiter != 0 && rep_data_children(xl, local->txn) == 0) {
+        /* The arbiter alone: it would hold the change without its data
+         * (rep-arbiter.c). */
+        atomic_fetch_add(&priv->n_arbiter_refused, 1);
+        local->result = -ENOTCONN;
+        rep_txn_answer(xl, req);
+        return;
+    }
     for (unsigned i = 0; i < priv->n; i++) {
         local->ck[i].req = req;
         local->ck[i].idx = i;
@@ -403,6 +411,12 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
             rep_txn_postop(xl, req);
             return;
         }
+        if (rep_priv(xl)->arbiter != 0 && !rep_arb_preop_allows(xl, req)) {
+            local->result = -ENOTCONN;
+            local->fop_ok = 0;
+            rep_txn_postop(xl, req);
+            return;
+        }
         if (local->is_eager_acquire) {
             rep_eager_acquired(xl, req);
             return;
@@ -420,7 +434,11 @@ static void
 rep_txn_xattrop_done(vl_req_t *child, void *cookie)
 {
     struct rep_cookie *ck = cookie;
+    vl_xlator_t *xl = ck->req->xl;
 
+    if (child->status == 0 && rep_priv(xl)->arbiter != 0
+        && VL_REQ_PRIV(ck->req, struct rep_local)->phase == REP_PH_PREOP)
+        rep_arb_preop_answer(xl, ck->req, ck->idx, child);
     rep_txn_xattrop_arrive(ck->req, ck->idx, child->status);
 }
 
@@ -474,6 +492,8 @@ rep_txn_preop(vl_xlator_t *xl, vl_req_t *req)
 
     local->phase = REP_PH_PREOP;
     n_keys = rep_txn_records(xl, local, 1, local->all & ~local->txn, 1);
+    if (rep_priv(xl)->arbiter != 0)
+        n_keys = rep_arb_preop_keys(xl, local, n_keys);
     rep_txn_xattrop_send(xl, req, local->txn, n_keys);
 }
 
@@ -524,12 +544,16 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     local->status[idx] = status;
     if (status == 0) {
         atomic_fetch_or(&local->ok, 1u << idx);
-        if (!atomic_exchange(&local->has_reply, true))
+        /* The arbiter's attributes say size 0: never the answer. */
+        if (!rep_child_is_arbiter(xl, idx)
+            && !atomic_exchange(&local->has_reply, true))
             vl_reply_move(req, child);
     }
     if (!vl_fanout_arrive(&local->fan, status))
         return;
     local->fop_ok = atomic_load(&local->ok);
+    if (rep_priv(xl)->arbiter != 0)
+        rep_arb_fop_settle(xl, local);
     if (local->fop_ok == 0) {
         for (unsigned i = 0; i < rep_priv(xl)->n; i++)
             if ((local->preop_ok & (1u << i)) && local->status[i] != 0) {

@@ -256,6 +256,12 @@ rep_init(vl_xlator_t *xl, vl_err_t *err)
                    REP_MAX_CHILDREN, xl->n_children);
         return -EINVAL;
     }
+    if (conf->arbiter_count == 1 && xl->n_children != 3) {
+        vl_err_set(err, "arbiter-count 1 needs 3 subvolumes (two data "
+                        "bricks, then the arbiter), got %zu",
+                   xl->n_children);
+        return -EINVAL;
+    }
     if (conf->quorum_type == REP_QUORUM_FIXED
         && conf->quorum_count > xl->n_children) {
         vl_err_set(err, "quorum-count %" PRIu64 " is more than the %zu "
@@ -278,6 +284,8 @@ rep_init(vl_xlator_t *xl, vl_err_t *err)
     priv->quorum_count = (unsigned)conf->quorum_count;
     priv->is_eager_lock = conf->is_eager_lock;
     priv->post_op_delay = conf->post_op_delay;
+    if (conf->arbiter_count == 1)
+        priv->arbiter = 1u << (priv->n - 1);
     /* Children without a network below them never report CHILD_UP:
      * they are up from the start. */
     for (unsigned i = 0; i < priv->n; i++)
@@ -446,6 +454,10 @@ rep_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&priv->n_eager_batches));
     fprintf(out, "eager_writes=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_eager_writes));
+    fprintf(out, "arbiter=%s\n",
+            priv->arbiter != 0 ? xl->children[priv->n - 1]->name : "none");
+    fprintf(out, "arbiter_refused=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_arbiter_refused));
     rep_heal_dump(xl, out);
 }
 
@@ -506,6 +518,14 @@ static const vl_option_t rep_options[] = {
                       "child in order, naming the pending xattrs "
                       "trusted.mortar.rep.<name> (empty: the children's "
                       "names). Kept stable when a brick is replaced."),
+    VL_OPT_UINT("arbiter-count", struct rep_conf, arbiter_count, .min = 0,
+                .max = 1, .def = "0", .flags = VL_OPT_ADVANCED,
+                .aliases = {"cluster.arbiter-count"},
+                .doc = "1: the last of the 3 children is an arbiter (its "
+                       "brick runs features/arbiter: names, attributes "
+                       "and records, no data); it is never read from and "
+                       "a change it alone would hold is refused with "
+                       "ENOTCONN. 0: every child holds data."),
     VL_OPT_BOOL("data-self-heal", struct rep_conf, is_data_heal,
                 .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
                 .aliases = {"cluster.data-self-heal"},

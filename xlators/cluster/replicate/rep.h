@@ -46,6 +46,7 @@ struct rep_conf {
     uint64_t quorum_count;   /* children needed with quorum-type fixed */
     char *pending_names;     /* owned by the conf: comma-separated slot
                                 names, one per child; "" = child names */
+    uint64_t arbiter_count;  /* 0, or 1: the last child is an arbiter */
     bool is_data_heal;       /* heal on access (rep-heal.c) */
     bool is_metadata_heal;
     bool is_entry_heal;
@@ -83,6 +84,11 @@ struct rep_priv {
                                             without their own lock */
     atomic_uint_fast64_t n_eager_batches; /* batches opened */
     struct rep_heal_ctl *heal;   /* owned: self-heal state (rep-heal.c) */
+    rep_mask_t arbiter;          /* the arbiter child (arbiter-count 1:
+                                    the last), 0 without; set at init */
+    atomic_uint_fast64_t n_arbiter_refused; /* changes refused because
+                                               only the arbiter's copy
+                                               is good (rep-arbiter.c) */
 };
 
 /* Eager locking of one inode's writes (rep-eager.c). */
@@ -110,6 +116,8 @@ struct rep_eager {
                               it: a timer whose arg is not this one is
                               stale when it runs) */
     vl_inode_t *self_ref;  /* ref on the inode while state != NONE */
+    rep_mask_t good;       /* with an arbiter: data children of txn no
+                              pre-op answer blamed (rep-arbiter.c) */
 };
 
 /* Per inode (vl_inode_ctx; inode->lock). */
@@ -198,6 +206,11 @@ struct rep_local {
                                         that came up after its open */
     vl_fd_t *reopen_fd;              /* borrowed from the args: reopening */
     void (*reopen_cont)(vl_xlator_t *xl, vl_req_t *req); /* after it */
+    atomic_uint arb_blamed;          /* with an arbiter: data children
+                                        a pre-op answer blames */
+    rep_mask_t arb_good;             /* with an arbiter: data children
+                                        of the transaction that hold the
+                                        good data (set after the pre-op) */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
 };
@@ -216,6 +229,22 @@ rep_popcount(rep_mask_t m)
 }
 
 rep_mask_t rep_up_mask(vl_xlator_t *xl);
+
+/* Is child i the arbiter (features/arbiter on its brick: names,
+ * attributes, xattrs and records, no data)? Never a source of data, for
+ * reads or for heal (doc/replicate.md "Arbiter"). */
+static inline bool
+rep_child_is_arbiter(vl_xlator_t *xl, unsigned i)
+{
+    return (rep_priv(xl)->arbiter & (1u << i)) != 0;
+}
+
+/* The children of mask that hold data (all of them without an arbiter). */
+static inline rep_mask_t
+rep_data_children(vl_xlator_t *xl, rep_mask_t mask)
+{
+    return mask & ~rep_priv(xl)->arbiter;
+}
 /* Does this set of children satisfy the configured quorum? */
 bool rep_has_quorum(vl_xlator_t *xl, rep_mask_t mask);
 struct rep_inode_ctx *rep_ictx(vl_xlator_t *xl, vl_inode_t *inode);
@@ -295,6 +324,22 @@ void rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child);
 rep_mask_t rep_compute_readable(unsigned n, rep_mask_t answered,
                                 const uint8_t *const *records,
                                 unsigned kinds);
+
+/* ---- rep-arbiter.c ---- */
+/* Pre-op with an arbiter: appends to the xattrop keys of a transaction
+ * (n_keys so far) a zero for each data child of it, so that every
+ * answer says whom that copy blames; returns the new count. */
+uint32_t rep_arb_preop_keys(vl_xlator_t *xl, struct rep_local *local,
+                            uint32_t n_keys);
+/* Notes the data children child idx's pre-op answer blames. */
+void rep_arb_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
+                          vl_req_t *child);
+/* After the pre-op: false when no data child of it holds the good data
+ * (the change would be the arbiter's alone); sets local->arb_good. */
+bool rep_arb_preop_allows(vl_xlator_t *xl, vl_req_t *req);
+/* After the fop: the answer, given that a success on the arbiter alone
+ * (or on stale data copies only) is not one; may clear local->fop_ok. */
+void rep_arb_fop_settle(vl_xlator_t *xl, struct rep_local *local);
 
 /* ---- rep-fanout.c ---- */
 void rep_open(vl_xlator_t *xl, vl_req_t *req);
