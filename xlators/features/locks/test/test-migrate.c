@@ -131,7 +131,8 @@ t_write(struct t_env *e, uint64_t client, off_t off,
 
 
 /* An fd fop of the writer without payload: read, fsync, fstat, lseek,
- * flush, ftruncate (SETATTR with size) or fchmod (SETATTR mode). */
+ * rchecksum, flush, ftruncate (SETATTR with size) or fchmod (SETATTR
+ * mode). */
 static void
 t_fdop(struct t_env *e, vl_fop_t op, uint32_t valid,
        struct vl_test_result *res)
@@ -152,6 +153,11 @@ t_fdop(struct t_env *e, vl_fop_t op, uint32_t valid,
     case VL_FOP_LSEEK:
         req->args.lseek.fd = e->fd;
         req->args.lseek.whence = SEEK_DATA;
+        break;
+    case VL_FOP_RCHECKSUM:
+        req->args.rchecksum.fd = e->fd;
+        req->args.rchecksum.len = 65536;
+        req->args.rchecksum.block_size = 4096;
         break;
     case VL_FOP_FLUSH:
         req->args.flush.fd = e->fd;
@@ -290,7 +296,7 @@ test_migrated_eremchg(void **state)
     struct t_env *e = *state;
     static const vl_fop_t fd_ops[] = {
         VL_FOP_READ, VL_FOP_FSYNC, VL_FOP_STAT, VL_FOP_LSEEK,
-        VL_FOP_FLUSH, VL_FOP_FALLOCATE, VL_FOP_LK,
+        VL_FOP_RCHECKSUM, VL_FOP_FLUSH, VL_FOP_FALLOCATE, VL_FOP_LK,
     };
     struct vl_test_result lk = {0};
     struct vl_test_result w = {0};
