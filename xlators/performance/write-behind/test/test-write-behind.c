@@ -207,6 +207,10 @@ t_fd_op(struct t_env *e, vl_fop_t op, struct vl_test_result *res)
     else if (op == VL_FOP_READ) {
         VL_ARGS(req, read)->fd = e->fd;
         VL_ARGS(req, read)->size = 4096;
+    } else if (op == VL_FOP_RCHECKSUM) {
+        VL_ARGS(req, rchecksum)->fd = e->fd;
+        VL_ARGS(req, rchecksum)->len = 65536;
+        VL_ARGS(req, rchecksum)->block_size = 4096;
     }
     vl_test_wind(req, res);
 }
@@ -318,6 +322,33 @@ test_read_waits(void **state)
     vl_test_result_clear(&w);
     vl_test_result_clear(&rd);
     vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
+/* Heal's block digests see this client's writes: an RCHECKSUM goes down
+ * only once the early write before it was answered. */
+static void
+test_rchecksum_waits(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, rc = {0};
+    vl_req_t *r;
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 100, 'a', &w);
+    assert_true(w.is_done); /* answered early */
+    t_fd_op(e, VL_FOP_RCHECKSUM, &rc);
+    assert_false(rc.is_done);
+    assert_int_equal(vl_mock_pending(e->mock), 1); /* the write alone */
+    r = t_pop(e, VL_FOP_WRITE);
+    t_answer_write(r, 0);
+    r = t_pop(e, VL_FOP_RCHECKSUM);
+    vl_unwind(r, 0);
+    assert_true(rc.is_done);
+    vl_test_result_clear(&w);
+    vl_test_result_clear(&rc);
     t_env_free(e);
 }
 
@@ -1139,6 +1170,7 @@ main(void)
         cmocka_unit_test(test_early_answer),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_read_waits),
+        cmocka_unit_test(test_rchecksum_waits),
         cmocka_unit_test(test_error_on_flush),
         cmocka_unit_test(test_error_on_fsync),
         cmocka_unit_test(test_flush_waits_when_off),
