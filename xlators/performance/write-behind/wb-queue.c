@@ -358,6 +358,11 @@ wb_fd_take_err(vl_xlator_t *xl, vl_fd_t *fd, enum wb_path path)
     pthread_mutex_unlock(&fd->inode->lock);
     if (err != 0)
         atomic_fetch_add(&((struct wb_priv *)xl->priv)->n_reported, 1);
+    /* An early write that met ENOSYS failed all the same; reported as
+     * ENOSYS to a FLUSH or FSYNC it would make the kernel stop sending
+     * those for the life of the mount (and return 0 for this one). */
+    if (err == -ENOSYS)
+        err = -EIO;
     return err;
 }
 

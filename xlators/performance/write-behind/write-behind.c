@@ -169,7 +169,10 @@ wb_answer(vl_xlator_t *xl, vl_req_t *req, vl_req_t *child, int status)
     }
     if (err_fd != NULL) {
         err = wb_fd_take_err(xl, err_fd, path);
-        if (err != 0 && status == 0)
+        /* A child without flush/fsync (ENOSYS) says nothing about the
+         * data: the failure taken here is the answer, or it would be
+         * lost (mount/fuse answers a FLUSH's ENOSYS with 0). */
+        if (err != 0 && (status == 0 || status == -ENOSYS))
             status = err;
     }
     if (child != NULL)

@@ -16,7 +16,8 @@
  * the next flush, once. Errors of early writes (issue 20): the next
  * write and fsync both report one; early writes queued behind a failed
  * one are failed, not sent; a failure met after a flush-behind is
- * reported to the next fsync or flush, also across a reconnect.
+ * reported to the next fsync or flush, also across a reconnect; a
+ * child's ENOSYS to fsync does not hide it, nor is one reported as ENOSYS.
  */
 #include "config.h"
 
@@ -1003,9 +1004,9 @@ t_dump_num(struct t_env *e, const char *key)
 
 
 /* Winds an FSYNC (or FLUSH) of fd; a request that reaches the mock is
- * answered with 0. Returns the caller's status. */
+ * answered with child_status. Returns the caller's status. */
 static int
-t_sync_op(struct t_env *e, vl_fd_t *fd, vl_fop_t op)
+t_sync_op_answer(struct t_env *e, vl_fd_t *fd, vl_fop_t op, int child_status)
 {
     struct vl_test_result res = {0};
     vl_req_t *req = vl_req_new(e->g->graph->top, op);
@@ -1019,13 +1020,20 @@ t_sync_op(struct t_env *e, vl_fd_t *fd, vl_fop_t op)
     vl_test_wind(req, &res);
     while ((r = vl_mock_pop(e->mock)) != NULL) {
         assert_int_equal(r->op, op);
-        vl_unwind(r, 0);
+        vl_unwind(r, child_status);
     }
     assert_true(res.is_done);
     assert_int_equal(res.n_done, 1);
     status = res.status;
     vl_test_result_clear(&res);
     return status;
+}
+
+
+static int
+t_sync_op(struct t_env *e, vl_fd_t *fd, vl_fop_t op)
+{
+    return t_sync_op_answer(e, fd, op, 0);
 }
 
 
@@ -1162,6 +1170,40 @@ test_error_across_flush(void **state)
 }
 
 
+/* ENOSYS never carries or hides a failure to FLUSH or FSYNC (the kernel
+ * would stop sending them and answer 0): an fsync whose child has no
+ * fsync (ENOSYS) still reports the failed early write; an early write
+ * that failed with ENOSYS is reported as EIO. */
+static void
+test_error_over_enosys(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, w2 = {0};
+
+    (void)state;
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'a', &w);
+    assert_true(w.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), -EIO);
+    assert_int_equal(t_sync_op_answer(e, e->fd, VL_FOP_FSYNC, -ENOSYS),
+                     -EIO);
+    /* Nothing left to report: the child's answer as it is. */
+    assert_int_equal(t_sync_op_answer(e, e->fd, VL_FOP_FSYNC, -ENOSYS),
+                     -ENOSYS);
+    vl_test_result_clear(&w);
+    t_env_free(e);
+
+    e = t_env_new("");
+    t_stat(e, S_IFREG | 0644);
+    t_write(e, e->fd, 0, 4096, 'b', &w2);
+    assert_true(w2.is_done);
+    t_answer_write(t_pop(e, VL_FOP_WRITE), -ENOSYS);
+    assert_int_equal(t_sync_op(e, e->fd, VL_FOP_FLUSH), -EIO); /* behind */
+    vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
 int
 main(void)
 {
@@ -1187,6 +1229,7 @@ main(void)
         cmocka_unit_test(test_error_write_then_fsync),
         cmocka_unit_test(test_error_fails_queued),
         cmocka_unit_test(test_error_across_flush),
+        cmocka_unit_test(test_error_over_enosys),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
