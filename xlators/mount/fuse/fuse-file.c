@@ -17,9 +17,10 @@
  *
  * FLUSH is answered without a round trip unless the node ever had a lock
  * request (VFUSE_NODE_HAS_LK, set by GETLK/SETLK/SETLKW before winding);
- * see vfuse_flush_is_needed. CREATE and READDIRPLUS entries feed the name
- * hints (fuse-hint.c); a CREATE that made the file marks it as having no
- * security.capability (fuse-entry.c).
+ * see vfuse_flush_is_needed. FLUSH, FSYNC and FSYNCDIR never answer the
+ * kernel ENOSYS (vfuse_sync_done). CREATE and READDIRPLUS entries feed
+ * the name hints (fuse-hint.c); a CREATE that made the file marks it as
+ * having no security.capability (fuse-entry.c).
  *
  * Threads: as fuse-entry.c; no state beyond the call.
  */
@@ -404,6 +405,38 @@ vfuse_flush_is_needed(struct vfuse_call *call)
 }
 
 
+/* Answers FLUSH, FSYNC and FSYNCDIR. Never with ENOSYS: the kernel would
+ * set no_flush/no_fsync/no_fsyncdir and send none of them again for the
+ * life of the mount, answering 0 itself, so the errors that write-behind
+ * keeps for fsync and close (and the release of POSIX locks at close)
+ * would be gone. Per fop:
+ *   FLUSH:  0. Nothing below implements it, and nothing is pending:
+ *           write-behind answers a FLUSH with any failure it kept (it
+ *           never reports ENOSYS: wb_answer, wb_fd_take_err), and without
+ *           it every write was answered by the brick before close().
+ *   FSYNC:  EIO. fsync promises the data is on stable storage, and no
+ *           translator made it so; storage/posix implements fsync, so in
+ *           a Mortar graph ENOSYS is a real fault (a brick or translator
+ *           that lost the fop), which 0 would hide. */
+static void
+vfuse_sync_done(vl_req_t *req, void *cookie)
+{
+    struct vfuse_call *call = cookie;
+    int status = req->status;
+
+    if (status == -ENOSYS) {
+        if (atomic_fetch_add(&call->sess->n_sync_nosys, 1) == 0)
+            vl_log(call->xl, VL_LOG_WARNING,
+                   "the graph answered %s with ENOSYS: the kernel gets %s "
+                   "instead (logged once per mount)",
+                   req->op == VL_FOP_FLUSH ? "flush" : "fsync",
+                   req->op == VL_FOP_FLUSH ? "0" : "EIO");
+        status = req->op == VL_FOP_FLUSH ? 0 : -EIO;
+    }
+    vfuse_reply_err(call, status);
+}
+
+
 void
 vfuse_flush(struct vfuse_call *call)
 {
@@ -420,7 +453,7 @@ vfuse_flush(struct vfuse_call *call)
     req = vfuse_req_new(call, VL_FOP_FLUSH);
     if (req != NULL)
         VL_ARGS(req, flush)->fd = vfuse_call_fh(call, 0);
-    vfuse_send(call, req, 0, vfuse_status_done);
+    vfuse_send(call, req, 0, vfuse_sync_done);
 }
 
 
@@ -435,7 +468,7 @@ vfuse_fsync(struct vfuse_call *call)
         VL_ARGS(req, fsync)->fd = vfuse_call_fh(call, 0);
         VL_ARGS(req, fsync)->datasync = in.fsync_flags & FUSE_FSYNC_FDATASYNC;
     }
-    vfuse_send(call, req, 0, vfuse_status_done);
+    vfuse_send(call, req, 0, vfuse_sync_done);
 }
 
 

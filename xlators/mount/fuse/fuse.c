@@ -365,6 +365,8 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&sess->n_hinted));
     fprintf(out, "getattr_local=%llu\n",
             (unsigned long long)atomic_load(&sess->n_getattr_local));
+    fprintf(out, "sync_nosys=%llu\n",
+            (unsigned long long)atomic_load(&sess->n_sync_nosys));
     for (size_t i = 0; i < sess->n_readers; i++)
         n_read += atomic_load_explicit(&sess->readers[i].n_requests,
                                        memory_order_relaxed);

@@ -209,6 +209,9 @@ struct vfuse_session {
                                            inode from a name hint */
     atomic_uint_fast64_t n_getattr_local; /* GETATTRs answered from an
                                              entry op's postparent */
+    atomic_uint_fast64_t n_sync_nosys;  /* FLUSH/FSYNC/FSYNCDIR that the
+                                           graph answered ENOSYS (never
+                                           passed on: fuse-file.c) */
     struct vfuse_table table;   /* nodes and handles */
     struct vfuse_session *next; /* on the process's session list */
 

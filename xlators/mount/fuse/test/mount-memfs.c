@@ -276,6 +276,26 @@ mem_ok(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+atomic_int mount_mem_flush_status;
+atomic_int mount_mem_fsync_status;
+
+
+static void
+mem_flush(vl_xlator_t *xl, vl_req_t *req)
+{
+    (void)xl;
+    vl_unwind(req, atomic_load(&mount_mem_flush_status));
+}
+
+
+static void
+mem_fsync(vl_xlator_t *xl, vl_req_t *req)
+{
+    (void)xl;
+    vl_unwind(req, atomic_load(&mount_mem_fsync_status));
+}
+
+
 static void
 mem_readdir(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -393,7 +413,8 @@ const vl_xlator_class_t mount_memfs_class = {
         [VL_FOP_ACCESS] = mem_ok,
         [VL_FOP_OPEN] = mem_ok,
         [VL_FOP_OPENDIR] = mem_ok,
-        [VL_FOP_FLUSH] = mem_ok,
+        [VL_FOP_FLUSH] = mem_flush,
+        [VL_FOP_FSYNC] = mem_fsync,
         [VL_FOP_READDIR] = mem_readdir,
         [VL_FOP_READ] = mem_read,
         [VL_FOP_STATFS] = mem_statfs,

@@ -11,6 +11,7 @@
 #ifndef FUSE_TEST_MOUNT_MEMFS_H
 #define FUSE_TEST_MOUNT_MEMFS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,6 +21,10 @@
 #define MEM_DATA "hello, mortar\n"
 
 extern const vl_gfid_t mount_mem_file_gfid;   /* "hello"'s GFID */
+/* What memfs answers to FLUSH and FSYNC (of files and directories): 0
+ * unless a test sets an error. */
+extern atomic_int mount_mem_flush_status;
+extern atomic_int mount_mem_fsync_status;
 extern const vl_xlator_class_t mount_memfs_class; /* "test/memfs" */
 extern const vl_xlator_class_t mount_down_class;  /* "test/memfs-down" */
 

@@ -7,8 +7,9 @@
  * kernel said the mount was gone. A leaf that never comes up checks that
  * the mount fails after connect-timeout with the graph's last error; a
  * missing mount point fails init with its reason. Names over 255 bytes
- * get ENAMETOOLONG from every entry syscall. (The reader threads are
- * tested in test-fuse-readers.c.)
+ * get ENAMETOOLONG from every entry syscall. FLUSH and FSYNC never
+ * answer the kernel ENOSYS. (The reader threads are tested in
+ * test-fuse-readers.c.)
  */
 #include "config.h"
 
@@ -257,6 +258,102 @@ test_mount_name_too_long(void **state)
 }
 
 
+/* What test_mount_sync_never_enosys leaves for its teardown, so that a
+ * failed assertion does not leave an fd of the mount open until exit
+ * (its FLUSH would then wait for readers that are gone). */
+struct t_sync_state {
+    struct mount_env env; /* the mount */
+    int fd;               /* open on "hello", or -1 */
+    DIR *dir;             /* open on the root, or NULL */
+};
+
+
+static int
+t_sync_setup(void **state)
+{
+    struct t_sync_state *st = calloc(1, sizeof(*st));
+
+    if (st == NULL)
+        return -1;
+    snprintf(st->env.dir, sizeof(st->env.dir), "/tmp/vfuse-test-XXXXXX");
+    st->fd = -1;
+    *state = st;
+    return 0;
+}
+
+
+static int
+t_sync_teardown(void **state)
+{
+    struct t_sync_state *st = *state;
+
+    atomic_store(&mount_mem_fsync_status, 0);
+    atomic_store(&mount_mem_flush_status, 0);
+    if (st->fd >= 0)
+        close(st->fd);
+    if (st->dir != NULL)
+        closedir(st->dir);
+    mount_env_stop(&st->env);
+    free(st);
+    return 0;
+}
+
+
+/* FLUSH, FSYNC and FSYNCDIR that the graph answers ENOSYS are not
+ * answered ENOSYS to the kernel (close gets 0, fsync EIO): the kernel
+ * keeps sending them, so a later failure below still reaches fsync and
+ * close (the kernel would answer 0 itself for the life of the mount). */
+static void
+test_mount_sync_never_enosys(void **state)
+{
+    struct t_sync_state *st = *state;
+    char reason[512] = "";
+    char hello[128];
+    int rc;
+
+    if (!mount_can_mount())
+        skip();
+    assert_non_null(mkdtemp(st->env.dir));
+    /* No write-behind: FLUSH goes down only with flush-behind off. */
+    rc = mount_env_start(&st->env, "test/memfs",
+                         "    option flush-behind off\n", reason,
+                         sizeof(reason));
+    if (rc != 0)
+        fail_msg("mount failed: %d %s", rc, reason);
+    snprintf(hello, sizeof(hello), "%s/hello", st->env.dir);
+
+    st->fd = open(hello, O_RDONLY);
+    assert_true(st->fd >= 0);
+    atomic_store(&mount_mem_fsync_status, -ENOSYS);
+    assert_int_equal(fsync(st->fd), -1);
+    assert_int_equal(errno, EIO);
+    atomic_store(&mount_mem_fsync_status, -ENOSPC);
+    assert_int_equal(fsync(st->fd), -1);
+    assert_int_equal(errno, ENOSPC);
+    atomic_store(&mount_mem_flush_status, -ENOSYS);
+    rc = close(st->fd);
+    st->fd = -1;
+    assert_int_equal(rc, 0);
+    st->fd = open(hello, O_RDONLY);
+    assert_true(st->fd >= 0);
+    atomic_store(&mount_mem_flush_status, -EIO);
+    rc = close(st->fd);
+    st->fd = -1;
+    assert_int_equal(rc, -1);
+    assert_int_equal(errno, EIO);
+    atomic_store(&mount_mem_flush_status, 0);
+
+    st->dir = opendir(st->env.dir);
+    assert_non_null(st->dir);
+    atomic_store(&mount_mem_fsync_status, -ENOSYS);
+    assert_int_equal(fsync(dirfd(st->dir)), -1);
+    assert_int_equal(errno, EIO);
+    atomic_store(&mount_mem_fsync_status, -ENOSPC);
+    assert_int_equal(fsync(dirfd(st->dir)), -1);
+    assert_int_equal(errno, ENOSPC);
+}
+
+
 static void
 test_mount_child_never_up(void **state)
 {
@@ -308,6 +405,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mount_stat_ls_cat),
         cmocka_unit_test(test_mount_name_too_long),
+        cmocka_unit_test_setup_teardown(test_mount_sync_never_enosys,
+                                        t_sync_setup, t_sync_teardown),
         cmocka_unit_test(test_mount_child_never_up),
         cmocka_unit_test(test_mount_bad_mountpoint),
     };
