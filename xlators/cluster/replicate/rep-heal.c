@@ -394,6 +394,23 @@ rep_heal_mark_sinks(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 }
 
 
+/* What a clear may take back of a count: the part of the snapshot the
+ * heal worked from that is still there now. Another heal of the object
+ * (another client's, or the daemon's beside a lookup's) may have cleared
+ * it meanwhile, while this one's lock was dropped for the copy; taking
+ * the snapshot again would drive the count below zero, which no later
+ * heal can tell from a real record (and the index entry stays). */
+static int32_t
+rep_heal_clearable(int32_t snap, int32_t now)
+{
+    if (snap > 0 && now > 0)
+        return snap < now ? snap : now;
+    if (snap < 0 && now < 0) /* a count gone wrong: back to zero */
+        return snap > now ? snap : now;
+    return 0;
+}
+
+
 int
 rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 {
@@ -401,13 +418,22 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 
     for (unsigned c = 0; c < h->n; c++) {
         uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
+        uint8_t now[(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
         bool is_any = false;
         int rc;
 
+        /* The copy's counts now, under the heal's lock. */
+        rc = rep_heal_xattrop(h, c, inode, NULL, now);
+        if (rc != 0) {
+            if (first == 0)
+                first = rc;
+            continue;
+        }
         memset(vals, 0, sizeof(vals));
         for (unsigned j = 0; j <= h->n; j++) {
-            int32_t v = rep_record_get(h->rec[c] + j * REP_RECORD_SIZE,
-                                       kind);
+            int32_t v = rep_heal_clearable(
+                rep_record_get(h->rec[c] + j * REP_RECORD_SIZE, kind),
+                rep_record_get(now + j * REP_RECORD_SIZE, kind));
             bool is_cleared = j == h->n /* dirty */
                               || (h->sinks & (1u << j))
                               || (h->sinks & (1u << c));
