@@ -122,6 +122,11 @@ fsd_graph_start(struct fsd_run *run, vl_err_t *err)
     if (rc != 0)
         return rc;
     vl_graph_activate(run->graph);
+    /* The self-heal daemon runs whatever its bricks' state: it waits for
+     * them itself (a heal answers "pending" while a copy is down), and
+     * after a reboot it may well start before them. */
+    if (run->opts.is_heal)
+        return 0;
     rc = vl_graph_wait_ready(run->graph,
                              (int)run->opts.ready_timeout_s * 1000, reason,
                              sizeof(reason));
