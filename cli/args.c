@@ -41,6 +41,8 @@ cli_usage(FILE *out)
 "  volume add-brick VOL HOST:/BRICK... [force]\n"
 "  volume remove-brick VOL HOST:/BRICK... start|status|stop|commit|force\n"
 "  volume rebalance VOL start [force]|stop|status | fix-layout start\n"
+"  volume heal VOL [enable|disable|info [summary]|statistics heal-count|\n"
+"                   status]\n"
 "'mortar help' also prints mortard's own list if it has one; the options\n"
 "of 'volume set' are listed by 'mortar volume set help'.\n"
 "\n"

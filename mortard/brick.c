@@ -86,14 +86,12 @@ md_pid_is_brick(pid_t pid, const char *pidfile)
 
 
 pid_t
-md_brick_pid(const struct md_state *st, const struct md_volume *vol,
-             const struct md_brick *b)
+md_fsd_pid(const char *pidfile)
 {
-    char path[4096], *text = NULL, *end;
+    char *text = NULL, *end;
     long pid;
 
-    md_brick_pidfile(st, vol, b, path, sizeof(path));
-    if (md_read_file(path, &text, NULL) != 0)
+    if (md_read_file(pidfile, &text, NULL) != 0)
         return 0;
     pid = strtol(text, &end, 10);
     if (end == text || pid <= 1 || (*end != '\n' && *end != '\0')) {
@@ -101,7 +99,18 @@ md_brick_pid(const struct md_state *st, const struct md_volume *vol,
         return 0;
     }
     free(text);
-    return md_pid_is_brick((pid_t)pid, path) ? (pid_t)pid : 0;
+    return md_pid_is_brick((pid_t)pid, pidfile) ? (pid_t)pid : 0;
+}
+
+
+pid_t
+md_brick_pid(const struct md_state *st, const struct md_volume *vol,
+             const struct md_brick *b)
+{
+    char path[4096];
+
+    md_brick_pidfile(st, vol, b, path, sizeof(path));
+    return md_fsd_pid(path);
 }
 
 
@@ -260,35 +269,19 @@ md_read_msg(int fd, char *buf, size_t len)
 
 
 int
-md_brick_start(struct md_state *st, const struct md_volume *vol,
-               const struct md_brick *b, vl_err_t *err)
+md_fsd_spawn(struct md_state *st, char *const *argv, vl_err_t *err)
 {
-    char volfile[4096], pidfile[4096], logfile[4400], dumpdir[4096];
-    char logdir[4096], msg[1024];
+    char msg[1024];
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     sigset_t none, all;
     int fds[2], status = 0, rc;
     pid_t child;
 
-    if (md_brick_pid(st, vol, b) != 0)
-        return 0;
-    md_brick_volfile(st, vol, b, volfile, sizeof(volfile));
-    md_brick_pidfile(st, vol, b, pidfile, sizeof(pidfile));
-    snprintf(logdir, sizeof(logdir), "%s/bricks", st->log_dir);
-    (void)mkdir(st->log_dir, 0755);
-    (void)mkdir(logdir, 0755);
-    snprintf(logfile, sizeof(logfile), "%s/%s-%s.log", logdir, vol->name,
-             b->id);
-    snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
     if (pipe2(fds, O_CLOEXEC) != 0) {
         vl_err_set(err, "pipe: %s", strerror(errno));
         return -errno;
     }
-    char *argv[] = {st->mortarfsd, "--volfile", volfile, "--pid-file",
-                    pidfile, "--log-file", logfile, "--dump-dir", dumpdir,
-                    NULL};
-
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
@@ -316,9 +309,47 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
     while (waitpid(child, &status, 0) < 0 && errno == EINTR)
         ;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        vl_err_set(err, "brick %s:%s failed to start: %s", b->host, b->path,
-                   msg[0] != '\0' ? msg : "mortarfsd exited with an error");
+        vl_err_set(err, "%s", msg[0] != '\0' ? msg
+                                             : "mortarfsd exited with an "
+                                               "error");
         return -EIO;
+    }
+    return 0;
+}
+
+
+int
+md_brick_start(struct md_state *st, const struct md_volume *vol,
+               const struct md_brick *b, vl_err_t *err)
+{
+    char volfile[4096], pidfile[4096], logfile[4400], dumpdir[4096];
+    char logdir[4096];
+    vl_err_t why = {.msg = ""};
+    int rc;
+
+    if (md_brick_pid(st, vol, b) != 0)
+        return 0;
+    md_brick_volfile(st, vol, b, volfile, sizeof(volfile));
+    md_brick_pidfile(st, vol, b, pidfile, sizeof(pidfile));
+    snprintf(logdir, sizeof(logdir), "%s/bricks", st->log_dir);
+    (void)mkdir(st->log_dir, 0755);
+    (void)mkdir(logdir, 0755);
+    snprintf(logfile, sizeof(logfile), "%s/%s-%s.log", logdir, vol->name,
+             b->id);
+    snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
+    char *argv[] = {st->mortarfsd, "--volfile", volfile, "--pid-file",
+                    pidfile, "--log-file", logfile, "--dump-dir", dumpdir,
+                    NULL};
+
+    rc = md_fsd_spawn(st, argv, &why);
+    if (rc == -EIO) {
+        vl_err_set(err, "brick %s:%s failed to start: %s", b->host, b->path,
+                   why.msg);
+        return rc;
+    }
+    if (rc != 0) {
+        *err = why;
+        return rc;
     }
     for (int i = 0; i < MD_START_WAIT_S * 10; i++) {
         if (md_brick_pid(st, vol, b) != 0) {
@@ -335,31 +366,40 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
 }
 
 
+bool
+md_fsd_kill(pid_t pid, const char *pidfile, const char *what)
+{
+    (void)kill(pid, SIGTERM);
+    for (int ms = 0; ms < MD_STOP_WAIT_MS; ms += 50) {
+        if (!md_pid_has_pidfile(pid, pidfile))
+            return true;
+        usleep(50 * 1000);
+    }
+    vl_glog(MD_DOMAIN, VL_LOG_WARNING, "%s (pid %ld) ignored SIGTERM for "
+            "%d ms: killing it", what, (long)pid, MD_STOP_WAIT_MS);
+    (void)kill(pid, SIGKILL);
+    for (int ms = 0; ms < 5000; ms += 50) {
+        if (!md_pid_has_pidfile(pid, pidfile))
+            return true;
+        usleep(50 * 1000);
+    }
+    return false;
+}
+
+
 int
 md_brick_stop(struct md_state *st, const struct md_volume *vol,
               const struct md_brick *b, vl_err_t *err)
 {
-    char pidfile[4096];
+    char pidfile[4096], what[4200];
     pid_t pid = md_brick_pid(st, vol, b);
 
     if (pid == 0)
         return 0;
     md_brick_pidfile(st, vol, b, pidfile, sizeof(pidfile));
-    (void)kill(pid, SIGTERM);
-    for (int ms = 0; ms < MD_STOP_WAIT_MS; ms += 50) {
-        if (!md_pid_is_brick(pid, pidfile))
-            return 0;
-        usleep(50 * 1000);
-    }
-    vl_glog(MD_DOMAIN, VL_LOG_WARNING, "brick %s:%s (pid %ld) ignored "
-            "SIGTERM for %d ms: killing it", b->host, b->path, (long)pid,
-            MD_STOP_WAIT_MS);
-    (void)kill(pid, SIGKILL);
-    for (int ms = 0; ms < 5000; ms += 50) {
-        if (!md_pid_is_brick(pid, pidfile))
-            return 0;
-        usleep(50 * 1000);
-    }
+    snprintf(what, sizeof(what), "brick %s:%s", b->host, b->path);
+    if (md_fsd_kill(pid, pidfile, what))
+        return 0;
     vl_err_set(err, "brick %s:%s (pid %ld) does not die", b->host, b->path,
                (long)pid);
     return -EBUSY;

@@ -427,8 +427,9 @@ md_change_of(const vl_xlator_class_t *cls, const vl_option_t *opt)
     if (strcmp(cls->prefix, "client") == 0 ||
         strcmp(cls->prefix, "cluster") == 0 ||
         strcmp(cls->prefix, "replicate") == 0 ||
-        strcmp(cls->prefix, "diagnostics") == 0)
-        return MD_CHANGE_CLIENT;
+        strcmp(cls->prefix, "diagnostics") == 0 ||
+        strcmp(cls->prefix, "shd") == 0)
+        return MD_CHANGE_CLIENT; /* (shd.*: heal.c restarts the daemon) */
     return (opt->flags & VL_OPT_LIVE) ? MD_CHANGE_LIVE : MD_CHANGE_RESTART;
 }
 
@@ -761,6 +762,8 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
             md_cmd_remove_brick(st, argc, argv, r);
         else if (strcmp(sub, "rebalance") == 0)
             md_cmd_rebalance(st, argc, argv, r);
+        else if (strcmp(sub, "heal") == 0)
+            md_cmd_heal(st, argc, argv, r);
         else
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
                            "volume %s", sub);

@@ -259,6 +259,42 @@ int md_brick_start(struct md_state *st, const struct md_volume *vol,
 /* SIGTERM, waits; SIGKILL after a timeout. 0 if it is gone. */
 int md_brick_stop(struct md_state *st, const struct md_volume *vol,
                   const struct md_brick *b, vl_err_t *err);
+/* Runs st->mortarfsd with argv (it daemonizes) and waits for its parent,
+ * which exits once the daemon is ready: 0, or -EIO with the daemon's
+ * reason in err, or -errno. */
+int md_fsd_spawn(struct md_state *st, char *const *argv, vl_err_t *err);
+/* The pid in pidfile if that process runs with "--pid-file pidfile",
+ * else 0. */
+pid_t md_fsd_pid(const char *pidfile);
+/* SIGTERM to pid, then SIGKILL after a timeout; true once it is gone
+ * (what names it in the log). */
+bool md_fsd_kill(pid_t pid, const char *pidfile, const char *what);
+
+/* ---- heal.c: self-heal daemons (mortarfsd --heal) ---- */
+/* shd.* options (cluster.self-heal-daemon, cluster.shd-max-threads,
+ * cluster.heal-timeout): mortard's, no translator reads them. */
+extern const vl_xlator_class_t md_shd_class;
+/* RUN/heal/VOLNAME.EXT (vol, pid, state). */
+void md_heal_path(const struct md_state *st, const char *volname,
+                  const char *ext, char *buf, size_t len);
+/* cluster.self-heal-daemon is not off for vol. */
+bool md_heal_is_enabled(const struct md_volume *vol);
+/* The running daemon of volname on this node, or 0. */
+pid_t md_heal_pid(const struct md_state *st, const char *volname);
+/* From md_supervise's scan: daemons started, restarted, stopped. */
+void md_heal_supervise(struct md_state *st, int64_t now);
+/* `volume start force`: a daemon that gave up is tried again. */
+void md_heal_reset(const struct md_volume *vol);
+/* Asks the daemon of volname for a round now (SIGUSR2): 0, -ESRCH. */
+int md_heal_kick(const struct md_state *st, const char *volname);
+void md_heal_free(void);
+
+/* ---- cmd-heal.c ---- */
+struct md_result;
+/* volume heal VOL [info [summary|split-brain]|statistics heal-count|
+ * status|enable|disable|full|split-brain ...] */
+void md_cmd_heal(struct md_state *st, int argc, char **argv,
+                 struct md_result *r);
 
 /* ---- supervise.c ---- */
 /* Restart policy of a brick that dies: the first death within the window

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * supervise: keeps the bricks of started volumes on this node running.
+ * supervise: keeps the bricks of started volumes on this node running
+ * (and, through heal.c, their self-heal daemons).
  *
  * mortarfsd detaches from mortard (brick.c), so a brick's death is seen
  * by polling md_brick_pid (pid file + /proc) on the worker thread: about
@@ -238,6 +239,8 @@ md_supervise(struct md_state *st, bool is_now)
         if (md_sv_tab.v[i].is_seen)
             md_sv_tab.v[keep++] = md_sv_tab.v[i];
     md_sv_tab.n = keep;
+    /* The self-heal daemons (heal.c) ride on the same scan. */
+    md_heal_supervise(st, now);
     /* A start can take a while: the period counts from the scan's end. */
     md_sv_tab.next_scan_ms = md_now_ms() + MD_SUPERVISE_PERIOD_MS;
 }
@@ -251,6 +254,7 @@ md_supervise_reset(const struct md_volume *vol)
             md_restart_reset(&md_sv_tab.v[i].rs);
             md_sv_tab.v[i].pid = 0;
         }
+    md_heal_reset(vol);
 }
 
 
@@ -270,6 +274,7 @@ md_supervise_dump(FILE *out)
 void
 md_supervise_free(void)
 {
+    md_heal_free();
     free(md_sv_tab.v);
     memset(&md_sv_tab, 0, sizeof(md_sv_tab));
 }

@@ -379,7 +379,7 @@ const vl_xlator_class_t *const *
 md_settable_classes(void)
 {
     static const vl_xlator_class_t
-        *classes[VL_ARRAY_SIZE(md_settable_types) + 1];
+        *classes[VL_ARRAY_SIZE(md_settable_types) + 2];
     size_t n = 0;
 
     /* Registration is done once at startup, before any caller. */
@@ -390,6 +390,7 @@ md_settable_classes(void)
             classes[n++] = c;
     }
     classes[n++] = &md_diag_class;
+    classes[n++] = &md_shd_class;
     classes[n] = NULL;
     return classes;
 }

@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * cmd-heal: `volume heal VOL ...`, GlusterFS's grammar and output shapes.
+ *
+ *   heal VOL                       a round of the self-heal daemon now
+ *   heal VOL info                  the entries each brick's index lists
+ *   heal VOL info summary          their counts, per brick
+ *   heal VOL statistics heal-count the same counts, GlusterFS's shape
+ *   heal VOL status                entries and bytes left, rate, ETA
+ *                                  (a Mortar extension)
+ *   heal VOL enable | disable      cluster.self-heal-daemon on | off
+ *
+ * What needs healing is read from the heal index of each brick on this
+ * node (.mortar/index/xattrop/, O(pending): doc/replicate.md); a
+ * directory's entry is shown as its path (its handle is a symlink
+ * chain to the root), any other object as <gfid:UUID>, as GlusterFS
+ * does for names it cannot resolve. Bricks on other nodes are shown
+ * with the status "Not gathered: brick on another node" (see
+ * doc/self-heal.md, "Not there yet"). heal full and the split-brain
+ * commands answer that they are not supported yet.
+ * Threads: the worker thread with md_state.lock held.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mortard.h"
+
+/* Entries named one by one in `heal info` per brick: beyond this the
+ * count is still exact. */
+#define MD_HEAL_INFO_MAX 100000
+#define MD_HEAL_ROOT_GFID "00000000-0000-0000-0000-000000000001"
+#define MD_HEAL_DEPTH_MAX 4096
+
+/* What one brick of this node has pending. */
+struct md_heal_brick {
+    int status;       /* 0, or -errno reading its index */
+    uint64_t n;       /* entries in the index */
+    char **names;     /* owned; up to MD_HEAL_INFO_MAX shown entries */
+    size_t n_names;
+};
+
+
+static void
+md_heal_brick_clear(struct md_heal_brick *hb)
+{
+    for (size_t i = 0; i < hb->n_names; i++)
+        free(hb->names[i]);
+    free(hb->names);
+    memset(hb, 0, sizeof(*hb));
+}
+
+
+/* The path of the directory whose handle is brick/.mortar/handles/..
+ * /gfid (a symlink "../../xx/yy/<parent-gfid>/<name>"), walking up to the
+ * root; NULL for anything else (not a directory, a broken chain). */
+static char *
+md_heal_dir_path(const char *brick, const char *gfid)
+{
+    char cur[VL_GFID_STR_LEN], link[PATH_MAX], handle[PATH_MAX];
+    char *path = strdup("");
+
+    snprintf(cur, sizeof(cur), "%.*s", VL_GFID_STR_LEN - 1, gfid);
+    for (int depth = 0; path != NULL && depth < MD_HEAL_DEPTH_MAX;
+         depth++) {
+        const char *slash;
+        char *next;
+        ssize_t n;
+
+        if (strcmp(cur, MD_HEAL_ROOT_GFID) == 0)
+            break;
+        snprintf(handle, sizeof(handle), "%s/.mortar/handles/%.2s/%.2s/%s",
+                 brick, cur, cur + 2, cur);
+        n = readlink(handle, link, sizeof(link) - 1);
+        if (n <= 0)
+            goto fail;
+        link[n] = '\0';
+        /* ../../xx/yy/<parent>/<name> */
+        if (strncmp(link, "../../", 6) != 0 || strlen(link) < 6 + 6 + 37)
+            goto fail;
+        slash = strchr(link + 6 + 6, '/');
+        if (slash == NULL || slash - (link + 12) != VL_GFID_STR_LEN - 1)
+            goto fail;
+        if (asprintf(&next, "/%s%s", slash + 1, path) < 0)
+            goto fail;
+        free(path);
+        path = next;
+        snprintf(cur, sizeof(cur), "%.*s", VL_GFID_STR_LEN - 1, link + 12);
+    }
+    if (path != NULL && path[0] == '\0') {
+        free(path);
+        path = strdup("/");
+    }
+    return path;
+fail:
+    free(path);
+    return NULL;
+}
+
+
+/* Reads brick's heal index; names only when is_names. */
+static void
+md_heal_brick_read(const char *brick, bool is_names,
+                   struct md_heal_brick *hb)
+{
+    char dir[PATH_MAX];
+    struct dirent *de;
+    DIR *d;
+
+    memset(hb, 0, sizeof(*hb));
+    snprintf(dir, sizeof(dir), "%s/.mortar/index/xattrop", brick);
+    d = opendir(dir);
+    if (d == NULL) {
+        /* No index yet: nothing was ever pending on this brick. */
+        hb->status = errno == ENOENT ? 0 : -errno;
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        vl_gfid_t g;
+        char *name = NULL, **v;
+
+        if (vl_gfid_parse(de->d_name, &g) != 0)
+            continue;
+        hb->n++;
+        if (!is_names || hb->n_names >= MD_HEAL_INFO_MAX)
+            continue;
+        name = md_heal_dir_path(brick, de->d_name);
+        if (name == NULL && asprintf(&name, "<gfid:%s>", de->d_name) < 0)
+            name = NULL;
+        v = name != NULL ? realloc(hb->names, (hb->n_names + 1)
+                                                  * sizeof(*v))
+                         : NULL;
+        if (v == NULL) {
+            free(name);
+            hb->status = -ENOMEM;
+            continue;
+        }
+        hb->names = v;
+        hb->names[hb->n_names++] = name;
+    }
+    closedir(d);
+}
+
+
+/* The status line of a brick: "Connected" when its index was read. */
+static const char *
+md_heal_status(const struct md_state *st, const struct md_volume *vol,
+               const struct md_brick *b, const struct md_heal_brick *hb)
+{
+    if (!md_brick_is_local(st, b))
+        return "Not gathered: brick on another node";
+    if (hb->status != 0)
+        return strerror(-hb->status);
+    return md_brick_pid(st, vol, b) != 0 ? "Connected"
+                                          : "Transport endpoint is not "
+                                            "connected";
+}
+
+
+enum md_heal_view { MD_HEAL_INFO, MD_HEAL_SUMMARY, MD_HEAL_COUNT };
+
+
+static void
+md_heal_info(struct md_state *st, const struct md_volume *vol,
+             enum md_heal_view view, struct md_result *r)
+{
+    struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
+    struct md_node *bl = md_node_add(hi, "bricks", NULL);
+
+    bl->is_list = true;
+    if (view == MD_HEAL_COUNT)
+        md_sbuf_printf(&r->text, "Gathering count of entries to be healed "
+                       "on volume %s has been successful\n\n", vol->name);
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        const struct md_brick *b = &vol->bricks[i];
+        bool is_local = md_brick_is_local(st, b);
+        struct md_heal_brick hb = {0};
+        struct md_node *bn = md_node_add(bl, "brick", NULL);
+        const char *status;
+
+        if (is_local)
+            md_heal_brick_read(b->path, view == MD_HEAL_INFO, &hb);
+        status = md_heal_status(st, vol, b, &hb);
+        md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
+        md_node_addf(bn, "name", "%s:%s", b->host, b->path);
+        for (size_t j = 0; j < hb.n_names; j++) {
+            md_sbuf_printf(&r->text, "%s\n", hb.names[j]);
+            md_node_add(bn, "file", hb.names[j]);
+        }
+        md_node_add(bn, "status", status);
+        if (view != MD_HEAL_COUNT)
+            md_sbuf_printf(&r->text, "Status: %s\n", status);
+        if (!is_local) {
+            md_sbuf_printf(&r->text, "Number of entries: -\n\n");
+            md_node_add(bn, "numberOfEntries", "-");
+            md_heal_brick_clear(&hb);
+            continue;
+        }
+        if (view == MD_HEAL_SUMMARY)
+            md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
+                           "\nNumber of entries in heal pending: %" PRIu64
+                           "\nNumber of entries in split-brain: -\n"
+                           "Number of entries possibly healing: -\n\n",
+                           hb.n, hb.n);
+        else
+            md_sbuf_printf(&r->text, "Number of entries: %" PRIu64 "\n\n",
+                           hb.n);
+        md_node_addf(bn, "numberOfEntries", "%" PRIu64, hb.n);
+        if (hb.n > hb.n_names && view == MD_HEAL_INFO)
+            md_sbuf_printf(&r->text, "(only the first %zu entries are "
+                           "named)\n\n", hb.n_names);
+        md_heal_brick_clear(&hb);
+    }
+}
+
+
+/* Bytes in a short human form ("12.3 MiB"). */
+static void
+md_heal_bytes(uint64_t n, char *buf, size_t len)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)n;
+    size_t u = 0;
+
+    while (v >= 1024 && u + 1 < VL_ARRAY_SIZE(units)) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", n);
+    else
+        snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
+
+/* The daemon's progress file as numbers (missing keys stay 0). */
+struct md_heal_progress {
+    long long healed, healed_bytes, pending, pending_bytes, eta_seconds;
+    long long split_brain, waiting, failed, updated;
+    double rate, rate_bytes;
+    bool is_read;
+};
+
+
+static int
+md_heal_progress_kv(const char *key, const char *value, int line, void *arg,
+                    vl_err_t *err)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } nums[] = {
+        {"healed", offsetof(struct md_heal_progress, healed)},
+        {"healed_bytes", offsetof(struct md_heal_progress, healed_bytes)},
+        {"pending", offsetof(struct md_heal_progress, pending)},
+        {"pending_bytes", offsetof(struct md_heal_progress, pending_bytes)},
+        {"eta_seconds", offsetof(struct md_heal_progress, eta_seconds)},
+        {"split_brain", offsetof(struct md_heal_progress, split_brain)},
+        {"waiting", offsetof(struct md_heal_progress, waiting)},
+        {"failed", offsetof(struct md_heal_progress, failed)},
+        {"updated", offsetof(struct md_heal_progress, updated)},
+    };
+    struct md_heal_progress *p = arg;
+
+    (void)line;
+    (void)err;
+    if (strcmp(key, "rate") == 0)
+        p->rate = strtod(value, NULL);
+    else if (strcmp(key, "rate_bytes") == 0)
+        p->rate_bytes = strtod(value, NULL);
+    for (size_t i = 0; i < VL_ARRAY_SIZE(nums); i++)
+        if (strcmp(key, nums[i].key) == 0)
+            *(long long *)(void *)((char *)p + nums[i].off) =
+                strtoll(value, NULL, 10);
+    return 0; /* per-brick and newer keys are not shown here */
+}
+
+
+static void
+md_heal_progress_read(const struct md_state *st, const char *volname,
+                      struct md_heal_progress *p)
+{
+    char path[4200], *text = NULL;
+    vl_err_t err = {.msg = ""};
+
+    memset(p, 0, sizeof(*p));
+    p->eta_seconds = -1;
+    md_heal_path(st, volname, "state", path, sizeof(path));
+    if (md_read_file(path, &text, NULL) != 0)
+        return;
+    p->is_read = md_kv_parse(text, path, md_heal_progress_kv, p, &err) == 0;
+    free(text);
+}
+
+
+static void
+md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
+                   struct md_result *r)
+{
+    struct md_node *hs = md_node_add(r->root, "healStatus", NULL);
+    struct md_node *bl;
+    struct md_heal_progress p;
+    pid_t pid = md_heal_pid(st, vol->name);
+    uint64_t total = 0;
+    char b1[32], b2[32], b3[32], eta[32];
+
+    md_heal_progress_read(st, vol->name, &p);
+    md_node_add(hs, "volName", vol->name);
+    md_node_addf(hs, "daemonPid", "%ld", (long)pid);
+    bl = md_node_add(hs, "bricks", NULL);
+    bl->is_list = true;
+    md_sbuf_printf(&r->text, "Self-heal daemon on this node: %s\n\n",
+                   pid != 0 ? "running" : md_heal_is_enabled(vol)
+                                              ? "not running"
+                                              : "disabled");
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        const struct md_brick *b = &vol->bricks[i];
+        struct md_node *bn = md_node_add(bl, "brick", NULL);
+        struct md_heal_brick hb = {0};
+
+        md_node_addf(bn, "name", "%s:%s", b->host, b->path);
+        md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
+        if (!md_brick_is_local(st, b)) {
+            md_sbuf_printf(&r->text, "Status: %s\n\n",
+                           md_heal_status(st, vol, b, &hb));
+            md_node_add(bn, "entriesLeft", "-");
+            continue;
+        }
+        md_heal_brick_read(b->path, false, &hb);
+        total += hb.n;
+        md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n", hb.n);
+        md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
+        md_heal_brick_clear(&hb);
+    }
+    md_heal_bytes((uint64_t)(p.pending_bytes > 0 ? p.pending_bytes : 0),
+                  b1, sizeof(b1));
+    md_heal_bytes((uint64_t)(p.healed_bytes > 0 ? p.healed_bytes : 0),
+                  b2, sizeof(b2));
+    md_heal_bytes((uint64_t)p.rate_bytes, b3, sizeof(b3));
+    if (total == 0)
+        snprintf(eta, sizeof(eta), "0 s (nothing left)");
+    else if (p.eta_seconds < 0 || !p.is_read)
+        snprintf(eta, sizeof(eta), "unknown");
+    else
+        snprintf(eta, sizeof(eta), "%lld s", p.eta_seconds);
+    md_sbuf_printf(&r->text, "Total entries left: %" PRIu64 "\n"
+                   "Data left: %s\nHealed: %lld entries, %s\n"
+                   "Rate (last minute): %.1f entries/s, %s/s\n"
+                   "In split-brain: %lld\nWaiting for a brick: %lld\n"
+                   "ETA: %s\n", total, b1, p.healed, b2, p.rate, b3,
+                   p.split_brain, p.waiting, eta);
+    md_node_addf(hs, "entriesLeft", "%" PRIu64, total);
+    md_node_addf(hs, "bytesLeft", "%lld", p.pending_bytes);
+    md_node_addf(hs, "healedEntries", "%lld", p.healed);
+    md_node_addf(hs, "healedBytes", "%lld", p.healed_bytes);
+    md_node_addf(hs, "rate", "%.3f", p.rate);
+    md_node_addf(hs, "rateBytes", "%.0f", p.rate_bytes);
+    md_node_addf(hs, "splitBrain", "%lld", p.split_brain);
+    md_node_addf(hs, "waiting", "%lld", p.waiting);
+    md_node_addf(hs, "etaSeconds", "%lld", total == 0 ? 0 : p.eta_seconds);
+}
+
+
+/* heal VOL enable|disable: `volume set VOL cluster.self-heal-daemon`,
+ * through the same path (a transaction when there are peers). */
+static void
+md_heal_toggle(struct md_state *st, const struct md_volume *vol,
+               bool is_on, struct md_result *r)
+{
+    char name[MD_VOLNAME_MAX + 1];
+    char *argv[] = {"volume", "set", name, "cluster.self-heal-daemon",
+                    is_on ? "on" : "off", NULL};
+
+    snprintf(name, sizeof(name), "%s", vol->name);
+    md_cmd_run(st, 5, argv, r);
+    if (r->ret != MD_EXIT_OK)
+        return;
+    md_sbuf_clear(&r->text);
+    md_sbuf_printf(&r->text, "%s heal on volume %s has been successful \n",
+                   is_on ? "Enable" : "Disable", name);
+}
+
+
+void
+md_cmd_heal(struct md_state *st, int argc, char **argv, struct md_result *r)
+{
+    const char *sub = argc > 3 ? argv[3] : "";
+    const char *what = "Launching heal operation to perform index self "
+                       "heal";
+    struct md_volume *vol;
+
+    if (argc < 3) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: volume heal "
+                       "<VOLNAME> [enable | disable | full | statistics "
+                       "[heal-count] | info [summary | split-brain] | "
+                       "status | split-brain ...]");
+        return;
+    }
+    if (argc > 3 && strcmp(sub, "full") == 0)
+        what = "Launching heal operation to perform full self heal";
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s does not exist", what,
+                       argv[2], argv[2]);
+        return;
+    }
+    if (md_vol_replica(vol) < 2) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s is not of type replicate",
+                       what, vol->name, vol->name);
+        return;
+    }
+    if (argc == 4 && (strcmp(sub, "enable") == 0 ||
+                      strcmp(sub, "disable") == 0)) {
+        md_heal_toggle(st, vol, strcmp(sub, "enable") == 0, r);
+        return;
+    }
+    if (vol->status != MD_VOL_STARTED) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s is not started.", what,
+                       vol->name, vol->name);
+        return;
+    }
+    if (argc == 3) {
+        int rc = md_heal_kick(st, vol->name);
+
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, ESRCH, "%s on volume %s has "
+                           "been unsuccessful:\nSelf-heal daemon is not "
+                           "running. Check self-heal daemon log file.",
+                           what, vol->name);
+            return;
+        }
+        md_sbuf_printf(&r->text, "%s on volume %s has been successful \n"
+                       "Use heal info commands to check status.\n", what,
+                       vol->name);
+        md_node_add(r->root, "volHeal", NULL);
+        return;
+    }
+    if (argc == 4 && strcmp(sub, "info") == 0)
+        md_heal_info(st, vol, MD_HEAL_INFO, r);
+    else if (argc == 5 && strcmp(sub, "info") == 0 &&
+             strcmp(argv[4], "summary") == 0)
+        md_heal_info(st, vol, MD_HEAL_SUMMARY, r);
+    else if (argc == 5 && strcmp(sub, "statistics") == 0 &&
+             strcmp(argv[4], "heal-count") == 0)
+        md_heal_info(st, vol, MD_HEAL_COUNT, r);
+    else if (argc == 4 && strcmp(sub, "status") == 0)
+        md_heal_cmd_status(st, vol, r);
+    else if (strcmp(sub, "full") == 0 || strcmp(sub, "split-brain") == 0 ||
+             (strcmp(sub, "info") == 0 && argc == 5 &&
+              strcmp(argv[4], "split-brain") == 0) ||
+             (strcmp(sub, "statistics") == 0 && argc == 4))
+        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume heal %s %s: not "
+                       "supported yet", vol->name, sub);
+    else
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: volume heal "
+                       "<VOLNAME> [enable | disable | full | statistics "
+                       "[heal-count] | info [summary | split-brain] | "
+                       "status | split-brain ...]");
+}
