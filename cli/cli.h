@@ -48,4 +48,19 @@ void cli_usage(FILE *out);
 /* The confirmation question for this command, or NULL if none. */
 const char *cli_confirm_question(const struct cli_args *args);
 
+/* heal-bar.c: `volume heal VOL status` as a live bar on a terminal. */
+struct cli_heal_status {
+    uint64_t left;  /* "Total entries left" */
+    char data[32];  /* "Data left" */
+    char rate[64];  /* "Rate (last minute)" */
+    char eta[32];   /* "ETA" */
+};
+/* Reads mortard's heal status text; false if it is not one. */
+bool cli_heal_status_parse(const char *text, struct cli_heal_status *st);
+/* One line: a bar where most entries left (the most seen) is 0%. */
+void cli_heal_bar(const struct cli_heal_status *st, uint64_t most,
+                  char *buf, size_t len);
+/* The command is `volume heal VOL status`. */
+bool cli_is_heal_status(char *const *cmd, int n_cmd);
+
 #endif /* MORTAR_CLI_H */

@@ -7,11 +7,14 @@
  * socket, or TCP with --remote-host; prints the answer's output to stdout
  * and its error string to stderr, and exits with the answer's ret.
  * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
+ * `volume heal VOL status` on a terminal repeats every second as a live
+ * bar (heal-bar.c).
  * Threads: main thread only.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,10 +74,12 @@ cli_print(FILE *out, const char *text)
 
 /* Runs the command in mortard; returns the exit status. With is_quiet
  * (the help listing) nothing but a successful answer's output is
- * printed, and *is_reached says whether mortard answered at all. */
+ * printed, and *is_reached says whether mortard answered at all. With
+ * output, a successful answer's output is kept there (malloc'd) instead
+ * of printed. */
 static int
 cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
-        bool is_quiet, bool *is_reached)
+        bool is_quiet, bool *is_reached, char **output)
 {
     struct mgc_addr addr = {0};
     vl_err_t err = {.msg = ""};
@@ -120,7 +125,9 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
         goto out;
     }
     *is_reached = true;
-    if (!is_quiet || rsp.ret == 0)
+    if (output != NULL && rsp.ret == 0)
+        *output = strdup(rsp.output != NULL ? rsp.output : "");
+    else if (!is_quiet || rsp.ret == 0)
         cli_print(stdout, rsp.output);
     if (!is_quiet)
         cli_print(stderr, rsp.errstr);
@@ -130,6 +137,61 @@ out:
     if (fd >= 0)
         close(fd);
     mgc_addr_clear(&addr);
+    return status;
+}
+
+
+static volatile sig_atomic_t cli_is_interrupted;
+
+
+static void
+cli_on_sigint(int sig)
+{
+    (void)sig;
+    cli_is_interrupted = 1;
+}
+
+
+/* `volume heal VOL status` on a terminal: the bar (heal-bar.c), redrawn
+ * every second until nothing is left, the command fails, or Ctrl-C. */
+static int
+cli_heal_watch(const struct cli_args *args)
+{
+    struct sigaction sa = {.sa_handler = cli_on_sigint};
+    uint64_t most = 0;
+    bool is_drawn = false;
+    int status = 0;
+
+    sigemptyset(&sa.sa_mask);
+    (void)sigaction(SIGINT, &sa, NULL);
+    while (!cli_is_interrupted) {
+        struct cli_heal_status st;
+        bool is_reached = false;
+        char *out = NULL;
+        char line[256];
+
+        status = cli_run(args, args->cmd, args->n_cmd,
+                         (int)args->timeout_s * 1000, false, &is_reached,
+                         &out);
+        if (status != 0 || !cli_heal_status_parse(out, &st) ||
+            st.left == 0) {
+            if (is_drawn)
+                printf("\r\033[K");
+            cli_print(stdout, out);
+            free(out);
+            return status;
+        }
+        if (st.left > most)
+            most = st.left;
+        cli_heal_bar(&st, most, line, sizeof(line));
+        printf("\r\033[K%s", line);
+        fflush(stdout);
+        is_drawn = true;
+        free(out);
+        sleep(1);
+    }
+    if (is_drawn)
+        putchar('\n');
     return status;
 }
 
@@ -158,7 +220,7 @@ main(int argc, char **argv)
         fflush(stdout);
         /* mortard knows its commands; list them if it can. */
         (void)cli_run(&args, help_cmd, 1, CLI_HELP_TIMEOUT_MS, true,
-                      &is_reached);
+                      &is_reached, NULL);
         if (!is_reached)
             printf("\n(mortard is not reachable: its command list is not "
                    "shown)\n");
@@ -171,8 +233,13 @@ main(int argc, char **argv)
         status = CLI_EXIT_FAIL;
         goto out;
     }
-    status = cli_run(&args, args.cmd, args.n_cmd,
-                     (int)args.timeout_s * 1000, false, &is_reached);
+    if (args.format == CLI_FMT_TEXT && isatty(STDOUT_FILENO) &&
+        cli_is_heal_status(args.cmd, args.n_cmd))
+        status = cli_heal_watch(&args);
+    else
+        status = cli_run(&args, args.cmd, args.n_cmd,
+                         (int)args.timeout_s * 1000, false, &is_reached,
+                         NULL);
 out:
     cli_args_clear(&args);
     return status;
