@@ -148,8 +148,13 @@ void
 rep_inode_set_readable(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t mask,
                        unsigned gen)
 {
-    struct rep_inode_ctx *ctx = rep_ictx(xl, inode);
+    struct rep_inode_ctx *ctx;
 
+    /* A caller may make an object without an inode (distribute's link
+     * files): nothing to remember then. */
+    if (inode == NULL)
+        return;
+    ctx = rep_ictx(xl, inode);
     pthread_mutex_lock(&inode->lock);
     ctx->readable = mask;
     ctx->gen = gen;
