@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rebalance-list: lists one directory on every subvolume (readdirplus
- * through each protocol/client) and groups the entries by name, so the
+ * through each protocol/client, or each replica set's cluster/replicate)
+ * and groups the entries by name, so the
  * rebalance sees what is really where: data files, link files, markers
  * and stale copies (doc/rebalance.md, "The crawl", step 2). A name that
  * is only old link files (on some subvolumes, nothing else anywhere) is
  * removed here, before any worker runs (the file it shares an inode
  * with may be migrating in parallel): a RENAME_EXCHANGE temporary a
- * crash left, or a dangling link file.
+ * crash left, or a dangling link file. cluster/replicate gives an
+ * entry's attributes only when it knows that copy good (this process
+ * has not looked the object up yet): such an entry is looked up by
+ * name on that subvolume.
  * Intercepts nothing; no state kept between calls.
  * Threads: the crawler thread.
  */
@@ -89,6 +93,34 @@ rb_seen_add(struct rb_seen **arr, size_t *n, size_t *cap, const char *name,
 }
 
 
+/* An entry readdirplus gave without attributes: looked up by name on
+ * xl (cluster/replicate leaves them out for objects whose copies it has
+ * not compared yet). 0 with out set, or -ENODATA when the object has no
+ * GFID (a create in flight, a file put there by hand), or -errno. */
+static int
+rb_list_lookup(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
+               struct vl_iatt *out)
+{
+    vl_inode_t *inode = vl_inode_new(dir->table);
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    int rc;
+
+    if (inode == NULL)
+        return -ENOMEM;
+    a.lookup.loc = (struct vl_loc){.parent = dir, .name = name,
+                                   .inode = inode};
+    rc = fsd_rb_call(xl, VL_FOP_LOOKUP, &a, 0, &r);
+    if (rc == 0 && vl_gfid_is_null(&r.iatt.gfid))
+        rc = -ENODATA;
+    if (rc == 0)
+        *out = r.iatt;
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+    return rc;
+}
+
+
 /* Lists dir on subvolume sub into the flat array. */
 static int
 rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
@@ -124,13 +156,23 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
             off = d->off;
             if (strcmp(d->name, ".") == 0 || strcmp(d->name, "..") == 0)
                 continue;
-            /* No attributes: the brick has no GFID for it (a create in
-             * flight sets it just after making the name, or a file put
-             * there by hand). A new file is where its name hashes; a
-             * hand-made one gets its GFID at its first lookup. */
+            /* No attributes: replicate has not compared the copies yet
+             * (looked up here), or the brick has no GFID for it (a
+             * create in flight sets it just after making the name, or
+             * a file put there by hand). A new file is where its name
+             * hashes; a hand-made one gets its GFID at its first lookup
+             * through a mount. */
             if (!d->has_iatt) {
-                vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: '%s' has no GFID yet: "
-                        "left alone", xl->name, d->name);
+                struct vl_iatt ia;
+                int lrc = rb_list_lookup(xl, dir, d->name, &ia);
+
+                if (lrc == 0) {
+                    rc = rb_seen_add(arr, n, cap, d->name, sub, &ia);
+                    continue;
+                }
+                vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: '%s': %s: left alone",
+                        xl->name, d->name, lrc == -ENODATA ? "no GFID yet"
+                                                           : strerror(-lrc));
                 continue;
             }
             rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
