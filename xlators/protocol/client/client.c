@@ -71,6 +71,17 @@ client_get_conn(struct client_priv *priv, uint64_t *gen)
 }
 
 
+/* A connection callback counted in n_notifying is done with xl. */
+static void
+client_notify_end(struct client_priv *priv)
+{
+    pthread_mutex_lock(&priv->lock);
+    priv->n_notifying--;
+    pthread_cond_broadcast(&priv->tick_cond);
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 /* Records why the brick is not usable, for logs and for mortarfsd. */
 static void
 client_fail_reason(struct client_priv *priv, const char *msg)
@@ -103,6 +114,7 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     vrpc_clnt_t *clnt = NULL;
     char msg[700];
     bool up = false;
+    bool is_counted = false;
 
     if (status != 0)
         return; /* the connection is gone; on_close follows */
@@ -133,6 +145,8 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
         priv->backoff_ms = CLIENT_BACKOFF_START_MS;
         up = !priv->is_up;
         priv->is_up = true;
+        priv->n_notifying++; /* client_stop waits: we use xl below */
+        is_counted = true;
     } else if (priv->clnt != NULL) {
         clnt = vrpc_clnt_ref(priv->clnt);
     }
@@ -140,17 +154,22 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     xdr_free((xdrproc_t)xdr_mrt_setvolume_rsp, (char *)&r);
 
     if (clnt != NULL) {
-        vl_log(xl, VL_LOG_ERROR, "%s", msg);
-        client_fail_reason(priv, msg);
+        if (r.status != 0) { /* else stopping: msg was not written */
+            vl_log(xl, VL_LOG_ERROR, "%s", msg);
+            client_fail_reason(priv, msg);
+        }
         vrpc_clnt_close(clnt);
         vrpc_clnt_unref(clnt);
         return;
     }
+    if (!is_counted)
+        return; /* closed meanwhile (or stopping): on_close said it */
     vl_log(xl, VL_LOG_INFO, "connected to %s:%llu, subvolume '%s'",
            conf->remote_host, (unsigned long long)conf->remote_port,
            conf->remote_subvolume);
     if (up)
         vl_notify_parents(xl, VL_EV_CHILD_UP);
+    client_notify_end(priv);
 }
 
 
@@ -208,6 +227,7 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
         if (priv->is_up && !priv->is_stopping) {
             priv->is_up = false;
             down = true;
+            priv->n_notifying++; /* client_stop waits for the notify */
         }
     }
     pthread_mutex_unlock(&priv->lock);
@@ -225,6 +245,7 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
         vl_notify_parents_data(xl, VL_EV_UPCALL,
                                &(struct vl_upcall){.is_all = true});
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
+        client_notify_end(priv);
     }
     if (mine)
         vrpc_clnt_unref(clnt); /* priv's ref */
@@ -265,9 +286,13 @@ client_on_server_call(vrpc_clnt_t *clnt, const struct vrpc_call_hdr *hdr,
      * every lease of it is gone. */
     pthread_mutex_lock(&priv->lock);
     is_current = priv->clnt == clnt && priv->is_up && !priv->is_stopping;
-    pthread_mutex_unlock(&priv->lock);
     if (is_current)
+        priv->n_notifying++;
+    pthread_mutex_unlock(&priv->lock);
+    if (is_current) {
         vl_notify_parents_data(priv->xl, VL_EV_UPCALL, &up);
+        client_notify_end(priv);
+    }
 }
 
 
@@ -455,8 +480,11 @@ client_stop(struct client_priv *priv)
     pthread_mutex_unlock(&priv->lock);
     if (is_cancelled)
         client_priv_unref(priv);
+    /* A connection callback that saw !is_stopping may still be telling
+     * the parents (a close on a loop thread racing with this): the graph
+     * is freed once we return, so wait for it too. */
     pthread_mutex_lock(&priv->lock);
-    while (priv->n_ticking > 0)
+    while (priv->n_ticking > 0 || priv->n_notifying > 0)
         pthread_cond_wait(&priv->tick_cond, &priv->lock);
     pthread_mutex_unlock(&priv->lock);
     if (clnt != NULL) {

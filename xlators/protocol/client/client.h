@@ -37,7 +37,11 @@ struct client_priv {
     uint64_t connect_start_ms;  /* when clnt started connecting */
     vl_timer_t *tick;           /* periodic: reconnect, ping, timeouts */
     int n_ticking;              /* client_tick calls running */
-    pthread_cond_t tick_cond;   /* signalled when n_ticking drops */
+    int n_notifying;            /* connection callbacks that saw
+                                   !is_stopping and still use xl
+                                   (notify parents, log) */
+    pthread_cond_t tick_cond;   /* signalled when n_ticking or
+                                   n_notifying drops */
 };
 
 /* Per fd (cls->fd_ctx_size), guarded by fd->lock. */

@@ -289,15 +289,6 @@ server_on_close(vrpc_conn_t *c, int reason, void *arg)
     size_t n_fds;
     uint64_t id = cl->client_id;
 
-    pthread_mutex_lock(&priv->lock);
-    if (cl->prev != NULL)
-        cl->prev->next = cl->next;
-    else
-        priv->clients = cl->next;
-    if (cl->next != NULL)
-        cl->next->prev = cl->prev;
-    pthread_mutex_unlock(&priv->lock);
-
     pthread_mutex_lock(&cl->lock);
     fds = cl->fds;
     n_fds = cl->n_fds;
@@ -313,6 +304,18 @@ server_on_close(vrpc_conn_t *c, int reason, void *arg)
     vl_log(xl, VL_LOG_INFO, "client %s id %llu disconnected (%s)",
            vrpc_conn_peer(c), (unsigned long long)id, strerror(-reason));
     (void)vl_notify(VL_FIRST_CHILD(xl), VL_EV_CLIENT_DISCONNECT, &id);
+    /* Unlinked last: server_stop returns (and the graph may be freed)
+     * once the list is empty, so nothing above may run after that. Until
+     * then server_stop's vrpc_conn_close of this connection waits for
+     * this callback to end. */
+    pthread_mutex_lock(&priv->lock);
+    if (cl->prev != NULL)
+        cl->prev->next = cl->next;
+    else
+        priv->clients = cl->next;
+    if (cl->next != NULL)
+        cl->next->prev = cl->prev;
+    pthread_mutex_unlock(&priv->lock);
     server_client_unref(cl); /* the connection's ref */
 }
 
