@@ -12,12 +12,15 @@
 #    rebalance-list.c it moved nothing: replicate's readdirplus leaves
 #    out the attributes of objects it has not looked up; and replicate
 #    crashed on distribute's link files, made without an inode);
+#    remove-brick of the first set (start, completed, commit): every
+#    file is then on all three bricks of one of the two sets left;
 #  - cluster.quorum-type fixed with cluster.quorum-count 3 on the 1 x 3
-#    volume (new mount: replicate's options are not live): with one brick
-#    killed (mortard stopped first, so that no supervision restarts it)
-#    a write to an open file fails with EROFS and nothing reaches the two
-#    live bricks; lookups and reads fail with ENOTCONN (replicate needs
-#    quorum for them too); once the brick is back, writes work again.
+#    volume (a new mount: this test's mounts read their volfile once):
+#    with one brick killed (mortard stopped first, so that no supervision
+#    restarts it) a write to an open file fails with EROFS and nothing
+#    reaches the two live bricks; lookups and reads fail with ENOTCONN
+#    (replicate needs quorum for them too); once the brick is back,
+#    writes work again.
 # TIMEOUT: 600
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -110,6 +113,14 @@ rebal_state() {
         s = $7; if ($7 == "in") s = "in progress"; print s }'
 }
 
+# status column of the localhost row of remove-brick status VOL BRICKS...
+remove_state() {
+    local vol="$1"
+    shift
+    mcli volume remove-brick "$vol" "$@" status | awk '$1 == "localhost" {
+        s = $7; if ($7 == "in") s = "in progress"; print s }'
+}
+
 brick_online() {
     mcli volume status "$1" | awk -v b="127.0.0.1:$2" '$2 == b { print $4 }'
 }
@@ -182,6 +193,20 @@ M3="$T/m3"
 TEST mount_volume r2 "$M3"
 TEST diff -r "$SRC" "$M3"
 TEST umount_client "$M3"
+
+# remove-brick of the first set: its files migrate to the other two.
+RM=(127.0.0.1:$B/b0 127.0.0.1:$B/b1 127.0.0.1:$B/b2)
+_T_PIDFILES+=("$T/run/rebalance/r2.remove.pid")
+TEST mcli volume remove-brick r2 "${RM[@]}" start
+EXPECT_WITHIN 240 "completed" remove_state r2 "${RM[@]}"
+TEST mcli volume remove-brick r2 "${RM[@]}" commit
+EXPECT "Number of Bricks: 2 x 3 = 6" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume info r2 | grep '^Number of Bricks'"
+EXPECT "120" total_files "$SRC" "$S1" "$S2"
+EXPECT_MATCH "^ok [1-9][0-9]* [1-9][0-9]*$" rep_check "$SRC" "$S1" "$S2"
+M5="$T/m5"
+TEST mount_volume r2 "$M5"
+TEST diff -r "$SRC" "$M5"
+TEST umount_client "$M5"
 
 # ---- quorum: fixed, 3 of 3 ----
 rm -rf "$SRC"
