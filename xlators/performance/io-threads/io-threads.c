@@ -21,7 +21,9 @@
  *             number of running requests is below that priority's cap.
  * Pool:       threads start on demand up to thread-count; above
  *             IOT_MIN_THREADS they exit after idle-time without work.
- *             thread-count and the caps change live (reconfigure).
+ *             thread-count and the caps change live (reconfigure). init
+ *             fails if it cannot start the first worker; a later failed
+ *             start is logged and the pool runs with the workers it has.
  * Per req:    struct iot_local (queue link) in the reserved area.
  * Threads:    iot_priv.lock guards queues and pool state; it is never held
  *             across vl_pass or vl_unwind. fini() answers queued requests
@@ -164,6 +166,8 @@ iot_runnable_prio_locked(struct iot_priv *priv)
 
 static void *iot_worker(void *arg);
 
+iot_thread_create_fn *iot_thread_create = pthread_create;
+
 
 /* Starts one worker in a free slot. A slot whose thread has exited is
  * joined first; that thread no longer takes the lock, so joining under it
@@ -187,12 +191,21 @@ iot_spawn_locked(struct iot_priv *priv)
         slot->state = IOT_SLOT_FREE;
     }
     slot->priv = priv;
-    rc = pthread_create(&slot->tid, NULL, iot_worker, slot);
+    rc = iot_thread_create(&slot->tid, NULL, iot_worker, slot);
     if (rc != 0) {
-        vl_log(priv->xl, VL_LOG_WARNING, "cannot start worker thread: %s",
-               strerror(rc));
+        /* Once per run of failures: under memory or thread pressure
+         * every queued request would try again. */
+        if (!priv->is_spawn_failing && priv->n_threads > 0)
+            vl_log(priv->xl, VL_LOG_WARNING,
+                   "cannot start a worker thread: %s; running with %zu "
+                   "of %llu", strerror(rc), priv->n_threads,
+                   (unsigned long long)priv->max_threads);
+        priv->is_spawn_failing = true;
         return -rc;
     }
+    if (priv->is_spawn_failing)
+        vl_log(priv->xl, VL_LOG_INFO, "worker threads start again");
+    priv->is_spawn_failing = false;
     slot->state = IOT_SLOT_RUNNING;
     priv->n_threads++;
     priv->n_started++;
@@ -201,17 +214,23 @@ iot_spawn_locked(struct iot_priv *priv)
 
 
 /* Gets an idle worker to look at the queues, or starts a new one if none
- * is idle and the pool may grow. */
-static void
+ * is idle and the pool may grow. Returns whether some worker will look at
+ * the queues: an idle one woken, a new one, or a busy one (each looks
+ * again after its request). A failed thread start leaves the pool as it
+ * is: it runs with the workers it has (at least the one init started,
+ * which never idles out); with none, nobody would ever run the request. */
+static bool
 iot_kick_locked(struct iot_priv *priv)
 {
     if (priv->n_idle > priv->n_wakeups) {
         priv->n_wakeups++;
         pthread_cond_signal(&priv->work_cond);
-        return;
+        return true;
     }
-    if (priv->n_threads < priv->max_threads)
-        (void)iot_spawn_locked(priv);
+    if (priv->n_threads < priv->max_threads
+        && iot_spawn_locked(priv) == 0)
+        return true;
+    return priv->n_threads > 0;
 }
 
 
@@ -309,8 +328,12 @@ iot_fop(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOTCONN);
         return;
     }
+    if (!iot_kick_locked(priv)) {
+        pthread_mutex_unlock(&priv->lock);
+        vl_unwind(req, -EAGAIN); /* queued, it would wait forever */
+        return;
+    }
     iot_queue_push(&priv->queues[iot_fop_prio(req->op)], req);
-    iot_kick_locked(priv);
     pthread_mutex_unlock(&priv->lock);
 }
 
@@ -353,6 +376,7 @@ iot_init(vl_xlator_t *xl, vl_err_t *err)
     rc = iot_spawn_locked(priv);
     pthread_mutex_unlock(&priv->lock);
     if (rc != 0) {
+        /* Not even one: nothing could ever run a queued request. */
         vl_err_set(err, "cannot start a worker thread: %s", strerror(-rc));
         pthread_cond_destroy(&priv->exit_cond);
         pthread_cond_destroy(&priv->work_cond);

@@ -88,9 +88,17 @@ struct iot_priv {
     _Atomic uint64_t inline_io_max; /* conf inline-io-size */
     _Atomic uint64_t n_inline;    /* requests run on the caller's thread */
     bool is_stopping;            /* fini began; queue no more */
+    bool is_spawn_failing;       /* the last thread start failed (logged
+                                    once until one succeeds) */
     struct iot_slot slots[IOT_MAX_THREADS]; /* worker threads */
     vl_xlator_t *xl;             /* borrowed; this translator */
 };
+
+/* Starts a worker thread: pthread_create, or a test's stand-in (the
+ * unit tests make it fail). */
+typedef int iot_thread_create_fn(pthread_t *tid, const pthread_attr_t *attr,
+                                 void *(*fn)(void *), void *arg);
+extern iot_thread_create_fn *iot_thread_create;
 
 /* The priority a fop is queued at. */
 enum iot_prio iot_fop_prio(vl_fop_t op);

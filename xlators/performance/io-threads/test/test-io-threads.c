@@ -3,7 +3,9 @@
  * test-io-threads: performance/io-threads over a leaf that records which
  * thread ran each request and can hold requests behind a gate, so the
  * tests can see how many workers run at once, in which order queued
- * requests leave, and what fini does with requests still queued.
+ * requests leave, and what fini does with requests still queued. A
+ * stand-in for pthread_create makes thread starts fail: init fails
+ * without a worker, and the pool runs with the workers it got.
  *
  * Waits are on conditions with a generous deadline that only turns a hang
  * into a failure; no assertion depends on timing.
@@ -650,6 +652,88 @@ test_inline_reconfigure(void **state)
 }
 
 
+/* ---- failed thread starts ---- */
+
+/* Thread starts still allowed before t_create fails (-1: no limit). */
+static int t_creates_left = -1;
+
+static int
+t_create(pthread_t *tid, const pthread_attr_t *attr, void *(*fn)(void *),
+         void *arg)
+{
+    if (t_creates_left == 0)
+        return EAGAIN;
+    if (t_creates_left > 0)
+        t_creates_left--;
+    return pthread_create(tid, attr, fn, arg);
+}
+
+
+/* No worker at all: init fails with the reason and frees what it made
+ * (ASan build: no leak). */
+static void
+test_init_fails_without_worker(void **state)
+{
+    vl_volfile_t *vf = t_volfile(4);
+    vl_err_t err = {{0}};
+    vl_loop_t *loop;
+    vl_graph_t *graph;
+
+    (void)state;
+    vl_global_init();
+    vl_registry_add(&leaf_class);
+    vl_registry_add(&xl_performance_io_threads);
+    loop = vl_loop_new(1);
+    assert_non_null(loop);
+    graph = vl_graph_build(vf, loop, &err);
+    vl_volfile_free(vf);
+    assert_non_null(graph);
+    iot_thread_create = t_create;
+    t_creates_left = 0;
+    assert_int_equal(vl_graph_init(graph, &err), -EAGAIN);
+    iot_thread_create = pthread_create;
+    t_creates_left = -1;
+    assert_non_null(strstr(err.msg, "cannot start a worker thread"));
+    vl_graph_free(graph);
+    vl_loop_free(loop);
+}
+
+
+/* Thread starts fail after init's: the pool runs with its one worker
+ * (every request answered, one at a time), and grows again once starts
+ * work. */
+static void
+test_runs_with_workers_it_got(void **state)
+{
+    struct t_env e = {0};
+
+    (void)state;
+    iot_thread_create = t_create;
+    t_creates_left = 1;
+    t_start(&e, 4);
+    assert_int_equal(t_threads(&e), 1);
+    t_gate(false);
+    for (int i = 0; i < 3; i++)
+        t_wind(&e, VL_FOP_WRITE);
+    t_wait_in_leaf(1);
+    assert_int_equal(t_threads(&e), 1);
+    t_gate(true);
+    t_wait_answers(3, 0);
+    assert_int_equal(t_take_max_in_leaf(), 1);
+
+    t_creates_left = -1;
+    t_gate(false);
+    t_wind(&e, VL_FOP_WRITE); /* the idle worker */
+    t_wind(&e, VL_FOP_WRITE); /* a new one */
+    t_wait_in_leaf(2);
+    t_gate(true);
+    t_wait_answers(5, 0);
+    assert_int_equal(t_threads(&e), 2);
+    iot_thread_create = pthread_create;
+    t_stop(&e);
+}
+
+
 int
 main(void)
 {
@@ -663,6 +747,8 @@ main(void)
         cmocka_unit_test(test_fast_fops_inline),
         cmocka_unit_test(test_inline_blocks_only_caller),
         cmocka_unit_test(test_inline_reconfigure),
+        cmocka_unit_test(test_init_fails_without_worker),
+        cmocka_unit_test(test_runs_with_workers_it_got),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
