@@ -40,6 +40,7 @@ cli_usage(FILE *out)
 "  volume set VOL KEY VALUE | volume reset VOL [KEY] | volume list\n"
 "  volume add-brick VOL HOST:/BRICK... [force]\n"
 "  volume remove-brick VOL HOST:/BRICK... start|status|stop|commit|force\n"
+"  volume replace-brick VOL HOST:/OLD HOST:/NEW commit force\n"
 "  volume rebalance VOL start [force]|stop|status | fix-layout start\n"
 "  volume heal VOL [enable|disable|info [summary]|statistics heal-count|\n"
 "                   status]\n"

@@ -25,6 +25,8 @@
  * rebal-handoff.c a start that goes on from a peer's unfinished run
  * replica.c   replicated volumes: create/add-brick words, replica sets,
  *             set names, volume types
+ * replace-brick.c  volume replace-brick ... commit force
+ * heal-mark.c a good brick's root blames a replica slot (heal fills it)
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -288,6 +290,19 @@ void md_heal_reset(const struct md_volume *vol);
 /* Asks the daemon of volname for a round now (SIGUSR2): 0, -ESRCH. */
 int md_heal_kick(const struct md_state *st, const char *volname);
 void md_heal_free(void);
+
+/* ---- heal-mark.c ---- */
+/* The root of brick good of vol blames replica slot `slot` for entry and
+ * metadata (XATTROP through a graph of its own, waiting at most
+ * timeout_ms for the brick): 0 or -errno with err set. */
+int md_heal_mark_slot(const struct md_volume *vol, const struct md_brick *good,
+                      const char *slot, int timeout_ms, vl_err_t *err);
+
+/* ---- replace-brick.c ---- */
+struct md_result;
+/* volume replace-brick VOL OLD NEW commit force */
+void md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
+                          struct md_result *r);
 
 /* ---- cmd-heal.c ---- */
 struct md_result;

@@ -93,7 +93,8 @@ bool
 md_cmd_is_txn(int argc, char **argv)
 {
     static const char *const subs[] = {"create", "start", "stop", "delete",
-                                       "set", "reset", "add-brick", NULL};
+                                       "set", "reset", "add-brick",
+                                       "replace-brick", NULL};
 
     if (argc < 3 || strcmp(argv[0], "volume") != 0)
         return false;

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * replace-brick: `volume replace-brick VOL OLD NEW commit force` (the one
+ * form GlusterFS still has), for replicated volumes: NEW takes OLD's
+ * place in its replica set and self-heal fills it from the other copies.
+ *
+ * The brick keeps its id, so its replica slot name (`<vol>-<brickid>`:
+ * the protocol/client name, the child of cluster/replicate and the name
+ * of the records `trusted.mortar.rep.<slot>`) stays: records on the other
+ * bricks that blame the slot still mean it. Only host, path and port
+ * change in the store. Steps:
+ *   1. OLD's process stops (clients see that copy go down: what they
+ *      change from now on is recorded against the slot);
+ *   2. the node that runs the command makes each other brick of the set
+ *      that answers (over TCP, wherever it is) blame the slot at its
+ *      root for entry and metadata (heal-mark.c); before NEW runs, so no
+ *      client ever reads the empty copy as good;
+ *   3. NEW is created and stamped with the volume id, the store saved
+ *      (crash-safe, version bumped: clients refetch the volfile and
+ *      connect the slot's client to NEW), OLD's volume id removed (the
+ *      directory may be reused; its data is left alone);
+ *   4. NEW starts, and the volume's self-heal daemon gets a round: the
+ *      root's entry heal makes the top-level names on NEW and marks each
+ *      for its own heal, the next rounds go down the tree.
+ * Nothing changes when a check fails. When no other brick of the set
+ * could be marked, OLD is started again and the command fails.
+ * The command runs on the node of OLD (unless that node is down): its
+ * commit comes first in the transaction, so OLD is stopped and the
+ * others marked before the node of NEW (a peer's commit) starts it.
+ * Threads: the worker thread with md_state.lock held.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mortard.h"
+
+#define MD_USAGE_REPLACE "volume replace-brick <VOLNAME> <SOURCE-BRICK> " \
+                         "<NEW-BRICK> {commit force}"
+#define MD_REPLACE_FAIL "volume replace-brick: failed: "
+/* How long the marking waits for one good brick to accept mortard. */
+#define MD_MARK_TIMEOUT_MS 5000
+
+
+/* The index of the brick arg names in vol, or vol->n_bricks. */
+static size_t
+md_replace_find(struct md_state *st, const struct md_volume *vol,
+                const char *arg, vl_err_t *err)
+{
+    char *host = NULL, *path = NULL;
+    struct md_brick tmp;
+    size_t idx = vol->n_bricks;
+
+    if (md_parse_brick(arg, &host, &path, err) != 0)
+        return idx;
+    tmp = (struct md_brick){.host = host, .path = path};
+    for (size_t j = 0; j < vol->n_bricks; j++) {
+        const struct md_brick *b = &vol->bricks[j];
+
+        if (strcmp(b->path, path) == 0 &&
+            (strcmp(b->host, host) == 0 ||
+             (md_brick_is_local(st, b) && md_brick_is_local(st, &tmp))))
+            idx = j;
+    }
+    free(host);
+    free(path);
+    if (idx == vol->n_bricks)
+        vl_err_set(err, "brick: %s does not exist in volume: %s", arg,
+                   vol->name);
+    return idx;
+}
+
+
+/* A task that changes the bricks runs, or a remove-brick is not
+ * committed: why, or NULL. */
+static const char *
+md_replace_busy(const struct md_state *st, const struct md_volume *vol)
+{
+    const char *busy = md_rebal_busy_here(st, vol, false);
+
+    if (busy != NULL)
+        return busy;
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        if (vol->bricks[i].is_decommissioned)
+            return "a remove-brick task is not committed (commit or stop "
+                   "it first)";
+    return NULL;
+}
+
+
+/* Step 2: every other brick of the set of brick idx that answers blames
+ * slot for the root's entries and metadata. The number marked; err gets
+ * the last failure. */
+static size_t
+md_replace_mark(struct md_state *st, const struct md_volume *vol,
+                size_t idx, const char *slot, vl_err_t *err)
+{
+    unsigned rep = md_vol_replica(vol);
+    size_t first = idx / rep * rep, n_marked = 0;
+
+    vl_err_set(err, "no other brick of the replica set is up");
+    for (size_t j = first; j < first + rep; j++) {
+        const struct md_brick *b = &vol->bricks[j];
+        vl_err_t e = {.msg = ""};
+
+        if (j == idx)
+            continue;
+        if (md_brick_is_local(st, b) && md_brick_pid(st, vol, b) == 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: brick "
+                    "%s:%s is down, not marked", vol->name, b->host,
+                    b->path);
+            continue;
+        }
+        if (md_heal_mark_slot(vol, b, slot, MD_MARK_TIMEOUT_MS, &e) != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: marking "
+                    "%s on %s:%s: %s", vol->name, slot, b->host, b->path,
+                    e.msg);
+            *err = e;
+            continue;
+        }
+        vl_glog(MD_DOMAIN, VL_LOG_INFO, "replace-brick %s: the root of "
+                "%s:%s blames %s (entry, metadata)", vol->name, b->host,
+                b->path, slot);
+        n_marked++;
+    }
+    return n_marked;
+}
+
+
+/* The checks before anything changes: 0 with *idx the brick to replace
+ * and *nb the new brick (host and path malloc'd), or r failed. */
+static int
+md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
+                 size_t *idx, struct md_brick *nb, struct md_result *r)
+{
+    const struct md_brick *old;
+    char *hosts[1] = {NULL}, *paths[1] = {NULL};
+    const char *busy;
+    vl_err_t err = {.msg = ""};
+    int rc;
+
+    if (md_vol_replica(vol) < 2) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, MD_REPLACE_FAIL
+                       "replace-brick is not permitted on distribute only "
+                       "volumes. Please use add-brick and remove-brick "
+                       "operations instead.");
+        return -ENOTSUP;
+    }
+    if (vol->status != MD_VOL_STARTED) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, MD_REPLACE_FAIL
+                       "volume: %s is not started", vol->name);
+        return -ENOTCONN;
+    }
+    busy = md_replace_busy(st, vol);
+    if (busy != NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, EBUSY, MD_REPLACE_FAIL "Volume %s: "
+                       "%s", vol->name, busy);
+        return -EBUSY;
+    }
+    *idx = md_replace_find(st, vol, argv[3], &err);
+    if (*idx == vol->n_bricks) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, MD_REPLACE_FAIL "%s",
+                       err.msg);
+        return -EINVAL;
+    }
+    old = &vol->bricks[*idx];
+    if (md_txn_is_origin(st) && !md_brick_is_local(st, old)) {
+        struct md_peer *p = md_peer_find_host(st, old->host);
+
+        if (p != NULL && p->is_connected) {
+            md_result_fail(r, MD_EXIT_FAIL, EXDEV, MD_REPLACE_FAIL "run the "
+                           "command on %s, the node of brick %s:%s (it stops "
+                           "that brick before the new one is filled)",
+                           old->host, old->host, old->path);
+            return -EXDEV;
+        }
+    }
+    /* force is part of the grammar: whatever add-brick allows with it. */
+    rc = md_check_new_bricks(st, &argv[4], 1, true, hosts, paths, &err);
+    if (rc != 0) {
+        free(hosts[0]);
+        free(paths[0]);
+        md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "%s", err.msg);
+        return rc;
+    }
+    *nb = *old;
+    nb->host = hosts[0];
+    nb->path = paths[0];
+    nb->port = md_port_pick_excl(st, NULL, 0);
+    if (nb->port == 0) {
+        free(nb->host);
+        free(nb->path);
+        md_result_fail(r, MD_EXIT_FAIL, EADDRINUSE, MD_REPLACE_FAIL "no free "
+                       "brick port from %u", st->brick_base_port);
+        return -EADDRINUSE;
+    }
+    return 0;
+}
+
+
+/* Steps 2 and 3 (OLD already stopped): 0, or -errno with err set, the
+ * store unchanged and NEW without the volume id (a directory made for
+ * it stays when only the save failed). */
+static int
+md_replace_swap(struct md_state *st, struct md_volume *vol, size_t idx,
+                struct md_brick *nb, vl_err_t *err)
+{
+    struct md_brick old = vol->bricks[idx];
+    char slot[128];
+    vl_gfid_t id;
+    int rc;
+
+    if (vl_gfid_parse(vol->id, &id) != 0) {
+        vl_err_set(err, "Volume %s has a bad id", vol->name);
+        return -EINVAL;
+    }
+    md_brick_subvol(vol, &old, slot, sizeof(slot));
+    if (md_txn_is_origin(st) &&
+        md_replace_mark(st, vol, idx, slot, err) == 0) {
+        vl_err_t why = *err;
+
+        vl_err_set(err, "no other brick of the replica set of %s:%s could "
+                   "be marked as the source of a heal of %s:%s (%s)",
+                   old.host, old.path, nb->host, nb->path, why.msg);
+        return -ENOTCONN;
+    }
+    rc = md_bricks_stamp(st, nb, 1, &id, err);
+    if (rc != 0)
+        return rc;
+    vol->bricks[idx] = *nb;
+    rc = md_volume_save(st, vol, err);
+    if (rc != 0) {
+        vol->bricks[idx] = old;
+        md_bricks_unstamp(st, nb, 1);
+        return rc;
+    }
+    md_server_notify();
+    md_bricks_unstamp(st, &old, 1);
+    free(old.host);
+    free(old.path);
+    return 0;
+}
+
+
+void
+md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
+                     struct md_result *r)
+{
+    struct md_volume *vol;
+    struct md_brick nb = {0};
+    const struct md_brick *b;
+    vl_err_t err = {.msg = ""};
+    bool is_old_local;
+    size_t idx;
+    int rc;
+
+    if (argc != 7 || strcmp(argv[5], "commit") != 0 ||
+        strcmp(argv[6], "force") != 0) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s",
+                       MD_USAGE_REPLACE);
+        return;
+    }
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, MD_REPLACE_FAIL "Volume %s "
+                       "does not exist", argv[2]);
+        return;
+    }
+    if (md_replace_check(st, vol, argv, &idx, &nb, r) != 0)
+        return;
+    is_old_local = md_brick_is_local(st, &vol->bricks[idx]);
+    if (is_old_local) {
+        rc = md_brick_stop(st, vol, &vol->bricks[idx], &err);
+        if (rc != 0)
+            goto fail;
+    }
+    rc = md_replace_swap(st, vol, idx, &nb, &err);
+    if (rc != 0) {
+        vl_err_t e2 = {.msg = ""};
+
+        if (is_old_local &&
+            md_brick_start(st, vol, &vol->bricks[idx], &e2) != 0)
+            vl_glog(MD_DOMAIN, VL_LOG_ERROR, "replace-brick %s: restarting "
+                    "%s:%s: %s", vol->name, vol->bricks[idx].host,
+                    vol->bricks[idx].path, e2.msg);
+        goto fail;
+    }
+    b = &vol->bricks[idx];
+    if (md_brick_is_local(st, b)) {
+        rc = md_brick_start(st, vol, b, &err);
+        if (rc != 0) {
+            md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "brick "
+                           "replaced, but %s (retry with volume start %s "
+                           "force)", err.msg, vol->name);
+            return;
+        }
+    }
+    /* The supervisor restarts this node's daemon for the new version,
+     * which starts with a round; meanwhile a running one gets one now. */
+    (void)md_heal_kick(st, vol->name);
+    md_sbuf_printf(&r->text, "volume replace-brick: success: replace-brick "
+                   "commit force operation successful\n");
+    md_node_add(r->root, "volReplaceBrick", NULL);
+    md_node_add(r->root->last, "volname", vol->name);
+    md_node_add(r->root->last, "sourceBrick", argv[3]);
+    md_node_addf(r->root->last, "newBrick", "%s:%s", b->host, b->path);
+    return;
+
+fail:
+    free(nb.host);
+    free(nb.path);
+    md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "%s", err.msg);
+}
