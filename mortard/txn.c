@@ -127,6 +127,47 @@ md_txn_precheck(struct md_state *st, int argc, char **argv,
 }
 
 
+/* A replicated create: the sets are whole and, unless force, spread
+ * over servers as this node sees them (two names of one node are only
+ * known as one there: every node checks). */
+static int
+md_stage_replica(struct md_state *st, int argc, char **argv, vl_err_t *err)
+{
+    struct md_brick_args ba;
+    char **hosts = NULL, **paths = NULL;
+    int rc = md_brick_args_parse(argc, argv, 3, true, &ba, err);
+
+    if (rc != 0 && err->msg[0] == '\0')
+        vl_err_set(err, "Usage: volume create <NEW-VOLNAME> [replica "
+                   "<COUNT>] [transport tcp] <NEW-BRICK> ... [force]");
+    if (rc != 0 || ba.replica < 2)
+        return rc;
+    if (ba.n_bricks % (int)ba.replica != 0) {
+        vl_err_set(err, "number of bricks is not a multiple of replica "
+                   "count");
+        return -EINVAL;
+    }
+    hosts = calloc((size_t)ba.n_bricks, sizeof(*hosts));
+    paths = calloc((size_t)ba.n_bricks, sizeof(*paths));
+    if (hosts == NULL || paths == NULL) {
+        vl_err_set(err, "out of memory");
+        rc = -ENOMEM;
+    }
+    for (int i = 0; rc == 0 && i < ba.n_bricks; i++)
+        rc = md_parse_brick(argv[ba.first + i], &hosts[i], &paths[i], err);
+    if (rc == 0)
+        rc = md_check_sets_spread(st, hosts, paths, (size_t)ba.n_bricks,
+                                  ba.replica, ba.is_force, err);
+    for (int i = 0; hosts != NULL && paths != NULL && i < ba.n_bricks; i++) {
+        free(hosts[i]);
+        free(paths[i]);
+    }
+    free(hosts);
+    free(paths);
+    return rc;
+}
+
+
 static int
 md_stage_create(struct md_state *st, int argc, char **argv,
                 struct md_sbuf *data, vl_err_t *err)
@@ -137,6 +178,9 @@ md_stage_create(struct md_state *st, int argc, char **argv,
     int rc;
 
     rc = md_check_volname(argv[2], err);
+    if (rc != 0)
+        return rc;
+    rc = md_stage_replica(st, argc, argv, err);
     if (rc != 0)
         return rc;
     if (md_volume_find(st, argv[2]) != NULL) {
