@@ -223,7 +223,7 @@ dist_new_done(vl_req_t *r, void *cookie)
     if (status == 0)
         dist_new_set_ctx(req->xl, req, local->subvol, local->subvol);
     vl_reply_move(req, r);
-    vl_unwind(req, status);
+    dist_entry_unwind(req, status);
 }
 
 
@@ -240,7 +240,7 @@ dist_new_elsewhere_task(vl_xlator_t *xl, vl_req_t *req)
     rc = dist_linkfile_create(xl, req, hashed, data, loc->parent, loc->name,
                               dist_new_gfid(req));
     if (rc != 0) {
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
         return;
     }
     rc = dist_child_sync(xl, req, (unsigned)data);
@@ -248,7 +248,7 @@ dist_new_elsewhere_task(vl_xlator_t *xl, vl_req_t *req)
         dist_unlink_at(xl, req, hashed, loc->parent, loc->name);
     else
         dist_new_set_ctx(xl, req, data, hashed);
-    vl_unwind(req, rc);
+    dist_entry_unwind(req, rc);
 }
 
 
@@ -266,7 +266,7 @@ dist_new_entry(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     if (hashed < 0 || !dist_is_up(xl, (unsigned)hashed)) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     data = dist_pick_data_subvol(xl, hashed);
@@ -278,7 +278,7 @@ dist_new_entry(vl_xlator_t *xl, vl_req_t *req)
     }
     r = vl_req_child(req, xl->children[data]);
     if (r == NULL) {
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         return;
     }
     vl_wind(r, dist_new_done, req);
@@ -318,7 +318,7 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
     bool is_known;
 
     if (inode == NULL || S_ISDIR(inode->type)) {
-        vl_unwind(req, -EPERM);
+        dist_entry_unwind(req, -EPERM);
         return;
     }
     cached = dist_ictx_cached(xl, inode);
@@ -326,14 +326,14 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
     if (!is_known) {
         rc = dist_find_file_sync(xl, req, &a->oldloc, &cached, &iatt);
         if (rc != 0) {
-            vl_unwind(req, rc);
+            dist_entry_unwind(req, rc);
             return;
         }
     }
     hashed = dist_hashed_subvol_sync(xl, req, a->newloc.parent,
                                      a->newloc.name);
     if (hashed >= 0 && hashed != cached && !dist_is_up(xl, (unsigned)hashed)) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     rc = dist_child_sync(xl, req, (unsigned)cached);
@@ -349,7 +349,7 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
         pthread_mutex_unlock(&inode->lock);
         if (hashed >= 0 && hashed != cached
             && !dist_is_up(xl, (unsigned)hashed)) {
-            vl_unwind(req, -ENOTCONN);
+            dist_entry_unwind(req, -ENOTCONN);
             return;
         }
         vl_reply_clear(&req->reply);
@@ -362,7 +362,7 @@ dist_link_task(vl_xlator_t *xl, vl_req_t *req)
             dist_unlink_at(xl, req, cached, a->newloc.parent,
                                  a->newloc.name);
     }
-    vl_unwind(req, rc);
+    dist_entry_unwind(req, rc);
 }
 
 

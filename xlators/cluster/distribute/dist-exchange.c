@@ -95,7 +95,7 @@ dist_xchg_dirs(vl_xlator_t *xl, vl_req_t *req)
     int rc = 0, first = -1;
 
     if (!dist_mask_equal(up, dist_mask_all(n))) {
-        vl_unwind(req, -ENOTCONN); /* a copy would keep the old names */
+        dist_entry_unwind(req, -ENOTCONN); /* a copy would keep the old names */
         return;
     }
     args = dist_args_new(xl);
@@ -134,7 +134,7 @@ out:
     dist_rename_unlock(xl, req, &lk);
     vl_free(args);
     dist_calls_free(calls, n);
-    vl_unwind(req, rc);
+    dist_entry_unwind(req, rc);
 }
 
 
@@ -166,7 +166,7 @@ dist_exchange_task(vl_xlator_t *xl, vl_req_t *req)
     if (rc == 0)
         rc = dist_find_file_sync(xl, req, &nloc, &ns, &nia);
     if (rc != 0) {
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
         return;
     }
     if (S_ISDIR(oia.mode) && S_ISDIR(nia.mode)) {
@@ -174,20 +174,20 @@ dist_exchange_task(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     if (S_ISDIR(oia.mode) || S_ISDIR(nia.mode) || os != ns) {
-        vl_unwind(req, -EXDEV); /* no single atomic step does it */
+        dist_entry_unwind(req, -EXDEV); /* no single atomic step does it */
         return;
     }
     oh = dist_hashed_subvol_sync(xl, req, a->oldloc.parent, a->oldloc.name);
     nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if ((oh >= 0 && oh != os && !dist_is_up(xl, (unsigned)oh))
         || (nh >= 0 && nh != os && !dist_is_up(xl, (unsigned)nh))) {
-        vl_unwind(req, -ENOTCONN); /* a link file could not follow */
+        dist_entry_unwind(req, -ENOTCONN); /* a link file could not follow */
         return;
     }
     /* The commit point. */
     rc = dist_child_sync(xl, req, (unsigned)os);
     if (rc != 0) {
-        vl_unwind(req, rc == -ENOENT ? -ESTALE : rc);
+        dist_entry_unwind(req, rc == -ENOENT ? -ESTALE : rc);
         return;
     }
     if (!vl_gfid_equal(&req->reply.iatt.gfid, &oia.gfid)) {
@@ -199,7 +199,7 @@ dist_exchange_task(vl_xlator_t *xl, vl_req_t *req)
                        &call);
         vl_reply_clear(&call.reply);
         vl_reply_clear(&req->reply);
-        vl_unwind(req, -ESTALE);
+        dist_entry_unwind(req, -ESTALE);
         return;
     }
     if (!vl_gfid_equal(&oia.gfid, &nia.gfid)) {
@@ -213,5 +213,5 @@ dist_exchange_task(vl_xlator_t *xl, vl_req_t *req)
         dist_xchg_set_ctx(xl, &oia.gfid, os, nh);
         dist_xchg_set_ctx(xl, &nia.gfid, os, oh);
     }
-    vl_unwind(req, 0);
+    dist_entry_unwind(req, 0);
 }

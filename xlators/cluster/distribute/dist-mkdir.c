@@ -244,7 +244,7 @@ dist_mkdir_finish(vl_xlator_t *xl, vl_req_t *req)
      * could take names we would not hear about. */
     req->reply.is_leased = atomic_load(&mk->n_leased) == n;
     dist_mkdir_state_free(local);
-    vl_unwind(req, 0);
+    dist_entry_unwind(req, 0);
 }
 
 
@@ -281,7 +281,7 @@ dist_mkdir_task(vl_xlator_t *xl, vl_req_t *req)
         dist_mkdir_state_free(local);
         dist_rmdir_mask(xl, req, &a->loc, made);
         vl_reply_clear(&req->reply);
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
         return;
     }
     dist_mkdir_finish(xl, req);
@@ -311,7 +311,7 @@ dist_mkdir_rest_done(vl_req_t *r, void *cookie)
     if (dist_task_run(req->xl, req, dist_mkdir_task) != 0) {
         dist_mkdir_state_free(local);
         vl_reply_clear(&req->reply);
-        vl_unwind(req, -ESHUTDOWN);
+        dist_entry_unwind(req, -ESHUTDOWN);
     }
 }
 
@@ -329,7 +329,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
 
     if (r->status != 0) {
         dist_mkdir_state_free(local);
-        vl_unwind(req, r->status);
+        dist_entry_unwind(req, r->status);
         return;
     }
     if (r->reply.is_leased)
@@ -352,7 +352,7 @@ dist_mkdir_hashed_done(vl_req_t *r, void *cookie)
         if (dist_task_run(xl, req, dist_mkdir_task) != 0) {
             dist_mkdir_state_free(local);
             vl_reply_clear(&req->reply);
-            vl_unwind(req, -ESHUTDOWN);
+            dist_entry_unwind(req, -ESHUTDOWN);
         }
         return;
     }
@@ -382,13 +382,13 @@ dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
     local->mk = NULL;
     hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
     if (hashed < 0 || !dist_mask_test(up, (unsigned)hashed)) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     mk = vl_calloc(xl, 1, sizeof(*mk) + n * sizeof(mk->vals[0]),
                    DIST_MT_LOCAL);
     if (mk == NULL) {
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         return;
     }
     local->mk = mk;
@@ -398,7 +398,7 @@ dist_mkdir_start(vl_xlator_t *xl, vl_req_t *req)
     r = mk->layout != NULL ? vl_req_child(req, xl->children[hashed]) : NULL;
     if (r == NULL) {
         dist_mkdir_state_free(local);
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         return;
     }
     dist_layout_default(mk->layout, priv->decommissioned, 1,
@@ -731,7 +731,7 @@ dist_rmdir_task(vl_xlator_t *xl, vl_req_t *req)
     /* One copy's parent after its rmdir (nlink is one less on each). */
     if (rc == 0)
         dist_postparent_take(&req->reply, &pp);
-    vl_unwind(req, rc);
+    dist_entry_unwind(req, rc);
 }
 
 
@@ -765,7 +765,7 @@ dist_rmdir_done(vl_req_t *r, void *cookie)
                              DIST_RMDIR_ROUND_HASHED);
             return;
         }
-        vl_unwind(req, 0);
+        dist_entry_unwind(req, 0);
         return;
     }
     dist_task_or_unwind(req->xl, req, dist_rmdir_task);
@@ -787,7 +787,7 @@ dist_rmdir_round(vl_xlator_t *xl, vl_req_t *req, dist_mask_t mask, int round)
     if (k < 0) {
         if (dist_mask_is_empty(before)) {
             vl_reply_clear(&req->reply);
-            vl_unwind(req, k);
+            dist_entry_unwind(req, k);
             return;
         }
         /* Copies are gone already: put them back on a worker. */
@@ -815,7 +815,7 @@ dist_rmdir(vl_xlator_t *xl, vl_req_t *req)
     int hashed;
 
     if (!dist_mask_equal(up, dist_mask_all(n))) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);

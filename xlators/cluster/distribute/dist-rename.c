@@ -200,7 +200,7 @@ dist_rename_unhinted(vl_xlator_t *xl, vl_req_t *req)
 
     rc = dist_find_file_sync(xl, req, &a->oldloc, &src, &iatt);
     if (rc != 0) {
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
         return;
     }
     if (S_ISDIR(iatt.mode)) {
@@ -234,7 +234,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     oh = dist_hashed_subvol_sync(xl, req, a->oldloc.parent, a->oldloc.name);
     nh = dist_hashed_subvol_sync(xl, req, a->newloc.parent, a->newloc.name);
     if (nh < 0 || !dist_is_up(xl, (unsigned)nh)) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     {
@@ -243,22 +243,22 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
 
         rc = dist_find_file_sync(xl, req, &tloc, &target, &tiatt);
         if (rc == 0 && (a->flags & RENAME_NOREPLACE)) {
-            vl_unwind(req, -EEXIST);
+            dist_entry_unwind(req, -EEXIST);
             return;
         }
         if (rc == 0 && S_ISDIR(tiatt.mode)) {
-            vl_unwind(req, -EISDIR);
+            dist_entry_unwind(req, -EISDIR);
             return;
         }
         if (rc == 0 && vl_gfid_equal(&tiatt.gfid, gfid)) {
             /* Two names of one file: POSIX says do nothing. */
             vl_reply_clear(&req->reply);
             req->reply.iatt = tiatt;
-            vl_unwind(req, 0);
+            dist_entry_unwind(req, 0);
             return;
         }
         if (rc != 0 && rc != -ENOENT) {
-            vl_unwind(req, rc);
+            dist_entry_unwind(req, rc);
             return;
         }
         if (rc != 0)
@@ -272,7 +272,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
         rc = dist_linkfile_create(xl, req, nh, src, a->newloc.parent,
                                   tmp_name, gfid);
         if (rc != 0) {
-            vl_unwind(req, rc);
+            dist_entry_unwind(req, rc);
             return;
         }
     }
@@ -294,7 +294,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
         return;
     }
     if (rc != 0) {
-        vl_unwind(req, is_moved_wrong ? -ESTALE : rc);
+        dist_entry_unwind(req, is_moved_wrong ? -ESTALE : rc);
         return;
     }
     /* By name: what was moved is what the name held (another file than
@@ -353,7 +353,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
                        "replaced file's link file could not be made "
                        "again: %s", a->oldloc.name, a->newloc.name,
                        strerror(-urc));
-            vl_unwind(req, rc);
+            dist_entry_unwind(req, rc);
             return;
         }
         /* It replaced the target's data on S, which no step can bring
@@ -371,7 +371,7 @@ dist_rename_file(vl_xlator_t *xl, vl_req_t *req, int src,
     dist_ictx_set_file(xl, inode, src, nh, nh != src);
     if (inode != NULL)
         vl_inode_unref(inode);
-    vl_unwind(req, 0);
+    dist_entry_unwind(req, 0);
 }
 
 
@@ -701,7 +701,7 @@ dist_rename_dir(vl_xlator_t *xl, vl_req_t *req)
     int nh, rc;
 
     if (!dist_mask_equal(up, dist_mask_all(n))) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     args = dist_args_new(xl);
@@ -762,7 +762,7 @@ out:
     vl_free(args);
     dist_calls_free(calls, n);
     dist_rntargets_free(tg, n);
-    vl_unwind(req, rc);
+    dist_entry_unwind(req, rc);
 }
 
 
@@ -788,7 +788,7 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
     if (rc == -EEXIST) {
         vl_reply_clear(&call.reply);
         if (a->flags & RENAME_NOREPLACE) {
-            vl_unwind(req, -EEXIST);
+            dist_entry_unwind(req, -EEXIST);
             return 0;
         }
         return 1;
@@ -799,7 +799,7 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
     }
     if (rc != 0) {
         vl_reply_clear(&call.reply);
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
         return 0;
     }
     if (dist_rename_moved_wrong(&call.reply.iatt)) {
@@ -815,7 +815,7 @@ dist_rename_fast(vl_xlator_t *xl, vl_req_t *req, int src,
         vl_inode_unref(inode);
     vl_reply_clear(&req->reply);
     req->reply = call.reply; /* moved */
-    vl_unwind(req, 0);
+    dist_entry_unwind(req, 0);
     return 0;
 }
 
@@ -849,7 +849,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
 
     if (args == NULL || calls == NULL || ops == NULL) {
         rc = 0;
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         goto out;
     }
     args[nh].mknod.loc.parent = a->newloc.parent;
@@ -868,7 +868,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     if (tmp == NULL) {
         dist_unlink_at(xl, req, nh, a->newloc.parent, a->newloc.name);
         rc = 0;
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         goto out;
     }
     args[src] = req->args;
@@ -914,7 +914,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
         } else if (rc == -EEXIST && !(a->flags & RENAME_NOREPLACE)) {
             rc = 1;
         } else {
-            vl_unwind(req, rc);
+            dist_entry_unwind(req, rc);
             rc = 0;
         }
         goto out;
@@ -935,7 +935,7 @@ dist_rename_cross(vl_xlator_t *xl, vl_req_t *req, int src, int oh, int nh,
     if (inode != NULL)
         vl_inode_unref(inode);
     rc = 0;
-    vl_unwind(req, 0);
+    dist_entry_unwind(req, 0);
 out:
     vl_free(ops);
     vl_free(args);
@@ -1007,13 +1007,13 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
 
     if ((a->flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE))
         || ((a->flags & RENAME_NOREPLACE) && (a->flags & RENAME_EXCHANGE))) {
-        vl_unwind(req, -EINVAL);
+        dist_entry_unwind(req, -EINVAL);
         return;
     }
     if (a->oldloc.parent == NULL
         || a->newloc.parent == NULL || a->oldloc.name == NULL
         || a->newloc.name == NULL) {
-        vl_unwind(req, -EINVAL);
+        dist_entry_unwind(req, -EINVAL);
         return;
     }
     if (dist_hashed_subvol(xl, a->oldloc.parent, a->oldloc.name, NULL)
@@ -1030,5 +1030,5 @@ dist_rename(vl_xlator_t *xl, vl_req_t *req)
                                     ? dist_exchange_task
                                     : dist_rename_task);
     if (rc != 0)
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
 }

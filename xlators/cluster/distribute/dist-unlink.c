@@ -62,7 +62,7 @@ dist_unlink_all_done(vl_req_t *r, void *cookie)
         if (rc == 0 && !atomic_load(&local->has_reply)
             && !atomic_load(&local->is_name_gone))
             rc = atomic_load(&local->n_down) > 0 ? -ENOTCONN : -ENOENT;
-        vl_unwind(req, rc);
+        dist_entry_unwind(req, rc);
     }
 }
 
@@ -77,13 +77,13 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
 
     vl_reply_clear(&req->reply);
     if (dist_mask_is_empty(up)) {
-        vl_unwind(req, -ENOTCONN);
+        dist_entry_unwind(req, -ENOTCONN);
         return;
     }
     /* On the heap, sized by the subvolumes up: this runs on callbacks. */
     rs = vl_calloc(xl, dist_mask_count(up), sizeof(*rs), DIST_MT_FAN);
     if (rs == NULL) {
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         return;
     }
     for (unsigned i = 0; i < n; i++) {
@@ -94,7 +94,7 @@ dist_unlink_all(vl_xlator_t *xl, vl_req_t *req)
             while (k > 0)
                 vl_req_free_unwound(rs[--k]);
             vl_free(rs);
-            vl_unwind(req, -ENOMEM);
+            dist_entry_unwind(req, -ENOMEM);
             return;
         }
         k++;
@@ -134,7 +134,7 @@ dist_unlink_undo_task(vl_xlator_t *xl, vl_req_t *req)
                strerror(-local->status2),
                xl->children[local->subvol2]->name, strerror(-rc));
     vl_reply_clear(&req->reply);
-    vl_unwind(req, local->status2);
+    dist_entry_unwind(req, local->status2);
 }
 
 
@@ -170,7 +170,7 @@ dist_unlink_data_done(vl_req_t *r, void *cookie)
         dist_task_or_unwind(req->xl, req, dist_unlink_undo_task);
         return;
     }
-    vl_unwind(req, status);
+    dist_entry_unwind(req, status);
 }
 
 
@@ -185,7 +185,7 @@ dist_unlink_data(vl_xlator_t *xl, vl_req_t *req)
         if (atomic_load(&local->is_name_gone))
             dist_task_or_unwind(xl, req, dist_unlink_undo_task);
         else
-            vl_unwind(req, -ENOMEM);
+            dist_entry_unwind(req, -ENOMEM);
         return;
     }
     vl_wind(r, dist_unlink_data_done, req);
@@ -203,7 +203,7 @@ dist_unlink_link_done(vl_req_t *r, void *cookie)
     if (r->status == 0) {
         atomic_store(&local->is_name_gone, true);
     } else if (!dist_unlink_is_stale(r->status)) {
-        vl_unwind(req, r->status);
+        dist_entry_unwind(req, r->status);
         return;
     }
     dist_unlink_data(req->xl, req);
@@ -231,7 +231,7 @@ dist_unlink_known(vl_xlator_t *xl, vl_req_t *req, int cached, int hashed)
     }
     r = vl_req_child(req, xl->children[hashed]);
     if (r == NULL) {
-        vl_unwind(req, -ENOMEM);
+        dist_entry_unwind(req, -ENOMEM);
         return;
     }
     vl_wind(r, dist_unlink_link_done, req);

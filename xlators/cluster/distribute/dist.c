@@ -271,6 +271,52 @@ dist_dir_times_settle_loc(vl_xlator_t *xl, const struct vl_loc *loc,
 }
 
 
+void
+dist_entry_unwind(vl_req_t *req, int status)
+{
+    struct vl_reply *rp = &req->reply;
+    vl_inode_t *parent = NULL;  /* of postparent */
+    vl_inode_t *parent2 = NULL; /* of postparent2 (rename's new name) */
+
+    switch (req->op) {
+    case VL_FOP_CREATE:
+        parent = VL_ARGS(req, create)->loc.parent;
+        break;
+    case VL_FOP_MKNOD:
+        parent = VL_ARGS(req, mknod)->loc.parent;
+        break;
+    case VL_FOP_MKDIR:
+        parent = VL_ARGS(req, mkdir)->loc.parent;
+        break;
+    case VL_FOP_SYMLINK:
+        parent = VL_ARGS(req, symlink)->loc.parent;
+        break;
+    case VL_FOP_LINK:
+        parent = VL_ARGS(req, link)->newloc.parent;
+        break;
+    case VL_FOP_UNLINK:
+        parent = VL_ARGS(req, unlink)->loc.parent;
+        break;
+    case VL_FOP_RMDIR:
+        parent = VL_ARGS(req, rmdir)->loc.parent;
+        break;
+    case VL_FOP_RENAME:
+        parent = VL_ARGS(req, rename)->oldloc.parent;
+        parent2 = VL_ARGS(req, rename)->newloc.parent;
+        break;
+    default:
+        break;
+    }
+    /* The copy's times are the brick's clock (and its atime may be older
+     * than another copy's): partial, raised to what was answered. */
+    if (status == 0 && rp->has_postparent)
+        dist_dir_times_settle(req->xl, parent, &rp->postparent, false);
+    if (status == 0 && rp->has_postparent2)
+        dist_dir_times_settle(req->xl, parent2, &rp->postparent2, false);
+    vl_unwind(req, status);
+}
+
+
 /* dist_hashed_subvol with a layout no older than max_age_ms. */
 static int
 dist_hashed_subvol_aged(vl_xlator_t *xl, vl_inode_t *parent,

@@ -603,6 +603,12 @@ void dist_dir_times_settle(vl_xlator_t *xl, vl_inode_t *inode,
 /* The same for loc's inode and the table's inode of iatt's GFID. */
 void dist_dir_times_settle_loc(vl_xlator_t *xl, const struct vl_loc *loc,
                                struct vl_iatt *iatt, bool is_whole);
+/* Answers an entry op (create, mknod, mkdir, symlink, link, unlink,
+ * rmdir, rename) with status: on success its parent attributes (one
+ * brick's copy) are settled as a partial view of the parent directory,
+ * so what the kernel keeps for it after the op is not older than a stat
+ * answered. Any other req: vl_unwind as it is. */
+void dist_entry_unwind(vl_req_t *req, int status);
 /* Raises each of to's atime, mtime and ctime to from's when later. */
 void dist_iatt_max_times(struct vl_iatt *to, const struct vl_iatt *from);
 /* A copy of inode's layout for the caller to own: 0, -ENODATA when none

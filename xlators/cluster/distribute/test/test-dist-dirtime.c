@@ -14,6 +14,9 @@
  *     back;
  *   - a utimes to the past through distribute shows (the times kept are
  *     not a floor against explicit changes);
+ *   - the parent attributes of create, link, symlink, rename, unlink,
+ *     mkdir and rmdir (one brick's copy) are not older than a stat
+ *     answered, with one brick's copy a day ahead;
  *   - dist_dir_times_settle: a whole view overtaken by a newer answer is
  *     raised, a whole newer one is taken as it is, a partial one raised.
  */
@@ -360,6 +363,140 @@ test_utimes_to_past_shows(void **state)
 }
 
 
+/* pp (an entry op's parent attributes) is not older than ref (a stat's
+ * answer) in any of its times. */
+static void
+td_assert_not_before(const struct vl_reply *r, bool is_second,
+                     const struct vl_iatt *ref)
+{
+    const struct vl_iatt *pp = is_second ? &r->postparent2 : &r->postparent;
+    struct timespec p[3] = {{pp->mtime, pp->mtime_ns},
+                            {pp->ctime, pp->ctime_ns},
+                            {pp->atime, pp->atime_ns}};
+    struct timespec f[3] = {{ref->mtime, ref->mtime_ns},
+                            {ref->ctime, ref->ctime_ns},
+                            {ref->atime, ref->atime_ns}};
+
+    assert_true(is_second ? r->has_postparent2 : r->has_postparent);
+    for (int i = 0; i < 3; i++)
+        if (td_after(&f[i], &p[i]))
+            fail_msg("postparent%s time %d: %lld.%09ld before the stat's "
+                     "%lld.%09ld", is_second ? "2" : "", i,
+                     (long long)p[i].tv_sec, p[i].tv_nsec,
+                     (long long)f[i].tv_sec, f[i].tv_nsec);
+}
+
+
+/* The parent attributes of every entry op (one brick's copy of the
+ * directory) are not older than a stat of the directory answered: brick
+ * 2's copy has times a day ahead (a brick whose clock is ahead), the
+ * others older atimes; each op runs on brick 0 (or on every brick). */
+static void
+test_entry_postparent_not_back(void **state)
+{
+    struct dt *t = *state;
+    vl_inode_t *d = td_dir(t, "d");
+    vl_inode_t *f = NULL, *sub = NULL;
+    struct timespec ahead[2] = {{.tv_sec = time(NULL) + 86400},
+                                {.tv_sec = time(NULL) + 86400}};
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct vl_iatt ref;
+    char path[PATH_MAX];
+    char n0[32], n1[32], n2[32], n3[32];
+    vl_fd_t *fd;
+
+    dt_path(t, TD_NEWEST_BRICK, "d", path, sizeof(path));
+    assert_int_equal(utimensat(AT_FDCWD, path, ahead, 0), 0);
+    assert_int_equal(td_stat(t, d, NULL, &ref), 0);
+    assert_int_equal(ref.mtime, ahead[1].tv_sec);
+    dt_name_on(0, "f", n0, sizeof(n0));
+    dt_name_on(0, "l", n1, sizeof(n1));
+    dt_name_on(0, "s", n2, sizeof(n2));
+    dt_name_on(0, "r", n3, sizeof(n3));
+
+    f = vl_inode_new(t->graph->itable);
+    fd = vl_fd_new(f, O_RDWR, 1);
+    a.create.loc.parent = d;
+    a.create.loc.name = n0;
+    a.create.loc.inode = f;
+    a.create.flags = O_RDWR | O_CREAT | O_EXCL;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    vl_gfid_generate(&a.create.gfid);
+    assert_int_equal(dt_call(t, VL_FOP_CREATE, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    vl_inode_unref(vl_inode_link(f, &r.iatt));
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+
+    memset(&a, 0, sizeof(a));
+    a.link.oldloc.inode = f;
+    a.link.newloc.parent = d;
+    a.link.newloc.name = n1;
+    assert_int_equal(dt_call(t, VL_FOP_LINK, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    vl_reply_clear(&r);
+
+    memset(&a, 0, sizeof(a));
+    a.symlink.loc.parent = d;
+    a.symlink.loc.name = n2;
+    a.symlink.loc.inode = vl_inode_new(t->graph->itable);
+    a.symlink.target = "elsewhere";
+    vl_gfid_generate(&a.symlink.gfid);
+    assert_int_equal(dt_call(t, VL_FOP_SYMLINK, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    vl_inode_unref(a.symlink.loc.inode);
+    vl_reply_clear(&r);
+
+    memset(&a, 0, sizeof(a));
+    a.rename.oldloc.parent = d;
+    a.rename.oldloc.name = n1;
+    a.rename.oldloc.inode = f;
+    a.rename.newloc.parent = d;
+    a.rename.newloc.name = n3;
+    assert_int_equal(dt_call(t, VL_FOP_RENAME, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    if (r.has_postparent2)
+        td_assert_not_before(&r, true, &ref);
+    vl_reply_clear(&r);
+
+    memset(&a, 0, sizeof(a));
+    a.unlink.loc.parent = d;
+    a.unlink.loc.name = n3;
+    a.unlink.loc.inode = f;
+    assert_int_equal(dt_call(t, VL_FOP_UNLINK, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    vl_reply_clear(&r);
+
+    /* On every brick, brick 2 included: its copy's times go back to now
+     * (behind the day-ahead ones answered). */
+    memset(&a, 0, sizeof(a));
+    a.mkdir.loc.parent = d;
+    a.mkdir.loc.name = "sub";
+    a.mkdir.loc.inode = vl_inode_new(t->graph->itable);
+    a.mkdir.mode = 0755;
+    vl_gfid_generate(&a.mkdir.gfid);
+    assert_int_equal(dt_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    sub = vl_inode_link(a.mkdir.loc.inode, &r.iatt);
+    vl_inode_unref(a.mkdir.loc.inode);
+    vl_reply_clear(&r);
+
+    memset(&a, 0, sizeof(a));
+    a.rmdir.loc.parent = d;
+    a.rmdir.loc.name = "sub";
+    a.rmdir.loc.inode = sub;
+    assert_int_equal(dt_call(t, VL_FOP_RMDIR, &a, &r), 0);
+    td_assert_not_before(&r, false, &ref);
+    vl_reply_clear(&r);
+
+    vl_inode_unref(sub);
+    vl_inode_unref(f);
+    vl_inode_unref(d);
+}
+
+
 static struct vl_iatt
 td_times(int64_t m, int64_t c)
 {
@@ -428,6 +565,8 @@ main(void)
                                         dt_teardown),
         cmocka_unit_test_setup_teardown(test_utimes_to_past_shows, dt_setup,
                                         dt_teardown),
+        cmocka_unit_test_setup_teardown(test_entry_postparent_not_back,
+                                        dt_setup, dt_teardown),
         cmocka_unit_test_setup_teardown(test_settle_rules, dt_setup,
                                         dt_teardown),
     };
