@@ -128,7 +128,8 @@ brick_online() {
 TEST start_mortard
 
 # ---- 1 x 3 ----
-TEST mcli volume create r1 replica 3 127.0.0.1:$B/a0 127.0.0.1:$B/a1 127.0.0.1:$B/a2 force
+L="127.0.0.1:$B"
+TEST mcli volume create r1 replica 3 "$L/a0" "$L/a1" "$L/a2" force
 TEST mcli volume start r1
 for i in 0 1 2; do
     EXPECT_WITHIN 20 "Y" brick_online r1 "$B/a$i"
@@ -162,7 +163,8 @@ TEST umount_client "$M1"
 
 # ---- 2 x 3, then a third set and a rebalance ----
 rm -rf "$SRC"
-TEST mcli volume create r2 replica 3 127.0.0.1:$B/b0 127.0.0.1:$B/b1 127.0.0.1:$B/b2 127.0.0.1:$B/b3 127.0.0.1:$B/b4 127.0.0.1:$B/b5 force
+TEST mcli volume create r2 replica 3 "$L/b0" "$L/b1" "$L/b2" "$L/b3" \
+    "$L/b4" "$L/b5" force
 TEST mcli volume start r2
 for i in 0 1 2 3 4 5; do
     EXPECT_WITHIN 20 "Y" brick_online r2 "$B/b$i"
@@ -179,7 +181,7 @@ S2="$B/b6,$B/b7,$B/b8"
 EXPECT_MATCH "^ok [1-9][0-9]* [1-9][0-9]*$" rep_check "$SRC" "$S0" "$S1"
 EXPECT "120" total_files "$SRC" "$S0" "$S1"
 
-TEST mcli volume add-brick r2 replica 3 127.0.0.1:$B/b6 127.0.0.1:$B/b7 127.0.0.1:$B/b8 force
+TEST mcli volume add-brick r2 replica 3 "$L/b6" "$L/b7" "$L/b8" force
 for i in 6 7 8; do
     EXPECT_WITHIN 20 "Y" brick_online r2 "$B/b$i"
 done
@@ -195,12 +197,13 @@ TEST diff -r "$SRC" "$M3"
 TEST umount_client "$M3"
 
 # remove-brick of the first set: its files migrate to the other two.
-RM=(127.0.0.1:$B/b0 127.0.0.1:$B/b1 127.0.0.1:$B/b2)
+RM=("$L/b0" "$L/b1" "$L/b2")
 _T_PIDFILES+=("$T/run/rebalance/r2.remove.pid")
 TEST mcli volume remove-brick r2 "${RM[@]}" start
 EXPECT_WITHIN 240 "completed" remove_state r2 "${RM[@]}"
 TEST mcli volume remove-brick r2 "${RM[@]}" commit
-EXPECT "Number of Bricks: 2 x 3 = 6" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume info r2 | grep '^Number of Bricks'"
+EXPECT "Number of Bricks: 2 x 3 = 6" sh -c \
+    "'$MDCTL' -s '$T/run/mortard.sock' volume info r2 | grep '^Number of'"
 EXPECT "120" total_files "$SRC" "$S1" "$S2"
 EXPECT_MATCH "^ok [1-9][0-9]* [1-9][0-9]*$" rep_check "$SRC" "$S1" "$S2"
 M5="$T/m5"
@@ -233,7 +236,8 @@ EXPECT "Transport endpoint is not connected" errno_of sh -c "echo x > '$M4/new'"
 # A write on a file opened before: EROFS (write-behind answers the
 # write and reports the failure to fsync), and nothing reached the live
 # bricks.
-EXPECT "[Errno 30] Read-only file system" errno_of python3 -c "import os; os.write(7, b'after the kill'); os.fsync(7)"
+EXPECT "[Errno 30] Read-only file system" errno_of python3 -c \
+    "import os; os.write(7, b'after the kill'); os.fsync(7)"
 exec 7>&-
 TEST cmp "$SRC/q000" "$B/a0/q000"
 TEST cmp "$SRC/q000" "$B/a1/q000"

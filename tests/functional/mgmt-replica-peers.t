@@ -59,7 +59,8 @@ S1=$(node_store_sum 1)
 S2=$(node_store_sum 2)
 X=(x replica 3 "$H1:$FS/x1" "$H1:$FS/x2" "$H2:$FS/x3")
 TEST ! ncli 1 volume create "${X[@]}"
-EXPECT_MATCH "Multiple bricks of a replicate volume are present on the same server" ncli_err 1 volume create "${X[@]}"
+EXPECT_MATCH "Multiple bricks of a replicate volume are present on the same \
+server" ncli_err 1 volume create "${X[@]}"
 EXPECT "$S1" node_store_sum 1
 EXPECT "$S2" node_store_sum 2
 EXPECT_MATCH "Volume x does not exist" ncli_err 3 volume info x
