@@ -56,6 +56,10 @@ tree_of() {
             fi
         done)
 }
+same_tree3() {
+    [ "$(tree_of "$B/r0")" = "$(tree_of "$B/new3")" ] && echo ok ||
+        echo differ
+}
 same_tree() {
     [ "$(tree_of "$B/r0")" = "$(tree_of "$B/new2")" ] && echo ok ||
         echo differ
@@ -186,6 +190,43 @@ TEST sh -c "echo after > '$M0/d1/after'"
 EXPECT_WITHIN 20 "after" cat "$B/new2/d1/after"
 
 TEST umount_client "$M0"
+EXPECT_MATCH "<volReplaceBrick><volname>rb</volname>.*<newBrick>\
+127.0.0.1:$B/new3</newBrick>" sh -c "'$MDCTL' -s '$T/run/mortard.sock' \
+    --xml volume replace-brick rb 127.0.0.1:$B/new2 127.0.0.1:$B/new3 \
+    commit force | tr -d ' \n'"
+EXPECT "Brick3: 127.0.0.1:$B/new3" info_brick3
+EXPECT_WITHIN 120 "ok" same_tree3
+
+# No other brick of the set up (their disks gone, so the supervisor
+# cannot restart them): nothing can be marked, so nothing changes and
+# the old brick runs again.
+P0=$(cat "$T/run/rb-brick0.pid")
+P1=$(cat "$T/run/rb-brick1.pid")
+P2=$(cat "$T/run/rb-brick2.pid")
+TEST mv "$B/r0" "$B/r0.away"
+TEST mv "$B/r1" "$B/r1.away"
+TEST kill -9 "$P0" "$P1"
+two_alive() {
+    echo "$(proc_alive "$P0") $(proc_alive "$P1")"
+}
+EXPECT_WITHIN 20 "N N" two_alive
+SUM=$(store_sum)
+EXPECT_MATCH "failed: no other brick of the replica set of \
+127.0.0.1:$B/new3 could be marked" mcli2 volume replace-brick rb \
+    127.0.0.1:$B/new3 127.0.0.1:$B/new4 commit force
+EXPECT "$SUM" store_sum
+TEST test ! -e "$B/new4"
+# new_pid FILE OLD: Y once FILE names a live process other than OLD.
+new_pid() {
+    local p
+    p="$(cat "$1" 2> /dev/null)"
+    if [ -n "$p" ] && [ "$p" != "$2" ]; then proc_alive "$p"; else echo N; fi
+}
+EXPECT_WITHIN 20 "Y" new_pid "$T/run/rb-brick2.pid" "$P2"
+TEST mv "$B/r0.away" "$B/r0"
+TEST mv "$B/r1.away" "$B/r1"
+TEST mcli volume start rb force
+
 TEST mcli volume stop rb
 SUM=$(store_sum)
 EXPECT_MATCH "failed: volume: rb is not started" mcli2 volume \
