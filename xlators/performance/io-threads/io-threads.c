@@ -28,6 +28,8 @@
  * Threads:    iot_priv.lock guards queues and pool state; it is never held
  *             across vl_pass or vl_unwind. fini() answers queued requests
  *             with -ENOTCONN, then stops and joins the workers.
+ * Events:     VL_EV_CLIENT_DISCONNECT answers that client's queued
+ *             requests with -ENOTCONN (they never reach the child).
  */
 #include "config.h"
 
@@ -338,6 +340,60 @@ iot_fop(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* A client's connection closed (protocol/server, before it tells the
+ * translators below): its requests still queued here never start. Their
+ * answers go nowhere (the peer is gone), and a WRITE the client already
+ * failed with ENOTCONN (ping-timeout) must not land after that; locks
+ * below drop the client's locks on the same event. Requests already
+ * running, or run inline, finish: see doc/wire-protocol.md. */
+static void
+iot_drop_client(struct iot_priv *priv, uint64_t client_id)
+{
+    vl_req_t *dropped = NULL;
+    vl_req_t *req;
+    size_t n = 0;
+
+    pthread_mutex_lock(&priv->lock);
+    for (int p = 0; p < IOT_PRIO_COUNT; p++) {
+        struct iot_queue *q = &priv->queues[p];
+        struct iot_queue keep = {0};
+
+        while ((req = iot_queue_pop(q)) != NULL) {
+            if (req->caller.client_id != client_id) {
+                iot_queue_push(&keep, req);
+                continue;
+            }
+            VL_REQ_PRIV(req, struct iot_local)->next = dropped;
+            dropped = req;
+            n++;
+        }
+        *q = keep;
+    }
+    priv->n_dropped += n;
+    pthread_mutex_unlock(&priv->lock);
+    if (n > 0)
+        vl_log(priv->xl, VL_LOG_INFO,
+               "client id %llu gone: %zu queued requests dropped",
+               (unsigned long long)client_id, n);
+    while (dropped != NULL) {
+        req = dropped;
+        dropped = VL_REQ_PRIV(req, struct iot_local)->next;
+        vl_unwind(req, -ENOTCONN);
+    }
+}
+
+
+static int
+iot_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    /* A client id of 0 is no connection (internal requests). */
+    if (ev == VL_EV_CLIENT_DISCONNECT && data != NULL && xl->priv != NULL
+        && *(const uint64_t *)data != 0)
+        iot_drop_client(xl->priv, *(const uint64_t *)data);
+    return vl_notify_default(xl, ev, data);
+}
+
+
 static void
 iot_conf_apply_locked(struct iot_priv *priv, const struct iot_conf *conf)
 {
@@ -471,6 +527,8 @@ iot_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)priv->max_threads);
     fprintf(out, "threads_started=%zu\n", priv->n_started);
     fprintf(out, "requests_done=%llu\n", (unsigned long long)priv->n_done);
+    fprintf(out, "requests_dropped=%llu\n",
+            (unsigned long long)priv->n_dropped);
     fprintf(out, "requests_inline=%llu\n",
             (unsigned long long)atomic_load(&priv->n_inline));
     fprintf(out, "pass_through=%d\n", (int)atomic_load(&priv->is_pass_through));
@@ -565,6 +623,7 @@ const vl_xlator_class_t xl_performance_io_threads = {
     .init = iot_init,
     .fini = iot_fini,
     .reconfigure = iot_reconfigure,
+    .notify = iot_notify,
     .dump = iot_dump,
     .fops = {
 #define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = iot_fop,

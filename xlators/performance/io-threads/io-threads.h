@@ -81,6 +81,7 @@ struct iot_priv {
     size_t n_wakeups;            /* signals sent, not yet consumed */
     size_t n_started;            /* threads ever started, for tests */
     uint64_t n_done;             /* requests handed to the child */
+    uint64_t n_dropped;          /* queued requests of closed clients */
     /* Inline policy: atomics, read without the lock on every fop and
      * replaced by reconfigure. */
     atomic_bool is_pass_through;  /* conf pass-through */

@@ -5,7 +5,8 @@
  * tests can see how many workers run at once, in which order queued
  * requests leave, and what fini does with requests still queued. A
  * stand-in for pthread_create makes thread starts fail: init fails
- * without a worker, and the pool runs with the workers it got.
+ * without a worker, and the pool runs with the workers it got. A closed
+ * client's queued requests never reach the leaf.
  *
  * Waits are on conditions with a generous deadline that only turns a hang
  * into a failure; no assertion depends on timing.
@@ -652,6 +653,53 @@ test_inline_reconfigure(void **state)
 }
 
 
+/* A client's connection closed: its queued requests are answered
+ * -ENOTCONN and never reach the leaf; its running one and the other
+ * client's queued one finish as usual. */
+static void
+test_disconnect_drops_queued(void **state)
+{
+    struct t_env e = {0};
+    const uint64_t ids[4] = {7, 7, 8, 7};
+    const vl_fop_t ops[4] = {VL_FOP_WRITE, VL_FOP_WRITE, VL_FOP_WRITE,
+                             VL_FOP_FSYNC};
+    uint64_t gone = 7;
+    uint64_t internal = 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out;
+
+    (void)state;
+    t_start(&e, 1);
+    t_gate(false);
+    for (int i = 0; i < 4; i++) {
+        vl_req_t *req = vl_req_new(e.graph->top, ops[i]);
+
+        assert_non_null(req);
+        req->caller.client_id = ids[i];
+        vl_wind(req, t_done, NULL);
+        if (i == 0)
+            t_wait_in_leaf(1); /* the only worker is busy with it */
+    }
+    /* Client id 0 (internal requests) is no connection: nothing goes. */
+    assert_int_equal(vl_notify(e.graph->top, VL_EV_CLIENT_DISCONNECT,
+                               &internal), 0);
+    assert_int_equal(vl_notify(e.graph->top, VL_EV_CLIENT_DISCONNECT,
+                               &gone), 0);
+    t_wait_answers(0, 2);
+    t_gate(true);
+    t_wait_answers(2, 2);
+    assert_int_equal(leaf.n_seen, 2);
+    out = open_memstream(&text, &len);
+    assert_non_null(out);
+    e.graph->top->cls->dump(e.graph->top, out);
+    fclose(out);
+    assert_non_null(strstr(text, "requests_dropped=2\n"));
+    free(text);
+    t_stop(&e);
+}
+
+
 /* ---- failed thread starts ---- */
 
 /* Thread starts still allowed before t_create fails (-1: no limit). */
@@ -747,6 +795,7 @@ main(void)
         cmocka_unit_test(test_fast_fops_inline),
         cmocka_unit_test(test_inline_blocks_only_caller),
         cmocka_unit_test(test_inline_reconfigure),
+        cmocka_unit_test(test_disconnect_drops_queued),
         cmocka_unit_test(test_init_fails_without_worker),
         cmocka_unit_test(test_runs_with_workers_it_got),
     };
