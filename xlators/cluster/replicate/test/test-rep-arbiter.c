@@ -574,6 +574,37 @@ test_arbiter_success_alone_is_failure(void **state)
 }
 
 
+/* An eager batch opened while A is stale has B as its good data copy;
+ * once a write fails on B (B leaves the batch), that write is answered
+ * ENOTCONN and the batch's next writes are refused without reaching A. */
+static void
+test_arbiter_batch_loses_good_copy(void **state)
+{
+    struct ta *t = *state;
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    size_t a_writes;
+
+    ta_create(t, "f", &inode, &fd);
+    ta_down(t, 0);
+    assert_int_equal(ta_write(t, fd, "v1"), 0);
+    assert_int_equal(ta_fop_fd(t, VL_FOP_FLUSH, fd), 0);
+    ta_up(t, 0);
+    /* The batch opens on all three; A is blamed by B and the arbiter. */
+    assert_int_equal(ta_write(t, fd, "v2"), 0);
+    fake_fail(t->store[1], VL_FOP_WRITE, -EIO);
+    assert_int_equal(ta_write(t, fd, "v3"), -ENOTCONN);
+    fake_fail(t->store[1], VL_FOP_WRITE, 0);
+    a_writes = fake_received(t->store[0], VL_FOP_WRITE);
+    assert_int_equal(ta_write(t, fd, "v4"), -ENOTCONN);
+    assert_int_equal(fake_received(t->store[0], VL_FOP_WRITE), a_writes);
+    assert_int_equal(fake_received(t->store[1], VL_FOP_WRITE), 3);
+    assert_int_equal(ta_fop_fd(t, VL_FOP_FLUSH, fd), 0);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
 int
 main(void)
 {
@@ -592,6 +623,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_arbiter_alone_quorum_auto,
                                         ta_setup, ta_teardown),
         cmocka_unit_test_setup_teardown(test_arbiter_success_alone_is_failure,
+                                        ta_setup, ta_teardown),
+        cmocka_unit_test_setup_teardown(test_arbiter_batch_loses_good_copy,
                                         ta_setup, ta_teardown),
     };
 
