@@ -20,7 +20,9 @@
 #    restarts it) a write to an open file fails with EROFS and nothing
 #    reaches the two live bricks; lookups and reads fail with ENOTCONN
 #    (replicate needs quorum for them too); once the brick is back,
-#    writes work again.
+#    writes work again;
+#  - replica 2 under the default quorum (auto): the second brick down,
+#    writes and reads go on; the first down, both fail (ENOTCONN).
 # TIMEOUT: 600
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -35,6 +37,7 @@ SRC="$T/src"
 for i in 0 1 2 3 4 5 6 7 8; do
     track_brick r1 brick$i
     track_brick r2 brick$i
+    track_brick r3 brick$i
 done
 _T_PIDFILES+=("$T/run/rebalance/r2.pid")
 
@@ -247,3 +250,39 @@ TEST start_mortard
 EXPECT_WITHIN 30 "Y" brick_online r1 "$B/a2"
 EXPECT_WITHIN 20 "ok" errno_of sh -c "echo x > '$M4/new'"
 TEST umount_client "$M4"
+
+# ---- replica 2 under quorum auto ----
+# The second brick down: everything goes on; the first brick down: the
+# set's files can be neither changed nor read (doc/admin-guide.md).
+rm -rf "$SRC"
+TEST mcli volume create r3 replica 2 "$L/c0" "$L/c1" force
+TEST mcli volume start r3
+EXPECT_WITHIN 20 "Y" brick_online r3 "$B/c0"
+EXPECT_WITHIN 20 "Y" brick_online r3 "$B/c1"
+M6="$T/m6"
+TEST mount_volume r3 "$M6"
+TEST write_files "$M6" p 3
+MPID=$(mortard_pid)
+TEST kill "$MPID"
+EXPECT_WITHIN 20 "N" proc_alive "$MPID"
+BPID=$(cat "$T/run/r3-brick1.pid")
+TEST kill -9 "$BPID"
+EXPECT_WITHIN 20 "N" proc_alive "$BPID"
+EXPECT "ok" errno_of sh -c "echo x > '$M6/second-down'"
+TEST cmp "$SRC/p001" "$M6/p001"
+TEST start_mortard
+EXPECT_WITHIN 30 "Y" brick_online r3 "$B/c1"
+MPID=$(mortard_pid)
+TEST kill "$MPID"
+EXPECT_WITHIN 20 "N" proc_alive "$MPID"
+BPID=$(cat "$T/run/r3-brick0.pid")
+TEST kill -9 "$BPID"
+EXPECT_WITHIN 20 "N" proc_alive "$BPID"
+EXPECT_WITHIN 20 "Transport endpoint is not connected" \
+    errno_of cat "$M6/p002"
+EXPECT "Transport endpoint is not connected" \
+    errno_of sh -c "echo x > '$M6/first-down'"
+TEST [ ! -e "$B/c1/first-down" ]
+TEST start_mortard
+EXPECT_WITHIN 30 "Y" brick_online r3 "$B/c0"
+TEST umount_client "$M6"
