@@ -79,17 +79,19 @@ md_mark_register(void)
 }
 
 
-/* The XATTROP on the root through the ready graph g. */
+/* The XATTROP on the root through the ready graph g (is_probe: adding
+ * zeros, which only reads). */
 static int
-md_mark_root(vl_graph_t *g, const char *slot, vl_err_t *err)
+md_mark_root(vl_graph_t *g, const char *slot, bool is_probe, vl_err_t *err)
 {
     static const vl_gfid_t root = {.bytes = {[15] = 1}};
     /* data 0, metadata 1, entry 1: big-endian int32s. */
     static const unsigned char blame[12] = {0, 0, 0, 0, 0, 0, 0, 1,
                                             0, 0, 0, 1};
+    static const unsigned char zeros[12];
     char name[VL_XATTROP_NAME_MAX + 1];
     const char *names[1] = {name};
-    const void *values[1] = {blame};
+    const void *values[1] = {is_probe ? zeros : blame};
     const uint32_t sizes[1] = {sizeof(blame)};
     vl_xlator_t *client = vl_graph_find(g, MD_MARK_CLIENT);
     union vl_fop_args a;
@@ -126,7 +128,8 @@ md_mark_root(vl_graph_t *g, const char *slot, vl_err_t *err)
 
 int
 md_heal_mark_slot(const struct md_volume *vol, const struct md_brick *good,
-                  const char *slot, int timeout_ms, vl_err_t *err)
+                  const char *slot, bool is_probe, int timeout_ms,
+                  vl_err_t *err)
 {
     char sub[128], reason[256] = "";
     struct md_sbuf spec = {0};
@@ -183,7 +186,7 @@ md_heal_mark_slot(const struct md_volume *vol, const struct md_brick *good,
                    good->path, reason[0] != '\0' ? ": " : "", reason);
         goto out;
     }
-    rc = md_mark_root(g, slot, err);
+    rc = md_mark_root(g, slot, is_probe, err);
 
 out:
     if (g != NULL)

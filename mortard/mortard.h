@@ -294,15 +294,27 @@ void md_heal_free(void);
 /* ---- heal-mark.c ---- */
 /* The root of brick good of vol blames replica slot `slot` for entry and
  * metadata (XATTROP through a graph of its own, waiting at most
- * timeout_ms for the brick): 0 or -errno with err set. */
+ * timeout_ms for the brick); is_probe: only checks that the brick
+ * answers that XATTROP (adds zeros). 0 or -errno with err set. */
 int md_heal_mark_slot(const struct md_volume *vol, const struct md_brick *good,
-                      const char *slot, int timeout_ms, vl_err_t *err);
+                      const char *slot, bool is_probe, int timeout_ms,
+                      vl_err_t *err);
 
 /* ---- replace-brick.c ---- */
 struct md_result;
 /* volume replace-brick VOL OLD NEW commit force */
 void md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
                           struct md_result *r);
+/* The command is well formed (else it fails locally with the usage). */
+bool md_replace_is_cmd(int argc, char **argv);
+/* Transaction stage on every node: the checks of the command against
+ * this node's store and file system. 0 or -errno with err set. */
+int md_replace_stage(struct md_state *st, int argc, char **argv,
+                     vl_err_t *err);
+/* The originator, before the stage: it holds OLD (unless OLD's node is
+ * down) and some other brick of the set answers. 0, or r failed. */
+int md_replace_precheck(struct md_state *st, int argc, char **argv,
+                        struct md_result *r);
 
 /* ---- cmd-heal.c ---- */
 struct md_result;

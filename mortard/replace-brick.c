@@ -91,11 +91,11 @@ md_replace_busy(const struct md_state *st, const struct md_volume *vol)
 
 
 /* Step 2: every other brick of the set of brick idx that answers blames
- * slot for the root's entries and metadata. The number marked; err gets
- * the last failure. */
+ * slot for the root's entries and metadata (is_probe: only answers).
+ * The number marked; err gets the last failure. */
 static size_t
 md_replace_mark(struct md_state *st, const struct md_volume *vol,
-                size_t idx, const char *slot, vl_err_t *err)
+                size_t idx, const char *slot, bool is_probe, vl_err_t *err)
 {
     unsigned rep = md_vol_replica(vol);
     size_t first = idx / rep * rep, n_marked = 0;
@@ -113,16 +113,18 @@ md_replace_mark(struct md_state *st, const struct md_volume *vol,
                     b->path);
             continue;
         }
-        if (md_heal_mark_slot(vol, b, slot, MD_MARK_TIMEOUT_MS, &e) != 0) {
-            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: marking "
-                    "%s on %s:%s: %s", vol->name, slot, b->host, b->path,
-                    e.msg);
+        if (md_heal_mark_slot(vol, b, slot, is_probe, MD_MARK_TIMEOUT_MS,
+                              &e) != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: %s %s on "
+                    "%s:%s: %s", vol->name, is_probe ? "probing" :
+                    "marking", slot, b->host, b->path, e.msg);
             *err = e;
             continue;
         }
-        vl_glog(MD_DOMAIN, VL_LOG_INFO, "replace-brick %s: the root of "
-                "%s:%s blames %s (entry, metadata)", vol->name, b->host,
-                b->path, slot);
+        if (!is_probe)
+            vl_glog(MD_DOMAIN, VL_LOG_INFO, "replace-brick %s: the root of "
+                    "%s:%s blames %s (entry, metadata)", vol->name, b->host,
+                    b->path, slot);
         n_marked++;
     }
     return n_marked;
@@ -130,59 +132,53 @@ md_replace_mark(struct md_state *st, const struct md_volume *vol,
 
 
 /* The checks before anything changes: 0 with *idx the brick to replace
- * and *nb the new brick (host and path malloc'd), or r failed. */
+ * and *nb the new brick (host and path malloc'd), or -errno with err
+ * set. is_origin: the node that runs the command (it must hold OLD
+ * unless OLD's node is down). */
 static int
 md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
-                 size_t *idx, struct md_brick *nb, struct md_result *r)
+                 bool is_origin, size_t *idx, struct md_brick *nb,
+                 vl_err_t *err)
 {
     const struct md_brick *old;
     char *hosts[1] = {NULL}, *paths[1] = {NULL};
     const char *busy;
-    vl_err_t err = {.msg = ""};
     int rc;
 
     if (md_vol_replica(vol) < 2) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, MD_REPLACE_FAIL
-                       "replace-brick is not permitted on distribute only "
-                       "volumes. Please use add-brick and remove-brick "
-                       "operations instead.");
+        vl_err_set(err, "replace-brick is not permitted on distribute only "
+                   "volumes. Please use add-brick and remove-brick "
+                   "operations instead.");
         return -ENOTSUP;
     }
     if (vol->status != MD_VOL_STARTED) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, MD_REPLACE_FAIL
-                       "volume: %s is not started", vol->name);
+        vl_err_set(err, "volume: %s is not started", vol->name);
         return -ENOTCONN;
     }
     busy = md_replace_busy(st, vol);
     if (busy != NULL) {
-        md_result_fail(r, MD_EXIT_FAIL, EBUSY, MD_REPLACE_FAIL "Volume %s: "
-                       "%s", vol->name, busy);
+        vl_err_set(err, "Volume %s: %s", vol->name, busy);
         return -EBUSY;
     }
-    *idx = md_replace_find(st, vol, argv[3], &err);
-    if (*idx == vol->n_bricks) {
-        md_result_fail(r, MD_EXIT_FAIL, EINVAL, MD_REPLACE_FAIL "%s",
-                       err.msg);
+    *idx = md_replace_find(st, vol, argv[3], err);
+    if (*idx == vol->n_bricks)
         return -EINVAL;
-    }
     old = &vol->bricks[*idx];
-    if (md_txn_is_origin(st) && !md_brick_is_local(st, old)) {
+    if (is_origin && !md_brick_is_local(st, old)) {
         struct md_peer *p = md_peer_find_host(st, old->host);
 
         if (p != NULL && p->is_connected) {
-            md_result_fail(r, MD_EXIT_FAIL, EXDEV, MD_REPLACE_FAIL "run the "
-                           "command on %s, the node of brick %s:%s (it stops "
-                           "that brick before the new one is filled)",
-                           old->host, old->host, old->path);
+            vl_err_set(err, "run the command on %s, the node of brick %s:%s "
+                       "(it stops that brick before the new one is "
+                       "filled)", old->host, old->host, old->path);
             return -EXDEV;
         }
     }
     /* force is part of the grammar: whatever add-brick allows with it. */
-    rc = md_check_new_bricks(st, &argv[4], 1, true, hosts, paths, &err);
+    rc = md_check_new_bricks(st, &argv[4], 1, true, hosts, paths, err);
     if (rc != 0) {
         free(hosts[0]);
         free(paths[0]);
-        md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "%s", err.msg);
         return rc;
     }
     *nb = *old;
@@ -192,9 +188,75 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
     if (nb->port == 0) {
         free(nb->host);
         free(nb->path);
-        md_result_fail(r, MD_EXIT_FAIL, EADDRINUSE, MD_REPLACE_FAIL "no free "
-                       "brick port from %u", st->brick_base_port);
+        vl_err_set(err, "no free brick port from %u", st->brick_base_port);
         return -EADDRINUSE;
+    }
+    return 0;
+}
+
+
+bool
+md_replace_is_cmd(int argc, char **argv)
+{
+    return argc == 7 && strcmp(argv[5], "commit") == 0 &&
+           strcmp(argv[6], "force") == 0;
+}
+
+
+int
+md_replace_stage(struct md_state *st, int argc, char **argv, vl_err_t *err)
+{
+    struct md_volume *vol = md_volume_find(st, argv[2]);
+    struct md_brick nb = {0};
+    size_t idx;
+    int rc;
+
+    if (!md_replace_is_cmd(argc, argv)) {
+        vl_err_set(err, "Usage: %s", MD_USAGE_REPLACE);
+        return -EINVAL;
+    }
+    if (vol == NULL) {
+        vl_err_set(err, "Volume %s does not exist", argv[2]);
+        return -ENOENT;
+    }
+    rc = md_replace_check(st, vol, argv, false, &idx, &nb, err);
+    if (rc == 0) {
+        free(nb.host);
+        free(nb.path);
+    }
+    return rc;
+}
+
+
+int
+md_replace_precheck(struct md_state *st, int argc, char **argv,
+                    struct md_result *r)
+{
+    struct md_volume *vol = md_volume_find(st, argv[2]);
+    struct md_brick nb = {0};
+    char slot[128];
+    vl_err_t err = {.msg = ""};
+    size_t idx;
+    int rc;
+
+    if (vol == NULL || !md_replace_is_cmd(argc, argv))
+        return 0; /* the stage said why */
+    rc = md_replace_check(st, vol, argv, true, &idx, &nb, &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "%s", err.msg);
+        return rc;
+    }
+    free(nb.host);
+    free(nb.path);
+    /* Once the peers committed, nothing can be undone: the marking must
+     * succeed then, so some other brick of the set must answer now. */
+    md_brick_subvol(vol, &vol->bricks[idx], slot, sizeof(slot));
+    if (md_replace_mark(st, vol, idx, slot, true, &err) == 0) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, MD_REPLACE_FAIL "no other "
+                       "brick of the replica set of %s:%s is up to heal the "
+                       "new brick from (%s)", vol->bricks[idx].host,
+                       vol->bricks[idx].path, err.msg);
+        return -ENOTCONN;
     }
     return 0;
 }
@@ -202,29 +264,37 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
 
 /* Steps 2 and 3 (OLD already stopped): 0, or -errno with err set, the
  * store unchanged and NEW without the volume id (a directory made for
- * it stays when only the save failed). */
+ * it stays when only the save failed). In a transaction the peers
+ * commit whatever happens here, so a marking that fails (every other
+ * brick went down since the precheck) is logged and the brick replaced
+ * all the same; *is_unmarked says so. */
 static int
 md_replace_swap(struct md_state *st, struct md_volume *vol, size_t idx,
-                struct md_brick *nb, vl_err_t *err)
+                struct md_brick *nb, bool *is_unmarked, vl_err_t *err)
 {
     struct md_brick old = vol->bricks[idx];
     char slot[128];
     vl_gfid_t id;
     int rc;
 
+    *is_unmarked = false;
     if (vl_gfid_parse(vol->id, &id) != 0) {
         vl_err_set(err, "Volume %s has a bad id", vol->name);
         return -EINVAL;
     }
     md_brick_subvol(vol, &old, slot, sizeof(slot));
     if (md_txn_is_origin(st) &&
-        md_replace_mark(st, vol, idx, slot, err) == 0) {
+        md_replace_mark(st, vol, idx, slot, false, err) == 0) {
         vl_err_t why = *err;
 
         vl_err_set(err, "no other brick of the replica set of %s:%s could "
                    "be marked as the source of a heal of %s:%s (%s)",
                    old.host, old.path, nb->host, nb->path, why.msg);
-        return -ENOTCONN;
+        if (!st->txn.is_set)
+            return -ENOTCONN;
+        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "replace-brick %s: %s; replacing "
+                "all the same (the peers commit it)", vol->name, err->msg);
+        *is_unmarked = true;
     }
     rc = md_bricks_stamp(st, nb, 1, &id, err);
     if (rc != 0)
@@ -252,12 +322,11 @@ md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
     struct md_brick nb = {0};
     const struct md_brick *b;
     vl_err_t err = {.msg = ""};
-    bool is_old_local;
+    bool is_old_local, is_unmarked = false;
     size_t idx;
     int rc;
 
-    if (argc != 7 || strcmp(argv[5], "commit") != 0 ||
-        strcmp(argv[6], "force") != 0) {
+    if (!md_replace_is_cmd(argc, argv)) {
         md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: %s",
                        MD_USAGE_REPLACE);
         return;
@@ -268,15 +337,19 @@ md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
                        "does not exist", argv[2]);
         return;
     }
-    if (md_replace_check(st, vol, argv, &idx, &nb, r) != 0)
+    rc = md_replace_check(st, vol, argv, md_txn_is_origin(st), &idx, &nb,
+                          &err);
+    if (rc != 0) {
+        md_result_fail(r, MD_EXIT_FAIL, -rc, MD_REPLACE_FAIL "%s", err.msg);
         return;
+    }
     is_old_local = md_brick_is_local(st, &vol->bricks[idx]);
     if (is_old_local) {
         rc = md_brick_stop(st, vol, &vol->bricks[idx], &err);
         if (rc != 0)
             goto fail;
     }
-    rc = md_replace_swap(st, vol, idx, &nb, &err);
+    rc = md_replace_swap(st, vol, idx, &nb, &is_unmarked, &err);
     if (rc != 0) {
         vl_err_t e2 = {.msg = ""};
 
@@ -300,6 +373,11 @@ md_cmd_replace_brick(struct md_state *st, int argc, char **argv,
     /* The supervisor restarts this node's daemon for the new version,
      * which starts with a round; meanwhile a running one gets one now. */
     (void)md_heal_kick(st, vol->name);
+    if (is_unmarked)
+        md_sbuf_printf(&r->text, "Warning: %s: nothing tells self-heal to "
+                       "fill the new brick; once the other bricks are up, "
+                       "replace it again with an empty directory.\n",
+                       err.msg);
     md_sbuf_printf(&r->text, "volume replace-brick: success: replace-brick "
                    "commit force operation successful\n");
     md_node_add(r->root, "volReplaceBrick", NULL);

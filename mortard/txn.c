@@ -98,6 +98,8 @@ md_cmd_is_txn(int argc, char **argv)
 
     if (argc < 3 || strcmp(argv[0], "volume") != 0)
         return false;
+    if (strcmp(argv[1], "replace-brick") == 0)
+        return md_replace_is_cmd(argc, argv);
     /* remove-brick ... status only reads. */
     if (strcmp(argv[1], "remove-brick") == 0)
         return strcmp(argv[argc - 1], "status") != 0;
@@ -112,13 +114,16 @@ md_cmd_is_txn(int argc, char **argv)
 
 /* Checks only the originator makes, before anything is staged: they ask
  * the peers (remove-brick commit: the migration completed wherever it
- * ran). Fails r. */
+ * ran) or other nodes' bricks (replace-brick: another brick of the set
+ * answers). Fails r. */
 static int
 md_txn_precheck(struct md_state *st, int argc, char **argv,
                 struct md_result *r)
 {
     struct md_volume *vol;
 
+    if (strcmp(argv[1], "replace-brick") == 0)
+        return md_replace_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "remove-brick") != 0 ||
         strcmp(argv[argc - 1], "commit") != 0)
         return 0;
@@ -228,6 +233,8 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
     if (strcmp(sub, "create") == 0)
         return argc >= 4 ? md_stage_create(st, argc, argv, data, err)
                          : -EINVAL;
+    if (strcmp(sub, "replace-brick") == 0)
+        return md_replace_stage(st, argc, argv, err);
     vol = md_volume_find(st, argv[2]);
     if (vol == NULL) {
         vl_err_set(err, "Volume %s does not exist", argv[2]);
