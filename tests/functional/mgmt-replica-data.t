@@ -14,13 +14,13 @@
 #    crashed on distribute's link files, made without an inode);
 #    remove-brick of the first set (start, completed, commit): every
 #    file is then on all three bricks of one of the two sets left;
-#  - cluster.quorum-type fixed with cluster.quorum-count 3 on the 1 x 3
-#    volume (a new mount: this test's mounts read their volfile once):
-#    with one brick killed (mortard stopped first, so that no supervision
-#    restarts it) a write to an open file fails with EROFS and nothing
-#    reaches the two live bricks; lookups and reads fail with ENOTCONN
-#    (replicate needs quorum for them too); once the brick is back,
-#    writes work again;
+#  - cluster.quorum-type fixed with cluster.quorum-count 3 set on the
+#    1 x 3 volume while mount.mortar has it mounted (the client switches
+#    graphs without a remount): with one brick killed (mortard stopped
+#    first, so that no supervision restarts it) a write to an open file
+#    fails with EROFS and nothing reaches the two live bricks; lookups
+#    and reads fail with ENOTCONN (replicate needs quorum for them too);
+#    once the brick is back, writes work again;
 #  - replica 2 under the default quorum (auto): the second brick down,
 #    writes and reads go on; the first down, both fail (ENOTCONN).
 # TIMEOUT: 600
@@ -215,13 +215,20 @@ TEST diff -r "$SRC" "$M5"
 TEST umount_client "$M5"
 
 # ---- quorum: fixed, 3 of 3 ----
+# Set on a mounted volume: the client (mount.mortar, watching the
+# volfile) switches to a graph with the new options.
 rm -rf "$SRC"
+M4="$T/m4"
+mkdir -p "$M4"
+TEST mount_mortar 127.0.0.1:/r1 "$M4" "volfile-server-port=$MGMT_PORT"
+TEST wait_for_mount "$M4"
+TEST write_files "$M4" q 5
 TEST mcli volume set r1 cluster.quorum-type fixed
 TEST mcli volume set r1 cluster.quorum-count 3
-M4="$T/m4"
-TEST mount_volume r1 "$M4"
 EXPECT "2" grep -c "option quorum" "$T/state/vols/r1/client.vol"
-TEST write_files "$M4" q 5
+V=$(sed -n 's/^version=//p' "$T/state/vols/r1/info")
+EXPECT_WITHIN 20 "1" sh -c "grep -c \"version $V from .*switched from graph\" \
+    '$(mm_log "$M4")'"
 exec 7>> "$M4/q000"
 # Keep the brick down: mortard leaves bricks running when it stops, and
 # a stopped mortard restarts nothing.
@@ -249,7 +256,7 @@ TEST [ ! -e "$B/a1/new" ]
 TEST start_mortard
 EXPECT_WITHIN 30 "Y" brick_online r1 "$B/a2"
 EXPECT_WITHIN 20 "ok" errno_of sh -c "echo x > '$M4/new'"
-TEST umount_client "$M4"
+TEST umount "$M4"
 
 # ---- replica 2 under quorum auto ----
 # The second brick down: everything goes on; the first brick down: the
