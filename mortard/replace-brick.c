@@ -22,11 +22,15 @@
  *   4. NEW starts, and the volume's self-heal daemon gets a round: the
  *      root's entry heal makes the top-level names on NEW and marks each
  *      for its own heal, the next rounds go down the tree.
- * Nothing changes when a check fails. When no other brick of the set
- * could be marked, OLD is started again and the command fails.
- * The command runs on the node of OLD (unless that node is down): its
- * commit comes first in the transaction, so OLD is stopped and the
- * others marked before the node of NEW (a peer's commit) starts it.
+ * Nothing changes when a check fails. With peers, the checks run in the
+ * transaction's stage on every node (md_replace_stage: NEW's node checks
+ * its directory) and on the originator before it (md_replace_precheck:
+ * it holds OLD, unless OLD's node is down, and another brick of the set
+ * answers the marking XATTROP); its commit comes first, so OLD is
+ * stopped and the others marked before NEW's node starts NEW. A marking
+ * that fails at commit fails the command and restarts OLD without
+ * peers; in a transaction the peers commit anyway, so the brick is
+ * replaced with a warning.
  * Threads: the worker thread with md_state.lock held.
  */
 #include "config.h"
