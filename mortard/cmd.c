@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd: the CLI grammar (GlusterFS's) and the commands that change the
- * store: volume create (one brick, or several: distribute) /start/stop/
+ * store: volume create (one brick; several: distribute; replica N:
+ * replicate sets, their words and rules in replica.c) /start/stop/
  * delete/set/reset. Read-only commands are in cmd-query.c, add-brick and
  * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command
  * validates everything first and changes nothing on failure; the result
