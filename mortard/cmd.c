@@ -523,6 +523,8 @@ md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
         return;
     rc = md_option_resolve(argv[3], argv[4], &cls, &opt, canon,
                            sizeof(canon), &err);
+    if (rc == 0)
+        rc = md_replica_opt_check(vol, canon, argv[4], &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume set: failed: %s",
                        err.msg);

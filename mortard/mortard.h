@@ -231,6 +231,10 @@ int md_vol_sets_check(const struct md_volume *vol, vl_err_t *err);
  * and its number in XML (0, 2, 7). */
 const char *md_vol_type_str(const struct md_volume *vol);
 int md_vol_type_num(const struct md_volume *vol);
+/* volume set: a replicate option the volume's sets cannot take
+ * (quorum-count above the replica count): -EINVAL with err set. */
+int md_replica_opt_check(const struct md_volume *vol, const char *canon,
+                         const char *value, vl_err_t *err);
 
 /* ---- volgen.c ---- */
 /* Name clients ask the brick for (the volume under protocol/server). */

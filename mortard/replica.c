@@ -14,6 +14,7 @@
  * at load (md_vol_sets_check).
  * Grammar: the words between the volume name and the first brick of
  * create and add-brick (replica N, arbiter, transport, ...).
+ * Options: a replicate option value the volume's sets cannot take.
  * Threads: any; functions of their arguments only.
  */
 #include "config.h"
@@ -231,4 +232,28 @@ md_vol_type_num(const struct md_volume *vol)
     if (md_vol_replica(vol) == 1)
         return 0;
     return md_vol_n_sets(vol) > 1 ? 7 : 2;
+}
+
+
+int
+md_replica_opt_check(const struct md_volume *vol, const char *canon,
+                     const char *value, vl_err_t *err)
+{
+    unsigned long n;
+    char *end;
+
+    /* replicate refuses to start with more than its children (every
+     * client's graph would fail): refused here. A distribute volume has
+     * no replicate, the value waits there unused. */
+    if (strcmp(canon, "replicate.quorum-count") != 0 ||
+        md_vol_replica(vol) == 1)
+        return 0;
+    n = strtoul(value, &end, 10);
+    if (*end == '\0' && n > md_vol_replica(vol)) {
+        vl_err_set(err, "cluster.quorum-count %lu is more than the replica "
+                   "count %u of volume %s", n, md_vol_replica(vol),
+                   vol->name);
+        return -EINVAL;
+    }
+    return 0;
 }

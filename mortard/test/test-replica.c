@@ -403,6 +403,23 @@ test_option_keys(void **state)
     assert_int_equal(md_option_resolve("replicate.pending-names", "a,b",
                                        &cls, &opt, canon, sizeof(canon),
                                        &err), -EPERM);
+    /* quorum-count above the replica count: replicate would not start. */
+    {
+        const unsigned ids[] = {0, 1, 2};
+        struct md_volume *v = new_vol("rv", 3, 3, ids);
+
+        assert_int_equal(md_replica_opt_check(v, "replicate.quorum-count",
+                                              "3", &err), 0);
+        assert_int_equal(md_replica_opt_check(v, "replicate.quorum-count",
+                                              "4", &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "replica count 3"));
+        assert_int_equal(md_replica_opt_check(v, "replicate.quorum-type",
+                                              "fixed", &err), 0);
+        v->replica_count = 1;
+        assert_int_equal(md_replica_opt_check(v, "replicate.quorum-count",
+                                              "4", &err), 0);
+        md_volume_free(v);
+    }
     /* distribute's cluster.* keys still resolve to distribute. */
     assert_int_equal(md_option_resolve("cluster.min-free-disk", "5%", &cls,
                                        &opt, canon, sizeof(canon), &err), 0);

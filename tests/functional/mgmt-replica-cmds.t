@@ -191,6 +191,9 @@ EXPECT_MATCH "not supported yet" cat "$T/f.err"
 TEST check_fail 1 volume remove-brick r1 $(bl "$B" a0 a1 a2) force
 EXPECT_MATCH "Deleting all the bricks" cat "$T/f.err"
 TEST check_fail 1 volume rebalance r1 start
+TEST check_fail 1 volume set r1 cluster.quorum-count 4
+EXPECT_MATCH "quorum-count 4 is more than the replica count 3" \
+    cat "$T/f.err"
 
 # replica 2: GlusterFS's warning, printed (no question in script mode).
 TEST mcli volume create r3 replica 2 127.0.0.1:$B/c0 127.0.0.1:$B/c1 force
