@@ -130,11 +130,8 @@ md_bricks_fill(struct md_state *st, struct md_volume *vol,
 }
 
 
-/* A rebalance or remove-brick of vol runs (on this node: a transaction
- * stages this on every node, md_txn_stage) or is not committed: why, or
- * NULL. */
-static const char *
-md_vol_busy(struct md_state *st, const struct md_volume *vol)
+const char *
+md_vol_busy(const struct md_state *st, const struct md_volume *vol)
 {
     const char *busy = md_rebal_busy_here(st, vol, false);
 
@@ -301,6 +298,24 @@ out:
 }
 
 
+size_t
+md_vol_brick_find(struct md_state *st, const struct md_volume *vol,
+                  const char *host, const char *path)
+{
+    struct md_brick tmp = {.host = (char *)host, .path = (char *)path};
+
+    for (size_t j = 0; j < vol->n_bricks; j++) {
+        const struct md_brick *b = &vol->bricks[j];
+
+        if (strcmp(b->path, path) == 0 &&
+            (strcmp(b->host, host) == 0 ||
+             (md_brick_is_local(st, b) && md_brick_is_local(st, &tmp))))
+            return j;
+    }
+    return vol->n_bricks;
+}
+
+
 /* Finds the bricks named in args[0..n) in vol: idx[i] gets each index.
  * Unknown, repeated or all bricks: -errno with err set. */
 static int
@@ -310,19 +325,10 @@ md_remove_find(struct md_state *st, struct md_volume *vol,
     for (size_t i = 0; i < n; i++) {
         char *host = NULL, *path = NULL;
         int rc = md_parse_brick(args[i], &host, &path, err);
-        struct md_brick tmp = {.host = host, .path = path};
 
         if (rc != 0)
             return rc;
-        idx[i] = vol->n_bricks;
-        for (size_t j = 0; j < vol->n_bricks; j++) {
-            const struct md_brick *b = &vol->bricks[j];
-
-            if (strcmp(b->path, path) == 0 &&
-                (strcmp(b->host, host) == 0 ||
-                 (md_brick_is_local(st, b) && md_brick_is_local(st, &tmp))))
-                idx[i] = j;
-        }
+        idx[i] = md_vol_brick_find(st, vol, host, path);
         free(host);
         free(path);
         if (idx[i] == vol->n_bricks) {

@@ -516,6 +516,15 @@ int md_check_sets_spread(struct md_state *st, char **hosts, char **paths,
 int md_bricks_fill(struct md_state *st, struct md_volume *vol,
                    struct md_brick *nb, char **hosts, char **paths,
                    size_t n, vl_err_t *err);
+/* A rebalance or remove-brick of vol runs (on this node: a transaction
+ * stages this on every node, md_txn_stage) or is not committed: why, or
+ * NULL (add-brick, remove-brick start, replace-brick). */
+const char *md_vol_busy(const struct md_state *st,
+                        const struct md_volume *vol);
+/* The index of the brick host:path in vol (two names of this node are
+ * one host), or vol->n_bricks. */
+size_t md_vol_brick_find(struct md_state *st, const struct md_volume *vol,
+                         const char *host, const char *path);
 /* volume add-brick / remove-brick. */
 void md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                       struct md_result *r);

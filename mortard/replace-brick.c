@@ -48,49 +48,24 @@
 #define MD_MARK_TIMEOUT_MS 5000
 
 
-/* The index of the brick arg names in vol, or vol->n_bricks. */
+/* The index of the brick arg names in vol, or vol->n_bricks with err
+ * set. */
 static size_t
 md_replace_find(struct md_state *st, const struct md_volume *vol,
                 const char *arg, vl_err_t *err)
 {
     char *host = NULL, *path = NULL;
-    struct md_brick tmp;
-    size_t idx = vol->n_bricks;
+    size_t idx;
 
     if (md_parse_brick(arg, &host, &path, err) != 0)
-        return idx;
-    tmp = (struct md_brick){.host = host, .path = path};
-    for (size_t j = 0; j < vol->n_bricks; j++) {
-        const struct md_brick *b = &vol->bricks[j];
-
-        if (strcmp(b->path, path) == 0 &&
-            (strcmp(b->host, host) == 0 ||
-             (md_brick_is_local(st, b) && md_brick_is_local(st, &tmp))))
-            idx = j;
-    }
+        return vol->n_bricks;
+    idx = md_vol_brick_find(st, vol, host, path);
     free(host);
     free(path);
     if (idx == vol->n_bricks)
         vl_err_set(err, "brick: %s does not exist in volume: %s", arg,
                    vol->name);
     return idx;
-}
-
-
-/* A task that changes the bricks runs, or a remove-brick is not
- * committed: why, or NULL. */
-static const char *
-md_replace_busy(const struct md_state *st, const struct md_volume *vol)
-{
-    const char *busy = md_rebal_busy_here(st, vol, false);
-
-    if (busy != NULL)
-        return busy;
-    for (size_t i = 0; i < vol->n_bricks; i++)
-        if (vol->bricks[i].is_decommissioned)
-            return "a remove-brick task is not committed (commit or stop "
-                   "it first)";
-    return NULL;
 }
 
 
@@ -159,7 +134,7 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
         vl_err_set(err, "volume: %s is not started", vol->name);
         return -ENOTCONN;
     }
-    busy = md_replace_busy(st, vol);
+    busy = md_vol_busy(st, vol);
     if (busy != NULL) {
         vl_err_set(err, "Volume %s: %s", vol->name, busy);
         return -EBUSY;

@@ -66,6 +66,13 @@ mount_sums() {
         fi
     done)
 }
+# node_sum I: node I's store (as store_sum: not the peer monitor's
+# peer-sync, rewritten in the background after changes).
+node_sum() {
+    (cd "$T/n$1/state" && find . -type f ! -name peer-sync \
+        ! -name .peer-sync.tmp -print0 | sort -z |
+        xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
+}
 brick2_of() {
     ncli "$1" volume info rp | grep '^Brick2:'
 }
@@ -88,22 +95,22 @@ TEST sh -c "echo top > '$M0/top'"
 mount_sums > "$T/expect"
 
 # Not on the old brick's node: refused, no store changed.
-S1=$(node_store_sum 1)
-S2=$(node_store_sum 2)
-S3=$(node_store_sum 3)
+S1=$(node_sum 1)
+S2=$(node_sum 2)
+S3=$(node_sum 3)
 EXPECT_MATCH "failed: run the command on $H2, the node of brick \
 $H2:$B/n2" ncli_err 1 volume replace-brick rp "$H2:$B/n2" "$H3:$B/m3" \
     commit force
-EXPECT "$S1" node_store_sum 1
-EXPECT "$S2" node_store_sum 2
-EXPECT "$S3" node_store_sum 3
+EXPECT "$S1" node_sum 1
+EXPECT "$S2" node_sum 2
+EXPECT "$S3" node_sum 3
 TEST test ! -e "$B/m3"
 # The new brick's node checks it in its stage: a missing parent there.
 EXPECT_MATCH "Staging failed on $H3: .*$B/nodir" ncli_err 2 volume \
     replace-brick rp "$H2:$B/n2" "$H3:$B/nodir/m3" commit force
-EXPECT "$S1" node_store_sum 1
-EXPECT "$S2" node_store_sum 2
-EXPECT "$S3" node_store_sum 3
+EXPECT "$S1" node_sum 1
+EXPECT "$S2" node_sum 2
+EXPECT "$S3" node_sum 3
 
 OLD_PID=$(cat "$T/n2/run/rp-brick1.pid")
 EXPECT "Y" proc_alive "$OLD_PID"
