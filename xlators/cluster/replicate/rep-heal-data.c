@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rep-heal-data: the data heal of one regular file (doc/replicate.md
- * "Self-heal"), algorithm `full`:
+ * "Self-heal"):
  *
  *   1. under the whole-file inodelk (the lock writes take): the records
  *      say which copies are sinks (dirty without blame: the sizes, then
@@ -24,8 +24,12 @@
  * anywhere before step 3's clear leaves the records: the sinks stay
  * blamed and unread.
  *
- * `diff` (checksums of ranges) needs a checksum fop the bricks do not
- * have yet: data-self-heal-algorithm diff heals as full.
+ * `diff` (the default): where a sink holds bytes of its own, each step
+ * first compares the copies' SHA-256 digests of 64 KiB blocks
+ * (RCHECKSUM, computed on the bricks) and copies only the blocks that
+ * differ (punches those that are zeros on the source); beyond the
+ * sinks' old sizes, or against a brick without RCHECKSUM, it copies as
+ * `full` does.
  * Threads: a heal thread (rep-heal.c), blocking calls.
  */
 #include "config.h"
@@ -52,7 +56,14 @@ struct rep_heal_files {
     uint64_t sink_size[REP_MAX_CHILDREN]; /* at the start: no stale data
                                              of a sink lies beyond */
     bool has_seek;                        /* the source answers SEEK_DATA */
+    rep_mask_t data;                      /* children holding data: not
+                                             the arbiter */
+    rep_mask_t copy_to;                   /* sinks holding data */
+    bool is_diff;                         /* compare blocks first */
 };
+
+/* diff: the block the copies' digests are compared by. */
+#define REP_HEAL_DIFF_BLOCK (64 * 1024)
 
 
 static int
@@ -179,6 +190,19 @@ rep_heal_punch(struct rep_heal *h, struct rep_heal_files *f, unsigned child,
 }
 
 
+/* The largest size a sink had at the start. */
+static uint64_t
+rep_heal_sink_max(struct rep_heal *h, struct rep_heal_files *f)
+{
+    uint64_t max = 0;
+
+    for (unsigned i = 0; i < h->n; i++)
+        if ((f->copy_to & (1u << i)) && f->sink_size[i] > max)
+            max = f->sink_size[i];
+    return max;
+}
+
+
 static bool
 rep_heal_is_zero(const char *p, size_t len)
 {
@@ -233,6 +257,78 @@ rep_heal_extent(struct rep_heal *h, struct rep_heal_files *f, uint64_t off,
 }
 
 
+/* The block digests of [off, off + len) on child, into r. */
+static int
+rep_heal_sums(struct rep_heal *h, struct rep_heal_files *f, unsigned child,
+              uint64_t off, uint32_t len, struct vl_reply *r)
+{
+    union vl_fop_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.rchecksum.fd = f->fd[child];
+    a.rchecksum.offset = (off_t)off;
+    a.rchecksum.len = len;
+    a.rchecksum.block_size = REP_HEAL_DIFF_BLOCK;
+    return rep_heal_call(h, child, VL_FOP_RCHECKSUM, &a, r);
+}
+
+
+static bool
+rep_heal_sum_equal(const struct vl_block_sum *a, const struct vl_block_sum *b)
+{
+    if (a->len != b->len
+        || (a->flags & VL_RCHECKSUM_ZERO) != (b->flags & VL_RCHECKSUM_ZERO))
+        return false;
+    return (a->flags & VL_RCHECKSUM_ZERO)
+           || memcmp(a->digest, b->digest, sizeof(a->digest)) == 0;
+}
+
+
+/* diff: [off, stop) compared block by block (SHA-256 digests on each
+ * brick, RCHECKSUM), and only the blocks that differ copied (or punched,
+ * where the source's block is all zeros). -EOPNOTSUPP/-ENOSYS: a brick
+ * without the fop (the caller copies in full). */
+static int
+rep_heal_step_diff(struct rep_heal *h, struct rep_heal_files *f,
+                   uint64_t off, uint64_t stop)
+{
+    struct vl_reply rs = {0};
+    int rc;
+
+    rc = rep_heal_sums(h, f, (unsigned)h->src, off, (uint32_t)(stop - off),
+                       &rs);
+    for (unsigned k = 0; k < h->n && rc == 0; k++) {
+        struct vl_reply rk = {0};
+
+        if (!(f->copy_to & (1u << k)))
+            continue;
+        rc = rep_heal_sums(h, f, k, off, (uint32_t)(stop - off), &rk);
+        for (uint32_t b = 0; rc == 0 && b < rs.n_sums; b++) {
+            const struct vl_block_sum *sb = &rs.sums[b];
+            uint64_t at = off + (uint64_t)b * REP_HEAL_DIFF_BLOCK;
+            struct vl_reply d = {0};
+
+            if (b < rk.n_sums && rep_heal_sum_equal(sb, &rk.sums[b]))
+                continue;
+            if (sb->flags & VL_RCHECKSUM_ZERO) {
+                rc = rep_heal_punch(h, f, k, at, sb->len);
+                continue;
+            }
+            rc = rep_heal_read(h, f, (unsigned)h->src, at, sb->len, &d);
+            if (rc == 0 && d.count > 0) {
+                rc = rep_heal_write(h, f, k, at, &d);
+                if (rc == 0)
+                    h->bytes += (uint64_t)d.count;
+            }
+            vl_reply_clear(&d);
+        }
+        vl_reply_clear(&rk);
+    }
+    vl_reply_clear(&rs);
+    return rc;
+}
+
+
 /* One step: [off, min(off + CHUNK, end)) of the source onto the sinks;
  * *next is where the next step starts. */
 static int
@@ -244,13 +340,24 @@ rep_heal_step(struct rep_heal *h, struct rep_heal_files *f, uint64_t off,
     struct vl_reply r = {0};
     int rc;
 
+    /* diff where a sink has bytes of its own to compare; beyond them
+     * there is nothing to save and the copy is full. */
+    if (f->is_diff && off < rep_heal_sink_max(h, f)
+        && off % REP_HEAL_DIFF_BLOCK == 0) {
+        rc = rep_heal_step_diff(h, f, off, stop);
+        if (rc != -EOPNOTSUPP && rc != -ENOSYS) {
+            *next = stop;
+            return rc;
+        }
+        f->is_diff = false; /* a brick without RCHECKSUM */
+    }
     rc = rep_heal_extent(h, f, off, stop, &data, &hole);
     if (rc != 0)
         return rc;
     if (data > off) {
         /* [off, data) is a hole on the source. */
         for (unsigned i = 0; i < h->n && rc == 0; i++)
-            if (h->sinks & (1u << i))
+            if (f->copy_to & (1u << i))
                 rc = rep_heal_punch(h, f, i, off, data - off);
         *next = data;
         return rc;
@@ -265,12 +372,12 @@ rep_heal_step(struct rep_heal *h, struct rep_heal_files *f, uint64_t off,
     }
     if (rc == 0 && !f->has_seek && rep_heal_is_zero(r.data, (size_t)r.count))
         for (unsigned i = 0; i < h->n && rc == 0; i++) {
-            if (h->sinks & (1u << i))
+            if (f->copy_to & (1u << i))
                 rc = rep_heal_punch(h, f, i, off, (uint64_t)r.count);
         }
     else
         for (unsigned i = 0; i < h->n && rc == 0; i++)
-            if (h->sinks & (1u << i)) {
+            if (f->copy_to & (1u << i)) {
                 rc = rep_heal_write(h, f, i, off, &r);
                 if (rc == 0)
                     h->bytes += (uint64_t)r.count;
@@ -314,17 +421,19 @@ rep_heal_copy(struct rep_heal *h, struct rep_heal_files *f, uint64_t off,
 static int
 rep_heal_data_compare(struct rep_heal *h, struct rep_heal_files *f)
 {
-    int src = 0;
+    int src = -1;
 
     /* The largest copy wins: a cut write or append is more likely to
      * have reached some copies than to have shrunk one. */
-    for (unsigned i = 1; i < h->n; i++)
-        if (h->ia[i].size > h->ia[src].size)
+    for (unsigned i = 0; i < h->n; i++)
+        if ((f->data & (1u << i))
+            && (src < 0 || h->ia[i].size > h->ia[src].size))
             src = (int)i;
     h->src = src;
     h->sinks = 0;
     for (unsigned i = 0; i < h->n; i++)
-        if ((int)i != src && h->ia[i].size != h->ia[src].size)
+        if ((f->data & (1u << i)) && (int)i != src
+            && h->ia[i].size != h->ia[src].size)
             h->sinks |= 1u << i;
     for (uint64_t off = 0; off < h->ia[src].size; off += REP_HEAL_CHUNK) {
         struct vl_reply rs = {0};
@@ -333,7 +442,8 @@ rep_heal_data_compare(struct rep_heal *h, struct rep_heal_files *f)
         for (unsigned i = 0; i < h->n && rc == 0; i++) {
             struct vl_reply rk = {0};
 
-            if ((int)i == src || (h->sinks & (1u << i)))
+            if ((int)i == src || (h->sinks & (1u << i))
+                || !(f->data & (1u << i)))
                 continue;
             rc = rep_heal_read(h, f, i, off, REP_HEAL_CHUNK, &rk);
             if (rc == 0
@@ -364,7 +474,7 @@ rep_heal_data_finish(struct rep_heal *h, struct rep_heal_files *f,
     for (unsigned i = 0; i < h->n && rc == 0; i++) {
         union vl_fop_args a;
 
-        if (!(h->sinks & (1u << i)))
+        if (!(f->copy_to & (1u << i)))
             continue;
         memset(&a, 0, sizeof(a));
         a.setattr.loc.inode = h->inode;
@@ -419,7 +529,26 @@ rep_heal_data(struct rep_heal *h)
         res = REP_HR_SPLIT;
         goto out;
     }
+    /* The arbiter holds no data: never a source, and as a sink only
+     * its records are cleared. */
+    f.data = h->all & ~rep_priv(h->xl)->arbiter;
+    h->sources &= f.data;
+    if (v == REP_HV_NEEDED && h->sources == 0) {
+        /* The good data copy is not among those answering: wait. */
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: only the arbiter is not "
+               "blamed for data: no copy to heal from yet",
+               vl_gfid_to_str(&h->inode->gfid, gs));
+        res = REP_HR_PENDING;
+        goto out;
+    }
+    for (unsigned i = 0; i < h->n; i++)
+        if (h->sources & (1u << i)) {
+            h->src = (int)i;
+            break;
+        }
     for (unsigned i = 0; i < h->n && rc == 0; i++) {
+        if (!(f.data & (1u << i)))
+            continue;
         rc = rep_heal_open(h, i, O_RDWR, &f.fd[i]);
         if (rc == 0)
             rc = rep_heal_fstat(h, &f, i, &h->ia[i]);
@@ -436,6 +565,8 @@ rep_heal_data(struct rep_heal *h)
     }
     if (rc != 0)
         goto out;
+    f.copy_to = h->sinks & f.data;
+    f.is_diff = VL_CONF(h->xl, struct rep_conf)->heal_algo == REP_HEAL_DIFF;
     size = h->ia[h->src].size;
     rep_heal_inodeunlk(h, 0, 0);
     is_locked = false;

@@ -16,7 +16,9 @@
  *   - GETXATTR of REP_XATTR_HEAL ("mortar.heal") on an inode heals it now,
  *     whatever the options, and answers "healed", "clean", "split-brain"
  *     or "pending" (a copy is down or the object is missing on one: its
- *     directory's heal creates it). The self-heal daemon uses this.
+ *     directory's heal creates it); an error (EIO) when a step failed.
+ *     A call with size 0 (a length probe) answers the longest length
+ *     and heals nothing. The self-heal daemon uses this key.
  *
  * A heal needs every child up: the records of a down copy are unknown,
  * and clearing a sink's records while a third copy is missing would lose
@@ -66,6 +68,9 @@ struct rep_heal_ctl {
     bool is_stopping;             /* (lock) PARENT_DOWN: start nothing */
     struct rep_heal_job *running; /* (lock) jobs being healed */
     atomic_bool stop;             /* readable without the lock */
+    char *heal_domain;            /* owned: "<name>.self-heal", the lock
+                                     domain that serializes the heals of
+                                     one object (all clients, daemon) */
     atomic_uint_fast64_t n_owner;
     atomic_uint_fast64_t n_started, n_done, n_failed, n_bytes, n_entries;
 };
@@ -183,19 +188,20 @@ rep_heal_stat(struct rep_heal *h, unsigned child, vl_inode_t *inode,
  * + len), or entrylk of the whole directory (name NULL: it conflicts
  * with the entry lock of every name a transaction takes in it). */
 static void
-rep_heal_lk_args(struct rep_heal *h, bool is_entry, enum vl_lock_cmd cmd,
-                 int64_t start, int64_t len, union vl_fop_args *a)
+rep_heal_lk_args(struct rep_heal *h, const char *domain, bool is_entry,
+                 enum vl_lock_cmd cmd, int64_t start, int64_t len,
+                 union vl_fop_args *a)
 {
     memset(a, 0, sizeof(*a));
     if (is_entry) {
-        a->entrylk.domain = h->xl->name;
+        a->entrylk.domain = domain;
         a->entrylk.loc.parent = h->inode;
         a->entrylk.loc.inode = h->inode;
         a->entrylk.cmd = cmd;
         a->entrylk.type = F_WRLCK;
         return;
     }
-    a->inodelk.domain = h->xl->name;
+    a->inodelk.domain = domain;
     a->inodelk.loc.inode = h->inode;
     a->inodelk.cmd = cmd;
     a->inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
@@ -206,8 +212,8 @@ rep_heal_lk_args(struct rep_heal *h, bool is_entry, enum vl_lock_cmd cmd,
 
 
 static void
-rep_heal_unlk_mask(struct rep_heal *h, rep_mask_t held, bool is_entry,
-                   int64_t start, int64_t len)
+rep_heal_unlk_mask(struct rep_heal *h, const char *domain, rep_mask_t held,
+                   bool is_entry, int64_t start, int64_t len)
 {
     for (unsigned i = h->n; i-- > 0;) {
         union vl_fop_args a;
@@ -215,7 +221,8 @@ rep_heal_unlk_mask(struct rep_heal *h, rep_mask_t held, bool is_entry,
 
         if (!(held & (1u << i)))
             continue;
-        rep_heal_lk_args(h, is_entry, VL_LOCK_UNLOCK, start, len, &a);
+        rep_heal_lk_args(h, domain, is_entry, VL_LOCK_UNLOCK, start, len,
+                         &a);
         /* Sent even while stopping: a live brick must get it back. */
         rc = rep_heal_call_raw(h, i,
                                is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK,
@@ -231,7 +238,8 @@ rep_heal_unlk_mask(struct rep_heal *h, rep_mask_t held, bool is_entry,
  * wait, so a heal and a transaction cannot each hold part of the
  * other's locks). */
 static int
-rep_heal_lk_all(struct rep_heal *h, bool is_entry, int64_t start, int64_t len)
+rep_heal_lk_all(struct rep_heal *h, const char *domain, bool is_entry,
+                enum vl_lock_cmd cmd, int64_t start, int64_t len)
 {
     rep_mask_t held = 0;
 
@@ -239,14 +247,13 @@ rep_heal_lk_all(struct rep_heal *h, bool is_entry, int64_t start, int64_t len)
         union vl_fop_args a;
         int rc;
 
-        rep_heal_lk_args(h, is_entry, VL_LOCK_WAIT, start, len, &a);
+        rep_heal_lk_args(h, domain, is_entry, cmd, start, len, &a);
         rc = rep_heal_call(h, i, is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK,
                            &a, NULL);
-
         if (rc != 0) {
             vl_log(h->xl, VL_LOG_DEBUG, "heal: lock on %s: %s",
                    h->xl->children[i]->name, strerror(-rc));
-            rep_heal_unlk_mask(h, held, is_entry, start, len);
+            rep_heal_unlk_mask(h, domain, held, is_entry, start, len);
             return rc;
         }
         held |= 1u << i;
@@ -258,28 +265,28 @@ rep_heal_lk_all(struct rep_heal *h, bool is_entry, int64_t start, int64_t len)
 int
 rep_heal_inodelk(struct rep_heal *h, int64_t start, int64_t len)
 {
-    return rep_heal_lk_all(h, false, start, len);
+    return rep_heal_lk_all(h, h->xl->name, false, VL_LOCK_WAIT, start, len);
 }
 
 
 void
 rep_heal_inodeunlk(struct rep_heal *h, int64_t start, int64_t len)
 {
-    rep_heal_unlk_mask(h, h->all, false, start, len);
+    rep_heal_unlk_mask(h, h->xl->name, h->all, false, start, len);
 }
 
 
 int
 rep_heal_entrylk(struct rep_heal *h)
 {
-    return rep_heal_lk_all(h, true, 0, 0);
+    return rep_heal_lk_all(h, h->xl->name, true, VL_LOCK_WAIT, 0, 0);
 }
 
 
 void
 rep_heal_entryunlk(struct rep_heal *h)
 {
-    rep_heal_unlk_mask(h, h->all, true, 0, 0);
+    rep_heal_unlk_mask(h, h->xl->name, h->all, true, 0, 0);
 }
 
 
@@ -499,6 +506,7 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
     unsigned gen = atomic_load(&priv->event_gen);
     uint32_t type;
     char gs[VL_GFID_STR_LEN];
+    int rc;
 
     if (rep_up_mask(xl) != (rep_mask_t)((1u << priv->n) - 1))
         return REP_HR_PENDING;
@@ -512,8 +520,7 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
     h->lk_owner = REP_HEAL_LK_OWNER_TAG
                   | (atomic_fetch_add(&ctl->n_owner, 1) & 0xffffffffULL);
     for (unsigned i = 0; i < h->n; i++) {
-        int rc = rep_heal_stat(h, i, inode, &h->ia[i]);
-
+        rc = rep_heal_stat(h, i, inode, &h->ia[i]);
         if (rc != 0) {
             res = rc == -ENOENT || rc == -ESTALE || rc == -ENOTCONN
                   ? REP_HR_PENDING : REP_HR_FAILED;
@@ -526,6 +533,16 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
             goto out;
         }
     }
+    /* One heal of an object at a time, whoever runs it: a second one
+     * would copy again and clear what the first cleared. A background
+     * heal does not wait for it (the one running does the work). */
+    rc = rep_heal_lk_all(h, ctl->heal_domain, false,
+                         is_bg ? VL_LOCK_TRY : VL_LOCK_WAIT, 0, 0);
+    if (rc != 0) {
+        res = rc == -EAGAIN || rc == -ENOTCONN ? REP_HR_PENDING
+                                               : REP_HR_FAILED;
+        goto out;
+    }
     type = h->ia[0].mode & S_IFMT;
     if (S_ISREG(type) && (!is_bg || conf->is_data_heal))
         res = rep_heal_worse(res, rep_heal_data(h));
@@ -533,6 +550,7 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
         res = rep_heal_worse(res, rep_heal_entry(h));
     if (!is_bg || conf->is_metadata_heal)
         res = rep_heal_worse(res, rep_heal_metadata(h));
+    rep_heal_unlk_mask(h, ctl->heal_domain, h->all, false, 0, 0);
     atomic_fetch_add(&ctl->n_bytes, h->bytes);
     atomic_fetch_add(&ctl->n_entries, h->entries);
     /* Every copy is good now if every kind was looked at (and nobody
@@ -566,10 +584,6 @@ rep_heal_answer(vl_req_t *req, enum rep_heal_result res)
     }
     vl_reply_clear(&req->reply);
     req->reply.count = (int64_t)len;
-    if (a->size == 0) {
-        vl_unwind(req, 0);
-        return;
-    }
     if (a->size < len) {
         vl_unwind(req, -ERANGE);
         return;
@@ -716,6 +730,21 @@ rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t answered,
 
 
 void
+rep_heal_parent_hint(vl_xlator_t *xl, vl_inode_t *dir)
+{
+    const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
+    struct rep_priv *priv = rep_priv(xl);
+    rep_mask_t all = (rep_mask_t)((1u << priv->n) - 1);
+
+    if (priv->heal == NULL || dir == NULL || vl_gfid_is_null(&dir->gfid)
+        || rep_up_mask(xl) != all
+        || (!conf->is_entry_heal && !conf->is_metadata_heal))
+        return;
+    (void)rep_heal_start(xl, dir, NULL);
+}
+
+
+void
 rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
@@ -727,6 +756,14 @@ rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
     }
     if (a->loc.inode == NULL || vl_gfid_is_null(&a->loc.inode->gfid)) {
         vl_unwind(req, -ESTALE);
+        return;
+    }
+    if (a->size == 0) {
+        /* A probe for the length (getfattr's first call): the longest
+         * answer, without healing twice. */
+        vl_reply_clear(&req->reply);
+        req->reply.count = (int64_t)strlen("split-brain");
+        vl_unwind(req, 0);
         return;
     }
     rc = rep_heal_start(xl, a->loc.inode, req);
@@ -744,6 +781,10 @@ rep_heal_init(vl_xlator_t *xl)
 
     if (ctl == NULL)
         return -ENOMEM;
+    if (asprintf(&ctl->heal_domain, "%s.self-heal", xl->name) < 0) {
+        free(ctl);
+        return -ENOMEM;
+    }
     pthread_mutex_init(&ctl->lock, NULL);
     pthread_cond_init(&ctl->idle, NULL);
     rep_priv(xl)->heal = ctl;
@@ -782,6 +823,7 @@ rep_heal_fini(vl_xlator_t *xl)
     rep_heal_stop(xl);
     pthread_cond_destroy(&ctl->idle);
     pthread_mutex_destroy(&ctl->lock);
+    free(ctl->heal_domain);
     free(ctl);
     rep_priv(xl)->heal = NULL;
 }

@@ -59,6 +59,10 @@ enum rep_heal_verdict rep_heal_pick(unsigned n, rep_mask_t present,
  * some copy blames another for an enabled kind and the bound allows. */
 void rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode,
                         rep_mask_t answered, const uint8_t *const *records);
+/* A named lookup found some up copies of its parent directory not good
+ * (blamed): a background heal of the directory, bounded the same way
+ * (the directory itself may never be looked up again: the root). */
+void rep_heal_parent_hint(vl_xlator_t *xl, vl_inode_t *dir);
 /* GETXATTR: the mortar.heal key heals now; others are reads. */
 void rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req);
 int rep_heal_init(vl_xlator_t *xl);

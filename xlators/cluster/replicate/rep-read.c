@@ -415,8 +415,11 @@ rep_lookup_wind(vl_xlator_t *xl, vl_req_t *req)
     }
     if (a->loc.parent != NULL && a->loc.name != NULL
         && rep_inode_readable(xl, a->loc.parent, &parent_ok)
-        && (mask & parent_ok) != 0)
+        && (mask & parent_ok) != 0) {
+        if ((mask & parent_ok) != mask)
+            rep_heal_parent_hint(xl, a->loc.parent);
         mask &= parent_ok;
+    }
     in = rep_inspect_new(xl, local);
     if (in == NULL) {
         vl_unwind(req, -ENOMEM);
@@ -618,11 +621,14 @@ rep_read_done(vl_req_t *child, void *cookie)
 
 /* readdirplus entries carry attributes from the one child read: keep
  * them only for objects whose copy on that child is known good (the
- * caller looks the others up, which compares the copies). */
+ * caller looks the others up, which compares the copies), and whose
+ * up copies are all good: the lookup of one that is not starts its heal
+ * (rep-heal.c), which a listing's attributes would keep from coming. */
 void
 rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child)
 {
     struct vl_dirent_list *list = &req->reply.entries;
+    rep_mask_t up = rep_up_mask(xl);
 
     for (size_t i = 0; i < list->n; i++) {
         struct vl_dirent *e = &list->ents[i];
@@ -633,7 +639,7 @@ rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child)
             continue;
         inode = vl_inode_find(req->graph->itable, &e->iatt.gfid);
         if (inode == NULL || !rep_inode_readable(xl, inode, &ok)
-            || !(ok & (1u << child))) {
+            || !(ok & (1u << child)) || (ok & up) != up) {
             e->has_iatt = false;
             e->has_content = false;
         }

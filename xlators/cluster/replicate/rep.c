@@ -555,13 +555,14 @@ static const vl_option_t rep_options[] = {
                        "it none starts (the next lookup tries again). 0: "
                        "no heal on access."),
     VL_OPT_ENUM("data-self-heal-algorithm", struct rep_conf, heal_algo,
-                .values = rep_heal_algo_values, .def = "full",
+                .values = rep_heal_algo_values, .def = "diff",
                 .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
                 .aliases = {"cluster.data-self-heal-algorithm"},
-                .doc = "How a file's content is healed: full (copy every "
-                       "data range, holes kept). diff (copy only the ranges "
-                       "whose checksums differ) needs a checksum fop the "
-                       "bricks do not have yet and heals as full."),
+                .doc = "How a file's content is healed: diff (where the "
+                       "stale copy has data, compare 64 KiB blocks by "
+                       "SHA-256 on the bricks and copy only those that "
+                       "differ) or full (copy every data range). Holes "
+                       "stay holes either way."),
     VL_OPT_END,
 };
 

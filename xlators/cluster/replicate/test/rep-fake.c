@@ -314,6 +314,42 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
                 o->data[i] = 0;
         return 0;
     }
+    case VL_FOP_RCHECKSUM: {
+        /* Digest: FNV-1a of the block, not SHA-256 (equal bytes, equal
+         * digests is all a test needs). */
+        struct vl_rchecksum_args *a = VL_ARGS(req, rchecksum);
+        uint32_t n = 0;
+
+        o = fake_find_gfid(p, &a->fd->inode->gfid);
+        if (o == NULL)
+            return -ENOENT;
+        req->reply.sums = vl_calloc(xl, VL_RCHECKSUM_BLOCKS_MAX,
+                                    sizeof(*req->reply.sums), 0);
+        if (req->reply.sums == NULL)
+            return -ENOMEM;
+        for (uint64_t at = (uint64_t)a->offset;
+             at < (uint64_t)a->offset + a->len && at < o->size;
+             at += a->block_size, n++) {
+            struct vl_block_sum *b = &req->reply.sums[n];
+            uint64_t end = at + a->block_size, h = 14695981039346656037ULL;
+            bool is_zero = true;
+
+            if (end > o->size)
+                end = o->size;
+            b->len = (uint32_t)(end - at);
+            for (uint64_t i = at; i < end; i++) {
+                h = (h ^ (uint8_t)o->data[i]) * 1099511628211ULL;
+                is_zero = is_zero && o->data[i] == 0;
+            }
+            if (is_zero)
+                b->flags = VL_RCHECKSUM_ZERO;
+            else
+                memcpy(b->digest, &h, sizeof(h));
+        }
+        req->reply.n_sums = n;
+        fake_iatt(o, &req->reply.iatt);
+        return 0;
+    }
     case VL_FOP_REMOVEXATTR: {
         struct fake_xattr *x;
 
@@ -378,13 +414,6 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
         fake_iatt(o, &req->reply.iatt);
         return 0;
     }
-    case VL_FOP_RCHECKSUM:
-        /* Which child answered is what the tests look at. */
-        o = fake_find_gfid(p, &req->args.rchecksum.fd->inode->gfid);
-        if (o == NULL)
-            return -ENOENT;
-        fake_iatt(o, &req->reply.iatt);
-        return 0;
     case VL_FOP_READ: {
         struct vl_read_args *a = VL_ARGS(req, read);
         size_t n;

@@ -5,11 +5,12 @@
  * readlink, unlink, rmdir, rename, open, opendir, read, write, setattr
  * (mode, owner, mtime, size), setxattr, getxattr (a name or the list),
  * removexattr, readdir, flush, fsync, fallocate (punch only), statfs,
- * inodelk, entrylk, xattrop (ADD32 as storage/posix: missing =
- * zeros, all-zero results removed, new values answered) and rchecksum
- * (the attributes, no blocks). A test can make
- * one fop fail with an errno, take the brick "down" (every fop
- * ENOTCONN), plant objects, attributes and xattrs and read what landed.
+ * inodelk, entrylk, xattrop (ADD32 as storage/posix: missing = zeros,
+ * all-zero results removed, new values answered) and rchecksum (the
+ * attributes and a record per block: ZERO, or an FNV-1a digest where
+ * the brick's is SHA-256). A test can make one fop fail with an errno,
+ * take the brick "down" (every fop ENOTCONN), plant objects, attributes
+ * and xattrs and read what landed.
  */
 #ifndef MORTAR_REP_FAKE_H
 #define MORTAR_REP_FAKE_H

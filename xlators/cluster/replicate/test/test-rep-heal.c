@@ -413,6 +413,54 @@ test_heal_data_shrink(void **state)
 }
 
 
+/* diff: a sink whose bytes already match gets no write (its records
+ * go); one whose bytes differ is rewritten. full writes either way. */
+static void
+test_heal_data_diff(void **state)
+{
+    struct t *t = *state;
+    char buf[64];
+    vl_inode_t *f = t_file(t, "f", "same bytes");
+    size_t writes = fake_received(t->b[2], VL_FOP_WRITE);
+
+    t_plant(t, 0, &f->gfid, t->key[2], REP_DATA, 1);
+    t_expect_heal(t, f, "healed");
+    assert_int_equal(fake_received(t->b[2], VL_FOP_WRITE), writes);
+    assert_false(t_any_record(t, &f->gfid));
+    t_down(t, 2);
+    t_write(t, f, 0, "SAME");
+    t_up(t, 2);
+    t_expect_heal(t, f, "healed");
+    assert_int_equal(fake_received(t->b[2], VL_FOP_WRITE), writes + 1);
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "SAME bytes");
+    vl_inode_unref(f);
+}
+
+
+static int
+setup3_full(void **state)
+{
+    return setup_n(state, 3, " option data-self-heal-algorithm full\n");
+}
+
+
+static void
+test_heal_data_full(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "same bytes");
+    size_t writes = fake_received(t->b[2], VL_FOP_WRITE);
+
+    t_plant(t, 0, &f->gfid, t->key[2], REP_DATA, 1);
+    t_expect_heal(t, f, "healed");
+    assert_int_equal(fake_received(t->b[2], VL_FOP_WRITE), writes + 1);
+    assert_false(t_any_record(t, &f->gfid));
+    vl_inode_unref(f);
+}
+
+
 /* A sink failing in the middle: nothing is cleared, the sink stays
  * blamed; the next heal finishes. */
 static void
@@ -717,6 +765,34 @@ test_heal_on_lookup(void **state)
 }
 
 
+/* A name made while b2 was down: a lookup of it (only the good copies
+ * of the directory are asked) starts the heal of the directory. */
+static void
+test_heal_parent_on_lookup(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f;
+    vl_gfid_t g;
+    int rc = -ENOENT;
+
+    t_down(t, 2);
+    f = t_file(t, "n", "");
+    t_up(t, 2);
+    assert_int_equal(t_lookup(t, "n", NULL), 0);
+    for (int i = 0; i < 500 && rc != 0; i++) {
+        rc = fake_gfid(t->b[2], &vl_gfid_root, "n", &g);
+        if (rc != 0)
+            usleep(10 * 1000);
+    }
+    assert_int_equal(rc, 0);
+    assert_true(vl_gfid_equal(&g, &f->gfid));
+    for (int i = 0; i < 500 && t_any_record(t, &vl_gfid_root); i++)
+        usleep(10 * 1000);
+    assert_false(t_any_record(t, &vl_gfid_root));
+    vl_inode_unref(f);
+}
+
+
 static int
 setup3_no_data_heal(void **state)
 {
@@ -751,6 +827,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_heal_data, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_shrink, setup3,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_heal_data_diff, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_data_full, setup3_full,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_fail, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_dirty, setup3,
@@ -766,6 +846,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_heal_entry_fail, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_on_lookup, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_parent_on_lookup, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_on_lookup_off,
                                         setup3_no_data_heal, teardown),

@@ -80,6 +80,21 @@ setup3(void **state)
 }
 
 
+/* Three bricks, no heal on access: a test that watches which copy
+ * reads go to must not see a background heal make the stale one good. */
+static int
+setup3_no_bg_heal(void **state)
+{
+    struct t *t = calloc(1, sizeof(*t));
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_CRITICAL);
+    t_open_graph(t, 3, " option background-self-heal-count 0\n");
+    *state = t;
+    return 0;
+}
+
+
 static int
 setup2(void **state)
 {
@@ -1084,8 +1099,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_fails_everywhere, setup3,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_reads_avoid_blamed, setup3,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reads_avoid_blamed,
+                                        setup3_no_bg_heal, teardown),
         cmocka_unit_test_setup_teardown(test_reads_spread, setup3, teardown),
         cmocka_unit_test_teardown(test_rchecksum_like_read, teardown),
         cmocka_unit_test_setup_teardown(test_read_retries, setup3,
