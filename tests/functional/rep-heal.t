@@ -12,7 +12,9 @@
 #    file rewritten in one 4 KiB block, only that block's 64 KiB are
 #    copied (diff: RCHECKSUM digests compared);
 #  - the mortar.heal key (getfattr through the mount) heals one file now
-#    and answers "healed", then "clean"; with a brick down, "pending".
+#    and answers "healed", then "clean"; with a brick down, "pending";
+#  - a 32 MiB file written at random places while it heals ends
+#    identical on every brick.
 # TIMEOUT: 300
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -181,3 +183,26 @@ EXPECT "clean" heal_key d/new
 TEST cmp "$T/bricks/b0/d/new" "$T/bricks/b1/d/new"
 EXPECT "" records b0
 EXPECT "" records b1
+
+# A file written while it heals ends identical on every copy: 32 MiB
+# b2 missed, healed through the key while 40 writes land at random
+# places.
+TEST kill_brick b2
+TEST dd if=/dev/urandom of="$M0/busy" bs=1M count=32 status=none
+TEST start_fsd brick-b2 --volfile "$T/vol/b2.vol"
+EXPECT_WITHIN 20 "clean" heal_key f1
+# (b2 lacks the name: the directory's heal makes it, empty, blamed)
+EXPECT "healed" heal_key .
+(cd "$M0" && getfattr --only-values -n mortar.heal busy \
+    > "$T/busy.heal" 2> /dev/null) &
+HEAL_PID=$!
+TEST sh -c "for i in \$(seq 1 40); do dd if=/dev/urandom of='$M0/busy' \
+    bs=4k count=1 seek=\$(shuf -i 0-8191 -n 1) conv=notrunc \
+    status=none || exit 1; done"
+TEST wait "$HEAL_PID"
+EXPECT "healed" cat "$T/busy.heal"
+EXPECT_WITHIN 20 "clean" heal_key busy
+TEST cmp "$T/bricks/b0/busy" "$T/bricks/b1/busy"
+TEST cmp "$T/bricks/b0/busy" "$T/bricks/b2/busy"
+EXPECT "" records b0
+EXPECT "" records b2
