@@ -12,6 +12,8 @@
  *     is on starts a heal of that object in the background, at most
  *     background-self-heal-count at once (over it, or when the object is
  *     already being healed, nothing starts: the next lookup tries again);
+ *     a named lookup whose parent directory has up copies that are not
+ *     good starts the directory's heal the same way (rep_heal_parent_hint);
  *     the lookup itself answers at once from the good copies;
  *   - GETXATTR of REP_XATTR_HEAL ("mortar.heal") on an inode heals it now,
  *     whatever the options, and answers "healed", "clean", "split-brain"
@@ -26,7 +28,10 @@
  * copy of the content changes the sinks' times; the metadata heal sets
  * them last). Sources: the copies no other copy blames for the kind
  * (rep_heal_pick); dirty without blame means "compare"; every copy
- * blamed is a split-brain, logged and left alone.
+ * blamed is a split-brain, logged and left alone. Heals of one object
+ * are serialized, across clients and the daemon, by an inodelk in the
+ * domain "<name>.self-heal" (a background heal does not wait for it);
+ * each kind then takes the lock its transactions take.
  *
  * Per inode/fd/request: nothing of its own (a heal job carries a ref on
  * the inode; the GETXATTR request is answered by the heal thread).
