@@ -189,6 +189,12 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                        "already has (%u)", ba.replica, rep);
         return;
     }
+    if (ba.arbiter != 0 && vol->arbiter_count == 0) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
+                       "volume %s has no arbiter bricks: turning it into an "
+                       "arbiter volume is not supported yet", vol->name);
+        return;
+    }
     if (ba.replica > rep) {
         md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
                        "raising the replica count of volume %s from %u to "

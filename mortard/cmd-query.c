@@ -41,7 +41,11 @@ md_info_one(struct md_volume *vol, struct md_result *r, struct md_node *vl)
                    md_vol_status_name(vol->status));
     /* GlusterFS: "N" for plain distribute, "sets x copies = bricks"
      * for the replicated types. */
-    if (rep > 1)
+    if (rep > 1 && vol->arbiter_count != 0)
+        md_sbuf_printf(&r->text, "Number of Bricks: %zu x (%u + %u) = "
+                       "%zu\n", md_vol_n_sets(vol), rep - 1,
+                       vol->arbiter_count, vol->n_bricks);
+    else if (rep > 1)
         md_sbuf_printf(&r->text, "Number of Bricks: %zu x %u = %zu\n",
                        md_vol_n_sets(vol), rep, vol->n_bricks);
     else
@@ -59,7 +63,7 @@ md_info_one(struct md_volume *vol, struct md_result *r, struct md_node *vl)
      * dist_leaf_count), not the number of children. */
     md_node_addf(v, "distCount", "%u", rep);
     md_node_addf(v, "replicaCount", "%u", rep);
-    md_node_add(v, "arbiterCount", "0");
+    md_node_addf(v, "arbiterCount", "%u", vol->arbiter_count);
     md_node_add(v, "disperseCount", "0");
     md_node_add(v, "redundancyCount", "0");
     md_node_addf(v, "type", "%d", md_vol_type_num(vol));
@@ -73,13 +77,15 @@ md_info_one(struct md_volume *vol, struct md_result *r, struct md_node *vl)
         struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
 
-        md_sbuf_printf(&r->text, "Brick%zu: %s:%s\n", i + 1, b->host,
-                       b->path);
+        md_sbuf_printf(&r->text, "Brick%zu: %s:%s%s\n", i + 1, b->host,
+                       b->path, md_brick_is_arbiter(vol, b) ? " (arbiter)"
+                                                           : "");
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
         md_node_add(bn, "hostname", b->host);
         md_node_add(bn, "path", b->path);
         md_node_addf(bn, "port", "%u", b->port);
-        md_node_add(bn, "isArbiter", "0");
+        md_node_add(bn, "isArbiter", md_brick_is_arbiter(vol, b) ? "1"
+                                                              : "0");
         /* Which replica set (distribute child) the brick is in, counted
          * in brick order. */
         md_node_addf(bn, "replicaSet", "%zu", i / rep);

@@ -150,6 +150,7 @@ md_cmd_create(struct md_state *st, int argc, char **argv,
     snprintf(vol->transport, sizeof(vol->transport), "tcp");
     vol->n_bricks = (size_t)n_bricks;
     vol->replica_count = ba.replica > 1 ? ba.replica : 1;
+    vol->arbiter_count = ba.arbiter;
     rc = md_bricks_fill(st, vol, vol->bricks, hosts, paths,
                         (size_t)n_bricks, &err);
     /* Commit: the brick directories and their volume id, then the

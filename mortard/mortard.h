@@ -93,6 +93,9 @@ struct md_volume {
     size_t n_bricks;
     unsigned replica_count;        /* copies of every file (bricks per
                                     * set); 0 or 1: plain distribute */
+    unsigned arbiter_count;        /* 1: the last brick of each set (of
+                                    * 3) is an arbiter (features/arbiter:
+                                    * names and records, no data); 0 */
     struct vl_kv *opts;            /* owned; canonical key -> value */
     size_t n_opts;
     unsigned next_brick;           /* N of the next "brick<N>" id: ids are
@@ -201,6 +204,7 @@ int md_option_resolve(const char *key, const char *value,
  * `volume add-brick VOL ...` (first = 3) before the bricks. */
 struct md_brick_args {
     unsigned replica; /* replica N given (2..MD_REPLICA_MAX), else 0 */
+    unsigned arbiter; /* arbiter 1 given (only with replica 3), else 0 */
     int first;        /* argv index of the first brick */
     int n_bricks;     /* bricks given */
     bool is_force;    /* ends with force */
@@ -216,6 +220,9 @@ int md_brick_args_parse(int argc, char **argv, int first, bool is_create,
  * (same host name, or both this node): -EPERM with GlusterFS's message. */
 int md_replica_same_server(char *const *hosts, const bool *is_local,
                            size_t n, unsigned replica, vl_err_t *err);
+/* b (an element of vol->bricks) is its set's arbiter. */
+bool md_brick_is_arbiter(const struct md_volume *vol,
+                         const struct md_brick *b);
 /* Bricks per set (1 for a plain distribute volume). */
 unsigned md_vol_replica(const struct md_volume *vol);
 /* Replica sets (distribute's children). */

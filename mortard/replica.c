@@ -66,11 +66,20 @@ md_brick_args_parse(int argc, char **argv, int first, bool is_create,
                 return -EINVAL;
             }
             i++;
-        } else if (strcmp(w, "arbiter") == 0 ||
-                   strcmp(w, "thin-arbiter") == 0) {
+        } else if (strcmp(w, "arbiter") == 0 && out->arbiter == 0 &&
+                   i + 1 < argc) {
+            if (md_parse_count(argv[i + 1]) != 1) {
+                out->is_usage = false;
+                vl_err_set(err, "For arbiter configuration, replica count "
+                           "must be 3 and arbiter count must be 1. The 3rd "
+                           "brick of the replica will be the arbiter");
+                return -EINVAL;
+            }
+            out->arbiter = 1;
+            i++;
+        } else if (strcmp(w, "thin-arbiter") == 0) {
             out->is_usage = false;
-            vl_err_set(err, "%s volumes are not supported yet (the "
-                       "arbiter translator is not built)", w);
+            vl_err_set(err, "%s volumes are not supported yet", w);
             return -ENOTSUP;
         } else if (strcmp(w, "disperse") == 0 ||
                    strcmp(w, "disperse-data") == 0 ||
@@ -102,6 +111,13 @@ md_brick_args_parse(int argc, char **argv, int first, bool is_create,
     }
     if (out->replica == 1) {
         vl_err_set(err, "replica count should be greater than 1");
+        return -EINVAL;
+    }
+    if (out->arbiter != 0 && out->replica != 3) {
+        out->is_usage = false;
+        vl_err_set(err, "For arbiter configuration, replica count must be "
+                   "3 and arbiter count must be 1. The 3rd brick of the "
+                   "replica will be the arbiter");
         return -EINVAL;
     }
     if (out->replica > MD_REPLICA_MAX) {
@@ -256,4 +272,15 @@ md_replica_opt_check(const struct md_volume *vol, const char *canon,
         return -EINVAL;
     }
     return 0;
+}
+
+
+bool
+md_brick_is_arbiter(const struct md_volume *vol, const struct md_brick *b)
+{
+    unsigned r = md_vol_replica(vol);
+    size_t i = (size_t)(b - vol->bricks);
+
+    return vol->arbiter_count != 0 && r > 1 && i < vol->n_bricks &&
+           i % r == r - 1;
 }

@@ -382,6 +382,10 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         if (md_parse_u64(value, MD_REPLICA_MAX, &n) != 0 || n < 2)
             goto bad;
         vol->replica_count = (unsigned)n;
+    } else if (strcmp(key, "arbiter-count") == 0) {
+        if (md_parse_u64(value, 1, &n) != 0 || n != 1)
+            goto bad;
+        vol->arbiter_count = 1;
     } else if (strcmp(key, "status") == 0) {
         if (strcmp(value, "created") == 0)
             vol->status = MD_VOL_CREATED;
@@ -514,6 +518,10 @@ md_volume_load(const char *dir, const char *name, struct md_volume **out,
     }
     if (vol->replica_count == 0)
         vol->replica_count = 1;
+    if (vol->arbiter_count != 0 && vol->replica_count != 3) {
+        vl_err_set(err, "%s: arbiter-count needs replica-count 3", path);
+        goto fail;
+    }
     for (size_t i = 0; i < vol->n_bricks; i++) {
         struct md_brick *b = &vol->bricks[i];
 
@@ -722,6 +730,8 @@ md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
      * info stays what older mortards read. */
     if (md_vol_replica(vol) > 1)
         md_sbuf_printf(sb, "replica-count=%u\n", vol->replica_count);
+    if (vol->arbiter_count != 0)
+        md_sbuf_printf(sb, "arbiter-count=1\n");
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
 

@@ -96,12 +96,19 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
     md_sbuf_printf(&sb, "volume %s-posix\n    type storage/posix\n"
                    "    option directory %s\n", vol->name, b->path);
     md_volgen_opts(&sb, vol, "posix", sub);
-    md_sbuf_printf(&sb, "end-volume\n\nvolume %s-locks\n"
-                   "    type features/locks\n", vol->name);
+    md_sbuf_printf(&sb, "end-volume\n\n");
+    if (md_brick_is_arbiter(vol, b))
+        md_sbuf_printf(&sb, "volume %s-arbiter\n    type features/arbiter\n"
+                       "    subvolumes %s-posix\nend-volume\n\n",
+                       vol->name, vol->name);
+    md_sbuf_printf(&sb, "volume %s-locks\n    type features/locks\n",
+                   vol->name);
     md_volgen_opts(&sb, vol, "locks", sub);
-    md_sbuf_printf(&sb, "    subvolumes %s-posix\nend-volume\n\n"
+    md_sbuf_printf(&sb, "    subvolumes %s-%s\nend-volume\n\n"
                    "volume %s-upcall\n    type features/upcall\n",
-                   vol->name, vol->name);
+                   vol->name,
+                   md_brick_is_arbiter(vol, b) ? "arbiter" : "posix",
+                   vol->name);
     md_volgen_opts(&sb, vol, "upcall", sub);
     md_sbuf_printf(&sb, "    subvolumes %s-locks\nend-volume\n\n"
                    "volume %s\n    type performance/io-threads\n",
@@ -238,6 +245,10 @@ md_volgen_replicate(struct md_sbuf *sb, const struct md_volume *vol)
         md_sbuf_printf(sb, "volume %s\n    type cluster/replicate\n",
                        name);
         md_volgen_opts(sb, vol, "replicate", vol->name);
+        /* The arbiter is the set's last child (volgen lists bricks in
+         * order); replicate must know it, not a settable option. */
+        if (vol->arbiter_count != 0)
+            md_sbuf_printf(sb, "    option arbiter-count 1\n");
         md_sbuf_printf(sb, "    subvolumes");
         for (size_t j = i * r; j < (i + 1) * r; j++) {
             md_brick_subvol(vol, &vol->bricks[j], sub, sizeof(sub));

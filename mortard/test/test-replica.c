@@ -39,6 +39,10 @@ test_args(void **state)
     char *word[] = {"volume", "create", "v", "replica", "x", "a:/1", NULL};
     char *arb[] = {"volume", "create", "v", "replica", "3", "arbiter", "1",
                    "a:/1", "b:/2", "c:/3", NULL};
+    char *arb2[] = {"volume", "create", "v", "replica", "2", "arbiter",
+                    "1", "a:/1", "b:/2", NULL};
+    char *arbn[] = {"volume", "create", "v", "replica", "3", "arbiter",
+                    "2", "a:/1", "b:/2", "c:/3", NULL};
     char *thin[] = {"volume", "create", "v", "replica", "2",
                     "thin-arbiter", "1", "a:/1", "b:/2", "c:/3", NULL};
     char *junk[] = {"volume", "create", "v", "stripy", "a:/1", NULL};
@@ -74,10 +78,19 @@ test_args(void **state)
                                          &err), -EINVAL);
     assert_non_null(strstr(err.msg, "'x'"));
     assert_int_equal(md_brick_args_parse(ARGC(arb), arb, 3, true, &ba,
-                                         &err), -ENOTSUP);
+                                         &err), 0);
+    assert_int_equal(ba.replica, 3);
+    assert_int_equal(ba.arbiter, 1);
+    assert_int_equal(ba.first, 7);
+    assert_int_equal(md_brick_args_parse(ARGC(arb2), arb2, 3, true, &ba,
+                                         &err), -EINVAL);
     assert_false(ba.is_usage);
-    assert_non_null(strstr(err.msg, "arbiter volumes are not supported "
-                                    "yet"));
+    assert_non_null(strstr(err.msg, "replica count must be 3 and arbiter "
+                                    "count must be 1"));
+    assert_int_equal(md_brick_args_parse(ARGC(arbn), arbn, 3, true, &ba,
+                                         &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "replica count must be 3 and arbiter "
+                                    "count must be 1"));
     assert_int_equal(md_brick_args_parse(ARGC(thin), thin, 3, true, &ba,
                                          &err), -ENOTSUP);
     assert_non_null(strstr(err.msg, "thin-arbiter"));
@@ -371,6 +384,53 @@ test_store(void **state)
 }
 
 
+/* replica 3 arbiter 1: the third brick of each set gets features/arbiter
+ * under locks, replicate gets arbiter-count 1, the store keeps it. */
+static void
+test_arbiter(void **state)
+{
+    const unsigned ids[] = {0, 1, 2, 3, 4, 5};
+    struct md_state *st = new_state("s2"), *st2;
+    struct md_volume *v = new_vol("av", 6, 3, ids), *l;
+    vl_err_t err = {.msg = ""};
+    char path[512], *text;
+
+    (void)state;
+    v->arbiter_count = 1;
+    assert_false(md_brick_is_arbiter(v, &v->bricks[0]));
+    assert_false(md_brick_is_arbiter(v, &v->bricks[1]));
+    assert_true(md_brick_is_arbiter(v, &v->bricks[2]));
+    assert_true(md_brick_is_arbiter(v, &v->bricks[5]));
+    text = md_volgen_brick(st, v, &v->bricks[2]);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "volume av-arbiter\n    type "
+                                 "features/arbiter\n    subvolumes "
+                                 "av-posix\n"));
+    assert_non_null(strstr(text, "subvolumes av-arbiter\n"));
+    free(text);
+    text = md_volgen_brick(st, v, &v->bricks[1]);
+    assert_null(strstr(text, "features/arbiter"));
+    free(text);
+    text = md_volgen_client(v);
+    assert_non_null(strstr(text, "    option arbiter-count 1\n"
+                                 "    subvolumes av-brick3 av-brick4 "
+                                 "av-brick5\n"));
+    free(text);
+    assert_int_equal(md_volume_save(st, v, &err), 0);
+    md_volume_link(st, v);
+    st2 = new_state("s2");
+    l = md_volume_find(st2, "av");
+    assert_non_null(l);
+    assert_int_equal(l->arbiter_count, 1);
+    free_state(st2);
+    /* arbiter-count without replica 3 is refused at load. */
+    edit_info("s2", "av", "replica-count=3", "replica-count=2");
+    snprintf(path, sizeof(path), "%s/s2/vols/av", tmpdir);
+    assert_int_equal(md_volume_load(path, "av", &l, &err), -EINVAL);
+    free_state(st);
+}
+
+
 static void
 test_option_keys(void **state)
 {
@@ -436,6 +496,7 @@ main(void)
         cmocka_unit_test(test_sets),
         cmocka_unit_test(test_volgen),
         cmocka_unit_test(test_store),
+        cmocka_unit_test(test_arbiter),
         cmocka_unit_test(test_option_keys),
     };
     int rc;

@@ -45,10 +45,11 @@ TEST check_fail 1 volume create v2 192.0.2.7:$T/bricks/x force
 TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x
 TEST check_fail 1 volume create v2 127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/x force
 EXPECT_MATCH "given more than once" cat "$T/f.err"
-# Replica volumes are checked in mgmt-replica-cmds.t; arbiter is refused.
-TEST check_fail 1 volume create v2 replica 3 arbiter 1 127.0.0.1:$T/bricks/x \
-    127.0.0.1:$T/bricks/y 127.0.0.1:$T/bricks/z force
-EXPECT_MATCH "arbiter volumes are not supported yet" cat "$T/f.err"
+# Replica volumes are checked in mgmt-replica-cmds.t, arbiter in
+# mgmt-arbiter.t; thin-arbiter is refused.
+TEST check_fail 1 volume create v2 replica 2 thin-arbiter 1 \
+    127.0.0.1:$T/bricks/x 127.0.0.1:$T/bricks/y 127.0.0.1:$T/bricks/z force
+EXPECT_MATCH "thin-arbiter volumes are not supported yet" cat "$T/f.err"
 TEST check_fail 2 volume create v2
 # More bricks than distribute takes (256): refused before any is checked.
 MANY=$(for i in $(seq 257); do printf '127.0.0.1:%s/bricks/m%d ' "$T" "$i"; done)

@@ -4,7 +4,8 @@
 # --xml and --json, the client volfile (replicate over each set's
 # clients, distribute over the sets), cluster.quorum-* set and reset in
 # every replicate; every bad input (replica 1, a brick count that is not
-# a multiple, two bricks of a set on one server without force, arbiter,
+# a multiple, two bricks of a set on one server without force, arbiter
+# other than replica 3 arbiter 1,
 # thin-arbiter, add-brick of a partial set or another count, remove-brick
 # of part of a set) fails with its message and leaves the store and the
 # output of volume list/info unchanged; replica 2 prints GlusterFS's
@@ -144,8 +145,10 @@ EXPECT "number of bricks is not a multiple of replica count" cat "$T/f.err"
 TEST check_fail 2 volume create x replica 17 127.0.0.1:$B/x0 force
 EXPECT_MATCH "more than 16" cat "$T/f.err"
 TEST check_fail 2 volume create x replica three 127.0.0.1:$B/x0 force
-TEST check_fail 1 volume create x replica 3 arbiter 1 $(bl "$B" x0 x1 x2) force
-EXPECT_MATCH "arbiter volumes are not supported yet" cat "$T/f.err"
+# (replica 3 arbiter 1 works: mgmt-arbiter.t)
+TEST check_fail 1 volume create x replica 2 arbiter 1 $(bl "$B" x0 x1) force
+EXPECT_MATCH "replica count must be 3 and arbiter count must be 1" \
+    cat "$T/f.err"
 TEST check_fail 1 volume create x replica 2 thin-arbiter 1 \
     $(bl "$B" x0 x1 x2) force
 EXPECT_MATCH "thin-arbiter volumes are not supported yet" cat "$T/f.err"
@@ -176,7 +179,8 @@ TEST check_fail 1 volume add-brick r2 replica 4 $(bl "$B" b6 b7 b8 b9) force
 EXPECT_MATCH "not supported yet" cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 replica 3 arbiter 1 \
     $(bl "$B" b6 b7 b8) force
-EXPECT_MATCH "arbiter volumes are not supported yet" cat "$T/f.err"
+EXPECT_MATCH "no arbiter bricks: turning it into an arbiter volume is \
+not supported yet" cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 $(bl "$FS" n0 n1 n2)
 EXPECT_MATCH "Multiple bricks of a replicate volume" cat "$T/f.err"
 # remove-brick: part of a set, bricks of two sets, another count.
