@@ -30,8 +30,6 @@
 
 #include "mortard.h"
 
-#define MD_HEAL_ARGS_MAX (16 + 2 * MD_DIST_BRICKS_MAX)
-
 /* mortard's own options for the daemons; no translator reads them. */
 struct md_shd_conf {
     bool is_enabled;      /* shd.enable */
@@ -159,7 +157,9 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
     char logf[4400], dumpdir[4096], vfname[MD_VOLNAME_MAX + 8];
     char threads[32], interval[32];
     char (*bricks)[4400] = NULL;
-    char *argv[MD_HEAL_ARGS_MAX];
+    char (*xopts)[300] = NULL;
+    char **argv = NULL;
+    size_t n_sets = md_vol_n_sets(vol);
     int argc = 0, rc;
     size_t nb = 0;
     char *spec;
@@ -186,7 +186,12 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
     if (rc != 0)
         return rc;
     bricks = calloc(vol->n_bricks, sizeof(*bricks));
-    if (bricks == NULL) {
+    xopts = calloc(n_sets, sizeof(*xopts));
+    argv = calloc(16 + 2 * (vol->n_bricks + n_sets) + 1, sizeof(*argv));
+    if (bricks == NULL || xopts == NULL || argv == NULL) {
+        free(bricks);
+        free(xopts);
+        free(argv);
         vl_err_set(err, "out of memory");
         return -ENOMEM;
     }
@@ -220,9 +225,23 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
         argv[argc++] = "--heal-brick";
         argv[argc++] = bricks[nb++];
     }
+    /* The daemon's own lookups must not start background heals beside
+     * the ones it asks for (a key heal would then wait for one and
+     * answer "clean", and its counts would be off). */
+    for (size_t i = 0; i < n_sets; i++) {
+        char set[256];
+
+        md_vol_set_name(vol, i, set, sizeof(set));
+        snprintf(xopts[i], sizeof(xopts[i]),
+                 "%s.background-self-heal-count=0", set);
+        argv[argc++] = "--xlator-option";
+        argv[argc++] = xopts[i];
+    }
     argv[argc] = NULL;
     rc = md_fsd_spawn(st, argv, err);
     free(bricks);
+    free(xopts);
+    free(argv);
     if (rc == -EIO) {
         vl_err_t why = *err;
 
