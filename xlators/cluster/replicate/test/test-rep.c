@@ -20,63 +20,12 @@
 #include <cmocka.h>
 
 #include "builtin.h"
-#include "rep-fake.h"
-#include "rep.h"
-#include "vl-test.h"
-
-struct t {
-    struct vl_test_graph *g;
-    vl_xlator_t *rep;
-    vl_xlator_t *b[3];
-    int n;
-    vl_inode_t *root;
-};
-
-
-static void
-t_open_graph(struct t *t, int n, const char *opts)
-{
-    char text[2048];
-    size_t len = 0;
-    vl_err_t err = {{0}};
-
-    vl_registry_add(&rep_fake_class);
-    vl_registry_add(&xl_cluster_replicate);
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof(text) - len,
-                                "volume b%d\n type test/rep-fake\n"
-                                "end-volume\n", i);
-    len += (size_t)snprintf(text + len, sizeof(text) - len,
-                            "volume rep\n type cluster/replicate\n%s"
-                            " subvolumes", opts);
-    for (int i = 0; i < n; i++)
-        len += (size_t)snprintf(text + len, sizeof(text) - len, " b%d", i);
-    snprintf(text + len, sizeof(text) - len, "\nend-volume\n");
-    t->g = vl_test_graph_new(text, &err);
-    if (t->g == NULL)
-        fail_msg("graph: %s", err.msg);
-    t->n = n;
-    t->rep = vl_test_graph_xl(t->g, "rep");
-    for (int i = 0; i < n; i++) {
-        char name[8];
-
-        snprintf(name, sizeof(name), "b%d", i);
-        t->b[i] = vl_test_graph_xl(t->g, name);
-    }
-    t->root = vl_inode_table_root(t->g->graph->itable);
-}
-
+#include "rep-test.h"
 
 static int
 setup3(void **state)
 {
-    struct t *t = calloc(1, sizeof(*t));
-
-    vl_global_init();
-    vl_log_set_level(VL_LOG_CRITICAL);
-    t_open_graph(t, 3, "");
-    *state = t;
-    return 0;
+    return setup_n(state, 3, "");
 }
 
 
@@ -85,97 +34,14 @@ setup3(void **state)
 static int
 setup3_no_bg_heal(void **state)
 {
-    struct t *t = calloc(1, sizeof(*t));
-
-    vl_global_init();
-    vl_log_set_level(VL_LOG_CRITICAL);
-    t_open_graph(t, 3, " option background-self-heal-count 0\n");
-    *state = t;
-    return 0;
+    return setup_n(state, 3, " option background-self-heal-count 0\n");
 }
 
 
 static int
 setup2(void **state)
 {
-    struct t *t = calloc(1, sizeof(*t));
-
-    vl_global_init();
-    vl_log_set_level(VL_LOG_CRITICAL);
-    t_open_graph(t, 2, "");
-    *state = t;
-    return 0;
-}
-
-
-/* Runs the loop until the timers of open write batches have fired: a
- * wait longer than post-op-delay (100 ms) that ran nothing ends it. */
-static void
-t_settle(struct t *t)
-{
-    for (int i = 0; i < 5; i++)
-        if (vl_loop_run_once(t->g->loop, 150) == 0)
-            break;
-}
-
-
-static int
-teardown(void **state)
-{
-    struct t *t = *state;
-
-    t_settle(t);
-    vl_inode_unref(t->root);
-    vl_test_graph_free(t->g);
-    free(t);
-    return 0;
-}
-
-
-static int
-t_call(struct t *t, vl_fop_t op, union vl_fop_args *a, struct vl_reply *r)
-{
-    memset(r, 0, sizeof(*r));
-    return vl_sync_call(t->rep, op, a, NULL, r);
-}
-
-
-/* Takes child i down: its brick answers ENOTCONN and replicate hears. */
-static void
-t_down(struct t *t, int i)
-{
-    fake_set_down(t->b[i], true);
-    vl_notify(t->rep, VL_EV_CHILD_DOWN, t->b[i]);
-}
-
-
-static void
-t_up(struct t *t, int i)
-{
-    fake_set_down(t->b[i], false);
-    vl_notify(t->rep, VL_EV_CHILD_UP, t->b[i]);
-}
-
-
-static int
-t_lookup(struct t *t, const char *name, vl_inode_t **out)
-{
-    union vl_fop_args a = {0};
-    struct vl_reply r;
-    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
-    int rc;
-
-    a.lookup.loc.parent = t->root;
-    a.lookup.loc.name = name;
-    a.lookup.loc.inode = inode;
-    rc = t_call(t, VL_FOP_LOOKUP, &a, &r);
-    if (rc == 0 && out != NULL) {
-        *out = vl_inode_link(inode, &r.iatt);
-        assert_non_null(*out);
-    }
-    vl_inode_unref(inode);
-    vl_reply_clear(&r);
-    return rc;
+    return setup_n(state, 2, "");
 }
 
 
