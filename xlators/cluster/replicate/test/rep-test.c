@@ -42,7 +42,7 @@ t_open_graph(struct t *t, int n, const char *opts)
     t->n = n;
     t->rep = vl_test_graph_xl(t->g, "rep");
     for (int i = 0; i < n; i++) {
-        char name[8];
+        char name[16];
 
         snprintf(name, sizeof(name), "b%d", i);
         t->b[i] = vl_test_graph_xl(t->g, name);
