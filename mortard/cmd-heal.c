@@ -196,7 +196,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
         md_node_add(bn, "status", status);
         if (view != MD_HEAL_COUNT)
             md_sbuf_printf(&r->text, "Status: %s\n", status);
-        if (!is_local) {
+        if (!is_local || hb.status != 0) {
             md_sbuf_printf(&r->text, "Number of entries: -\n\n");
             md_node_add(bn, "numberOfEntries", "-");
             md_heal_brick_clear(&hb);
