@@ -79,6 +79,11 @@ struct fsd_opts {
     char *heal_state;          /* owned; --heal-state, absolute */
     unsigned heal_threads;     /* --heal-threads */
     unsigned heal_interval;    /* --heal-interval, seconds */
+    bool has_heal_resolve;     /* --heal-resolve: resolve and exit */
+    struct fsd_heal_policy heal_policy; /* its POLICY[:CHILD] */
+    char **heal_paths;         /* owned array of owned strings;
+                                * --heal-path */
+    size_t n_heal_paths;
 };
 
 /* opts.c */

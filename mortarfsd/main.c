@@ -276,6 +276,21 @@ main(int argc, char **argv)
         fsd_run_free(&run);
         return status;
     }
+    if (run.opts.has_heal_resolve) {
+        /* heal/heal-resolve.c: resolve the split-brains asked, exit. */
+        struct fsd_heal_resolve_conf rconf = {
+            .policy = run.opts.heal_policy,
+            .paths = run.opts.heal_paths,
+            .n_paths = run.opts.n_heal_paths,
+            .timeout_s = run.opts.ready_timeout_s,
+            .out = stdout,
+        };
+
+        fsd_report_ready(&run.dmn, 0, NULL);
+        status = fsd_heal_resolve_run(run.graph, &rconf);
+        fsd_run_free(&run);
+        return status;
+    }
     if (run.opts.is_heal) {
         /* heal/: heal what the bricks' indexes list until TERM. */
         struct fsd_heal_conf hconf = {

@@ -43,6 +43,8 @@ enum {
     OPT_HEAL_STATE,
     OPT_HEAL_THREADS,
     OPT_HEAL_INTERVAL,
+    OPT_HEAL_RESOLVE,
+    OPT_HEAL_PATH,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -70,6 +72,8 @@ static const struct option fsd_long_opts[] = {
     {"heal-state", required_argument, NULL, OPT_HEAL_STATE},
     {"heal-threads", required_argument, NULL, OPT_HEAL_THREADS},
     {"heal-interval", required_argument, NULL, OPT_HEAL_INTERVAL},
+    {"heal-resolve", required_argument, NULL, OPT_HEAL_RESOLVE},
+    {"heal-path", required_argument, NULL, OPT_HEAL_PATH},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -125,6 +129,13 @@ fsd_usage(FILE *out, const char *prog)
 "      --heal-state FILE       the daemon's progress file (required)\n"
 "      --heal-threads N        objects healed at once (default 8)\n"
 "      --heal-interval SEC     between reads of the heal index (def. 10)\n"
+"      --heal-resolve POLICY   with --heal and -N: resolve the split-brain\n"
+"                              of each --heal-path (bigger-file,\n"
+"                              latest-mtime or source-brick:CHILD, CHILD\n"
+"                              the brick's protocol/client), print one\n"
+"                              line per path and exit\n"
+"      --heal-path FILE        /path in the volume or gfid:UUID\n"
+"                              (repeatable)\n"
 "  -V, --version               print the version and exit\n"
 "  -h, --help                  print this help and exit\n"
 "\n"
@@ -443,10 +454,67 @@ fsd_add_heal_brick(struct fsd_opts *opts, const char *arg, vl_err_t *err)
 }
 
 
+/* --heal-path FILE, checked (heal-resolve.c). */
+static int
+fsd_add_heal_path(struct fsd_opts *opts, const char *arg, vl_err_t *err)
+{
+    vl_gfid_t gfid;
+    bool is_gfid;
+    char **v;
+
+    if (fsd_heal_path_check(arg, &is_gfid, &gfid, err) != 0)
+        return -EINVAL;
+    if (opts->n_heal_paths == FSD_HEAL_RESOLVE_PATHS_MAX) {
+        vl_err_set(err, "--heal-path: more than %d",
+                   FSD_HEAL_RESOLVE_PATHS_MAX);
+        return -EINVAL;
+    }
+    v = realloc(opts->heal_paths, (opts->n_heal_paths + 1) * sizeof(*v));
+    if (v == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    opts->heal_paths = v;
+    v[opts->n_heal_paths] = strdup(arg);
+    if (v[opts->n_heal_paths] == NULL) {
+        vl_err_set(err, "out of memory");
+        return -ENOMEM;
+    }
+    opts->n_heal_paths++;
+    return 0;
+}
+
+
+/* --heal-resolve: a one-shot in the foreground, with paths and without
+ * the daemon's options. */
+static int
+fsd_heal_resolve_check(struct fsd_opts *opts, vl_err_t *err)
+{
+    if (!opts->has_heal_resolve) {
+        if (opts->n_heal_paths > 0) {
+            vl_err_set(err, "--heal-path needs --heal-resolve");
+            return -EINVAL;
+        }
+        return 0;
+    }
+    if (!opts->is_heal || !opts->is_foreground || opts->n_heal_paths == 0
+        || opts->mountpoint != NULL || opts->is_rebalance
+        || opts->heal_state != NULL || opts->n_heal_bricks > 0) {
+        vl_err_set(err, "--heal-resolve needs --heal, -N, at least one "
+                   "--heal-path, and no mount point, --rebalance, "
+                   "--heal-state or --heal-brick");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
 /* --heal and its options go together; defaults filled in. */
 static int
 fsd_heal_opts_check(struct fsd_opts *opts, vl_err_t *err)
 {
+    if (opts->has_heal_resolve || opts->n_heal_paths > 0)
+        return fsd_heal_resolve_check(opts, err);
     if (opts->is_heal) {
         if (opts->mountpoint != NULL || opts->is_rebalance
             || opts->heal_state == NULL || opts->n_heal_bricks == 0) {
@@ -557,6 +625,11 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
     case OPT_HEAL_INTERVAL:
         return fsd_parse_uint(arg, 1, FSD_HEAL_INTERVAL_MAX,
                               "--heal-interval", &opts->heal_interval, err);
+    case OPT_HEAL_RESOLVE:
+        opts->has_heal_resolve = true;
+        return fsd_heal_policy_parse(arg, &opts->heal_policy, err);
+    case OPT_HEAL_PATH:
+        return fsd_add_heal_path(opts, arg, err);
     case 'V':
         opts->is_version = true;
         return 0;
@@ -701,6 +774,9 @@ fsd_opts_clear(struct fsd_opts *opts)
     free(opts->vf_id);
     free(opts->rebal_state);
     free(opts->heal_state);
+    for (size_t i = 0; i < opts->n_heal_paths; i++)
+        free(opts->heal_paths[i]);
+    free(opts->heal_paths);
     for (size_t i = 0; i < opts->n_heal_bricks; i++) {
         free(opts->heal_bricks[i].subvol);
         free(opts->heal_bricks[i].path);

@@ -276,7 +276,8 @@ fsd_volfile_finish(const struct fsd_opts *opts, vl_volfile_t *vf,
     vf = fsd_volfile_override(vf, opts->xopts, opts->n_xopts, err);
     if (vf == NULL)
         return NULL;
-    if (opts->is_rebalance) {
+    /* The worker modes read through distribute itself, no caches. */
+    if (opts->is_rebalance || opts->has_heal_resolve) {
         vf = fsd_volfile_strip_perf(vf, err);
         if (vf == NULL)
             return NULL;

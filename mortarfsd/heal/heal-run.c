@@ -58,6 +58,9 @@ struct heal_run {
                                   interval */
     uint64_t round_healed;     /* healed in the running round */
     struct fsd_heal_state st;  /* under lock */
+    struct fsd_heal_split splits[FSD_HEAL_BRICKS_MAX]; /* per brick, this
+                                  round's split-brains; under lock */
+    char split_path[FSD_HEAL_PATH_MAX + 16]; /* heal-splitlist.c's file */
     struct fsd_heal_rate rate; /* main thread only */
 };
 
@@ -89,6 +92,9 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
         st->clean++; /* gone since the index was read */
     } else if (rc == 0 && strcmp(answer, "split-brain") == 0) {
         st->split_brain++;
+        if (fsd_heal_split_add(&run->splits[job->brick], &job->gfid) != 0)
+            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "split-brain list: out "
+                    "of memory");
         is_done = false;
     } else if ((rc == 0 && strcmp(answer, "pending") == 0)
                || rc == -ENOTCONN) {
@@ -133,7 +139,9 @@ heal_one(struct heal_run *run, const struct fsd_heal_job *job,
     a.lookup.loc.inode = inode; /* nameless: by GFID */
     rc = vl_sync_call(sub, VL_FOP_LOOKUP, &a, &caller, &r);
     vl_reply_clear(&r);
-    if (rc == 0) {
+    /* Replicate answers EIO to the lookup of a split-brain; its key
+     * works by GFID and says so (and lists it: heal-splitlist.c). */
+    if (rc == 0 || rc == -EIO) {
         memset(&a, 0, sizeof(a));
         a.getxattr.loc.inode = inode;
         a.getxattr.name = FSD_HEAL_XATTR;
@@ -234,6 +242,23 @@ heal_collect(struct heal_run *run, struct fsd_heal_jobs *jobs)
 }
 
 
+/* Replaces the split-brain list with this round's (run->lock held). */
+static void
+heal_split_flush_locked(struct heal_run *run)
+{
+    const char *paths[FSD_HEAL_BRICKS_MAX];
+    int rc;
+
+    for (size_t i = 0; i < run->conf->n_bricks; i++)
+        paths[i] = run->conf->bricks[i].path;
+    rc = fsd_heal_split_write(run->split_path, paths, run->splits,
+                              run->conf->n_bricks);
+    if (rc != 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "split-brain list %s: %s",
+                run->split_path, strerror(-rc));
+}
+
+
 /* Waits up to seconds, or until stop. */
 static void
 heal_sleep(struct heal_run *run, unsigned seconds)
@@ -271,6 +296,8 @@ heal_rounds(void *arg)
         run->st.split_brain = 0;
         run->st.waiting = 0;
         run->round_healed = 0;
+        for (size_t i = 0; i < run->conf->n_bricks; i++)
+            fsd_heal_split_clear(&run->splits[i]);
         fsd_heal_jobs_clear(&run->jobs);
         run->jobs = jobs;
         run->next = 0;
@@ -278,6 +305,8 @@ heal_rounds(void *arg)
         while (run->next < run->jobs.n || run->busy > 0)
             pthread_cond_wait(&run->cond, &run->lock);
         is_again = run->round_healed > 0 && run->jobs.n > 0;
+        if (!atomic_load(&run->stop))
+            heal_split_flush_locked(run); /* a stopped round is partial */
         if (run->jobs.n > 0)
             vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "round %" PRIu64 ": %zu "
                     "listed, %" PRIu64 " healed, %" PRIu64 " waiting for "
@@ -358,6 +387,8 @@ fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
     run->st.pid = (long)getpid();
     run->st.started = heal_now();
     run->st.eta_seconds = -1;
+    fsd_heal_split_path(conf->state_path, run->split_path,
+                        sizeof(run->split_path));
     if (heal_resolve(run) != 0)
         goto out;
     workers = calloc(conf->n_threads, sizeof(*workers));
@@ -427,6 +458,8 @@ finish:
 out:
     free(workers);
     fsd_heal_jobs_clear(&run->jobs);
+    for (size_t i = 0; i < FSD_HEAL_BRICKS_MAX; i++)
+        fsd_heal_split_clear(&run->splits[i]);
     pthread_cond_destroy(&run->cond);
     pthread_mutex_destroy(&run->lock);
     free(run);

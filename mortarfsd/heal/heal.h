@@ -12,6 +12,9 @@
  *   heal-state.c  the progress file `volume heal V status` reads, and the
  *                 rate and ETA it shows
  *   heal-run.c    rounds, worker threads, signals
+ *   heal-splitlist.c  the objects found in split-brain in the last round
+ *   heal-resolve.c    the one-shot resolver of split-brains
+ *                     (--heal-resolve)
  * Threads: see heal-run.c.
  */
 #ifndef FSD_HEAL_H
@@ -21,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "vol/vol.h"
 
@@ -31,6 +35,8 @@
 #define FSD_HEAL_INTERVAL_MAX 86400
 #define FSD_HEAL_RATE_WINDOW 60 /* seconds the rate is taken over */
 #define FSD_HEAL_PATH_MAX 4096
+#define FSD_HEAL_SPLIT_MAX 10000 /* GFIDs named per brick in the list */
+#define FSD_HEAL_RESOLVE_PATHS_MAX 100000 /* --heal-path arguments */
 
 /* A brick of this server and the replicate translator it is a child of
  * ("SUBVOL=PATH" on the command line). */
@@ -125,6 +131,65 @@ int fsd_heal_state_read(const char *path, struct fsd_heal_state *st);
  * pending counts. */
 void fsd_heal_rate_update(struct fsd_heal_rate *r, int64_t now,
                           struct fsd_heal_state *st);
+
+/* heal-splitlist.c */
+/* One brick's objects in split-brain. */
+struct fsd_heal_split {
+    vl_gfid_t *gfids; /* owned; the first FSD_HEAL_SPLIT_MAX */
+    size_t n;
+    size_t cap;
+    uint64_t count;   /* all of them */
+};
+
+/* The list file beside the progress file: state_path without its
+ * ".state" suffix, plus ".split-brain". */
+void fsd_heal_split_path(const char *state_path, char *buf, size_t len);
+/* Counts gfid and keeps it if fewer than FSD_HEAL_SPLIT_MAX are kept.
+ * 0 or -ENOMEM. */
+int fsd_heal_split_add(struct fsd_heal_split *s, const vl_gfid_t *gfid);
+void fsd_heal_split_clear(struct fsd_heal_split *s);
+/* Replaces path with the n bricks' lists (crash-safe). 0 or -errno. */
+int fsd_heal_split_write(const char *path, const char *const *brick_paths,
+                         const struct fsd_heal_split *splits, size_t n);
+/* Reads brick_path's list from path into out (zeroed first). 0,
+ * -ENOENT (no file, or no such brick in it), -EINVAL or -errno. */
+int fsd_heal_split_read(const char *path, const char *brick_path,
+                        struct fsd_heal_split *out);
+
+/* heal-resolve.c */
+/* How a split-brain is resolved: replicate's key
+ * mortar.heal.resolve.<policy>[.<child>]. */
+struct fsd_heal_policy {
+    char key[256]; /* the whole GETXATTR key */
+    char child[200]; /* source-brick's client translator, else "" */
+    bool is_bigger_file;
+};
+
+/* Parses --heal-resolve's "bigger-file", "latest-mtime" or
+ * "source-brick:CHILD". 0 or -EINVAL with err set. */
+int fsd_heal_policy_parse(const char *arg, struct fsd_heal_policy *out,
+                          vl_err_t *err);
+/* Checks a --heal-path: "gfid:UUID" (*gfid set, *is_gfid true) or an
+ * absolute path inside the volume without "." or ".." components.
+ * 0 or -EINVAL with err set. */
+int fsd_heal_path_check(const char *path, bool *is_gfid, vl_gfid_t *gfid,
+                        vl_err_t *err);
+
+struct fsd_heal_resolve_conf {
+    struct fsd_heal_policy policy;
+    char *const *paths; /* borrowed; checked by fsd_heal_path_check */
+    size_t n_paths;
+    unsigned timeout_s; /* per object, for the copies to connect */
+    FILE *out;          /* one line per path, in order */
+};
+
+/* Resolves each path through graph and writes "KIND VALUE" for it:
+ * "answer healed|not-split-brain|ambiguous|pending", "answer -ERRNO"
+ * (the key failed), "lookup -ERRNO" (no such object), or "isdir 0"
+ * (bigger-file on a directory: nothing sent). Returns FSD_EXIT_OK once
+ * every path is answered. */
+int fsd_heal_resolve_run(vl_graph_t *graph,
+                         const struct fsd_heal_resolve_conf *conf);
 
 /* heal-run.c */
 struct fsd_daemon;

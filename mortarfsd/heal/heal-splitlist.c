@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heal-splitlist: the objects the self-heal daemon found in split-brain
+ * in its last round, per brick, for `volume heal V info split-brain`
+ * and `heal V split-brain source-brick B` (doc/self-heal.md).
+ *
+ * A sibling of the progress file (VOL.state -> VOL.split-brain),
+ * key=value lines replaced whole and crash-safely through ../kv-file.c
+ * at the end of every round:
+ *
+ *   format=mortar-heal-split-brain 1
+ *   brick=/d/b1            (escaped; starts a brick's section)
+ *   count=2                (found in split-brain in the last round)
+ *   gfid=<uuid>            (one per object, at most FSD_HEAL_SPLIT_MAX)
+ *
+ * The count stays exact past the bound. Only GFIDs are kept: mortard
+ * shows a directory by its path from the brick's handle chain, as
+ * `heal info` does, and checks that the object is still in the heal
+ * index (one resolved since is not shown).
+ * Threads: pure functions; the daemon's round thread writes the file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "heal.h"
+#include "mortarfsd/kv-file.h"
+
+#define HEAL_SPLIT_MAGIC "mortar-heal-split-brain 1"
+
+
+void
+fsd_heal_split_path(const char *state_path, char *buf, size_t len)
+{
+    size_t n = strlen(state_path);
+    const char *ext = ".state";
+
+    if (n > strlen(ext) && strcmp(state_path + n - strlen(ext), ext) == 0)
+        n -= strlen(ext);
+    snprintf(buf, len, "%.*s.split-brain", (int)n, state_path);
+}
+
+
+int
+fsd_heal_split_add(struct fsd_heal_split *s, const vl_gfid_t *gfid)
+{
+    s->count++;
+    if (s->n >= FSD_HEAL_SPLIT_MAX)
+        return 0; /* counted, not named */
+    if (s->n == s->cap) {
+        size_t cap = s->cap != 0 ? s->cap * 2 : 16;
+        vl_gfid_t *v = realloc(s->gfids, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -ENOMEM;
+        s->gfids = v;
+        s->cap = cap;
+    }
+    s->gfids[s->n++] = *gfid;
+    return 0;
+}
+
+
+void
+fsd_heal_split_clear(struct fsd_heal_split *s)
+{
+    free(s->gfids);
+    memset(s, 0, sizeof(*s));
+}
+
+
+int
+fsd_heal_split_write(const char *path, const char *const *brick_paths,
+                     const struct fsd_heal_split *splits, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    int rc;
+
+    if (out == NULL)
+        return -errno;
+    fprintf(out, "format=%s\n", HEAL_SPLIT_MAGIC);
+    for (size_t i = 0; i < n; i++) {
+        fsd_kv_put_escaped(out, "brick", brick_paths[i]);
+        fprintf(out, "count=%" PRIu64 "\n", splits[i].count);
+        for (size_t j = 0; j < splits[i].n; j++) {
+            char g[VL_GFID_STR_LEN];
+
+            fprintf(out, "gfid=%s\n", vl_gfid_to_str(&splits[i].gfids[j], g));
+        }
+    }
+    if (fclose(out) != 0) {
+        free(text);
+        return -ENOMEM;
+    }
+    rc = fsd_kv_replace(path, text, len);
+    free(text);
+    return rc;
+}
+
+
+struct heal_split_reading {
+    const char *brick;          /* the brick asked for */
+    struct fsd_heal_split *out; /* its section */
+    bool has_format;
+    bool is_in;                 /* inside brick's section */
+    bool is_found;
+};
+
+
+static int
+heal_split_line(void *arg, const char *key, const char *v)
+{
+    struct heal_split_reading *r = arg;
+    char path[FSD_HEAL_PATH_MAX];
+    vl_gfid_t g;
+
+    if (strcmp(key, "format") == 0) {
+        if (strcmp(v, HEAL_SPLIT_MAGIC) != 0)
+            return -EINVAL;
+        r->has_format = true;
+        return 0;
+    }
+    if (!r->has_format)
+        return -EINVAL;
+    if (strcmp(key, "brick") == 0) {
+        if (fsd_kv_get_escaped(v, path, sizeof(path)) != 0)
+            return -EINVAL;
+        r->is_in = strcmp(path, r->brick) == 0;
+        r->is_found |= r->is_in;
+        return 0;
+    }
+    if (!r->is_in)
+        return 0;
+    if (strcmp(key, "count") == 0)
+        return fsd_kv_u64(v, &r->out->count);
+    if (strcmp(key, "gfid") == 0) {
+        uint64_t count = r->out->count;
+        int rc;
+
+        if (vl_gfid_parse(v, &g) != 0)
+            return -EINVAL;
+        rc = fsd_heal_split_add(r->out, &g);
+        r->out->count = count; /* the file's count is the exact one */
+        return rc;
+    }
+    return 0; /* newer keys */
+}
+
+
+int
+fsd_heal_split_read(const char *path, const char *brick_path,
+                    struct fsd_heal_split *out)
+{
+    struct heal_split_reading r = {.brick = brick_path, .out = out};
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = fsd_kv_read(path, heal_split_line, &r);
+    if (rc == 0 && !r.has_format)
+        rc = -EINVAL;
+    if (rc == 0 && !r.is_found)
+        rc = -ENOENT;
+    if (rc != 0)
+        fsd_heal_split_clear(out);
+    return rc;
+}
