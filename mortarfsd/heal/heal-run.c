@@ -15,12 +15,23 @@
  * work (a heal can make more: a directory's entries), else after the
  * interval; the index is read again each time, so an object healed
  * meanwhile by a client's access is not visited.
+ * Full crawl (`volume heal VOL full`): while its request file exists
+ * (heal-crawl.c), each round is followed by a crawl step: up to
+ * FSD_HEAL_CRAWL_BATCH objects of the walk of one brick after the
+ * other, healed by the same workers with FSD_HEAL_XATTR_FULL (which
+ * also merges a directory's entries across its copies). A step ends
+ * before a directory is listed, so that its heal (the names it creates
+ * here) is done first; index rounds run between steps, so what the
+ * index lists is not starved by a long crawl. When every brick was
+ * walked the request is removed (unless rewritten meanwhile: then the
+ * crawl starts again); a daemon stopped mid-crawl starts it again.
  * Signals: TERM/INT stop after the heals in flight; USR2 (`volume heal
- * VOL`) starts a round now; USR1 writes a statedump (replicate's heal
- * counters are in it).
+ * VOL [full]`) starts a round now (and a crawl, if one was asked for);
+ * USR1 writes a statedump (replicate's heal counters are in it).
  * Threads: the main thread serves the signals (sigtimedwait) and
- * writes the progress file once a second; one round thread; n_threads
- * workers. run->lock guards the job list, the counters and the state.
+ * writes the progress file once a second; one round thread (rounds and
+ * crawl steps; it alone touches the walk); n_threads workers. run->lock
+ * guards the job list, the counters and the state.
  */
 #include "config.h"
 
@@ -41,6 +52,8 @@
 #define HEAL_DOMAIN "heal"
 /* replicate's virtual key (xlators/cluster/replicate: REP_XATTR_HEAL). */
 #define FSD_HEAL_XATTR "mortar.heal"
+/* The same, plus a directory's entry merge (REP_XATTR_HEAL_FULL). */
+#define FSD_HEAL_XATTR_FULL "mortar.heal.full"
 #define HEAL_ANSWER_MAX 64
 
 struct heal_run {
@@ -62,6 +75,12 @@ struct heal_run {
                                   round's split-brains; under lock */
     char split_path[FSD_HEAL_PATH_MAX + 16]; /* heal-splitlist.c's file */
     struct fsd_heal_rate rate; /* main thread only */
+    /* The full crawl: round thread only (its counters are in st). */
+    bool is_crawling;             /* a request is being served */
+    size_t crawl_brick;           /* the brick walked now */
+    struct fsd_heal_crawl *crawl; /* owned; its walk, NULL between */
+    char crawl_token[FSD_HEAL_TOKEN_MAX]; /* the request served */
+    char full_path[FSD_HEAL_PATH_MAX + 16]; /* heal-crawl.c's request */
 };
 
 
@@ -81,6 +100,17 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
     struct fsd_heal_brick_state *b = &st->bricks[job->brick];
     bool is_done = true;
 
+    if (job->is_crawl) {
+        st->crawl_visited++;
+        if (rc == 0 && strcmp(answer, "healed") == 0) {
+            st->healed++;
+            st->crawl_healed++;
+        } else if (!(rc == 0 && strcmp(answer, "clean") == 0)
+                   && rc != -ENOENT && rc != -ESTALE) {
+            st->crawl_failed++; /* gone since it was listed: not this */
+        }
+        return; /* not in the index's pending counts */
+    }
     if (rc == 0 && strcmp(answer, "healed") == 0) {
         st->healed++;
         run->round_healed++;
@@ -144,7 +174,8 @@ heal_one(struct heal_run *run, const struct fsd_heal_job *job,
     if (rc == 0 || rc == -EIO) {
         memset(&a, 0, sizeof(a));
         a.getxattr.loc.inode = inode;
-        a.getxattr.name = FSD_HEAL_XATTR;
+        a.getxattr.name = job->is_crawl ? FSD_HEAL_XATTR_FULL
+                                        : FSD_HEAL_XATTR;
         a.getxattr.size = HEAL_ANSWER_MAX - 1;
         rc = vl_sync_call(sub, VL_FOP_GETXATTR, &a, &caller, &r);
         if (rc == 0 && r.xattr != NULL) {
@@ -259,6 +290,168 @@ heal_split_flush_locked(struct heal_run *run)
 }
 
 
+/* Hands jobs (taken) to the workers and waits until every one is done
+ * (run->lock held). */
+static void
+heal_dispatch_locked(struct heal_run *run, struct fsd_heal_jobs *jobs)
+{
+    fsd_heal_jobs_clear(&run->jobs);
+    run->jobs = *jobs;
+    memset(jobs, 0, sizeof(*jobs));
+    run->next = 0;
+    pthread_cond_broadcast(&run->cond);
+    while (run->next < run->jobs.n || run->busy > 0)
+        pthread_cond_wait(&run->cond, &run->lock);
+}
+
+
+/* Starts serving the full-crawl request, if there is one. */
+static bool
+heal_crawl_begin(struct heal_run *run)
+{
+    int rc = fsd_heal_full_request_read(run->full_path,
+                                        run->crawl_token);
+
+    if (rc < 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl request %s: %s",
+                run->full_path, strerror(-rc));
+    if (rc <= 0)
+        return false;
+    pthread_mutex_lock(&run->lock);
+    run->st.full_crawl = 1;
+    run->st.crawl_started = heal_now();
+    run->st.crawl_visited = 0;
+    run->st.crawl_healed = 0;
+    run->st.crawl_failed = 0;
+    pthread_mutex_unlock(&run->lock);
+    run->is_crawling = true;
+    run->crawl_brick = 0;
+    vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl of %zu bricks started",
+            run->conf->n_bricks);
+    return true;
+}
+
+
+/* Every brick walked: the request served. */
+static void
+heal_crawl_finish(struct heal_run *run)
+{
+    int rc = fsd_heal_full_request_done(run->full_path,
+                                        run->crawl_token);
+
+    pthread_mutex_lock(&run->lock);
+    run->st.full_crawl = 0;
+    run->st.crawl_done_at = heal_now();
+    vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl done: %" PRIu64 " objects "
+            "visited, %" PRIu64 " healed, %" PRIu64 " failed",
+            run->st.crawl_visited, run->st.crawl_healed,
+            run->st.crawl_failed);
+    pthread_mutex_unlock(&run->lock);
+    run->is_crawling = false;
+    if (rc < 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl request %s: %s",
+                run->full_path, strerror(-rc));
+    else if (rc == 1 && heal_crawl_begin(run))
+        vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl asked for again "
+                "meanwhile: crawling again");
+}
+
+
+/* One item of the walk of the current brick: a job pushed, or counted.
+ * Returns whether the step must end here (a directory is listed next,
+ * and heals are pending). */
+static bool
+heal_crawl_item(struct heal_run *run, int kind,
+                const struct fsd_heal_crawl_item *item,
+                struct fsd_heal_jobs *jobs)
+{
+    const struct fsd_heal_brick *b = &run->conf->bricks[run->crawl_brick];
+    struct fsd_heal_job job;
+
+    if (kind == FSD_HEAL_CRAWL_ENTER)
+        return jobs->n > 0;
+    if (kind == FSD_HEAL_CRAWL_ERROR) {
+        if (item->error == -ENOENT)
+            return false; /* removed since it was listed */
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl of %s: '%s': %s "
+                "(skipped)", b->path, item->path, strerror(-item->error));
+        pthread_mutex_lock(&run->lock);
+        run->st.crawl_failed++;
+        pthread_mutex_unlock(&run->lock);
+        return false;
+    }
+    if (!item->has_gfid) {
+        vl_glog(HEAL_DOMAIN, VL_LOG_DEBUG, "full crawl of %s: '%s' has no "
+                "GFID (not made through the volume): skipped", b->path,
+                item->name);
+        pthread_mutex_lock(&run->lock);
+        run->st.crawl_visited++;
+        pthread_mutex_unlock(&run->lock);
+        return false;
+    }
+    memset(&job, 0, sizeof(job));
+    job.gfid = item->gfid;
+    job.brick = (uint32_t)run->crawl_brick;
+    job.is_dir = item->is_dir;
+    job.is_crawl = true;
+    /* No memory: heal what is there; the object is not healed by this
+     * crawl (the index still lists it if it needs healing). */
+    return fsd_heal_jobs_push(jobs, &job) != 0;
+}
+
+
+/* A crawl step: starts a crawl if one was asked for, then heals the next
+ * batch of its objects. */
+static void
+heal_crawl_step(struct heal_run *run)
+{
+    struct fsd_heal_jobs jobs = {0};
+
+    if (!run->is_crawling && !heal_crawl_begin(run))
+        return;
+    while (run->is_crawling && jobs.n < FSD_HEAL_CRAWL_BATCH
+           && !atomic_load(&run->stop)) {
+        const struct fsd_heal_brick *b;
+        struct fsd_heal_crawl_item item;
+        int kind;
+
+        if (run->crawl_brick == run->conf->n_bricks) {
+            heal_crawl_finish(run);
+            break;
+        }
+        b = &run->conf->bricks[run->crawl_brick];
+        if (run->crawl == NULL && fsd_heal_crawl_new(b->path, &run->crawl)
+                                  != 0) {
+            vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "full crawl: out of memory");
+            break;
+        }
+        kind = fsd_heal_crawl_next(run->crawl, &item);
+        if (kind == FSD_HEAL_CRAWL_OBJECT || kind == FSD_HEAL_CRAWL_ENTER
+            || kind == FSD_HEAL_CRAWL_ERROR) {
+            if (heal_crawl_item(run, kind, &item, &jobs))
+                break;
+            continue;
+        }
+        if (kind < 0) {
+            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl of %s: %s",
+                    b->path, strerror(-kind));
+            pthread_mutex_lock(&run->lock);
+            run->st.crawl_failed++;
+            pthread_mutex_unlock(&run->lock);
+        }
+        fsd_heal_crawl_free(run->crawl);
+        run->crawl = NULL;
+        run->crawl_brick++;
+    }
+    if (jobs.n > 0) {
+        pthread_mutex_lock(&run->lock);
+        heal_dispatch_locked(run, &jobs);
+        pthread_mutex_unlock(&run->lock);
+    }
+    fsd_heal_jobs_clear(&jobs);
+}
+
+
 /* Waits up to seconds, or until stop. */
 static void
 heal_sleep(struct heal_run *run, unsigned seconds)
@@ -298,12 +491,7 @@ heal_rounds(void *arg)
         run->round_healed = 0;
         for (size_t i = 0; i < run->conf->n_bricks; i++)
             fsd_heal_split_clear(&run->splits[i]);
-        fsd_heal_jobs_clear(&run->jobs);
-        run->jobs = jobs;
-        run->next = 0;
-        pthread_cond_broadcast(&run->cond);
-        while (run->next < run->jobs.n || run->busy > 0)
-            pthread_cond_wait(&run->cond, &run->lock);
+        heal_dispatch_locked(run, &jobs);
         is_again = run->round_healed > 0 && run->jobs.n > 0;
         if (!atomic_load(&run->stop))
             heal_split_flush_locked(run); /* a stopped round is partial */
@@ -314,7 +502,8 @@ heal_rounds(void *arg)
                     run->jobs.n, run->round_healed, run->st.waiting,
                     run->st.split_brain);
         pthread_mutex_unlock(&run->lock);
-        if (!is_again)
+        heal_crawl_step(run);
+        if (!is_again && !run->is_crawling)
             heal_sleep(run, run->conf->interval_s);
     }
     return NULL;
@@ -366,6 +555,28 @@ heal_resolve(struct heal_run *run)
 }
 
 
+/* The last finished crawl, from the progress file of the daemon this one
+ * replaces, so that `heal status` still shows it. */
+static void
+heal_crawl_carry(struct heal_run *run)
+{
+    struct fsd_heal_state *old = malloc(sizeof(*old));
+
+    if (old == NULL)
+        return;
+    if (fsd_heal_state_read(run->conf->state_path, old) == 0) {
+        run->st.crawl_done_at = old->crawl_done_at;
+        if (old->full_crawl == 0) {
+            run->st.crawl_started = old->crawl_started;
+            run->st.crawl_visited = old->crawl_visited;
+            run->st.crawl_healed = old->crawl_healed;
+            run->st.crawl_failed = old->crawl_failed;
+        }
+    }
+    free(old);
+}
+
+
 int
 fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
              const sigset_t *sigs)
@@ -389,6 +600,9 @@ fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
     run->st.eta_seconds = -1;
     fsd_heal_split_path(conf->state_path, run->split_path,
                         sizeof(run->split_path));
+    fsd_heal_full_path(conf->state_path, run->full_path,
+                       sizeof(run->full_path));
+    heal_crawl_carry(run);
     if (heal_resolve(run) != 0)
         goto out;
     workers = calloc(conf->n_threads, sizeof(*workers));
@@ -457,6 +671,7 @@ finish:
         heal_state_flush(run);
 out:
     free(workers);
+    fsd_heal_crawl_free(run->crawl);
     fsd_heal_jobs_clear(&run->jobs);
     for (size_t i = 0; i < FSD_HEAL_BRICKS_MAX; i++)
         fsd_heal_split_clear(&run->splits[i]);

@@ -5,8 +5,9 @@
  * key=value lines (doc/self-heal.md), replaced crash-safely through
  * kv-file.c about once a second by the daemon and read by mortard for
  * `volume heal V status`. Per brick: brickN.path, brickN.pending,
- * brickN.bytes for N in 0..bricks-1. Unknown keys are ignored (newer
- * writers).
+ * brickN.bytes for N in 0..bricks-1; the full crawl's full_crawl,
+ * crawl_started, crawl_done_at, crawl_visited, crawl_healed and
+ * crawl_failed. Unknown keys are ignored (newer writers).
  * The rate is taken over the last minute of samples, so a heal that
  * stalls (a brick down again) shows its rate falling to zero and its
  * ETA unknown, rather than the average since the start.
@@ -52,6 +53,12 @@ fsd_heal_state_write(const char *path, const struct fsd_heal_state *st)
     fprintf(out, "rate=%.3f\n", st->rate);
     fprintf(out, "rate_bytes=%.0f\n", st->rate_bytes);
     fprintf(out, "eta_seconds=%" PRId64 "\n", st->eta_seconds);
+    fprintf(out, "full_crawl=%" PRIu64 "\n", st->full_crawl);
+    fprintf(out, "crawl_started=%" PRId64 "\n", st->crawl_started);
+    fprintf(out, "crawl_done_at=%" PRId64 "\n", st->crawl_done_at);
+    fprintf(out, "crawl_visited=%" PRIu64 "\n", st->crawl_visited);
+    fprintf(out, "crawl_healed=%" PRIu64 "\n", st->crawl_healed);
+    fprintf(out, "crawl_failed=%" PRIu64 "\n", st->crawl_failed);
     fprintf(out, "bricks=%zu\n", st->n_bricks);
     for (size_t i = 0; i < st->n_bricks; i++) {
         char key[32];
@@ -113,7 +120,9 @@ heal_state_line(void *arg, const char *key, const char *v)
         HS_U64(rounds), HS_U64(healed), HS_U64(healed_bytes), HS_U64(clean),
         HS_U64(split_brain), HS_U64(waiting), HS_U64(failed),
         HS_U64(pending), HS_U64(pending_bytes), HS_I64(started),
-        HS_I64(updated), HS_I64(eta_seconds),
+        HS_I64(updated), HS_I64(eta_seconds), HS_U64(full_crawl),
+        HS_I64(crawl_started), HS_I64(crawl_done_at), HS_U64(crawl_visited),
+        HS_U64(crawl_healed), HS_U64(crawl_failed),
     };
 #undef HS_U64
 #undef HS_I64

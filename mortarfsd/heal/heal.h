@@ -11,7 +11,9 @@
  *                 read into jobs, most endangered first
  *   heal-state.c  the progress file `volume heal V status` reads, and the
  *                 rate and ETA it shows
- *   heal-run.c    rounds, worker threads, signals
+ *   heal-crawl.c  `heal full`: the walk of a brick's whole tree, and
+ *                 the request file that asks for it
+ *   heal-run.c    rounds, crawl steps, worker threads, signals
  *   heal-splitlist.c  the objects found in split-brain in the last round
  *   heal-resolve.c    the one-shot resolver of split-brains
  *                     (--heal-resolve)
@@ -35,6 +37,8 @@
 #define FSD_HEAL_INTERVAL_MAX 86400
 #define FSD_HEAL_RATE_WINDOW 60 /* seconds the rate is taken over */
 #define FSD_HEAL_PATH_MAX 4096
+#define FSD_HEAL_CRAWL_BATCH 256 /* crawl objects between index rounds */
+#define FSD_HEAL_TOKEN_MAX 512   /* a full-crawl request's contents */
 #define FSD_HEAL_SPLIT_MAX 10000 /* GFIDs named per brick in the list */
 #define FSD_HEAL_RESOLVE_PATHS_MAX 100000 /* --heal-path arguments */
 
@@ -54,6 +58,8 @@ struct fsd_heal_job {
     bool is_dir;       /* entries before anything else */
     bool has_data;     /* a data counter is nonzero */
     uint64_t bytes;    /* its size here when has_data, for rates */
+    bool is_crawl;     /* from a full crawl (heal-crawl.c), not the
+                          index: healed with the full key, counted apart */
 };
 
 struct fsd_heal_jobs {
@@ -84,6 +90,52 @@ void fsd_heal_jobs_clear(struct fsd_heal_jobs *jobs);
 bool fsd_heal_record_nonzero(const unsigned char *value, size_t len,
                              bool *is_data);
 
+/* heal-crawl.c */
+enum fsd_heal_crawl_kind {
+    FSD_HEAL_CRAWL_END = 1, /* nothing left */
+    FSD_HEAL_CRAWL_OBJECT,  /* an object of the tree, to heal */
+    FSD_HEAL_CRAWL_ENTER,   /* the directory yielded earlier as an OBJECT
+                               is listed next: finish its heal first */
+    FSD_HEAL_CRAWL_ERROR,   /* a directory could not be opened or listed:
+                               its subtree is skipped */
+};
+
+struct fsd_heal_crawl_item {
+    vl_gfid_t gfid;          /* OBJECT: as the brick stores it */
+    bool has_gfid;           /* OBJECT: false when the brick holds none
+                                (not made through Mortar): not healable */
+    bool is_dir;             /* OBJECT, ENTER */
+    size_t depth;            /* OBJECT, ENTER: 0 for the brick root */
+    char name[256];          /* OBJECT, ENTER: the name in its parent
+                                ("" for the root) */
+    int error;               /* ERROR: -errno */
+    const char *path;        /* ERROR: the directory, relative to the
+                                brick; valid until the next call */
+};
+
+struct fsd_heal_crawl;
+
+/* A walk of brick_path's tree, not started. 0 or -ENOMEM. */
+int fsd_heal_crawl_new(const char *brick_path, struct fsd_heal_crawl **out);
+/* The next step of the walk: an FSD_HEAL_CRAWL_ kind with item filled,
+ * or -errno (the brick root cannot be opened, or no memory: the walk
+ * cannot go on). The root comes first, then a directory's whole
+ * listing, then each of its subdirectories (ENTER, then its listing,
+ * and so on down). */
+int fsd_heal_crawl_next(struct fsd_heal_crawl *c,
+                        struct fsd_heal_crawl_item *item /* OUT */);
+void fsd_heal_crawl_free(struct fsd_heal_crawl *c);
+/* The request file beside the progress file: VOL.state -> VOL.full. */
+void fsd_heal_full_path(const char *state_path, char *buf, size_t len);
+/* The request file: 1 with its contents in token when there is one, 0
+ * when not, or -errno. */
+int fsd_heal_full_request_read(const char *path,
+                               char *token /* OUT, FSD_HEAL_TOKEN_MAX */);
+/* A crawl that served the request token finished: removes the request
+ * if it still holds token (0); 1 when it was rewritten meanwhile (it
+ * stays: crawl again); -errno. */
+int fsd_heal_full_request_done(const char *path, const char *token);
+
 /* heal-state.c */
 struct fsd_heal_brick_state {
     char path[FSD_HEAL_PATH_MAX]; /* brickN.path= */
@@ -108,6 +160,13 @@ struct fsd_heal_state {
     double rate;              /* rate= objects a second, last minute */
     double rate_bytes;        /* rate_bytes= */
     int64_t eta_seconds;      /* eta_seconds= -1 unknown, 0 nothing left */
+    uint64_t full_crawl;      /* full_crawl= 1 while `heal full` crawls */
+    int64_t crawl_started;    /* crawl_started= the running or last one */
+    int64_t crawl_done_at;    /* crawl_done_at= last finished, 0 never */
+    uint64_t crawl_visited;   /* crawl_visited= objects it reached */
+    uint64_t crawl_healed;    /* crawl_healed= of them, healed */
+    uint64_t crawl_failed;    /* crawl_failed= unreadable directories,
+                                 failed heals, split-brain, a copy down */
     size_t n_bricks;          /* bricks= */
     struct fsd_heal_brick_state bricks[FSD_HEAL_BRICKS_MAX];
 };
@@ -205,7 +264,8 @@ struct fsd_heal_conf {
 };
 
 /* Heals until SIGTERM/SIGINT (sigs blocked, served here: USR2 starts a
- * round now, USR1 writes a statedump). Returns an FSD_EXIT_ status. */
+ * round now and looks for a full-crawl request, USR1 writes a
+ * statedump). Returns an FSD_EXIT_ status. */
 int fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
                  const sigset_t *sigs);
 
