@@ -518,6 +518,14 @@ rep_heal_data(struct rep_heal *h)
     if (rc != 0)
         goto out;
     v = rep_heal_decide(h, REP_DATA);
+    rc = rep_heal_split(h, REP_DATA, &v);
+    if (rc != 0) {
+        if (rc > 0) {
+            rc = 0;
+            res = REP_HR_CLEAN;
+        }
+        goto out;
+    }
     if (v == REP_HV_CLEAN) {
         res = REP_HR_CLEAN;
         goto out;

@@ -426,7 +426,7 @@ rep_heal_entry(struct rep_heal *h)
     enum rep_heal_result res = REP_HR_HEALED;
     enum rep_heal_verdict v;
     rep_mask_t changed = 0;
-    bool is_left = false;
+    bool is_left = false, is_merge;
     char gs[VL_GFID_STR_LEN];
     int rc;
 
@@ -438,7 +438,17 @@ rep_heal_entry(struct rep_heal *h)
     if (rc != 0)
         goto out;
     v = rep_heal_decide(h, REP_ENTRY);
-    if (v == REP_HV_CLEAN) {
+    rc = rep_heal_split(h, REP_ENTRY, &v);
+    if (rc != 0) {
+        if (rc > 0) {
+            rc = 0;
+            res = REP_HR_CLEAN;
+        }
+        goto out;
+    }
+    /* Records that blame nothing: a merge only for mortar.heal.full. */
+    is_merge = v == REP_HV_COMPARE || (v == REP_HV_CLEAN && h->opts->is_full);
+    if (v == REP_HV_CLEAN && !is_merge) {
         res = REP_HR_CLEAN;
         goto out;
     }
@@ -452,13 +462,19 @@ rep_heal_entry(struct rep_heal *h)
     for (unsigned i = 0; i < h->n && rc == 0; i++)
         rc = rep_heal_list(h, i, h->inode, &l[i]);
     if (rc == 0)
-        rc = rep_heal_names(h, l, v == REP_HV_COMPARE, &is_left, &changed);
+        rc = rep_heal_names(h, l, is_merge, &is_left, &changed);
+    /* A merge's times come from a copy that lacked nothing. */
+    for (unsigned i = 0; is_merge && i < h->n; i++)
+        if (!(changed & (1u << i))) {
+            h->src = (int)i;
+            break;
+        }
     if (rc == 0 && changed != 0)
         rc = rep_heal_dir_times(h, changed);
-    if (rc == 0 && v == REP_HV_COMPARE && changed == 0 && !is_left)
+    if (rc == 0 && is_merge && changed == 0 && !is_left)
         res = REP_HR_CLEAN;
     /* A name left alone keeps the records: the directory stays listed. */
-    if (rc == 0 && !is_left)
+    if (rc == 0 && !is_left && v != REP_HV_CLEAN)
         rc = rep_heal_records_clear(h, h->inode, REP_ENTRY);
     if (rc == 0 && is_left)
         res = REP_HR_SPLIT;

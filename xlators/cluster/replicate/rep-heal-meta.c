@@ -240,6 +240,14 @@ rep_heal_metadata(struct rep_heal *h)
     if (rc != 0)
         goto unlock;
     v = rep_heal_decide(h, REP_METADATA);
+    rc = rep_heal_split(h, REP_METADATA, &v);
+    if (rc != 0) {
+        if (rc > 0) {
+            rc = 0;
+            res = REP_HR_CLEAN;
+        }
+        goto unlock;
+    }
     if (v == REP_HV_CLEAN) {
         res = REP_HR_CLEAN;
         goto unlock;

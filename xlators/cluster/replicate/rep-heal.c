@@ -61,6 +61,7 @@ struct rep_heal_job {
     vl_xlator_t *xl;
     vl_inode_t *inode;          /* ref */
     vl_req_t *req;              /* GETXATTR to answer, or NULL */
+    struct rep_heal_opts opts;  /* what the key asked (zeros: a heal) */
     struct rep_heal_job *next;  /* ctl->running list */
 };
 
@@ -297,10 +298,9 @@ rep_heal_entryunlk(struct rep_heal *h)
 
 /* ---- records ---- */
 
-/* XATTROP adding vals (n slot records then dirty) on child. */
-static int
-rep_heal_xattrop(struct rep_heal *h, unsigned child, vl_inode_t *inode,
-                 const uint8_t (*vals)[REP_RECORD_SIZE], uint8_t *out)
+int
+rep_heal_records_add(struct rep_heal *h, unsigned child, vl_inode_t *inode,
+                     const uint8_t (*vals)[REP_RECORD_SIZE], uint8_t *out)
 {
     struct rep_priv *priv = rep_priv(h->xl);
     const char *names[REP_MAX_CHILDREN + 1];
@@ -339,7 +339,7 @@ int
 rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode)
 {
     for (unsigned i = 0; i < h->n; i++) {
-        int rc = rep_heal_xattrop(h, i, inode, NULL, h->rec[i]);
+        int rc = rep_heal_records_add(h, i, inode, NULL, h->rec[i]);
 
         if (rc != 0) {
             vl_log(h->xl, VL_LOG_DEBUG, "heal: records of %s: %s",
@@ -379,7 +379,7 @@ rep_heal_blame(struct rep_heal *h, unsigned source, vl_inode_t *inode,
         for (unsigned k = 0; k < REP_N_KINDS; k++)
             if ((blame & (1u << j)) && (kinds & (1u << k)))
                 rep_record_set(vals[j], k, 1);
-    return rep_heal_xattrop(h, source, inode,
+    return rep_heal_records_add(h, source, inode,
                             (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
 }
 
@@ -435,7 +435,7 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
         int rc;
 
         /* The copy's counts now, under the heal's lock. */
-        rc = rep_heal_xattrop(h, c, inode, NULL, now);
+        rc = rep_heal_records_add(h, c, inode, NULL, now);
         if (rc != 0) {
             if (first == 0)
                 first = rc;
@@ -457,7 +457,7 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
         }
         if (!is_any)
             continue;
-        rc = rep_heal_xattrop(h, c, inode,
+        rc = rep_heal_records_add(h, c, inode,
                               (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
         if (rc != 0 && first == 0)
             first = rc;
@@ -501,7 +501,8 @@ rep_heal_worse(enum rep_heal_result a, enum rep_heal_result b)
 
 
 static enum rep_heal_result
-rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
+rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
+                struct rep_heal_opts *opts)
 {
     struct rep_priv *priv = rep_priv(xl);
     struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
@@ -524,6 +525,10 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
     h->all = (rep_mask_t)((1u << h->n) - 1);
     h->lk_owner = REP_HEAL_LK_OWNER_TAG
                   | (atomic_fetch_add(&ctl->n_owner, 1) & 0xffffffffULL);
+    h->opts = opts;
+    /* A resolve key's rule, else the policy of every heal. */
+    h->rule = opts->rule != REP_RULE_NONE ? opts->rule
+                                          : conf->fav_child_policy;
     for (unsigned i = 0; i < h->n; i++) {
         rc = rep_heal_stat(h, i, inode, &h->ia[i]);
         if (rc != 0) {
@@ -549,6 +554,13 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg)
         goto out;
     }
     type = h->ia[0].mode & S_IFMT;
+    if (opts->rule == REP_RULE_SIZE && !S_ISREG(type)) {
+        /* bigger-file compares file sizes only. */
+        opts->err = -EINVAL;
+        res = REP_HR_FAILED;
+        rep_heal_unlk_mask(h, ctl->heal_domain, h->all, false, 0, 0);
+        goto out;
+    }
     if (S_ISREG(type) && (!is_bg || conf->is_data_heal))
         res = rep_heal_worse(res, rep_heal_data(h));
     if (S_ISDIR(type) && (!is_bg || conf->is_entry_heal))
@@ -576,15 +588,33 @@ out:
 
 /* ---- jobs and threads ---- */
 
+/* The answer of a resolve key: what the rule did, else how the heal
+ * ended. */
+static const char *
+rep_heal_resolve_str(enum rep_heal_result res,
+                     const struct rep_heal_opts *opts)
+{
+    if (res == REP_HR_PENDING)
+        return "pending";
+    if (opts->ambiguous != 0)
+        return "ambiguous";
+    if (opts->resolved == 0)
+        return res == REP_HR_SPLIT ? "split-brain" : "not-split-brain";
+    return res == REP_HR_SPLIT ? "split-brain" : "healed";
+}
+
+
 static void
-rep_heal_answer(vl_req_t *req, enum rep_heal_result res)
+rep_heal_answer(vl_req_t *req, enum rep_heal_result res,
+                const struct rep_heal_opts *opts)
 {
     struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
-    const char *s = rep_heal_result_str(res);
+    const char *s = opts->is_resolve_only ? rep_heal_resolve_str(res, opts)
+                                          : rep_heal_result_str(res);
     size_t len = strlen(s);
 
     if (res == REP_HR_FAILED) {
-        vl_unwind(req, -EIO);
+        vl_unwind(req, opts->err != 0 ? opts->err : -EIO);
         return;
     }
     vl_reply_clear(&req->reply);
@@ -635,13 +665,14 @@ rep_heal_thread(void *arg)
     enum rep_heal_result res;
 
     atomic_fetch_add(&ctl->n_started, 1);
-    res = rep_heal_object(job->xl, job->inode, job->req == NULL);
+    res = rep_heal_object(job->xl, job->inode, job->req == NULL,
+                          &job->opts);
     if (res == REP_HR_HEALED || res == REP_HR_CLEAN)
         atomic_fetch_add(&ctl->n_done, 1);
     else
         atomic_fetch_add(&ctl->n_failed, 1);
     if (job->req != NULL)
-        rep_heal_answer(job->req, res);
+        rep_heal_answer(job->req, res, &job->opts);
     rep_heal_job_end(job);
     return NULL;
 }
@@ -651,7 +682,8 @@ rep_heal_thread(void *arg)
  * a background heal is over the bound or already running, -ENOTCONN
  * while stopping. */
 static int
-rep_heal_start(vl_xlator_t *xl, vl_inode_t *inode, vl_req_t *req)
+rep_heal_start(vl_xlator_t *xl, vl_inode_t *inode, vl_req_t *req,
+               const struct rep_heal_opts *opts)
 {
     struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
     const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
@@ -665,6 +697,8 @@ rep_heal_start(vl_xlator_t *xl, vl_inode_t *inode, vl_req_t *req)
         return -ENOMEM;
     job->xl = xl;
     job->req = req;
+    if (opts != NULL)
+        job->opts = *opts;
     pthread_mutex_lock(&ctl->lock);
     if (ctl->is_stopping) {
         rc = -ENOTCONN;
@@ -728,7 +762,7 @@ rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t answered,
                 if (j != i && (kinds & (1u << k))
                     && rep_record_get(records[i] + j * REP_RECORD_SIZE, k)
                            > 0) {
-                    (void)rep_heal_start(xl, inode, NULL);
+                    (void)rep_heal_start(xl, inode, NULL, NULL);
                     return;
                 }
 }
@@ -745,7 +779,7 @@ rep_heal_parent_hint(vl_xlator_t *xl, vl_inode_t *dir)
         || rep_up_mask(xl) != all
         || (!conf->is_entry_heal && !conf->is_metadata_heal))
         return;
-    (void)rep_heal_start(xl, dir, NULL);
+    (void)rep_heal_start(xl, dir, NULL, NULL);
 }
 
 
@@ -753,9 +787,20 @@ void
 rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
 {
     struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    struct rep_heal_opts opts;
+    size_t pl = strlen(REP_XATTR_RESOLVE);
     int rc;
 
-    if (a->name == NULL || strcmp(a->name, REP_XATTR_HEAL) != 0) {
+    memset(&opts, 0, sizeof(opts));
+    if (a->name != NULL && strncmp(a->name, REP_XATTR_RESOLVE, pl) == 0) {
+        rc = rep_heal_rule_parse(xl, a->name + pl, &opts);
+        if (rc != 0) {
+            vl_unwind(req, rc);
+            return;
+        }
+    } else if (a->name != NULL && strcmp(a->name, REP_XATTR_HEAL_FULL) == 0) {
+        opts.is_full = true;
+    } else if (a->name == NULL || strcmp(a->name, REP_XATTR_HEAL) != 0) {
         rep_read_fop(xl, req);
         return;
     }
@@ -767,11 +812,13 @@ rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
         /* A probe for the length (getfattr's first call): the longest
          * answer, without healing twice. */
         vl_reply_clear(&req->reply);
-        req->reply.count = (int64_t)strlen("split-brain");
+        req->reply.count = (int64_t)strlen(opts.is_resolve_only
+                                               ? "not-split-brain"
+                                               : "split-brain");
         vl_unwind(req, 0);
         return;
     }
-    rc = rep_heal_start(xl, a->loc.inode, req);
+    rc = rep_heal_start(xl, a->loc.inode, req, &opts);
     if (rc != 0)
         vl_unwind(req, rc);
 }

@@ -30,6 +30,33 @@ enum rep_heal_result {
     REP_HR_FAILED,     /* an error: records left as they were */
 };
 
+/* How a split-brain is resolved (rep-heal-split.c): the values of the
+ * favorite-child-policy option in its order, then the resolve keys'
+ * rules that are not a policy. */
+enum rep_heal_rule {
+    REP_RULE_NONE = 0, /* left alone */
+    REP_RULE_SIZE,     /* the largest file (data only) */
+    REP_RULE_CTIME,    /* the newest ctime (data, metadata) */
+    REP_RULE_MTIME,    /* the newest mtime (data, metadata) */
+    REP_RULE_MAJORITY, /* the one copy most copies do not blame (data,
+                          metadata) */
+    REP_RULE_SOURCE,   /* a named child (every kind) */
+};
+
+/* What a heal is asked to do beyond healing, and what it did. */
+struct rep_heal_opts {
+    bool is_full;         /* mortar.heal.full: merge a directory whose
+                             records blame nothing */
+    bool is_resolve_only; /* a resolve key: touch only the kinds in
+                             split-brain */
+    int rule;             /* enum rep_heal_rule for split-brains; NONE:
+                             the favorite-child-policy option's */
+    int rule_child;       /* REP_RULE_SOURCE: that child */
+    unsigned resolved;    /* OUT: kinds whose split-brain was resolved */
+    unsigned ambiguous;   /* OUT: kinds the rule could not decide (a tie) */
+    int err;              /* OUT: why the heal failed (-errno), 0: EIO */
+};
+
 /* One heal of one object; lives on the heal thread's stack. */
 struct rep_heal {
     vl_xlator_t *xl;
@@ -45,6 +72,8 @@ struct rep_heal {
     uint8_t rec[REP_MAX_CHILDREN][(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
     uint64_t bytes;        /* data copied */
     uint64_t entries;      /* names created or removed */
+    struct rep_heal_opts *opts; /* borrowed from the job: never NULL */
+    int rule;              /* the rule split-brains meet in this heal */
 };
 
 /* ---- rep-heal.c ---- */
@@ -95,6 +124,12 @@ int rep_heal_mark_sinks(struct rep_heal *h, vl_inode_t *inode,
  * every slot on the sinks, and dirty everywhere. */
 int rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode,
                            unsigned kind);
+/* Adds vals (n slot records then dirty; NULL: zeros) to the records of
+ * inode's copy on child; out (NULL: not wanted) gets the new values. */
+int rep_heal_records_add(struct rep_heal *h, unsigned child,
+                         vl_inode_t *inode,
+                         const uint8_t (*vals)[REP_RECORD_SIZE],
+                         uint8_t *out);
 /* source blames every slot of blame for the kinds (a new entry). */
 int rep_heal_blame(struct rep_heal *h, unsigned source, vl_inode_t *inode,
                    rep_mask_t blame, unsigned kinds);
@@ -102,6 +137,19 @@ bool rep_heal_is_stopping(vl_xlator_t *xl);
 /* Attributes of inode's copy on child (a nameless lookup). */
 int rep_heal_stat(struct rep_heal *h, unsigned child, vl_inode_t *inode,
                   struct vl_iatt *out);
+
+/* ---- rep-heal-split.c ---- */
+/* Called by each kind's heal right after rep_heal_decide, under the
+ * kind's lock: a split-brain meets h->rule (resolved: *v is the new
+ * verdict, the chosen copy the source). Returns 0 to go on with *v, 1
+ * when a resolve key has nothing to do for this kind (answer clean),
+ * or -errno. */
+int rep_heal_split(struct rep_heal *h, unsigned kind,
+                   enum rep_heal_verdict *v /* IN/OUT */);
+/* The rule of a resolve key's name after REP_XATTR_RESOLVE ("bigger-file",
+ * "latest-mtime", "source-brick.<child>"): 0, or -EINVAL. */
+int rep_heal_rule_parse(vl_xlator_t *xl, const char *name,
+                        struct rep_heal_opts *out /* OUT */);
 
 /* ---- rep-heal-meta.c, rep-heal-data.c, rep-heal-entry.c ---- */
 enum rep_heal_result rep_heal_metadata(struct rep_heal *h);

@@ -527,6 +527,12 @@ rep_lookup_records_in(vl_xlator_t *xl, vl_req_t *req)
         }
         vl_log(xl, VL_LOG_ERROR, "%s: every copy is blamed by another "
                "(split-brain)", vl_gfid_to_str(&in->inode->gfid, gs));
+        /* A favorite-child-policy resolves it in the background: a
+         * later lookup finds the copies healed. */
+        if (VL_CONF(xl, struct rep_conf)->fav_child_policy != 0)
+            rep_heal_on_lookup(xl, in->inode, atomic_load(&in->answered),
+                               (const uint8_t *const *)rep_inspect_records(
+                                   in));
         rep_finish(req, -EIO);
         return;
     }

@@ -485,6 +485,10 @@ rep_inode_fop(vl_xlator_t *xl, vl_req_t *req)
 
 
 static const char *const rep_heal_algo_values[] = {"full", "diff", NULL};
+/* In enum rep_heal_rule's order (rep-heal.h). */
+static const char *const rep_fav_child_values[] = {"none", "size", "ctime",
+                                                   "mtime", "majority",
+                                                   NULL};
 static const char *const rep_quorum_values[] = {"none", "auto", "fixed",
                                                 NULL};
 
@@ -563,6 +567,17 @@ static const vl_option_t rep_options[] = {
                        "SHA-256 on the bricks and copy only those that "
                        "differ) or full (copy every data range). Holes "
                        "stay holes either way."),
+    VL_OPT_ENUM("favorite-child-policy", struct rep_conf, fav_child_policy,
+                .values = rep_fav_child_values, .def = "none",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.favorite-child-policy"},
+                .doc = "How a heal resolves a split-brain by itself: size "
+                       "(the largest copy of a file's data), ctime or "
+                       "mtime (the newest copy, data and metadata), "
+                       "majority (the copies that more than half of the "
+                       "copies do not blame, if they agree; data and "
+                       "metadata) or none (left alone for the resolve "
+                       "keys). A tie resolves nothing."),
     VL_OPT_END,
 };
 

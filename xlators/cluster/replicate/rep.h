@@ -21,8 +21,14 @@
 
 #define REP_KEY_PREFIX "trusted.mortar.rep."
 #define REP_KEY_DIRTY REP_KEY_PREFIX "dirty"
-/* Virtual key: a GETXATTR of it heals the object now (rep-heal.c). */
+/* Virtual keys (rep-heal.c, doc/replicate.md "Self-heal"): a GETXATTR
+ * of REP_XATTR_HEAL heals the object now; REP_XATTR_HEAL_FULL also
+ * merges the names of a directory whose records blame nothing; a key
+ * under REP_XATTR_RESOLVE ("bigger-file", "latest-mtime",
+ * "source-brick.<child>") resolves a split-brain by that rule. */
 #define REP_XATTR_HEAL "mortar.heal"
+#define REP_XATTR_HEAL_FULL "mortar.heal.full"
+#define REP_XATTR_RESOLVE "mortar.heal.resolve."
 
 /* The three counters of a pending or dirty record, in this order, each a
  * big-endian int32 (12 bytes). */
@@ -52,6 +58,8 @@ struct rep_conf {
     bool is_entry_heal;
     uint64_t bg_heal_count;  /* background heals at once */
     int heal_algo;           /* enum rep_heal_algo */
+    int fav_child_policy;    /* enum rep_heal_rule (rep-heal.h): how a
+                                heal resolves a split-brain by itself */
 };
 
 enum rep_heal_algo { REP_HEAL_FULL = 0, REP_HEAL_DIFF };

@@ -105,16 +105,17 @@ t_write(struct t *t, vl_inode_t *inode, off_t off, const char *data)
 }
 
 
-/* GETXATTR of the heal key: 0 with the answer in out, or -errno. */
+/* GETXATTR of key (a heal key): 0 with the answer in out, or -errno. */
 static int
-t_heal(struct t *t, vl_inode_t *inode, char *out, size_t len)
+t_heal_key(struct t *t, vl_inode_t *inode, const char *key, char *out,
+           size_t len)
 {
     union vl_fop_args a = {0};
     struct vl_reply r;
     int rc;
 
     a.getxattr.loc.inode = inode;
-    a.getxattr.name = REP_XATTR_HEAL;
+    a.getxattr.name = key;
     a.getxattr.size = len - 1;
     rc = t_call(t, VL_FOP_GETXATTR, &a, &r);
     out[0] = '\0';
@@ -129,13 +130,28 @@ t_heal(struct t *t, vl_inode_t *inode, char *out, size_t len)
 }
 
 
+static int
+t_heal(struct t *t, vl_inode_t *inode, char *out, size_t len)
+{
+    return t_heal_key(t, inode, REP_XATTR_HEAL, out, len);
+}
+
+
 static void
-t_expect_heal(struct t *t, vl_inode_t *inode, const char *want)
+t_expect_key(struct t *t, vl_inode_t *inode, const char *key,
+             const char *want)
 {
     char got[32];
 
-    assert_int_equal(t_heal(t, inode, got, sizeof(got)), 0);
+    assert_int_equal(t_heal_key(t, inode, key, got, sizeof(got)), 0);
     assert_string_equal(got, want);
+}
+
+
+static void
+t_expect_heal(struct t *t, vl_inode_t *inode, const char *want)
+{
+    t_expect_key(t, inode, REP_XATTR_HEAL, want);
 }
 
 
@@ -697,6 +713,284 @@ test_heal_on_lookup_off(void **state)
 }
 
 
+/* ---- mortar.heal.full: the merge of a clean directory ---- */
+
+/* b2 emptied (as a replaced brick without records): the names made on
+ * b0 and b1 are unknown to the records. mortar.heal finds nothing to
+ * do; mortar.heal.full creates them on b2 and marks the new file for its
+ * own heal. */
+static void
+test_full_merge(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t gf, gd, gs, got;
+    vl_inode_t *f;
+    struct vl_iatt ia;
+    char buf[64];
+
+    vl_gfid_generate(&gf);
+    vl_gfid_generate(&gd);
+    vl_gfid_generate(&gs);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "f", &gf,
+                                     "content"), 0);
+        assert_int_equal(fake_set_attr(t->b[i], &gf, 0640, 7, 100), 0);
+        assert_int_equal(fake_mkobj(t->b[i], &vl_gfid_root, "d", &gd,
+                                    S_IFDIR | 0750, NULL), 0);
+        assert_int_equal(fake_mkobj(t->b[i], &vl_gfid_root, "s", &gs,
+                                    S_IFLNK | 0777, "f"), 0);
+    }
+    t_expect_heal(t, t->root, "clean");
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "f", &got), -ENOENT);
+
+    t_expect_key(t, t->root, REP_XATTR_HEAL_FULL, "healed");
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "f", &got), 0);
+    assert_true(vl_gfid_equal(&got, &gf));
+    assert_int_equal(fake_stat(t->b[2], &gf, &ia), 0);
+    assert_int_equal(ia.mode, S_IFREG | 0640);
+    assert_int_equal(fake_stat(t->b[2], &gd, &ia), 0);
+    assert_int_equal(ia.mode, S_IFDIR | 0750);
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "s", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "f");
+    /* The new file is blamed by its source: its own heal fills it. */
+    assert_true(t_rec(t, 0, &gf, t->key[2], REP_DATA) > 0);
+    f = vl_inode_get(t->g->graph->itable, &gf, S_IFREG);
+    t_expect_heal(t, f, "healed");
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "f", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "content");
+    assert_false(t_any_record(t, &gf));
+    assert_int_equal(fake_stat(t->b[2], &gf, &ia), 0);
+    assert_int_equal(ia.uid, 7);
+    assert_int_equal(ia.mtime, 100);
+    /* Nothing left to merge. */
+    t_expect_key(t, t->root, REP_XATTR_HEAL_FULL, "clean");
+    vl_inode_unref(f);
+}
+
+
+/* A name with two GFIDs is left alone by a merge (the answer says
+ * split-brain); the other names are still created; nothing removed. */
+static void
+test_full_merge_gfid_conflict(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t g0, g1, gm, got;
+
+    vl_gfid_generate(&g0);
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&gm);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "x", &g0, "a"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "x", &g1, "b"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "m", &gm, ""), 0);
+    t_expect_key(t, t->root, REP_XATTR_HEAL_FULL, "split-brain");
+    assert_int_equal(fake_gfid(t->b[0], &vl_gfid_root, "x", &got), 0);
+    assert_true(vl_gfid_equal(&got, &g0));
+    assert_int_equal(fake_gfid(t->b[1], &vl_gfid_root, "x", &got), 0);
+    assert_true(vl_gfid_equal(&got, &g1));
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "x", &got), -ENOENT);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_gfid(t->b[i], &vl_gfid_root, "m", &got), 0);
+        assert_true(vl_gfid_equal(&got, &gm));
+    }
+}
+
+
+/* ---- split-brain resolution ---- */
+
+/* A file "f" whose copies hold data[i] with mtime[i], each blaming every
+ * other copy for data (a data split-brain); its inode. */
+static vl_inode_t *
+t_split_file(struct t *t, const char *const *data, const int64_t *mtime)
+{
+    vl_gfid_t g;
+
+    vl_gfid_generate(&g);
+    for (int i = 0; i < t->n; i++) {
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "f", &g,
+                                     data[i]), 0);
+        assert_int_equal(fake_set_attr(t->b[i], &g, 0644, 0, mtime[i]), 0);
+        for (int j = 0; j < t->n; j++)
+            if (j != i)
+                t_plant(t, i, &g, t->key[j], REP_DATA, 1);
+    }
+    return vl_inode_get(t->g->graph->itable, &g, S_IFREG);
+}
+
+
+/* Every copy of f holds want, and no record is left. */
+static void
+t_expect_data(struct t *t, vl_inode_t *f, const char *want)
+{
+    char buf[64];
+
+    for (int i = 0; i < t->n; i++) {
+        assert_true(fake_data(t->b[i], &vl_gfid_root, "f", buf,
+                              sizeof(buf)) >= 0);
+        assert_string_equal(buf, want);
+    }
+    assert_false(t_any_record(t, &f->gfid));
+}
+
+
+static void
+test_resolve_bigger_file(void **state)
+{
+    struct t *t = *state;
+    const char *data[] = {"short", "the longer one"};
+    const int64_t mtime[] = {200, 100};
+    vl_inode_t *f = t_split_file(t, data, mtime);
+
+    t_expect_heal(t, f, "split-brain");
+    t_expect_key(t, f, REP_XATTR_RESOLVE "bigger-file", "healed");
+    t_expect_data(t, f, "the longer one");
+    assert_int_equal(t_lookup(t, "f", NULL), 0);
+    vl_inode_unref(f);
+}
+
+
+static void
+test_resolve_latest_mtime(void **state)
+{
+    struct t *t = *state;
+    const char *data[] = {"short", "the longer one"};
+    const int64_t mtime[] = {200, 100};
+    vl_inode_t *f = t_split_file(t, data, mtime);
+
+    t_expect_key(t, f, REP_XATTR_RESOLVE "latest-mtime", "healed");
+    t_expect_data(t, f, "short");
+    vl_inode_unref(f);
+}
+
+
+static void
+test_resolve_source_brick(void **state)
+{
+    struct t *t = *state;
+    const char *data[] = {"zero", "one"};
+    const int64_t mtime[] = {200, 100};
+    vl_inode_t *f = t_split_file(t, data, mtime);
+    char buf[32];
+
+    /* A child that is not one of ours, a rule that does not exist:
+     * EINVAL, nothing changed. */
+    assert_int_equal(t_heal_key(t, f, REP_XATTR_RESOLVE "source-brick.b9",
+                                buf, sizeof(buf)), -EINVAL);
+    assert_int_equal(t_heal_key(t, f, REP_XATTR_RESOLVE "oldest", buf,
+                                sizeof(buf)), -EINVAL);
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[1], REP_DATA), 1);
+    assert_int_equal(t_rec(t, 1, &f->gfid, t->key[0], REP_DATA), 1);
+    t_expect_key(t, f, REP_XATTR_RESOLVE "source-brick.b1", "healed");
+    t_expect_data(t, f, "one");
+    vl_inode_unref(f);
+}
+
+
+/* Equal sizes, equal mtimes: nothing chosen, nothing changed. */
+static void
+test_resolve_ambiguous(void **state)
+{
+    struct t *t = *state;
+    const char *data[] = {"aaaa", "bbbb"};
+    const int64_t mtime[] = {100, 100};
+    vl_inode_t *f = t_split_file(t, data, mtime);
+    char buf[16];
+
+    t_expect_key(t, f, REP_XATTR_RESOLVE "bigger-file", "ambiguous");
+    t_expect_key(t, f, REP_XATTR_RESOLVE "latest-mtime", "ambiguous");
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[1], REP_DATA), 1);
+    assert_int_equal(t_rec(t, 1, &f->gfid, t->key[0], REP_DATA), 1);
+    assert_true(fake_data(t->b[0], &vl_gfid_root, "f", buf, sizeof(buf))
+                >= 0);
+    assert_string_equal(buf, "aaaa");
+    vl_inode_unref(f);
+}
+
+
+/* No split-brain: a resolve key changes nothing, not even a heal the
+ * records ask for; bigger-file on a directory is refused. */
+static void
+test_resolve_not_split(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "x");
+    char buf[32];
+
+    t_expect_key(t, f, REP_XATTR_RESOLVE "latest-mtime", "not-split-brain");
+    t_plant(t, 0, &f->gfid, t->key[1], REP_DATA, 1);
+    t_expect_key(t, f, REP_XATTR_RESOLVE "source-brick.b1",
+                 "not-split-brain");
+    assert_int_equal(t_rec(t, 0, &f->gfid, t->key[1], REP_DATA), 1);
+    assert_int_equal(t_heal_key(t, t->root,
+                                REP_XATTR_RESOLVE "bigger-file", buf,
+                                sizeof(buf)), -EINVAL);
+    t_down(t, 1);
+    t_expect_key(t, f, REP_XATTR_RESOLVE "latest-mtime", "pending");
+    t_up(t, 1);
+    vl_inode_unref(f);
+}
+
+
+/* Three copies: b0 blames b1 and b2, both blame b0. b1 and b2 are not
+ * blamed by two of three copies and agree: they are the sources. */
+static void
+test_policy_majority(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t g;
+    vl_inode_t *f;
+
+    vl_gfid_generate(&g);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "f", &g, "odd"),
+                     0);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "f", &g,
+                                     "even"), 0);
+        t_plant(t, i, &g, t->key[0], REP_DATA, 1);
+        t_plant(t, 0, &g, t->key[i], REP_DATA, 1);
+    }
+    f = vl_inode_get(t->g->graph->itable, &g, S_IFREG);
+    t_expect_heal(t, f, "healed");
+    t_expect_data(t, f, "even");
+    vl_inode_unref(f);
+}
+
+
+/* favorite-child-policy mtime: the lookup that meets the split-brain
+ * answers EIO and starts a heal that resolves it. */
+static void
+test_policy_on_lookup(void **state)
+{
+    struct t *t = *state;
+    const char *data[] = {"old and long", "new"};
+    const int64_t mtime[] = {100, 200};
+    vl_inode_t *f = t_split_file(t, data, mtime);
+
+    assert_int_equal(t_lookup(t, "f", NULL), -EIO);
+    for (int i = 0; i < 500 && t_any_record(t, &f->gfid); i++)
+        usleep(10 * 1000);
+    t_expect_data(t, f, "new");
+    assert_int_equal(t_lookup(t, "f", NULL), 0);
+    vl_inode_unref(f);
+}
+
+
+static int
+setup2_policy_mtime(void **state)
+{
+    return setup_n(state, 2, " option quorum-type none\n"
+                             " option favorite-child-policy mtime\n");
+}
+
+
+static int
+setup3_policy_majority(void **state)
+{
+    return setup_n(state, 3, " option favorite-child-policy majority\n");
+}
+
+
 int
 main(void)
 {
@@ -729,6 +1023,23 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_on_lookup_off,
                                         setup3_no_data_heal, teardown),
+        cmocka_unit_test_setup_teardown(test_full_merge, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_full_merge_gfid_conflict,
+                                        setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_bigger_file, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_latest_mtime, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_source_brick, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_ambiguous, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_not_split, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_policy_majority,
+                                        setup3_policy_majority, teardown),
+        cmocka_unit_test_setup_teardown(test_policy_on_lookup,
+                                        setup2_policy_mtime, teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
