@@ -18,8 +18,9 @@
  *   3. the sinks' directory times are set to the source's, and only
  *      when every name went right are the entry records cleared.
  *
- * Dirty without blame (a cut transaction, nobody knows who missed what):
- * a merge: names present on some copies are created on the others,
+ * Dirty without blame (a cut transaction, nobody knows who missed what),
+ * or no record at all when asked through mortar.heal.full (a copy
+ * emptied or replaced without records): a merge: names present on some copies are created on the others,
  * nothing is removed, a name with different GFIDs on two copies is left
  * alone and logged (never guessed). The same for sources that disagree.
  * Granular entry records (.mortar/index/entry-changes) are not read:

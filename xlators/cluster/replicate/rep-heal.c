@@ -20,7 +20,14 @@
  *     or "pending" (a copy is down or the object is missing on one: its
  *     directory's heal creates it); an error (EIO) when a step failed.
  *     A call with size 0 (a length probe) answers the longest length
- *     and heals nothing. The self-heal daemon uses this key.
+ *     and heals nothing. The self-heal daemon uses this key;
+ *   - REP_XATTR_HEAL_FULL ("mortar.heal.full"): the same, and a directory
+ *     whose records blame nothing has its names merged (rep-heal-entry.c;
+ *     the daemon's full crawl);
+ *   - a key under REP_XATTR_RESOLVE ("mortar.heal.resolve.<rule>"):
+ *     resolves a split-brain of the object by that rule and heals it,
+ *     touching nothing else (rep-heal-split.c); answers "healed",
+ *     "not-split-brain", "ambiguous", "split-brain" or "pending".
  *
  * A heal needs every child up: the records of a down copy are unknown,
  * and clearing a sink's records while a third copy is missing would lose
@@ -28,7 +35,8 @@
  * copy of the content changes the sinks' times; the metadata heal sets
  * them last). Sources: the copies no other copy blames for the kind
  * (rep_heal_pick); dirty without blame means "compare"; every copy
- * blamed is a split-brain, logged and left alone. Heals of one object
+ * blamed is a split-brain, logged and left alone unless a resolve key or
+ * favorite-child-policy picks a copy (rep-heal-split.c). Heals of one object
  * are serialized, across clients and the daemon, by an inodelk in the
  * domain "<name>.self-heal" (a background heal does not wait for it);
  * each kind then takes the lock its transactions take.
@@ -806,6 +814,11 @@ rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
     }
     if (a->loc.inode == NULL || vl_gfid_is_null(&a->loc.inode->gfid)) {
         vl_unwind(req, -ESTALE);
+        return;
+    }
+    if (opts.rule == REP_RULE_SIZE && a->loc.inode->type != 0
+        && !S_ISREG(a->loc.inode->type)) {
+        vl_unwind(req, -EINVAL); /* bigger-file compares files only */
         return;
     }
     if (a->size == 0) {
