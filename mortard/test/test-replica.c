@@ -459,6 +459,14 @@ test_option_keys(void **state)
     assert_int_equal(md_option_resolve("cluster.quorum-count", "17", &cls,
                                        &opt, canon, sizeof(canon), &err),
                      -EINVAL);
+    /* Split-brain policy (issue 22): GlusterFS's key and values. */
+    assert_int_equal(md_option_resolve("cluster.favorite-child-policy",
+                                       "mtime", &cls, &opt, canon,
+                                       sizeof(canon), &err), 0);
+    assert_string_equal(canon, "replicate.favorite-child-policy");
+    assert_int_equal(md_option_resolve("cluster.favorite-child-policy",
+                                       "oldest", &cls, &opt, canon,
+                                       sizeof(canon), &err), -EINVAL);
     /* The slot names follow the bricks: not for volume set. */
     assert_int_equal(md_option_resolve("replicate.pending-names", "a,b",
                                        &cls, &opt, canon, sizeof(canon),
