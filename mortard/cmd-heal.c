@@ -16,8 +16,9 @@
  * chain to the root), any other object as <gfid:UUID>, as GlusterFS
  * does for names it cannot resolve. Bricks on other nodes are shown
  * with the status "Not gathered: brick on another node" (see
- * doc/self-heal.md, "Not there yet"). heal full and the split-brain
- * commands answer that they are not supported yet.
+ * doc/self-heal.md, "Not there yet"). info split-brain and the
+ * split-brain commands are cmd-split-brain.c's; heal full answers that
+ * it is not supported yet.
  * Threads: the worker thread with md_state.lock held.
  */
 #include "config.h"
@@ -60,7 +61,7 @@ md_heal_brick_clear(struct md_heal_brick *hb)
 /* The path of the directory whose handle is brick/.mortar/handles/..
  * /gfid (a symlink "../../xx/yy/<parent-gfid>/<name>"), walking up to the
  * root; NULL for anything else (not a directory, a broken chain). */
-static char *
+char *
 md_heal_dir_path(const char *brick, const char *gfid)
 {
     char cur[VL_GFID_STR_LEN], link[PATH_MAX], handle[PATH_MAX];
@@ -166,6 +167,32 @@ md_heal_status(const struct md_state *st, const struct md_volume *vol,
 enum md_heal_view { MD_HEAL_INFO, MD_HEAL_SUMMARY, MD_HEAL_COUNT };
 
 
+/* info summary's counts of a local brick with n entries: the split-brain
+ * ones from the daemon's list (cmd-split-brain.c; "-" until listed). */
+static void
+md_heal_summary_counts(const struct md_state *st,
+                       const struct md_volume *vol, const struct md_brick *b,
+                       uint64_t n, struct md_node *bn, struct md_result *r)
+{
+    uint64_t sb = 0;
+
+    if (md_heal_split_count(st, vol, b, &sb) != 0) {
+        md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
+                       "\nNumber of entries in heal pending: %" PRIu64
+                       "\nNumber of entries in split-brain: -\n"
+                       "Number of entries possibly healing: -\n\n", n, n);
+        return;
+    }
+    sb = sb < n ? sb : n;
+    md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
+                   "\nNumber of entries in heal pending: %" PRIu64
+                   "\nNumber of entries in split-brain: %" PRIu64
+                   "\nNumber of entries possibly healing: -\n\n", n,
+                   n - sb, sb);
+    md_node_addf(bn, "numberOfEntriesInSplitBrain", "%" PRIu64, sb);
+}
+
+
 static void
 md_heal_info(struct md_state *st, const struct md_volume *vol,
              enum md_heal_view view, struct md_result *r)
@@ -203,11 +230,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
             continue;
         }
         if (view == MD_HEAL_SUMMARY)
-            md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
-                           "\nNumber of entries in heal pending: %" PRIu64
-                           "\nNumber of entries in split-brain: -\n"
-                           "Number of entries possibly healing: -\n\n",
-                           hb.n, hb.n);
+            md_heal_summary_counts(st, vol, b, hb.n, bn, r);
         else
             md_sbuf_printf(&r->text, "Number of entries: %" PRIu64 "\n\n",
                            hb.n);
@@ -454,9 +477,12 @@ md_cmd_heal(struct md_state *st, int argc, char **argv, struct md_result *r)
         md_heal_info(st, vol, MD_HEAL_COUNT, r);
     else if (argc == 4 && strcmp(sub, "status") == 0)
         md_heal_cmd_status(st, vol, r);
-    else if (strcmp(sub, "full") == 0 || strcmp(sub, "split-brain") == 0 ||
-             (strcmp(sub, "info") == 0 && argc == 5 &&
-              strcmp(argv[4], "split-brain") == 0) ||
+    else if (argc == 5 && strcmp(sub, "info") == 0 &&
+             strcmp(argv[4], "split-brain") == 0)
+        md_heal_split_info(st, vol, r);
+    else if (strcmp(sub, "split-brain") == 0)
+        md_cmd_split_brain(st, vol, argc, argv, r);
+    else if (strcmp(sub, "full") == 0 ||
              (strcmp(sub, "statistics") == 0 && argc == 4))
         md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume heal %s %s: not "
                        "supported yet", vol->name, sub);

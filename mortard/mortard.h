@@ -333,6 +333,28 @@ struct md_result;
  * status|enable|disable|full|split-brain ...] */
 void md_cmd_heal(struct md_state *st, int argc, char **argv,
                  struct md_result *r);
+/* The path of the directory with this GFID on brick (its handle chain),
+ * malloc'd, or NULL (not a directory). */
+char *md_heal_dir_path(const char *brick, const char *gfid);
+
+/* ---- cmd-split-brain.c ---- */
+/* heal VOL info split-brain. */
+void md_heal_split_info(struct md_state *st, const struct md_volume *vol,
+                        struct md_result *r);
+/* Objects of local brick b in split-brain: 0, -ENOENT (not listed by
+ * the self-heal daemon yet) or -errno. */
+int md_heal_split_count(const struct md_state *st,
+                        const struct md_volume *vol,
+                        const struct md_brick *b, uint64_t *out);
+/* heal VOL split-brain POLICY ... (vol replicated and started). */
+void md_cmd_split_brain(struct md_state *st, const struct md_volume *vol,
+                        int argc, char **argv, struct md_result *r);
+/* FILE of those commands: NULL when fine, else why not. */
+const char *md_split_file_check(const char *file);
+/* A resolver's answer line for file as GlusterFS's message in msg;
+ * whether it was healed. */
+bool md_split_message(const char *line, const char *file,
+                      const char *policy, char *msg, size_t len);
 
 /* ---- supervise.c ---- */
 /* Restart policy of a brick that dies: the first death within the window
