@@ -125,7 +125,10 @@ SUM=$(store_sum)
 EXPECT_MATCH "Volume nov does not exist" mcli2 volume heal nov info
 EXPECT_MATCH "Volume pv is not of type replicate" mcli2 volume heal pv info
 EXPECT_MATCH "not supported yet" mcli2 volume heal hv full
-EXPECT_MATCH "not supported yet" mcli2 volume heal hv info split-brain
+EXPECT_MATCH "Number of entries in split-brain: 0" \
+    mcli2 volume heal hv info split-brain
+EXPECT_MATCH "Usage: volume heal <VOLNAME> split-brain" \
+    mcli2 volume heal hv split-brain sideways /f
 EXPECT_MATCH "Usage: volume heal" mcli2 volume heal hv sideways
 EXPECT "$SUM" store_sum
 TEST mcli volume stop hv
