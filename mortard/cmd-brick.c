@@ -2,9 +2,10 @@
 /*
  * cmd-brick: `volume add-brick VOL BRICK... [force]` and
  * `volume remove-brick VOL BRICK... start|status|stop|commit|force`.
- * Replicated volumes gain and lose whole replica sets (`replica N`, if
- * given, must be the volume's count: changing it is not supported yet);
- * a remove-brick must list every brick of each set it touches.
+ * Replicated volumes gain and lose whole replica sets here (`replica N`,
+ * if given, is the volume's count); a remove-brick must list every
+ * brick of each set it touches. A `replica N` that changes the count
+ * goes to replica-change.c.
  *
  * add-brick validates like create, appends the bricks (new ids, never
  * reused), saves (the client volfile gains the subvolumes; watching
@@ -155,7 +156,7 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
     char **hosts = NULL, **paths = NULL;
     const char *busy;
     bool force = false;
-    unsigned old_next, rep;
+    unsigned old_next, old_next_set, rep;
     size_t old_n, n;
     vl_gfid_t id;
     vl_err_t err = {.msg = ""};
@@ -196,10 +197,7 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
         return;
     }
     if (ba.replica > rep) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
-                       "raising the replica count of volume %s from %u to "
-                       "%u is not supported yet (add whole sets of %u)",
-                       vol->name, rep, ba.replica, rep);
+        md_replica_grow(st, vol, &ba, argv, r);
         return;
     }
     if (ba.n_bricks % (int)rep != 0) {
@@ -254,9 +252,12 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
     vol->next_brick += (rep - vol->next_brick % rep) % rep;
     nb = &vol->bricks[old_n];
     memset(nb, 0, n * sizeof(*nb));
+    old_next_set = vol->next_set;
     rc = md_bricks_fill(st, vol, nb, hosts, paths, n, &err);
-    if (rc == 0)
+    if (rc == 0) {
+        md_vol_sets_number_new(vol, nb, n);
         rc = md_bricks_stamp(st, nb, n, &id, &err);
+    }
     if (rc == 0) {
         vol->n_bricks = old_n + n;
         rc = md_volume_save(st, vol, &err);
@@ -271,6 +272,7 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
             free(nb[i].path);
         }
         vol->next_brick = old_next;
+        vol->next_set = old_next_set;
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume add-brick: failed: %s",
                        err.msg);
         goto out;
@@ -322,9 +324,7 @@ md_vol_brick_find(struct md_state *st, const struct md_volume *vol,
 }
 
 
-/* Finds the bricks named in args[0..n) in vol: idx[i] gets each index.
- * Unknown, repeated or all bricks: -errno with err set. */
-static int
+int
 md_remove_find(struct md_state *st, struct md_volume *vol,
                char *const *args, size_t n, size_t *idx, vl_err_t *err)
 {
@@ -426,12 +426,11 @@ md_remove_mark(struct md_state *st, struct md_volume *vol, const size_t *idx,
 }
 
 
-/* Drops the bricks in idx: store first, then their processes stop and
- * their volume id goes (the directory can be reused). */
-static int
+int
 md_remove_drop(struct md_state *st, struct md_volume *vol, const size_t *idx,
-               size_t n, vl_err_t *err)
+               size_t n, unsigned new_replica, vl_err_t *err)
 {
+    unsigned old_replica = vol->replica_count;
     struct md_brick *keep, *gone;
     struct md_brick *old = vol->bricks;
     size_t old_n = vol->n_bricks, nk = 0, ng = 0;
@@ -459,10 +458,13 @@ md_remove_drop(struct md_state *st, struct md_volume *vol, const size_t *idx,
         keep[j].is_decommissioned = false;
     vol->bricks = keep;
     vol->n_bricks = nk;
+    if (new_replica != 0)
+        vol->replica_count = new_replica;
     rc = md_volume_save(st, vol, err);
     if (rc != 0) {
         vol->bricks = old;
         vol->n_bricks = old_n;
+        vol->replica_count = old_replica;
         free(keep);
         free(gone);
         return rc;
@@ -590,11 +592,9 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                            MD_USAGE_REMOVE);
             return;
         }
-        if (want != rep) {
-            md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume remove-brick "
-                           "%s: failed: changing the replica count of "
-                           "volume %s (%u) is not supported yet: remove "
-                           "whole replica sets", op, vol->name, rep);
+        if (want != rep || rep == 1) {
+            md_replica_shrink(st, vol, (unsigned)want, op, argv + 5,
+                              (size_t)(argc - 6), r);
             return;
         }
         first = 5;
@@ -690,7 +690,7 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
     }
     rc = md_rebal_stop(st, vol, true, &err);
     if (rc == 0)
-        rc = md_remove_drop(st, vol, idx, n, &err);
+        rc = md_remove_drop(st, vol, idx, n, 0, &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick %s: "
                        "failed: %s", op, err.msg);

@@ -5,7 +5,9 @@
  * self-heal fills that slot's brick from this one: the root's entry heal
  * creates the top-level names there and marks each for its own heal, and
  * the self-heal daemon's rounds go down the tree from there
- * (doc/self-heal.md). replace-brick uses it for the new, empty brick.
+ * (doc/self-heal.md). replace-brick, reset-brick and add-brick with a
+ * higher replica count (replica-change.c) use it for new, empty bricks:
+ * md_heal_mark_set marks every brick of a set that answers.
  *
  * The marking is one XATTROP ADD32 of {0, 1, 1} on the root GFID through
  * a graph of its own built here: protocol/client to the brick under a
@@ -30,6 +32,8 @@
 #include "vol/volfile.h"
 
 #define MD_MARK_CLIENT "heal-mark-client"
+/* How long the marking waits for one good brick to accept mortard. */
+#define MD_MARK_TIMEOUT_MS 5000
 
 struct md_mark_conf {
     bool unused; /* no options */
@@ -197,4 +201,42 @@ out:
     }
     vl_volfile_free(vf);
     return rc;
+}
+
+
+size_t
+md_heal_mark_set(struct md_state *st, const struct md_volume *vol,
+                 size_t first, size_t n, size_t skip, const char *slot,
+                 bool is_probe, vl_err_t *err)
+{
+    size_t n_marked = 0;
+
+    vl_err_set(err, "no other brick of the replica set is up");
+    for (size_t j = first; j < first + n; j++) {
+        const struct md_brick *b = &vol->bricks[j];
+        vl_err_t e = {.msg = ""};
+
+        if (j == skip)
+            continue;
+        if (md_brick_is_local(st, b) && md_brick_pid(st, vol, b) == 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "volume %s: brick %s:%s is "
+                    "down, not marked as a heal source for %s", vol->name,
+                    b->host, b->path, slot);
+            continue;
+        }
+        if (md_heal_mark_slot(vol, b, slot, is_probe, MD_MARK_TIMEOUT_MS,
+                              &e) != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "volume %s: %s %s on %s:%s: "
+                    "%s", vol->name, is_probe ? "probing" : "marking", slot,
+                    b->host, b->path, e.msg);
+            *err = e;
+            continue;
+        }
+        if (!is_probe)
+            vl_glog(MD_DOMAIN, VL_LOG_INFO, "volume %s: the root of %s:%s "
+                    "blames %s (entry, metadata)", vol->name, b->host,
+                    b->path, slot);
+        n_marked++;
+    }
+    return n_marked;
 }

@@ -26,6 +26,8 @@
  * replica.c   replicated volumes: create/add-brick words, replica sets,
  *             set names, volume types
  * replace-brick.c  volume replace-brick ... commit force
+ * replica-change.c add-brick / remove-brick that change the replica
+ *             count
  * heal-mark.c a good brick's root blames a replica slot (heal fills it)
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
@@ -80,6 +82,8 @@ struct md_brick {
     char id[16];    /* "brick<N>", names pid file and volfile */
     bool is_decommissioned; /* remove-brick start..stop/commit: no new
                              * files, migrated away (stored) */
+    bool has_set_num; /* set_num is stored (replica.c: set names) */
+    unsigned set_num; /* its replica set's number m, when has_set_num */
 };
 
 struct md_volume {
@@ -100,6 +104,9 @@ struct md_volume {
     size_t n_opts;
     unsigned next_brick;           /* N of the next "brick<N>" id: ids are
                                     * never reused (linkto names them) */
+    unsigned next_set;             /* once the replica count changed: the
+                                    * number of the next new set (set
+                                    * numbers are never reused); else 0 */
     struct md_volume *next;        /* list sorted by name */
 };
 
@@ -232,8 +239,16 @@ unsigned md_vol_set_num(const struct md_volume *vol, size_t set);
 /* "<vol>-replicate-<m>", the set's cluster/replicate. */
 void md_vol_set_name(const struct md_volume *vol, size_t set, char *buf,
                      size_t len);
-/* The bricks form whole sets with the ids set names rely on. */
+/* The bricks form whole sets with the ids or stored set numbers set
+ * names rely on, each set's number its own. */
 int md_vol_sets_check(const struct md_volume *vol, vl_err_t *err);
+/* Before a replica count change: every brick carries its set's number
+ * and next_set is past every number ever used; returns next_set. */
+unsigned md_vol_sets_pin(struct md_volume *vol);
+/* New whole sets nb[0..n) of a pinned volume take next_set (bumped);
+ * on a volume never pinned the id rule names them: nothing to do. */
+void md_vol_sets_number_new(struct md_volume *vol, struct md_brick *nb,
+                            size_t n);
 /* GlusterFS's type: "Distribute", "Replicate", "Distributed-Replicate"
  * and its number in XML (0, 2, 7). */
 const char *md_vol_type_str(const struct md_volume *vol);
@@ -310,6 +325,12 @@ void md_heal_free(void);
 int md_heal_mark_slot(const struct md_volume *vol, const struct md_brick *good,
                       const char *slot, bool is_probe, int timeout_ms,
                       vl_err_t *err);
+/* Every brick of vol->bricks[first .. first+n) but skip that answers
+ * (a local brick that is down is not asked) blames slot as above: the
+ * number marked (is_probe: that answer); err gets the last failure. */
+size_t md_heal_mark_set(struct md_state *st, const struct md_volume *vol,
+                        size_t first, size_t n, size_t skip,
+                        const char *slot, bool is_probe, vl_err_t *err);
 
 /* ---- replace-brick.c ---- */
 struct md_result;
@@ -326,6 +347,30 @@ int md_replace_stage(struct md_state *st, int argc, char **argv,
  * down) and some other brick of the set answers. 0, or r failed. */
 int md_replace_precheck(struct md_state *st, int argc, char **argv,
                         struct md_result *r);
+
+/* ---- replica-change.c ---- */
+/* add-brick VOL replica R+k BRICK... (ba parsed, above the count). */
+void md_replica_grow(struct md_state *st, struct md_volume *vol,
+                     const struct md_brick_args *ba, char **argv,
+                     struct md_result *r);
+/* remove-brick VOL replica want BRICK... op (want is not the count). */
+void md_replica_shrink(struct md_state *st, struct md_volume *vol,
+                       unsigned want, const char *op, char *const *bricks,
+                       size_t n, struct md_result *r);
+/* No brick of this node in a set that one of idx[0..n) is in has
+ * pending heals, and every other brick's node is connected: 0, or
+ * -errno with err set. */
+int md_replica_sets_settled(struct md_state *st,
+                            const struct md_volume *vol, const size_t *idx,
+                            size_t n, vl_err_t *err);
+/* Transaction stage of add-brick / remove-brick: when the command
+ * changes the replica count, its checks on this node. 0 or -errno. */
+int md_replica_change_stage(struct md_state *st, int argc, char **argv,
+                            vl_err_t *err);
+/* The originator before the stage: add-brick replica R+k probes that
+ * every set has a brick to mark. 0, or r failed. */
+int md_replica_change_precheck(struct md_state *st, int argc, char **argv,
+                               struct md_result *r);
 
 /* ---- cmd-heal.c ---- */
 struct md_result;
@@ -559,6 +604,16 @@ void md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                       struct md_result *r);
 void md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
                          struct md_result *r);
+/* Finds the bricks named in args[0..n) in vol: idx[i] gets each index.
+ * Unknown, repeated or all bricks: -errno with err set. */
+int md_remove_find(struct md_state *st, struct md_volume *vol,
+                   char *const *args, size_t n, size_t *idx, vl_err_t *err);
+/* Drops the bricks in idx (new_replica: the volume's count from now, 0
+ * unchanged): store first, then their processes stop and their volume
+ * id goes (the directory can be reused; its data stays). */
+int md_remove_drop(struct md_state *st, struct md_volume *vol,
+                   const size_t *idx, size_t n, unsigned new_replica,
+                   vl_err_t *err);
 /* remove-brick commit may go ahead: the migration (on whichever node
  * ran it) completed and left no file behind; else fails r. */
 int md_remove_commit_check(struct md_state *st, const struct md_volume *vol,

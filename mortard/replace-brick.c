@@ -44,8 +44,6 @@
 #define MD_USAGE_REPLACE "volume replace-brick <VOLNAME> <SOURCE-BRICK> " \
                          "<NEW-BRICK> {commit force}"
 #define MD_REPLACE_FAIL "volume replace-brick: failed: "
-/* How long the marking waits for one good brick to accept mortard. */
-#define MD_MARK_TIMEOUT_MS 5000
 
 
 /* The index of the brick arg names in vol, or vol->n_bricks with err
@@ -70,43 +68,15 @@ md_replace_find(struct md_state *st, const struct md_volume *vol,
 
 
 /* Step 2: every other brick of the set of brick idx that answers blames
- * slot for the root's entries and metadata (is_probe: only answers).
- * The number marked; err gets the last failure. */
+ * slot (is_probe: only answers); the number marked. */
 static size_t
 md_replace_mark(struct md_state *st, const struct md_volume *vol,
                 size_t idx, const char *slot, bool is_probe, vl_err_t *err)
 {
     unsigned rep = md_vol_replica(vol);
-    size_t first = idx / rep * rep, n_marked = 0;
 
-    vl_err_set(err, "no other brick of the replica set is up");
-    for (size_t j = first; j < first + rep; j++) {
-        const struct md_brick *b = &vol->bricks[j];
-        vl_err_t e = {.msg = ""};
-
-        if (j == idx)
-            continue;
-        if (md_brick_is_local(st, b) && md_brick_pid(st, vol, b) == 0) {
-            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: brick "
-                    "%s:%s is down, not marked", vol->name, b->host,
-                    b->path);
-            continue;
-        }
-        if (md_heal_mark_slot(vol, b, slot, is_probe, MD_MARK_TIMEOUT_MS,
-                              &e) != 0) {
-            vl_glog(MD_DOMAIN, VL_LOG_WARNING, "replace-brick %s: %s %s on "
-                    "%s:%s: %s", vol->name, is_probe ? "probing" :
-                    "marking", slot, b->host, b->path, e.msg);
-            *err = e;
-            continue;
-        }
-        if (!is_probe)
-            vl_glog(MD_DOMAIN, VL_LOG_INFO, "replace-brick %s: the root of "
-                    "%s:%s blames %s (entry, metadata)", vol->name, b->host,
-                    b->path, slot);
-        n_marked++;
-    }
-    return n_marked;
+    return md_heal_mark_set(st, vol, idx / rep * rep, rep, idx, slot,
+                            is_probe, err);
 }
 
 

@@ -7,11 +7,15 @@
  * consecutive bricks in the order given (GlusterFS's rule: the brick
  * order defines the sets). Set names: distribute stores its children's
  * names in link files, so a set's cluster/replicate must keep its name
- * for the life of the set, whatever sets are removed before it. Bricks
- * are only ever added and removed in whole sets and brick ids are never
- * reused, so the bricks of a set are always brick<m*R> .. brick<m*R+R-1>
- * and m names the set (`<vol>-replicate-<m>`). The store checks this
- * at load (md_vol_sets_check).
+ * for the life of the set, whatever sets are removed before it or
+ * however its count changes. While R never changed, bricks come and go
+ * in whole sets and brick ids are never reused, so the bricks of a set
+ * are brick<m*R> .. brick<m*R+R-1> and m names the set
+ * (`<vol>-replicate-<m>`). A replica count change (replica-change.c)
+ * breaks that rule, so it first pins every set's number into its bricks
+ * (stored as brick.N.set) and the volume's next-set; sets added later
+ * take next-set. Set numbers are never reused. The store checks all
+ * this at load (md_vol_sets_check).
  * Grammar: the words between the volume name and the first brick of
  * create and add-brick (replica N, arbiter, transport, ...).
  * Options: a replicate option value the volume's sets cannot take.
@@ -188,8 +192,12 @@ unsigned
 md_vol_set_num(const struct md_volume *vol, size_t set)
 {
     unsigned r = md_vol_replica(vol);
-    long k = md_brick_id_num(vol->bricks[set * r].id);
+    const struct md_brick *first = &vol->bricks[set * r];
+    long k;
 
+    if (first->has_set_num)
+        return first->set_num;
+    k = md_brick_id_num(first->id);
     return k < 0 ? (unsigned)set : (unsigned)k / r;
 }
 
@@ -203,31 +211,119 @@ md_vol_set_name(const struct md_volume *vol, size_t set, char *buf,
 }
 
 
+/* The set starting at brick i follows the id rule (nothing pinned). */
+static int
+md_vol_set_check_ids(const struct md_volume *vol, size_t i, vl_err_t *err)
+{
+    unsigned r = md_vol_replica(vol);
+    long first = md_brick_id_num(vol->bricks[i].id);
+
+    for (size_t j = i; j < i + r; j++) {
+        long k = md_brick_id_num(vol->bricks[j].id);
+
+        if (k < 0 || first < 0 || first % r != 0 ||
+            k != first + (long)(j - i) || vol->bricks[j].has_set_num) {
+            vl_err_set(err, "brick.%zu (%s) breaks the replica sets: set "
+                       "members must be brick<m*%u> .. brick<m*%u+%u> in "
+                       "order, or all carry their set number", j,
+                       vol->bricks[j].id, r, r, r - 1);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+
 int
 md_vol_sets_check(const struct md_volume *vol, vl_err_t *err)
 {
     unsigned r = md_vol_replica(vol);
+    size_t n_sets;
 
-    if (r == 1)
+    if (r == 1) {
+        for (size_t i = 0; i < vol->n_bricks; i++)
+            if (vol->bricks[i].has_set_num) {
+                vl_err_set(err, "brick.%zu has a set number in a volume "
+                           "without replica sets", i);
+                return -EINVAL;
+            }
         return 0;
+    }
     if (r > MD_REPLICA_MAX || vol->n_bricks % r != 0) {
         vl_err_set(err, "%zu bricks do not form sets of replica-count %u",
                    vol->n_bricks, r);
         return -EINVAL;
     }
-    for (size_t i = 0; i < vol->n_bricks; i++) {
-        long k = md_brick_id_num(vol->bricks[i].id);
-        long first = md_brick_id_num(vol->bricks[i - i % r].id);
+    n_sets = vol->n_bricks / r;
+    for (size_t s = 0; s < n_sets; s++) {
+        const struct md_brick *first = &vol->bricks[s * r];
+        unsigned m = md_vol_set_num(vol, s);
 
-        if (k < 0 || first < 0 || first % r != 0 ||
-            k != first + (long)(i % r)) {
-            vl_err_set(err, "brick.%zu (%s) breaks the replica sets: set "
-                       "members must be brick<m*%u> .. brick<m*%u+%u> in "
-                       "order", i, vol->bricks[i].id, r, r, r - 1);
+        if (!first->has_set_num && md_vol_set_check_ids(vol, s * r, err))
+            return -EINVAL;
+        for (size_t j = s * r; first->has_set_num && j < s * r + r; j++)
+            if (!vol->bricks[j].has_set_num ||
+                vol->bricks[j].set_num != m) {
+                vl_err_set(err, "brick.%zu (%s) is in replica set %zu "
+                           "whose number is %u, but says %s%u", j,
+                           vol->bricks[j].id, s, m,
+                           vol->bricks[j].has_set_num ? "" : "nothing: ",
+                           vol->bricks[j].set_num);
+                return -EINVAL;
+            }
+        if (vol->next_set != 0 && m >= vol->next_set) {
+            vl_err_set(err, "replica set number %u is not below next-set "
+                       "%u", m, vol->next_set);
             return -EINVAL;
         }
+        for (size_t t = 0; t < s; t++)
+            if (md_vol_set_num(vol, t) == m) {
+                vl_err_set(err, "replica sets %zu and %zu have the same "
+                           "number %u", t, s, m);
+                return -EINVAL;
+            }
     }
     return 0;
+}
+
+
+unsigned
+md_vol_sets_pin(struct md_volume *vol)
+{
+    unsigned r = md_vol_replica(vol), next = vol->next_set;
+
+    /* Under the id rule every set ever made had m < ceil(next-brick/R). */
+    if (next == 0)
+        next = (vol->next_brick + r - 1) / r;
+    for (size_t s = 0; s < md_vol_n_sets(vol); s++) {
+        unsigned m = md_vol_set_num(vol, s);
+
+        for (size_t j = s * r; j < s * r + r; j++) {
+            vol->bricks[j].set_num = m;
+            vol->bricks[j].has_set_num = true;
+        }
+        if (m >= next)
+            next = m + 1;
+    }
+    vol->next_set = next;
+    return next;
+}
+
+
+void
+md_vol_sets_number_new(struct md_volume *vol, struct md_brick *nb,
+                       size_t n)
+{
+    unsigned r = md_vol_replica(vol);
+
+    if (vol->next_set == 0 || r == 1)
+        return; /* the id rule names them */
+    for (size_t i = 0; i < n; i++) {
+        nb[i].has_set_num = true;
+        nb[i].set_num = vol->next_set;
+        if (i % r == r - 1)
+            vol->next_set++;
+    }
 }
 
 

@@ -8,6 +8,8 @@
  *                         without it is plain distribute), status,
  *                         version, transport, next-brick and
  *                         brick.N.{host,path,port,id,decommissioned}
+ *                         and, once the replica count changed,
+ *                         next-set and brick.N.set (replica.c)
  *   vols/NAME/options     canonical key=value of what `volume set` changed
  *   vols/NAME/BRICK.vol   generated volfiles; client.vol (brick and client)
  *
@@ -414,6 +416,10 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         if (md_parse_u64(value, UINT32_MAX, &n) != 0)
             goto bad;
         vol->next_brick = (unsigned)n;
+    } else if (strcmp(key, "next-set") == 0) {
+        if (md_parse_u64(value, UINT32_MAX, &n) != 0 || n == 0)
+            goto bad;
+        vol->next_set = (unsigned)n;
     } else if (strncmp(key, "brick.", 6) == 0) {
         char *end;
         unsigned long i = strtoul(key + 6, &end, 10);
@@ -443,6 +449,11 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         } else if (strcmp(end, "decommissioned") == 0 &&
                    (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
             b->is_decommissioned = value[0] == '1';
+        } else if (strcmp(end, "set") == 0 && !b->has_set_num) {
+            if (md_parse_u64(value, UINT32_MAX - 1, &n) != 0)
+                goto bad;
+            b->set_num = (unsigned)n;
+            b->has_set_num = true;
         } else {
             goto bad;
         }
@@ -732,6 +743,8 @@ md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
         md_sbuf_printf(sb, "replica-count=%u\n", vol->replica_count);
     if (vol->arbiter_count != 0)
         md_sbuf_printf(sb, "arbiter-count=1\n");
+    if (vol->next_set != 0)
+        md_sbuf_printf(sb, "next-set=%u\n", vol->next_set);
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
 
@@ -740,6 +753,8 @@ md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
                        i, b->path, i, b->port, i, b->id);
         if (b->is_decommissioned)
             md_sbuf_printf(sb, "brick.%zu.decommissioned=1\n", i);
+        if (b->has_set_num)
+            md_sbuf_printf(sb, "brick.%zu.set=%u\n", i, b->set_num);
     }
     return sb->is_oom ? -ENOMEM : 0;
 }

@@ -124,6 +124,8 @@ md_txn_precheck(struct md_state *st, int argc, char **argv,
 
     if (strcmp(argv[1], "replace-brick") == 0)
         return md_replace_precheck(st, argc, argv, r);
+    if (strcmp(argv[1], "add-brick") == 0)
+        return md_replica_change_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "remove-brick") != 0 ||
         strcmp(argv[argc - 1], "commit") != 0)
         return 0;
@@ -271,6 +273,7 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
                        md_self_host(st));
             return -EBUSY;
         }
+        return md_replica_change_stage(st, argc, argv, err);
     }
     if (strcmp(sub, "set") == 0 && argc == 5) {
         char canon[256];

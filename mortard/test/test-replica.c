@@ -5,7 +5,10 @@
  * names and the store's check of them, volume types, the client volfile
  * of 1 x 3 and 2 x 3 volumes (replicate options, a set being removed),
  * the store round trip of replica-count (an older info without it is
- * plain distribute) and cluster.quorum-type as a settable key.
+ * plain distribute) and cluster.quorum-type as a settable key; replica
+ * count changes (replica-change.c): set numbers pinned and kept through
+ * the store, new sets numbered past every old one, and the checks of
+ * add-brick/remove-brick replica N that refuse before anything changes.
  */
 #include "config.h"
 
@@ -495,6 +498,261 @@ test_option_keys(void **state)
 }
 
 
+/* Pinning keeps every set's name, survives a count change and the
+ * store; a whole set added later takes a number never used. */
+static void
+test_sets_pinned(void **state)
+{
+    /* Sets m = 1 and 2 (set 0 was removed), replica 2, next-brick 6. */
+    const unsigned ids[] = {2, 3, 4, 5};
+    struct md_state *st = new_state("s3"), *st2;
+    struct md_volume *v = new_vol("pv", 4, 2, ids), *l;
+    struct md_brick *nb;
+    char name[128], path[512], *text = NULL;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(md_vol_set_num(v, 0), 1);
+    assert_int_equal(md_vol_sets_pin(v), 3);
+    assert_int_equal(v->next_set, 3);
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(v->bricks[i].has_set_num);
+        assert_int_equal(v->bricks[i].set_num, 1 + i / 2);
+    }
+    /* 2 -> 3: one brick per set appended (ids 6 and 7); the id rule
+     * would now say 2/3 = 0 and 4/3 = 1: the pinned numbers win. */
+    nb = realloc(v->bricks, 6 * sizeof(*nb));
+    assert_non_null(nb);
+    v->bricks = nb;
+    memmove(&nb[3], &nb[2], 2 * sizeof(*nb));
+    nb[5] = nb[4];
+    memset(&nb[2], 0, sizeof(*nb));
+    nb[2].host = strdup("h9");
+    nb[2].path = strdup("/srv/pv-n0");
+    nb[2].port = 24400;
+    snprintf(nb[2].id, sizeof(nb[2].id), "brick6");
+    nb[2].has_set_num = true;
+    nb[2].set_num = 1;
+    nb[5].host = strdup("h9");
+    nb[5].path = strdup("/srv/pv-n1");
+    nb[5].port = 24401;
+    snprintf(nb[5].id, sizeof(nb[5].id), "brick7");
+    nb[5].set_num = 2;
+    v->n_bricks = 6;
+    v->replica_count = 3;
+    v->next_brick = 8;
+    assert_int_equal(md_vol_sets_check(v, &err), 0);
+    md_vol_set_name(v, 1, name, sizeof(name));
+    assert_string_equal(name, "pv-replicate-2");
+    /* A member that disagrees, or two sets with one number: refused. */
+    nb[5].set_num = 1;
+    assert_int_equal(md_vol_sets_check(v, &err), -EINVAL);
+    nb[3].set_num = nb[4].set_num = 1;
+    assert_int_equal(md_vol_sets_check(v, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "same number"));
+    nb[3].set_num = nb[4].set_num = nb[5].set_num = 3;
+    assert_int_equal(md_vol_sets_check(v, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "next-set"));
+    nb[3].set_num = nb[4].set_num = nb[5].set_num = 2;
+
+    /* The store keeps them. */
+    assert_int_equal(md_volume_save(st, v, &err), 0);
+    md_volume_link(st, v);
+    snprintf(path, sizeof(path), "%s/s3/vols/pv/info", tmpdir);
+    assert_int_equal(md_read_file(path, &text, NULL), 0);
+    assert_non_null(strstr(text, "next-set=3\n"));
+    assert_non_null(strstr(text, "brick.2.set=1\n"));
+    free(text);
+    st2 = new_state("s3");
+    l = md_volume_find(st2, "pv");
+    assert_non_null(l);
+    assert_int_equal(l->next_set, 3);
+    md_vol_set_name(l, 1, name, sizeof(name));
+    assert_string_equal(name, "pv-replicate-2");
+    free_state(st2);
+    snprintf(path, sizeof(path), "%s/s3/vols/pv/client.vol", tmpdir);
+    assert_int_equal(md_read_file(path, &text, NULL), 0);
+    assert_non_null(strstr(text, "volume pv-replicate-1\n"));
+    assert_non_null(strstr(text, "subvolumes pv-brick2 pv-brick3 "
+                                 "pv-brick6\n"));
+    free(text);
+    /* A pinned store whose member lost its number: refused at load. */
+    edit_info("s3", "pv", "brick.5.set=2\n", "");
+    snprintf(path, sizeof(path), "%s/s3/vols/pv", tmpdir);
+    assert_int_equal(md_volume_load(path, "pv", &l, &err), -EINVAL);
+    edit_info("s3", "pv", "brick.4.set=2\n", "brick.4.set=2\n"
+              "brick.5.set=2\n");
+    assert_int_equal(md_volume_load(path, "pv", &l, &err), 0);
+    md_volume_free(l);
+
+    /* A whole new set of a pinned volume: number 3, next-set 4. */
+    nb = calloc(3, sizeof(*nb));
+    assert_non_null(nb);
+    md_vol_sets_number_new(v, nb, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(nb[i].has_set_num);
+        assert_int_equal(nb[i].set_num, 3);
+    }
+    assert_int_equal(v->next_set, 4);
+    free(nb);
+    free_state(st);
+}
+
+
+/* result_has: r failed with a message containing what. */
+static void
+result_has(struct md_result *r, const char *what)
+{
+    assert_int_not_equal(r->ret, 0);
+    if (strstr(r->errstr, what) == NULL)
+        fail_msg("'%s' not in '%s'", what, r->errstr);
+    md_result_clear(r);
+    md_result_init(r);
+}
+
+
+/* add-brick/remove-brick replica N: each bad form fails with its message
+ * and the volume is unchanged (no brick is reached: every check runs
+ * before the marking). */
+static void
+test_change_checks(void **state)
+{
+    const unsigned ids[] = {0, 1, 2, 3};
+    struct md_state *st = new_state("s4");
+    struct md_volume *v = new_vol("cv", 4, 2, ids);
+    struct md_volume *d = new_vol("dv", 2, 1, ids);
+    char *add3[] = {"volume", "add-brick", "cv", "replica", "3",
+                    "h9:/srv/n0", NULL};
+    char *adddv[] = {"volume", "add-brick", "dv", "replica", "2",
+                     "h9:/srv/n0", "h9:/srv/n1", NULL};
+    char *rm[] = {"h0:/srv/cv-0", "h1:/srv/cv-1", "h0:/srv/cv-9", NULL};
+    struct md_brick_args ba;
+    struct md_result r;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    md_result_init(&r);
+    assert_int_equal(md_volume_save(st, v, &err), 0);
+    md_volume_link(st, v);
+    assert_int_equal(md_volume_save(st, d, &err), 0);
+    md_volume_link(st, d);
+
+    /* 2 sets, replica 3: two new bricks needed, one given. */
+    assert_int_equal(md_brick_args_parse(ARGC(add3), add3, 3, false, &ba,
+                                         &err), 0);
+    md_replica_grow(st, v, &ba, add3, &r);
+    result_has(&r, "Incorrect number of bricks (1) supplied for replica "
+                   "count (3): volume cv has 2 replica sets");
+    assert_int_equal(md_brick_args_parse(ARGC(adddv), adddv, 3, false, &ba,
+                                         &err), 0);
+    md_replica_grow(st, d, &ba, adddv, &r);
+    result_has(&r, "plain distribute volume: turning it into a replicated "
+                   "one (replica 2) is not supported yet");
+    /* The right count, but the volume is not started. */
+    {
+        char *add3b[] = {"volume", "add-brick", "cv", "replica", "3",
+                         "h9:/srv/n0", "h9:/srv/n1", NULL};
+
+        assert_int_equal(md_brick_args_parse(ARGC(add3b), add3b, 3, false,
+                                             &ba, &err), 0);
+        md_replica_grow(st, v, &ba, add3b, &r);
+        result_has(&r, "Volume cv needs to be started");
+        v->arbiter_count = 1;
+        v->replica_count = 3;
+        v->n_bricks = 3;
+        md_replica_grow(st, v, &ba, add3b, &r);
+        result_has(&r, "arbiter volume");
+        md_replica_shrink(st, v, 2, "force", rm, 1, &r);
+        result_has(&r, "arbiter volume");
+        v->arbiter_count = 0;
+        v->replica_count = 2;
+        v->n_bricks = 4;
+    }
+
+    md_replica_shrink(st, d, 1, "force", rm, 1, &r);
+    result_has(&r, "replica count (1) option given for non replicate "
+                   "volume dv");
+    md_replica_shrink(st, v, 3, "force", rm, 1, &r);
+    result_has(&r, "given replica count (3) option is more than volume "
+                   "cv's replica count (2)");
+    md_replica_shrink(st, v, 1, "force", rm, 2, &r);
+    result_has(&r, "reducing volume cv to replica 1");
+    assert_int_equal(v->replica_count, 2);
+    assert_int_equal(v->n_bricks, 4);
+    assert_false(v->bricks[0].has_set_num);
+    free_state(st);
+}
+
+
+/* remove-brick VOL replica 2 of a 2 x 3 volume on this node: the forms
+ * GlusterFS refuses, a brick with pending heals, then the change. */
+static void
+test_shrink(void **state)
+{
+    const unsigned ids[] = {0, 1, 2, 3, 4, 5};
+    struct md_state *st = new_state("s5");
+    struct md_volume *v = new_vol("tv", 6, 3, ids);
+    char b[6][256], idx[512], entry[600];
+    char *one[] = {b[0], NULL}, *same[] = {b[0], b[1], NULL};
+    char *good[] = {b[4], b[1], NULL}, *bad[] = {b[0], "127.0.0.1:/nope",
+                                                 NULL};
+    struct md_result r;
+    vl_err_t err = {.msg = ""};
+    FILE *f;
+
+    (void)state;
+    md_result_init(&r);
+    for (size_t i = 0; i < 6; i++) {
+        free(v->bricks[i].host);
+        free(v->bricks[i].path);
+        v->bricks[i].host = strdup("127.0.0.1");
+        assert_true(asprintf(&v->bricks[i].path, "%s/tv%zu", tmpdir, i) >
+                    0);
+        snprintf(b[i], sizeof(b[i]), "127.0.0.1:%s", v->bricks[i].path);
+    }
+    assert_int_equal(md_volume_save(st, v, &err), 0);
+    md_volume_link(st, v);
+
+    md_replica_shrink(st, v, 2, "start", good, 2, &r);
+    result_has(&r, "Migration of data is not needed when reducing replica "
+                   "count. Use the 'force' option");
+    md_replica_shrink(st, v, 2, "force", one, 1, &r);
+    result_has(&r, "need 2(xN) bricks for reducing replica count of the "
+                   "volume from 3 to 2");
+    md_replica_shrink(st, v, 2, "force", bad, 2, &r);
+    result_has(&r, "Incorrect brick 127.0.0.1:/nope for volume tv");
+    md_replica_shrink(st, v, 2, "force", same, 2, &r);
+    result_has(&r, "every replica set must lose 1 brick for replica 2");
+
+    /* Brick 2 (set 0, not removed) lists an object to heal. */
+    snprintf(idx, sizeof(idx), "%s/tv2/.mortar/index/xattrop", tmpdir);
+    snprintf(entry, sizeof(entry), "mkdir -p %s", idx);
+    assert_int_equal(system(entry), 0);
+    snprintf(entry, sizeof(entry), "%s/00000000-0000-0000-0000-000000000001",
+             idx);
+    f = fopen(entry, "w");
+    assert_non_null(f);
+    fclose(f);
+    md_replica_shrink(st, v, 2, "force", good, 2, &r);
+    result_has(&r, "has 1 pending heal (volume heal tv info lists them)");
+    assert_int_equal(v->replica_count, 3);
+    assert_int_equal(unlink(entry), 0);
+
+    md_replica_shrink(st, v, 2, "force", good, 2, &r);
+    assert_int_equal(r.ret, 0);
+    assert_int_equal(v->replica_count, 2);
+    assert_int_equal(v->n_bricks, 4);
+    assert_string_equal(v->bricks[0].id, "brick0");
+    assert_string_equal(v->bricks[1].id, "brick2");
+    assert_string_equal(v->bricks[2].id, "brick3");
+    assert_string_equal(v->bricks[3].id, "brick5");
+    assert_int_equal(md_vol_set_num(v, 1), 1);
+    assert_int_equal(v->next_set, 2);
+    md_result_clear(&r);
+    free_state(st);
+}
+
+
 int
 main(void)
 {
@@ -506,6 +764,9 @@ main(void)
         cmocka_unit_test(test_store),
         cmocka_unit_test(test_arbiter),
         cmocka_unit_test(test_option_keys),
+        cmocka_unit_test(test_sets_pinned),
+        cmocka_unit_test(test_change_checks),
+        cmocka_unit_test(test_shrink),
     };
     int rc;
 

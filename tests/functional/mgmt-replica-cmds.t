@@ -176,7 +176,8 @@ EXPECT_MATCH "Incorrect replica count \(2\) supplied. Volume already has \
 \(3\)" \
     cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 replica 4 $(bl "$B" b6 b7 b8 b9) force
-EXPECT_MATCH "not supported yet" cat "$T/f.err"
+EXPECT_MATCH "Incorrect number of bricks \(4\) supplied for replica count \
+\(4\): volume r2 has 2 replica sets" cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 replica 3 arbiter 1 \
     $(bl "$B" b6 b7 b8) force
 EXPECT_MATCH "no arbiter bricks: turning it into an arbiter volume is \
@@ -191,7 +192,8 @@ TEST check_fail 1 volume remove-brick r2 $(bl "$B" b2 b3 b4) start
 EXPECT "volume remove-brick start: failed: Bricks not from same subvol for \
 replica" cat "$T/f.err"
 TEST check_fail 1 volume remove-brick r2 replica 2 $(bl "$B" b3 b4 b5) start
-EXPECT_MATCH "not supported yet" cat "$T/f.err"
+EXPECT_MATCH "Migration of data is not needed when reducing replica count" \
+    cat "$T/f.err"
 TEST check_fail 1 volume remove-brick r1 $(bl "$B" a0 a1 a2) force
 EXPECT_MATCH "Deleting all the bricks" cat "$T/f.err"
 TEST check_fail 1 volume rebalance r1 start
