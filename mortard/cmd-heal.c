@@ -3,6 +3,7 @@
  * cmd-heal: `volume heal VOL ...`, GlusterFS's grammar and output shapes.
  *
  *   heal VOL                       a round of the self-heal daemon now
+ *   heal VOL full                  a crawl of every brick's whole tree
  *   heal VOL info                  the entries each brick's index lists
  *   heal VOL info summary          their counts, per brick
  *   heal VOL statistics heal-count the same counts, GlusterFS's shape
@@ -17,8 +18,11 @@
  * does for names it cannot resolve. Bricks on other nodes are shown
  * with the status "Not gathered: brick on another node" (see
  * doc/self-heal.md, "Not there yet"). info split-brain and the
- * split-brain commands are cmd-split-brain.c's; heal full answers that
- * it is not supported yet.
+ * split-brain commands are cmd-split-brain.c's.
+ * heal VOL and heal VOL full reach the daemon of every node with bricks
+ * of the volume: with peers they run as a transaction (txn.c; its
+ * precheck is md_heal_precheck, on the node the command came to, and
+ * each node's commit kicks its own daemon, heal.c: md_heal_round).
  * Threads: the worker thread with md_state.lock held.
  */
 #include "config.h"
@@ -29,6 +33,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mortard.h"
@@ -266,6 +271,8 @@ md_heal_bytes(uint64_t n, char *buf, size_t len)
 struct md_heal_progress {
     long long healed, healed_bytes, pending, pending_bytes, eta_seconds;
     long long split_brain, waiting, failed, updated;
+    long long full_crawl, crawl_visited, crawl_healed, crawl_failed;
+    long long crawl_done_at;
     double rate, rate_bytes;
     bool is_read;
 };
@@ -288,6 +295,11 @@ md_heal_progress_kv(const char *key, const char *value, int line, void *arg,
         {"waiting", offsetof(struct md_heal_progress, waiting)},
         {"failed", offsetof(struct md_heal_progress, failed)},
         {"updated", offsetof(struct md_heal_progress, updated)},
+        {"full_crawl", offsetof(struct md_heal_progress, full_crawl)},
+        {"crawl_visited", offsetof(struct md_heal_progress, crawl_visited)},
+        {"crawl_healed", offsetof(struct md_heal_progress, crawl_healed)},
+        {"crawl_failed", offsetof(struct md_heal_progress, crawl_failed)},
+        {"crawl_done_at", offsetof(struct md_heal_progress, crawl_done_at)},
     };
     struct md_heal_progress *p = arg;
 
@@ -319,6 +331,43 @@ md_heal_progress_read(const struct md_state *st, const char *volname,
         return;
     p->is_read = md_kv_parse(text, path, md_heal_progress_kv, p, &err) == 0;
     free(text);
+}
+
+
+/* The full crawl's line of `heal VOL status`. */
+static void
+md_heal_crawl_status(const struct md_state *st, const struct md_volume *vol,
+                     const struct md_heal_progress *p, struct md_node *hs,
+                     struct md_result *r)
+{
+    struct md_node *fc = md_node_add(hs, "fullCrawl", NULL);
+    char path[4200], when[64] = "";
+    const char *state = "never run";
+    time_t t = (time_t)p->crawl_done_at;
+    struct tm tm;
+
+    md_heal_path(st, vol->name, "full", path, sizeof(path));
+    if (p->full_crawl != 0)
+        state = "running";
+    else if (access(path, F_OK) == 0)
+        state = "requested"; /* not picked up by the daemon yet */
+    else if (p->crawl_done_at > 0 && localtime_r(&t, &tm) != NULL)
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+    if (when[0] != '\0')
+        md_sbuf_printf(&r->text, "Full crawl: last finished at %s, %lld "
+                       "objects visited, %lld healed, %lld failed\n", when,
+                       p->crawl_visited, p->crawl_healed, p->crawl_failed);
+    else if (p->full_crawl != 0)
+        md_sbuf_printf(&r->text, "Full crawl: running, %lld objects "
+                       "visited, %lld healed, %lld failed\n",
+                       p->crawl_visited, p->crawl_healed, p->crawl_failed);
+    else
+        md_sbuf_printf(&r->text, "Full crawl: %s\n", state);
+    md_node_add(fc, "state", when[0] != '\0' ? "finished" : state);
+    md_node_addf(fc, "visited", "%lld", p->crawl_visited);
+    md_node_addf(fc, "healed", "%lld", p->crawl_healed);
+    md_node_addf(fc, "failed", "%lld", p->crawl_failed);
+    md_node_addf(fc, "doneAt", "%lld", p->crawl_done_at);
 }
 
 
@@ -387,6 +436,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     md_node_addf(hs, "splitBrain", "%lld", p.split_brain);
     md_node_addf(hs, "waiting", "%lld", p.waiting);
     md_node_addf(hs, "etaSeconds", "%lld", total == 0 ? 0 : p.eta_seconds);
+    md_heal_crawl_status(st, vol, &p, hs, r);
 }
 
 
@@ -410,12 +460,69 @@ md_heal_toggle(struct md_state *st, const struct md_volume *vol,
 }
 
 
+bool
+md_heal_is_txn(int argc, char **argv)
+{
+    return argc == 3 || (argc == 4 && strcmp(argv[3], "full") == 0);
+}
+
+
+/* GlusterFS's first words when heal VOL [full] fails. */
+static const char *
+md_heal_what(int argc, char **argv)
+{
+    return argc > 3 && strcmp(argv[3], "full") == 0
+           ? "Launching heal operation to perform full self heal"
+           : "Launching heal operation to perform index self heal";
+}
+
+
+/* The volume of `heal VOL ...`: it exists, is replicated and, when
+ * is_started, started; else NULL with r failed. */
+static struct md_volume *
+md_heal_vol(struct md_state *st, int argc, char **argv, bool is_started,
+            struct md_result *r)
+{
+    const char *what = md_heal_what(argc, argv);
+    struct md_volume *vol = md_volume_find(st, argv[2]);
+
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s does not exist", what,
+                       argv[2], argv[2]);
+        return NULL;
+    }
+    if (md_vol_replica(vol) < 2) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s is not of type replicate",
+                       what, vol->name, vol->name);
+        return NULL;
+    }
+    if (is_started && vol->status != MD_VOL_STARTED) {
+        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
+                       "unsuccessful:\nVolume %s is not started.", what,
+                       vol->name, vol->name);
+        return NULL;
+    }
+    return vol;
+}
+
+
+int
+md_heal_precheck(struct md_state *st, int argc, char **argv,
+                 struct md_result *r)
+{
+    return md_heal_vol(st, argc, argv, true, r) != NULL ? 0 : -EINVAL;
+}
+
+
 void
 md_cmd_heal(struct md_state *st, int argc, char **argv, struct md_result *r)
 {
     const char *sub = argc > 3 ? argv[3] : "";
-    const char *what = "Launching heal operation to perform index self "
-                       "heal";
+    const char *what = md_heal_what(argc, argv);
+    bool is_toggle = argc == 4 && (strcmp(sub, "enable") == 0 ||
+                                   strcmp(sub, "disable") == 0);
     struct md_volume *vol;
 
     if (argc < 3) {
@@ -425,40 +532,20 @@ md_cmd_heal(struct md_state *st, int argc, char **argv, struct md_result *r)
                        "status | split-brain ...]");
         return;
     }
-    if (argc > 3 && strcmp(sub, "full") == 0)
-        what = "Launching heal operation to perform full self heal";
-    vol = md_volume_find(st, argv[2]);
-    if (vol == NULL) {
-        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "%s on volume %s has been "
-                       "unsuccessful:\nVolume %s does not exist", what,
-                       argv[2], argv[2]);
+    vol = md_heal_vol(st, argc, argv, !is_toggle, r);
+    if (vol == NULL)
         return;
-    }
-    if (md_vol_replica(vol) < 2) {
-        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
-                       "unsuccessful:\nVolume %s is not of type replicate",
-                       what, vol->name, vol->name);
-        return;
-    }
-    if (argc == 4 && (strcmp(sub, "enable") == 0 ||
-                      strcmp(sub, "disable") == 0)) {
+    if (is_toggle) {
         md_heal_toggle(st, vol, strcmp(sub, "enable") == 0, r);
         return;
     }
-    if (vol->status != MD_VOL_STARTED) {
-        md_result_fail(r, MD_EXIT_FAIL, EINVAL, "%s on volume %s has been "
-                       "unsuccessful:\nVolume %s is not started.", what,
-                       vol->name, vol->name);
-        return;
-    }
-    if (argc == 3) {
-        int rc = md_heal_kick(st, vol->name);
+    if (md_heal_is_txn(argc, argv)) {
+        vl_err_t err = {.msg = ""};
+        int rc = md_heal_round(st, vol, argc == 4, &err);
 
         if (rc != 0) {
-            md_result_fail(r, MD_EXIT_FAIL, ESRCH, "%s on volume %s has "
-                           "been unsuccessful:\nSelf-heal daemon is not "
-                           "running. Check self-heal daemon log file.",
-                           what, vol->name);
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "%s on volume %s has been "
+                           "unsuccessful:\n%s", what, vol->name, err.msg);
             return;
         }
         md_sbuf_printf(&r->text, "%s on volume %s has been successful \n"
@@ -482,8 +569,7 @@ md_cmd_heal(struct md_state *st, int argc, char **argv, struct md_result *r)
         md_heal_split_info(st, vol, r);
     else if (strcmp(sub, "split-brain") == 0)
         md_cmd_split_brain(st, vol, argc, argv, r);
-    else if (strcmp(sub, "full") == 0 ||
-             (strcmp(sub, "statistics") == 0 && argc == 4))
+    else if (strcmp(sub, "statistics") == 0 && argc == 4)
         md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume heal %s %s: not "
                        "supported yet", vol->name, sub);
     else

@@ -12,6 +12,15 @@
  * local brick naming the brick's cluster/replicate, and writes its
  * progress to RUN/heal/VOL.state, which `volume heal VOL status` reads.
  *
+ * `volume heal VOL full` asks for a crawl of everything: md_heal_round
+ * writes RUN/heal/VOL.full (write, fsync, rename) and signals the
+ * daemon, which walks its bricks and removes the file when done
+ * (mortarfsd/heal/heal-crawl.c); a daemon restarted meanwhile finds the
+ * file and crawls again. A node without bricks of the volume has nothing
+ * to crawl or heal: the command succeeds there and the nodes with
+ * bricks do the work (with peers, `heal VOL [full]` runs on every node
+ * through a transaction: txn.c).
+ *
  * md_heal_supervise runs with the brick supervisor's scan: it starts the
  * daemons that should run and are not (adopting running ones by their
  * pid files), restarts one that died with the bricks' back-off policy,
@@ -27,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "mortard.h"
 
@@ -386,6 +396,58 @@ md_heal_kick(const struct md_state *st, const char *volname)
     if (pid == 0)
         return -ESRCH;
     return kill(pid, SIGUSR2) == 0 ? 0 : -errno;
+}
+
+
+/* Writes RUN/heal/VOL.full, a request for a full crawl (its contents
+ * differ each time: a crawl that served an older one leaves it). */
+static int
+md_heal_full_request(const struct md_state *st, const char *volname,
+                     vl_err_t *err)
+{
+    char dir[4096], name[MD_VOLNAME_MAX + 8], id[VL_GFID_STR_LEN];
+    char text[128];
+    vl_gfid_t g;
+    int n;
+
+    vl_gfid_generate(&g);
+    vl_gfid_to_str(&g, id);
+    snprintf(dir, sizeof(dir), "%s/heal", st->run_dir);
+    snprintf(name, sizeof(name), "%s.full", volname);
+    n = snprintf(text, sizeof(text), "requested=%lld\nid=%s\n",
+                 (long long)time(NULL), id);
+    return md_write_atomic(dir, name, text, (size_t)n, err);
+}
+
+
+int
+md_heal_round(const struct md_state *st, const struct md_volume *vol,
+              bool is_full, vl_err_t *err)
+{
+    bool has_local = false;
+    int rc;
+
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        has_local = has_local || md_brick_is_local(st, &vol->bricks[i]);
+    if (!has_local)
+        return 0; /* nothing here: the nodes with bricks heal */
+    if (md_heal_pid(st, vol->name) == 0) {
+        vl_err_set(err, "Self-heal daemon is not running. Check self-heal "
+                   "daemon log file.");
+        return -ESRCH;
+    }
+    if (is_full) {
+        rc = md_heal_full_request(st, vol->name, err);
+        if (rc != 0)
+            return rc;
+    }
+    rc = md_heal_kick(st, vol->name);
+    if (rc == -ESRCH && is_full)
+        return 0; /* died since: restarted, it finds the request */
+    if (rc != 0)
+        vl_err_set(err, "Self-heal daemon is not running. Check self-heal "
+                   "daemon log file.");
+    return rc;
 }
 
 

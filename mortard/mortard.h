@@ -315,6 +315,11 @@ void md_heal_supervise(struct md_state *st, int64_t now);
 void md_heal_reset(const struct md_volume *vol);
 /* Asks the daemon of volname for a round now (SIGUSR2): 0, -ESRCH. */
 int md_heal_kick(const struct md_state *st, const char *volname);
+/* `heal VOL` (is_full: `heal VOL full`, the crawl request written first)
+ * on this node: 0 (also when no brick of vol is here), -ESRCH (the
+ * daemon is not running) or -errno, with err set. */
+int md_heal_round(const struct md_state *st, const struct md_volume *vol,
+                  bool is_full, vl_err_t *err);
 void md_heal_free(void);
 
 /* ---- heal-mark.c ---- */
@@ -378,6 +383,13 @@ struct md_result;
  * status|enable|disable|full|split-brain ...] */
 void md_cmd_heal(struct md_state *st, int argc, char **argv,
                  struct md_result *r);
+/* heal VOL and heal VOL full: run on every node (a transaction) when
+ * there are peers. */
+bool md_heal_is_txn(int argc, char **argv);
+/* Their checks, on the node the command came to, with GlusterFS's
+ * messages: 0, or -errno with r failed. */
+int md_heal_precheck(struct md_state *st, int argc, char **argv,
+                     struct md_result *r);
 /* The path of the directory with this GFID on brick (its handle chain),
  * malloc'd, or NULL (not a directory). */
 char *md_heal_dir_path(const char *brick, const char *gfid);

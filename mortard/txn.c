@@ -105,6 +105,9 @@ md_cmd_is_txn(int argc, char **argv)
         return strcmp(argv[argc - 1], "status") != 0;
     if (strcmp(argv[1], "set") == 0 && strcmp(argv[2], "help") == 0)
         return false;
+    /* Changes no store, but must reach every node's self-heal daemon. */
+    if (strcmp(argv[1], "heal") == 0)
+        return md_heal_is_txn(argc, argv);
     for (size_t i = 0; subs[i] != NULL; i++)
         if (strcmp(argv[1], subs[i]) == 0)
             return true;
@@ -124,6 +127,8 @@ md_txn_precheck(struct md_state *st, int argc, char **argv,
 
     if (strcmp(argv[1], "replace-brick") == 0)
         return md_replace_precheck(st, argc, argv, r);
+    if (strcmp(argv[1], "heal") == 0)
+        return md_heal_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "add-brick") == 0)
         return md_replica_change_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "remove-brick") != 0 ||
@@ -237,6 +242,8 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
                          : -EINVAL;
     if (strcmp(sub, "replace-brick") == 0)
         return md_replace_stage(st, argc, argv, err);
+    if (strcmp(sub, "heal") == 0)
+        return 0; /* md_heal_precheck checked it, in GlusterFS's words */
     vol = md_volume_find(st, argv[2]);
     if (vol == NULL) {
         vl_err_set(err, "Volume %s does not exist", argv[2]);

@@ -11,7 +11,7 @@
 #  - `heal V disable` stops the daemon, `enable` starts it again; killed,
 #    it is restarted;
 #  - bad input: a volume that does not exist, one without replication,
-#    a stopped one, unknown words, heal full (not there yet): clear
+#    a stopped one, unknown words, heal full with extra words: clear
 #    errors, nothing changed.
 # TIMEOUT: 300
 # REQUIRES: root fuse
@@ -124,7 +124,7 @@ TEST mcli volume create pv 127.0.0.1:$B/plain force
 SUM=$(store_sum)
 EXPECT_MATCH "Volume nov does not exist" mcli2 volume heal nov info
 EXPECT_MATCH "Volume pv is not of type replicate" mcli2 volume heal pv info
-EXPECT_MATCH "not supported yet" mcli2 volume heal hv full
+EXPECT_MATCH "Usage: volume heal" mcli2 volume heal hv full now
 EXPECT_MATCH "Number of entries in split-brain: 0" \
     mcli2 volume heal hv info split-brain
 EXPECT_MATCH "Usage: volume heal <VOLNAME> split-brain" \
