@@ -80,7 +80,7 @@ TEST up 1
 EXPECT_WITHIN 60 "Y" reaches 1 p1
 # Brick 0 misses the second: brick 1 blames it.
 TEST down 0
-TEST sleep 1 # latest-mtime needs a later mtime than the first rewrite
+# (Its rewrites come after the first ones: later mtimes, to the ns.)
 TEST sh -c "echo a-much-longer-line-on-s1 > '$M0/f1'"
 TEST sh -c "for f in f2 f3 f4 f5; do echo from-s1-\$f > '$M0/'\$f; done"
 TEST up 0
