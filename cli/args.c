@@ -43,6 +43,8 @@ cli_usage(FILE *out)
 "  volume remove-brick VOL [replica N] HOST:/BRICK...\n"
 "                      start|status|stop|commit|force\n"
 "  volume replace-brick VOL HOST:/OLD HOST:/NEW commit force\n"
+"  volume reset-brick VOL HOST:/BRICK start |\n"
+"                     HOST:/BRICK HOST:/BRICK commit [force]\n"
 "  volume rebalance VOL start [force]|stop|status | fix-layout start\n"
 "  volume heal VOL [enable|disable|info [summary|split-brain]|\n"
 "                   statistics heal-count|status]\n"

@@ -329,6 +329,13 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
 
     if (md_brick_pid(st, vol, b) != 0)
         return 0;
+    if (b->is_reset) {
+        /* reset-brick start stopped it; only its commit starts it. */
+        vl_glog(MD_DOMAIN, VL_LOG_INFO, "brick %s:%s of %s is being reset "
+                "(reset-brick start): not started", b->host, b->path,
+                vol->name);
+        return 0;
+    }
     md_brick_volfile(st, vol, b, volfile, sizeof(volfile));
     md_brick_pidfile(st, vol, b, pidfile, sizeof(pidfile));
     snprintf(logdir, sizeof(logdir), "%s/bricks", st->log_dir);

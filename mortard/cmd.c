@@ -770,6 +770,8 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
             md_cmd_heal(st, argc, argv, r);
         else if (strcmp(sub, "replace-brick") == 0)
             md_cmd_replace_brick(st, argc, argv, r);
+        else if (strcmp(sub, "reset-brick") == 0)
+            md_cmd_reset_brick(st, argc, argv, r);
         else
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
                            "volume %s", sub);

@@ -28,6 +28,7 @@
  * replace-brick.c  volume replace-brick ... commit force
  * replica-change.c add-brick / remove-brick that change the replica
  *             count
+ * reset-brick.c    volume reset-brick ... start | commit [force]
  * heal-mark.c a good brick's root blames a replica slot (heal fills it)
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
@@ -82,6 +83,8 @@ struct md_brick {
     char id[16];    /* "brick<N>", names pid file and volfile */
     bool is_decommissioned; /* remove-brick start..stop/commit: no new
                              * files, migrated away (stored) */
+    bool is_reset;  /* reset-brick start..commit: stopped, not started
+                     * nor restarted (stored) */
     bool has_set_num; /* set_num is stored (replica.c: set names) */
     unsigned set_num; /* its replica set's number m, when has_set_num */
 };
@@ -281,7 +284,8 @@ bool md_brick_port_answers(const struct md_state *st,
 bool md_port_is_free(const char *addr, uint16_t port);
 /* Picks a free port not used by any brick in the store. 0 if none. */
 uint16_t md_port_pick(struct md_state *st, const struct md_brick *self);
-/* Starts mortarfsd for the brick (volfile must exist); no-op if it runs. */
+/* Starts mortarfsd for the brick (volfile must exist); no-op if it runs
+ * or is being reset (reset-brick start). */
 int md_brick_start(struct md_state *st, const struct md_volume *vol,
                    const struct md_brick *b, vl_err_t *err);
 /* SIGTERM, waits; SIGKILL after a timeout. 0 if it is gone. */
@@ -352,6 +356,30 @@ int md_replace_stage(struct md_state *st, int argc, char **argv,
  * down) and some other brick of the set answers. 0, or r failed. */
 int md_replace_precheck(struct md_state *st, int argc, char **argv,
                         struct md_result *r);
+/* The index of the brick the argument HOST:PATH names in vol, or
+ * vol->n_bricks with err set (GlusterFS's "brick: ... does not exist in
+ * volume: ..."). */
+size_t md_vol_brick_arg(struct md_state *st, const struct md_volume *vol,
+                        const char *arg, vl_err_t *err);
+/* Every other brick of the set of brick idx that answers blames slot
+ * (heal-mark.c; is_probe: only answers): the number marked. */
+size_t md_set_mark_others(struct md_state *st, const struct md_volume *vol,
+                          size_t idx, const char *slot, bool is_probe,
+                          vl_err_t *err);
+
+/* ---- reset-brick.c ---- */
+/* volume reset-brick VOL BRICK start | VOL BRICK BRICK commit [force] */
+void md_cmd_reset_brick(struct md_state *st, int argc, char **argv,
+                        struct md_result *r);
+/* The command is well formed. */
+bool md_reset_is_cmd(int argc, char **argv);
+/* Transaction stage: its checks on this node. 0 or -errno, err set. */
+int md_reset_stage(struct md_state *st, int argc, char **argv,
+                   vl_err_t *err);
+/* The originator before the stage: a commit probes the set. 0, or r
+ * failed. */
+int md_reset_precheck(struct md_state *st, int argc, char **argv,
+                      struct md_result *r);
 
 /* ---- replica-change.c ---- */
 /* add-brick VOL replica R+k BRICK... (ba parsed, above the count). */

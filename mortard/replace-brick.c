@@ -46,11 +46,9 @@
 #define MD_REPLACE_FAIL "volume replace-brick: failed: "
 
 
-/* The index of the brick arg names in vol, or vol->n_bricks with err
- * set. */
-static size_t
-md_replace_find(struct md_state *st, const struct md_volume *vol,
-                const char *arg, vl_err_t *err)
+size_t
+md_vol_brick_arg(struct md_state *st, const struct md_volume *vol,
+                 const char *arg, vl_err_t *err)
 {
     char *host = NULL, *path = NULL;
     size_t idx;
@@ -67,11 +65,10 @@ md_replace_find(struct md_state *st, const struct md_volume *vol,
 }
 
 
-/* Step 2: every other brick of the set of brick idx that answers blames
- * slot (is_probe: only answers); the number marked. */
-static size_t
-md_replace_mark(struct md_state *st, const struct md_volume *vol,
-                size_t idx, const char *slot, bool is_probe, vl_err_t *err)
+size_t
+md_set_mark_others(struct md_state *st, const struct md_volume *vol,
+                   size_t idx, const char *slot, bool is_probe,
+                   vl_err_t *err)
 {
     unsigned rep = md_vol_replica(vol);
 
@@ -109,7 +106,7 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
         vl_err_set(err, "Volume %s: %s", vol->name, busy);
         return -EBUSY;
     }
-    *idx = md_replace_find(st, vol, argv[3], err);
+    *idx = md_vol_brick_arg(st, vol, argv[3], err);
     if (*idx == vol->n_bricks)
         return -EINVAL;
     old = &vol->bricks[*idx];
@@ -200,7 +197,7 @@ md_replace_precheck(struct md_state *st, int argc, char **argv,
     /* Once the peers committed, nothing can be undone: the marking must
      * succeed then, so some other brick of the set must answer now. */
     md_brick_subvol(vol, &vol->bricks[idx], slot, sizeof(slot));
-    if (md_replace_mark(st, vol, idx, slot, true, &err) == 0) {
+    if (md_set_mark_others(st, vol, idx, slot, true, &err) == 0) {
         md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, MD_REPLACE_FAIL "no other "
                        "brick of the replica set of %s:%s is up to heal the "
                        "new brick from (%s)", vol->bricks[idx].host,
@@ -233,7 +230,7 @@ md_replace_swap(struct md_state *st, struct md_volume *vol, size_t idx,
     }
     md_brick_subvol(vol, &old, slot, sizeof(slot));
     if (md_txn_is_origin(st) &&
-        md_replace_mark(st, vol, idx, slot, false, err) == 0) {
+        md_set_mark_others(st, vol, idx, slot, false, err) == 0) {
         vl_err_t why = *err;
 
         vl_err_set(err, "no other brick of the replica set of %s:%s could "

@@ -8,7 +8,8 @@
  *                         without it is plain distribute), status,
  *                         version, transport, next-brick and
  *                         brick.N.{host,path,port,id,decommissioned}
- *                         and, once the replica count changed,
+ *                         reset (reset-brick start..commit) and,
+ *                         once the replica count changed,
  *                         next-set and brick.N.set (replica.c)
  *   vols/NAME/options     canonical key=value of what `volume set` changed
  *   vols/NAME/BRICK.vol   generated volfiles; client.vol (brick and client)
@@ -449,6 +450,9 @@ md_info_cb(const char *key, const char *value, int line, void *arg,
         } else if (strcmp(end, "decommissioned") == 0 &&
                    (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
             b->is_decommissioned = value[0] == '1';
+        } else if (strcmp(end, "reset") == 0 &&
+                   (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
+            b->is_reset = value[0] == '1';
         } else if (strcmp(end, "set") == 0 && !b->has_set_num) {
             if (md_parse_u64(value, UINT32_MAX - 1, &n) != 0)
                 goto bad;
@@ -755,6 +759,8 @@ md_info_render(const struct md_volume *vol, struct md_sbuf *sb)
             md_sbuf_printf(sb, "brick.%zu.decommissioned=1\n", i);
         if (b->has_set_num)
             md_sbuf_printf(sb, "brick.%zu.set=%u\n", i, b->set_num);
+        if (b->is_reset)
+            md_sbuf_printf(sb, "brick.%zu.reset=1\n", i);
     }
     return sb->is_oom ? -ENOMEM : 0;
 }

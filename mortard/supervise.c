@@ -232,7 +232,8 @@ md_supervise(struct md_state *st, bool is_now)
         if (v->status != MD_VOL_STARTED)
             continue;
         for (size_t i = 0; i < v->n_bricks; i++)
-            if (md_brick_is_local(st, &v->bricks[i]))
+            if (md_brick_is_local(st, &v->bricks[i]) &&
+                !v->bricks[i].is_reset) /* stays down until its commit */
                 md_sv_brick(st, v, &v->bricks[i], now);
     }
     for (size_t i = 0; i < md_sv_tab.n; i++)

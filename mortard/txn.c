@@ -100,6 +100,8 @@ md_cmd_is_txn(int argc, char **argv)
         return false;
     if (strcmp(argv[1], "replace-brick") == 0)
         return md_replace_is_cmd(argc, argv);
+    if (strcmp(argv[1], "reset-brick") == 0)
+        return md_reset_is_cmd(argc, argv);
     /* remove-brick ... status only reads. */
     if (strcmp(argv[1], "remove-brick") == 0)
         return strcmp(argv[argc - 1], "status") != 0;
@@ -131,6 +133,8 @@ md_txn_precheck(struct md_state *st, int argc, char **argv,
         return md_heal_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "add-brick") == 0)
         return md_replica_change_precheck(st, argc, argv, r);
+    if (strcmp(argv[1], "reset-brick") == 0)
+        return md_reset_precheck(st, argc, argv, r);
     if (strcmp(argv[1], "remove-brick") != 0 ||
         strcmp(argv[argc - 1], "commit") != 0)
         return 0;
@@ -242,6 +246,8 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
                          : -EINVAL;
     if (strcmp(sub, "replace-brick") == 0)
         return md_replace_stage(st, argc, argv, err);
+    if (strcmp(sub, "reset-brick") == 0)
+        return md_reset_stage(st, argc, argv, err);
     if (strcmp(sub, "heal") == 0)
         return 0; /* md_heal_precheck checked it, in GlusterFS's words */
     vol = md_volume_find(st, argv[2]);

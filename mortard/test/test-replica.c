@@ -8,7 +8,8 @@
  * plain distribute) and cluster.quorum-type as a settable key; replica
  * count changes (replica-change.c): set numbers pinned and kept through
  * the store, new sets numbered past every old one, and the checks of
- * add-brick/remove-brick replica N that refuse before anything changes.
+ * add-brick/remove-brick replica N that refuse before anything changes;
+ * reset-brick's refusals and its stored start.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -753,6 +755,99 @@ test_shrink(void **state)
 }
 
 
+/* reset-brick: the forms it refuses, start (stored, survives a reload),
+ * and a commit that finds no other brick of the set up: refused with
+ * nothing changed. */
+static void
+test_reset(void **state)
+{
+    const unsigned ids[] = {0, 1, 2};
+    struct md_state *st = new_state("s6"), *st2;
+    struct md_volume *v = new_vol("xv", 3, 3, ids);
+    struct md_volume *d = new_vol("xd", 1, 1, ids);
+    char b[3][256], *usage[] = {"volume", "reset-brick", "xv", b[2], NULL};
+    char *start[] = {"volume", "reset-brick", "xv", b[2], "start", NULL};
+    char *commit[] = {"volume", "reset-brick", "xv", b[2], b[2], "commit",
+                      NULL};
+    char *force[] = {"volume", "reset-brick", "xv", b[2], b[2], "commit",
+                     "force", NULL};
+    char *other[] = {"volume", "reset-brick", "xv", b[2], b[1], "commit",
+                     NULL};
+    char *nobrick[] = {"volume", "reset-brick", "xv", "127.0.0.1:/nope",
+                       "start", NULL};
+    char *dist[] = {"volume", "reset-brick", "xd", "h0:/srv/xd-0", "start",
+                    NULL};
+    struct md_result r;
+    vl_err_t err = {.msg = ""};
+    char mk[600];
+
+    (void)state;
+    md_result_init(&r);
+    for (size_t i = 0; i < 3; i++) {
+        free(v->bricks[i].host);
+        free(v->bricks[i].path);
+        v->bricks[i].host = strdup("127.0.0.1");
+        assert_true(asprintf(&v->bricks[i].path, "%s/xv%zu", tmpdir, i) >
+                    0);
+        snprintf(b[i], sizeof(b[i]), "127.0.0.1:%s", v->bricks[i].path);
+    }
+    assert_int_equal(md_volume_save(st, v, &err), 0);
+    md_volume_link(st, v);
+    assert_int_equal(md_volume_save(st, d, &err), 0);
+    md_volume_link(st, d);
+
+    md_cmd_reset_brick(st, ARGC(usage), usage, &r);
+    assert_int_equal(r.ret, MD_EXIT_USAGE);
+    result_has(&r, "Usage: volume reset-brick");
+    md_cmd_reset_brick(st, ARGC(start), start, &r);
+    result_has(&r, "volume: xv is not started");
+    v->status = MD_VOL_STARTED;
+    d->status = MD_VOL_STARTED;
+    md_cmd_reset_brick(st, ARGC(dist), dist, &r);
+    result_has(&r, "not permitted on distribute only volumes");
+    md_cmd_reset_brick(st, ARGC(nobrick), nobrick, &r);
+    result_has(&r, "brick: 127.0.0.1:/nope does not exist in volume: xv");
+    md_cmd_reset_brick(st, ARGC(commit), commit, &r);
+    result_has(&r, "was not stopped for a reset");
+    md_cmd_reset_brick(st, ARGC(other), other, &r);
+    result_has(&r, "When destination brick is new, please use volume "
+                   "replace-brick");
+    assert_false(v->bricks[2].is_reset);
+
+    md_cmd_reset_brick(st, ARGC(start), start, &r);
+    assert_int_equal(r.ret, 0);
+    assert_non_null(strstr(r.text.data, "reset-brick start operation "
+                                        "successful"));
+    md_result_clear(&r);
+    md_result_init(&r);
+    assert_true(v->bricks[2].is_reset);
+    st2 = new_state("s6");
+    assert_true(md_volume_find(st2, "xv")->bricks[2].is_reset);
+    free_state(st2);
+    md_cmd_reset_brick(st, ARGC(start), start, &r);
+    result_has(&r, "already stopped by reset-brick start");
+
+    /* The directory with this volume's id: commit needs force. */
+    snprintf(mk, sizeof(mk), "mkdir -p %s", v->bricks[2].path);
+    assert_int_equal(system(mk), 0);
+    {
+        vl_gfid_t id;
+
+        assert_int_equal(vl_gfid_parse(v->id, &id), 0);
+        if (setxattr(v->bricks[2].path, MD_VOLID_XATTR, id.bytes,
+                     sizeof(id.bytes), 0) == 0) {
+            md_cmd_reset_brick(st, ARGC(commit), commit, &r);
+            result_has(&r, "still has the volume id of xv");
+        }
+    }
+    /* No other brick of the set is up: nothing could refill it. */
+    md_cmd_reset_brick(st, ARGC(force), force, &r);
+    result_has(&r, "no other brick of the replica set");
+    assert_true(v->bricks[2].is_reset);
+    free_state(st);
+}
+
+
 int
 main(void)
 {
@@ -767,6 +862,7 @@ main(void)
         cmocka_unit_test(test_sets_pinned),
         cmocka_unit_test(test_change_checks),
         cmocka_unit_test(test_shrink),
+        cmocka_unit_test(test_reset),
     };
     int rc;
 
