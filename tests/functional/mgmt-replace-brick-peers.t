@@ -57,15 +57,6 @@ same_tree() {
     [ "$(tree_of "$B/n1")" = "$(tree_of "$B/m3")" ] && echo ok ||
         echo differ
 }
-mount_sums() {
-    (cd "$M0" && find . -mindepth 1 | sort | while read -r p; do
-        if [ -f "$p" ]; then
-            echo "$p $(stat -c '%a %s' "$p") $(sha1sum < "$p" | cut -c1-40)"
-        else
-            echo "$p $(stat -c '%F %a' "$p")"
-        fi
-    done)
-}
 # node_sum I: node I's store (as store_sum: not the peer monitor's
 # peer-sync, rewritten in the background after changes).
 node_sum() {

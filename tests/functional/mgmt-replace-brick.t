@@ -64,16 +64,6 @@ same_tree() {
     [ "$(tree_of "$B/r0")" = "$(tree_of "$B/new2")" ] && echo ok ||
         echo differ
 }
-# mount_sums: what the mount shows (names, types, modes, contents).
-mount_sums() {
-    (cd "$M0" && find . -mindepth 1 | sort | while read -r p; do
-        if [ -f "$p" ] && [ ! -L "$p" ]; then
-            echo "$p $(stat -c '%a %s' "$p") $(sha1sum < "$p" | cut -c1-40)"
-        else
-            echo "$p $(stat -c '%F %a' "$p")"
-        fi
-    done)
-}
 # reader: reads the whole tree through the mount until $T/stop exists;
 # each difference from $T/expect is written to $T/read-errors.
 reader() {

@@ -41,15 +41,6 @@ counts() {
     for d in "$@"; do out="$out$(index_count "$d") "; done
     echo "${out% }"
 }
-mount_sums() {
-    (cd "$M0" && find . -mindepth 1 | sort | while read -r p; do
-        if [ -f "$p" ]; then
-            echo "$p $(stat -c '%a %s' "$p") $(sha1sum < "$p" | cut -c1-40)"
-        else
-            echo "$p $(stat -c '%F %a' "$p")"
-        fi
-    done)
-}
 mount_differs() {
     mount_sums | diff "$T/expect" -
 }

@@ -41,16 +41,6 @@ subvols_of() {
     sed -n "/^volume $2\$/,/^end-volume/s/^    subvolumes //p" \
         "$T/state/vols/$1/client.vol"
 }
-# mount_sums MNT: names, types, modes, sizes and contents a mount shows.
-mount_sums() {
-    (cd "$1" && find . -mindepth 1 | sort | while read -r p; do
-        if [ -f "$p" ] && [ ! -L "$p" ]; then
-            echo "$p $(stat -c '%a %s' "$p") $(sha1sum < "$p" | cut -c1-40)"
-        else
-            echo "$p $(stat -c '%F %a' "$p")"
-        fi
-    done)
-}
 # mount_differs: how $M0 differs from $T/expect ("" when it does not).
 mount_differs() {
     mount_sums "$M0" | diff "$T/expect" -

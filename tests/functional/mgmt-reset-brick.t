@@ -27,16 +27,6 @@ _T_PIDFILES+=("$T/run/heal/rr.pid")
 mcli2() {
     mcli "$@" 2>&1
 }
-# mount_sums MNT: names, types, modes, sizes and contents a mount shows.
-mount_sums() {
-    (cd "$1" && find . -mindepth 1 | sort | while read -r p; do
-        if [ -f "$p" ] && [ ! -L "$p" ]; then
-            echo "$p $(stat -c '%a %s' "$p") $(sha1sum < "$p" | cut -c1-40)"
-        else
-            echo "$p $(stat -c '%F %a' "$p")"
-        fi
-    done)
-}
 mount_differs() {
     mount_sums "$M0" | diff "$T/expect" -
 }
