@@ -220,9 +220,15 @@ md_replica_grow(struct md_state *st, struct md_volume *vol,
     if (rc != 0)
         goto fail;
     /* Before anything changes: once stamped and saved, a new brick may
-     * serve, and it must never be read as a good copy. In a transaction
-     * only the originator marks (the precheck probed every set); the
-     * peers commit whatever happens here. */
+     * serve, and it must never be read as a good copy. Every set is
+     * probed first (in a transaction by the precheck): a set marked for
+     * a brick that is then not added keeps a record nothing clears. In
+     * a transaction only the originator marks; the peers commit
+     * whatever happens here. */
+    if (!st->txn.is_set && md_grow_mark(st, vol, nb, n, true, &err) != 0) {
+        rc = -ENOTCONN;
+        goto fail;
+    }
     if (md_txn_is_origin(st) &&
         md_grow_mark(st, vol, nb, n, false, &err) != 0) {
         if (!st->txn.is_set) {

@@ -682,6 +682,38 @@ test_change_checks(void **state)
     assert_int_equal(v->replica_count, 2);
     assert_int_equal(v->n_bricks, 4);
     assert_false(v->bricks[0].has_set_num);
+
+    /* Started, but no brick of the set is up to be marked as the new
+     * brick's heal source: refused before any change (no directory, no
+     * id, no pinned numbers). */
+    {
+        struct md_volume *g = new_vol("gv", 2, 2, ids);
+        char nbrick[300], *addg[] = {"volume", "add-brick", "gv", "replica",
+                                     "3", nbrick, "force", NULL};
+
+        for (size_t i = 0; i < 2; i++) {
+            free(g->bricks[i].host);
+            free(g->bricks[i].path);
+            g->bricks[i].host = strdup("127.0.0.1");
+            assert_true(asprintf(&g->bricks[i].path, "%s/gv%zu", tmpdir,
+                                 i) > 0);
+        }
+        g->status = MD_VOL_STARTED;
+        assert_int_equal(md_volume_save(st, g, &err), 0);
+        md_volume_link(st, g);
+        snprintf(nbrick, sizeof(nbrick), "127.0.0.1:%s/gvn", tmpdir);
+        assert_int_equal(md_brick_args_parse(ARGC(addg), addg, 3, false,
+                                             &ba, &err), 0);
+        md_replica_grow(st, g, &ba, addg, &r);
+        result_has(&r, "no brick of replica set 0");
+        assert_int_equal(g->n_bricks, 2);
+        assert_int_equal(g->replica_count, 2);
+        assert_int_equal(g->next_brick, 2);
+        assert_int_equal(g->next_set, 0);
+        assert_false(g->bricks[1].has_set_num);
+        snprintf(nbrick, sizeof(nbrick), "%s/gvn", tmpdir);
+        assert_int_not_equal(access(nbrick, F_OK), 0);
+    }
     free_state(st);
 }
 
