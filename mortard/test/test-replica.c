@@ -714,6 +714,7 @@ test_change_checks(void **state)
         snprintf(nbrick, sizeof(nbrick), "%s/gvn", tmpdir);
         assert_int_not_equal(access(nbrick, F_OK), 0);
     }
+    md_result_clear(&r);
     free_state(st);
 }
 
@@ -876,6 +877,7 @@ test_reset(void **state)
     md_cmd_reset_brick(st, ARGC(force), force, &r);
     result_has(&r, "no other brick of the replica set");
     assert_true(v->bricks[2].is_reset);
+    md_result_clear(&r);
     free_state(st);
 }
 
