@@ -593,6 +593,14 @@ md_cmd_remove_brick(struct md_state *st, int argc, char **argv,
             return;
         }
         if (want != rep || rep == 1) {
+            if (want > MD_REPLICA_MAX) { /* and would not fit unsigned */
+                md_result_fail(r, MD_EXIT_FAIL, EINVAL, "volume "
+                               "remove-brick %s: failed: given replica "
+                               "count (%s) option is more than volume %s's "
+                               "replica count (%u)", op, argv[4],
+                               vol->name, rep);
+                return;
+            }
             md_replica_shrink(st, vol, (unsigned)want, op, argv + 5,
                               (size_t)(argc - 6), r);
             return;

@@ -141,6 +141,9 @@ volume\) is not supported yet" mcli2 volume remove-brick rc replica 1 \
 EXPECT_MATCH "failed: given replica count \(4\) option is more than volume \
 rc's replica count \(3\)" mcli2 volume remove-brick rc replica 4 \
     127.0.0.1:$B/r0 force
+EXPECT_MATCH "failed: given replica count \(4294967298\) option is more \
+than volume rc's replica count \(3\)" mcli2 volume remove-brick rc replica \
+    4294967298 127.0.0.1:$B/r0 force
 EXPECT_MATCH "failed: Incorrect brick 127.0.0.1:$B/r9 for volume rc" mcli2 \
     volume remove-brick rc replica 2 127.0.0.1:$B/r9 force
 EXPECT_MATCH "failed: replica count \(1\) option given for non replicate \
