@@ -511,10 +511,14 @@ md_replica_change_want(int argc, char **argv, bool is_add, int *first)
     vl_err_t err = {.msg = ""};
 
     if (!is_add) {
+        unsigned long want;
+
         *first = 5;
-        return argc > 6 && strcmp(argv[3], "replica") == 0
-                   ? (unsigned)strtoul(argv[4], NULL, 10)
-                   : 0;
+        if (argc <= 6 || strcmp(argv[3], "replica") != 0)
+            return 0;
+        /* Above any count: refused as "more than" the volume's. */
+        want = strtoul(argv[4], NULL, 10);
+        return want > MD_REPLICA_MAX ? MD_REPLICA_MAX + 1 : (unsigned)want;
     }
     if (md_brick_args_parse(argc, argv, 3, false, &ba, &err) != 0)
         return 0;
