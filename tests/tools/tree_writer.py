@@ -297,6 +297,9 @@ def verify(mnt, sdir):
     unknown = set(l.strip() for l in open(os.path.join(sdir, "unknown")))
     got = {}
     bad = []
+    if not os.path.isdir(root):
+        print("%s: not a directory" % root)
+        return
     for d in sorted(os.listdir(root)):
         for name in sorted(os.listdir(os.path.join(root, d))):
             rel = os.path.join(d, name)

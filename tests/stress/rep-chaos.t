@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Random brick kills under a writer, on a replica 3 volume made by
+# mortard and mounted:
+#  - tests/tools/tree_writer.py changes a tree (creates, appends, range
+#    overwrites, truncates, renames over existing names, unlinks,
+#    chmods, symlinks, fsyncs) and reads files back against its model
+#    of every acknowledged op, the whole time;
+#  - meanwhile, for ROUNDS rounds, a random brick is killed (-9) and
+#    started again (`volume start V force`; mortard's supervision may
+#    restart it first), never more than one at a time: with quorum auto
+#    the writes go on, so no op may fail and no read may differ from the
+#    model;
+#  - after the brick is back and the client sees it up, the writer goes
+#    on a little (heal on access races with its writes), then pauses
+#    until heal info says 0 before the next kill: a brick killed while
+#    another still owes it changes would leave only blamed copies of
+#    some files (a split-brain by construction, doc/replicate.md), which
+#    is not what this test is about;
+#  - at the end: the writer saw no error, the mount (and a fresh mount)
+#    holds exactly the model, heal info drains to 0, and the three
+#    bricks hold identical trees (content, size, mode, owner, GFID,
+#    symlink targets) with no trusted.mortar.rep.* record left.
+# The seed (CHAOS_SEED, printed) fixes the writer's ops and which brick
+# dies when; the timing still varies from run to run.
+# A stress test (not in the default run): it still finds bugs, in about
+# half of the runs at 65bab1d:
+#  - reads during the rounds that return fewer bytes than the file has
+#    (39396 of 82935, 88604 of 103913, ...) while the end state is
+#    right: a size from a copy that missed writes reaching the kernel,
+#    it seems ($T/writer/errors lists them);
+#  - rarely, a rename over an existing name (d1/f14 -> d3/f08) made
+#    while one brick was down, just before that brick's return, leaves
+#    the old GFID under d3/f08 on the returned brick after a heal of d3
+#    that logged "healed ... 13 names" and cleared d3's records: every
+#    lookup of d3/f08 then answers EIO ("cv-brick0 has gfid X,
+#    cv-brick1 has Y ... not served until healed") and heal info lists
+#    Y on two bricks for ever. The same rename healed after the brick
+#    is back (no race) heals right.
+# TIMEOUT: 300
+# REQUIRES: root fuse python3 getfattr
+. "$(dirname "$0")/../lib/include.rc"
+
+B="$T/bricks"
+W="$T/writer"
+SEED=${CHAOS_SEED:-20261204}
+ROUNDS=${CHAOS_ROUNDS:-6}
+echo "# chaos seed $SEED, $ROUNDS rounds"
+RANDOM=$SEED
+mkdir -p "$W"
+for i in 0 1 2; do track_brick cv brick$i; done
+_T_PIDFILES+=("$T/run/heal/cv.pid")
+
+# wait_for CMD WANT SEC: polls CMD until it prints WANT (0) or SEC pass (1).
+wait_for() {
+    local cmd="$1" want="$2" end=$(($(date +%s) + $3))
+    while [ "$($cmd)" != "$want" ]; do
+        [ "$(date +%s)" -ge "$end" ] && return 1
+        sleep 0.3
+    done
+    return 0
+}
+ups() { child_ups "$(client_pid "$M0")"; }
+heal0() { heal_entries cv; }
+paused() { [ -e "$W/paused" ] && echo Y || echo N; }
+writer_ops() { wc -l < "$W/ops.log" 2> /dev/null || echo 0; }
+all_records() {
+    echo "$(rep_records "$B/r0") $(rep_records "$B/r1") $(rep_records "$B/r2")"
+}
+
+TEST start_mortard
+TEST mcli volume create cv replica 3 127.0.0.1:$B/r0 127.0.0.1:$B/r1 \
+    127.0.0.1:$B/r2 force
+TEST mcli volume start cv
+TEST mount_volume cv "$M0"
+EXPECT_WITHIN 20 "111" ups
+
+bg_run python3 "$MORTAR_TOOLS/tree_writer.py" run "$M0" "$SEED" "$W"
+EXPECT_WITHIN 20 "Y" sh -c "[ \$(wc -l < '$W/ops.log') -gt 50 ] && echo Y"
+
+# The rounds. What goes wrong inside is counted and checked after.
+BAD=()
+for ((r = 1; r <= ROUNDS; r++)); do
+    k=$((RANDOM % 3))
+    up=$((1 + RANDOM % 3))
+    down=$((1 + RANDOM % 3))
+    sleep "$up"
+    pid=$(cat "$T/run/cv-brick$k.pid")
+    before=$(writer_ops)
+    kill -KILL "$pid"
+    sleep "$down"
+    mcli volume start cv force > /dev/null ||
+        BAD+=("round $r: volume start force failed")
+    wait_for ups 111 60 || BAD+=("round $r: client never saw r$k up")
+    sleep 2
+    touch "$W/pause"
+    wait_for paused Y 60 || BAD+=("round $r: writer did not pause")
+    if ! wait_for heal0 0 90; then
+        BAD+=("round $r: heal info still $(heal0) after 90 s")
+        mcli volume heal cv info > "$T/log/heal-info.$r.log" 2>&1
+    fi
+    echo "# round $r: r$k killed after ${up}s, down ${down}s;" \
+        "writer ops $before -> $(writer_ops), errors $(wc -l < "$W/errors")"
+    rm -f "$W/pause"
+    [ "${#BAD[@]}" = 0 ] || break
+done
+TEST test "${#BAD[@]}" = 0
+for b in "${BAD[@]}"; do echo "# $b"; done
+
+touch "$W/stop"
+EXPECT_WITHIN 60 "Y" sh -c "[ -e '$W/done' ] && echo Y"
+echo "# writer: $(cat "$W/done") (ops, errors)"
+# No op failed, no read differed from the model.
+EXPECT "0" sh -c "wc -l < '$W/errors'"
+sed 's/^/# /' "$W/errors" | head -n 10
+# (each path a read found wrong: its records on every brick now)
+for p in $(sed -n 's/^op_read: .* read of \([^:]*\):.*/\1/p' "$W/errors"); do
+    for i in 0 1 2; do
+        echo "# r$i/tw/$p: $(getfattr --absolute-names -d -m - -e hex \
+            "$B/r$i/tw/$p" 2> /dev/null | grep mortar | tr '\n' ' ')"
+    done
+done
+TEST test "$(writer_ops)" -gt 500
+EXPECT "ok" python3 "$MORTAR_TOOLS/tree_writer.py" verify "$M0" "$W"
+EXPECT_WITHIN 120 "0" heal_entries cv
+EXPECT "ok" same_bricks "$B/r0" "$B/r1" "$B/r2"
+EXPECT "0 0 0" all_records
+# A fresh mount reads the same.
+TEST umount_client "$M0"
+TEST mount_volume cv "$M0"
+EXPECT "ok" python3 "$MORTAR_TOOLS/tree_writer.py" verify "$M0" "$W"
