@@ -296,13 +296,20 @@ rep_heal_split(struct rep_heal *h, unsigned kind, enum rep_heal_verdict *v)
     rep_mask_t chosen = 0;
     int rc;
 
+    if (*v != REP_HV_SPLIT && o->is_resolve_only) {
+        /* A resolve key changes nothing that is not a split-brain. */
+        if (*v != REP_HV_CLEAN)
+            h->is_partial = true;
+        return 1;
+    }
     if (*v != REP_HV_SPLIT)
-        return o->is_resolve_only ? 1 : 0;
+        return 0;
     if (!rep_heal_rule_covers(h->rule, kind))
         return 0;
     rc = rep_heal_split_choose(h, kind, &chosen, why);
     if (rc != 0) {
-        o->err = rc;
+        if (rc == -EINVAL)
+            o->err = rc; /* the answer: source-brick names the arbiter */
         return rc;
     }
     vl_gfid_to_str(&h->inode->gfid, gs);

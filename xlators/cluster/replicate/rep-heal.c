@@ -580,7 +580,7 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
     atomic_fetch_add(&ctl->n_entries, h->entries);
     /* Every copy is good now if every kind was looked at (and nobody
      * came or went meanwhile: gen). */
-    if ((res == REP_HR_HEALED || res == REP_HR_CLEAN)
+    if ((res == REP_HR_HEALED || res == REP_HR_CLEAN) && !h->is_partial
         && (!is_bg || (conf->is_data_heal && conf->is_metadata_heal
                        && conf->is_entry_heal)))
         rep_inode_set_readable(xl, inode, h->all, gen);

@@ -74,6 +74,8 @@ struct rep_heal {
     uint64_t entries;      /* names created or removed */
     struct rep_heal_opts *opts; /* borrowed from the job: never NULL */
     int rule;              /* the rule split-brains meet in this heal */
+    bool is_partial;       /* a resolve key left a blamed kind unhealed:
+                              the copies are not all good afterwards */
 };
 
 /* ---- rep-heal.c ---- */
