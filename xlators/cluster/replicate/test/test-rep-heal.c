@@ -932,6 +932,48 @@ test_resolve_not_split(void **state)
 }
 
 
+/* Metadata split-brain by latest-mtime; entry split-brain by
+ * source-brick (the chosen copy's names win: a name only the other copy
+ * has is removed there, one only the chosen has is created). */
+static void
+test_resolve_metadata_entry(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f = t_file(t, "f", "x");
+    vl_gfid_t gx, gy, got;
+    struct vl_iatt ia;
+
+    assert_int_equal(fake_set_attr(t->b[0], &f->gfid, 0600, 3, 100), 0);
+    assert_int_equal(fake_set_attr(t->b[1], &f->gfid, 0755, 4, 300), 0);
+    t_plant(t, 0, &f->gfid, t->key[1], REP_METADATA, 1);
+    t_plant(t, 1, &f->gfid, t->key[0], REP_METADATA, 1);
+    /* bigger-file covers data only: the metadata split-brain stays. */
+    t_expect_key(t, f, REP_XATTR_RESOLVE "bigger-file", "split-brain");
+    t_expect_key(t, f, REP_XATTR_RESOLVE "latest-mtime", "healed");
+    assert_int_equal(fake_stat(t->b[0], &f->gfid, &ia), 0);
+    assert_int_equal(ia.mode, S_IFREG | 0755);
+    assert_int_equal(ia.uid, 4);
+    assert_false(t_any_record(t, &f->gfid));
+
+    vl_gfid_generate(&gx);
+    vl_gfid_generate(&gy);
+    assert_int_equal(fake_mkfile(t->b[0], &vl_gfid_root, "x", &gx, "x"), 0);
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "y", &gy, "y"), 0);
+    t_plant(t, 0, &vl_gfid_root, t->key[1], REP_ENTRY, 1);
+    t_plant(t, 1, &vl_gfid_root, t->key[0], REP_ENTRY, 1);
+    t_expect_heal(t, t->root, "split-brain");
+    t_expect_key(t, t->root, REP_XATTR_RESOLVE "latest-mtime",
+                 "split-brain");
+    t_expect_key(t, t->root, REP_XATTR_RESOLVE "source-brick.b1", "healed");
+    assert_int_equal(fake_gfid(t->b[0], &vl_gfid_root, "x", &got), -ENOENT);
+    assert_int_equal(fake_gfid(t->b[0], &vl_gfid_root, "y", &got), 0);
+    assert_true(vl_gfid_equal(&got, &gy));
+    assert_int_equal(t_rec(t, 0, &vl_gfid_root, t->key[1], REP_ENTRY), 0);
+    assert_int_equal(t_rec(t, 1, &vl_gfid_root, t->key[0], REP_ENTRY), 0);
+    vl_inode_unref(f);
+}
+
+
 /* Three copies: b0 blames b1 and b2, both blame b0. b1 and b2 are not
  * blamed by two of three copies and agree: they are the sources. */
 static void
@@ -1035,6 +1077,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_resolve_ambiguous, setup2,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resolve_not_split, setup2,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resolve_metadata_entry, setup2,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_policy_majority,
                                         setup3_policy_majority, teardown),
