@@ -36,9 +36,9 @@
  * them last). Sources: the copies no other copy blames for the kind
  * (rep_heal_pick); dirty without blame means "compare"; every copy
  * blamed is a split-brain, logged and left alone unless a resolve key or
- * favorite-child-policy picks a copy (rep-heal-split.c). Heals of one object
- * are serialized, across clients and the daemon, by an inodelk in the
- * domain "<name>.self-heal" (a background heal does not wait for it);
+ * favorite-child-policy picks a copy (rep-heal-split.c). Heals of one
+ * object are serialized, across clients and the daemon, by an inodelk in
+ * the domain "<name>.self-heal" (a background heal does not wait for it);
  * each kind then takes the lock its transactions take.
  *
  * Per inode/fd/request: nothing of its own (a heal job carries a ref on
@@ -388,7 +388,8 @@ rep_heal_blame(struct rep_heal *h, unsigned source, vl_inode_t *inode,
             if ((blame & (1u << j)) && (kinds & (1u << k)))
                 rep_record_set(vals[j], k, 1);
     return rep_heal_records_add(h, source, inode,
-                            (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
+                                (const uint8_t(*)[REP_RECORD_SIZE])vals,
+                                NULL);
 }
 
 
@@ -466,7 +467,8 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
         if (!is_any)
             continue;
         rc = rep_heal_records_add(h, c, inode,
-                              (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL);
+                                  (const uint8_t(*)[REP_RECORD_SIZE])vals,
+                                  NULL);
         if (rc != 0 && first == 0)
             first = rc;
     }
