@@ -21,8 +21,9 @@
  * Dirty without blame (a cut transaction, nobody knows who missed what),
  * or no record at all when asked through mortar.heal.full (a copy
  * emptied or replaced without records): a merge: names present on some
- * copies are created on the others, nothing is removed, a name with different GFIDs on two copies is left
- * alone and logged (never guessed). The same for sources that disagree.
+ * copies are created on the others, nothing is removed, a name with
+ * different GFIDs on two copies is left alone and logged (never
+ * guessed). The same for sources that disagree.
  * Granular entry records (.mortar/index/entry-changes) are not read:
  * replicate's transactions do not make them yet, so the directory is
  * listed in full.
