@@ -41,11 +41,6 @@ fsx_said() {
     sed 's/^/# /' "$T/log/fsx.log" | head -n 24
 }
 
-# echo_records: the objects with replicate records on each brick.
-echo_records() {
-    echo "$(rep_records "$B/r0") $(rep_records "$B/r1") $(rep_records "$B/r2")"
-}
-
 TEST start_mortard
 TEST mcli volume create dx 127.0.0.1:$B/d0 127.0.0.1:$B/d1 force
 TEST mcli volume start dx
@@ -98,5 +93,5 @@ fsx_said
 TEST test "$(cat "$T/run/fx-brick1.pid")" != "$OLD1"
 EXPECT_WITHIN 120 "0" heal_entries fx
 EXPECT "ok" same_bricks "$B/r0" "$B/r1" "$B/r2"
-EXPECT "0 0 0" echo_records
+EXPECT "0 0 0" rep_records_each "$B/r0" "$B/r1" "$B/r2"
 TEST cmp "$M0/b" "$B/r1/b"

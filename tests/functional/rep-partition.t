@@ -102,13 +102,15 @@ errnos() {
     awk -v s="$2" '$1 == "err" && $5 == s { print $4 }' "$1/log" | sort -u |
         tr '\n' ' '
 }
-# node_entries: heal info's entries of each node's own brick, summed.
+# node_entries [split-brain]: heal info's (or info split-brain's)
+# entries of each node's own brick, summed.
 node_entries() {
     local i n=0 c
     for i in 1 2 3; do
-        c=$(ncli "$i" volume heal pv info | awk -v b="Brick 10.213.77.$i:" '
+        c=$(ncli "$i" volume heal pv info "$@" |
+            awk -v b="Brick 10.213.77.$i:" '
             index($0, b) == 1 { on = 1; next }
-            on && /^Number of entries:/ { print $4; exit }')
+            on && /^Number of entries/ { print $NF; exit }')
         [[ "$c" =~ ^[0-9]+$ ]] || { echo "-"; return; }
         n=$((n + c))
     done
@@ -180,6 +182,7 @@ echo "# at the end: A $(count ok "$T/wa") ok, B $(count ok "$T/wb") ok" \
     "$(count err "$T/wb") refused"
 
 EXPECT_WITHIN 120 "0" node_entries
+EXPECT "0" node_entries split-brain
 EXPECT_MATCH "^(clean |healed |clean healed )$" heal_answers
 EXPECT "ok" same_files
 EXPECT "ok" check_records "$M0"

@@ -69,7 +69,9 @@ class Writer:
     def fail(self, what, e):
         self.n_err += 1
         name = errno.errorcode.get(getattr(e, "errno", 0) or 0, "?")
-        self.err.write("%s: %s %s\n" % (what, name, e))
+        self.err.write("%s: %s %s (op %d, %s)\n" % (
+            what, name, e, self.n_ops + 1,
+            time.strftime("%H:%M:%S", time.gmtime())))
 
     # After a failed op the name's state is unknown: read it back.
     def resync(self, rel):
