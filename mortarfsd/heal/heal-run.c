@@ -80,6 +80,8 @@ struct heal_run {
     size_t crawl_brick;           /* the brick walked now */
     struct fsd_heal_crawl *crawl; /* owned; its walk, NULL between */
     char crawl_token[FSD_HEAL_TOKEN_MAX]; /* the request served */
+    uint64_t crawl_waiting;       /* objects of this crawl that waited
+                                     for a copy; under lock */
     char full_path[FSD_HEAL_PATH_MAX + 16]; /* heal-crawl.c's request */
 };
 
@@ -108,6 +110,9 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
         } else if (!(rc == 0 && strcmp(answer, "clean") == 0)
                    && rc != -ENOENT && rc != -ESTALE) {
             st->crawl_failed++; /* gone since it was listed: not this */
+            if ((rc == 0 && strcmp(answer, "pending") == 0)
+                || rc == -ENOTCONN)
+                run->crawl_waiting++;
         }
         return; /* not in the index's pending counts */
     }
@@ -222,6 +227,11 @@ heal_worker(void *arg)
                     "see `volume heal VOL info split-brain`",
                     vl_gfid_to_str(&job.gfid, g),
                     run->conf->bricks[job.brick].subvol);
+        else if (job.is_crawl && rc == 0 && strcmp(answer, "healed") != 0
+                 && strcmp(answer, "clean") != 0)
+            vl_glog(HEAL_DOMAIN, VL_LOG_DEBUG, "full crawl: %s on %s: %s",
+                    vl_gfid_to_str(&job.gfid, g),
+                    run->conf->bricks[job.brick].subvol, answer);
         pthread_mutex_lock(&run->lock);
         if (rc != -EINTR)
             heal_count(run, &job, rc, answer);
@@ -323,6 +333,7 @@ heal_crawl_begin(struct heal_run *run)
     run->st.crawl_visited = 0;
     run->st.crawl_healed = 0;
     run->st.crawl_failed = 0;
+    run->crawl_waiting = 0;
     pthread_mutex_unlock(&run->lock);
     run->is_crawling = true;
     run->crawl_brick = 0;
@@ -332,13 +343,28 @@ heal_crawl_begin(struct heal_run *run)
 }
 
 
-/* Every brick walked: the request served. */
+/* Every brick walked: the request served, unless objects waited for a
+ * copy that was down (a brick not back yet): then the request stays and
+ * the crawl runs again after the interval. */
 static void
 heal_crawl_finish(struct heal_run *run)
 {
-    int rc = fsd_heal_full_request_done(run->full_path,
-                                        run->crawl_token);
+    uint64_t waiting;
+    int rc;
 
+    pthread_mutex_lock(&run->lock);
+    waiting = run->crawl_waiting;
+    if (waiting > 0)
+        run->st.full_crawl = 0;
+    pthread_mutex_unlock(&run->lock);
+    if (waiting > 0) {
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl incomplete: %"
+                PRIu64 " objects waited for a copy that is down; crawling "
+                "again in %u s", waiting, run->conf->interval_s);
+        run->is_crawling = false;
+        return;
+    }
+    rc = fsd_heal_full_request_done(run->full_path, run->crawl_token);
     pthread_mutex_lock(&run->lock);
     run->st.full_crawl = 0;
     run->st.crawl_done_at = heal_now();
@@ -420,10 +446,15 @@ heal_crawl_step(struct heal_run *run)
             break;
         }
         b = &run->conf->bricks[run->crawl_brick];
-        if (run->crawl == NULL && fsd_heal_crawl_new(b->path, &run->crawl)
-                                  != 0) {
-            vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "full crawl: out of memory");
-            break;
+        if (run->crawl == NULL) {
+            if (fsd_heal_crawl_new(b->path, &run->crawl) != 0) {
+                vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "full crawl: out of "
+                        "memory");
+                break;
+            }
+            pthread_mutex_lock(&run->lock);
+            run->st.crawl_brick = run->crawl_brick;
+            pthread_mutex_unlock(&run->lock);
         }
         kind = fsd_heal_crawl_next(run->crawl, &item);
         if (kind == FSD_HEAL_CRAWL_OBJECT || kind == FSD_HEAL_CRAWL_ENTER
@@ -438,6 +469,9 @@ heal_crawl_step(struct heal_run *run)
             pthread_mutex_lock(&run->lock);
             run->st.crawl_failed++;
             pthread_mutex_unlock(&run->lock);
+        } else {
+            vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl of %s walked",
+                    b->path);
         }
         fsd_heal_crawl_free(run->crawl);
         run->crawl = NULL;

@@ -6,8 +6,8 @@
  * kv-file.c about once a second by the daemon and read by mortard for
  * `volume heal V status`. Per brick: brickN.path, brickN.pending,
  * brickN.bytes for N in 0..bricks-1; the full crawl's full_crawl,
- * crawl_started, crawl_done_at, crawl_visited, crawl_healed and
- * crawl_failed. Unknown keys are ignored (newer writers).
+ * crawl_started, crawl_done_at, crawl_visited, crawl_healed,
+ * crawl_failed and crawl_brick. Unknown keys are ignored (newer writers).
  * The rate is taken over the last minute of samples, so a heal that
  * stalls (a brick down again) shows its rate falling to zero and its
  * ETA unknown, rather than the average since the start.
@@ -59,6 +59,7 @@ fsd_heal_state_write(const char *path, const struct fsd_heal_state *st)
     fprintf(out, "crawl_visited=%" PRIu64 "\n", st->crawl_visited);
     fprintf(out, "crawl_healed=%" PRIu64 "\n", st->crawl_healed);
     fprintf(out, "crawl_failed=%" PRIu64 "\n", st->crawl_failed);
+    fprintf(out, "crawl_brick=%" PRIu64 "\n", st->crawl_brick);
     fprintf(out, "bricks=%zu\n", st->n_bricks);
     for (size_t i = 0; i < st->n_bricks; i++) {
         char key[32];
@@ -122,7 +123,7 @@ heal_state_line(void *arg, const char *key, const char *v)
         HS_U64(pending), HS_U64(pending_bytes), HS_I64(started),
         HS_I64(updated), HS_I64(eta_seconds), HS_U64(full_crawl),
         HS_I64(crawl_started), HS_I64(crawl_done_at), HS_U64(crawl_visited),
-        HS_U64(crawl_healed), HS_U64(crawl_failed),
+        HS_U64(crawl_healed), HS_U64(crawl_failed), HS_U64(crawl_brick),
     };
 #undef HS_U64
 #undef HS_I64

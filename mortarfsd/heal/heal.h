@@ -167,6 +167,7 @@ struct fsd_heal_state {
     uint64_t crawl_healed;    /* crawl_healed= of them, healed */
     uint64_t crawl_failed;    /* crawl_failed= unreadable directories,
                                  failed heals, split-brain, a copy down */
+    uint64_t crawl_brick;     /* crawl_brick= N of the brickN walked */
     size_t n_bricks;          /* bricks= */
     struct fsd_heal_brick_state bricks[FSD_HEAL_BRICKS_MAX];
 };

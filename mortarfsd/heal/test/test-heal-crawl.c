@@ -523,6 +523,7 @@ test_state_crawl_keys(void **state)
     a->crawl_visited = 12345;
     a->crawl_healed = 678;
     a->crawl_failed = 9;
+    a->crawl_brick = 2;
     assert_int_equal(fsd_heal_state_write(path, a), 0);
     assert_int_equal(fsd_heal_state_read(path, b), 0);
     assert_int_equal(b->full_crawl, 1);
@@ -531,6 +532,7 @@ test_state_crawl_keys(void **state)
     assert_int_equal(b->crawl_visited, 12345);
     assert_int_equal(b->crawl_healed, 678);
     assert_int_equal(b->crawl_failed, 9);
+    assert_int_equal(b->crawl_brick, 2);
     t_sh("rm -rf %s", dir);
     free(a);
     free(b);
