@@ -23,7 +23,7 @@
 # The seed (CHAOS_SEED, printed) fixes the writer's ops and which brick
 # dies when; the timing still varies from run to run.
 # A stress test (not in the default run): it still finds bugs, in about
-# half of the runs at b4d4cf0:
+# half of the runs at b4d4cf0 and c2e0a65:
 #  - a name left with two GFIDs: a rename over an existing name (d3/f15
 #    -> d0/f13) arrives a few ms after a brick's return and fails on
 #    that brick (its records blame it on both directories), heals of
@@ -35,10 +35,11 @@
 #    the two other bricks for ever (the per-round check fails first).
 #    The same rename healed once the brick is back (no race) heals
 #    right;
-#  - now and then reads during the rounds that return fewer bytes than
-#    the file has (39396 of 82935, 88604 of 103913, ...) while the end
-#    state is right: a size from a copy that missed writes reaching the
-#    kernel, it seems.
+#  - reads in the first tenth of a second after a brick's return,
+#    while the heals of what it missed run, that return what the file
+#    does not hold: 0 bytes of 68186, 24241 of 72890, 73660 bytes where
+#    it has 61986, or the right size with other bytes (as if served
+#    from the returned brick's stale copy); the end state is right.
 # $T/writer/errors gives each failed op with its number and time, to
 # find it in the client's log.
 # TIMEOUT: 300
