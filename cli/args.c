@@ -46,7 +46,7 @@ cli_usage(FILE *out)
 "  volume reset-brick VOL HOST:/BRICK start |\n"
 "                     HOST:/BRICK HOST:/BRICK commit [force]\n"
 "  volume rebalance VOL start [force]|stop|status | fix-layout start\n"
-"  volume heal VOL [enable|disable|info [summary|split-brain]|\n"
+"  volume heal VOL [enable|disable|full|info [summary|split-brain]|\n"
 "                   statistics heal-count|status]\n"
 "  volume heal VOL split-brain bigger-file FILE | latest-mtime FILE |\n"
 "                   source-brick HOST:BRICK [FILE]\n"
