@@ -215,6 +215,7 @@ rep_eager_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t batch,
                vl_inode_t *inode)
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    struct rep_eager *eg = rep_eager_of(xl, inode);
     vl_fd_t *fd = req->args.write.fd;
     rep_mask_t mask = batch & rep_up_mask(xl) & rep_fd_opened(xl, fd);
 
@@ -224,6 +225,11 @@ rep_eager_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t batch,
     local->n_targets = 1;
     local->t[0].inode = inode;
     atomic_fetch_add(&rep_priv(xl)->n_eager_writes, 1);
+    /* The batch's good copies (its pre-op's): the write's answer comes
+     * from one of them; with an arbiter it must reach one. */
+    pthread_mutex_lock(&inode->lock);
+    local->good = eg->good & eg->txn;
+    pthread_mutex_unlock(&inode->lock);
     if (!rep_has_quorum(xl, mask)) {
         /* Nothing is sent: no child changes, nobody to blame. */
         atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
@@ -232,21 +238,14 @@ rep_eager_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t batch,
         rep_eager_member_finish(xl, req);
         return;
     }
-    if (rep_priv(xl)->arbiter != 0) {
-        struct rep_eager *eg = rep_eager_of(xl, inode);
-
-        pthread_mutex_lock(&inode->lock);
-        local->arb_good = eg->good & eg->txn;
-        pthread_mutex_unlock(&inode->lock);
-        if ((mask & local->arb_good) == 0) {
-            /* The batch's good data copies left it: this write would
-             * reach stale copies and the arbiter only (rep-arbiter.c). */
-            atomic_fetch_add(&rep_priv(xl)->n_arbiter_refused, 1);
-            local->result = -ENOTCONN;
-            local->fop_ok = 0;
-            rep_eager_member_finish(xl, req);
-            return;
-        }
+    if (rep_priv(xl)->arbiter != 0 && (mask & local->good) == 0) {
+        /* The batch's good data copies left it: this write would reach
+         * stale copies and the arbiter only (rep-arbiter.c). */
+        atomic_fetch_add(&rep_priv(xl)->n_arbiter_refused, 1);
+        local->result = -ENOTCONN;
+        local->fop_ok = 0;
+        rep_eager_member_finish(xl, req);
+        return;
     }
     rep_txn_fop_to(xl, req, mask);
 }
@@ -314,7 +313,7 @@ rep_eager_acquired(vl_xlator_t *xl, vl_req_t *req)
     /* Children whose pre-op failed stay in: this write misses them and
      * blames them like any batch write that fails somewhere. */
     eg->txn = local->txn;
-    eg->good = local->arb_good;
+    eg->good = local->good;
     eg->locked = local->lk_held[0];
     eg->lk_owner = local->lk_owner;
     eg->start_ms = rep_now_ms();

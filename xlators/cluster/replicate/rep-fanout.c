@@ -51,6 +51,7 @@ rep_open_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     local->status[idx] = status;
     if (status == 0) {
         atomic_fetch_or(&local->ok, 1u << idx);
+        rep_reply_pick_arrive(local, idx, child);
         /* opendir: the listing child's reply is the one to keep. */
         if ((int)idx == local->read_child
             || !atomic_exchange(&local->has_reply, true)) {
@@ -61,6 +62,7 @@ rep_open_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     }
     if (!vl_fanout_arrive(&local->fan, status))
         return;
+    rep_reply_pick_apply(local, req);
     ok = atomic_load(&local->ok);
     if (ok == 0) {
         for (unsigned i = 0; i < rep_priv(xl)->n; i++)
@@ -119,6 +121,13 @@ rep_open_wind(vl_xlator_t *xl, vl_req_t *req)
         local->ck[i].req = req;
         local->ck[i].idx = i;
     }
+    /* An open's attributes (write-behind keeps them) from a copy last
+     * known good; opendir keeps its listing child's whole reply. */
+    rep_reply_pick_begin(local, req->op == VL_FOP_OPEN
+                                    ? rep_data_children(xl, mask)
+                                          & rep_inode_good_hint(
+                                              xl, req->args.open.loc.inode)
+                                    : 0);
     vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
     for (unsigned i = 0; i < n; i++) {
         vl_req_t *child;
@@ -260,13 +269,17 @@ rep_any_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
 
     if (status == 0) {
         atomic_fetch_or(&local->ok, 1u << idx);
-        if (sf != NULL)
+        if (sf != NULL) {
             sf->st[idx] = child->reply.statvfs;
-        else if (!atomic_exchange(&local->has_reply, true))
-            vl_reply_move(req, child);
+        } else {
+            rep_reply_pick_arrive(local, idx, child);
+            if (!atomic_exchange(&local->has_reply, true))
+                vl_reply_move(req, child);
+        }
     }
     if (!vl_fanout_arrive(&local->fan, status))
         return;
+    rep_reply_pick_apply(local, req);
     ok = atomic_load(&local->ok);
     if (ok == 0) {
         int result = vl_fanout_status(&local->fan);
@@ -325,6 +338,13 @@ rep_any_wind(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask)
         local->ck[i].req = req;
         local->ck[i].idx = i;
     }
+    /* fsync answers the file's attributes (write-behind keeps them):
+     * from a copy last known good. */
+    rep_reply_pick_begin(local, req->op == VL_FOP_FSYNC
+                                    ? rep_data_children(xl, mask)
+                                          & rep_inode_good_hint(
+                                              xl, req->args.fsync.fd->inode)
+                                    : 0);
     vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
     for (unsigned i = 0; i < n; i++) {
         vl_req_t *child;

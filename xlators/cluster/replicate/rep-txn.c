@@ -385,6 +385,96 @@ rep_txn_records(vl_xlator_t *xl, struct rep_local *local, int dirty_delta,
 }
 
 
+/* The pre-op also adds zero to the slot of every child of the
+ * transaction, so that each answer says, under the transaction's lock,
+ * whom that copy blames (rep_txn_preop_answer). It fits beside dirty and
+ * the down children's keys unless there are 16 children: then nothing
+ * is probed and the copies' last known state stands in. */
+static uint32_t
+rep_txn_probe_keys(vl_xlator_t *xl, struct rep_local *local,
+                   uint32_t n_keys)
+{
+    struct rep_priv *priv = rep_priv(xl);
+
+    atomic_store(&local->preop_blamed, 0);
+    local->has_probe = n_keys + rep_popcount(local->txn) <= VL_XATTROP_MAX;
+    if (!local->has_probe)
+        return n_keys;
+    for (unsigned j = 0; j < priv->n; j++) {
+        if (!(local->txn & (1u << j)))
+            continue;
+        /* x_buf rows past n_keys are zeroed by rep_txn_records. */
+        local->x_names[n_keys] = priv->keys[j];
+        local->x_values[n_keys] = local->x_buf[n_keys];
+        local->x_sizes[n_keys] = REP_RECORD_SIZE;
+        n_keys++;
+    }
+    return n_keys;
+}
+
+
+/* Notes the children of the transaction child idx's pre-op answer
+ * blames, for any kind. */
+static void
+rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
+                     vl_req_t *child)
+{
+    struct rep_priv *priv = rep_priv(xl);
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    const struct vl_xattrop_args *a = VL_ARGS(child, xattrop);
+    const uint8_t *v = (const uint8_t *)child->reply.xattr;
+    rep_mask_t blamed = 0;
+
+    if (!local->has_probe)
+        return;
+    if (v == NULL || child->reply.xattr_len != a->n * REP_RECORD_SIZE) {
+        vl_log(xl, VL_LOG_WARNING, "pre-op answer of %s: %u bytes, "
+               "expected %u", xl->children[idx]->name,
+               child->reply.xattr_len, a->n * REP_RECORD_SIZE);
+        /* Whom it blames is unknown: trust no copy but its own. */
+        atomic_fetch_or(&local->preop_blamed, local->txn & ~(1u << idx));
+        return;
+    }
+    for (uint32_t k = 0; k < a->n; k++, v += REP_RECORD_SIZE) {
+        for (unsigned j = 0; j < priv->n; j++) {
+            /* Only the zero-added keys of children in the transaction:
+             * the others carry this pre-op's own +1. */
+            if (a->names[k] != priv->keys[j] || j == idx
+                || !(local->txn & (1u << j)))
+                continue;
+            for (unsigned kind = 0; kind < REP_N_KINDS; kind++)
+                if (rep_record_get(v, kind) > 0)
+                    blamed |= 1u << j;
+        }
+    }
+    if (blamed != 0)
+        atomic_fetch_or(&local->preop_blamed, blamed);
+}
+
+
+/* After the pre-op: the data children whose copies are good (no answer
+ * blames them for anything: a copy with stale data has the wrong size
+ * for a metadata change's answer too). The object's readable set loses
+ * the blamed ones at once. Without a probe, the last known good set. */
+static void
+rep_txn_preop_good(vl_xlator_t *xl, struct rep_local *local)
+{
+    rep_mask_t blamed = atomic_load(&local->preop_blamed), hint;
+
+    if (local->has_probe) {
+        local->good = rep_data_children(xl, local->preop_ok & ~blamed);
+        /* Two marked objects (a rename's directories) share the bits. */
+        if (blamed != 0 && local->n_targets == 1)
+            rep_inode_drop_readable(xl, local->t[0].inode, blamed);
+        return;
+    }
+    local->good = rep_data_children(xl, local->preop_ok);
+    hint = rep_inode_good_hint(xl, local->t[0].inode) & local->good;
+    if (hint != 0)
+        local->good = hint;
+}
+
+
 /* Bookkeeping of one xattrop answer (status of child idx); the last
  * one moves the transaction on. */
 static void
@@ -403,6 +493,7 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
         return;
     if (local->phase == REP_PH_PREOP) {
         local->preop_ok = local->txn & ~atomic_load(&local->bad);
+        rep_txn_preop_good(xl, local);
         if (!rep_has_quorum(xl, local->preop_ok)) {
             /* Nothing was changed: the post-op undoes the pre-op. */
             atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
@@ -436,9 +527,9 @@ rep_txn_xattrop_done(vl_req_t *child, void *cookie)
     struct rep_cookie *ck = cookie;
     vl_xlator_t *xl = ck->req->xl;
 
-    if (child->status == 0 && rep_priv(xl)->arbiter != 0
+    if (child->status == 0
         && VL_REQ_PRIV(ck->req, struct rep_local)->phase == REP_PH_PREOP)
-        rep_arb_preop_answer(xl, ck->req, ck->idx, child);
+        rep_txn_preop_answer(xl, ck->req, ck->idx, child);
     rep_txn_xattrop_arrive(ck->req, ck->idx, child->status);
 }
 
@@ -492,8 +583,7 @@ rep_txn_preop(vl_xlator_t *xl, vl_req_t *req)
 
     local->phase = REP_PH_PREOP;
     n_keys = rep_txn_records(xl, local, 1, local->all & ~local->txn, 1);
-    if (rep_priv(xl)->arbiter != 0)
-        n_keys = rep_arb_preop_keys(xl, local, n_keys);
+    n_keys = rep_txn_probe_keys(xl, local, n_keys);
     rep_txn_xattrop_send(xl, req, local->txn, n_keys);
 }
 
@@ -544,6 +634,7 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     local->status[idx] = status;
     if (status == 0) {
         atomic_fetch_or(&local->ok, 1u << idx);
+        rep_reply_pick_arrive(local, idx, child);
         /* The arbiter's attributes say size 0: never the answer. */
         if (!rep_child_is_arbiter(xl, idx)
             && !atomic_exchange(&local->has_reply, true))
@@ -551,6 +642,7 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     }
     if (!vl_fanout_arrive(&local->fan, status))
         return;
+    rep_reply_pick_apply(local, req);
     local->fop_ok = atomic_load(&local->ok);
     if (rep_priv(xl)->arbiter != 0)
         rep_arb_fop_settle(xl, local);
@@ -583,6 +675,23 @@ rep_txn_fop_done(vl_req_t *child, void *cookie)
 }
 
 
+/* The children of mask whose answer may go up: copies the pre-op found
+ * good; a link's answer is the attributes of the linked object, not of
+ * the directory the pre-op looked at: its copies last known good. */
+static rep_mask_t
+rep_txn_reply_good(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t good = local->good & mask, hint;
+
+    if (req->op == VL_FOP_LINK) {
+        hint = rep_inode_good_hint(xl, req->args.link.oldloc.inode);
+        good = (hint & good) != 0 ? hint & good : hint & mask;
+    }
+    return good;
+}
+
+
 static void
 rep_txn_fop(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -592,6 +701,7 @@ rep_txn_fop(vl_xlator_t *xl, vl_req_t *req)
 
     local->phase = REP_PH_FOP;
     atomic_store(&local->ok, 0);
+    rep_reply_pick_begin(local, rep_txn_reply_good(xl, req, mask));
     vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
     for (unsigned i = 0; i < n; i++) {
         vl_req_t *child;

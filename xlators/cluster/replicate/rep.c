@@ -179,6 +179,68 @@ rep_inode_drop_readable(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t bad)
 }
 
 
+rep_mask_t
+rep_inode_good_hint(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct rep_inode_ctx *ctx;
+    rep_mask_t mask = 0;
+
+    if (inode == NULL)
+        return 0;
+    ctx = rep_ictx(xl, inode);
+    pthread_mutex_lock(&inode->lock);
+    if (ctx->has_readable)
+        mask = ctx->readable;
+    pthread_mutex_unlock(&inode->lock);
+    return mask;
+}
+
+
+/* ---- whose attributes an answer carries ---- */
+
+void
+rep_reply_pick_begin(struct rep_local *local, rep_mask_t good)
+{
+    /* The lowest: any good copy will do. */
+    local->reply_pick = good & (0u - good);
+    local->has_reply_attrs = false;
+}
+
+
+void
+rep_reply_pick_arrive(struct rep_local *local, unsigned idx,
+                      const vl_req_t *child)
+{
+    struct rep_attrs *at = &local->reply_attrs;
+
+    /* Only the picked child's callback writes reply_attrs; the fan-out's
+     * last answer reads them after vl_fanout_arrive. */
+    if (local->reply_pick != (1u << idx) || child == NULL)
+        return;
+    at->iatt = child->reply.iatt;
+    at->postparent = child->reply.postparent;
+    at->has_postparent = child->reply.has_postparent;
+    at->postparent2 = child->reply.postparent2;
+    at->has_postparent2 = child->reply.has_postparent2;
+    local->has_reply_attrs = true;
+}
+
+
+void
+rep_reply_pick_apply(struct rep_local *local, vl_req_t *req)
+{
+    const struct rep_attrs *at = &local->reply_attrs;
+
+    if (!local->has_reply_attrs || !atomic_load(&local->has_reply))
+        return;
+    req->reply.iatt = at->iatt;
+    req->reply.postparent = at->postparent;
+    req->reply.has_postparent = at->has_postparent;
+    req->reply.postparent2 = at->postparent2;
+    req->reply.has_postparent2 = at->has_postparent2;
+}
+
+
 /* ---- lifecycle ---- */
 
 static bool

@@ -124,8 +124,9 @@ struct rep_eager {
                               it: a timer whose arg is not this one is
                               stale when it runs) */
     vl_inode_t *self_ref;  /* ref on the inode while state != NONE */
-    rep_mask_t good;       /* with an arbiter: data children of txn no
-                              pre-op answer blamed (rep-arbiter.c) */
+    rep_mask_t good;       /* data children of txn no pre-op answer
+                              blamed: whose answers go up, and with an
+                              arbiter the copies a write must reach */
 };
 
 /* Per inode (vl_inode_ctx; inode->lock). */
@@ -143,6 +144,16 @@ struct rep_fd_ctx {
                               caller holds, with has_dir_child */
     bool has_dir_child;    /* a listing started on dir_child */
     bool is_set;           /* opened is meaningful */
+};
+
+/* The attributes of one child's answer: what differs between copies in
+ * the answers of a modifying fop or an open (rep_reply_pick_*). */
+struct rep_attrs {
+    struct vl_iatt iatt;
+    struct vl_iatt postparent;
+    struct vl_iatt postparent2;
+    bool has_postparent;
+    bool has_postparent2;
 };
 
 /* Per-child cookie of a fan-out: the parent request and the index. */
@@ -214,11 +225,22 @@ struct rep_local {
                                         that came up after its open */
     vl_fd_t *reopen_fd;              /* borrowed from the args: reopening */
     void (*reopen_cont)(vl_xlator_t *xl, vl_req_t *req); /* after it */
-    atomic_uint arb_blamed;          /* with an arbiter: data children
-                                        a pre-op answer blames */
-    rep_mask_t arb_good;             /* with an arbiter: data children
-                                        of the transaction that hold the
-                                        good data (set after the pre-op) */
+    atomic_uint preop_blamed;        /* children of the transaction a
+                                        pre-op answer blames */
+    bool has_probe;                  /* the pre-op asked every copy
+                                        whom it blames (preop_blamed is
+                                        meaningful) */
+    rep_mask_t good;                 /* data children of the transaction
+                                        whose copies are good: no pre-op
+                                        answer blames them (set after
+                                        the pre-op; an eager write: the
+                                        batch's) */
+    rep_mask_t reply_pick;           /* the child (one bit, 0: none)
+                                        whose attributes the answer
+                                        carries: a copy known good */
+    bool has_reply_attrs;            /* reply_attrs holds its answer's
+                                        (written by its callback only) */
+    struct rep_attrs reply_attrs;    /* reply_pick's attributes */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
 };
@@ -277,6 +299,19 @@ void rep_inode_set_readable(vl_xlator_t *xl, vl_inode_t *inode,
  * on them). */
 void rep_inode_drop_readable(vl_xlator_t *xl, vl_inode_t *inode,
                              rep_mask_t bad);
+/* The children last known good for inode, however old (0: never
+ * known): a hint of whose answer to pass up, never a reason to read. */
+rep_mask_t rep_inode_good_hint(vl_xlator_t *xl, vl_inode_t *inode);
+/* The attributes an answer carries come from a copy known good (a stale
+ * copy's size reaching the kernel cuts its reads short): a fan-out picks
+ * one child of good (none if good is empty) before it winds, each
+ * successful child's callback calls _arrive, and once all answered,
+ * _apply puts the picked child's attributes in req's reply (if it
+ * succeeded and req has a reply). */
+void rep_reply_pick_begin(struct rep_local *local, rep_mask_t good);
+void rep_reply_pick_arrive(struct rep_local *local, unsigned idx,
+                           const vl_req_t *child);
+void rep_reply_pick_apply(struct rep_local *local, vl_req_t *req);
 
 /* ---- rep-txn.c ---- */
 void rep_txn_inode(vl_xlator_t *xl, vl_req_t *req); /* data/metadata fops */
@@ -334,16 +369,8 @@ rep_mask_t rep_compute_readable(unsigned n, rep_mask_t answered,
                                 unsigned kinds);
 
 /* ---- rep-arbiter.c ---- */
-/* Pre-op with an arbiter: appends to the xattrop keys of a transaction
- * (n_keys so far) a zero for each data child of it, so that every
- * answer says whom that copy blames; returns the new count. */
-uint32_t rep_arb_preop_keys(vl_xlator_t *xl, struct rep_local *local,
-                            uint32_t n_keys);
-/* Notes the data children child idx's pre-op answer blames. */
-void rep_arb_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
-                          vl_req_t *child);
 /* After the pre-op: false when no data child of it holds the good data
- * (the change would be the arbiter's alone); sets local->arb_good. */
+ * (local->good is empty: the change would be the arbiter's alone). */
 bool rep_arb_preop_allows(vl_xlator_t *xl, vl_req_t *req);
 /* After the fop: the answer, given that a success on the arbiter alone
  * (or on stale data copies only) is not one; may clear local->fop_ok. */

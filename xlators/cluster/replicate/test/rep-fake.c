@@ -392,6 +392,7 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
             return -ENOENT;
         if (req->op == VL_FOP_OPEN && (req->args.open.flags & O_TRUNC))
             o->size = 0;
+        fake_iatt(o, &req->reply.iatt); /* as storage/posix answers */
         return 0;
     case VL_FOP_WRITE: {
         struct vl_write_args *a = VL_ARGS(req, write);
@@ -515,8 +516,13 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
         req->reply.statvfs.f_blocks = 1000;
         req->reply.statvfs.f_bavail = 500 + (uint64_t)xl->name[1];
         return 0;
-    case VL_FOP_FLUSH:
     case VL_FOP_FSYNC:
+        /* storage/posix answers the file's attributes. */
+        o = fake_find_gfid(p, &req->args.fsync.fd->inode->gfid);
+        if (o != NULL)
+            fake_iatt(o, &req->reply.iatt);
+        return 0;
+    case VL_FOP_FLUSH:
     case VL_FOP_INODELK:
     case VL_FOP_ENTRYLK:
     case VL_FOP_LK:

@@ -624,6 +624,101 @@ test_reopen(void **state)
 }
 
 
+/* A fop of fd (write "S" at 0, chmod, fsync, fstat) through replicate:
+ * the attributes it answers. */
+static struct vl_iatt
+t_fd_attrs(struct t *t, vl_fop_t op, vl_fd_t *fd)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct iovec iov = {.iov_base = "S", .iov_len = 1};
+    struct vl_iatt ia;
+
+    switch (op) {
+    case VL_FOP_WRITE:
+        a.write.fd = fd;
+        a.write.iov = &iov;
+        a.write.n_iov = 1;
+        break;
+    case VL_FOP_SETATTR:
+        a.setattr.fd = fd;
+        a.setattr.loc.inode = fd->inode;
+        a.setattr.attr.mode = 0600;
+        a.setattr.valid = VL_SET_MODE;
+        break;
+    case VL_FOP_FSYNC:
+        a.fsync.fd = fd;
+        break;
+    default:
+        a.stat.fd = fd;
+        a.stat.loc.inode = fd->inode;
+        break;
+    }
+    assert_int_equal(t_call(t, op, &a, &r), 0);
+    ia = r.iatt;
+    vl_reply_clear(&r);
+    return ia;
+}
+
+
+/* A copy that missed writes (b0 down while the file grew) is back and
+ * takes part in the next changes before it is healed. Every answer that
+ * goes up carries a good copy's attributes: the kernel takes the size
+ * of a write's, setattr's, fsync's or open's answer (write-behind keeps
+ * them and answers a chmod from them) and cuts reads there. Reads never
+ * go to b0. The fake bricks answer in child order: b0's answer comes
+ * first. */
+static void
+test_answers_from_good_copy(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *inode, *found;
+    vl_fd_t *fd, *fd2;
+    char big[2001], buf[4096];
+    size_t writes;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+
+    memset(big, 'x', 2000);
+    big[2000] = '\0';
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "short"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    t_down(t, 0);
+    assert_int_equal(t_write(t, fd, 5, big), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    t_up(t, 0);
+    assert_int_equal(t_rec(t, 1, &inode->gfid, t->key[0], REP_DATA), 1);
+    writes = fake_received(t->b[0], VL_FOP_WRITE);
+
+    assert_int_equal(t_fd_attrs(t, VL_FOP_WRITE, fd).size, 2005);
+    /* b0 took part in it (its copy is still short and blamed). */
+    assert_int_equal(fake_received(t->b[0], VL_FOP_WRITE), writes + 1);
+    assert_int_equal(t_fd_attrs(t, VL_FOP_SETATTR, fd).size, 2005);
+    assert_int_equal(t_fd_attrs(t, VL_FOP_FSYNC, fd).size, 2005);
+    assert_int_equal(t_fd_attrs(t, VL_FOP_STAT, fd).size, 2005);
+    assert_int_equal(t_rec(t, 1, &inode->gfid, t->key[0], REP_DATA), 1);
+    assert_int_equal(t_rec(t, 2, &inode->gfid, t->key[0], REP_DATA), 1);
+
+    a.open.loc.inode = inode;
+    a.open.flags = O_RDWR;
+    a.open.fd = fd2 = vl_fd_new(inode, O_RDWR, 1);
+    assert_int_equal(t_call(t, VL_FOP_OPEN, &a, &r), 0);
+    assert_int_equal(r.iatt.size, 2005);
+    vl_reply_clear(&r);
+    assert_int_equal(t_read(t, fd2, buf, sizeof(buf)), 0);
+    assert_int_equal(strlen(buf), 2005);
+    assert_int_equal(buf[0], 'S');
+    assert_int_equal(fake_received(t->b[0], VL_FOP_READ), 0);
+    assert_int_equal(t_lookup(t, "f", &found), 0);
+    assert_int_equal(t_fd_attrs(t, VL_FOP_STAT, fd2).size, 2005);
+    vl_inode_unref(found);
+    vl_fd_unref(fd2);
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
 /* Copies with different GFIDs under one name: an error, not a guess. */
 static void
 test_lookup_gfid_mismatch(void **state)
@@ -974,6 +1069,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_lock_contention, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reopen, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_answers_from_good_copy,
+                                        setup3_no_bg_heal, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_gfid_mismatch, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lookup_split_brain, setup3,
