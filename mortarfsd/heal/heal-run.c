@@ -54,6 +54,8 @@
 #define FSD_HEAL_XATTR "mortar.heal"
 /* The same, plus a directory's entry merge (REP_XATTR_HEAL_FULL). */
 #define FSD_HEAL_XATTR_FULL "mortar.heal.full"
+/* Replicate's child up/down generation (REP_XATTR_CHILD_GEN). */
+#define FSD_HEAL_XATTR_CHILD_GEN "mortar.heal.child-gen"
 #define HEAL_ANSWER_MAX 64
 
 struct heal_run {
@@ -486,19 +488,73 @@ heal_crawl_step(struct heal_run *run)
 }
 
 
-/* Waits up to seconds, or until stop. */
+/* The sum of the child up/down generations of the bricks' replicates
+ * (each only grows, so any change changes the sum); asked locally, no
+ * network. A replicate that does not answer counts 0. */
+static uint64_t
+heal_child_gen(struct heal_run *run)
+{
+    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    uint64_t sum = 0;
+
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        union vl_fop_args a;
+        struct vl_reply r = {0};
+        vl_inode_t *root = vl_inode_get(run->graph->itable, &vl_gfid_root,
+                                        0);
+
+        if (root == NULL)
+            break;
+        memset(&a, 0, sizeof(a));
+        a.getxattr.loc.inode = root;
+        a.getxattr.name = FSD_HEAL_XATTR_CHILD_GEN;
+        a.getxattr.size = HEAL_ANSWER_MAX - 1;
+        if (vl_sync_call(run->subs[i], VL_FOP_GETXATTR, &a, &caller, &r) == 0
+            && r.xattr != NULL && r.count > 0 && r.count < HEAL_ANSWER_MAX) {
+            char v[HEAL_ANSWER_MAX];
+
+            memcpy(v, r.xattr, (size_t)r.count);
+            v[r.count] = '\0';
+            sum += strtoull(v, NULL, 10);
+        }
+        vl_reply_clear(&r);
+        vl_inode_unref(root);
+    }
+    return sum;
+}
+
+
+/* Waits up to seconds, or until stop, a kick, or a change of a child's
+ * up/down state: a brick that comes back is healed at once (GlusterFS's
+ * daemon does the same on its child-up event), not at the next interval.
+ * The state is asked once a second. */
 static void
 heal_sleep(struct heal_run *run, unsigned seconds)
 {
+    uint64_t gen = heal_child_gen(run);
     struct timespec until;
+    time_t end;
 
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += seconds;
+    end = until.tv_sec + (time_t)seconds;
     pthread_mutex_lock(&run->lock);
-    while (!atomic_load(&run->stop) && !run->is_kicked
-           && pthread_cond_timedwait(&run->cond, &run->lock, &until)
-              != ETIMEDOUT)
-        ;
+    while (!atomic_load(&run->stop) && !run->is_kicked) {
+        clock_gettime(CLOCK_REALTIME, &until);
+        if (until.tv_sec >= end)
+            break;
+        until.tv_sec++;
+        if (pthread_cond_timedwait(&run->cond, &run->lock, &until)
+            != ETIMEDOUT)
+            continue;
+        pthread_mutex_unlock(&run->lock);
+        bool is_changed = heal_child_gen(run) != gen;
+        pthread_mutex_lock(&run->lock);
+        if (is_changed) {
+            vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "a brick came up or went "
+                    "down: a round now");
+            break;
+        }
+    }
     run->is_kicked = false;
     pthread_mutex_unlock(&run->lock);
 }

@@ -118,6 +118,25 @@ OLD=$(shd_pid)
 TEST kill -9 "$OLD"
 EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
 
+# A brick that comes back is healed at once, not at the daemon's next
+# index read (600 s here): the daemon watches its bricks' up/down state.
+# The brick's directory is moved away while it is down so that the
+# supervision cannot start it before the writes are made.
+OLD=$(shd_pid)
+TEST mcli volume set hv cluster.heal-timeout 600
+EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
+TEST mount_volume hv "$M0"
+B1=$(cat "$T/run/hv-brick1.pid")
+TEST mv "$B/h1" "$B/h1.away"
+TEST kill -9 "$B1"
+TEST sh -c "for i in 1 2 3; do echo c\$i > '$M0/d/f'\$i; done"
+TEST umount_client "$M0"
+TEST test "$(index_count 0)" -gt 0
+TEST mv "$B/h1.away" "$B/h1"
+EXPECT_WITHIN 30 "Y" new_pid "$T/run/hv-brick1.pid" "$B1"
+EXPECT_WITHIN 60 "0 0 0" all_counts
+EXPECT "c3" cat "$B/h1/d/f3"
+
 # Bad input: errors, and the store unchanged.
 TEST mkdir -p "$B/plain"
 TEST mcli volume create pv 127.0.0.1:$B/plain force

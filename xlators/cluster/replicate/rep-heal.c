@@ -793,6 +793,36 @@ rep_heal_parent_hint(vl_xlator_t *xl, vl_inode_t *dir)
 }
 
 
+/* REP_XATTR_CHILD_GEN: the child up/down generation, as text. */
+static void
+rep_child_gen_answer(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    char s[16];
+    size_t len;
+
+    len = (size_t)snprintf(s, sizeof(s), "%u",
+                           atomic_load(&rep_priv(xl)->event_gen));
+    vl_reply_clear(&req->reply);
+    req->reply.count = (int64_t)len;
+    if (a->size == 0) {
+        vl_unwind(req, 0); /* a probe for the length */
+        return;
+    }
+    if (a->size < len) {
+        vl_unwind(req, -ERANGE);
+        return;
+    }
+    req->reply.xattr = vl_malloc(req->xl, len + 1, REP_MT_MISC);
+    if (req->reply.xattr == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    memcpy(req->reply.xattr, s, len + 1);
+    vl_unwind(req, 0);
+}
+
+
 void
 rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -802,6 +832,10 @@ rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
     int rc;
 
     memset(&opts, 0, sizeof(opts));
+    if (a->name != NULL && strcmp(a->name, REP_XATTR_CHILD_GEN) == 0) {
+        rep_child_gen_answer(xl, req);
+        return;
+    }
     if (a->name != NULL && strncmp(a->name, REP_XATTR_RESOLVE, pl) == 0) {
         rc = rep_heal_rule_parse(xl, a->name + pl, &opts);
         if (rc != 0) {

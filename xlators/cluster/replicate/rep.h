@@ -29,6 +29,10 @@
 #define REP_XATTR_HEAL "mortar.heal"
 #define REP_XATTR_HEAL_FULL "mortar.heal.full"
 #define REP_XATTR_RESOLVE "mortar.heal.resolve."
+/* Answers priv->event_gen in decimal, from this client alone (no
+ * object, no network): the self-heal daemon polls it to start a round
+ * as soon as a child comes back, not at its next interval. */
+#define REP_XATTR_CHILD_GEN "mortar.heal.child-gen"
 
 /* The three counters of a pending or dirty record, in this order, each a
  * big-endian int32 (12 bytes). */
