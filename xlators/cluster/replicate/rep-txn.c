@@ -17,7 +17,11 @@
  *               transaction; quorum again;
  *   3. pre-op   xattrop on every locked child: dirty +1, and +1 on the
  *               pending slot of every child not in the transaction (it
- *               misses this change whatever happens next);
+ *               misses this change whatever happens next); +0 on the
+ *               slots of the others, so each answer says whom that copy
+ *               blames: the good copies, whose attributes the answer
+ *               carries (a returned brick's stale size must not reach
+ *               the kernel);
  *   4. fop      on every child whose pre-op succeeded; quorum again;
  *   5. post-op  xattrop on the children where the fop succeeded: dirty
  *               -1 and +1 on the pending slot of each child of the
