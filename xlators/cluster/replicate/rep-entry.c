@@ -7,6 +7,18 @@
  * client's choice and goes unchanged to every child (the args are copied
  * to each child request), so all copies of a new object share it.
  *
+ * A brick renames by name. A copy of the old name's directory that
+ * missed changes (a brick just back, before the directory's heal) may
+ * hold another object under that name, and would move it over the new
+ * name and answer success: no record would then say that its copy of
+ * the new name's directory is wrong, and the name would keep two GFIDs
+ * for ever. Each answer carries the moved object's attributes: a child
+ * that moved another object than oldloc.inode, while another child
+ * moved that one, is counted as failed, so the post-op blames it for
+ * both directories and their heal replaces what it moved. When no child
+ * moved oldloc.inode's object, the caller's inode was stale and the
+ * names decide (by name, as a single brick would).
+ *
  * Intercepts: mknod, mkdir, unlink, rmdir, symlink, rename, link, create.
  */
 #include "config.h"
@@ -81,4 +93,49 @@ rep_txn_entry(vl_xlator_t *xl, vl_req_t *req)
         }
     }
     rep_txn_entry_begin(xl, req);
+}
+
+
+void
+rep_entry_fop_arrive(vl_req_t *req, unsigned idx, const vl_req_t *child)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    const vl_inode_t *meant;
+
+    if (req->op != VL_FOP_RENAME || child == NULL)
+        return;
+    meant = req->args.rename.oldloc.inode;
+    if (meant == NULL || vl_gfid_is_null(&meant->gfid)
+        || vl_gfid_is_null(&child->reply.iatt.gfid))
+        return; /* nothing to compare */
+    if (!vl_gfid_equal(&meant->gfid, &child->reply.iatt.gfid))
+        atomic_fetch_or(&local->moved_other, 1u << idx);
+}
+
+
+void
+rep_entry_fop_settle(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    const struct vl_rename_args *a = &req->args.rename;
+    rep_mask_t wrong;
+    char gs[VL_GFID_STR_LEN];
+
+    if (req->op != VL_FOP_RENAME)
+        return;
+    wrong = atomic_load(&local->moved_other) & local->fop_ok;
+    /* Nobody moved the object meant: a stale inode of the caller's. */
+    if (wrong == 0 || wrong == local->fop_ok)
+        return;
+    local->fop_ok &= ~wrong;
+    for (unsigned i = 0; i < rep_priv(xl)->n; i++) {
+        if (!(wrong & (1u << i)))
+            continue;
+        local->status[i] = -ESTALE;
+        vl_log(xl, VL_LOG_WARNING, "rename %s -> %s: %s moved another "
+               "object than %s (a stale copy of the directory): recorded "
+               "pending on it", a->oldloc.name, a->newloc.name,
+               xl->children[i]->name,
+               vl_gfid_to_str(&a->oldloc.inode->gfid, gs));
+    }
 }

@@ -638,6 +638,7 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
     local->status[idx] = status;
     if (status == 0) {
         atomic_fetch_or(&local->ok, 1u << idx);
+        rep_entry_fop_arrive(req, idx, child);
         rep_reply_pick_arrive(local, idx, child);
         /* The arbiter's attributes say size 0: never the answer. */
         if (!rep_child_is_arbiter(xl, idx)
@@ -648,6 +649,7 @@ rep_txn_fop_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
         return;
     rep_reply_pick_apply(local, req);
     local->fop_ok = atomic_load(&local->ok);
+    rep_entry_fop_settle(xl, req);
     if (rep_priv(xl)->arbiter != 0)
         rep_arb_fop_settle(xl, local);
     if (local->fop_ok == 0) {

@@ -247,6 +247,9 @@ struct rep_local {
     struct rep_attrs reply_attrs;    /* reply_pick's attributes */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
+    atomic_uint moved_other;         /* rename: children that answered
+                                        having moved another object than
+                                        oldloc.inode (rep-entry.c) */
 };
 
 /* ---- rep.c ---- */
@@ -323,6 +326,13 @@ void rep_txn_entry(vl_xlator_t *xl, vl_req_t *req); /* entry fops */
 /* Runs the transaction once rep-entry.c filled the lock and mark
  * targets. */
 void rep_txn_entry_begin(vl_xlator_t *xl, vl_req_t *req);
+/* rep-entry.c: a rename's success on child idx (before its reply is
+ * moved); once all answered, _settle takes the children that moved
+ * another object than the one meant (a stale copy of the old name's
+ * directory) out of fop_ok, so the post-op blames them. */
+void rep_entry_fop_arrive(vl_req_t *req, unsigned idx,
+                          const vl_req_t *child);
+void rep_entry_fop_settle(vl_xlator_t *xl, vl_req_t *req);
 /* Big-endian int32 at i of a record. */
 int32_t rep_record_get(const uint8_t *rec, unsigned i);
 void rep_record_set(uint8_t *rec, unsigned i, int32_t v);

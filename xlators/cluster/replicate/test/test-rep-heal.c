@@ -39,9 +39,9 @@ setup2(void **state)
 }
 
 
-/* A file made through replicate, holding data; its inode. */
+/* A file made through replicate in dir, holding data; its inode. */
 static vl_inode_t *
-t_file(struct t *t, const char *name, const char *data)
+t_file_at(struct t *t, vl_inode_t *dir, const char *name, const char *data)
 {
     union vl_fop_args a = {0};
     struct vl_reply r;
@@ -49,7 +49,7 @@ t_file(struct t *t, const char *name, const char *data)
     vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
     struct iovec iov = {.iov_base = (void *)data, .iov_len = strlen(data)};
 
-    a.create.loc.parent = t->root;
+    a.create.loc.parent = dir;
     a.create.loc.name = name;
     a.create.loc.inode = inode;
     a.create.flags = O_RDWR | O_CREAT | O_EXCL;
@@ -73,6 +73,35 @@ t_file(struct t *t, const char *name, const char *data)
     }
     vl_fd_unref(fd);
     return inode;
+}
+
+
+static vl_inode_t *
+t_file(struct t *t, const char *name, const char *data)
+{
+    return t_file_at(t, t->root, name, data);
+}
+
+
+/* A directory made through replicate in the root; its inode. */
+static vl_inode_t *
+t_mkdir(struct t *t, const char *name)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    vl_inode_t *linked;
+
+    a.mkdir.loc.parent = t->root;
+    a.mkdir.loc.name = name;
+    a.mkdir.loc.inode = inode;
+    a.mkdir.mode = 0755;
+    vl_gfid_generate(&a.mkdir.gfid);
+    assert_int_equal(t_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    linked = vl_inode_link(inode, &r.iatt);
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+    return linked;
 }
 
 
@@ -612,6 +641,117 @@ test_heal_entry_gfid_conflict(void **state)
 }
 
 
+/* The sink holds the name with another GFID than the sources (it missed
+ * an unlink and a create, or a rename over the name): the sink's object
+ * goes (it had no other name) and the name gets the sources' GFID. */
+static void
+test_heal_entry_replace(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t gold, gnew, got;
+    struct vl_iatt ia;
+
+    vl_gfid_generate(&gold);
+    vl_gfid_generate(&gnew);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "x", &gnew,
+                                     "new"), 0);
+    assert_int_equal(fake_mkfile(t->b[2], &vl_gfid_root, "x", &gold, "old"),
+                     0);
+    t_plant(t, 0, &vl_gfid_root, t->key[2], REP_ENTRY, 1);
+    t_plant(t, 1, &vl_gfid_root, t->key[2], REP_ENTRY, 1);
+    t_plant(t, 2, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY, 1);
+    t_expect_heal(t, t->root, "healed");
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "x", &got), 0);
+    assert_true(vl_gfid_equal(&got, &gnew));
+    assert_int_equal(fake_stat(t->b[2], &gold, &ia), -ENOENT);
+    assert_false(t_any_record(t, &vl_gfid_root));
+}
+
+
+/* Renames dir/from (inode obj) to to_dir/to through replicate. */
+static int
+t_rename(struct t *t, vl_inode_t *dir, const char *from, vl_inode_t *obj,
+         vl_inode_t *to_dir, const char *to)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.rename.oldloc.parent = dir;
+    a.rename.oldloc.name = from;
+    a.rename.oldloc.inode = obj;
+    a.rename.newloc.parent = to_dir;
+    a.rename.newloc.name = to;
+    rc = t_call(t, VL_FOP_RENAME, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* The race of stress/rep-chaos.t: b2 misses a rename of s/a away and a
+ * create of a new s/a; back up, before the heal of s, a rename of s/a
+ * to d/b reaches b2, which moves its stale s/a (the brick renames by
+ * name) and answers success. That copy of d must be blamed: else d's
+ * records say nothing, its heal finds nothing to do, and d/b keeps two
+ * GFIDs for ever (every lookup EIO). With the blame, the heals of s and
+ * d leave identical copies and no record. */
+static void
+test_rename_stale_source(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *s = t_mkdir(t, "s"), *d = t_mkdir(t, "d");
+    vl_inode_t *stale = t_file_at(t, s, "a", "stale");
+    vl_inode_t *fresh;
+    vl_gfid_t got;
+    struct vl_iatt ia;
+
+    t_down(t, 2);
+    assert_int_equal(t_rename(t, s, "a", stale, s, "kept"), 0);
+    fresh = t_file_at(t, s, "a", "fresh");
+    t_up(t, 2);
+    assert_int_equal(fake_gfid(t->b[2], &s->gfid, "a", &got), 0);
+    assert_true(vl_gfid_equal(&got, &stale->gfid));
+
+    assert_int_equal(t_rename(t, s, "a", fresh, d, "b"), 0);
+    /* b2 moved its stale object and is blamed for both directories. */
+    assert_true(t_rec(t, 0, &d->gfid, t->key[2], REP_ENTRY) > 0);
+    assert_true(t_rec(t, 1, &d->gfid, t->key[2], REP_ENTRY) > 0);
+    assert_true(t_rec(t, 0, &s->gfid, t->key[2], REP_ENTRY) > 0);
+    assert_int_equal(t_rec(t, 0, &d->gfid, t->key[1], REP_ENTRY), 0);
+
+    /* d first: the fake keeps one name per object (no hard links), so
+     * b2's stale object must leave d/b before s/kept gets it back. */
+    t_expect_heal(t, d, "healed");
+    t_expect_heal(t, s, "healed");
+    t_expect_heal(t, fresh, "healed");
+    t_expect_heal(t, stale, "healed");
+    for (int i = 0; i < 3; i++) {
+        char buf[16];
+
+        assert_int_equal(fake_gfid(t->b[i], &d->gfid, "b", &got), 0);
+        assert_true(vl_gfid_equal(&got, &fresh->gfid));
+        assert_true(fake_data(t->b[i], &d->gfid, "b", buf, sizeof(buf))
+                    >= 0);
+        assert_string_equal(buf, "fresh");
+        assert_int_equal(fake_gfid(t->b[i], &s->gfid, "kept", &got), 0);
+        assert_true(vl_gfid_equal(&got, &stale->gfid));
+        assert_true(fake_data(t->b[i], &s->gfid, "kept", buf, sizeof(buf))
+                    >= 0);
+        assert_string_equal(buf, "stale");
+        assert_int_equal(fake_gfid(t->b[i], &s->gfid, "a", &got), -ENOENT);
+    }
+    assert_false(t_any_record(t, &d->gfid));
+    assert_false(t_any_record(t, &s->gfid));
+    assert_false(t_any_record(t, &fresh->gfid));
+    assert_false(t_any_record(t, &stale->gfid));
+    assert_int_equal(fake_stat(t->b[2], &fresh->gfid, &ia), 0);
+    vl_inode_unref(fresh);
+    vl_inode_unref(stale);
+    vl_inode_unref(d);
+    vl_inode_unref(s);
+}
+
 /* A creation that fails on the sink leaves the directory's records. */
 static void
 test_heal_entry_fail(void **state)
@@ -1057,6 +1197,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_heal_entry, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry_gfid_conflict,
                                         setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry_replace, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_rename_stale_source, setup3,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry_fail, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_on_lookup, setup3,
