@@ -23,7 +23,12 @@
  * emptied or replaced without records): a merge: names present on some
  * copies are created on the others, nothing is removed, a name with
  * different GFIDs on two copies is left alone and logged (never
- * guessed). The same for sources that disagree.
+ * guessed). The same for sources that disagree. One exception, dirty
+ * without blame only: a rename over an existing name that a client's
+ * death cut after some copies took it leaves evidence (the copies with
+ * the old object still hold the renamed one under its old name, the
+ * others lost the old one): it is taken back on the copies it reached
+ * (rep_heal_cut_renames) before the merge.
  * Granular entry records (.mortar/index/entry-changes) are not read:
  * replicate's transactions do not make them yet, so the directory is
  * listed in full.
@@ -331,6 +336,131 @@ rep_heal_name_source(struct rep_heal *h, struct rep_heal_listing *l,
 }
 
 
+/* Does child hold an object of GFID gfid (any name)? */
+static bool
+rep_heal_has_gfid(struct rep_heal *h, unsigned child, const vl_gfid_t *gfid,
+                  uint32_t type)
+{
+    vl_inode_t *obj = vl_inode_get(h->inode->table, gfid, type);
+    struct vl_iatt ia;
+    bool has;
+
+    if (obj == NULL)
+        return false;
+    has = rep_heal_stat(h, child, obj, &ia) == 0;
+    vl_inode_unref(obj);
+    return has;
+}
+
+
+/* Copies of l holding name with GFID gfid. */
+static rep_mask_t
+rep_heal_holders(struct rep_heal *h, struct rep_heal_listing *l,
+                 const char *name, const vl_gfid_t *gfid)
+{
+    rep_mask_t m = 0;
+
+    for (unsigned i = 0; i < h->n; i++) {
+        struct rep_heal_name *e = rep_heal_listing_find(&l[i], name);
+
+        if (e != NULL && vl_gfid_equal(&e->ia.gfid, gfid))
+            m |= 1u << i;
+    }
+    return m;
+}
+
+
+/* Every copy of mask holds gfid. */
+static bool
+rep_heal_all_have(struct rep_heal *h, rep_mask_t mask, const vl_gfid_t *gfid,
+                  uint32_t type)
+{
+    for (unsigned i = 0; i < h->n; i++)
+        if ((mask & (1u << i)) && !rep_heal_has_gfid(h, i, gfid, type))
+            return false;
+    return true;
+}
+
+
+/* A rename over an existing name cut by a client's death (dirty without
+ * blame) leaves the name with the renamed object Y on the copies it
+ * reached and the replaced one X on the others, which still hold Y
+ * under its old name; X is gone from the first ones (its last name).
+ * So, for a name of two files (no directory) on every copy: when the
+ * holders of one GFID also hold the other and not the reverse, the
+ * rename is taken back on the copies it reached (the name gets X again:
+ * removed, then created as entry heal creates; the merge then gives
+ * them Y's old name). The client got no answer: the old state is as
+ * good as the new one, and it is the one the merge's union can reach.
+ * Anything else is left alone (a GFID split-brain). */
+static int
+rep_heal_cut_renames(struct rep_heal *h, struct rep_heal_listing *l,
+                     rep_mask_t *changed)
+{
+    char gs[VL_GFID_STR_LEN], g1[VL_GFID_STR_LEN];
+    int rc = 0;
+
+    for (size_t i = 0; i < l[0].n && rc == 0; i++) {
+        struct rep_heal_name x = l[0].v[i], *y = NULL, keep;
+        rep_mask_t hx, hy, losers;
+        bool x_ok, y_ok;
+        uint32_t type = x.ia.mode & S_IFMT;
+        int src;
+
+        if (x.is_gone || S_ISDIR(type))
+            continue;
+        for (unsigned k = 1; k < h->n; k++) {
+            struct rep_heal_name *e = rep_heal_listing_find(&l[k], x.name);
+
+            if (e == NULL || S_ISDIR(e->ia.mode)) {
+                y = NULL;
+                break;
+            }
+            if (vl_gfid_equal(&e->ia.gfid, &x.ia.gfid))
+                continue;
+            if (y != NULL && !vl_gfid_equal(&e->ia.gfid, &y->ia.gfid)) {
+                y = NULL; /* three GFIDs */
+                break;
+            }
+            y = e;
+        }
+        if (y == NULL)
+            continue;
+        hx = rep_heal_holders(h, l, x.name, &x.ia.gfid);
+        hy = rep_heal_holders(h, l, x.name, &y->ia.gfid);
+        if ((hx | hy) != h->all)
+            continue;
+        x_ok = rep_heal_all_have(h, hx, &y->ia.gfid, y->ia.mode & S_IFMT);
+        y_ok = rep_heal_all_have(h, hy, &x.ia.gfid, type);
+        if (x_ok == y_ok)
+            continue;
+        keep = x_ok ? x : *y;
+        losers = x_ok ? hy : hx;
+        src = __builtin_ctz(x_ok ? hx : hy);
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: name %s: a rename over it "
+               "reached some copies only (cut): %s taken back",
+               vl_gfid_to_str(&h->inode->gfid, gs), keep.name,
+               vl_gfid_to_str(&keep.ia.gfid, g1));
+        for (unsigned k = 0; k < h->n && rc == 0; k++) {
+            struct rep_heal_name *e;
+
+            if (!(losers & (1u << k)))
+                continue;
+            e = rep_heal_listing_find(&l[k], keep.name);
+            rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
+            e->is_gone = true;
+            if (rc == 0)
+                rc = rep_heal_create(h, k, (unsigned)src, h->inode,
+                                     keep.name, &keep.ia);
+            if (rc == 0)
+                rc = rep_heal_listing_add(&l[k], keep.name, &keep.ia);
+            *changed |= 1u << k;
+        }
+    }
+    return rc;
+}
+
+
 /* Phases 1 and 2 over the listings; *is_left is set when a name was
  * left alone (a conflict). */
 static int
@@ -463,6 +593,8 @@ rep_heal_entry(struct rep_heal *h)
     }
     for (unsigned i = 0; i < h->n && rc == 0; i++)
         rc = rep_heal_list(h, i, h->inode, &l[i]);
+    if (rc == 0 && v == REP_HV_COMPARE)
+        rc = rep_heal_cut_renames(h, l, &changed);
     if (rc == 0)
         rc = rep_heal_names(h, l, is_merge, &is_left, &changed);
     /* A merge's times come from a copy that lacked nothing. */

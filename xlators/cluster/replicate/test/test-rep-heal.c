@@ -752,6 +752,56 @@ test_rename_stale_source(void **state)
     vl_inode_unref(s);
 }
 
+/* stress/rep-client-kill-rename.t: a client killed while it renamed t
+ * over r: b1 took the rename (r is Y, t gone, X gone with its last
+ * name), b0 and b2 did not (r is X, t is Y); only dirty on the
+ * directory. The heal takes the rename back on b1 (r is X again, t is
+ * Y): identical copies, no record, instead of a name with two GFIDs for
+ * ever. */
+static void
+test_heal_entry_cut_rename(void **state)
+{
+    struct t *t = *state;
+    vl_gfid_t gx, gy, got;
+    vl_inode_t *ix, *iy;
+    char buf[16];
+
+    vl_gfid_generate(&gx);
+    vl_gfid_generate(&gy);
+    for (int i = 0; i < 3; i += 2) {
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "r", &gx,
+                                     "old"), 0);
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "t", &gy,
+                                     "new"), 0);
+    }
+    assert_int_equal(fake_mkfile(t->b[1], &vl_gfid_root, "r", &gy, "new"),
+                     0);
+    for (int i = 0; i < 3; i++)
+        t_plant(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY, 1);
+    t_expect_heal(t, t->root, "healed");
+    ix = vl_inode_get(t->g->graph->itable, &gx, S_IFREG);
+    iy = vl_inode_get(t->g->graph->itable, &gy, S_IFREG);
+    t_expect_heal(t, ix, "healed");
+    t_expect_heal(t, iy, "healed");
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fake_gfid(t->b[i], &vl_gfid_root, "r", &got), 0);
+        assert_true(vl_gfid_equal(&got, &gx));
+        assert_true(fake_data(t->b[i], &vl_gfid_root, "r", buf,
+                              sizeof(buf)) >= 0);
+        assert_string_equal(buf, "old");
+        assert_int_equal(fake_gfid(t->b[i], &vl_gfid_root, "t", &got), 0);
+        assert_true(vl_gfid_equal(&got, &gy));
+        assert_true(fake_data(t->b[i], &vl_gfid_root, "t", buf,
+                              sizeof(buf)) >= 0);
+        assert_string_equal(buf, "new");
+    }
+    assert_false(t_any_record(t, &vl_gfid_root));
+    assert_false(t_any_record(t, &gx));
+    assert_false(t_any_record(t, &gy));
+    vl_inode_unref(ix);
+    vl_inode_unref(iy);
+}
+
 /* A creation that fails on the sink leaves the directory's records. */
 static void
 test_heal_entry_fail(void **state)
@@ -1200,6 +1250,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_heal_entry_replace, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rename_stale_source, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry_cut_rename, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry_fail, setup3,
                                         teardown),
