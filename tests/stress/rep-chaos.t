@@ -22,19 +22,20 @@
 #    symlink targets) with no trusted.mortar.rep.* record left.
 # The seed (CHAOS_SEED, printed) fixes the writer's ops and which brick
 # dies when; the timing still varies from run to run.
-# A stress test (not in the default run): it still finds bugs, in about
-# half of the runs at b4d4cf0 and c2e0a65:
-#  - a name left with two GFIDs: a rename over an existing name (d3/f15
-#    -> d0/f13) arrives a few ms after a brick's return and fails on
-#    that brick (its records blame it on both directories), heals of
-#    the directories that log "healed ... 14 names" follow within 0.1 s,
-#    and yet the returned brick keeps the old GFID under d0/f13 while
-#    no record blames d0 any more: every lookup of the name answers EIO
-#    ("cv-brick0 has gfid X, cv-brick1 has Y ... not served until
-#    healed"), the writer's next op on it fails, heal info lists Y on
-#    the two other bricks for ever (the per-round check fails first).
-#    The same rename healed once the brick is back (no race) heals
-#    right;
+# A stress test (not in the default run): it found bugs in about half
+# of the runs at b4d4cf0 and c2e0a65:
+#  - a name left with two GFIDs (fixed at c7f33c4; none in 7 runs
+#    since, 1 in 5 runs just before): every lookup of the name answered
+#    EIO ("cv-brick2 has gfid X, cv-brick0 has Y ... not served until
+#    healed"), no record blamed its directory, heal info listed Y on
+#    the two other bricks for ever. The returned brick's copy of a
+#    directory s had missed a rename of s/a away and a create of a new
+#    s/a; a rename of s/a to d/b reached it right after its return,
+#    before the heal of s, and the brick, which renames by name, moved
+#    its stale s/a over d/b and answered success, so nothing blamed its
+#    copy of d. Replicate now counts a child that moved another object
+#    than the caller's as failed (blamed for both directories), and
+#    their heals replace it (test-rep-heal test_rename_stale_source);
 #  - reads in the first tenth of a second after a brick's return,
 #    while the heals of what it missed run, that return what the file
 #    does not hold: 0 bytes of 68186, 24241 of 72890, 73660 bytes where
