@@ -109,8 +109,13 @@ EXPECT "moved" cat "$T/bricks/b2/keep/m2"
 EXPECT "600" stat -c %a "$T/bricks/b2/keep/f4"
 # The hole stayed a hole: about 2 MiB allocated of 8.
 TEST test "$(du -k "$T/bricks/b2/new/sparse" | cut -f1)" -lt 4096
+# The progress file is rewritten once a second: the heals that emptied
+# the indexes may not be in it yet.
+healed_some() {
+    [ "$(state_of healed)" -gt 0 ] 2> /dev/null && echo Y || echo N
+}
+EXPECT_WITHIN 10 "Y" healed_some
 EXPECT_WITHIN 10 "0" state_of pending
-TEST test "$(state_of healed)" -gt 0
 EXPECT "0" state_of failed
 EXPECT "0" state_of eta_seconds
 

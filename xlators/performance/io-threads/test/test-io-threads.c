@@ -776,7 +776,9 @@ test_runs_with_workers_it_got(void **state)
     t_wait_in_leaf(2);
     t_gate(true);
     t_wait_answers(5, 0);
-    assert_int_equal(t_threads(&e), 2);
+    /* It grew again: 2, or 3 when the first worker had answered but not
+     * yet gone idle when the writes came (a loaded machine). */
+    assert_in_range(t_threads(&e), 2, 3);
     iot_thread_create = pthread_create;
     t_stop(&e);
 }
