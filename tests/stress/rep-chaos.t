@@ -37,10 +37,17 @@
 #    than the caller's as failed (blamed for both directories), and
 #    their heals replace it (test-rep-heal test_rename_stale_source);
 #  - reads in the first tenth of a second after a brick's return,
-#    while the heals of what it missed run, that return what the file
+#    while the heals of what it missed run, that returned what the file
 #    does not hold: 0 bytes of 68186, 24241 of 72890, 73660 bytes where
-#    it has 61986, or the right size with other bytes (as if served
-#    from the returned brick's stale copy); the end state is right.
+#    it has 61986, or the right size with other bytes; the end state
+#    was right (fixed at 041af5d; none in 15 runs since, in 4 of 5 runs
+#    just before). The returned brick takes part in the next changes
+#    before heal fills its copy, and their answers carried the
+#    attributes of the first child that answered, often its stale size;
+#    the kernel (write-behind also answers a chmod from the attributes
+#    of the last write) set the file's size from them and cut or
+#    zero-filled reads there. Answers now carry the attributes of a
+#    copy the pre-op found good (test-rep test_answers_from_good_copy).
 # $T/writer/errors gives each failed op with its number and time, to
 # find it in the client's log.
 # TIMEOUT: 300
