@@ -223,11 +223,16 @@ rep_heal_remove(struct rep_heal *h, unsigned child, vl_inode_t *dir,
 
 
 /* Creates name in dir on child as src's copy of it (attributes ia): a
- * hard link when child already has that GFID, else a new object marked
- * on src as blaming child. */
+ * hard link when child already has that GFID, else a new object that
+ * src and the other copies of holders (those that hold the object) blame
+ * child for, marked BEFORE it is made: the new copy is empty or has the
+ * creator's attributes, and a lookup, a death of this heal, or of src,
+ * between the create and a later mark would leave it looking as good as
+ * the others (GlusterFS marks every source too). */
 static int
 rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
-                vl_inode_t *dir, const char *name, const struct vl_iatt *ia)
+                rep_mask_t holders, vl_inode_t *dir, const char *name,
+                const struct vl_iatt *ia)
 {
     uint32_t type = ia->mode & S_IFMT;
     vl_inode_t *obj = vl_inode_get(dir->table, &ia->gfid, type);
@@ -236,6 +241,7 @@ rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
     struct vl_reply r = {0};
     struct vl_iatt there;
     unsigned kinds = 1u << REP_METADATA;
+    bool is_link;
     int rc;
 
     if (obj == NULL || fresh == NULL) {
@@ -243,13 +249,30 @@ rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
         goto out;
     }
     memset(&a, 0, sizeof(a));
-    if (!S_ISDIR(type) && rep_heal_stat(h, child, obj, &there) == 0) {
+    is_link = !S_ISDIR(type) && rep_heal_stat(h, child, obj, &there) == 0;
+    if (!is_link) {
+        if (S_ISDIR(type))
+            kinds |= 1u << REP_ENTRY;
+        else if (S_ISREG(type))
+            kinds |= 1u << REP_DATA;
+        rc = rep_heal_blame(h, src, obj, 1u << child, kinds);
+        if (rc != 0)
+            goto out;
+        holders &= ~((1u << child) | (1u << src));
+        for (unsigned m = 0; m < h->n; m++)
+            if ((holders & (1u << m))
+                && rep_heal_blame(h, m, obj, 1u << child, kinds) != 0)
+                vl_log(h->xl, VL_LOG_WARNING, "heal: marking %s on %s: "
+                       "failed (%s still blames it)", name,
+                       h->xl->children[m]->name,
+                       h->xl->children[src]->name);
+    }
+    if (is_link) {
         a.link.oldloc.inode = obj;
         a.link.newloc.parent = dir;
         a.link.newloc.name = name;
         a.link.newloc.inode = obj;
         rc = rep_heal_call(h, child, VL_FOP_LINK, &a, NULL);
-        kinds = 0; /* the object itself is healed on its own */
     } else if (S_ISDIR(type)) {
         a.mkdir.loc.parent = dir;
         a.mkdir.loc.name = name;
@@ -258,7 +281,6 @@ rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
         a.mkdir.gfid = ia->gfid;
         rc = rep_heal_call_as(h, child, VL_FOP_MKDIR, &a, NULL, ia->uid,
                               ia->gid);
-        kinds |= 1u << REP_ENTRY;
     } else if (S_ISLNK(type)) {
         union vl_fop_args rl;
 
@@ -286,13 +308,7 @@ rep_heal_create(struct rep_heal *h, unsigned child, unsigned src,
         a.mknod.gfid = ia->gfid;
         rc = rep_heal_call_as(h, child, VL_FOP_MKNOD, &a, NULL, ia->uid,
                               ia->gid);
-        if (S_ISREG(type))
-            kinds |= 1u << REP_DATA;
     }
-    /* The new copy is empty or has the creator's attributes: its own
-     * heal fills it. */
-    if (rc == 0 && kinds != 0)
-        rc = rep_heal_blame(h, src, obj, 1u << child, kinds);
     if (rc == 0)
         h->entries++;
 out:
@@ -450,8 +466,10 @@ rep_heal_cut_renames(struct rep_heal *h, struct rep_heal_listing *l,
             rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
             e->is_gone = true;
             if (rc == 0)
-                rc = rep_heal_create(h, k, (unsigned)src, h->inode,
-                                     keep.name, &keep.ia);
+                rc = rep_heal_create(h, k, (unsigned)src,
+                                     rep_heal_holders(h, l, keep.name,
+                                                      &keep.ia.gfid),
+                                     h->inode, keep.name, &keep.ia);
             if (rc == 0)
                 rc = rep_heal_listing_add(&l[k], keep.name, &keep.ia);
             *changed |= 1u << k;
@@ -518,7 +536,10 @@ rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
                 ke = rep_heal_listing_find(&l[k], se->name);
                 if (ke != NULL)
                     continue; /* same (a merge found no conflict) */
-                rc = rep_heal_create(h, k, s, h->inode, se->name, &se->ia);
+                rc = rep_heal_create(h, k, s,
+                                     rep_heal_holders(h, l, se->name,
+                                                      &se->ia.gfid),
+                                     h->inode, se->name, &se->ia);
                 if (rc == 0)
                     rc = rep_heal_listing_add(&l[k], se->name, &se->ia);
                 *changed |= 1u << k;

@@ -669,6 +669,46 @@ test_heal_entry_replace(void **state)
 }
 
 
+/* A name healed onto a copy is blamed there before it is made: the new
+ * copy is empty, and an entry heal that dies (or whose create fails)
+ * after making it must not leave it looking as good as the others. Here
+ * the create fails on b2: both copies that hold the file already blame
+ * b2 for its data and metadata. */
+static void
+test_heal_entry_marks_before_create(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *f;
+    vl_gfid_t g;
+    char out[32];
+
+    vl_gfid_generate(&g);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fake_mkfile(t->b[i], &vl_gfid_root, "x", &g,
+                                     "data"), 0);
+        t_plant(t, i, &vl_gfid_root, t->key[2], REP_ENTRY, 1);
+    }
+    fake_fail(t->b[2], VL_FOP_MKNOD, -EIO);
+    (void)t_heal(t, t->root, out, sizeof(out));
+    fake_fail(t->b[2], VL_FOP_MKNOD, 0);
+    assert_int_equal(fake_gfid(t->b[2], &vl_gfid_root, "x", &g), -ENOENT);
+    for (int i = 0; i < 2; i++) {
+        assert_true(t_rec(t, i, &g, t->key[2], REP_DATA) > 0);
+        assert_true(t_rec(t, i, &g, t->key[2], REP_METADATA) > 0);
+    }
+    /* The next heal of the directory makes it, the file's fills it. */
+    t_expect_heal(t, t->root, "healed");
+    f = vl_inode_get(t->root->table, &g, S_IFREG);
+    assert_non_null(f);
+    t_expect_heal(t, f, "healed");
+    vl_inode_unref(f);
+    assert_int_equal(fake_data(t->b[2], &vl_gfid_root, "x", out,
+                               sizeof(out)), 4);
+    assert_string_equal(out, "data");
+    assert_false(t_any_record(t, &g));
+}
+
+
 /* Renames dir/from (inode obj) to to_dir/to through replicate. */
 static int
 t_rename(struct t *t, vl_inode_t *dir, const char *from, vl_inode_t *obj,
@@ -1246,6 +1286,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_heal_pending, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry_gfid_conflict,
+                                        setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_entry_marks_before_create,
                                         setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_entry_replace, setup3,
                                         teardown),
