@@ -47,7 +47,13 @@ rep2_start() {
     rep2_vol "$T/vol/noheal.vol" "data-self-heal off" \
         "metadata-self-heal off" "entry-self-heal off"
     rep2_vol "$T/vol/policy.vol" "favorite-child-policy mtime"
-    mount_volfile "$T/vol/noheal.vol" "$M0"
+    # A long attribute timeout: the resolve keys go through fds (fdkey),
+    # and the kernel checks permission for a getxattr; with the
+    # attributes expired it first asks GETATTR, which replicate answers
+    # EIO for a split-brain, and the key never reaches replicate (seen on
+    # a loaded machine, where the default 1 s passes between the steps).
+    mount_volfile "$T/vol/noheal.vol" "$M0" \
+        --fuse-opt attribute-timeout=600
 }
 
 key() {
