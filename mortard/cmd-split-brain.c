@@ -293,35 +293,23 @@ md_split_run(struct md_state *st, const struct md_volume *vol,
              const char *policy, char *const *paths, size_t n_paths,
              char **out, vl_err_t *err)
 {
-    char dir[4096], logdir[4096], volf[4200], log[4300], vfname[300];
+    char volf[4200], log[4300];
     size_t n_sets = md_vol_n_sets(vol), argc = 0, used = 0, cap = 4096;
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
     char (*xopts)[300] = NULL;
     struct timespec t0, now;
-    char **argv = NULL, *buf = NULL, *spec;
+    char **argv = NULL, *buf = NULL;
     int fds[2] = {-1, -1}, status = 0, rc;
     sigset_t none, all;
     pid_t child = 0;
 
-    snprintf(dir, sizeof(dir), "%s/heal", st->run_dir);
-    snprintf(logdir, sizeof(logdir), "%s/heal", st->log_dir);
-    (void)mkdir(st->run_dir, 0755);
-    (void)mkdir(dir, 0755);
-    (void)mkdir(st->log_dir, 0755);
-    (void)mkdir(logdir, 0755);
-    snprintf(log, sizeof(log), "%s/%s.resolve.log", logdir, vol->name);
-    md_heal_path(st, vol->name, "resolve.vol", volf, sizeof(volf));
-    spec = md_volgen_client(vol);
-    if (spec == NULL) {
-        vl_err_set(err, "out of memory");
-        return -ENOMEM;
-    }
-    snprintf(vfname, sizeof(vfname), "%s.resolve.vol", vol->name);
-    rc = md_write_atomic(dir, vfname, spec, strlen(spec), err);
-    free(spec);
+    rc = md_heal_volfile_write(st, vol, "resolve.vol", volf, sizeof(volf),
+                               err);
     if (rc != 0)
         return rc;
+    snprintf(log, sizeof(log), "%s/heal/%s.resolve.log", st->log_dir,
+             vol->name);
     xopts = calloc(n_sets, sizeof(*xopts));
     argv = calloc(16 + 2 * (n_sets + n_paths) + 1, sizeof(*argv));
     buf = malloc(cap);

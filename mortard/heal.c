@@ -157,22 +157,13 @@ md_heal_pid(const struct md_state *st, const char *volname)
 }
 
 
-/* Starts vol's daemon: writes its volfile, spawns mortarfsd, which
- * returns once the daemon runs (or says why it cannot). */
-static int
-md_shd_start(struct md_state *st, const struct md_volume *vol,
-             vl_err_t *err)
+int
+md_heal_volfile_write(const struct md_state *st, const struct md_volume *vol,
+                      const char *ext, char *path, size_t len, vl_err_t *err)
 {
-    char dir[4096], logdir[4096], volf[4200], pidf[4200], statef[4200];
-    char logf[4400], dumpdir[4096], vfname[MD_VOLNAME_MAX + 8];
-    char threads[32], interval[32];
-    char (*bricks)[4400] = NULL;
-    char (*xopts)[300] = NULL;
-    char **argv = NULL;
-    size_t n_sets = md_vol_n_sets(vol);
-    int argc = 0, rc;
-    size_t nb = 0;
+    char dir[4096], logdir[4096], name[MD_VOLNAME_MAX + 32];
     char *spec;
+    int rc;
 
     snprintf(dir, sizeof(dir), "%s/heal", st->run_dir);
     snprintf(logdir, sizeof(logdir), "%s/heal", st->log_dir);
@@ -180,21 +171,41 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
     (void)mkdir(dir, 0755);
     (void)mkdir(st->log_dir, 0755);
     (void)mkdir(logdir, 0755);
-    md_heal_path(st, vol->name, "vol", volf, sizeof(volf));
-    md_heal_path(st, vol->name, "pid", pidf, sizeof(pidf));
-    md_heal_path(st, vol->name, "state", statef, sizeof(statef));
-    snprintf(logf, sizeof(logf), "%s/%s.log", logdir, vol->name);
-    snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
+    md_heal_path(st, vol->name, ext, path, len);
     spec = md_volgen_client(vol);
     if (spec == NULL) {
         vl_err_set(err, "out of memory");
         return -ENOMEM;
     }
-    snprintf(vfname, sizeof(vfname), "%s.vol", vol->name);
-    rc = md_write_atomic(dir, vfname, spec, strlen(spec), err);
+    snprintf(name, sizeof(name), "%s.%s", vol->name, ext);
+    rc = md_write_atomic(dir, name, spec, strlen(spec), err);
     free(spec);
+    return rc;
+}
+
+
+/* Starts vol's daemon: writes its volfile, spawns mortarfsd, which
+ * returns once the daemon runs (or says why it cannot). */
+static int
+md_shd_start(struct md_state *st, const struct md_volume *vol,
+             vl_err_t *err)
+{
+    char volf[4200], pidf[4200], statef[4200], logf[4400], dumpdir[4096];
+    char threads[32], interval[32];
+    char (*bricks)[4400] = NULL;
+    char (*xopts)[300] = NULL;
+    char **argv = NULL;
+    size_t n_sets = md_vol_n_sets(vol);
+    int argc = 0, rc;
+    size_t nb = 0;
+
+    rc = md_heal_volfile_write(st, vol, "vol", volf, sizeof(volf), err);
     if (rc != 0)
         return rc;
+    md_heal_path(st, vol->name, "pid", pidf, sizeof(pidf));
+    md_heal_path(st, vol->name, "state", statef, sizeof(statef));
+    snprintf(logf, sizeof(logf), "%s/heal/%s.log", st->log_dir, vol->name);
+    snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
     bricks = calloc(vol->n_bricks, sizeof(*bricks));
     xopts = calloc(n_sets, sizeof(*xopts));
     argv = calloc(16 + 2 * (vol->n_bricks + n_sets) + 1, sizeof(*argv));

@@ -309,6 +309,11 @@ extern const vl_xlator_class_t md_shd_class;
 /* RUN/heal/VOLNAME.EXT (vol, pid, state). */
 void md_heal_path(const struct md_state *st, const char *volname,
                   const char *ext, char *buf, size_t len);
+/* Writes vol's client volfile as RUN/heal/VOLNAME.EXT (write, fsync,
+ * rename), making RUN/heal and LOG/heal; its path in path. */
+int md_heal_volfile_write(const struct md_state *st,
+                          const struct md_volume *vol, const char *ext,
+                          char *path, size_t len, vl_err_t *err);
 /* cluster.self-heal-daemon is not off for vol. */
 bool md_heal_is_enabled(const struct md_volume *vol);
 /* The running daemon of volname on this node, or 0. */
