@@ -13,8 +13,9 @@
 #    GFIDs), the hard link is one inode again, `heal info` shows 0
 #    entries, the request file is gone and `heal VOL status` says when
 #    the crawl finished;
-#  - the daemon killed with -9 in the middle of a crawl of a larger tree
-#    (full_crawl=1, walking brick 1, the request still there): restarted
+#  - the daemon killed with -9 in the middle of a crawl of a larger tree,
+#    once as soon as it crawls and once while it walks brick 1
+#    (full_crawl=1, the request still there): restarted
 #    by mortard, it crawls again from its request, removes it when done,
 #    and the copies are identical;
 #  - bad input: a volume that does not exist, one without replication,
@@ -205,6 +206,13 @@ EXPECT_WITHIN 20 "Y" brick_up 2 "$OLD2"
 SHD=$(shd_pid)
 DONE=$(state_of crawl_done_at)
 TEST mcli volume heal hf full
+# Killed as soon as it crawls (brick 0's walk creating names on brick 2:
+# each is blamed before it is made, so a copy the kill leaves empty is
+# never taken for a good one), then again below.
+EXPECT_WITHIN 60 "1" state_of full_crawl
+TEST kill -9 "$SHD"
+EXPECT_WITHIN 30 "Y" new_pid "$T/run/heal/hf.pid" "$SHD"
+SHD=$(shd_pid)
 # Killed while it walks brick 1, once brick 0's walk healed brick 2
 # without a failure (the first objects may wait for the daemon to see
 # brick 2 back: that crawl is incomplete and runs again).
