@@ -22,6 +22,8 @@ for i in 1 2 3; do
     for k in 0 1 2; do
         _T_PIDFILES+=("$T/n$i/run/rp-brick$k.pid")
     done
+    # Each node's self-heal daemon of rp (left running for ever else).
+    _T_PIDFILES+=("$T/n$i/run/heal/rp.pid")
 done
 
 # info_key I VOL KEY: a key=value line of node I's store for VOL.
