@@ -85,6 +85,8 @@ struct heal_run {
     uint64_t crawl_waiting;       /* objects of this crawl that waited
                                      for a copy; under lock */
     char full_path[FSD_HEAL_PATH_MAX + 16]; /* heal-crawl.c's request */
+    uint64_t round_gen;           /* heal_child_gen when the round began;
+                                     round thread only */
 };
 
 
@@ -525,13 +527,13 @@ heal_child_gen(struct heal_run *run)
 
 
 /* Waits up to seconds, or until stop, a kick, or a change of a child's
- * up/down state: a brick that comes back is healed at once (GlusterFS's
- * daemon does the same on its child-up event), not at the next interval.
- * The state is asked once a second. */
+ * up/down state since the round began: a brick that comes back is healed
+ * at once (GlusterFS's daemon does the same on its child-up event), not
+ * at the next interval. The state is asked once a second. */
 static void
 heal_sleep(struct heal_run *run, unsigned seconds)
 {
-    uint64_t gen = heal_child_gen(run);
+    uint64_t gen = run->round_gen;
     struct timespec until;
     time_t end;
 
@@ -568,6 +570,11 @@ heal_rounds(void *arg)
     while (!atomic_load(&run->stop)) {
         struct fsd_heal_jobs jobs = {0};
         bool is_again;
+
+        /* Before the index is read: a brick that comes back while the
+         * round runs (its objects answered "pending") ends the sleep
+         * after it at once. */
+        run->round_gen = heal_child_gen(run);
 
         if (heal_collect(run, &jobs) != 0) {
             fsd_heal_jobs_clear(&jobs);
