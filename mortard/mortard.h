@@ -361,6 +361,11 @@ int md_replace_stage(struct md_state *st, int argc, char **argv,
  * down) and some other brick of the set answers. 0, or r failed. */
 int md_replace_precheck(struct md_state *st, int argc, char **argv,
                         struct md_result *r);
+/* What replace-brick and reset-brick check first (replace-brick.c): vol
+ * started, no migration running, arg (HOST:PATH) one of its bricks, its
+ * index in *idx; 0 or -errno with err set. */
+int md_set_brick_check(struct md_state *st, const struct md_volume *vol,
+                       const char *arg, size_t *idx, vl_err_t *err);
 /* The index of the brick the argument HOST:PATH names in vol, or
  * vol->n_bricks with err set (GlusterFS's "brick: ... does not exist in
  * volume: ..."). */

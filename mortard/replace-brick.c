@@ -77,6 +77,26 @@ md_set_mark_others(struct md_state *st, const struct md_volume *vol,
 }
 
 
+int
+md_set_brick_check(struct md_state *st, const struct md_volume *vol,
+                   const char *arg, size_t *idx, vl_err_t *err)
+{
+    const char *busy;
+
+    if (vol->status != MD_VOL_STARTED) {
+        vl_err_set(err, "volume: %s is not started", vol->name);
+        return -ENOTCONN;
+    }
+    busy = md_vol_busy(st, vol);
+    if (busy != NULL) {
+        vl_err_set(err, "Volume %s: %s", vol->name, busy);
+        return -EBUSY;
+    }
+    *idx = md_vol_brick_arg(st, vol, arg, err);
+    return *idx == vol->n_bricks ? -EINVAL : 0;
+}
+
+
 /* The checks before anything changes: 0 with *idx the brick to replace
  * and *nb the new brick (host and path malloc'd), or -errno with err
  * set. is_origin: the node that runs the command (it must hold OLD
@@ -88,7 +108,6 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
 {
     const struct md_brick *old;
     char *hosts[1] = {NULL}, *paths[1] = {NULL};
-    const char *busy;
     int rc;
 
     if (md_vol_replica(vol) < 2) {
@@ -97,18 +116,9 @@ md_replace_check(struct md_state *st, struct md_volume *vol, char **argv,
                    "operations instead.");
         return -ENOTSUP;
     }
-    if (vol->status != MD_VOL_STARTED) {
-        vl_err_set(err, "volume: %s is not started", vol->name);
-        return -ENOTCONN;
-    }
-    busy = md_vol_busy(st, vol);
-    if (busy != NULL) {
-        vl_err_set(err, "Volume %s: %s", vol->name, busy);
-        return -EBUSY;
-    }
-    *idx = md_vol_brick_arg(st, vol, argv[3], err);
-    if (*idx == vol->n_bricks)
-        return -EINVAL;
+    rc = md_set_brick_check(st, vol, argv[3], idx, err);
+    if (rc != 0)
+        return rc;
     old = &vol->bricks[*idx];
     if (is_origin && !md_brick_is_local(st, old)) {
         struct md_peer *p = md_peer_find_host(st, old->host);

@@ -130,7 +130,6 @@ md_reset_check(struct md_state *st, struct md_volume *vol, int argc,
     enum md_reset_op op = md_reset_op(argc, argv);
     const struct md_brick *b;
     char *host = NULL, *path = NULL;
-    const char *busy;
     size_t same;
     int rc;
 
@@ -140,18 +139,9 @@ md_reset_check(struct md_state *st, struct md_volume *vol, int argc,
                    "volumes: no other copy could refill the brick");
         return -ENOTSUP;
     }
-    if (vol->status != MD_VOL_STARTED) {
-        vl_err_set(err, "volume: %s is not started", vol->name);
-        return -ENOTCONN;
-    }
-    busy = md_vol_busy(st, vol);
-    if (busy != NULL) {
-        vl_err_set(err, "Volume %s: %s", vol->name, busy);
-        return -EBUSY;
-    }
-    *idx = md_vol_brick_arg(st, vol, argv[3], err);
-    if (*idx == vol->n_bricks)
-        return -EINVAL;
+    rc = md_set_brick_check(st, vol, argv[3], idx, err);
+    if (rc != 0)
+        return rc;
     b = &vol->bricks[*idx];
     if (op == MD_RESET_START) {
         if (b->is_reset) {
