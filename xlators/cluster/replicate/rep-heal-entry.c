@@ -43,6 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <glib.h>
+
 #include "rep-heal.h"
 
 #define REP_HEAL_READDIR_SIZE (128 * 1024)
@@ -55,15 +57,21 @@ struct rep_heal_name {
     bool is_gone;          /* removed from this copy by the heal */
 };
 
+/* The names of one copy; index finds a live (not is_gone) name in O(1),
+ * since a heal compares every name of each copy with the other copies'
+ * and a directory may hold 100,000s. */
 struct rep_heal_listing {
     struct rep_heal_name *v; /* owned array */
     size_t n, cap;
+    GHashTable *index;       /* name (v[i].name) -> i + 1, live names */
 };
 
 
 static void
 rep_heal_listing_free(struct rep_heal_listing *l)
 {
+    if (l->index != NULL)
+        g_hash_table_destroy(l->index);
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i].name);
     free(l->v);
@@ -75,6 +83,8 @@ static int
 rep_heal_listing_add(struct rep_heal_listing *l, const char *name,
                      const struct vl_iatt *ia)
 {
+    if (l->index == NULL)
+        l->index = g_hash_table_new(g_str_hash, g_str_equal);
     if (l->n == l->cap) {
         size_t cap = l->cap != 0 ? l->cap * 2 : 64;
         struct rep_heal_name *v = realloc(l->v, cap * sizeof(*v));
@@ -89,6 +99,7 @@ rep_heal_listing_add(struct rep_heal_listing *l, const char *name,
         return -ENOMEM;
     l->v[l->n].ia = *ia;
     l->v[l->n].is_gone = false;
+    g_hash_table_replace(l->index, l->v[l->n].name, GSIZE_TO_POINTER(l->n + 1));
     l->n++;
     return 0;
 }
@@ -97,10 +108,22 @@ rep_heal_listing_add(struct rep_heal_listing *l, const char *name,
 static struct rep_heal_name *
 rep_heal_listing_find(struct rep_heal_listing *l, const char *name)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (!l->v[i].is_gone && strcmp(l->v[i].name, name) == 0)
-            return &l->v[i];
-    return NULL;
+    size_t i1;
+
+    if (l->index == NULL)
+        return NULL;
+    i1 = GPOINTER_TO_SIZE(g_hash_table_lookup(l->index, name));
+    return i1 != 0 ? &l->v[i1 - 1] : NULL;
+}
+
+
+/* e (of l) was removed from its copy by the heal. */
+static void
+rep_heal_listing_drop(struct rep_heal_listing *l, struct rep_heal_name *e)
+{
+    if (rep_heal_listing_find(l, e->name) == e)
+        g_hash_table_remove(l->index, e->name);
+    e->is_gone = true;
 }
 
 
@@ -464,7 +487,7 @@ rep_heal_cut_renames(struct rep_heal *h, struct rep_heal_listing *l,
                 continue;
             e = rep_heal_listing_find(&l[k], keep.name);
             rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
-            e->is_gone = true;
+            rep_heal_listing_drop(&l[k], e);
             if (rc == 0)
                 rc = rep_heal_create(h, k, (unsigned)src,
                                      rep_heal_holders(h, l, keep.name,
@@ -506,7 +529,7 @@ rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
                 && (se->ia.mode & S_IFMT) == (e->ia.mode & S_IFMT))
                 continue;
             rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
-            e->is_gone = true;
+            rep_heal_listing_drop(&l[k], e);
             *changed |= 1u << k;
         }
     }
