@@ -153,7 +153,7 @@ static int
 resolve_lookup_name(vl_xlator_t *xl, vl_inode_t *parent, const char *name,
                     struct vl_iatt *out, int64_t deadline)
 {
-    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     int rc;
 
     do {
@@ -284,7 +284,7 @@ resolve_on_set(vl_graph_t *graph, vl_xlator_t *set,
                const struct fsd_heal_policy *pol,
                const struct resolve_obj *obj, char *answer, int64_t deadline)
 {
-    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     vl_inode_t *inode = vl_inode_get(graph->itable, &obj->gfid, obj->type);
     int rc;
 

@@ -164,7 +164,7 @@ heal_one(struct heal_run *run, const struct fsd_heal_job *job,
          char *answer /* OUT, HEAL_ANSWER_MAX */)
 {
     vl_xlator_t *sub = run->subs[job->brick];
-    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     union vl_fop_args a;
     struct vl_reply r = {0};
     vl_inode_t *inode;
@@ -496,7 +496,7 @@ heal_crawl_step(struct heal_run *run)
 static uint64_t
 heal_child_gen(struct heal_run *run)
 {
-    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     uint64_t sum = 0;
 
     for (size_t i = 0; i < run->conf->n_bricks; i++) {

@@ -38,7 +38,7 @@ static void
 rb_caller(struct vl_caller *c, uint64_t owner)
 {
     memset(c, 0, sizeof(*c));
-    c->pid = (uint32_t)getpid();
+    c->pid = VL_CALLER_PID_INTERNAL; /* root, exempt from root-squash */
     c->lk_owner = owner;
 }
 

@@ -259,7 +259,7 @@ static int
 rb_call(vl_xlator_t *xl, vl_fop_t op, const union vl_fop_args *args,
         struct vl_reply *reply)
 {
-    struct vl_caller caller = {.pid = (uint32_t)getpid()};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     struct vl_reply tmp = {0};
     int rc;
 

@@ -20,7 +20,23 @@ PROTO=$(awk '/^const MRT_PROTO_VERSION/ { sub(";", "", $4); print $4 }' \
 
 # The frozen handshake in python: ONC-RPC over TCP with record marking.
 cat > "$T/peer.py" <<'PY'
-import socket, struct, sys
+import errno, socket, struct, sys
+
+def resv_connect(port, timeout=None):
+    # From a privileged port: bricks refuse others (doc/security.md).
+    for p in range(1023, 511, -1):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(timeout)
+        try:
+            s.bind(("127.0.0.1", p))
+            s.connect(("127.0.0.1", port))
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+                raise
+    raise SystemExit("no free privileged port")
 
 def rec(sock):
     data = b""
@@ -56,7 +72,7 @@ def call(xid, prog, proc, body):
 
 if sys.argv[1] == "client":
     # client PORT SUBVOL VERSION: SETVOLUME, then a LOOKUP.
-    s = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    s = resv_connect(int(sys.argv[2]))
     send(s, call(1, 0x29A00001, 1, xstr(sys.argv[3]) + xstr("py-old")
                  + struct.pack(">I", int(sys.argv[4]))))
     r = rec(s)

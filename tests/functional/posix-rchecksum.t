@@ -28,7 +28,23 @@ cat > "$T/rck.py" <<'PY'
 #                "ok size=S blocks=N flags=F0,F1,..." or what differs
 #   bad:OFF:LEN:BS, badfd:OFF:LEN:BS, short   prints the status or
 #                accept_stat of a call meant to be refused
-import hashlib, os, socket, struct, sys
+import errno, hashlib, os, socket, struct, sys
+
+def resv_connect(port, timeout=None):
+    # From a privileged port: bricks refuse others (doc/security.md).
+    for p in range(1023, 511, -1):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(timeout)
+        try:
+            s.bind(("127.0.0.1", p))
+            s.connect(("127.0.0.1", port))
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+                raise
+    raise SystemExit("no free privileged port")
 
 def rec(sock):
     data = b""
@@ -96,7 +112,7 @@ def expected(path, off, ln, bs):
 
 port, sub, proto, path = sys.argv[1:5]
 gfid = os.getxattr(path, "trusted.mortar.gfid")
-s = socket.create_connection(("127.0.0.1", int(port)))
+s = resv_connect(int(port))
 acc, r = rpc(s, 0x29A00001, 1, xstr(sub) + xstr("py-rck")
              + struct.pack(">I", int(proto)))
 if acc != 0 or struct.unpack(">i", r[0:4])[0] != 0:

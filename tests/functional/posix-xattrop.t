@@ -24,7 +24,23 @@ cat > "$T/xo.py" <<'PY'
 # xo.py PORT SUBVOL PROTO FILE KEY D M E COUNT: SETVOLUME, then COUNT
 # XATTROPs adding (D, M, E) to KEY of the object whose brick file is FILE
 # (its GFID read from the brick); prints the last reply.
-import os, socket, struct, sys
+import errno, os, socket, struct, sys
+
+def resv_connect(port, timeout=None):
+    # From a privileged port: bricks refuse others (doc/security.md).
+    for p in range(1023, 511, -1):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(timeout)
+        try:
+            s.bind(("127.0.0.1", p))
+            s.connect(("127.0.0.1", port))
+            return s
+        except OSError as e:
+            s.close()
+            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+                raise
+    raise SystemExit("no free privileged port")
 
 def rec(sock):
     data = b""
@@ -61,7 +77,7 @@ def call(xid, prog, proc, body):
 port, sub, proto, path, key = sys.argv[1:6]
 d, m, e, count = (int(x) for x in sys.argv[6:10])
 gfid = os.getxattr(path, "trusted.mortar.gfid")
-s = socket.create_connection(("127.0.0.1", int(port)))
+s = resv_connect(int(port))
 send(s, call(1, 0x29A00001, 1, xstr(sub) + xstr("py-xo")
              + struct.pack(">I", int(proto))))
 r = rec(s)

@@ -83,6 +83,14 @@ struct vl_caller {
     uint64_t client_id;             /* set by protocol/server: connection id */
 };
 
+/* caller.pid of Mortar's own requests that must act as root whatever the
+ * brick's squash and access rules say: replicate's heal, the self-heal
+ * daemon, rebalance (GlusterFS's negative client pids; this is its
+ * GF_CLIENT_PID_SELF_HEALD, -6). protocol/server honours it only from a
+ * connection it trusts (doc/security.md "Brick access") and rewrites it
+ * to 0 from any other, so features/access may trust it. */
+#define VL_CALLER_PID_INTERNAL ((uint32_t)-6)
+
 /* A human-readable reason for a failure that a person will read (volfile
  * errors, option errors, graph build). Data-path errors are just -errno. */
 typedef struct vl_err {

@@ -150,7 +150,7 @@ rep_heal_call_raw(struct rep_heal *h, unsigned child, vl_fop_t op,
     memset(&caller, 0, sizeof(caller));
     caller.uid = uid;
     caller.gid = gid;
-    caller.pid = (uint32_t)getpid();
+    caller.pid = VL_CALLER_PID_INTERNAL; /* heal acts as root, unsquashed */
     caller.lk_owner = h->lk_owner;
     rc = vl_sync_call(h->xl->children[child], op, args, &caller,
                       reply != NULL ? reply : &tmp);

@@ -306,8 +306,7 @@ client_connect(struct client_priv *priv)
     vl_err_t err = {{0}};
     int fd = -1, rc;
 
-    rc = vrpc_connect_start(conf->remote_host, (uint16_t)conf->remote_port,
-                            &fd, &err);
+    rc = client_connect_start(priv, &fd, &err);
     if (rc == 0)
         rc = vrpc_clnt_new(xl->graph->loop, fd, true, client_on_connect,
                            client_on_close, client_priv_ref(priv), &clnt);

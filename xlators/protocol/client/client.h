@@ -42,6 +42,7 @@ struct client_priv {
                                    (notify parents, log) */
     pthread_cond_t tick_cond;   /* signalled when n_ticking or
                                    n_notifying drops */
+    atomic_bool is_resvport_warned; /* said no privileged port was had */
 };
 
 /* Per fd (cls->fd_ctx_size), guarded by fd->lock. */
@@ -62,6 +63,14 @@ void client_priv_unref(struct client_priv *priv);
 /* The current connection (new ref) and generation, or NULL if the
  * handshake has not completed. */
 vrpc_clnt_t *client_get_conn(struct client_priv *priv, uint64_t *gen);
+
+/* client-bind.c */
+/* Starts a non-blocking connect to remote-host:remote-port from a
+ * privileged source port when one can be had (else an ephemeral one,
+ * logged once); *fd_out is connecting or connected. -errno with err set
+ * ("host:port: Connection refused"). */
+int client_connect_start(struct client_priv *priv, int *fd_out,
+                         vl_err_t *err);
 
 /* client-fops.c */
 /* Sends any fop to the brick (every slot of the class points here). */

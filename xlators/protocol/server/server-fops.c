@@ -890,6 +890,8 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     }
     if (hdr->has_caller)
         req->caller = hdr->caller;
+    server_caller_squash(VL_CONF(xl, struct server_conf), cl->is_trusted,
+                         &req->caller);
     req->caller.client_id = cl->client_id;
     rc = call_fill_args(call, req, body_off + used, len);
     if (rc == -EPROTO) {

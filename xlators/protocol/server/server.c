@@ -5,8 +5,10 @@
  * Listens on transport.socket.bind-address:listen-port. Each connection
  * must first complete SETVOLUME (handshake program) naming this brick's
  * subvolume (the child's volume name) from an address the auth.addr
- * patterns allow; then its fop calls (server-fops.c) become requests
- * wound into the child.
+ * patterns allow and, unless allow-insecure is on, from a privileged
+ * source port (server-squash.c: only then are its callers' identities
+ * believed); then its fop calls (server-fops.c) become requests wound
+ * into the child, their callers squashed as the options say.
  *
  * Intercepts: nothing (top only; it creates requests).
  * Per client: struct server_client: client id, table of open fds
@@ -20,6 +22,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -195,6 +198,11 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         r.status = -EACCES;
         snprintf(msg, sizeof(msg), "access denied for %s to subvolume '%.300s'",
                  addr, a.subvolume);
+    } else if (!cl->is_trusted && !conf->is_insecure_ok) {
+        r.status = -EACCES;
+        snprintf(msg, sizeof(msg), "connection from unprivileged port %u "
+                 "refused (server.allow-insecure is off; the client must "
+                 "run as root)", cl->peer_port);
     }
     if (r.status != 0) {
         vl_log(xl, r.status == -EPROTONOSUPPORT ? VL_LOG_ERROR
@@ -344,6 +352,10 @@ server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
         return;
     }
     cl->priv = priv;
+    cl->peer_port = ntohs(peer->ss_family == AF_INET6
+                              ? ((const struct sockaddr_in6 *)peer)->sin6_port
+                              : ((const struct sockaddr_in *)peer)->sin_port);
+    cl->is_trusted = server_port_is_privileged(cl->peer_port);
     /* One ref for the caller here, one for the connection. */
     atomic_init(&cl->refs, 2);
     rc = vrpc_conn_new(priv->xl->graph->loop, fd, false, &server_conn_ops,
@@ -555,6 +567,31 @@ static const vl_option_t server_options[] = {
                      .flags = VL_OPT_SETTABLE, .aliases = {"auth.reject"},
                      .doc = "Client addresses (patterns with '*') refused "
                             "even if allowed."),
+    VL_OPT_BOOL("allow-insecure", struct server_conf, is_insecure_ok,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"rpc-auth-allow-insecure"},
+                .doc = "Accept clients connecting from unprivileged source "
+                       "ports (>= 1024), and believe the uids and gids they "
+                       "claim. Off: only root on an allowed host can "
+                       "connect (doc/security.md)."),
+    VL_OPT_BOOL("root-squash", struct server_conf, is_root_squash,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "Treat uid 0 and gid 0 of every client as anonuid "
+                       "and anongid (Mortar's heal and rebalance are "
+                       "exempt)."),
+    VL_OPT_BOOL("all-squash", struct server_conf, is_all_squash,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "Treat every uid and gid of every client as anonuid "
+                       "and anongid, with no supplementary groups "
+                       "(Mortar's heal and rebalance are exempt)."),
+    VL_OPT_UINT("anonuid", struct server_conf, anonuid, .min = 0,
+                .max = 4294967294LL, .def = "65534",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "The uid squashed callers get."),
+    VL_OPT_UINT("anongid", struct server_conf, anongid, .min = 0,
+                .max = 4294967294LL, .def = "65534",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "The gid squashed callers get."),
     VL_OPT_END};
 
 

@@ -14,6 +14,11 @@ struct server_conf {
     char *bind_address;    /* transport.socket.bind-address */
     char *auth_allow;      /* auth.addr.*.allow patterns */
     char *auth_reject;     /* auth.addr.*.reject patterns, or NULL */
+    bool is_insecure_ok;   /* allow-insecure: unprivileged ports too */
+    bool is_root_squash;   /* root-squash: uid/gid 0 become anon */
+    bool is_all_squash;    /* all-squash: every uid/gid becomes anon */
+    uint64_t anonuid;      /* anonuid: the squashed uid */
+    uint64_t anongid;      /* anongid: the squashed gid */
 };
 
 struct server_client;
@@ -35,6 +40,11 @@ struct server_client {
     struct server_priv *priv;    /* borrowed; outlives every client */
     vrpc_conn_t *conn;           /* owned ref */
     uint64_t client_id;          /* req->caller.client_id */
+    uint16_t peer_port;          /* the client's source port */
+    /* Its identity claims (uid, gids, VL_CALLER_PID_INTERNAL) may be
+     * believed: it comes from a privileged port, which only root can
+     * bind (server-squash.c). Set at accept, read-only after. */
+    bool is_trusted;
     pthread_mutex_t lock;        /* guards the fields below */
     bool is_bound;               /* SETVOLUME succeeded */
     bool is_gone;                /* disconnected: no new fds */
@@ -52,6 +62,17 @@ int server_fd_add(struct server_client *cl, vl_fd_t *fd, uint64_t *out_no);
 vl_fd_t *server_fd_get(struct server_client *cl, uint64_t no);
 /* Removes fd number no (drops the table's ref); -EBADF if absent. */
 int server_fd_del(struct server_client *cl, uint64_t no);
+
+/* server-squash.c */
+/* True for a source port only root can bind (< 1024). */
+bool server_port_is_privileged(uint16_t port);
+/* Applies the squash options to a caller decoded from a client's call:
+ * from an untrusted connection VL_CALLER_PID_INTERNAL is dropped (pid
+ * 0); all-squash maps every uid and gid, root-squash uid 0 and gid 0
+ * (supplementary groups included) to anonuid/anongid, except for
+ * VL_CALLER_PID_INTERNAL from a trusted connection. */
+void server_caller_squash(const struct server_conf *conf, bool is_trusted,
+                          struct vl_caller *caller /* IN/OUT */);
 
 /* server-fops.c: handles one call of MRT_FOPS_PROG. */
 void server_fop_call(struct server_client *cl,

@@ -211,6 +211,8 @@ nm_setup(void **state)
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
              " option auth.addr.nm-leaf.allow 127.0.0.1\n"
              " subvolumes nm-leaf\nend-volume\n",
              e->port);

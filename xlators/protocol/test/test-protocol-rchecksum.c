@@ -288,6 +288,8 @@ rck_up(void **state, struct env *e)
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
              " option auth.addr.rck-leaf.allow 127.0.0.1\n"
              " subvolumes rck-leaf\nend-volume\n",
              e->port);

@@ -265,6 +265,8 @@ xo_up(void **state, struct env *e)
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
              " option auth.addr.xo-leaf.allow 127.0.0.1\n"
              " subvolumes xo-leaf\nend-volume\n",
              e->port);

@@ -371,6 +371,8 @@ brick_up(struct env *e, const char *allow)
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
              " option auth.addr.brick-leaf.allow %s\n"
              " subvolumes brick-leaf\nend-volume\n",
              e->port, allow);
@@ -1349,6 +1351,8 @@ test_lease_over_the_wire(void **state)
              "volume server\n type protocol/server\n"
              " option transport.socket.listen-port %u\n"
              " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
              " option auth.addr.brick-leaf.allow 127.0.0.1\n"
              " subvolumes brick-leaf\nend-volume\n",
              e->port);
