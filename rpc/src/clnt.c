@@ -297,6 +297,13 @@ vrpc_clnt_peer(vrpc_clnt_t *clnt)
 }
 
 
+vrpc_conn_t *
+vrpc_clnt_conn(vrpc_clnt_t *clnt)
+{
+    return clnt->conn;
+}
+
+
 int
 vrpc_clnt_call_buf(vrpc_clnt_t *clnt, uint32_t prog, uint32_t vers,
                    uint32_t proc, const struct vl_caller *caller,

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "tls.h"
 #include "vrpc.h"
 
 #define CONN_STAGE_SIZE (64 * 1024)
@@ -83,6 +84,29 @@ struct vrpc_conn {
     atomic_bool is_peer_shut;         /* the input event said the peer
                                          shut down (EPOLLRDHUP): read to
                                          the end, not to a short read */
+    /* TLS (conn-tls.c); all unused while ssl is NULL (plain). */
+    SSL *ssl;                         /* owned, or NULL: clear text */
+    pthread_mutex_t ssl_lock;         /* held around each call on ssl
+                                         only; taken after lock */
+    bool is_tls_client;               /* we connected: on_connect runs
+                                         after the handshake */
+    bool is_tls_up;                   /* handshake done; written by the
+                                         parser holder under lock */
+    atomic_bool is_tls_in_wants_out;  /* the reader's SSL call wants the
+                                         socket writable: the output
+                                         event kicks the input side */
+    atomic_bool is_tls_out_wants_in;  /* SSL_write wants a read first:
+                                         the reader flushes after it */
+    vl_timer_t *tls_deadline;         /* handshake deadline (holds a
+                                         ref), or NULL; under lock */
+    char *tls_wbuf;                   /* owned; plaintext of the record
+                                         being written; under lock */
+    size_t tls_wlen;                  /* valid bytes in tls_wbuf */
+    size_t tls_woff;                  /* bytes of it SSL_write took */
+    char tls_peer_cn[VRPC_TLS_CN_MAX]; /* verified peer's common name,
+                                          written before is_tls_up */
+    char tls_err[512];                /* why TLS failed, or ""; under
+                                         lock */
 };
 
 /* conn-out.c: makes sure an EPOLLOUT event will come (registering the
@@ -92,6 +116,28 @@ int vrpc_conn_arm_out_locked(vrpc_conn_t *c);
 /* conn-out.c: drops every queued record (and the refs it holds). Under
  * c->lock, or at the last unref. */
 void vrpc_conn_out_clear_locked(vrpc_conn_t *c);
+/* conn-out.c: marks w bytes of the queue written. Under c->lock. */
+void vrpc_conn_out_consume_locked(vrpc_conn_t *c, size_t w);
+/* conn.c: queues a parsed record (taking its ref); 0 or -ENOMEM. */
+int vrpc_conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len);
+/* conn.c: runs the input side on this thread (reads, or flags the
+ * parser holder to read again): the output event's kick for TLS. */
+void vrpc_conn_input_kick(vrpc_conn_t *c);
+/* conn-tls.c: frees the TLS state at the last unref. */
+void vrpc_conn_tls_free(vrpc_conn_t *c);
+/* conn-tls.c: arms the handshake deadline (vrpc_conn_start). Under
+ * c->lock. */
+int vrpc_conn_tls_start_locked(vrpc_conn_t *c);
+/* conn-tls.c: cancels the deadline; true if the caller must drop the
+ * timer's ref (after unlocking). Under c->lock. */
+bool vrpc_conn_tls_cancel_locked(vrpc_conn_t *c);
+/* conn-tls.c: the parser holder's input step: handshake, then SSL_read
+ * into the parser. Returns like conn.c's plain read. */
+int vrpc_conn_tls_input(vrpc_conn_t *c);
+/* conn-tls.c: writes queued bytes through SSL until the queue is empty
+ * or the socket full (EPOLLOUT armed). 0 or -errno. Under c->lock, once
+ * is_tls_up. */
+int vrpc_conn_tls_flush_locked(vrpc_conn_t *c);
 /* conn.c: finishes a non-blocking connect (first EPOLLOUT): 0, or -errno
  * (then the caller closes). */
 int vrpc_conn_connect_done(vrpc_conn_t *c);

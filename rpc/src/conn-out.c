@@ -50,8 +50,8 @@ vrpc_conn_out_clear_locked(vrpc_conn_t *c)
 
 /* Marks w bytes written from the head of the queue, freeing the records
  * that are complete. */
-static void
-conn_out_consume_locked(vrpc_conn_t *c, size_t w)
+void
+vrpc_conn_out_consume_locked(vrpc_conn_t *c, size_t w)
 {
     struct vrpc_out *o;
 
@@ -104,7 +104,7 @@ conn_flush_locked(vrpc_conn_t *c)
                 continue;
             return -errno;
         }
-        conn_out_consume_locked(c, (size_t)w);
+        vrpc_conn_out_consume_locked(c, (size_t)w);
         if ((size_t)w < want)
             return 0; /* the socket is full */
     }
@@ -232,6 +232,14 @@ vrpc_conn_send_buf(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
         rc = -ENOTCONN;
         goto out;
     }
+    if (c->ssl != NULL) {
+        /* TLS: everything goes through the queue (bulk by reference)
+         * and is encrypted from there, once the handshake is done. */
+        rc = conn_queue_locked(c, v, n, 0, keep);
+        if (rc == 0 && c->is_tls_up)
+            rc = vrpc_conn_tls_flush_locked(c);
+        goto out;
+    }
     if (c->out_head == NULL && !c->is_connecting && c->is_started) {
         struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)n};
         ssize_t w;
@@ -295,12 +303,21 @@ conn_out_cb(vl_io_t *io, int fd, uint32_t events, void *arg)
         rc = vrpc_conn_connect_done(c);
 
     pthread_mutex_lock(&c->lock);
-    if (rc == 0 && !c->is_closed) {
+    if (rc == 0 && !c->is_closed && c->ssl != NULL) {
+        /* Arms EPOLLOUT itself when the socket fills. */
+        if (c->is_tls_up)
+            rc = vrpc_conn_tls_flush_locked(c);
+    } else if (rc == 0 && !c->is_closed) {
         rc = conn_flush_locked(c);
         if (rc == 0 && c->out_head != NULL)
             rc = vrpc_conn_arm_out_locked(c);
     }
     pthread_mutex_unlock(&c->lock);
+    /* The input side's SSL call (handshake, or a read) waited for this
+     * writable event. */
+    if (rc == 0 && c->ssl != NULL
+        && atomic_exchange(&c->is_tls_in_wants_out, false))
+        vrpc_conn_input_kick(c);
     if (rc != 0)
         vrpc_conn_close(c, rc); /* still marked running, see conn_in_cb */
     pthread_mutex_lock(&c->lock);

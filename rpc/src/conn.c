@@ -29,6 +29,9 @@
  *          callback never runs twice at once. conn->lock guards the
  *          queues and the flags; the input side (parser, staging) belongs
  *          to the thread holding is_reading.
+ * TLS:     conn-tls.c, when vrpc_conn_set_tls gave the connection an SSL
+ *          object: the input step and the flush go through it (one
+ *          branch on c->ssl; the plain path is unchanged).
  * Lifetime: refcounted; the registrations hold one ref from
  *          vrpc_conn_start until vrpc_conn_close, and each callback holds
  *          its own while it runs.
@@ -159,6 +162,7 @@ vrpc_conn_unref(vrpc_conn_t *c)
         vl_free(r);
     }
     vrpc_rm_clear(&c->rm);
+    vrpc_conn_tls_free(c);
     if (c->fd >= 0)
         close(c->fd);
     if (c->out_fd >= 0)
@@ -211,7 +215,7 @@ void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
     vl_io_t *io_in, *io_out;
-    bool had_regs;
+    bool had_regs, is_timer_dropped;
     unsigned self_delivering;
 
     pthread_mutex_lock(&c->lock);
@@ -236,6 +240,7 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     io_out = c->io_out;
     c->io_out = NULL;
     had_regs = c->is_started;
+    is_timer_dropped = vrpc_conn_tls_cancel_locked(c);
     /* Records being delivered on other threads finish before on_close
      * (the owner frees its state there); no new delivery starts once
      * is_closed is set. */
@@ -255,14 +260,15 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     c->is_close_done = true;
     pthread_cond_broadcast(&c->close_cond);
     pthread_mutex_unlock(&c->lock);
+    if (is_timer_dropped)
+        vrpc_conn_unref(c); /* the handshake deadline's ref */
     if (had_regs)
         vrpc_conn_unref(c); /* the registrations' ref */
 }
 
 
-/* Queues a parsed record (taking its ref); 0 or -ENOMEM. */
-static int
-conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
+int
+vrpc_conn_pend_push(vrpc_conn_t *c, vl_buf_t *rec, size_t len)
 {
     struct conn_rec *r = vl_malloc(NULL, sizeof(*r), VL_MT_MISC);
 
@@ -346,7 +352,7 @@ conn_read(vrpc_conn_t *c, int fd)
             c->stage_off += used;
             if (rc < 0)
                 return rc;
-            if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
+            if (rc == 1 && (rc = vrpc_conn_pend_push(c, rec, rec_len)) != 0)
                 return rc;
         }
         /* A short read emptied the socket: skip the read that would only
@@ -366,7 +372,7 @@ conn_read(vrpc_conn_t *c, int fd)
             if (r > 0) {
                 is_drained = (size_t)r < want;
                 rc = vrpc_rm_direct_done(&c->rm, (size_t)r, &rec, &rec_len);
-                if (rc == 1 && (rc = conn_pend_push(c, rec, rec_len)) != 0)
+                if (rc == 1 && (rc = vrpc_conn_pend_push(c, rec, rec_len)) != 0)
                     return rc;
                 if (rc < 0)
                     return rc;
@@ -477,6 +483,22 @@ conn_drain_task(void *arg)
 static void conn_read_task(void *arg);
 
 
+/* A record mark too large to be one can be the start of a TLS record
+ * (content type 20-23, version 3.x): the peer speaks TLS and this side
+ * does not. Says so instead of "message too long". */
+static void
+conn_tell_tls_mismatch(vrpc_conn_t *c)
+{
+    const uint8_t *m = c->rm.mark; /* the mark that was refused */
+
+    if (m[0] >= 20 && m[0] <= 23 && m[1] == 3)
+        vl_glog("rpc", VL_LOG_ERROR,
+                "%s: the peer speaks TLS and this side does not (turn "
+                "client.ssl/server.ssl on here, or off there)",
+                c->peer);
+}
+
+
 /* Reads what the socket has, then delivers what was parsed; on a loop
  * thread, from the input event or a posted read task. */
 static void
@@ -499,7 +521,9 @@ conn_input(vrpc_conn_t *c)
 
     for (;;) {
         /* We hold the parser: no other thread reads. */
-        rc = conn_read(c, c->fd);
+        rc = c->ssl != NULL ? vrpc_conn_tls_input(c) : conn_read(c, c->fd);
+        if (rc == -EMSGSIZE && c->ssl == NULL)
+            conn_tell_tls_mismatch(c);
 
         pthread_mutex_lock(&c->lock);
         if (rc == 0 && c->is_read_again && !c->is_closed) {
@@ -539,6 +563,13 @@ conn_input(vrpc_conn_t *c)
     if (rc != 0)
         vrpc_conn_close(c, rc);
     conn_tls_cur = saved;
+}
+
+
+void
+vrpc_conn_input_kick(vrpc_conn_t *c)
+{
+    conn_input(c);
 }
 
 
@@ -591,6 +622,12 @@ vrpc_conn_connect_done(vrpc_conn_t *c)
     pthread_mutex_unlock(&c->lock);
     if (rc != 0)
         return rc;
+    if (c->ssl != NULL) {
+        /* The handshake (ClientHello now) decides; on_connect follows
+         * it. */
+        conn_input(c);
+        return 0;
+    }
     if (c->ops->on_connect != NULL)
         c->ops->on_connect(c, 0, c->arg);
     return 0;
@@ -610,12 +647,20 @@ vrpc_conn_start(vrpc_conn_t *c)
     c->is_started = true;
     /* Under the lock so that no callback runs before io_in/io_out are
      * set. A connecting socket waits for EPOLLOUT first. */
-    if (c->is_connecting)
+    if (c->ssl != NULL)
+        rc = vrpc_conn_tls_start_locked(c);
+    if (rc == 0 && c->is_connecting)
         rc = vrpc_conn_arm_out_locked(c);
-    else
+    else if (rc == 0)
         rc = conn_arm_in_locked(c);
     if (rc == 0 && !c->is_connecting && c->out_head != NULL)
         rc = vrpc_conn_arm_out_locked(c);
+    /* A TLS client on a socket already connected speaks first: the
+     * writable event starts its handshake. */
+    if (rc == 0 && !c->is_connecting && c->ssl != NULL && c->is_tls_client) {
+        atomic_store(&c->is_tls_in_wants_out, true);
+        rc = vrpc_conn_arm_out_locked(c);
+    }
     pthread_mutex_unlock(&c->lock);
     return rc;
 }

@@ -7,6 +7,8 @@
  *   conn.c    one non-blocking TCP connection on a vl_loop: lifetime,
  *             input parser, close, connect completion
  *   conn-out.c  its mutex-guarded output queue (conn-int.h: shared state)
+ *   conn-tls.c  its TLS side (handshake, SSL_read/SSL_write), when on
+ *   tls.c     OpenSSL contexts per role, reloaded when the files change
  *   msg.c     ONC-RPC call/reply headers and the caller credential
  *   clnt.c    calls in flight on a connection, matched by XID
  *   listen.c  listening socket and outgoing connect
@@ -107,6 +109,23 @@ const char *vrpc_conn_peer(const vrpc_conn_t *c);
 /* The peer's numeric address only ("127.0.0.1"). */
 const char *vrpc_conn_peer_addr(const vrpc_conn_t *c);
 bool vrpc_conn_is_closed(vrpc_conn_t *c);
+
+/* ---- TLS on a connection (conn-tls.c; contexts in tls.h) ---- */
+
+typedef struct vrpc_tls vrpc_tls_t;
+/* Before vrpc_conn_start: the connection speaks TLS as t's role (a
+ * server accepts, a client connects). It is not up (no record, no
+ * client on_connect) until the handshake completes; a failed or late
+ * (10 s) handshake closes it, with OpenSSL's reason logged and kept for
+ * vrpc_conn_tls_error. -errno with err set. */
+int vrpc_conn_set_tls(vrpc_conn_t *c, vrpc_tls_t *t, vl_err_t *err);
+bool vrpc_conn_is_tls(const vrpc_conn_t *c);
+/* The common name of the peer's verified certificate, or NULL (no TLS,
+ * or the handshake is not done). Valid while c is. */
+const char *vrpc_conn_tls_peer_cn(vrpc_conn_t *c);
+/* Why the TLS side failed ("127.0.0.1:24010: TLS handshake failed:
+ * certificate verify failed (...)"), or "" into buf. */
+void vrpc_conn_tls_error(vrpc_conn_t *c, char *buf, size_t len);
 
 /* ---- messages (msg.c) ---- */
 
@@ -216,6 +235,8 @@ size_t vrpc_clnt_pending(vrpc_clnt_t *clnt);
 /* CLOCK_MONOTONIC milliseconds when the last record arrived. */
 uint64_t vrpc_clnt_last_rx_ms(vrpc_clnt_t *clnt);
 const char *vrpc_clnt_peer(vrpc_clnt_t *clnt);
+/* The connection under clnt (borrowed; valid while clnt is). */
+vrpc_conn_t *vrpc_clnt_conn(vrpc_clnt_t *clnt);
 
 /* ---- sockets (listen.c) ---- */
 
