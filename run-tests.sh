@@ -9,6 +9,9 @@
 #      build is left as it is),
 #   3. builds with --enable-werror and runs the unit tests (make check),
 #   4. builds again with --enable-sanitizers and runs the unit tests,
+#   4b. builds the libFuzzer targets (--enable-fuzzing, clang) and runs
+#      each for FUZZ_SHORT_SECONDS (default 20) over the committed corpus
+#      (tests/fuzz/README.md; skipped with MORTAR_SKIP_FUZZ=1),
 #   5. runs the functional tests through real mounts (make
 #      check-functional: prove over tests/functional).
 # With MORTAR_FUNCTIONAL_SANITIZERS=1 the functional tests also run on the
@@ -119,6 +122,12 @@ unit_tests() {
     grep -E '^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$dir/check.log" | tail -n 40
 }
 
+# Each target briefly over tests/fuzz/corpus; a crash or leak fails.
+fuzz_short() {
+    make -C "$BUILD_ROOT/$1/tests/fuzz" check-fuzz \
+        FUZZ_SHORT_SECONDS="${FUZZ_SHORT_SECONDS:-20}"
+}
+
 functional_tests() {
     local dir="$BUILD_ROOT/$1"
     # Only the tests/ directory: the tree is already built.
@@ -137,6 +146,10 @@ if step "build (werror)" build werror --enable-werror; then
 fi
 if step "build (sanitizers)" build asan --enable-werror --enable-sanitizers; then
     step "unit tests (sanitizers)" unit_tests asan || true
+fi
+if [ "${MORTAR_SKIP_FUZZ:-0}" != 1 ] &&
+   step "build (fuzzing)" build fuzz --enable-fuzzing; then
+    step "fuzz targets (short)" fuzz_short fuzz || true
 fi
 if [ "${MORTAR_FUNCTIONAL_SANITIZERS:-0}" = 1 ] &&
    [ -x "$BUILD_ROOT/asan/mortarfsd/mortarfsd" ]; then

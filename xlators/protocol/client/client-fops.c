@@ -595,8 +595,9 @@ client_fd_opened(vl_xlator_t *xl, vl_req_t *req, uint64_t no)
 
 /* Fills rp->entries from a readdir reply's entries; their content (asked
  * with content_max) is the data_len bytes at data_off of rec.
- * 0 or -EPROTO/-ENOMEM. */
-static int
+ * 0 or -EPROTO/-ENOMEM. Not static: tests/fuzz/fuzz-brick-reply.c
+ * feeds it what a hostile brick may send (it declares it). */
+int
 client_fill_dirents(struct vl_reply *rp, const mrt_readdir_rsp *w,
                     vl_buf_t *rec, size_t data_off, size_t data_len,
                     uint32_t content_max)
@@ -693,8 +694,9 @@ _Static_assert(MRT_RCHECKSUM_ZERO == VL_RCHECKSUM_ZERO
 /* RCHECKSUM's blocks into rp->sums. A brick answers at most one record
  * per block of the range asked, in order, each as long as its block (the
  * last may be shorter: EOF), with known flags only (HOLE implies ZERO):
- * anything else is a broken brick (-EPROTO). */
-static int
+ * anything else is a broken brick (-EPROTO). Not static: the fuzz
+ * target calls it too. */
+int
 client_fill_rchecksum(struct vl_reply *rp, const mrt_rchecksum_rsp *w,
                       const struct vl_rchecksum_args *a)
 {

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gen-seeds: writes the binary seed inputs of the fuzz targets into
+ * DIR/<target>/ (make fuzz-seeds; DIR is tests/fuzz/corpus), made with
+ * the real encoders so each is a message Mortar sends: a call of every
+ * brick procedure, a reply of every kind, every management call and
+ * reply, record-marked streams. Arguments are those an all-zero body
+ * decodes to (empty names, zero numbers), a few with real names. The
+ * text seeds (volfiles) are committed as they are.
+ * Usage: gen-seeds DIR
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mgmt.h"
+#include "vrpc.h"
+
+static const char *out_dir;
+static char zeros[8192];
+
+
+static void
+put(const char *target, const char *name, const void *pre, size_t pre_len,
+    const void *data, size_t len)
+{
+    char path[512];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", out_dir, target);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        perror(path);
+        exit(1);
+    }
+    snprintf(path, sizeof(path), "%s/%s/%s", out_dir, target, name);
+    f = fopen(path, "wb");
+    if (f == NULL || fwrite(pre, 1, pre_len, f) != pre_len
+        || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+
+/* res := what fn decodes from zeros (a valid value of every type). */
+static void
+zero_value(xdrproc_t fn, void *res, size_t size)
+{
+    memset(res, 0, size);
+    if (vrpc_decode_body(zeros, sizeof(zeros), fn, res, NULL) != 0) {
+        fprintf(stderr, "gen-seeds: a zero body does not decode\n");
+        exit(1);
+    }
+}
+
+
+static void
+put_call(const char *target, const char *name, const void *pre,
+         size_t pre_len, uint32_t prog, uint32_t vers, uint32_t proc,
+         xdrproc_t fn, void *args)
+{
+    struct vl_caller caller = {.uid = 1000, .gid = 1000, .pid = 42,
+                               .n_groups = 2, .groups = {1000, 24}};
+    char *buf;
+    size_t len;
+
+    if (vrpc_encode_call(7, prog, vers, proc, &caller, fn, args, &buf,
+                         &len) != 0) {
+        fprintf(stderr, "gen-seeds: %s does not encode\n", name);
+        exit(1);
+    }
+    put(target, name, pre, pre_len, buf, len);
+    vl_free(buf);
+}
+
+
+static void
+put_reply(const char *target, const char *name, const void *pre,
+          size_t pre_len, xdrproc_t fn, void *res, const void *tail,
+          size_t tail_len)
+{
+    char *buf, *all;
+    size_t len;
+
+    if (vrpc_encode_reply(7, VRPC_SUCCESS, fn, res, &buf, &len) != 0) {
+        fprintf(stderr, "gen-seeds: %s does not encode\n", name);
+        exit(1);
+    }
+    all = malloc(len + tail_len);
+    memcpy(all, buf, len);
+    memcpy(all + len, tail, tail_len);
+    put(target, name, pre, pre_len, all, len + tail_len);
+    free(all);
+    vl_free(buf);
+}
+
+
+static void
+brick_calls(void)
+{
+    mrt_setvolume_args sv = {.subvolume = "v0-posix", .identity = "fuzz",
+                             .proto_version = MRT_PROTO_VERSION};
+    union vrpc_fop_wargs wa;
+    mrt_fd_args fa = {.fd = 3};
+
+    put_call("fuzz-brick-call", "setvolume", "", 0, MRT_HANDSHAKE_PROG,
+             MRT_VERSION, MRT_HS_SETVOLUME,
+             (xdrproc_t)xdr_mrt_setvolume_args, &sv);
+    put_call("fuzz-brick-call", "release", "", 0, MRT_FOPS_PROG, MRT_VERSION,
+             MRT_PROC_RELEASE, (xdrproc_t)xdr_mrt_fd_args, &fa);
+    for (int op = 0; op < VL_FOP_COUNT; op++) {
+        const struct vrpc_fop_desc *d = vrpc_fop_desc((vl_fop_t)op);
+        char name[64];
+        char *saved = NULL;
+
+        if (d == NULL)
+            continue;
+        zero_value(d->args, &wa, sizeof(wa));
+        /* A name where the loc has one (every loc-first type). */
+        if (d->args != (xdrproc_t)xdr_mrt_inodelk_args
+            && d->args != (xdrproc_t)xdr_mrt_entrylk_args
+            && op != VL_FOP_READ && op != VL_FOP_WRITE
+            && d->args != (xdrproc_t)xdr_mrt_fd_args
+            && d->args != (xdrproc_t)xdr_mrt_fsync_args
+            && d->args != (xdrproc_t)xdr_mrt_readdir_args
+            && d->args != (xdrproc_t)xdr_mrt_lk_args
+            && d->args != (xdrproc_t)xdr_mrt_fallocate_args
+            && d->args != (xdrproc_t)xdr_mrt_copy_file_range_args
+            && d->args != (xdrproc_t)xdr_mrt_lseek_args
+            && d->args != (xdrproc_t)xdr_mrt_rchecksum_args) {
+            saved = wa.loc.loc.name;
+            wa.loc.loc.name = "file.txt";
+            wa.loc.loc.parent[15] = 1;
+        }
+        snprintf(name, sizeof(name), "fop-%s", vl_fop_name((vl_fop_t)op));
+        put_call("fuzz-brick-call", name, "", 0, MRT_FOPS_PROG, MRT_VERSION,
+                 VRPC_FOP_PROC(op), d->args, &wa);
+        if (saved != NULL)
+            wa.loc.loc.name = saved;
+        xdr_free(d->args, (char *)&wa);
+    }
+}
+
+
+static void
+brick_replies(void)
+{
+    union vrpc_fop_rsp r;
+    mrt_setvolume_rsp sv = {.status = 0, .error = "", .client_id = 5};
+    mrt_dirent ents[2];
+    mrt_rchecksum_block blocks[2];
+    mrt_break_lease_args bl = {{0}};
+    unsigned char pre[2];
+    static const char content[] = "hello, mortar\n";
+
+    for (int k = 0; k <= VRPC_RSP_RCHECKSUM; k++) {
+        xdrproc_t fn = vrpc_rsp_xdr((enum vrpc_rsp_kind)k);
+        char name[32];
+
+        zero_value(fn, &r, sizeof(r));
+        pre[0] = (unsigned char)k;
+        pre[1] = 16;
+        snprintf(name, sizeof(name), "kind-%d", k);
+        put_reply("fuzz-brick-reply", name, pre, 2, fn, &r, "", 0);
+        xdr_free(fn, (char *)&r);
+    }
+    /* A readdirplus answer with one file's content after the XDR. */
+    memset(&r, 0, sizeof(r));
+    memset(ents, 0, sizeof(ents));
+    ents[0].ino = 1;
+    ents[0].off = 1;
+    ents[0].type = 4;
+    ents[0].name = "dir";
+    ents[1].ino = 2;
+    ents[1].off = 2;
+    ents[1].type = 8;
+    ents[1].name = "hello";
+    ents[1].has_iatt = 1;
+    ents[1].iatt.mode = 0100644;
+    ents[1].iatt.size = sizeof(content) - 1;
+    ents[1].has_content = 1;
+    ents[1].content_len = sizeof(content) - 1;
+    r.readdir.eof = 1;
+    r.readdir.ents.ents_len = 2;
+    r.readdir.ents.ents_val = ents;
+    pre[0] = VRPC_RSP_READDIR;
+    pre[1] = 1;
+    put_reply("fuzz-brick-reply", "readdirplus-content", pre, 2,
+              vrpc_rsp_xdr(VRPC_RSP_READDIR), &r, content,
+              sizeof(content) - 1);
+    /* RCHECKSUM: two 4 KiB blocks, the second a hole. */
+    memset(&r, 0, sizeof(r));
+    memset(blocks, 0, sizeof(blocks));
+    blocks[0].len = 4096;
+    memset(blocks[0].digest, 0xab, sizeof(blocks[0].digest));
+    blocks[1].flags = MRT_RCHECKSUM_ZERO | MRT_RCHECKSUM_HOLE;
+    blocks[1].len = 4096;
+    r.rchecksum.blocks.blocks_len = 2;
+    r.rchecksum.blocks.blocks_val = blocks;
+    pre[0] = VRPC_RSP_RCHECKSUM;
+    pre[1] = 0x10;
+    put_reply("fuzz-brick-reply", "rchecksum-blocks", pre, 2,
+              vrpc_rsp_xdr(VRPC_RSP_RCHECKSUM), &r, "", 0);
+    pre[0] = 16;
+    put_reply("fuzz-brick-reply", "setvolume", pre, 2,
+              (xdrproc_t)xdr_mrt_setvolume_rsp, &sv, "", 0);
+    bl.gfid[15] = 9;
+    put_call("fuzz-brick-reply", "break-lease", pre, 2, MRT_CALLBACK_PROG,
+             MRT_VERSION, MRT_CBK_BREAK_LEASE,
+             (xdrproc_t)xdr_mrt_break_lease_args, &bl);
+}
+
+
+static void
+mgmt_seeds(void)
+{
+    static char *create[] = {"volume", "create", "v0", "replica", "3",
+                             "h1:/b/1", "h2:/b/1", "[::1]:/b/1", "force"};
+    static char *set[] = {"volume", "set", "v0",
+                          "performance.io-thread-count", "32",
+                          "auth.allow", "10.0.0.*"};
+    mgmt_cli_req cli = {.format = MGMT_FMT_TEXT};
+    mgmt_txn_req txn = {.txn_id = "t1", .from = "uuid-a",
+                        .phase = MGMT_TXN_COMMIT,
+                        .params = "volume-id=1234\nbricks=2\n"};
+    mgmt_getspec_req gs = {.volume = "v0"};
+    mgmt_hello_req hello = {.self = {.uuid = "uuid-a", .host = "h1",
+                                     .port = 24007},
+                            .to_host = "h2", .is_probe = 1};
+    mgmt_vol_def def = {.name = "v0", .vol_version = 3,
+                        .info = "type=replicate\nreplica=3\nbrick.0=h1:/b\n",
+                        .options = "performance.io-thread-count=32\n"};
+    mgmt_vols_msg vols = {.from = "uuid-a"};
+    static const struct {
+        const char *name;
+        uint32_t proc;
+        xdrproc_t fn;
+    } zero_calls[] = {
+        {"watch", MGMT_PROC_WATCH, (xdrproc_t)xdr_mgmt_watch_req},
+        {"brick-status", MGMT_PROC_BRICK_STATUS,
+         (xdrproc_t)xdr_mgmt_brick_status_req},
+        {"rebal-task", MGMT_PROC_REBAL_TASK, (xdrproc_t)xdr_mgmt_rebal_req},
+        {"rebal-state", MGMT_PROC_REBAL_STATE,
+         (xdrproc_t)xdr_mgmt_rebal_req},
+        {"peer-list", MGMT_PROC_PEER_LIST,
+         (xdrproc_t)xdr_mgmt_peer_list_req},
+        {"peer-members", MGMT_PROC_PEER_MEMBERS,
+         (xdrproc_t)xdr_mgmt_members_req},
+        {"peer-sync", MGMT_PROC_PEER_SYNC, (xdrproc_t)xdr_mgmt_sync_msg},
+    };
+    static const xdrproc_t replies[] = {
+        (xdrproc_t)xdr_mgmt_cli_rsp, (xdrproc_t)xdr_mgmt_getspec_rsp,
+        (xdrproc_t)xdr_mgmt_hello_rsp, (xdrproc_t)xdr_mgmt_status_rsp,
+        (xdrproc_t)xdr_mgmt_vols_msg, (xdrproc_t)xdr_mgmt_sync_msg,
+        (xdrproc_t)xdr_mgmt_brick_status_rsp, (xdrproc_t)xdr_mgmt_rebal_rsp,
+        (xdrproc_t)xdr_mgmt_rebal_state_rsp,
+    };
+    unsigned char role = 0;
+    char any[4096];
+
+    cli.argv.argv_len = VL_ARRAY_SIZE(create);
+    cli.argv.argv_val = create;
+    put_call("fuzz-mgmt", "cli-create", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_CLI, (xdrproc_t)xdr_mgmt_cli_req, &cli);
+    cli.argv.argv_len = VL_ARRAY_SIZE(set);
+    cli.argv.argv_val = set;
+    put_call("fuzz-mgmt", "cli-set", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_CLI, (xdrproc_t)xdr_mgmt_cli_req, &cli);
+    txn.argv.argv_len = cli.argv.argv_len;
+    txn.argv.argv_val = cli.argv.argv_val;
+    put_call("fuzz-mgmt", "txn-commit", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_PEER_TXN, (xdrproc_t)xdr_mgmt_txn_req, &txn);
+    put_call("fuzz-mgmt", "getspec", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_GETSPEC, (xdrproc_t)xdr_mgmt_getspec_req, &gs);
+    put_call("fuzz-mgmt", "hello", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_PEER_HELLO, (xdrproc_t)xdr_mgmt_hello_req, &hello);
+    vols.vols.vols_len = 1;
+    vols.vols.vols_val = &def;
+    put_call("fuzz-mgmt", "peer-vols", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_PEER_VOLS, (xdrproc_t)xdr_mgmt_vols_msg, &vols);
+    for (size_t i = 0; i < VL_ARRAY_SIZE(zero_calls); i++) {
+        zero_value(zero_calls[i].fn, any, sizeof(any));
+        put_call("fuzz-mgmt", zero_calls[i].name, &role, 1, MGMT_PROG,
+                 MGMT_VERSION, zero_calls[i].proc, zero_calls[i].fn, any);
+        xdr_free(zero_calls[i].fn, any);
+    }
+    for (size_t i = 0; i < VL_ARRAY_SIZE(replies); i++) {
+        char name[32];
+
+        role = (unsigned char)(2 * i + 1);
+        zero_value(replies[i], any, sizeof(any));
+        snprintf(name, sizeof(name), "reply-%zu", i);
+        put_reply("fuzz-mgmt", name, &role, 1, replies[i], any, "", 0);
+        xdr_free(replies[i], any);
+    }
+}
+
+
+/* Record-marked streams: [max / 64][cut seed] then marks and bodies. */
+static void
+record_seeds(void)
+{
+    static const unsigned char one[] = {255, 1, 0x80, 0, 0, 4, 'a', 'b',
+                                        'c', 'd'};
+    static const unsigned char frags[] = {16, 2, 0, 0, 0, 2, 'h', 'e',
+                                          0x80, 0, 0, 3, 'l', 'l', 'o',
+                                          0x80, 0, 0, 0};
+    static const unsigned char big[] = {1, 3, 0x80, 0, 4, 0, 'x'};
+    static const unsigned char empty[] = {8, 4, 0, 0, 0, 0, 0x80, 0, 0, 0,
+                                          0x80, 0, 0, 1, 'z'};
+
+    put("fuzz-record", "one", "", 0, one, sizeof(one));
+    put("fuzz-record", "fragments", "", 0, frags, sizeof(frags));
+    put("fuzz-record", "over-max", "", 0, big, sizeof(big));
+    put("fuzz-record", "empty-fragments", "", 0, empty, sizeof(empty));
+}
+
+
+int
+main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen-seeds DIR\n");
+        return 2;
+    }
+    out_dir = argv[1];
+    vl_global_init();
+    brick_calls();
+    brick_replies();
+    mgmt_seeds();
+    record_seeds();
+    return 0;
+}
