@@ -157,6 +157,10 @@ wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
     e->next = NULL;
     if (e->is_early)
         wi->window -= e->len;
+    /* A listing read while e was pending may carry attributes from
+     * before it: wb_fop_readdir compares this with its own start. */
+    wi->change_seq = atomic_fetch_add(
+        &((struct wb_priv *)e->xl->priv)->change_seq, 1) + 1;
 
     /* Later entries that e (alone) held back may go now. A barrier stops
      * the scan: nothing after it can go before it was answered. */

@@ -9,7 +9,8 @@
  *             copy_file_range, open (wait for pending writes of their
  *             inode; with none they go down at once), create (remembers
  *             the mode, as do the replies of lookup, stat, setattr,
- *             open, write...).
+ *             open, write...), readdir (drops the attributes of files
+ *             with writes pending while it ran from a listing).
  * Early:      a WRITE is answered at once (count = its length) when (1) its
  *             fd is not O_SYNC/O_DSYNC (nor O_DIRECT with strict-o-direct),
  *             (2) its fd had no failed early write, (3) the inode's mode
@@ -759,6 +760,75 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* ---- readdirplus ---- */
+
+/* Per req: the change sequence when a listing went down. */
+struct wb_local {
+    uint64_t seq0;
+};
+
+
+/* A listing's attributes (and quick-read's content) of a file with
+ * writes answered early are those before the writes: the kernel would
+ * keep them (a size 0 for a file just written and closed, since FLUSH
+ * is answered early too) and a read of the file would then end short.
+ * Dropped for every file whose queue held anything while the listing
+ * was read: still pending now, or left since it went down. The kernel
+ * looks such a file up, which waits for its writes. */
+static void
+wb_readdir_done(vl_req_t *child, void *cookie)
+{
+    vl_req_t *req = cookie;
+    vl_xlator_t *xl = req->xl;
+    struct wb_priv *priv = xl->priv;
+    uint64_t seq0 = VL_REQ_PRIV(req, struct wb_local)->seq0;
+    int status = child->status;
+    struct vl_dirent_list *list;
+
+    vl_reply_move(req, child);
+    list = &req->reply.entries;
+    for (size_t i = 0; status == 0 && i < list->n; i++) {
+        struct vl_dirent *e = &list->ents[i];
+        vl_inode_t *inode;
+        struct wb_inode *wi;
+        bool is_stale;
+
+        if (!e->has_iatt && !e->has_content)
+            continue;
+        inode = vl_inode_find(req->graph->itable, &e->iatt.gfid);
+        if (inode == NULL)
+            continue; /* never looked up here: nothing written here */
+        wi = wb_inode_peek(xl, inode);
+        pthread_mutex_lock(&inode->lock);
+        is_stale = wi->head != NULL || wi->change_seq > seq0;
+        pthread_mutex_unlock(&inode->lock);
+        vl_inode_unref(inode);
+        if (is_stale) {
+            e->has_iatt = false;
+            e->has_content = false;
+            atomic_fetch_add(&priv->n_stripped, 1);
+        }
+    }
+    vl_unwind(req, status);
+}
+
+
+static void
+wb_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct wb_priv *priv = xl->priv;
+    vl_req_t *child = vl_req_child(req, VL_FIRST_CHILD(xl));
+
+    if (child == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    VL_REQ_PRIV(req, struct wb_local)->seq0 =
+        atomic_load(&priv->change_seq);
+    vl_wind(child, wb_readdir_done, req);
+}
+
+
 /* ---- class ---- */
 
 static int
@@ -840,6 +910,8 @@ wb_dump(vl_xlator_t *xl, FILE *out)
     struct wb_priv *priv = xl->priv;
 
     fprintf(out, "written_behind=%llu\n", atomic_load(&priv->n_behind));
+    fprintf(out, "listing_attrs_dropped=%llu\n",
+            atomic_load(&priv->n_stripped));
     fprintf(out, "written_through=%llu\n", atomic_load(&priv->n_through));
     fprintf(out, "window_full=%llu\n", atomic_load(&priv->n_window_full));
     fprintf(out, "waited=%llu\n", atomic_load(&priv->n_waited));
@@ -938,6 +1010,7 @@ const vl_xlator_class_t xl_performance_write_behind = {
     .conf_size = sizeof(struct wb_conf),
     .inode_ctx_size = sizeof(struct wb_inode),
     .fd_ctx_size = sizeof(struct wb_fd),
+    .req_priv_size = sizeof(struct wb_local),
     .options = wb_options,
     .mem_types = wb_mem_types,
     .doc = "Answers writes at once and sends them to the bricks behind "
@@ -965,5 +1038,6 @@ const vl_xlator_class_t xl_performance_write_behind = {
         [VL_FOP_RCHECKSUM] = wb_fop_wait,
         [VL_FOP_LK] = wb_fop_lk,
         [VL_FOP_COPY_FILE_RANGE] = wb_fop_copy_file_range,
+        [VL_FOP_READDIR] = wb_fop_readdir,
     },
 };

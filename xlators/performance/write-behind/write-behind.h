@@ -50,6 +50,9 @@ struct wb_priv {
     atomic_ullong n_setattr_failed; /* of those, failed at the child */
     atomic_ullong n_setattr_merged; /* of those, folded into the previous
                                        one before it went down */
+    atomic_ullong n_stripped;     /* readdirplus entries whose attributes
+                                     were dropped (pending writes) */
+    atomic_ullong change_seq;     /* bumped when an entry leaves a queue */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
     atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
     pthread_mutex_t lock;         /* guards nothing but the wait on cond */
@@ -118,6 +121,8 @@ struct wb_inode {
     uint32_t wb_seq;        /* failures recorded so far */
     bool is_wb_seen;        /* the latest was reported by an fsync or a
                                flush (a new fd then does not report it) */
+    uint64_t change_seq;    /* priv->change_seq when an entry last left
+                               the queue (readdirplus staleness) */
 };
 
 /* Per fd (fd ctx). err, is_failed, is_counted: guarded by fd->lock;

@@ -9,7 +9,8 @@
  * the writer wait; O_SYNC and setuid files are written through; release
  * of an fd with writes pending waits for them; contiguous small writes
  * made while a write is in flight reach the child as one WRITE of up to
- * aggregate-size bytes (same fd only), and a read waits for them.
+ * aggregate-size bytes (same fd only), and a read waits for them; a
+ * listing drops the attributes of files with writes pending meanwhile.
  * setattr-behind: a chmod/chown/utimes of an open file is answered at
  * once with predicted attributes and reaches the child in order; every
  * case the brick could answer otherwise waits; a failure is returned by
@@ -22,6 +23,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +72,7 @@ struct t_env {
                                 until the end: a write answered by the
                                 child borrows it until then */
     int n_iov;               /* used entries of iov */
+    vl_req_t *pending_readdir; /* a READDIR held at the mock (t_readdir) */
 };
 
 static struct t_env *
@@ -323,6 +326,83 @@ test_read_waits(void **state)
     vl_test_result_clear(&w);
     vl_test_result_clear(&rd);
     vl_test_result_clear(&w2);
+    t_env_free(e);
+}
+
+
+/* A listing read while a write of a file was pending (answered early,
+ * not yet by the child) carries the file's attributes from before it:
+ * they are dropped (so the kernel looks the file up, which waits), as
+ * when the write was answered by the child only after the listing went
+ * down; another file's, and the file's in a listing that went down once
+ * its writes were done, are kept. */
+static void
+t_readdir(struct t_env *e, const vl_gfid_t *other,
+          struct vl_test_result *res)
+{
+    vl_req_t *req = vl_req_new(e->g->graph->top, VL_FOP_READDIR);
+    struct vl_iatt ia = {0};
+
+    VL_ARGS(req, readdir)->plus = true;
+    vl_test_wind(req, res);
+    assert_false(res->is_done);
+    e->pending_readdir = t_pop(e, VL_FOP_READDIR);
+    ia.gfid = e->file->gfid;
+    ia.mode = S_IFREG | 0644;
+    assert_int_equal(vl_dirent_list_add(&e->pending_readdir->reply.entries,
+                                        1, 1, DT_REG, "file", &ia), 0);
+    e->pending_readdir->reply.entries.ents[0].has_content = true;
+    ia.gfid = *other;
+    assert_int_equal(vl_dirent_list_add(&e->pending_readdir->reply.entries,
+                                        2, 2, DT_REG, "other", &ia), 0);
+}
+
+
+static void
+test_readdir_drops_pending_attrs(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_test_result w = {0}, rd = {0};
+    vl_inode_t *other;
+    vl_gfid_t og;
+    vl_req_t *r;
+
+    (void)state;
+    vl_gfid_generate(&og);
+    other = vl_inode_get(e->g->graph->itable, &og, S_IFREG);
+    t_stat(e, S_IFREG | 0644);
+
+    /* Pending when the listing comes back. */
+    t_write(e, e->fd, 0, 4, 'a', &w);
+    assert_true(w.is_done);
+    r = t_pop(e, VL_FOP_WRITE); /* held: the write is in flight */
+    t_readdir(e, &og, &rd);
+    vl_unwind(e->pending_readdir, 0);
+    assert_true(rd.is_done);
+    assert_int_equal(rd.reply.entries.n, 2);
+    assert_false(rd.reply.entries.ents[0].has_iatt);
+    assert_false(rd.reply.entries.ents[0].has_content);
+    assert_true(rd.reply.entries.ents[1].has_iatt);
+    vl_test_result_clear(&rd);
+
+    /* Pending when it went down, done before it came back. */
+    t_readdir(e, &og, &rd);
+    t_answer_write(r, 0);
+    vl_unwind(e->pending_readdir, 0);
+    assert_false(rd.reply.entries.ents[0].has_iatt);
+    assert_true(rd.reply.entries.ents[1].has_iatt);
+    vl_test_result_clear(&rd);
+
+    /* Nothing pending since it went down: kept. */
+    t_readdir(e, &og, &rd);
+    vl_unwind(e->pending_readdir, 0);
+    assert_true(rd.reply.entries.ents[0].has_iatt);
+    assert_true(rd.reply.entries.ents[0].has_content);
+    assert_true(rd.reply.entries.ents[1].has_iatt);
+    vl_test_result_clear(&rd);
+
+    vl_test_result_clear(&w);
+    vl_inode_unref(other);
     t_env_free(e);
 }
 
@@ -1212,6 +1292,7 @@ main(void)
         cmocka_unit_test(test_early_answer),
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_read_waits),
+        cmocka_unit_test(test_readdir_drops_pending_attrs),
         cmocka_unit_test(test_rchecksum_waits),
         cmocka_unit_test(test_error_on_flush),
         cmocka_unit_test(test_error_on_fsync),
