@@ -101,7 +101,9 @@ gfs_setup() {
     done
     mountpoint -q "$GFS_DIR/mnt" || { say "GlusterFS: mount not up"; return 1; }
     GFS_MNT=$GFS_DIR/mnt
-    say "GlusterFS: $GFS_VOL ($BRICKS brick(s), distribute) mounted on" \
+    local kind=distribute
+    ((${REPLICA:-1} >= 2)) && kind="replica $REPLICA"
+    say "GlusterFS: $GFS_VOL ($BRICKS brick(s), $kind) mounted on" \
         "$GFS_MNT"
     return 0
 }
