@@ -4,8 +4,10 @@
  *
  * Sends the command words as they are (mortard parses GlusterFS's grammar)
  * with the wanted output format in one MGMT_CLI call over mortard's unix
- * socket, or TCP with --remote-host; prints the answer's output to stdout
- * and its error string to stderr, and exits with the answer's ret.
+ * socket (root only), or TCP with --remote-host (refused unless the
+ * connection is authenticated: doc/security.md); prints the answer's
+ * output to stdout and its error string to stderr, and exits with the
+ * answer's ret.
  * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
  * `volume heal VOL status` on a terminal repeats every second as a live
  * bar (heal-bar.c).
@@ -104,7 +106,13 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     if (rc != 0) {
         if (!is_quiet) {
             fprintf(stderr, "%s\n", CLI_CONN_FAILED);
-            fprintf(stderr, "mortar: %s\n", err.msg);
+            /* The socket is root's (doc/security.md): say so rather
+             * than leave a bare "Permission denied". */
+            fprintf(stderr, "mortar: %s%s\n", err.msg,
+                    rc == -EACCES && args->remote_host == NULL
+                        ? " (mortard's unix socket serves root only: run "
+                          "mortar as root)"
+                        : "");
         }
         goto out;
     }

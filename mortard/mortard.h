@@ -30,6 +30,7 @@
  *             count
  * reset-brick.c    volume reset-brick ... start | commit [force]
  * heal-mark.c a good brick's root blames a replica slot (heal fills it)
+ * auth.c      the pool secret and the AUTH exchange peers prove it with
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -556,8 +557,10 @@ bool md_brick_is_local(const struct md_state *st, const struct md_brick *b);
 struct md_peer *md_peer_find_host(struct md_state *st, const char *host);
 int md_peers_load(struct md_state *st, vl_err_t *err);
 void md_peers_free(struct md_state *st);
-/* One blocking call to HOST:PORT (connect, call, read the reply, close)
- * within timeout_ms. 0, or -errno with err set. */
+/* One blocking call to HOST:PORT (connect, prove the pool secret both
+ * ways, call, read the reply, close) within timeout_ms. 0, or -errno
+ * with err set: -EACCES the callee does not share this pool's secret,
+ * -EPERM it refused the call as not authenticated. */
 int md_peer_call(const char *host, uint16_t port, uint32_t proc,
                  xdrproc_t afn, void *args, xdrproc_t rfn, void *res,
                  int timeout_ms, vl_err_t *err);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "peer-int.h"
 #include "vrpc.h"
 
@@ -101,6 +102,7 @@ md_cmd_probe(struct md_state *st, const char *arg, struct md_result *r)
     char host[MGMT_HOST_MAX];
     uint16_t port;
     struct md_peer *p;
+    int rc;
 
     if (md_parse_hostport(arg, host, sizeof(host), &port) != 0) {
         md_result_fail(r, MD_EXIT_FAIL, EINVAL, "peer probe: failed: bad "
@@ -122,10 +124,20 @@ md_cmd_probe(struct md_state *st, const char *arg, struct md_result *r)
     req.self.host = (char *)md_self_host(st);
     req.self.port = st->mgmt_port;
     req.to_host = host;
-    if (md_peer_call(host, port, MGMT_PROC_PEER_HELLO,
-                     (xdrproc_t)xdr_mgmt_hello_req, &req,
-                     (xdrproc_t)xdr_mgmt_hello_rsp, &rsp,
-                     MD_PEER_TIMEOUT_MS, &err) != 0) {
+    rc = md_peer_call(host, port, MGMT_PROC_PEER_HELLO,
+                      (xdrproc_t)xdr_mgmt_hello_req, &req,
+                      (xdrproc_t)xdr_mgmt_hello_rsp, &rsp,
+                      MD_PEER_TIMEOUT_MS, &err);
+    if (rc == -EACCES) {
+        /* Nothing secret crossed: the administrator copies the file. */
+        md_result_fail(r, MD_EXIT_FAIL, EACCES, "peer probe: failed: %s "
+                       "does not share this pool's secret: copy %s/%s from "
+                       "a pool member to %s (its state dir, mode 0600) and "
+                       "probe again", host, st->state_dir,
+                       MD_AUTH_SECRET_FILE, host);
+        return;
+    }
+    if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, EHOSTUNREACH, "peer probe: failed: "
                        "Probe returned with %s", err.msg);
         return;

@@ -8,7 +8,8 @@
  * detaches and travels with the membership (PEER_MEMBERS, PEER_SYNC): a
  * node adopts a membership only if its generation is newer than its own,
  * so a node that was down during a probe or detach catches up on return.
- * Calls between mortards are short blocking connections (connect, one
+ * Calls between mortards are short blocking connections (connect, the
+ * two AUTH calls that prove the pool secret both ways (auth.c), one
  * call, one reply, close) with a deadline, made by the worker thread (a
  * probe, a transaction) or by the monitor thread; a mortard never calls
  * a peer while that peer could be blocked calling it back, except that
@@ -40,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "mgmt.h"
 #include "mortard.h"
 #include "peer-int.h"
@@ -463,13 +465,33 @@ md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
         rc = md_io_all(fd, rec + rlen, n, false, deadline);
         rlen += n;
     }
-    if (rc == 0 && (vrpc_decode_reply(rec, rlen, &xid, &accept, &off) != 0 ||
-                    accept != VRPC_SUCCESS ||
-                    vrpc_decode_body(rec + off, rlen - off, rfn, res,
-                                     NULL) != 0))
+    if (rc == 0 && vrpc_decode_reply(rec, rlen, &xid, &accept, &off) != 0)
+        rc = -EPROTO;
+    else if (rc == 0 && accept == -1)
+        rc = -EPERM; /* denied: this connection is not authenticated */
+    else if (rc == 0 && (accept != VRPC_SUCCESS ||
+                         vrpc_decode_body(rec + off, rlen - off, rfn, res,
+                                          NULL) != 0))
         rc = -EPROTO;
     free(rec);
     return rc;
+}
+
+
+/* The connection of one md_peer_call, for md_auth_prove. */
+struct md_auth_link {
+    int fd;             /* connected */
+    uint64_t deadline;  /* of the whole md_peer_call */
+};
+
+
+static int
+md_auth_link_call(void *arg, mgmt_auth_req *req, mgmt_auth_rsp *rsp)
+{
+    struct md_auth_link *l = arg;
+
+    return md_call_on(l->fd, MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req,
+                      req, (xdrproc_t)xdr_mgmt_auth_rsp, rsp, l->deadline);
 }
 
 
@@ -500,12 +522,23 @@ md_peer_call(const char *host, uint16_t port, uint32_t proc, xdrproc_t afn,
     } else {
         rc = -soerr;
     }
-    if (rc == 0)
+    if (rc == 0) {
+        struct md_auth_link link = {.fd = fd, .deadline = deadline};
+        vl_err_t aerr = {.msg = ""};
+
+        rc = md_auth_prove(md_auth_link_call, &link, &aerr);
+        if (rc != 0) {
+            close(fd);
+            vl_err_set(err, "%s:%u: %s", host, port, aerr.msg);
+            return rc;
+        }
         rc = md_call_on(fd, proc, afn, args, rfn, res, deadline);
+    }
     close(fd);
     if (rc != 0)
         vl_err_set(err, "%s:%u: %s", host, port,
-                   rc == -EPROTO ? "bad reply" : strerror(-rc));
+                   rc == -EPROTO ? "bad reply"
+                   : rc == -EPERM ? "not authenticated" : strerror(-rc));
     return rc;
 }
 

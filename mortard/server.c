@@ -10,12 +10,20 @@
  * parked watches when md_server_notify says a volume changed, or after
  * 30 s with the unchanged spec. Between jobs and when idle (at least
  * once a second) the worker runs the brick supervision (supervise.c).
+ * Who may call what (md_conn_is_trusted, doc/security.md): root (or
+ * mortard's own user) on the unix socket may call everything; anyone on
+ * TCP may call NULL, GETSPEC and WATCH (clients fetch volfiles) and AUTH;
+ * a TCP connection that proved the pool secret through AUTH (auth.c) may
+ * also call the peer procedures. Everything else is refused: CLI with a
+ * one-line error the CLI prints, the others with an RPC AUTH_ERROR.
  * Per-request state: struct md_job (the conn ref, xid, decoded args).
+ * Per connection: struct md_conn (how it came, its AUTH state).
  * Threads: loop threads (accept, decode), the worker, and the main thread
  * (start/stop, dump).
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,9 +31,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "auth.h"
 #include "mgmt.h"
 #include "mortard.h"
 #include "vrpc.h"
@@ -49,8 +59,18 @@ struct md_job {
  * still open (long-polling WATCH clients) and free them. */
 struct md_conn {
     vrpc_conn_t *conn;          /* the accept's ref (dropped at close) */
+    bool is_unix;               /* came through the unix socket */
+    bool is_admin_uid;          /* unix: SO_PEERCRED says root or us */
+    struct md_auth_conn auth;   /* TCP: the AUTH exchange (own lock) */
     struct md_conn *next;       /* md_srv.conns list */
 };
+
+#define MD_REFUSED_TCP                                                    \
+    "not authenticated: mortard's TCP port runs management commands "    \
+    "only for a TLS connection with an admin certificate; run mortar on " \
+    "a pool node (it uses mortard's unix socket) or see doc/security.md"
+#define MD_REFUSED_UNIX                                                   \
+    "permission denied: mortard's unix socket serves root only"
 
 static struct {
     struct md_state *st;        /* borrowed */
@@ -346,16 +366,108 @@ md_server_peers_changed(struct md_state *st)
 }
 
 
+/* The one place that says who a connection is. */
+static bool
+md_conn_is_trusted(struct md_conn *mc, enum md_role *role /* OUT */)
+{
+    *role = MD_ROLE_NONE;
+    if (mc->is_unix && mc->is_admin_uid)
+        *role = MD_ROLE_ADMIN;
+    else if (!mc->is_unix && md_auth_conn_is_peer(&mc->auth))
+        *role = MD_ROLE_PEER;
+    return *role != MD_ROLE_NONE;
+}
+
+
+/* True if a connection of role may call proc (a known one). */
+static bool
+md_proc_allowed(const struct md_conn *mc, uint32_t proc, enum md_role role)
+{
+    switch (proc) {
+    case MGMT_PROC_NULL:
+        return true;
+    case MGMT_PROC_GETSPEC:
+    case MGMT_PROC_WATCH:
+    case MGMT_PROC_AUTH:
+        /* Volfiles for any client over TCP, as GlusterFS serves them;
+         * the unix socket is root's alone. */
+        return !mc->is_unix || role == MD_ROLE_ADMIN;
+    case MGMT_PROC_CLI:
+        return role == MD_ROLE_ADMIN;
+    default:
+        return role == MD_ROLE_ADMIN || role == MD_ROLE_PEER;
+    }
+}
+
+
+/* A denied reply (RFC 5531: MSG_DENIED, AUTH_ERROR, AUTH_TOOWEAK): the
+ * caller's credentials do not reach this procedure. vrpc_decode_reply
+ * gives the caller accept -1. */
+static void
+md_send_auth_error(vrpc_conn_t *c, uint32_t xid)
+{
+    uint32_t words[5] = {htonl(xid), htonl(1 /* REPLY */),
+                         htonl(1 /* MSG_DENIED */), htonl(1 /* AUTH_ERROR */),
+                         htonl(5 /* AUTH_TOOWEAK */)};
+    struct iovec iov = {.iov_base = words, .iov_len = sizeof(words)};
+
+    (void)vrpc_conn_send(c, &iov, 1);
+}
+
+
+/* Answers a call its connection may not make: CLI with an error the
+ * CLI prints, every other procedure with an RPC AUTH_ERROR. */
+static void
+md_refuse(struct md_conn *mc, vrpc_conn_t *c, uint32_t xid, uint32_t proc)
+{
+    vl_glog(MD_DOMAIN, VL_LOG_INFO, "refused procedure %u from %s: %s", proc,
+            mc->is_unix ? "the unix socket" : vrpc_conn_peer(c),
+            mc->is_unix ? "not root" : "not authenticated");
+    if (proc == MGMT_PROC_CLI) {
+        mgmt_cli_rsp rsp = {.ret = MD_EXIT_FAIL, .op_errno = EACCES,
+                            .output = ""};
+
+        rsp.errstr = mc->is_unix ? MD_REFUSED_UNIX : MD_REFUSED_TCP;
+        (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mgmt_cli_rsp, &rsp, NULL, 0);
+        return;
+    }
+    md_send_auth_error(c, xid);
+}
+
+
+/* AUTH, answered on the loop thread (no store access). */
+static void
+md_auth_call(struct md_conn *mc, vrpc_conn_t *c, uint32_t xid,
+             const char *body, size_t len)
+{
+    mgmt_auth_req req = {0};
+    struct md_auth_answer ans;
+
+    if (vrpc_decode_body(body, len, (xdrproc_t)xdr_mgmt_auth_req, &req,
+                         NULL) != 0) {
+        (void)vrpc_send_reply(c, xid, VRPC_GARBAGE_ARGS, NULL, NULL, NULL,
+                              0);
+        return;
+    }
+    md_auth_serve(&mc->auth, &req, vrpc_conn_peer(c), &ans);
+    (void)vrpc_send_reply(c, xid, VRPC_SUCCESS, (xdrproc_t)xdr_mgmt_auth_rsp,
+                          &ans.rsp, NULL, 0);
+    xdr_free((xdrproc_t)xdr_mgmt_auth_req, (char *)&req);
+}
+
+
 static void
 md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
 {
+    struct md_conn *mc = arg;
+    enum md_role role;
     struct vrpc_call_hdr hdr;
     struct md_job *j;
     size_t off;
     bool xid_ok = false;
     int rc;
 
-    (void)arg;
     if (vrpc_decode_call(rec->data, len, &hdr, &off, &xid_ok) != 0) {
         vrpc_conn_close(c, EPROTO);
         return;
@@ -368,6 +480,15 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
     }
     if (hdr.proc == MGMT_PROC_NULL) {
         (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS, NULL, NULL, NULL, 0);
+        return;
+    }
+    (void)md_conn_is_trusted(mc, &role);
+    if (hdr.proc <= MGMT_PROC_AUTH && !md_proc_allowed(mc, hdr.proc, role)) {
+        md_refuse(mc, c, hdr.xid, hdr.proc);
+        return;
+    }
+    if (hdr.proc == MGMT_PROC_AUTH) {
+        md_auth_call(mc, c, hdr.xid, rec->data + off, len - off);
         return;
     }
     j = calloc(1, sizeof(*j));
@@ -468,6 +589,7 @@ md_on_close(vrpc_conn_t *c, int reason, void *arg)
                 break;
             }
         pthread_mutex_unlock(&md_srv.conns_mu);
+        md_auth_conn_clear(&mc->auth);
         free(mc);
     }
     vrpc_conn_unref(c); /* the accept's ref */
@@ -481,19 +603,29 @@ static const struct vrpc_conn_ops md_conn_ops = {
 
 
 static void
-md_accept(int fd, const struct sockaddr_storage *peer, void *arg)
+md_conn_add(int fd, bool is_unix)
 {
     vrpc_conn_t *c;
-
     struct md_conn *mc = calloc(1, sizeof(*mc));
 
-    (void)peer;
-    (void)arg;
     if (mc == NULL) {
         close(fd);
         return;
     }
+    mc->is_unix = is_unix;
+    md_auth_conn_init(&mc->auth);
+    if (is_unix) {
+        struct ucred cred;
+        socklen_t cl = sizeof(cred);
+
+        /* The socket file is 0600, but who connected is what counts
+         * (a socket bound before its chmod, a descriptor handed on). */
+        mc->is_admin_uid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred,
+                                      &cl) == 0 &&
+                           (cred.uid == 0 || cred.uid == geteuid());
+    }
     if (vrpc_conn_new(md_srv.loop, fd, false, &md_conn_ops, mc, &c) != 0) {
+        md_auth_conn_clear(&mc->auth);
         free(mc);
         return;
     }
@@ -504,6 +636,15 @@ md_accept(int fd, const struct sockaddr_storage *peer, void *arg)
     pthread_mutex_unlock(&md_srv.conns_mu);
     if (vrpc_conn_start(c) != 0)
         vrpc_conn_close(c, ENOTCONN);
+}
+
+
+static void
+md_accept(int fd, const struct sockaddr_storage *peer, void *arg)
+{
+    (void)peer;
+    (void)arg;
+    md_conn_add(fd, false);
 }
 
 
@@ -530,6 +671,7 @@ static void
 md_unix_io(vl_io_t *io, int fd, uint32_t events, void *arg)
 {
     (void)events;
+    (void)arg;
     for (int i = 0; i < 32; i++) {
         int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -538,7 +680,7 @@ md_unix_io(vl_io_t *io, int fd, uint32_t events, void *arg)
                 continue;
             break;
         }
-        md_accept(cfd, NULL, arg);
+        md_conn_add(cfd, true);
     }
     (void)vl_io_modify(io, EPOLLIN);
 }
@@ -581,6 +723,9 @@ md_server_start(struct md_state *st, vl_err_t *err)
     int rc;
 
     md_srv.st = st;
+    rc = md_auth_init(st->state_dir, st->node_id, err);
+    if (rc != 0)
+        return rc;
     md_srv.loop = vl_loop_new(2);
     if (md_srv.loop == NULL) {
         vl_err_set(err, "event loop: %s", strerror(errno));

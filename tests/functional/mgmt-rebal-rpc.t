@@ -22,10 +22,16 @@ printf 'status=completed\nmoved_files=99\n' > "$T/run/secret.state"
 # rpc OP VOLUME [IS_REMOVE] [TRUNCATE]: one REBAL_TASK call
 # (tests/lib/mgmt_rpc.py); prints "accept=N" or
 # "ret=R errno=E status=S moved=M bytes=B skipped=K".
+# The connection proves the pool secret first, as a peer's would.
 rpc() {
-    python3 "$(dirname "$0")/../lib/mgmt_rpc.py" 127.0.0.1 "$MGMT_PORT" 17 \
+    MGMT_SECRET="$T/state/secret" python3 \
+        "$(dirname "$0")/../lib/mgmt_rpc.py" 127.0.0.1 "$MGMT_PORT" 17 \
         "$1" "$2" "${3:-0}" ${4:+truncate}
 }
+
+# Without the proof, REBAL_TASK is refused (doc/security.md).
+EXPECT "denied" python3 "$(dirname "$0")/../lib/mgmt_rpc.py" 127.0.0.1 \
+    "$MGMT_PORT" 17 0 v0 0
 
 EXPECT "ret=0 errno=0 status=completed moved=7 bytes=7168 skipped=1" rpc 0 v0
 EXPECT "ret=0 errno=0 status=- moved=0 bytes=0 skipped=0" rpc 0 v0 1

@@ -26,8 +26,9 @@ EXPECT_MATCH "Status: Started" "$MORTAR" volume info v0
 # help: local usage; mortard is reachable, so no note saying otherwise.
 EXPECT_MATCH "Usage: mortar" "$MORTAR" help
 EXPECT "0" sh -c "'$MORTAR' help | grep -c 'not reachable'"
-# The same over TCP.
-EXPECT_MATCH "Volume Name: v0" "$MORTAR" --remote-host="127.0.0.1:$MGMT_PORT" volume info v0
+# Over TCP the command is refused (not authenticated: doc/security.md);
+# clients still fetch their volfiles there (the mounts below).
+EXPECT_MATCH "not authenticated" sh -c "'$MORTAR' --remote-host='127.0.0.1:$MGMT_PORT' volume info v0 2>&1"
 
 # XML and JSON: well-formed, and they say the same thing.
 if command -v xmllint > /dev/null; then

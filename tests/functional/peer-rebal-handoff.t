@@ -37,10 +37,12 @@ row_state() {
             print s }'
 }
 # state_rpc I VOLUME IS_REMOVE: one REBAL_STATE call to node I's mortard,
-# from node I's namespace (tests/lib/mgmt_rpc.py): "ret=R errno=E len=N"
+# from node I's namespace, proving the pool secret first
+# (tests/lib/mgmt_rpc.py): "ret=R errno=E len=N"
 # (N: bytes of the state)
 state_rpc() {
-    nsenter --net=/run/netns/"${NS[$1]}" python3 \
+    MGMT_SECRET="$T/n$1/state/secret" \
+        nsenter --net=/run/netns/"${NS[$1]}" python3 \
         "$(dirname "$0")/../lib/mgmt_rpc.py" "10.213.77.$1" 24100 18 0 \
         "$2" "$3"
 }

@@ -5,11 +5,18 @@ As a program:
   mgmt_rpc.py HOST PORT PROC OP VOLUME IS_REMOVE [truncate]
 sends one ONC-RPC call of rpc/xdr/mgmt.x's program (0x29A00010, version 1)
 whose body is a mgmt_rebal_req (volume, is_remove, op), cut to 3 bytes
-with "truncate", and prints the reply: "accept=N" when the call was not
-accepted, else one line decoded by the procedure:
+with "truncate", and prints the reply: "denied" when the call was refused
+(AUTH_ERROR: the connection is not authenticated), "accept=N" when it was
+not accepted, else one line decoded by the procedure:
   17 REBAL_TASK   ret=R errno=E status=S moved=M bytes=B skipped=K
   18 REBAL_STATE  ret=R errno=E len=N      (N: bytes of the state text)
+With MGMT_SECRET=FILE (a mortard's <state-dir>/secret) in the environment
+the connection first proves the pool secret (MGMT_PROC_AUTH, as a peer
+would: mortard/auth.c), so that peer procedures are served.
 """
+import hashlib
+import hmac
+import os
 import socket
 import struct
 import sys
@@ -41,11 +48,11 @@ class Reply:
         return v
 
 
-def call(host, port, proc, body, xid=77):
-    """One call; returns (accept_stat, Reply or None)."""
+def call_on(s, proc, body, xid=77):
+    """One call on socket s; returns (accept_stat or "denied", Reply or
+    None)."""
     msg = struct.pack(">IIIIII", xid, 0, 2, MGMT_PROG, MGMT_VERS, proc)
     msg += struct.pack(">IIII", 0, 0, 0, 0) + body
-    s = socket.create_connection((host, port), timeout=10)
     s.sendall(struct.pack(">I", 0x80000000 | len(msg)) + msg)
 
     def read(n):
@@ -59,11 +66,56 @@ def call(host, port, proc, body, xid=77):
 
     mark = struct.unpack(">I", read(4))[0]
     rec = read(mark & 0x7FFFFFFF)
-    s.close()
+    if struct.unpack(">I", rec[8:12])[0] == 1:  # MSG_DENIED
+        return "denied", None
     vlen = struct.unpack(">I", rec[16:20])[0]
     off = 20 + vlen + (-vlen % 4)
     accept = struct.unpack(">I", rec[off:off + 4])[0]
     return accept, (Reply(rec, off + 4) if accept == 0 else None)
+
+
+def proof(secret, label, nc, ns, uc, us):
+    """HMAC-SHA256 of mortard/auth.c's message."""
+    msg = label + b"\0" + nc + ns + struct.pack(">I", len(uc)) + uc + \
+        struct.pack(">I", len(us)) + us
+    return hmac.new(secret, msg, hashlib.sha256).digest()
+
+
+def authenticate(s, secret_file):
+    """Proves the pool secret on s (both steps of MGMT_PROC_AUTH)."""
+    with open(secret_file) as f:
+        secret = bytes.fromhex(f.read().strip())
+    uc, nc = b"mgmt_rpc.py", os.urandom(32)
+    accept, r = call_on(s, 19, struct.pack(">I", 1) + xdr_str(uc) +
+                        xdr_str(nc) + xdr_str(b""))
+    if r is None or r.take(">ii")[0] != 0:
+        raise SystemExit("AUTH hello refused")
+    r.take_str()  # errstr
+    us = r.take_str().encode()
+    (n,) = r.take(">I")
+    ns = r.rec[r.off:r.off + n]
+    r.off += n
+    (n,) = r.take(">I")
+    if r.rec[r.off:r.off + n] != proof(secret, b"mortar-auth-1 callee", nc,
+                                       ns, uc, us):
+        raise SystemExit("mortard does not share this secret")
+    pc = proof(secret, b"mortar-auth-1 caller", nc, ns, uc, us)
+    accept, r = call_on(s, 19, struct.pack(">I", 2) + xdr_str(uc) +
+                        xdr_str(b"") + xdr_str(pc))
+    if r is None or r.take(">ii")[0] != 0:
+        raise SystemExit("AUTH proof refused")
+
+
+def call(host, port, proc, body, xid=77):
+    """One call on a new connection, authenticated with $MGMT_SECRET if
+    set; returns (accept_stat or "denied", Reply or None)."""
+    s = socket.create_connection((host, port), timeout=10)
+    try:
+        if os.environ.get("MGMT_SECRET"):
+            authenticate(s, os.environ["MGMT_SECRET"])
+        return call_on(s, proc, body, xid)
+    finally:
+        s.close()
 
 
 def rebal_req(vol, is_remove, op):
@@ -95,7 +147,9 @@ if __name__ == "__main__":
     if len(sys.argv) == 8:
         body = body[:3]
     accept, reply = call(host, port, proc, body)
-    if reply is None:
+    if accept == "denied":
+        print("denied")
+    elif reply is None:
         print("accept=%d" % accept)
     elif proc == 17:
         print(show_task(reply))
