@@ -143,6 +143,137 @@ test_nul_and_length(void **state)
 }
 
 
+/* A growable text for the generated volfiles of test_limits. */
+struct t_text {
+    char *buf;    /* owned */
+    size_t len;   /* bytes used */
+    size_t cap;   /* bytes allocated */
+};
+
+
+static void __attribute__((format(printf, 2, 3)))
+t_add(struct t_text *t, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    while (t->len + (size_t)n + 1 > t->cap) {
+        t->cap = t->cap == 0 ? 4096 : 2 * t->cap;
+        t->buf = realloc(t->buf, t->cap);
+        assert_non_null(t->buf);
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->buf + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+
+/* n volumes; with is_chain each names the one before it, else none. */
+static void
+t_gen(struct t_text *t, size_t n, bool is_chain)
+{
+    t->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        t_add(t, "volume v%zu\n type debug/trace\n", i);
+        if (is_chain && i > 0)
+            t_add(t, " subvolumes v%zu\n", i - 1);
+        t_add(t, "end-volume\n");
+    }
+}
+
+
+/* Expects text to be refused with a message containing want. */
+static void
+t_refused(const struct t_text *t, const char *want)
+{
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf = vl_volfile_parse(t->buf, t->len, "t.vol", &err);
+
+    if (vf != NULL)
+        fail_msg("parsed; want '%s'", want);
+    if (strstr(err.msg, want) == NULL)
+        fail_msg("got '%s', want '%s'", err.msg, want);
+}
+
+
+/* Every cap of volfile.h: the largest allowed input parses, one more is
+ * refused with a message naming the limit and the line. */
+static void
+test_limits(void **state)
+{
+    struct t_text t = {0};
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf;
+
+    /* Depth: a chain of VL_VOLFILE_MAX_DEPTH volumes is fine. */
+    t_gen(&t, VL_VOLFILE_MAX_DEPTH, true);
+    vf = vl_volfile_parse(t.buf, t.len, "t.vol", &err);
+    assert_non_null(vf);
+    assert_string_equal(vl_volfile_top(vf, &err)->name, "v63");
+    vl_volfile_free(vf);
+    t_gen(&t, VL_VOLFILE_MAX_DEPTH + 1, true);
+    t_refused(&t, "t.vol:258: graph deeper than 64 volumes at 'v64'");
+
+    /* Volumes: the issue's 100,000-volume chain is refused at once (by
+     * depth), and as many volumes side by side by their number. */
+    t_gen(&t, 100000, true);
+    t_refused(&t, "graph deeper than 64");
+    t_gen(&t, VL_VOLFILE_MAX_VOLS, false);
+    vf = vl_volfile_parse(t.buf, t.len, "t.vol", &err);
+    assert_non_null(vf);
+    vl_volfile_free(vf);
+    t_gen(&t, 100000, false);
+    t_refused(&t, "t.vol:12289: more than 4096 volumes");
+
+    /* Wide: the last volume names all 4095 others (top found in linear
+     * time too). */
+    t_gen(&t, VL_VOLFILE_MAX_VOLS - 1, false);
+    t_add(&t, "volume top\n type cluster/distribute\n subvolumes");
+    for (size_t i = 0; i < VL_VOLFILE_MAX_VOLS - 1; i++)
+        t_add(&t, " v%zu", i);
+    t_add(&t, "\nend-volume\n");
+    vf = vl_volfile_parse(t.buf, t.len, "t.vol", &err);
+    assert_non_null(vf);
+    assert_string_equal(vl_volfile_top(vf, &err)->name, "top");
+    vl_volfile_free(vf);
+
+    /* Options of one volume. */
+    t.len = 0;
+    t_add(&t, "volume a\n type x/y\n");
+    for (int i = 0; i <= VL_VOLFILE_MAX_OPTS; i++)
+        t_add(&t, " option k%d v\n", i);
+    t_add(&t, "end-volume\n");
+    t_refused(&t, "t.vol:1027: more than 1024 options in volume 'a'");
+
+    /* Line, name, type and key lengths. */
+    t.len = 0;
+    t_add(&t, "volume a\n type x/y\n option k %0*d\nend-volume\n",
+          VL_VOLFILE_MAX_LINE, 7);
+    t_refused(&t, "t.vol:3: line longer than 1048576 bytes");
+    t.len = 0;
+    t_add(&t, "volume %0*d\n", VL_VOLFILE_MAX_NAME + 1, 7);
+    t_refused(&t, "t.vol:1: volume name longer than 255 bytes");
+    t.len = 0;
+    t_add(&t, "volume a\n type %0*d\n", VL_VOLFILE_MAX_NAME + 1, 7);
+    t_refused(&t, "t.vol:2: type longer than 255 bytes");
+    t.len = 0;
+    t_add(&t, "volume a\n type x/y\n option %0*d v\n",
+          VL_VOLFILE_MAX_NAME + 1, 7);
+    t_refused(&t, "t.vol:3: option key longer than 255 bytes");
+
+    /* The whole file: refused before its first line is read. */
+    t.len = 0;
+    while (t.len <= VL_VOLFILE_MAX_BYTES)
+        t_add(&t, "# %01000d\n", 0);
+    t_refused(&t, "more than the limit of 16777216");
+    free(t.buf);
+}
+
+
 static void
 test_top_errors(void **state)
 {
@@ -210,6 +341,7 @@ main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_nul_and_length),
         cmocka_unit_test(test_top_errors),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_append_write_load),
     };
 

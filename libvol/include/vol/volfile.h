@@ -11,6 +11,11 @@
  *
  * A volume may only name subvolumes defined above it. Errors carry the
  * source name and line: "client.vol:12: unknown keyword 'optoin'".
+ *
+ * Limits (issue 23: a volfile may come from the network or a user, and a
+ * 100,000-volume chain must be refused at once, not parsed for a minute):
+ * over any of them the parse fails with a message naming the limit and
+ * the line. Generated volfiles stay far below them.
  */
 #ifndef VOL_VOLFILE_H
 #define VOL_VOLFILE_H
@@ -19,6 +24,16 @@
 #include <stdio.h>
 
 #include "vol/common.h"
+
+/* Decimal literals: messages print them as written. */
+#define VL_VOLFILE_MAX_BYTES 16777216 /* the whole file */
+#define VL_VOLFILE_MAX_LINE 1048576   /* one line: every name of a wide
+                                         subvolumes line fits */
+#define VL_VOLFILE_MAX_NAME 255       /* a volume name, type or option key */
+#define VL_VOLFILE_MAX_VOLS 4096      /* volumes in a file */
+#define VL_VOLFILE_MAX_OPTS 1024      /* options of one volume */
+#define VL_VOLFILE_MAX_DEPTH 64       /* volumes on a chain of subvolumes
+                                         from the top down to a leaf */
 
 struct vl_volfile_vol {
     char *name;         /* owned */
@@ -36,9 +51,9 @@ typedef struct vl_volfile {
     char *source;                /* owned; name used in messages */
 } vl_volfile_t;
 
-/* Parses text (len bytes, need not be NUL-terminated). NULL with err set
- * on any syntax error, duplicate volume name, unknown subvolume, empty
- * file or ENOMEM. */
+/* Parses text (len bytes, need not be NUL-terminated), in time linear in
+ * len. NULL with err set on any syntax error, duplicate volume name,
+ * unknown subvolume, empty file, a limit above exceeded, or ENOMEM. */
 vl_volfile_t *vl_volfile_parse(const char *text, size_t len,
                                const char *source, vl_err_t *err);
 /* Reads and parses a file; NULL with err set ("PATH: No such file..."). */
