@@ -38,9 +38,11 @@
 
 #include "mortard.h"
 
-/* Entries named one by one in `heal info` per brick: beyond this the
- * count is still exact. */
-#define MD_HEAL_INFO_MAX 100000
+/* Bytes of entry names one `heal info` reply holds, shared evenly by the
+ * volume's bricks: with the XML form's tags this stays well under
+ * MGMT_OUTPUT_MAX (4 MiB; 100,000 GFIDs alone are 4.4 MB). Beyond it the
+ * counts stay exact. */
+#define MD_HEAL_INFO_NAME_BYTES (2 * 1024 * 1024)
 #define MD_HEAL_ROOT_GFID "00000000-0000-0000-0000-000000000001"
 #define MD_HEAL_DEPTH_MAX 4096
 
@@ -48,7 +50,7 @@
 struct md_heal_brick {
     int status;       /* 0, or -errno reading its index */
     uint64_t n;       /* entries in the index */
-    char **names;     /* owned; up to MD_HEAL_INFO_MAX shown entries */
+    char **names;     /* owned; the entries shown (name budget) */
     size_t n_names;
 };
 
@@ -110,9 +112,10 @@ fail:
 }
 
 
-/* Reads brick's heal index; names only when is_names. */
+/* Reads brick's heal index; names only when is_names, while *budget
+ * (bytes of names left for the reply) lasts. */
 static void
-md_heal_brick_read(const char *brick, bool is_names,
+md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
                    struct md_heal_brick *hb)
 {
     char dir[PATH_MAX];
@@ -134,11 +137,16 @@ md_heal_brick_read(const char *brick, bool is_names,
         if (vl_gfid_parse(de->d_name, &g) != 0)
             continue;
         hb->n++;
-        if (!is_names || hb->n_names >= MD_HEAL_INFO_MAX)
+        if (!is_names || *budget == 0)
             continue;
         name = md_heal_dir_path(brick, de->d_name);
         if (name == NULL && asprintf(&name, "<gfid:%s>", de->d_name) < 0)
             name = NULL;
+        if (name != NULL && strlen(name) + 1 > *budget) {
+            free(name);
+            *budget = 0;
+            continue;
+        }
         v = name != NULL ? realloc(hb->names, (hb->n_names + 1)
                                                   * sizeof(*v))
                          : NULL;
@@ -149,6 +157,7 @@ md_heal_brick_read(const char *brick, bool is_names,
         }
         hb->names = v;
         hb->names[hb->n_names++] = name;
+        *budget -= strlen(name) + 1;
     }
     closedir(d);
 }
@@ -204,6 +213,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
 {
     struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
     struct md_node *bl = md_node_add(hi, "bricks", NULL);
+    size_t budget;
 
     bl->is_list = true;
     if (view == MD_HEAL_COUNT)
@@ -216,8 +226,9 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
         struct md_node *bn = md_node_add(bl, "brick", NULL);
         const char *status;
 
+        budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
         if (is_local)
-            md_heal_brick_read(b->path, view == MD_HEAL_INFO, &hb);
+            md_heal_brick_read(b->path, view == MD_HEAL_INFO, &budget, &hb);
         status = md_heal_status(st, vol, b, &hb);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
@@ -242,7 +253,10 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
         md_node_addf(bn, "numberOfEntries", "%" PRIu64, hb.n);
         if (hb.n > hb.n_names && view == MD_HEAL_INFO)
             md_sbuf_printf(&r->text, "(only the first %zu entries are "
-                           "named)\n\n", hb.n_names);
+                           "named: one reply holds %d MiB of names; `volume "
+                           "heal %s info summary` counts them all)\n\n",
+                           hb.n_names, MD_HEAL_INFO_NAME_BYTES >> 20,
+                           vol->name);
         md_heal_brick_clear(&hb);
     }
 }
@@ -380,6 +394,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     struct md_heal_progress p;
     pid_t pid = md_heal_pid(st, vol->name);
     uint64_t total = 0;
+    size_t no_names = 0;
     char b1[32], b2[32], b3[32], eta[32];
 
     md_heal_progress_read(st, vol->name, &p);
@@ -404,7 +419,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
             md_node_add(bn, "entriesLeft", "-");
             continue;
         }
-        md_heal_brick_read(b->path, false, &hb);
+        md_heal_brick_read(b->path, false, &no_names, &hb);
         total += hb.n;
         md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n", hb.n);
         md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
