@@ -9,7 +9,7 @@
 
 static const vl_xlator_class_t *const builtin_classes[] = {
     &xl_storage_posix,   &xl_features_locks,  &xl_features_upcall,
-    &xl_features_arbiter,
+    &xl_features_arbiter, &xl_features_access,
     &xl_performance_io_threads,
     &xl_debug_trace,     &xl_protocol_client, &xl_protocol_server,
     &xl_mount_fuse,      &xl_cluster_distribute,

@@ -9,6 +9,7 @@ extern const vl_xlator_class_t xl_storage_posix;
 extern const vl_xlator_class_t xl_features_locks;
 extern const vl_xlator_class_t xl_features_upcall;
 extern const vl_xlator_class_t xl_features_arbiter;
+extern const vl_xlator_class_t xl_features_access;
 extern const vl_xlator_class_t xl_performance_io_threads;
 extern const vl_xlator_class_t xl_performance_nl_cache;
 extern const vl_xlator_class_t xl_performance_quick_read;

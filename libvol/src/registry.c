@@ -54,7 +54,9 @@ vl_registry_find(const char *type)
 
     pthread_mutex_lock(&vl_reg_lock);
     for (i = 0; i < vl_reg_n; i++) {
-        if (strcmp(vl_reg[i]->type, type) == 0) {
+        if (strcmp(vl_reg[i]->type, type) == 0
+            || (vl_reg[i]->type_alias != NULL
+                && strcmp(vl_reg[i]->type_alias, type) == 0)) {
             cls = vl_reg[i];
             break;
         }

@@ -61,6 +61,8 @@ typedef void vl_fop_fn(vl_xlator_t *xl, vl_req_t *req);
 typedef struct vl_xlator_class {
     unsigned abi;               /* VL_XLATOR_ABI */
     const char *type;           /* "storage/posix" */
+    const char *type_alias;     /* another name volfiles may use (the
+                                   GlusterFS one), or NULL */
     const char *prefix;         /* `volume set` namespace: "posix" */
     unsigned version[3];        /* the class's own version */
     unsigned flags;             /* VL_XL_* */
