@@ -8,6 +8,9 @@
  *   entry-changes/<dir-gfid>/<name>  an empty file: name in directory
  *                                    dir-gfid changed while a replica
  *                                    missed it (granular entry records)
+ *   entry-changes/<dir-gfid>         with the xattr trusted.mortar.full:
+ *                                    a change without a name was
+ *                                    recorded (the names do not say all)
  *
  * Listing or counting what needs healing is a readdir of xattrop/: it
  * costs O(pending), not O(files). Entries are empty files, not hard
@@ -28,6 +31,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <sys/xattr.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -157,16 +161,15 @@ posix_index_name_ok(const char *name)
 }
 
 
-int
-posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
-                      const char *name)
+/* Opens directory dir's record directory, made durably when missing;
+ * the fd or -errno. */
+static int
+posix_index_entry_dir(vl_xlator_t *xl, const vl_gfid_t *dir)
 {
     int efd = posix_priv(xl)->index_entry_fd;
     char str[VL_GFID_STR_LEN];
-    int dfd, rc;
+    int dfd;
 
-    if (!posix_index_name_ok(name))
-        return -EINVAL;
     vl_gfid_to_str(dir, str);
     dfd = openat(efd, str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
@@ -178,11 +181,115 @@ posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
         dfd = openat(efd, str,
                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
+    return dfd < 0 ? -errno : dfd;
+}
+
+
+int
+posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
+                      const char *name)
+{
+    int dfd, rc;
+
+    if (!posix_index_name_ok(name))
+        return -EINVAL;
+    dfd = posix_index_entry_dir(xl, dir);
     if (dfd < 0)
-        return -errno;
+        return dfd;
     rc = posix_index_touch(dfd, name);
     close(dfd);
     return rc < 0 ? rc : 0;
+}
+
+
+int
+posix_index_entry_full(vl_xlator_t *xl, const vl_gfid_t *dir)
+{
+    char v;
+    int dfd, rc = 0;
+
+    dfd = posix_index_entry_dir(xl, dir);
+    if (dfd < 0)
+        return dfd;
+    if (fgetxattr(dfd, POSIX_INDEX_FULL_XATTR, &v, sizeof(v)) < 0) {
+        if (fsetxattr(dfd, POSIX_INDEX_FULL_XATTR, "1", 1, 0) < 0
+            || fsync(dfd) < 0)
+            rc = -errno;
+    }
+    close(dfd);
+    return rc;
+}
+
+
+bool
+posix_index_entry_has(vl_xlator_t *xl, const vl_gfid_t *dir)
+{
+    char str[VL_GFID_STR_LEN];
+    struct stat st;
+
+    return fstatat(posix_priv(xl)->index_entry_fd, vl_gfid_to_str(dir, str),
+                   &st, AT_SYMLINK_NOFOLLOW)
+           == 0;
+}
+
+
+/* Is record directory dfd marked full? */
+static bool
+posix_index_is_full(int dfd)
+{
+    char v;
+
+    return fgetxattr(dfd, POSIX_INDEX_FULL_XATTR, &v, sizeof(v)) >= 0
+           || errno == ERANGE;
+}
+
+
+int
+posix_index_entry_list(vl_xlator_t *xl, const vl_gfid_t *dir, char *buf,
+                       size_t size, size_t *len)
+{
+    char str[VL_GFID_STR_LEN];
+    struct dirent *d;
+    DIR *dp;
+    int dfd;
+    size_t at = 1;
+
+    if (size < 1)
+        return -ERANGE;
+    *len = 1;
+    buf[0] = POSIX_INDEX_LIST_NAMES;
+    dfd = openat(posix_priv(xl)->index_entry_fd, vl_gfid_to_str(dir, str),
+                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if (posix_index_is_full(dfd)) {
+        close(dfd);
+        buf[0] = POSIX_INDEX_LIST_FULL;
+        return 0;
+    }
+    dp = fdopendir(dfd);
+    if (dp == NULL) {
+        close(dfd);
+        return -errno;
+    }
+    while ((d = readdir(dp)) != NULL) {
+        size_t l = strlen(d->d_name) + 1;
+
+        if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+            continue;
+        if (at + l > size) {
+            /* More names than one answer holds: the caller lists the
+             * whole directory instead. */
+            at = 1;
+            buf[0] = POSIX_INDEX_LIST_FULL;
+            break;
+        }
+        memcpy(buf + at, d->d_name, l);
+        at += l;
+    }
+    closedir(dp);
+    *len = at;
+    return 0;
 }
 
 
@@ -192,6 +299,7 @@ posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
 {
     int efd = posix_priv(xl)->index_entry_fd;
     char str[VL_GFID_STR_LEN];
+    bool is_full;
     int dfd, rc = 0;
 
     if (!posix_index_name_ok(name))
@@ -202,30 +310,31 @@ posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
         return errno == ENOENT ? 0 : -errno;
     if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
         rc = -errno;
+    is_full = posix_index_is_full(dfd);
     close(dfd);
     /* The last record takes its directory with it (ENOTEMPTY: others
-     * are left, or one was just added: it stays). */
-    if (rc == 0 && unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOTEMPTY
-        && errno != EEXIST && errno != ENOENT)
+     * are left, or one was just added: it stays), unless the directory
+     * is marked full: that mark is a record too. */
+    if (rc == 0 && !is_full && unlinkat(efd, str, AT_REMOVEDIR) < 0
+        && errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
         rc = -errno;
     return rc;
 }
 
 
-static int
-posix_index_forget_one(vl_xlator_t *xl, const vl_gfid_t *gfid)
+int
+posix_index_entry_drop(vl_xlator_t *xl, const vl_gfid_t *gfid)
 {
     int efd = posix_priv(xl)->index_entry_fd;
     char str[VL_GFID_STR_LEN];
     struct dirent *d;
     DIR *dir;
-    int dfd, rc;
+    int dfd, rc = 0;
 
-    rc = posix_index_del(xl, gfid);
     vl_gfid_to_str(gfid, str);
     dfd = openat(efd, str, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
-        return errno == ENOENT ? rc : -errno;
+        return errno == ENOENT ? 0 : -errno;
     dir = fdopendir(dfd);
     if (dir == NULL) {
         close(dfd);
@@ -236,9 +345,19 @@ posix_index_forget_one(vl_xlator_t *xl, const vl_gfid_t *gfid)
             unlinkat(dirfd(dir), d->d_name, 0);
     }
     closedir(dir);
-    if (unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
+    if (unlinkat(efd, str, AT_REMOVEDIR) < 0 && errno != ENOENT)
         rc = -errno;
     return rc;
+}
+
+
+static int
+posix_index_forget_one(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    int rc = posix_index_del(xl, gfid);
+    int rc2 = posix_index_entry_drop(xl, gfid);
+
+    return rc != 0 ? rc : rc2;
 }
 
 

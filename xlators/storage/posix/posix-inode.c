@@ -390,6 +390,41 @@ posix_xattr_list(vl_xlator_t *xl, const char *path, char **out,
 }
 
 
+/* The virtual key POSIX_INDEX_ENTRY_VKEY of a directory: its granular
+ * entry records (heal reads them to visit only the names that changed). */
+static void
+posix_getxattr_entry_changes(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_getxattr_args *a = VL_ARGS(req, getxattr);
+    size_t size = a->size > 0 ? a->size : POSIX_XATTR_SIZE_MAX, len = 0;
+    char *buf;
+    int rc;
+
+    if (a->loc.inode == NULL || vl_gfid_is_null(&a->loc.inode->gfid)) {
+        vl_unwind(req, -EINVAL);
+        return;
+    }
+    if (size > POSIX_XATTR_SIZE_MAX)
+        size = POSIX_XATTR_SIZE_MAX;
+    buf = vl_malloc(xl, size + 1, POSIX_MT_XATTR);
+    if (buf == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    rc = posix_index_entry_list(xl, &a->loc.inode->gfid, buf, size, &len);
+    if (rc == 0 && a->size == 0) {
+        req->reply.count = (int64_t)len;
+    } else if (rc == 0) {
+        buf[len] = '\0';
+        req->reply.count = (int64_t)len;
+        req->reply.xattr = buf;
+        buf = NULL;
+    }
+    vl_free(buf);
+    vl_unwind(req, rc);
+}
+
+
 void
 posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -404,6 +439,10 @@ posix_fop_getxattr(vl_xlator_t *xl, vl_req_t *req)
 
     memset(&obj, 0, sizeof(obj));
     obj.atfd = -1;
+    if (a->name != NULL && strcmp(a->name, POSIX_INDEX_ENTRY_VKEY) == 0) {
+        posix_getxattr_entry_changes(xl, req);
+        return;
+    }
     if (a->name != NULL)
         rc = posix_xattr_name_check_read(a->name);
     if (rc == 0)

@@ -23,7 +23,11 @@
  * Granular entry records: with VL_XATTROP_F_ENTRY_MARK, loc.name (with
  * loc.parent the directory itself, which is also the object) is recorded
  * in entry-changes/<dir-gfid>/ before the counters change; with
- * VL_XATTROP_F_ENTRY_CLEAR it is removed after they changed.
+ * VL_XATTROP_F_ENTRY_CLEAR it is removed after they changed. A call on a
+ * directory that raises a pending key's entry counter without the flag
+ * marks its records full first (the names no longer say all that
+ * changed); once no pending key of the directory has a nonzero entry
+ * counter, its records go (names and mark).
  *
  * Threads: io-threads workers; the stripe locks are the only locks.
  */
@@ -106,12 +110,27 @@ posix_xo_remove(struct posix_xo_target *t, const char *name)
 }
 
 
+/* The counter of entry changes in a trusted.mortar.rep.* value: the
+ * third big-endian int32 of replicate's records (doc/replicate.md). */
+#define POSIX_XO_ENTRY_AT 8
+#define POSIX_XO_DIRTY VL_XATTROP_PREFIX "dirty"
+
+/* Is name a pending key (trusted.mortar.rep.<slot>, not dirty)? */
+static bool
+posix_xo_is_pending_key(const char *name)
+{
+    return strncmp(name, VL_XATTROP_PREFIX, strlen(VL_XATTROP_PREFIX)) == 0
+           && strcmp(name, POSIX_XO_DIRTY) != 0;
+}
+
+
 /* Does the object still carry a trusted.mortar.rep.* xattr with a
- * nonzero byte? 1, 0 or -errno. Zero values are removed by xattrop, so
+ * nonzero byte (is_entry: a pending key whose entry counter is not
+ * zero)? 1, 0 or -errno. Zero values are removed by xattrop, so
  * normally presence alone answers; the value is read anyway, in case one
  * was left at zero by hand. */
 static int
-posix_xo_any_left(struct posix_xo_target *t)
+posix_xo_scan(struct posix_xo_target *t, bool is_entry)
 {
     const size_t plen = strlen(VL_XATTROP_PREFIX);
     char list[4096];
@@ -130,18 +149,38 @@ posix_xo_any_left(struct posix_xo_target *t)
         ssize_t got;
 
         i += (ssize_t)l + 1;
-        if (strncmp(name, VL_XATTROP_PREFIX, plen) != 0)
+        if (strncmp(name, VL_XATTROP_PREFIX, plen) != 0
+            || (is_entry && !posix_xo_is_pending_key(name)))
             continue;
         got = posix_xo_get(t, name, v, sizeof(v));
         if (got == -ENODATA)
             continue;
         if (got < 0)
             return got == -ERANGE ? 1 : (int)got;
-        for (ssize_t k = 0; k < got; k++)
+        for (ssize_t k = is_entry ? POSIX_XO_ENTRY_AT : 0;
+             k < (is_entry ? POSIX_XO_ENTRY_AT + 4 : got) && k < got; k++)
             if (v[k] != 0)
                 return 1;
     }
     return 0;
+}
+
+
+/* Does the call add to a pending key's entry counter? */
+static bool
+posix_xo_adds_entry(const struct vl_xattrop_args *a)
+{
+    for (uint32_t i = 0; i < a->n; i++) {
+        uint32_t d;
+
+        if (a->sizes[i] < POSIX_XO_ENTRY_AT + 4
+            || !posix_xo_is_pending_key(a->names[i]))
+            continue;
+        memcpy(&d, a->values[i] + POSIX_XO_ENTRY_AT, 4);
+        if ((int32_t)ntohl(d) > 0)
+            return true;
+    }
+    return false;
 }
 
 
@@ -220,6 +259,7 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
                      unsigned char *out)
 {
     uint32_t flags = a->op & ~VL_XATTROP_OP_MASK;
+    bool is_dir = t->os_fd < 0 && S_ISDIR(t->obj.st.st_mode);
     bool any_nonzero = false;
     size_t at = 0;
     int rc;
@@ -263,9 +303,15 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
         at += a->sizes[i];
     }
     /* Records first: the index entry before any counter can be nonzero,
-     * the name before the entry counter that points to it. */
+     * the name before the entry counter that points to it; an entry
+     * counter raised without a name marks the directory's names as not
+     * all (heal then lists the whole directory). */
     if (flags & VL_XATTROP_F_ENTRY_MARK) {
         rc = posix_index_entry_add(xl, gfid, a->loc.name);
+        if (rc != 0)
+            return rc;
+    } else if (is_dir && posix_xo_adds_entry(a)) {
+        rc = posix_index_entry_full(xl, gfid);
         if (rc != 0)
             return rc;
     }
@@ -306,11 +352,20 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
         if (rc != 0)
             return rc;
     }
+    /* No copy blamed for entries any more (a heal cleared it, or a
+     * pre-op was undone): the directory's names are not needed. */
+    if (is_dir && posix_index_entry_has(xl, gfid)) {
+        rc = posix_xo_scan(t, true);
+        if (rc == 0)
+            rc = posix_index_entry_drop(xl, gfid);
+        if (rc < 0)
+            return rc;
+    }
     /* All keys of the call at zero: if the object has an entry, it goes
      * unless another rep key is still nonzero. (Without an entry there
      * is nothing to do: one fstatat on the read path.) */
     if (!any_nonzero && posix_index_has(xl, gfid)) {
-        rc = posix_xo_any_left(t);
+        rc = posix_xo_scan(t, false);
         if (rc == 0)
             rc = posix_index_del(xl, gfid);
         if (rc < 0)

@@ -42,6 +42,14 @@
 #define POSIX_INDEX_DIR "index"           /* posix-index.c */
 #define POSIX_INDEX_XATTROP "xattrop"
 #define POSIX_INDEX_ENTRY "entry-changes"
+/* On a record directory entry-changes/<dir>: its names are not all. */
+#define POSIX_INDEX_FULL_XATTR "trusted.mortar.full"
+/* The virtual GETXATTR of a directory's records (posix_index_entry_list):
+ * POSIX_INDEX_LIST_NAMES then the names, each NUL-terminated, or
+ * POSIX_INDEX_LIST_FULL alone (heal must list the whole directory). */
+#define POSIX_INDEX_ENTRY_VKEY "trusted.mortar.index.entry-changes"
+#define POSIX_INDEX_LIST_NAMES 'N'
+#define POSIX_INDEX_LIST_FULL 'F'
 /* Stripe locks of xattrop (posix-xattrop.c). */
 #define POSIX_XATTROP_STRIPES 64
 /* "xx/yy/" + 36 characters + NUL */
@@ -355,6 +363,16 @@ int posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
                           const char *name);
 int posix_index_entry_del(vl_xlator_t *xl, const vl_gfid_t *dir,
                           const char *name);
+/* Marks dir's records full (durably): a change without its name. */
+int posix_index_entry_full(vl_xlator_t *xl, const vl_gfid_t *dir);
+/* Has dir a record directory (names or the full mark)? */
+bool posix_index_entry_has(vl_xlator_t *xl, const vl_gfid_t *dir);
+/* Drops every record of dir, names and full mark; 0 or -errno. */
+int posix_index_entry_drop(vl_xlator_t *xl, const vl_gfid_t *dir);
+/* dir's records as POSIX_INDEX_ENTRY_VKEY's value in buf (size bytes at
+ * most; more names than that answer full); 0 or -errno. */
+int posix_index_entry_list(vl_xlator_t *xl, const vl_gfid_t *dir, char *buf,
+                           size_t size, size_t *len);
 /* The object gfid is gone from the brick: drops its records (a failure
  * is logged). */
 void posix_index_forget(vl_xlator_t *xl, const vl_gfid_t *gfid);

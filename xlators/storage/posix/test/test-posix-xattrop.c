@@ -572,6 +572,94 @@ test_entry_records(void **state)
 }
 
 
+/* The virtual key of a directory's records (heal's granular listing). */
+static char
+entry_list(struct pt *t, vl_inode_t *d, char *names, size_t size)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r = {0};
+    char kind;
+
+    a.getxattr.loc.inode = d;
+    a.getxattr.name = POSIX_INDEX_ENTRY_VKEY;
+    a.getxattr.size = 65536;
+    assert_int_equal(pt_call(t, VL_FOP_GETXATTR, &a, &r), 0);
+    assert_true(r.count >= 1);
+    kind = r.xattr[0];
+    memset(names, 0, size);
+    memcpy(names, r.xattr + 1,
+           (size_t)r.count - 1 < size - 1 ? (size_t)r.count - 1 : size - 1);
+    vl_reply_clear(&r);
+    return kind;
+}
+
+
+/* A directory's entry counter raised with a name lists that name; raised
+ * without one (a heal's mark of a new directory, mortard's mark of a new
+ * brick's root, a rename within one directory) marks the records full,
+ * which a later name does not undo; once no pending key blames for
+ * entries, the records go (names and mark). Dirty alone marks nothing. */
+static void
+test_entry_records_full(void **state)
+{
+    struct pt *t = *state;
+    unsigned char v[12];
+    const char *names[1] = {SLOT1};
+    const void *vals[1] = {v};
+    const uint32_t sizes[1] = {12};
+    char list[256];
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *d = NULL;
+
+    assert_int_equal(pt_mkdir(t, t->root, "g", 0755, &d), 0);
+    assert_int_equal(entry_list(t, d, list, sizeof(list)), 'N');
+    assert_string_equal(list, "");
+    /* Dirty's entry counter: no record. */
+    assert_int_equal(xo1(t, d, NULL, DIRTY, 0, 0, 1, NULL), 0);
+    assert_int_equal(posix_index_entry_dirs(t->xl), 0);
+    assert_int_equal(xo1(t, d, NULL, DIRTY, 0, 0, -1, NULL), 0);
+    /* Two names. */
+    a.xattrop.loc.parent = d;
+    a.xattrop.loc.inode = d;
+    a.xattrop.op = VL_XATTROP_ADD32 | VL_XATTROP_F_ENTRY_MARK;
+    a.xattrop.n = 1;
+    a.xattrop.names = names;
+    a.xattrop.values = vals;
+    a.xattrop.sizes = sizes;
+    be3(v, 0, 0, 1);
+    a.xattrop.loc.name = "a";
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
+    a.xattrop.loc.name = "b";
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(entry_list(t, d, list, sizeof(list)), 'N');
+    assert_true((strcmp(list, "a") == 0 && strcmp(list + 2, "b") == 0)
+                || (strcmp(list, "b") == 0 && strcmp(list + 2, "a") == 0));
+    /* A change without a name: full, and stays full with more names. */
+    a.xattrop.op = VL_XATTROP_ADD32;
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(entry_list(t, d, list, sizeof(list)), 'F');
+    a.xattrop.op = VL_XATTROP_ADD32 | VL_XATTROP_F_ENTRY_MARK;
+    a.xattrop.loc.name = "c";
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(entry_list(t, d, list, sizeof(list)), 'F');
+    /* Healed: the counter back to zero takes every record. */
+    be3(v, 0, 0, -4);
+    a.xattrop.op = VL_XATTROP_ADD32;
+    assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(posix_index_entry_dirs(t->xl), 0);
+    assert_int_equal(entry_list(t, d, list, sizeof(list)), 'N');
+    assert_string_equal(list, "");
+    assert_false(index_has(t, &d->gfid));
+    vl_inode_unref(d);
+}
+
+
 /* A deleted object's records go with it: a file's entry when its last
  * name goes (through the janitor), a directory's entry and entry records
  * at rmdir; an open file's when its last fd is released. After a crash
@@ -661,6 +749,8 @@ main(void)
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(
             test_index_survives_restart_and_heals, pt_setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_entry_records_full, pt_setup,
+                                        pt_teardown),
         cmocka_unit_test_setup_teardown(test_entry_records, pt_setup,
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(test_records_go_with_object,
