@@ -129,6 +129,23 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
 }
 
 
+/* The TLS file options (ssl.own-cert, ssl.private-key, ssl.ca-list,
+ * ssl.cipher-list) are stored once, under protocol/server's prefix, and
+ * name the same files for the host's bricks and its clients alike (as
+ * GlusterFS's do): a client section gets them too. */
+static void
+md_volgen_ssl_files(struct md_sbuf *sb, const struct md_volume *vol)
+{
+    static const char prefix[] = "server.ssl.";
+
+    for (size_t i = 0; i < vol->n_opts; i++)
+        if (strncmp(vol->opts[i].key, prefix, sizeof(prefix) - 1) == 0)
+            md_sbuf_printf(sb, "    option %s %s\n",
+                           vol->opts[i].key + strlen("server."),
+                           vol->opts[i].value);
+}
+
+
 /* The option diagnostics.client-trace is on. */
 static bool
 md_client_trace_on(const struct md_volume *vol)
@@ -285,6 +302,7 @@ md_volgen_client(const struct md_volume *vol)
                        "    option remote-subvolume %s\n",
                        top, b->host, b->port, sub);
         md_volgen_opts(&sb, vol, "client", sub);
+        md_volgen_ssl_files(&sb, vol);
         md_sbuf_printf(&sb, "end-volume\n");
     }
     if (is_rep) {

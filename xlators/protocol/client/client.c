@@ -29,6 +29,7 @@
 
 #include "builtin.h"
 #include "client.h"
+#include "tls.h"
 
 static const char *const client_mem_types[] = {"misc", NULL};
 
@@ -50,6 +51,7 @@ client_priv_unref(struct client_priv *priv)
         return;
     pthread_mutex_destroy(&priv->lock);
     pthread_cond_destroy(&priv->tick_cond);
+    vrpc_tls_free(priv->tls);
     free(priv->conf.remote_host);
     free(priv->conf.remote_subvolume);
     vl_free(priv);
@@ -186,8 +188,13 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
     if (status != 0) {
         char msg[600];
 
-        snprintf(msg, sizeof(msg), "%s:%llu: %s", conf->remote_host,
-                 (unsigned long long)conf->remote_port, strerror(-status));
+        /* A refused TLS handshake has a better reason than errno's; the
+         * rpc layer logged it already. */
+        vrpc_conn_tls_error(vrpc_clnt_conn(clnt), msg, sizeof(msg));
+        if (msg[0] == '\0')
+            snprintf(msg, sizeof(msg), "%s:%llu: %s", conf->remote_host,
+                     (unsigned long long)conf->remote_port,
+                     strerror(-status));
         vl_log(xl, VL_LOG_DEBUG, "%s", msg);
         client_fail_reason(priv, msg);
         return; /* on_close follows */
@@ -246,6 +253,27 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
                                &(struct vl_upcall){.is_all = true});
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
         client_notify_end(priv);
+    }
+    if (mine && !down && reason != -ENOTCONN) {
+        char msg[600];
+
+        /* Closed before SETVOLUME was answered. With TLS: the brick
+         * refused the certificate after our side of the handshake had
+         * finished (TLS 1.3 verifies the client last), and its alert is
+         * the reason. Without: a brick speaking TLS drops a clear client
+         * without a word (no TLS alert is sent before a version is
+         * agreed), so say what the likely cause is. */
+        if (priv->tls != NULL)
+            vrpc_conn_tls_error(vrpc_clnt_conn(clnt), msg, sizeof(msg));
+        else
+            snprintf(msg, sizeof(msg), "%s:%llu: closed by the brick "
+                     "before the handshake (%s); does it have server.ssl "
+                     "on while this client has client.ssl off?",
+                     conf->remote_host,
+                     (unsigned long long)conf->remote_port,
+                     strerror(-reason));
+        if (msg[0] != '\0')
+            client_fail_reason(priv, msg);
     }
     if (mine)
         vrpc_clnt_unref(clnt); /* priv's ref */
@@ -336,6 +364,13 @@ client_connect(struct client_priv *priv)
     priv->connect_start_ms = vrpc_now_ms();
     pthread_mutex_unlock(&priv->lock);
     vrpc_clnt_set_call_handler(clnt, client_on_server_call, priv);
+    if (priv->tls != NULL
+        && vrpc_conn_set_tls(vrpc_clnt_conn(clnt), priv->tls, &err) != 0) {
+        vl_log(xl, VL_LOG_ERROR, "client.ssl: %s", err.msg);
+        client_fail_reason(priv, err.msg);
+        vrpc_clnt_close(clnt); /* on_close drops the refs */
+        return;
+    }
     if (vrpc_clnt_start(clnt) != 0)
         vrpc_clnt_close(clnt);
 }
@@ -553,6 +588,24 @@ client_init(vl_xlator_t *xl, vl_err_t *err)
         return -ENOMEM;
     }
     priv->backoff_ms = CLIENT_BACKOFF_START_MS;
+    if (priv->conf.is_ssl) {
+        struct vrpc_tls_conf tc = {
+            priv->conf.ssl_own_cert, priv->conf.ssl_private_key,
+            priv->conf.ssl_ca_list, priv->conf.ssl_cipher_list};
+
+        /* A missing or bad certificate fails the graph with the file
+         * and the reason (the mount prints it). */
+        rc = vrpc_tls_new(&tc, false, &priv->tls, err);
+        if (rc != 0) {
+            vl_log(xl, VL_LOG_ERROR, "client.ssl: %s", err->msg);
+            client_priv_unref(priv);
+            return rc;
+        }
+    }
+    priv->conf.ssl_own_cert = NULL; /* xl->conf's, freed by reconfigure */
+    priv->conf.ssl_private_key = NULL;
+    priv->conf.ssl_ca_list = NULL;
+    priv->conf.ssl_cipher_list = NULL;
     xl->priv = priv;
     return 0;
 }
@@ -629,6 +682,27 @@ static const vl_option_t client_options[] = {
                 .aliases = {"connect-timeout"},
                 .doc = "Time allowed for connecting and the handshake "
                        "(0: no limit)."),
+    VL_OPT_BOOL("ssl", struct client_conf, is_ssl, .def = "off",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"transport.socket.ssl-enabled"},
+                .doc = "Speak TLS 1.3 to the bricks, presenting "
+                       "ssl.own-cert and checking theirs against "
+                       "ssl.ca-list. Clients switch graphs live."),
+    /* Set with volume set through protocol/server's aliases: volgen
+     * copies them into both volfiles. */
+    VL_OPT_PATH("ssl.own-cert", struct client_conf, ssl_own_cert,
+                .def = VRPC_TLS_DEF_CERT,
+                .doc = "PEM certificate of this host."),
+    VL_OPT_PATH("ssl.private-key", struct client_conf, ssl_private_key,
+                .def = VRPC_TLS_DEF_KEY,
+                .doc = "PEM private key of ssl.own-cert."),
+    VL_OPT_PATH("ssl.ca-list", struct client_conf, ssl_ca_list,
+                .def = VRPC_TLS_DEF_CA,
+                .doc = "PEM certificates of the CAs a brick's certificate "
+                       "must be signed by."),
+    VL_OPT_STR("ssl.cipher-list", struct client_conf, ssl_cipher_list,
+               .doc = "TLS 1.3 cipher suites, colon-separated (OpenSSL's "
+                      "names; default: OpenSSL's)."),
     VL_OPT_END};
 
 

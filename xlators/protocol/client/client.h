@@ -18,6 +18,11 @@ struct client_conf {
     char *remote_subvolume;      /* remote-subvolume */
     uint64_t ping_timeout_ms;    /* ping-timeout; 0 disables */
     uint64_t connect_timeout_ms; /* transport.socket.connect-timeout */
+    bool is_ssl;                 /* ssl (client.ssl): speak TLS */
+    char *ssl_own_cert;          /* ssl.own-cert; read at init only */
+    char *ssl_private_key;       /* ssl.private-key; init only */
+    char *ssl_ca_list;           /* ssl.ca-list; init only */
+    char *ssl_cipher_list;       /* ssl.cipher-list or NULL; init only */
 };
 
 struct client_priv {
@@ -25,6 +30,8 @@ struct client_priv {
     vl_xlator_t *xl;            /* borrowed; this translator */
     struct client_conf conf;    /* copy of the options (strings owned);
                                    ping_timeout_ms guarded by lock */
+    vrpc_tls_t *tls;            /* owned with client.ssl, else NULL; set
+                                   at init, read-only after */
     pthread_mutex_t lock;       /* guards every field below */
     vrpc_clnt_t *clnt;          /* owned ref; the current connection */
     bool is_connected;          /* SETVOLUME accepted on clnt */

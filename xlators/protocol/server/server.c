@@ -28,6 +28,7 @@
 
 #include "builtin.h"
 #include "server.h"
+#include "tls.h"
 
 #define SERVER_FINI_WAIT_MS 10000
 
@@ -161,6 +162,27 @@ server_addr_match(const char *patterns, const char *addr)
 }
 
 
+/* With server.ssl: the client's verified certificate names a common name
+ * auth.ssl-allow lists. Otherwise false with the reason in msg. */
+static bool
+server_ssl_allowed(const struct server_conf *conf, vrpc_conn_t *conn,
+                   char *msg, size_t len)
+{
+    const char *cn = vrpc_conn_tls_peer_cn(conn);
+
+    if (cn == NULL) {
+        snprintf(msg, len, "no verified client certificate");
+        return false;
+    }
+    if (!vrpc_tls_cn_allowed(conf->ssl_allow, cn)) {
+        snprintf(msg, len, "certificate CN '%.100s' not in auth.ssl-allow",
+                 cn);
+        return false;
+    }
+    return true;
+}
+
+
 static void
 server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
                  vl_buf_t *rec, size_t body_off, size_t len)
@@ -198,6 +220,9 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         r.status = -EACCES;
         snprintf(msg, sizeof(msg), "access denied for %s to subvolume '%.300s'",
                  addr, a.subvolume);
+    } else if (cl->priv->tls != NULL
+               && !server_ssl_allowed(conf, cl->conn, msg, sizeof(msg))) {
+        r.status = -EACCES;
     } else if (!cl->is_trusted && !conf->is_insecure_ok) {
         r.status = -EACCES;
         snprintf(msg, sizeof(msg), "connection from unprivileged port %u "
@@ -365,6 +390,21 @@ server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
         vl_free(cl);
         return;
     }
+    if (priv->tls != NULL) {
+        vl_err_t err = {{0}};
+
+        /* The certificates are checked (and reloaded if changed) per
+         * connection; a failure here refuses only this client. */
+        rc = vrpc_conn_set_tls(cl->conn, priv->tls, &err);
+        if (rc != 0) {
+            vl_log(priv->xl, VL_LOG_ERROR, "%s: %s",
+                   vrpc_conn_peer(cl->conn), err.msg);
+            vrpc_conn_unref(cl->conn); /* closes fd */
+            pthread_mutex_destroy(&cl->lock);
+            vl_free(cl);
+            return;
+        }
+    }
     pthread_mutex_lock(&priv->lock);
     cl->client_id = ++priv->next_client_id;
     cl->next = priv->clients;
@@ -399,19 +439,33 @@ server_init(vl_xlator_t *xl, vl_err_t *err)
     }
     priv->xl = xl;
     atomic_init(&priv->n_inflight, 0);
+    if (conf->is_ssl) {
+        struct vrpc_tls_conf tc = {conf->ssl_own_cert, conf->ssl_private_key,
+                                   conf->ssl_ca_list, conf->ssl_cipher_list};
+
+        rc = vrpc_tls_new(&tc, true, &priv->tls, err);
+        if (rc != 0) {
+            vl_log(xl, VL_LOG_ERROR, "server.ssl: %s", err->msg);
+            pthread_mutex_destroy(&priv->lock);
+            vl_free(priv);
+            return rc;
+        }
+    }
     xl->priv = priv;
     rc = vrpc_listen(xl->graph->loop, conf->bind_address,
                      (uint16_t)conf->listen_port, server_on_accept, priv,
                      &priv->listener, err);
     if (rc != 0) {
         vl_log(xl, VL_LOG_ERROR, "%s", err->msg);
+        vrpc_tls_free(priv->tls);
         pthread_mutex_destroy(&priv->lock);
         vl_free(priv);
         xl->priv = NULL;
         return rc;
     }
-    vl_log(xl, VL_LOG_INFO, "listening on %s:%u", conf->bind_address,
-           vrpc_listener_port(priv->listener));
+    vl_log(xl, VL_LOG_INFO, "listening on %s:%u%s", conf->bind_address,
+           vrpc_listener_port(priv->listener),
+           priv->tls != NULL ? " (TLS)" : "");
     vl_graph_set_ready(xl->graph, 0, NULL);
     return 0;
 }
@@ -525,6 +579,7 @@ server_fini(vl_xlator_t *xl)
     xl->priv = NULL;
     if (!server_stop(xl, priv))
         return; /* leak priv rather than free it under live requests */
+    vrpc_tls_free(priv->tls);
     pthread_mutex_destroy(&priv->lock);
     vl_free(priv);
 }
@@ -592,6 +647,37 @@ static const vl_option_t server_options[] = {
                 .max = 4294967294LL, .def = "65534",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
                 .doc = "The gid squashed callers get."),
+    VL_OPT_BOOL("ssl", struct server_conf, is_ssl, .def = "off",
+                .flags = VL_OPT_SETTABLE,
+                .aliases = {"transport.socket.ssl-enabled"},
+                .doc = "Clients must speak TLS 1.3 and present a "
+                       "certificate signed by ssl.ca-list whose common "
+                       "name auth.ssl-allow lists."),
+    VL_OPT_PATH("ssl.own-cert", struct server_conf, ssl_own_cert,
+                .def = VRPC_TLS_DEF_CERT, .flags = VL_OPT_SETTABLE,
+                .aliases = {"ssl.own-cert"},
+                .doc = "PEM certificate of this host, for bricks and "
+                       "clients alike (volume set puts it in both); "
+                       "reloaded when the file changes."),
+    VL_OPT_PATH("ssl.private-key", struct server_conf, ssl_private_key,
+                .def = VRPC_TLS_DEF_KEY, .flags = VL_OPT_SETTABLE,
+                .aliases = {"ssl.private-key"},
+                .doc = "PEM private key of ssl.own-cert."),
+    VL_OPT_PATH("ssl.ca-list", struct server_conf, ssl_ca_list,
+                .def = VRPC_TLS_DEF_CA, .flags = VL_OPT_SETTABLE,
+                .aliases = {"ssl.ca-list"},
+                .doc = "PEM certificates of the CAs a peer's certificate "
+                       "must be signed by."),
+    VL_OPT_STR("ssl.cipher-list", struct server_conf, ssl_cipher_list,
+               .flags = VL_OPT_SETTABLE, .aliases = {"ssl.cipher-list"},
+               .doc = "TLS 1.3 cipher suites, colon-separated (OpenSSL's "
+                      "names; default: OpenSSL's)."),
+    VL_OPT_STR("auth.ssl-allow", struct server_conf, ssl_allow, .def = "*",
+               .flags = VL_OPT_SETTABLE, .aliases = {"auth.ssl-allow"},
+               .doc = "With server.ssl: common names (patterns with '*', "
+                      "comma-separated) of the client certificates allowed "
+                      "to use the brick; '*' is any certificate the CA "
+                      "signed."),
     VL_OPT_END};
 
 

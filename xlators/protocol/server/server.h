@@ -19,6 +19,12 @@ struct server_conf {
     bool is_all_squash;    /* all-squash: every uid/gid becomes anon */
     uint64_t anonuid;      /* anonuid: the squashed uid */
     uint64_t anongid;      /* anongid: the squashed gid */
+    bool is_ssl;           /* ssl (server.ssl): clients speak TLS */
+    char *ssl_own_cert;    /* ssl.own-cert */
+    char *ssl_private_key; /* ssl.private-key */
+    char *ssl_ca_list;     /* ssl.ca-list */
+    char *ssl_cipher_list; /* ssl.cipher-list, or NULL */
+    char *ssl_allow;       /* auth.ssl-allow: certificate CN patterns */
 };
 
 struct server_client;
@@ -26,6 +32,8 @@ struct server_client;
 struct server_priv {
     vl_xlator_t *xl;                  /* borrowed; this translator */
     vrpc_listener_t *listener;        /* owned */
+    vrpc_tls_t *tls;                  /* owned with server.ssl, else NULL;
+                                         set at init, read-only after */
     pthread_mutex_t lock;             /* guards clients, the two ids */
     struct server_client *clients;    /* list of connected clients */
     uint64_t next_client_id;          /* ids handed to connections */
