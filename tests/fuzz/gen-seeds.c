@@ -12,6 +12,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +322,135 @@ record_seeds(void)
 }
 
 
+/* fuzz-fuse: messages as fuzz-fuse.c reads them, [u16 length][opcode]
+ * [nodeid selector][selector 2][selector 3][payload]. */
+struct fuse_seed {
+    char buf[4096];
+    size_t len;
+};
+
+
+/* The payload: a_len bytes of a, then tail_len bytes of tail. */
+static void
+fuse_msg_tail(struct fuse_seed *fs, uint32_t op, uint8_t s1, uint8_t s2,
+              uint8_t s3, const void *a, size_t a_len, const char *tail,
+              size_t tail_len)
+{
+    size_t n = a_len + tail_len;
+    char *p = fs->buf + fs->len;
+
+    p[0] = (char)(n & 0xff);
+    p[1] = (char)(n >> 8);
+    p[2] = (char)op;
+    p[3] = (char)s1;
+    p[4] = (char)s2;
+    p[5] = (char)s3;
+    memcpy(p + 6, a, a_len);
+    memcpy(p + 6 + a_len, tail, tail_len);
+    fs->len += 6 + n;
+}
+
+
+/* The same with a NUL-terminated name (if any) after a. */
+static void
+fuse_msg(struct fuse_seed *fs, uint32_t op, uint8_t s1, uint8_t s2,
+         uint8_t s3, const void *a, size_t a_len, const char *name)
+{
+    fuse_msg_tail(fs, op, s1, s2, s3, a, a_len, name != NULL ? name : "",
+                  name != NULL ? strlen(name) + 1 : 0);
+}
+
+
+static void
+fuse_seeds(void)
+{
+    struct fuse_seed fs;
+    struct fuse_open_in open_in = {.flags = O_RDONLY};
+    struct fuse_read_in read_in = {.size = 4096};
+    struct fuse_release_in rel = {0};
+    struct fuse_flush_in flush = {0};
+    struct fuse_getattr_in ga = {0};
+    struct fuse_forget_in forget = {.nlookup = 1};
+    struct fuse_create_in create = {.flags = O_CREAT | O_WRONLY,
+                                    .mode = 0100644, .umask = 022};
+    struct fuse_write_in write_in = {.size = 5};
+    struct fuse_setattr_in sa = {.valid = FATTR_SIZE | FATTR_FH,
+                                 .size = 2};
+    struct fuse_fsync_in fsync_in = {0};
+    struct fuse_mkdir_in mkdir_in = {.mode = 040755, .umask = 022};
+    struct fuse_rename2_in ren = {0};
+    struct fuse_link_in link_in = {0};
+    struct fuse_getxattr_in gx = {.size = 256};
+    struct fuse_setxattr_in sx = {.size = 3};
+    struct fuse_access_in acc = {.mask = 4};
+    struct fuse_lseek_in ls = {.whence = 3};
+    struct fuse_lk_in lk = {.lk = {.type = 1, .end = 100}};
+    struct fuse_fallocate_in fa = {.length = 4096};
+    struct fuse_copy_file_range_in cfr = {.len = 4};
+    struct fuse_init_in init = {.major = 7, .minor = 31,
+                                .max_readahead = 131072,
+                                .flags = 0xffffffffu};
+    struct {
+        struct fuse_batch_forget_in b;
+        struct fuse_forget_one one[2];
+    } bf = {.b = {.count = 2}, .one = {{0, 1}, {0, 1}}};
+    struct fuse_interrupt_in intr = {.unique = 1};
+
+    /* A file looked up, read, released and forgotten. */
+    fs.len = 0;
+    fuse_msg(&fs, FUSE_LOOKUP, 0, 0, 0, "", 0, "hello");
+    fuse_msg(&fs, FUSE_GETATTR, 1, 0, 0, &ga, sizeof(ga), NULL);
+    fuse_msg(&fs, FUSE_OPEN, 1, 0, 0, &open_in, sizeof(open_in), NULL);
+    fuse_msg(&fs, FUSE_READ, 1, 0, 0, &read_in, sizeof(read_in), NULL);
+    fuse_msg(&fs, FUSE_LSEEK, 1, 0, 0, &ls, sizeof(ls), NULL);
+    fuse_msg(&fs, FUSE_GETLK, 1, 0, 0, &lk, sizeof(lk), NULL);
+    fuse_msg(&fs, FUSE_FLUSH, 1, 0, 0, &flush, sizeof(flush), NULL);
+    fuse_msg(&fs, FUSE_RELEASE, 1, 0, 0, &rel, sizeof(rel), NULL);
+    fuse_msg(&fs, FUSE_FORGET, 1, 0, 0, &forget, sizeof(forget), NULL);
+    put("fuzz-fuse", "lookup-read", "", 0, fs.buf, fs.len);
+
+    /* A file created, written, truncated through its handle, synced. */
+    fs.len = 0;
+    fuse_msg(&fs, FUSE_CREATE, 0, 0, 0, &create, sizeof(create), "new");
+    fuse_msg(&fs, FUSE_WRITE, 1, 0, 0, &write_in, sizeof(write_in),
+             "data");
+    fuse_msg(&fs, FUSE_SETATTR, 1, 0, 0, &sa, sizeof(sa), NULL);
+    fuse_msg(&fs, FUSE_FSYNC, 1, 0, 0, &fsync_in, sizeof(fsync_in), NULL);
+    fuse_msg(&fs, FUSE_FALLOCATE, 1, 0, 0, &fa, sizeof(fa), NULL);
+    fuse_msg(&fs, FUSE_COPY_FILE_RANGE, 1, 0, 0, &cfr, sizeof(cfr), NULL);
+    fuse_msg(&fs, FUSE_RELEASE, 1, 0, 0, &rel, sizeof(rel), NULL);
+    put("fuzz-fuse", "create-write", "", 0, fs.buf, fs.len);
+
+    /* The root listed; names made, renamed, linked, removed; xattrs. */
+    fs.len = 0;
+    fuse_msg(&fs, FUSE_INIT, 0, 0, 0, &init, sizeof(init), NULL);
+    fuse_msg(&fs, FUSE_OPENDIR, 0, 0, 0, &open_in, sizeof(open_in), NULL);
+    fuse_msg(&fs, FUSE_READDIRPLUS, 0, 0, 0, &read_in, sizeof(read_in),
+             NULL);
+    fuse_msg(&fs, FUSE_READDIR, 0, 0, 0, &read_in, sizeof(read_in), NULL);
+    fuse_msg(&fs, FUSE_RELEASEDIR, 0, 0, 0, &rel, sizeof(rel), NULL);
+    fuse_msg(&fs, FUSE_STATFS, 0, 0, 0, "", 0, NULL);
+    fuse_msg(&fs, FUSE_MKDIR, 0, 0, 0, &mkdir_in, sizeof(mkdir_in), "d");
+    fuse_msg(&fs, FUSE_LOOKUP, 0, 0, 0, "", 0, "hello");
+    fuse_msg(&fs, FUSE_LINK, 0, 0, 1, &link_in, sizeof(link_in), "h2");
+    fuse_msg_tail(&fs, FUSE_RENAME2, 0, 0, 0, &ren, sizeof(ren), "h2\0h3", 6);
+    fuse_msg(&fs, FUSE_SYMLINK, 0, 0, 0, "hello", 6, "sl");
+    fuse_msg(&fs, FUSE_ACCESS, 1, 0, 0, &acc, sizeof(acc), NULL);
+    fuse_msg(&fs, FUSE_GETXATTR, 1, 0, 0, &gx, sizeof(gx), "user.a");
+    fuse_msg_tail(&fs, FUSE_SETXATTR, 1, 0, 0, &sx, sizeof(sx),
+                  "user.a\0abc", 10);
+    fuse_msg(&fs, FUSE_LISTXATTR, 1, 0, 0, &gx, sizeof(gx), NULL);
+    fuse_msg(&fs, FUSE_REMOVEXATTR, 1, 0, 0, "", 0, "user.a");
+    fuse_msg(&fs, FUSE_READLINK, 1, 0, 0, "", 0, NULL);
+    fuse_msg(&fs, FUSE_UNLINK, 0, 0, 0, "", 0, "hello");
+    fuse_msg(&fs, FUSE_RMDIR, 0, 0, 0, "", 0, "d");
+    fuse_msg(&fs, FUSE_INTERRUPT, 0, 0, 0, &intr, sizeof(intr), NULL);
+    fuse_msg(&fs, FUSE_BATCH_FORGET, 0, 0, 0, &bf, sizeof(bf), NULL);
+    fuse_msg(&fs, FUSE_DESTROY, 0, 0, 0, "", 0, NULL);
+    put("fuzz-fuse", "namespace", "", 0, fs.buf, fs.len);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -333,5 +464,6 @@ main(int argc, char **argv)
     brick_replies();
     mgmt_seeds();
     record_seeds();
+    fuse_seeds();
     return 0;
 }

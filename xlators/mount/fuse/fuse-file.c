@@ -567,7 +567,9 @@ vfuse_readdir_done(vl_req_t *req, void *cookie)
     struct vfuse_session *sess = call->sess;
     const struct fuse_read_in *in = (const void *)call->arg;
     bool plus = call->hdr.opcode == FUSE_READDIRPLUS;
-    size_t size = in->size;
+    /* The kernel asks a page or a few; a size past a message buffer is
+     * not one, and must not size an allocation (found by fuzz-fuse). */
+    size_t size = in->size < sess->buf_size ? in->size : sess->buf_size;
     size_t used = 0;
     char *out;
 

@@ -510,7 +510,7 @@ vfuse_reply_early(struct vfuse_reader *r, uint64_t unique, int status)
 
 /* ---- the reader loop ---- */
 
-static void
+void
 vfuse_process(struct vfuse_reader *r, size_t n)
 {
     struct fuse_in_header hdr;

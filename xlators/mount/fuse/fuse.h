@@ -421,6 +421,10 @@ void vfuse_session_drain(struct vfuse_priv *priv, bool is_bounded);
 int vfuse_readers_start(struct vfuse_session *sess);
 void vfuse_readers_stop(struct vfuse_session *sess);
 void vfuse_pool_clear(struct vfuse_session *sess);
+/* Takes apart and dispatches the n-byte message a reader read into
+ * r->buf (a reader thread's step; tests/fuzz/fuzz-fuse.c calls it on
+ * made-up messages, with no mount). */
+void vfuse_process(struct vfuse_reader *r, size_t n);
 /* Each of these writes the answer and ends the call (frees it). They
  * return 0 or the -errno of writing it (-ENOENT: the kernel dropped the
  * request, e.g. interrupted, and did not see the answer). */
