@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "conn-limits.h"
 #include "tls.h"
 #include "vrpc.h"
 
@@ -107,6 +108,8 @@ struct vrpc_conn {
                                           written before is_tls_up */
     char tls_err[512];                /* why TLS failed, or ""; under
                                          lock */
+    struct conn_lim lim;              /* conn-limits.c: limits, deadline
+                                         timer, listener's count */
 };
 
 /* conn-out.c: makes sure an EPOLLOUT event will come (registering the

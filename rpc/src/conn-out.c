@@ -45,6 +45,7 @@ vrpc_conn_out_clear_locked(vrpc_conn_t *c)
         conn_out_free(o);
     }
     c->out_tail = NULL;
+    c->lim.out_bytes = 0;
 }
 
 
@@ -55,6 +56,7 @@ vrpc_conn_out_consume_locked(vrpc_conn_t *c, size_t w)
 {
     struct vrpc_out *o;
 
+    vrpc_conn_lim_written_locked(c, w);
     while ((o = c->out_head) != NULL) {
         while (o->cur < o->n_iov) {
             struct iovec *v = &o->iov[o->cur];
@@ -130,8 +132,9 @@ conn_queue_locked(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
                   size_t skip, vl_buf_t *keep)
 {
     struct vrpc_out *o;
-    size_t n_copy = 0, pos = 0, s = skip;
+    size_t n_copy = 0, n_unsent = 0, pos = 0, s = skip;
     bool is_kept = false;
+    int rc;
 
     for (int i = 0; i < n_iov; i++) {
         size_t l = iov[i].iov_len;
@@ -144,11 +147,17 @@ conn_queue_locked(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
             is_kept = true;
         else
             n_copy += l - s;
+        n_unsent += l - s;
         s = 0;
     }
+    rc = vrpc_conn_lim_queue_locked(c, n_unsent);
+    if (rc != 0)
+        return rc;
     o = vl_malloc(NULL, sizeof(*o) + n_copy, VL_MT_MISC);
-    if (o == NULL)
+    if (o == NULL) {
+        vrpc_conn_lim_written_locked(c, n_unsent); /* not queued */
         return -ENOMEM;
+    }
     o->next = NULL;
     o->keep = is_kept ? vl_buf_ref(keep) : NULL;
     o->cur = 0;
@@ -232,6 +241,7 @@ vrpc_conn_send_buf(vrpc_conn_t *c, const struct iovec *iov, int n_iov,
         rc = -ENOTCONN;
         goto out;
     }
+    vrpc_conn_lim_sent_locked(c);
     if (c->ssl != NULL) {
         /* TLS: everything goes through the queue (bulk by reference)
          * and is encrypted from there, once the handshake is done. */

@@ -128,6 +128,7 @@ vrpc_conn_new(vl_loop_t *loop, int fd, bool is_connecting,
     c->arg = arg;
     c->is_connecting = is_connecting;
     vrpc_rm_init(&c->rm, VRPC_MAX_RECORD);
+    vrpc_conn_lim_init(c);
     conn_fill_peer(c);
     *out = c;
     return 0;
@@ -163,6 +164,7 @@ vrpc_conn_unref(vrpc_conn_t *c)
     }
     vrpc_rm_clear(&c->rm);
     vrpc_conn_tls_free(c);
+    vrpc_conn_lim_free(c);
     if (c->fd >= 0)
         close(c->fd);
     if (c->out_fd >= 0)
@@ -215,7 +217,7 @@ void
 vrpc_conn_close(vrpc_conn_t *c, int reason)
 {
     vl_io_t *io_in, *io_out;
-    bool had_regs, is_timer_dropped;
+    bool had_regs, is_timer_dropped, is_lim_dropped;
     unsigned self_delivering;
 
     pthread_mutex_lock(&c->lock);
@@ -241,6 +243,7 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     c->io_out = NULL;
     had_regs = c->is_started;
     is_timer_dropped = vrpc_conn_tls_cancel_locked(c);
+    is_lim_dropped = vrpc_conn_lim_close_locked(c);
     /* Records being delivered on other threads finish before on_close
      * (the owner frees its state there); no new delivery starts once
      * is_closed is set. */
@@ -262,6 +265,8 @@ vrpc_conn_close(vrpc_conn_t *c, int reason)
     pthread_mutex_unlock(&c->lock);
     if (is_timer_dropped)
         vrpc_conn_unref(c); /* the handshake deadline's ref */
+    if (is_lim_dropped)
+        vrpc_conn_unref(c); /* the deadline check's ref */
     if (had_regs)
         vrpc_conn_unref(c); /* the registrations' ref */
 }
@@ -455,6 +460,7 @@ conn_drain(vrpc_conn_t *c)
     while ((r = conn_pend_pop_locked(c)) != NULL) {
         pthread_mutex_unlock(&c->lock);
         conn_tls_deliv = c;
+        vrpc_conn_lim_delivered(c);
         c->ops->on_record(c, r->rec, r->len, c->arg);
         conn_tls_deliv = saved_deliv;
         vl_buf_unref(r->rec);
@@ -521,7 +527,9 @@ conn_input(vrpc_conn_t *c)
 
     for (;;) {
         /* We hold the parser: no other thread reads. */
+        vrpc_conn_lim_read_begin(c);
         rc = c->ssl != NULL ? vrpc_conn_tls_input(c) : conn_read(c, c->fd);
+        vrpc_conn_lim_read_end(c, rc);
         if (rc == -EMSGSIZE && c->ssl == NULL)
             conn_tell_tls_mismatch(c);
 
@@ -655,6 +663,8 @@ vrpc_conn_start(vrpc_conn_t *c)
         rc = conn_arm_in_locked(c);
     if (rc == 0 && !c->is_connecting && c->out_head != NULL)
         rc = vrpc_conn_arm_out_locked(c);
+    if (rc == 0)
+        rc = vrpc_conn_lim_start_locked(c);
     /* A TLS client on a socket already connected speaks first: the
      * writable event starts its handshake. */
     if (rc == 0 && !c->is_connecting && c->ssl != NULL && c->is_tls_client) {

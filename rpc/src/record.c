@@ -10,15 +10,59 @@
  * place (write payloads on the brick, read data on the client).
  *
  * Input is hostile: the running record size is checked against max before
- * anything is allocated, so a mark claiming 2 GiB costs nothing.
- * Threads: one parser belongs to one connection's reader (one at a time).
+ * anything is allocated, so a mark claiming 2 GiB costs nothing. A record
+ * under max still allocates its full length at its mark, so every
+ * parser's allocation is also counted in one process-wide total
+ * (rm_buffered) until the record completes or is dropped; a mark that
+ * would take the total over vrpc_set_buffered_max's cap is refused
+ * (-ENOBUFS) and the owner closes that connection, so many connections
+ * each holding a large incomplete record cannot exhaust memory (issue 23).
+ * Threads: one parser belongs to one connection's reader (one at a time);
+ * the total is atomic.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "vrpc.h"
+
+/* Bytes allocated for incomplete records by every parser of the process,
+ * and the cap on it. */
+static atomic_size_t rm_buffered;
+static atomic_size_t rm_buffered_max = VRPC_BUFFERED_MAX;
+
+
+void
+vrpc_set_buffered_max(size_t max)
+{
+    atomic_store(&rm_buffered_max, max);
+}
+
+
+size_t
+vrpc_buffered_max(void)
+{
+    return atomic_load(&rm_buffered_max);
+}
+
+
+size_t
+vrpc_buffered_bytes(void)
+{
+    return atomic_load(&rm_buffered);
+}
+
+
+/* Takes rm's record out of the process total (it completed or goes). */
+static void
+rm_uncharge(struct vrpc_rm *rm)
+{
+    if (rm->charged > 0)
+        atomic_fetch_sub(&rm_buffered, rm->charged);
+    rm->charged = 0;
+}
 
 
 void
@@ -32,6 +76,7 @@ vrpc_rm_init(struct vrpc_rm *rm, size_t max)
 void
 vrpc_rm_clear(struct vrpc_rm *rm)
 {
+    rm_uncharge(rm);
     vl_buf_unref(rm->rec);
     rm->rec = NULL;
     rm->len = 0;
@@ -48,17 +93,30 @@ static int
 rm_grow(struct vrpc_rm *rm, size_t frag_len)
 {
     size_t want = rm->len + frag_len;
+    size_t alloc = want > 0 ? want : 1;
+    size_t total;
     vl_buf_t *nb;
 
     if (rm->rec != NULL && rm->rec->size >= want)
         return 0;
-    nb = vl_buf_new(want > 0 ? want : 1);
-    if (nb == NULL)
+    /* Charge before allocating: the new buffer, the old one still held. */
+    total = atomic_fetch_add(&rm_buffered, alloc) + alloc;
+    if (total > atomic_load(&rm_buffered_max)) {
+        atomic_fetch_sub(&rm_buffered, alloc);
+        rm->refused = want;
+        return -ENOBUFS;
+    }
+    nb = vl_buf_new(alloc);
+    if (nb == NULL) {
+        atomic_fetch_sub(&rm_buffered, alloc);
         return -ENOMEM;
+    }
     if (rm->rec != NULL) {
         memcpy(nb->data, rm->rec->data, rm->len);
         vl_buf_unref(rm->rec);
     }
+    rm_uncharge(rm);
+    rm->charged = alloc;
     rm->rec = nb;
     return 0;
 }
@@ -75,8 +133,10 @@ rm_mark_done(struct vrpc_rm *rm)
 
     rm->n_mark = 0;
     rm->is_last = (v & VRPC_LAST_FRAG) != 0;
-    if (frag_len > rm->max || rm->len + frag_len > rm->max)
+    if (frag_len > rm->max || rm->len + frag_len > rm->max) {
+        rm->refused = rm->len + frag_len;
         return -EMSGSIZE;
+    }
     rc = rm_grow(rm, frag_len);
     if (rc != 0)
         return rc;
@@ -95,6 +155,8 @@ rm_frag_done(struct vrpc_rm *rm, vl_buf_t **out, size_t *out_len)
         return 0;
     *out = rm->rec;
     *out_len = rm->len;
+    rm_uncharge(rm); /* complete: the owner's now */
+    rm->n_done++;
     rm->rec = NULL;
     rm->len = 0;
     return 1;

@@ -12,6 +12,8 @@
  *   msg.c     ONC-RPC call/reply headers and the caller credential
  *   clnt.c    calls in flight on a connection, matched by XID
  *   listen.c  listening socket and outgoing connect
+ *   conn-limits.c  what one connection may cost: record size, deadlines,
+ *             unsent bytes, and the listener's connection count
  *   conv.c    conversions between libvol types and XDR types
  *
  * Threads: every callback runs on a loop thread; vrpc_conn_send and
@@ -48,14 +50,25 @@ struct vrpc_rm {
     bool in_frag;       /* reading a fragment body */
     bool is_last;       /* the current fragment ends the record */
     size_t max;         /* largest record accepted */
+    size_t charged;     /* bytes of rec counted in the process total */
+    size_t refused;     /* size of the last record refused (for logs) */
+    uint64_t n_done;    /* records completed */
 };
+
+/* Cap on the bytes every parser of the process holds for incomplete
+ * records (VRPC_BUFFERED_MAX unless set); a mark that would pass it is
+ * refused with -ENOBUFS and that connection closed. */
+void vrpc_set_buffered_max(size_t max);
+size_t vrpc_buffered_max(void);
+size_t vrpc_buffered_bytes(void);
 
 void vrpc_rm_init(struct vrpc_rm *rm, size_t max);
 void vrpc_rm_clear(struct vrpc_rm *rm);
 /* Consumes up to len bytes, stopping right after a record completes.
  * Returns 1 with *out (one ref, the caller's) and *out_len when a record
  * completed, 0 when all bytes were consumed without completing one,
- * -EMSGSIZE for a record over max, -ENOMEM. *used gets the bytes eaten. */
+ * -EMSGSIZE for a record over max, -ENOBUFS for one that would take the
+ * process over its cap, -ENOMEM. *used gets the bytes eaten. */
 int vrpc_rm_feed(struct vrpc_rm *rm, const char *data, size_t len,
                  size_t *used /* OUT */, vl_buf_t **out /* OUT */,
                  size_t *out_len /* OUT */);
@@ -126,6 +139,42 @@ const char *vrpc_conn_tls_peer_cn(vrpc_conn_t *c);
 /* Why the TLS side failed ("127.0.0.1:24010: TLS handshake failed:
  * certificate verify failed (...)"), or "" into buf. */
 void vrpc_conn_tls_error(vrpc_conn_t *c, char *buf, size_t len);
+
+/* ---- limits (conn-limits.c, listen.c; doc/wire-protocol.md, Limits) ----
+ *
+ * What a peer may make a connection cost. Over any limit the connection
+ * is closed and one line logged (who, which limit, the figures). A
+ * connection made by vrpc_conn_new has max_record VRPC_MAX_RECORD and no
+ * other limit (a client trusts the server it chose); servers give their
+ * connections one of the per-program sets below. */
+struct vrpc_limits {
+    size_t max_record;   /* largest record accepted, bytes */
+    size_t max_out;      /* unsent bytes queued for a peer that does not
+                            read; 0: no cap */
+    unsigned record_ms;  /* a record begun must be whole within this;
+                            0: no deadline */
+    unsigned idle_ms;    /* closed after this long with no call
+                            unanswered and nothing received; 0: never */
+    unsigned max_conns;  /* a listener's connections open at once;
+                            0: no cap (ignored on a connection) */
+};
+
+/* Default process cap on bytes held in incomplete records. */
+#define VRPC_BUFFERED_MAX (512 * VL_MiB)
+/* mortard's: its calls are small. */
+#define VRPC_MGMT_BUFFERED_MAX (64 * VL_MiB)
+
+/* A brick's connection until SETVOLUME succeeds: handshake-sized records,
+ * 10 s to send them. */
+extern const struct vrpc_limits vrpc_limits_brick_hs;
+/* A brick's connection once bound: WRITE-sized records, idle for ever. */
+extern const struct vrpc_limits vrpc_limits_brick;
+/* mortard (management program): 1 MiB records, idle 120 s. */
+extern const struct vrpc_limits vrpc_limits_mgmt;
+
+/* Applies lim to c (max_conns aside). Any time, from any thread: a larger
+ * max_record applies from the next read, deadlines from now on. */
+void vrpc_conn_set_limits(vrpc_conn_t *c, const struct vrpc_limits *lim);
 
 /* ---- messages (msg.c) ---- */
 
@@ -250,6 +299,15 @@ typedef void vrpc_accept_fn(int fd, const struct sockaddr_storage *peer,
 int vrpc_listen(vl_loop_t *loop, const char *addr, uint16_t port,
                 vrpc_accept_fn *cb, void *arg, vrpc_listener_t **out,
                 vl_err_t *err);
+/* The same with limits for its connections (copied). Over max_conns an
+ * accepted socket is closed at once, before cb (logged at most every
+ * 10 s). *out is set before cb can first run, so cb may use it. */
+int vrpc_listen_limits(vl_loop_t *loop, const char *addr, uint16_t port,
+                       const struct vrpc_limits *lim, vrpc_accept_fn *cb,
+                       void *arg, vrpc_listener_t **out, vl_err_t *err);
+/* Gives c (just made from an fd l accepted, before vrpc_conn_start) l's
+ * limits and counts it against l's max_conns until it closes. */
+void vrpc_listener_adopt(vrpc_listener_t *l, vrpc_conn_t *c);
 /* The bound port (useful with port 0). */
 uint16_t vrpc_listener_port(const vrpc_listener_t *l);
 /* Stops accepting; when it returns cb is not running. */
