@@ -602,8 +602,10 @@ md_monitor_round(struct md_state *st, bool *is_first)
         p = md_peer_find_uuid(st, refs[i].uuid);
         if (p != NULL && p->is_connected != is_up)
             vl_glog(MD_DOMAIN, is_up ? VL_LOG_INFO : VL_LOG_WARNING,
-                    "peer %s (%s) is %s", p->host, p->uuid,
-                    is_up ? "connected" : "disconnected");
+                    "peer %s (%s) is %s%s%s", p->host, p->uuid,
+                    is_up ? "connected" : "disconnected",
+                    !is_up && err.msg[0] != '\0' ? ": " : "",
+                    !is_up ? err.msg : "");
         if (p != NULL)
             p->is_connected = is_up;
         pthread_mutex_unlock(&st->lock);
