@@ -10,8 +10,10 @@
  * transaction's argv then goes through the checks that need no daemon
  * (mortard/validate.c): every word as a volume name and as a brick, each
  * pair as `volume set KEY VALUE` (md_option_resolve, over the real
- * translators' option tables); the "key=value" text a transaction or a
- * peer's volume carries through md_kv_parse.
+ * translators' option tables), and as a pool secret
+ * (md_auth_secret_parse); the "key=value" text a transaction or a peer's
+ * volume carries through md_kv_parse. An AUTH call goes through
+ * md_auth_serve (mortard/auth.c), which must make no peer of it.
  * Byte 0 odd: the record is a reply at a CLI or a peer (mdctl.c,
  * peer.c), of the type (byte 0 >> 1) picks.
  *
@@ -23,9 +25,11 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 #include "mgmt.h"
+#include "mortard/auth.h"
 #include "mortard/mortard.h"
 #include "vrpc.h"
 #include "xlators/builtin.h"
@@ -42,6 +46,7 @@ union mgmt_any {
     mgmt_vols_msg vols;
     mgmt_members_req members;
     mgmt_sync_msg sync;
+    mgmt_auth_req auth;
     mgmt_cli_rsp cli_rsp;
     mgmt_getspec_rsp getspec_rsp;
     mgmt_hello_rsp hello_rsp;
@@ -49,6 +54,7 @@ union mgmt_any {
     mgmt_brick_status_rsp brick_status_rsp;
     mgmt_rebal_rsp rebal_rsp;
     mgmt_rebal_state_rsp rebal_state_rsp;
+    mgmt_auth_rsp auth_rsp;
 };
 
 /* What a CLI or a peer decodes replies as. */
@@ -62,6 +68,7 @@ static const xdrproc_t reply_types[] = {
     (xdrproc_t)xdr_mgmt_brick_status_rsp,
     (xdrproc_t)xdr_mgmt_rebal_rsp,
     (xdrproc_t)xdr_mgmt_rebal_state_rsp,
+    (xdrproc_t)xdr_mgmt_auth_rsp,
 };
 
 
@@ -92,6 +99,8 @@ call_type(uint32_t proc)
         return (xdrproc_t)xdr_mgmt_members_req;
     case MGMT_PROC_PEER_SYNC:
         return (xdrproc_t)xdr_mgmt_sync_msg;
+    case MGMT_PROC_AUTH:
+        return (xdrproc_t)xdr_mgmt_auth_req;
     default:
         return NULL;
     }
@@ -121,6 +130,36 @@ check_kv(const char *text)
 }
 
 
+/* An AUTH request (mortard/auth.c) makes no peer of a stranger: not as
+ * it comes, nor as the proof after a good hello (whose nonce the input
+ * cannot know). Every answer encodes. */
+static void
+check_auth(const mgmt_auth_req *req)
+{
+    static char nonce[MD_AUTH_NONCE_LEN];
+    mgmt_auth_req hello = {.step = MGMT_AUTH_HELLO, .uuid = "fuzz-node",
+                           .nonce = {MD_AUTH_NONCE_LEN, nonce},
+                           .proof = {0, NULL}};
+    struct md_auth_answer ans;
+    struct md_auth_conn ac;
+    char *buf;
+    size_t len;
+
+    md_auth_conn_init(&ac);
+    md_auth_serve(&ac, req, "fuzz", &ans);
+    FUZZ_CHECK(!md_auth_conn_is_peer(&ac));
+    FUZZ_CHECK(vrpc_encode_reply(1, VRPC_SUCCESS,
+                                 (xdrproc_t)xdr_mgmt_auth_rsp, &ans.rsp,
+                                 &buf, &len) == 0);
+    vl_free(buf);
+    md_auth_serve(&ac, &hello, "fuzz", &ans);
+    FUZZ_CHECK(ans.rsp.ret == 0);
+    md_auth_serve(&ac, req, "fuzz", &ans);
+    FUZZ_CHECK(!md_auth_conn_is_peer(&ac));
+    md_auth_conn_clear(&ac);
+}
+
+
 /* The daemon-free checks a command's words meet (validate.c). */
 static void
 check_words(char **argv, u_int n)
@@ -128,6 +167,7 @@ check_words(char **argv, u_int n)
     for (u_int i = 0; i < n; i++) {
         vl_err_t err = {{0}};
         char *host = NULL, *path = NULL, canon[512];
+        uint8_t secret[MD_AUTH_SECRET_LEN];
         int rc;
 
         rc = md_check_volname(argv[i], &err);
@@ -139,6 +179,9 @@ check_words(char **argv, u_int n)
             free(host);
             free(path);
         }
+        /* The pool secret's file syntax (a peer may send one). */
+        rc = md_auth_secret_parse(argv[i], strlen(argv[i]), secret);
+        FUZZ_CHECK(rc == 0 || rc == -EINVAL);
         if (i + 1 < n) {
             err.msg[0] = '\0';
             rc = md_option_resolve(argv[i], argv[i + 1], NULL, NULL, canon,
@@ -166,6 +209,8 @@ decode(xdrproc_t fn, const char *body, size_t len, uint32_t proc,
     } else if (is_call && proc == MGMT_PROC_PEER_TXN) {
         check_words(a.txn.argv.argv_val, a.txn.argv.argv_len);
         check_kv(a.txn.params);
+    } else if (is_call && proc == MGMT_PROC_AUTH) {
+        check_auth(&a.auth);
     } else if (fn == (xdrproc_t)xdr_mgmt_vols_msg) {
         for (u_int i = 0; i < a.vols.vols.vols_len; i++) {
             check_kv(a.vols.vols.vols_val[i].info);
@@ -176,14 +221,36 @@ decode(xdrproc_t fn, const char *body, size_t len, uint32_t proc,
 }
 
 
+static char state_dir[] = "/tmp/fuzz-mgmt.XXXXXX";
+
+
+static void
+state_dir_remove(void)
+{
+    char path[sizeof(state_dir) + 16];
+
+    snprintf(path, sizeof(path), "%s/%s", state_dir, MD_AUTH_SECRET_FILE);
+    (void)unlink(path);
+    (void)rmdir(state_dir);
+}
+
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+    vl_err_t err = {{0}};
+
     (void)argc;
     (void)argv;
     vl_global_init();
     vl_log_set_level(VL_LOG_NONE);
     vl_xlators_register_builtin();
+    /* A pool secret of its own, for the AUTH exchanges. */
+    FUZZ_CHECK(mkdtemp(state_dir) != NULL);
+    atexit(state_dir_remove);
+    if (md_auth_init(state_dir, "fuzz-callee", &err) != 0)
+        fprintf(stderr, "fuzz-mgmt: %s\n", err.msg);
+    FUZZ_CHECK(err.msg[0] == '\0');
     return 0;
 }
 

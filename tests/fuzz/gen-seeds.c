@@ -254,12 +254,17 @@ mgmt_seeds(void)
          (xdrproc_t)xdr_mgmt_members_req},
         {"peer-sync", MGMT_PROC_PEER_SYNC, (xdrproc_t)xdr_mgmt_sync_msg},
     };
+    static char nonce[MGMT_AUTH_NONCE_LEN], proof[MGMT_AUTH_PROOF_LEN];
+    mgmt_auth_req auth_hello = {.step = MGMT_AUTH_HELLO, .uuid = "uuid-a",
+                                .nonce = {sizeof(nonce), nonce}};
+    mgmt_auth_req auth_prove = {.step = MGMT_AUTH_PROVE, .uuid = "uuid-a",
+                                .proof = {sizeof(proof), proof}};
     static const xdrproc_t replies[] = {
         (xdrproc_t)xdr_mgmt_cli_rsp, (xdrproc_t)xdr_mgmt_getspec_rsp,
         (xdrproc_t)xdr_mgmt_hello_rsp, (xdrproc_t)xdr_mgmt_status_rsp,
         (xdrproc_t)xdr_mgmt_vols_msg, (xdrproc_t)xdr_mgmt_sync_msg,
         (xdrproc_t)xdr_mgmt_brick_status_rsp, (xdrproc_t)xdr_mgmt_rebal_rsp,
-        (xdrproc_t)xdr_mgmt_rebal_state_rsp,
+        (xdrproc_t)xdr_mgmt_rebal_state_rsp, (xdrproc_t)xdr_mgmt_auth_rsp,
     };
     unsigned char role = 0;
     char any[4096];
@@ -284,6 +289,10 @@ mgmt_seeds(void)
     vols.vols.vols_val = &def;
     put_call("fuzz-mgmt", "peer-vols", &role, 1, MGMT_PROG, MGMT_VERSION,
              MGMT_PROC_PEER_VOLS, (xdrproc_t)xdr_mgmt_vols_msg, &vols);
+    put_call("fuzz-mgmt", "auth-hello", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req, &auth_hello);
+    put_call("fuzz-mgmt", "auth-prove", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req, &auth_prove);
     for (size_t i = 0; i < VL_ARRAY_SIZE(zero_calls); i++) {
         zero_value(zero_calls[i].fn, any, sizeof(any));
         put_call("fuzz-mgmt", zero_calls[i].name, &role, 1, MGMT_PROG,
