@@ -9,10 +9,11 @@
  * field the harness puts in a message names a node or handle alive in
  * the session's table, chosen by a selector byte of the input; FORGET
  * never takes more lookups than a node has, BATCH_FORGET names distinct
- * nodes, READ asks at most max_write bytes. Everything else in the message (opcode, lengths, names, flags,
- * offsets, sizes) is the input's. The graph is mount/fuse (conf parsed,
- * init not run: no mount) over test/memfs (xlators/mount/fuse/test), whose
- * answers are synchronous; replies go to /dev/null.
+ * nodes, READ asks at most max_write bytes. Everything else in the
+ * message (opcode, lengths, names, flags, offsets, sizes) is the
+ * input's. The graph is mount/fuse (conf parsed, init not run: no
+ * mount) over test/memfs (xlators/mount/fuse/test), whose answers are
+ * synchronous; replies go to /dev/null.
  *
  * Input: messages, each [u16 payload length][opcode][nodeid selector]
  * [selector 2][selector 3][payload]. Every input starts a fresh session
