@@ -366,7 +366,11 @@ md_server_peers_changed(struct md_state *st)
 }
 
 
-/* The one place that says who a connection is. */
+/* The one place that says who a connection is (doc/security.md): root
+ * (or mortard's own user) on the unix socket is an admin, a TCP
+ * connection that proved the pool secret (AUTH) a peer, anyone else a
+ * stranger. A verified TLS certificate naming an admin or a peer is to
+ * be decided here too. */
 static bool
 md_conn_is_trusted(struct md_conn *mc, enum md_role *role /* OUT */)
 {
@@ -630,6 +634,12 @@ md_conn_add(int fd, bool is_unix)
         return;
     }
     mc->conn = c;
+    /* Bounded input (issue 23): 1 MiB calls, deadlines; TCP connections
+     * also count against the port's cap. */
+    if (is_unix)
+        vrpc_conn_set_limits(c, &vrpc_limits_mgmt);
+    else
+        vrpc_listener_adopt(md_srv.tcp, c);
     pthread_mutex_lock(&md_srv.conns_mu);
     mc->next = md_srv.conns;
     md_srv.conns = mc;
@@ -745,9 +755,11 @@ md_server_start(struct md_state *st, vl_err_t *err)
     rc = md_unix_listen(st, err);
     if (rc != 0)
         return rc;
+    vrpc_set_buffered_max(VRPC_MGMT_BUFFERED_MAX);
     if (st->mgmt_port != 0) {
-        rc = vrpc_listen(md_srv.loop, st->bind_addr, st->mgmt_port,
-                         md_accept, NULL, &md_srv.tcp, err);
+        rc = vrpc_listen_limits(md_srv.loop, st->bind_addr, st->mgmt_port,
+                                &vrpc_limits_mgmt, md_accept, NULL,
+                                &md_srv.tcp, err);
         if (rc != 0)
             return rc;
     }
