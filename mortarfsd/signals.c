@@ -7,7 +7,8 @@
  * through sigwait: handlers never run on an event thread, and the actions
  * (statedump, log reopen, teardown) run in normal thread context.
  * SIGPIPE is ignored: a peer closing a socket is an error return, not a
- * process kill. HUP also re-reads --volfile and USR2 (sent by the volfile
+ * process kill. HUP also re-reads --volfile (and the TLS certificates,
+ * for the connections that follow) and USR2 (sent by the volfile
  * watcher thread, fetch.c) brings a new volfile from mortard: both are
  * applied here because the main thread is the one that manages the graph
  * (vl_graph_reconfigure's rule). A FUSE client's volfile that changes
@@ -28,6 +29,7 @@
 
 #include "fetch.h"
 #include "fsd.h"
+#include "tls.h"
 #include "xlators/mount/fuse/fuse-switch.h"
 
 #define FSD_DOMAIN "mortarfsd"
@@ -177,6 +179,8 @@ fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx)
             if (rc == 0)
                 vl_glog(FSD_DOMAIN, VL_LOG_INFO, "log reopened");
             fsd_reload_file(ctx);
+            /* TLS certificates too, changed or not (new connections). */
+            vrpc_tls_reload_all();
             break;
         case SIGUSR2:
             fsd_reload_spec(ctx);

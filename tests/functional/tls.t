@@ -10,8 +10,9 @@
 # brick and a TLS client of a clear brick, a missing certificate file.
 # The brick's certificate replaced by a new one of the same CA is used by
 # the next connection without a restart; a broken replacement keeps the
-# old one. Last, the same through mortard: volume set client.ssl,
-# server.ssl and the ssl.* paths, and a mount with the fetched volfile.
+# old one; SIGHUP reloads files whose times did not change. Last, the
+# same through mortard: volume set client.ssl, server.ssl and the ssl.*
+# paths, and a mount with the fetched volfile.
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -193,6 +194,17 @@ EXPECT_MATCH "not reloaded, keeping the old ones" cat "$T/log/brick-b0.log"
 EXPECT "node1b" peer_cn
 EXPECT_WITHIN 20 "Y" force_umount "$M1"
 EXPECT "Y" is_alive "$(fsd_pid brick-b0)"
+# SIGHUP reloads even files whose times did not change (copied back with
+# their old times): without it the brick keeps node1b.
+TEST touch -r "$T/ssl/brick.pem" "$T/pem.stamp"
+TEST touch -r "$T/ssl/brick.key" "$T/key.stamp"
+TEST cp "$C/node1.pem" "$T/ssl/brick.pem"
+TEST cp "$C/node1.key" "$T/ssl/brick.key"
+TEST touch -r "$T/pem.stamp" "$T/ssl/brick.pem"
+TEST touch -r "$T/key.stamp" "$T/ssl/brick.key"
+EXPECT "node1b" peer_cn
+TEST kill -HUP "$(fsd_pid brick-b0)"
+EXPECT_WITHIN 10 "node1" peer_cn
 
 # Through mortard: the GlusterFS keys set with volume set reach both
 # volfiles; the mount fetches its volfile and speaks TLS.
