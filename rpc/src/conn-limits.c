@@ -17,18 +17,35 @@
  *               Calls unanswered are counted as records delivered minus
  *               records sent, so a parked WATCH keeps its connection.
  *   max_out     unsent bytes queued for a peer that does not read.
- * The deadlines are checked by one timer per connection on the loop
- * (vl_timer), every quarter of the shorter deadline (20 ms to 1 s), only
- * while the connection has one; the timer holds a connection ref.
- * Threads: the atomics are read anywhere; out_bytes, timer and tally are
- * under c->lock.
+ * The deadlines are checked by one sweeper thread per process, started
+ * with the first connection that has one: it walks the connections with
+ * a deadline every SWEEP_MS and closes those past it. Not a vl_timer per
+ * connection: vl_loop_stop frees pending timers without running them, so
+ * a stopped and restarted loop (a test's hung brick) would leave every
+ * connection holding a freed timer; the sweeper does not depend on any
+ * loop, and one thread for the process is cheaper than a timer per
+ * connection re-armed every second. The list holds a connection ref from
+ * the first deadline until the close.
+ * Threads: the atomics are read anywhere; tally under c->lock; the list
+ * under sweep.lock, taken after c->lock.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include "conn-int.h"
+
+#define SWEEP_MS 100        /* between two sweeps: deadline precision */
+#define SWEEP_BATCH 64      /* closed per pass over the list */
+
+/* The connections with a deadline, and the thread checking them. */
+static struct {
+    pthread_mutex_t lock;   /* guards head and is_started */
+    vrpc_conn_t *head;      /* list through lim.sweep_next (refs) */
+    bool is_started;        /* the thread runs (for the process' life) */
+} sweep = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Before SETVOLUME: SETVOLUME's arguments are a name and an identity
  * (under 8 KiB); nothing else is decoded yet. */
@@ -69,46 +86,114 @@ vrpc_conn_lim_init(vrpc_conn_t *c)
     atomic_init(&c->lim.rec_start_ms, 0);
     atomic_init(&c->lim.n_calls_open, 0);
     c->lim.n_done_seen = 0;
-    c->lim.out_bytes = 0;
-    c->lim.timer = NULL;
+    atomic_init(&c->lim.out_bytes, 0);
+    c->lim.sweep_prev = NULL;
+    c->lim.sweep_next = NULL;
+    c->lim.is_swept = false;
     c->lim.tally = NULL;
 }
 
 
-static unsigned
-lim_tick_ms(unsigned record_ms, unsigned idle_ms)
-{
-    unsigned m = record_ms;
-
-    if (idle_ms != 0 && (m == 0 || idle_ms < m))
-        m = idle_ms;
-    m /= 4;
-    return m < 20 ? 20 : m > 1000 ? 1000 : m;
-}
-
-
-static void lim_check(void *arg);
-
-
-/* Arms the deadline check unless it is armed, not needed, or the
- * connection is not running. */
+/* Why c must be closed now (1: record deadline, 2: idle), or 0; *age
+ * gets the time the deadline measures. */
 static int
-lim_arm_locked(vrpc_conn_t *c)
+lim_expired(vrpc_conn_t *c, uint64_t now, uint64_t *age)
 {
+    uint64_t rec_start = atomic_load(&c->lim.rec_start_ms);
+    uint64_t last_rx = atomic_load(&c->lim.last_rx_ms);
     unsigned record_ms = atomic_load(&c->lim.record_ms);
     unsigned idle_ms = atomic_load(&c->lim.idle_ms);
 
-    if (c->lim.timer != NULL || !c->is_started || c->is_closed
-        || (record_ms == 0 && idle_ms == 0))
-        return 0;
-    vrpc_conn_ref(c); /* the timer's */
-    c->lim.timer = vl_timer_add(c->loop, lim_tick_ms(record_ms, idle_ms),
-                                lim_check, c);
-    if (c->lim.timer == NULL) {
-        vrpc_conn_unref(c); /* not the last: the caller holds one */
-        return -ENOMEM;
+    /* (1) a record begun too long ago; (2) idle: nothing begun, no call
+     * unanswered, nothing left to send, nothing received for idle_ms. */
+    if (record_ms != 0 && rec_start != 0 && now - rec_start >= record_ms) {
+        *age = now - rec_start;
+        return 1;
+    }
+    if (idle_ms != 0 && rec_start == 0
+        && atomic_load(&c->lim.n_calls_open) == 0
+        && atomic_load(&c->lim.out_bytes) == 0 && last_rx != 0
+        && now - last_rx >= idle_ms) {
+        *age = now - last_rx;
+        return 2;
     }
     return 0;
+}
+
+
+static void *
+lim_sweep_thread(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        vrpc_conn_t *victims[SWEEP_BATCH];
+        int why[SWEEP_BATCH];
+        uint64_t age[SWEEP_BATCH];
+        uint64_t now = vrpc_now_ms();
+        int n = 0;
+
+        pthread_mutex_lock(&sweep.lock);
+        for (vrpc_conn_t *c = sweep.head; c != NULL && n < SWEEP_BATCH;
+             c = c->lim.sweep_next) {
+            why[n] = lim_expired(c, now, &age[n]);
+            if (why[n] != 0)
+                victims[n++] = vrpc_conn_ref(c);
+        }
+        pthread_mutex_unlock(&sweep.lock);
+        for (int i = 0; i < n; i++) {
+            vrpc_conn_t *c = victims[i];
+
+            if (why[i] == 1)
+                vl_glog("rpc", VL_LOG_WARNING, "%s: record begun %llu ms "
+                        "ago not complete within the limit of %u ms: "
+                        "closed", c->peer, (unsigned long long)age[i],
+                        atomic_load(&c->lim.record_ms));
+            else
+                vl_glog("rpc", VL_LOG_INFO, "%s: idle for %llu ms (limit "
+                        "%u ms): closed", c->peer,
+                        (unsigned long long)age[i],
+                        atomic_load(&c->lim.idle_ms));
+            vrpc_conn_close(c, -ETIMEDOUT);
+            vrpc_conn_unref(c);
+        }
+        if (n < SWEEP_BATCH)
+            nanosleep(&(struct timespec){0, SWEEP_MS * 1000000L}, NULL);
+    }
+    return NULL;
+}
+
+
+/* Lists c for the sweeper if it has a deadline, is running and is not
+ * listed yet. Under c->lock. */
+static int
+lim_arm_locked(vrpc_conn_t *c)
+{
+    int rc = 0;
+
+    if (!c->is_started || c->is_closed
+        || (atomic_load(&c->lim.record_ms) == 0
+            && atomic_load(&c->lim.idle_ms) == 0))
+        return 0;
+    pthread_mutex_lock(&sweep.lock);
+    if (!sweep.is_started) {
+        pthread_t t;
+
+        rc = -pthread_create(&t, NULL, lim_sweep_thread, NULL);
+        if (rc == 0) {
+            pthread_detach(t);
+            sweep.is_started = true;
+        }
+    }
+    if (rc == 0 && !c->lim.is_swept) {
+        c->lim.is_swept = true;
+        c->lim.sweep_prev = NULL;
+        c->lim.sweep_next = sweep.head;
+        if (sweep.head != NULL)
+            sweep.head->lim.sweep_prev = c;
+        sweep.head = vrpc_conn_ref(c); /* the list's */
+    }
+    pthread_mutex_unlock(&sweep.lock);
+    return rc;
 }
 
 
@@ -129,65 +214,9 @@ vrpc_conn_set_limits(vrpc_conn_t *c, const struct vrpc_limits *lim)
     atomic_store(&c->lim.idle_ms, lim->idle_ms);
     pthread_mutex_lock(&c->lock);
     if (lim_arm_locked(c) != 0)
-        vl_glog("rpc", VL_LOG_WARNING, "%s: no memory for its deadline "
-                "timer: deadlines not enforced", c->peer);
+        vl_glog("rpc", VL_LOG_WARNING, "%s: cannot start the deadline "
+                "thread: deadlines not enforced", c->peer);
     pthread_mutex_unlock(&c->lock);
-}
-
-
-static void
-lim_check(void *arg)
-{
-    vrpc_conn_t *c = arg;
-    uint64_t now = vrpc_now_ms();
-    uint64_t rec_start = atomic_load(&c->lim.rec_start_ms);
-    uint64_t last_rx = atomic_load(&c->lim.last_rx_ms);
-    unsigned record_ms = atomic_load(&c->lim.record_ms);
-    unsigned idle_ms = atomic_load(&c->lim.idle_ms);
-    bool is_rearmed = false;
-    int why = 0; /* 1: record deadline, 2: idle */
-
-    pthread_mutex_lock(&c->lock);
-    c->lim.timer = NULL; /* ours ran: see vl_timer_cancel's note */
-    if (c->is_closed) {
-        pthread_mutex_unlock(&c->lock);
-        vrpc_conn_unref(c); /* the timer's */
-        return;
-    }
-    /* (1) a record begun too long ago; (2) idle: nothing begun, no call
-     * unanswered, nothing left to send, nothing received for idle_ms. */
-    if (record_ms != 0 && rec_start != 0 && now - rec_start >= record_ms)
-        why = 1;
-    else if (idle_ms != 0 && rec_start == 0
-             && atomic_load(&c->lim.n_calls_open) == 0
-             && c->lim.out_bytes == 0 && now - last_rx >= idle_ms)
-        why = 2;
-    if (why == 0 && (record_ms != 0 || idle_ms != 0)) {
-        /* The timer's ref passes to the next check. */
-        c->lim.timer = vl_timer_add(c->loop,
-                                    lim_tick_ms(record_ms, idle_ms),
-                                    lim_check, c);
-        is_rearmed = c->lim.timer != NULL;
-        if (!is_rearmed)
-            why = 3;
-    }
-    pthread_mutex_unlock(&c->lock);
-
-    if (why == 1)
-        vl_glog("rpc", VL_LOG_WARNING, "%s: record begun %llu ms ago not "
-                "complete within the limit of %u ms: closed", c->peer,
-                (unsigned long long)(now - rec_start), record_ms);
-    else if (why == 2)
-        vl_glog("rpc", VL_LOG_INFO, "%s: idle for %llu ms (limit %u ms): "
-                "closed", c->peer, (unsigned long long)(now - last_rx),
-                idle_ms);
-    else if (why == 3)
-        vl_glog("rpc", VL_LOG_WARNING, "%s: no memory for its deadline "
-                "timer: closed", c->peer);
-    if (why != 0)
-        vrpc_conn_close(c, why == 3 ? -ENOMEM : -ETIMEDOUT);
-    if (!is_rearmed)
-        vrpc_conn_unref(c); /* the timer's */
 }
 
 
@@ -251,13 +280,15 @@ vrpc_conn_lim_queue_locked(vrpc_conn_t *c, size_t n)
 {
     size_t max = atomic_load(&c->lim.max_out);
 
-    if (max != 0 && c->lim.out_bytes + n > max) {
+    size_t queued = atomic_load(&c->lim.out_bytes);
+
+    if (max != 0 && queued + n > max) {
         vl_glog("rpc", VL_LOG_WARNING, "%s: does not read: %zu bytes "
                 "unsent, %zu more over the limit of %zu: closed", c->peer,
-                c->lim.out_bytes, n, max);
+                queued, n, max);
         return -ENOBUFS;
     }
-    c->lim.out_bytes += n;
+    atomic_store(&c->lim.out_bytes, queued + n);
     return 0;
 }
 
@@ -265,18 +296,31 @@ vrpc_conn_lim_queue_locked(vrpc_conn_t *c, size_t n)
 void
 vrpc_conn_lim_written_locked(vrpc_conn_t *c, size_t w)
 {
-    c->lim.out_bytes = w < c->lim.out_bytes ? c->lim.out_bytes - w : 0;
+    size_t queued = atomic_load(&c->lim.out_bytes);
+
+    atomic_store(&c->lim.out_bytes, w < queued ? queued - w : 0);
 }
 
 
 bool
 vrpc_conn_lim_close_locked(vrpc_conn_t *c)
 {
-    vl_timer_t *t = c->lim.timer;
+    bool was_swept;
 
-    c->lim.timer = NULL;
     vrpc_conn_lim_free(c); /* uncount now: the fd is about to go */
-    return t != NULL && vl_timer_cancel(t);
+    pthread_mutex_lock(&sweep.lock);
+    was_swept = c->lim.is_swept;
+    if (was_swept) {
+        if (c->lim.sweep_prev != NULL)
+            c->lim.sweep_prev->lim.sweep_next = c->lim.sweep_next;
+        else
+            sweep.head = c->lim.sweep_next;
+        if (c->lim.sweep_next != NULL)
+            c->lim.sweep_next->lim.sweep_prev = c->lim.sweep_prev;
+        c->lim.is_swept = false;
+    }
+    pthread_mutex_unlock(&sweep.lock);
+    return was_swept;
 }
 
 

@@ -31,9 +31,12 @@ struct conn_lim {
                                       sent (floor 0): calls unanswered */
     uint64_t n_done_seen;          /* rm.n_done at the last read end;
                                       the parser holder's */
-    size_t out_bytes;              /* unsent bytes queued; under c->lock */
-    vl_timer_t *timer;             /* the deadline check (holds a conn
-                                      ref), or NULL; under c->lock */
+    atomic_size_t out_bytes;       /* unsent bytes queued; written under
+                                      c->lock, read by the sweeper */
+    struct vrpc_conn *sweep_prev;  /* the sweeper's list (holds a conn
+                                      ref while listed); under its lock */
+    struct vrpc_conn *sweep_next;  /* likewise */
+    bool is_swept;                 /* listed; under the sweeper's lock */
     struct vrpc_conn_tally *tally; /* one ref, or NULL; under c->lock */
 };
 
@@ -57,9 +60,9 @@ void vrpc_conn_lim_sent_locked(struct vrpc_conn *c);
 int vrpc_conn_lim_queue_locked(struct vrpc_conn *c, size_t n);
 /* w queued bytes were written (or dropped: w = all). Under c->lock. */
 void vrpc_conn_lim_written_locked(struct vrpc_conn *c, size_t w);
-/* vrpc_conn_close, under c->lock: cancels the check and uncounts the
- * connection; true if the caller must drop the timer's ref (after
- * unlocking). */
+/* vrpc_conn_close, under c->lock: takes the connection off the deadline
+ * sweeper's list and uncounts it; true if the caller must drop the
+ * list's ref (after unlocking). */
 bool vrpc_conn_lim_close_locked(struct vrpc_conn *c);
 /* The last unref: uncounts a connection never closed. */
 void vrpc_conn_lim_free(struct vrpc_conn *c);

@@ -45,7 +45,7 @@ vrpc_conn_out_clear_locked(vrpc_conn_t *c)
         conn_out_free(o);
     }
     c->out_tail = NULL;
-    c->lim.out_bytes = 0;
+    atomic_store(&c->lim.out_bytes, 0);
 }
 
 

@@ -237,6 +237,8 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         pthread_mutex_lock(&cl->lock);
         cl->is_bound = true;
         pthread_mutex_unlock(&cl->lock);
+        /* Bound: WRITE-sized records, idle for as long as it likes. */
+        vrpc_conn_set_limits(cl->conn, &vrpc_limits_brick);
         vl_log(xl, VL_LOG_INFO, "accepted client %s (%.100s) id %llu",
                vrpc_conn_peer(cl->conn), a.identity,
                (unsigned long long)cl->client_id);
@@ -390,6 +392,8 @@ server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
         vl_free(cl);
         return;
     }
+    /* Until SETVOLUME: small records, 10 s idle (issue 23). */
+    vrpc_listener_adopt(priv->listener, cl->conn);
     if (priv->tls != NULL) {
         vl_err_t err = {{0}};
 
@@ -452,9 +456,10 @@ server_init(vl_xlator_t *xl, vl_err_t *err)
         }
     }
     xl->priv = priv;
-    rc = vrpc_listen(xl->graph->loop, conf->bind_address,
-                     (uint16_t)conf->listen_port, server_on_accept, priv,
-                     &priv->listener, err);
+    rc = vrpc_listen_limits(xl->graph->loop, conf->bind_address,
+                            (uint16_t)conf->listen_port,
+                            &vrpc_limits_brick_hs, server_on_accept, priv,
+                            &priv->listener, err);
     if (rc != 0) {
         vl_log(xl, VL_LOG_ERROR, "%s", err->msg);
         vrpc_tls_free(priv->tls);
