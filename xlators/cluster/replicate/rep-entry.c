@@ -2,8 +2,10 @@
 /*
  * rep-entry: what the entry fops lock and mark. Each locks its name(s)
  * with entrylk in this translator's domain and marks the entry counter of
- * the directory (or directories) holding them; the transaction itself is
- * rep-txn.c's. The GFID a create, mknod, mkdir or symlink carries is the
+ * the directory (or directories) holding them, with the name as the
+ * directory's granular record when a copy is blamed (a rename within one
+ * directory has two names: none is sent, and the brick marks the
+ * directory's records full); the transaction itself is rep-txn.c's. The GFID a create, mknod, mkdir or symlink carries is the
  * client's choice and goes unchanged to every child (the args are copied
  * to each child request), so all copies of a new object share it.
  *
@@ -39,13 +41,20 @@ rep_entry_add_lock(struct rep_local *local, const struct vl_loc *loc)
 }
 
 
+/* dir is marked, with name as its granular record unless dir holds
+ * two names of the fop (then none: its records become full). */
 static void
-rep_entry_add_mark(struct rep_local *local, vl_inode_t *dir)
+rep_entry_add_mark(struct rep_local *local, vl_inode_t *dir,
+                   const char *name)
 {
     for (unsigned i = 0; i < local->n_targets; i++)
-        if (local->t[i].inode == dir)
+        if (local->t[i].inode == dir) {
+            local->t[i].mark_name = NULL;
             return;
-    local->t[local->n_targets++].inode = dir;
+        }
+    local->t[local->n_targets].inode = dir;
+    local->t[local->n_targets].mark_name = name;
+    local->n_targets++;
 }
 
 
@@ -76,12 +85,12 @@ rep_txn_entry(vl_xlator_t *xl, vl_req_t *req)
     local->n_lk = 0;
     local->n_targets = 0;
     rep_entry_add_lock(local, loc);
-    rep_entry_add_mark(local, loc->parent);
+    rep_entry_add_mark(local, loc->parent, loc->name);
     if (loc2 != NULL) {
         int c;
 
         rep_entry_add_lock(local, loc2);
-        rep_entry_add_mark(local, loc2->parent);
+        rep_entry_add_mark(local, loc2->parent, loc2->name);
         c = rep_entry_cmp(&local->lk[0], &local->lk[1]);
         if (c == 0) {
             local->n_lk = 1; /* a rename onto its own name */

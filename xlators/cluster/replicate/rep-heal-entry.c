@@ -29,9 +29,15 @@
  * the old object still hold the renamed one under its old name, the
  * others lost the old one): it is taken back on the copies it reached
  * (rep_heal_cut_renames) before the merge.
- * Granular entry records (.mortar/index/entry-changes) are not read:
- * replicate's transactions do not make them yet, so the directory is
- * listed in full.
+ * Granular entry records: when the sources blame the sinks, each
+ * source's records for the directory (storage/posix's
+ * .mortar/index/entry-changes, read through a virtual key) may name
+ * every name that changed; then only those names are looked up on every
+ * copy and compared, as if the listings held nothing else. A source
+ * without names, or whose records say they are not all (a change made
+ * without a name: a rename within the directory, a heal's or mortard's
+ * mark of a new copy), means the whole directory is listed. The records
+ * go with the counters once the sinks are no longer blamed.
  * Threads: a heal thread (rep-heal.c), blocking calls.
  */
 #include "config.h"
@@ -127,6 +133,12 @@ rep_heal_listing_drop(struct rep_heal_listing *l, struct rep_heal_name *e)
 }
 
 
+/* The virtual key of a directory's granular entry records on a brick
+ * (storage/posix: 'N' and NUL-terminated names, or 'F'). */
+#define REP_HEAL_ENTRY_VKEY "trusted.mortar.index.entry-changes"
+#define REP_HEAL_ENTRY_LIST_MAX (64 * 1024)
+
+
 /* Attributes of name in dir on child (a lookup with a fresh inode, so a
  * GFID other than the one this client knows is reported). */
 static int
@@ -149,6 +161,87 @@ rep_heal_lookup_name(struct rep_heal *h, unsigned child, vl_inode_t *dir,
         *out = r.iatt;
     vl_reply_clear(&r);
     vl_inode_unref(fresh);
+    return rc;
+}
+
+
+/* The names the sources' granular records hold for h->inode, merged
+ * into names (a set); 0 with *is_all when they say all that changed,
+ * *is_all false when a source has none or says they do not (the whole
+ * directory is listed then), or -errno. */
+static int
+rep_heal_granular_names(struct rep_heal *h, GHashTable *names, bool *is_all)
+{
+    *is_all = false;
+    for (unsigned s = 0; s < h->n; s++) {
+        union vl_fop_args a;
+        struct vl_reply r = {0};
+        size_t n_here = 0;
+        int rc;
+
+        if (!(h->sources & (1u << s)))
+            continue;
+        memset(&a, 0, sizeof(a));
+        a.getxattr.loc.inode = h->inode;
+        a.getxattr.name = REP_HEAL_ENTRY_VKEY;
+        a.getxattr.size = REP_HEAL_ENTRY_LIST_MAX;
+        rc = rep_heal_call(h, s, VL_FOP_GETXATTR, &a, &r);
+        if (rc == -EOPNOTSUPP || rc == -ENODATA || rc == -EINVAL) {
+            vl_reply_clear(&r);
+            return 0; /* a brick without records: list */
+        }
+        if (rc != 0) {
+            vl_reply_clear(&r);
+            return rc;
+        }
+        if (r.xattr == NULL || r.count < 1 || r.xattr[0] != 'N') {
+            vl_reply_clear(&r);
+            return 0;
+        }
+        for (int64_t i = 1; i < r.count;) {
+            const char *name = r.xattr + i;
+            size_t l = strnlen(name, (size_t)(r.count - i));
+
+            if ((int64_t)(i + (int64_t)l) >= r.count)
+                break; /* not terminated: ignore the tail */
+            if (l > 0) {
+                g_hash_table_add(names, g_strdup(name));
+                n_here++;
+            }
+            i += (int64_t)l + 1;
+        }
+        vl_reply_clear(&r);
+        /* Blamed for entries but no name recorded: not known. */
+        if (n_here == 0)
+            return 0;
+    }
+    *is_all = g_hash_table_size(names) > 0;
+    return 0;
+}
+
+
+/* Listings of just the names (each copy: those it has), as rep_heal_list
+ * would have found them among the rest. */
+static int
+rep_heal_list_names(struct rep_heal *h, unsigned child, vl_inode_t *dir,
+                    GHashTable *names, struct rep_heal_listing *out)
+{
+    GHashTableIter it;
+    gpointer key;
+    int rc = 0;
+
+    g_hash_table_iter_init(&it, names);
+    while (rc == 0 && g_hash_table_iter_next(&it, &key, NULL)) {
+        struct vl_iatt ia;
+
+        rc = rep_heal_lookup_name(h, child, dir, key, &ia);
+        if (rc == -ENOENT) {
+            rc = 0;
+            continue;
+        }
+        if (rc == 0)
+            rc = rep_heal_listing_add(out, key, &ia);
+    }
     return rc;
 }
 
@@ -602,7 +695,8 @@ rep_heal_entry(struct rep_heal *h)
     enum rep_heal_result res = REP_HR_HEALED;
     enum rep_heal_verdict v;
     rep_mask_t changed = 0;
-    bool is_left = false, is_merge;
+    bool is_left = false, is_merge, is_granular = false;
+    GHashTable *names = NULL;
     char gs[VL_GFID_STR_LEN];
     int rc;
 
@@ -635,8 +729,24 @@ rep_heal_entry(struct rep_heal *h)
         res = REP_HR_SPLIT;
         goto out;
     }
+    /* Sources blaming sinks: their granular records may name every
+     * name that changed; then only those are compared. */
+    if (!is_merge) {
+        names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                      NULL);
+        rc = rep_heal_granular_names(h, names, &is_granular);
+    }
+    if (is_granular) {
+        h->granular = g_hash_table_size(names);
+        vl_log(h->xl, VL_LOG_DEBUG, "heal %s: entries: %u names from the "
+               "granular records", vl_gfid_to_str(&h->inode->gfid, gs),
+               g_hash_table_size(names));
+    } else {
+        h->is_listed = true;
+    }
     for (unsigned i = 0; i < h->n && rc == 0; i++)
-        rc = rep_heal_list(h, i, h->inode, &l[i]);
+        rc = is_granular ? rep_heal_list_names(h, i, h->inode, names, &l[i])
+                         : rep_heal_list(h, i, h->inode, &l[i]);
     if (rc == 0 && v == REP_HV_COMPARE)
         rc = rep_heal_cut_renames(h, l, &changed);
     if (rc == 0)
@@ -660,6 +770,8 @@ out:
     rep_heal_entryunlk(h);
     for (unsigned i = 0; i < h->n; i++)
         rep_heal_listing_free(&l[i]);
+    if (names != NULL)
+        g_hash_table_destroy(names);
     if (rc != 0) {
         vl_log(h->xl, VL_LOG_WARNING, "heal %s: entries: %s",
                vl_gfid_to_str(&h->inode->gfid, gs), strerror(-rc));

@@ -87,6 +87,8 @@ struct rep_heal_ctl {
                                      one object (all clients, daemon) */
     atomic_uint_fast64_t n_owner;
     atomic_uint_fast64_t n_started, n_done, n_failed, n_bytes, n_entries;
+    atomic_uint_fast64_t n_granular;   /* entry heals from the records */
+    atomic_uint_fast64_t n_listed;     /* entry heals that listed */
 };
 
 static const uint8_t rep_heal_zero[REP_RECORD_SIZE];
@@ -580,6 +582,10 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
     rep_heal_unlk_mask(h, ctl->heal_domain, h->all, false, 0, 0);
     atomic_fetch_add(&ctl->n_bytes, h->bytes);
     atomic_fetch_add(&ctl->n_entries, h->entries);
+    if (h->granular > 0)
+        atomic_fetch_add(&ctl->n_granular, 1);
+    if (h->is_listed)
+        atomic_fetch_add(&ctl->n_listed, 1);
     /* Every copy is good now if every kind was looked at (and nobody
      * came or went meanwhile: gen). */
     if ((res == REP_HR_HEALED || res == REP_HR_CLEAN) && !h->is_partial
@@ -952,4 +958,8 @@ rep_heal_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&ctl->n_bytes));
     fprintf(out, "entries_healed=%" PRIu64 "\n",
             (uint64_t)atomic_load(&ctl->n_entries));
+    fprintf(out, "entry_heals_granular=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_granular));
+    fprintf(out, "entry_heals_listed=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_listed));
 }

@@ -72,6 +72,9 @@ struct rep_heal {
     uint8_t rec[REP_MAX_CHILDREN][(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
     uint64_t bytes;        /* data copied */
     uint64_t entries;      /* names created or removed */
+    uint64_t granular;     /* names visited from granular records (an
+                              entry heal that did not list the directory) */
+    bool is_listed;        /* an entry heal listed the whole directory */
     struct rep_heal_opts *opts; /* borrowed from the job: never NULL */
     int rule;              /* the rule split-brains meet in this heal */
     bool is_partial;       /* a resolve key left a blamed kind unhealed:

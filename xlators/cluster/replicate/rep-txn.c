@@ -385,6 +385,7 @@ rep_txn_records(vl_xlator_t *xl, struct rep_local *local, int dirty_delta,
         local->x_values[i] = local->x_buf[i];
         local->x_sizes[i] = REP_RECORD_SIZE;
     }
+    local->is_x_blaming = blame != 0 && blame_delta > 0;
     return k;
 }
 
@@ -546,10 +547,18 @@ rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     unsigned n = rep_priv(xl)->n, n_targets = local->n_targets;
     vl_inode_t *inodes[REP_TXN_MAX_TARGETS];
+    const char *marks[REP_TXN_MAX_TARGETS];
     int count = (int)(rep_popcount(mask) * n_targets);
 
-    for (unsigned t = 0; t < n_targets; t++)
+    /* An entry change some copy misses: its name is the directory's
+     * granular record (posix-xattrop.c), so its heal visits that name
+     * instead of listing the whole directory. */
+    for (unsigned t = 0; t < n_targets; t++) {
         inodes[t] = local->t[t].inode;
+        marks[t] = local->kind == REP_ENTRY && local->is_x_blaming
+                       ? local->t[t].mark_name
+                       : NULL;
+    }
     atomic_store(&local->bad, 0);
     vl_fanout_begin(&local->fan, count);
     /* The last answer may free req: nothing of local is read after the
@@ -569,6 +578,11 @@ rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
             a = VL_ARGS(child, xattrop);
             a->loc.inode = inodes[t];
             a->op = VL_XATTROP_ADD32;
+            if (marks[t] != NULL) {
+                a->loc.parent = inodes[t];
+                a->loc.name = marks[t];
+                a->op |= VL_XATTROP_F_ENTRY_MARK;
+            }
             a->n = n_keys;
             a->names = local->x_names;
             a->values = local->x_values;

@@ -173,6 +173,11 @@ struct rep_txn_target {
     vl_inode_t *inode;     /* borrowed from the args: marked by xattrop */
     vl_inode_t *lk_parent; /* entry txn: directory of the locked name */
     const char *lk_name;   /* entry txn: the locked name */
+    const char *mark_name; /* entry txn: the one name of the fop in inode,
+                              recorded when a copy is blamed (granular
+                              entry records); NULL with two (a rename
+                              within one directory): posix marks the
+                              directory's records full then */
 };
 
 #define REP_TXN_MAX_TARGETS 2
@@ -217,6 +222,7 @@ struct rep_local {
     const char *x_names[REP_MAX_CHILDREN + 1];
     const void *x_values[REP_MAX_CHILDREN + 1];
     uint32_t x_sizes[REP_MAX_CHILDREN + 1];
+    bool is_x_blaming;     /* the prepared xattrop raises a pending slot */
     uint8_t x_buf[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
     /* reads */
     rep_mask_t tried;                /* read children already tried */

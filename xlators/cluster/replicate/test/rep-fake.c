@@ -168,7 +168,11 @@ fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
 
     if (o == NULL)
         return -ENOENT;
-    if (a->op != VL_XATTROP_ADD32 || a->n > VL_XATTROP_MAX)
+    /* The entry record flags are accepted (this brick keeps no granular
+     * records: its GETXATTR of their key answers ENODATA, and heal
+     * lists the whole directory, as with storage/posix's 'F'). */
+    if ((a->op & VL_XATTROP_OP_MASK) != VL_XATTROP_ADD32
+        || a->n > VL_XATTROP_MAX)
         return -EINVAL;
     for (uint32_t k = 0; k < a->n; k++) {
         if (strncmp(a->names[k], VL_XATTROP_PREFIX,
