@@ -6,7 +6,8 @@
  * credential, doc/wire-protocol.md). The brick believes them only from a
  * trusted connection: one from a privileged source port (< 1024), which
  * only root on the client's host can bind (the NFS AUTH_SYS rule,
- * GlusterFS's rpc-auth-allow-insecure off). Other connections are
+ * GlusterFS's rpc-auth-allow-insecure off), or, with server.ssl, one
+ * whose verified certificate auth.ssl-allow names. Other connections are
  * refused at SETVOLUME unless allow-insecure is on; then their claims
  * are believed as before, except VL_CALLER_PID_INTERNAL, which they
  * lose (pid 0), so no squash exemption or access bypass comes from an

@@ -223,7 +223,8 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     } else if (cl->priv->tls != NULL
                && !server_ssl_allowed(conf, cl->conn, msg, sizeof(msg))) {
         r.status = -EACCES;
-    } else if (!cl->is_trusted && !conf->is_insecure_ok) {
+    } else if (!cl->is_trusted && !conf->is_insecure_ok
+               && cl->priv->tls == NULL) {
         r.status = -EACCES;
         snprintf(msg, sizeof(msg), "connection from unprivileged port %u "
                  "refused (server.allow-insecure is off; the client must "
@@ -235,6 +236,10 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
                "%s (%.100s): %s", vrpc_conn_peer(cl->conn), a.identity, msg);
     } else {
         pthread_mutex_lock(&cl->lock);
+        /* A certificate the CA signed and auth.ssl-allow names vouches
+         * for the client host as a privileged port does. */
+        if (cl->priv->tls != NULL)
+            cl->is_trusted = true;
         cl->is_bound = true;
         pthread_mutex_unlock(&cl->lock);
         /* Bound: WRITE-sized records, idle for as long as it likes. */

@@ -51,7 +51,10 @@ struct server_client {
     uint16_t peer_port;          /* the client's source port */
     /* Its identity claims (uid, gids, VL_CALLER_PID_INTERNAL) may be
      * believed: it comes from a privileged port, which only root can
-     * bind (server-squash.c). Set at accept, read-only after. */
+     * bind (server-squash.c), or, with server.ssl, it showed a
+     * certificate auth.ssl-allow names. Set at accept and at a
+     * successful SETVOLUME (under lock, before is_bound); read-only
+     * once bound. */
     bool is_trusted;
     pthread_mutex_t lock;        /* guards the fields below */
     bool is_bound;               /* SETVOLUME succeeded */
