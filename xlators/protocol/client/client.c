@@ -199,6 +199,10 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
         client_fail_reason(priv, msg);
         return; /* on_close follows */
     }
+    pthread_mutex_lock(&priv->lock);
+    if (priv->clnt == clnt)
+        priv->is_link_up = true;
+    pthread_mutex_unlock(&priv->lock);
     snprintf(ident, sizeof(ident), "mortar-client %s pid %d", xl->name,
              (int)getpid());
     a.subvolume = conf->remote_subvolume;
@@ -219,11 +223,13 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
     struct client_priv *priv = arg;
     vl_xlator_t *xl = priv->xl;
     const struct client_conf *conf = &priv->conf;
-    bool down = false, mine = false;
+    bool down = false, mine = false, was_linked = false;
 
     pthread_mutex_lock(&priv->lock);
     if (priv->clnt == clnt) {
         mine = true;
+        was_linked = priv->is_link_up;
+        priv->is_link_up = false;
         priv->clnt = NULL;
         priv->is_connected = false;
         priv->next_connect_ms = vrpc_now_ms() + priv->backoff_ms;
@@ -254,7 +260,8 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
         client_notify_end(priv);
     }
-    if (mine && !down && reason != -ENOTCONN) {
+    /* (A refused connect or TLS handshake said why in on_connect.) */
+    if (mine && !down && was_linked && reason != -ENOTCONN) {
         char msg[600];
 
         /* Closed before SETVOLUME was answered. With TLS: the brick
@@ -362,6 +369,7 @@ client_connect(struct client_priv *priv)
     }
     priv->clnt = clnt; /* our ref moves to priv */
     priv->connect_start_ms = vrpc_now_ms();
+    priv->is_link_up = false;
     pthread_mutex_unlock(&priv->lock);
     vrpc_clnt_set_call_handler(clnt, client_on_server_call, priv);
     if (priv->tls != NULL

@@ -42,6 +42,9 @@ struct client_priv {
     uint64_t backoff_ms;        /* next reconnect delay */
     uint64_t next_connect_ms;   /* when to try again (no clnt) */
     uint64_t connect_start_ms;  /* when clnt started connecting */
+    bool is_link_up;            /* clnt's connect (and TLS handshake)
+                                   succeeded: a close before SETVOLUME's
+                                   answer is the brick's doing */
     vl_timer_t *tick;           /* periodic: reconnect, ping, timeouts */
     int n_ticking;              /* client_tick calls running */
     int n_notifying;            /* connection callbacks that saw
