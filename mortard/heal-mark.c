@@ -100,6 +100,7 @@ md_mark_root(vl_graph_t *g, const char *slot, bool is_probe, vl_err_t *err)
     vl_xlator_t *client = vl_graph_find(g, MD_MARK_CLIENT);
     union vl_fop_args a;
     struct vl_reply r = {0};
+    struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     vl_inode_t *inode;
     int rc;
 
@@ -121,7 +122,8 @@ md_mark_root(vl_graph_t *g, const char *slot, bool is_probe, vl_err_t *err)
     a.xattrop.names = names;
     a.xattrop.values = values;
     a.xattrop.sizes = sizes;
-    rc = vl_sync_call(client, VL_FOP_XATTROP, &a, NULL, &r);
+    /* Root, and Mortar's own: exempt from the brick's root-squash. */
+    rc = vl_sync_call(client, VL_FOP_XATTROP, &a, &caller, &r);
     vl_reply_clear(&r);
     vl_inode_unref(inode);
     if (rc != 0)

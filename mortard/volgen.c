@@ -3,7 +3,8 @@
  * volgen: volfiles generated from a volume in the store.
  *
  * Brick:  protocol/server -> performance/io-threads -> features/upcall ->
- *         features/locks -> storage/posix, one per brick, listening on
+ *         features/locks -> [features/arbiter] -> features/access ->
+ *         storage/posix, one per brick, listening on
  *         the brick's port.
  * Client: one brick: protocol/client `<vol>-client-0` alone (as before
  *         distribute existed). Several bricks: cluster/distribute
@@ -97,9 +98,13 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
                    "    option directory %s\n", vol->name, b->path);
     md_volgen_opts(&sb, vol, "posix", sub);
     md_sbuf_printf(&sb, "end-volume\n\n");
+    /* The permission checks right above the disk (GlusterFS's place). */
+    md_sbuf_printf(&sb, "volume %s-access\n    type features/access\n"
+                   "    subvolumes %s-posix\nend-volume\n\n",
+                   vol->name, vol->name);
     if (md_brick_is_arbiter(vol, b))
         md_sbuf_printf(&sb, "volume %s-arbiter\n    type features/arbiter\n"
-                       "    subvolumes %s-posix\nend-volume\n\n",
+                       "    subvolumes %s-access\nend-volume\n\n",
                        vol->name, vol->name);
     md_sbuf_printf(&sb, "volume %s-locks\n    type features/locks\n",
                    vol->name);
@@ -107,7 +112,7 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
     md_sbuf_printf(&sb, "    subvolumes %s-%s\nend-volume\n\n"
                    "volume %s-upcall\n    type features/upcall\n",
                    vol->name,
-                   md_brick_is_arbiter(vol, b) ? "arbiter" : "posix",
+                   md_brick_is_arbiter(vol, b) ? "arbiter" : "access",
                    vol->name);
     md_volgen_opts(&sb, vol, "upcall", sub);
     md_sbuf_printf(&sb, "    subvolumes %s-locks\nend-volume\n\n"

@@ -410,11 +410,18 @@ test_arbiter(void **state)
     assert_non_null(text);
     assert_non_null(strstr(text, "volume av-arbiter\n    type "
                                  "features/arbiter\n    subvolumes "
-                                 "av-posix\n"));
+                                 "av-access\n"));
     assert_non_null(strstr(text, "subvolumes av-arbiter\n"));
+    /* The permission checks sit right above the disk, on every brick. */
+    assert_non_null(strstr(text, "volume av-access\n    type "
+                                 "features/access\n    subvolumes "
+                                 "av-posix\n"));
     free(text);
     text = md_volgen_brick(st, v, &v->bricks[1]);
     assert_null(strstr(text, "features/arbiter"));
+    assert_non_null(strstr(text, "type features/access\n    subvolumes "
+                                 "av-posix\n"));
+    assert_non_null(strstr(text, "subvolumes av-access\n"));
     free(text);
     text = md_volgen_client(v);
     assert_non_null(strstr(text, "    option arbiter-count 1\n"
