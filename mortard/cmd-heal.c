@@ -11,13 +11,12 @@
  *                                  (a Mortar extension)
  *   heal VOL enable | disable      cluster.self-heal-daemon on | off
  *
- * What needs healing is read from the heal index of each brick on this
- * node (.mortar/index/xattrop/, O(pending): doc/replicate.md); a
- * directory's entry is shown as its path (its handle is a symlink
- * chain to the root), any other object as <gfid:UUID>, as GlusterFS
- * does for names it cannot resolve. Bricks on other nodes are shown
- * with the status "Not gathered: brick on another node" (see
- * doc/self-heal.md, "Not there yet"). info split-brain and the
+ * What needs healing is read from the heal index of each brick
+ * (.mortar/index/xattrop/, O(pending): doc/replicate.md), here for this
+ * node's bricks and by HEAL_INFO from their nodes for the others
+ * (heal-peers.c); a directory's entry is shown as its path (its handle
+ * is a symlink chain to the root), any other object as <gfid:UUID>, as
+ * GlusterFS does for names it cannot resolve. info split-brain and the
  * split-brain commands are cmd-split-brain.c's.
  * heal VOL and heal VOL full reach the daemon of every node with bricks
  * of the volume: with peers they run as a transaction (txn.c; its
@@ -46,16 +45,7 @@
 #define MD_HEAL_ROOT_GFID "00000000-0000-0000-0000-000000000001"
 #define MD_HEAL_DEPTH_MAX 4096
 
-/* What one brick of this node has pending. */
-struct md_heal_brick {
-    int status;       /* 0, or -errno reading its index */
-    uint64_t n;       /* entries in the index */
-    char **names;     /* owned; the entries shown (name budget) */
-    size_t n_names;
-};
-
-
-static void
+void
 md_heal_brick_clear(struct md_heal_brick *hb)
 {
     for (size_t i = 0; i < hb->n_names; i++)
@@ -112,9 +102,7 @@ fail:
 }
 
 
-/* Reads brick's heal index; names only when is_names, while *budget
- * (bytes of names left for the reply) lasts. */
-static void
+void
 md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
                    struct md_heal_brick *hb)
 {
@@ -163,13 +151,29 @@ md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
 }
 
 
+/* A brick's index, read here or asked of its node (heal-peers.c). */
+static void
+md_heal_brick_get(struct md_state *st, const struct md_volume *vol,
+                  const struct md_brick *b, bool is_names, size_t *budget,
+                  struct md_heal_peers *hp, struct md_heal_brick *hb)
+{
+    if (md_brick_is_local(st, b))
+        md_heal_brick_read(b->path, is_names, budget, hb);
+    else
+        md_heal_brick_remote(st, vol, b, is_names, budget, hp, hb);
+}
+
+
 /* The status line of a brick: "Connected" when its index was read. */
 static const char *
 md_heal_status(const struct md_state *st, const struct md_volume *vol,
                const struct md_brick *b, const struct md_heal_brick *hb)
 {
     if (!md_brick_is_local(st, b))
-        return "Not gathered: brick on another node";
+        return hb->status == 0 ? "Connected"
+                               : hb->remote_err[0] != '\0'
+                                     ? hb->remote_err
+                                     : strerror(-hb->status);
     if (hb->status != 0)
         return strerror(-hb->status);
     return md_brick_pid(st, vol, b) != 0 ? "Connected"
@@ -186,11 +190,13 @@ enum md_heal_view { MD_HEAL_INFO, MD_HEAL_SUMMARY, MD_HEAL_COUNT };
 static void
 md_heal_summary_counts(const struct md_state *st,
                        const struct md_volume *vol, const struct md_brick *b,
-                       uint64_t n, struct md_node *bn, struct md_result *r)
+                       bool is_local, uint64_t n, struct md_node *bn,
+                       struct md_result *r)
 {
     uint64_t sb = 0;
 
-    if (md_heal_split_count(st, vol, b, &sb) != 0) {
+    /* Another node's split-brain list stays there: not known here. */
+    if (!is_local || md_heal_split_count(st, vol, b, &sb) != 0) {
         md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
                        "\nNumber of entries in heal pending: %" PRIu64
                        "\nNumber of entries in split-brain: -\n"
@@ -213,6 +219,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
 {
     struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
     struct md_node *bl = md_node_add(hi, "bricks", NULL);
+    struct md_heal_peers hp = {0};
     size_t budget;
 
     bl->is_list = true;
@@ -227,8 +234,8 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
         const char *status;
 
         budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
-        if (is_local)
-            md_heal_brick_read(b->path, view == MD_HEAL_INFO, &budget, &hb);
+        md_heal_brick_get(st, vol, b, view == MD_HEAL_INFO, &budget, &hp,
+                          &hb);
         status = md_heal_status(st, vol, b, &hb);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
@@ -239,14 +246,14 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
         md_node_add(bn, "status", status);
         if (view != MD_HEAL_COUNT)
             md_sbuf_printf(&r->text, "Status: %s\n", status);
-        if (!is_local || hb.status != 0) {
+        if (hb.status != 0) {
             md_sbuf_printf(&r->text, "Number of entries: -\n\n");
             md_node_add(bn, "numberOfEntries", "-");
             md_heal_brick_clear(&hb);
             continue;
         }
         if (view == MD_HEAL_SUMMARY)
-            md_heal_summary_counts(st, vol, b, hb.n, bn, r);
+            md_heal_summary_counts(st, vol, b, is_local, hb.n, bn, r);
         else
             md_sbuf_printf(&r->text, "Number of entries: %" PRIu64 "\n\n",
                            hb.n);
@@ -259,6 +266,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
                            vol->name);
         md_heal_brick_clear(&hb);
     }
+    md_heal_peers_clear(&hp);
 }
 
 
@@ -395,6 +403,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     pid_t pid = md_heal_pid(st, vol->name);
     uint64_t total = 0;
     size_t no_names = 0;
+    struct md_heal_peers hp = {0};
     char b1[32], b2[32], b3[32], eta[32];
 
     md_heal_progress_read(st, vol->name, &p);
@@ -413,18 +422,20 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
 
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
-        if (!md_brick_is_local(st, b)) {
+        md_heal_brick_get(st, vol, b, false, &no_names, &hp, &hb);
+        if (hb.status != 0) {
             md_sbuf_printf(&r->text, "Status: %s\n\n",
                            md_heal_status(st, vol, b, &hb));
             md_node_add(bn, "entriesLeft", "-");
+            md_heal_brick_clear(&hb);
             continue;
         }
-        md_heal_brick_read(b->path, false, &no_names, &hb);
         total += hb.n;
         md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n", hb.n);
         md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
         md_heal_brick_clear(&hb);
     }
+    md_heal_peers_clear(&hp);
     md_heal_bytes((uint64_t)(p.pending_bytes > 0 ? p.pending_bytes : 0),
                   b1, sizeof(b1));
     md_heal_bytes((uint64_t)(p.healed_bytes > 0 ? p.healed_bytes : 0),

@@ -418,6 +418,41 @@ int md_replica_change_precheck(struct md_state *st, int argc, char **argv,
 
 /* ---- cmd-heal.c ---- */
 struct md_result;
+/* What one brick's heal index lists. */
+struct md_heal_brick {
+    int status;       /* 0, or -errno reading its index */
+    uint64_t n;       /* entries in the index */
+    char **names;     /* owned; the entries shown (name budget) */
+    size_t n_names;
+    char remote_err[160]; /* another node's brick: why it was not read */
+};
+/* Reads brick's heal index (a path of this node); names only when
+ * is_names, while *budget (bytes of names left) lasts. */
+void md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
+                        struct md_heal_brick *hb);
+void md_heal_brick_clear(struct md_heal_brick *hb);
+
+/* ---- heal-peers.c ---- */
+/* The nodes asked in one command: one that did not answer is not asked
+ * again for its other bricks. */
+struct md_heal_peers {
+    char **down;      /* owned: hosts that failed, with why */
+    char **why;
+    size_t n_down;
+};
+/* Another node's brick b of vol, through that node's mortard
+ * (HEAL_INFO); hb->status -ENOTCONN and remote_err set when it cannot
+ * be asked. */
+void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
+                          const struct md_brick *b, bool is_names,
+                          size_t *budget, struct md_heal_peers *hp,
+                          struct md_heal_brick *hb);
+void md_heal_peers_clear(struct md_heal_peers *hp);
+/* HEAL_INFO, answered on the loop thread without md_state.lock: each
+ * path must carry the volume id the caller gives. */
+struct vrpc_conn;
+void md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
+                        size_t len);
 /* volume heal VOL [info [summary|split-brain]|statistics heal-count|
  * status|enable|disable|full|split-brain ...] */
 void md_cmd_heal(struct md_state *st, int argc, char **argv,

@@ -487,7 +487,8 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     }
     (void)md_conn_is_trusted(mc, &role);
-    if (hdr.proc <= MGMT_PROC_AUTH && !md_proc_allowed(mc, hdr.proc, role)) {
+    if (hdr.proc <= MGMT_PROC_HEAL_INFO
+        && !md_proc_allowed(mc, hdr.proc, role)) {
         md_refuse(mc, c, hdr.xid, hdr.proc);
         return;
     }
@@ -523,6 +524,10 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
     case MGMT_PROC_BRICK_STATUS:
         (void)md_peer_serve_fast(md_srv.st, c, hdr.xid, hdr.proc,
                                  rec->data + off, len - off);
+        free(j);
+        return;
+    case MGMT_PROC_HEAL_INFO:
+        md_heal_info_serve(c, hdr.xid, rec->data + off, len - off);
         free(j);
         return;
     case MGMT_PROC_REBAL_TASK:

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * heal-peers: `volume heal VOL info` (and its summaries, and `status`)
+ * for bricks on other nodes: the node running the command asks each
+ * brick's node with HEAL_INFO (rpc/xdr/mgmt.x), which lists the brick's
+ * heal index as cmd-heal.c does for its own bricks. The callee answers
+ * on its loop thread without md_state.lock (as BRICK_STATUS does), so
+ * two nodes asking each other at once cannot wait on each other's
+ * command worker; it reads only directories stamped with the volume id
+ * the caller names (trusted.mortar.volume-id), so a peer cannot have
+ * it list an arbitrary directory. A node that does not answer within
+ * MD_HEAL_PEER_TIMEOUT_MS has its bricks shown "Not gathered: ...",
+ * and is asked once per command.
+ * Threads: the worker (asking, lock held); a loop thread (answering).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+
+#include "mgmt.h"
+#include "mortard.h"
+#include "vrpc.h"
+
+#define MD_HEAL_PEER_TIMEOUT_MS 5000
+
+
+void
+md_heal_peers_clear(struct md_heal_peers *hp)
+{
+    for (size_t i = 0; i < hp->n_down; i++) {
+        free(hp->down[i]);
+        free(hp->why[i]);
+    }
+    free(hp->down);
+    free(hp->why);
+    memset(hp, 0, sizeof(*hp));
+}
+
+
+static const char *
+md_heal_peer_down(const struct md_heal_peers *hp, const char *host)
+{
+    for (size_t i = 0; i < hp->n_down; i++)
+        if (strcmp(hp->down[i], host) == 0)
+            return hp->why[i];
+    return NULL;
+}
+
+
+static void
+md_heal_peer_mark_down(struct md_heal_peers *hp, const char *host,
+                       const char *why)
+{
+    char **d = realloc(hp->down, (hp->n_down + 1) * sizeof(*d));
+    char **w;
+
+    if (d == NULL)
+        return;
+    hp->down = d;
+    w = realloc(hp->why, (hp->n_down + 1) * sizeof(*w));
+    if (w == NULL)
+        return;
+    hp->why = w;
+    hp->down[hp->n_down] = strdup(host);
+    hp->why[hp->n_down] = strdup(why);
+    if (hp->down[hp->n_down] == NULL || hp->why[hp->n_down] == NULL) {
+        free(hp->down[hp->n_down]);
+        free(hp->why[hp->n_down]);
+        return;
+    }
+    hp->n_down++;
+}
+
+
+/* Takes the names (NUL-terminated, back to back) into hb. */
+static int
+md_heal_names_take(struct md_heal_brick *hb, const char *buf, size_t len)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++)
+        n += buf[i] == '\0';
+    if (n == 0)
+        return 0;
+    hb->names = calloc(n, sizeof(*hb->names));
+    if (hb->names == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < len && hb->n_names < n;) {
+        size_t l = strnlen(buf + i, len - i);
+
+        if (i + l >= len)
+            break; /* unterminated tail */
+        hb->names[hb->n_names] = strdup(buf + i);
+        if (hb->names[hb->n_names] == NULL)
+            return -ENOMEM;
+        hb->n_names++;
+        i += l + 1;
+    }
+    return 0;
+}
+
+
+void
+md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
+                     const struct md_brick *b, bool is_names,
+                     size_t *budget, struct md_heal_peers *hp,
+                     struct md_heal_brick *hb)
+{
+    struct md_peer *p = md_peer_find_host(st, b->host);
+    mgmt_heal_info_req req;
+    mgmt_heal_info_rsp rsp;
+    mgmt_arg path = b->path;
+    vl_err_t err = {.msg = ""};
+    const char *why = md_heal_peer_down(hp, b->host);
+    vl_gfid_t id;
+
+    memset(hb, 0, sizeof(*hb));
+    hb->status = -ENOTCONN;
+    if (why == NULL && p == NULL)
+        why = "Not gathered: not a peer of this node";
+    if (why == NULL && vl_gfid_parse(vol->id, &id) != 0)
+        why = "Not gathered: the volume has a bad id";
+    if (why != NULL) {
+        snprintf(hb->remote_err, sizeof(hb->remote_err), "%s", why);
+        return;
+    }
+    memset(&req, 0, sizeof(req));
+    memset(&rsp, 0, sizeof(rsp));
+    req.volume = (char *)vol->name;
+    memcpy(req.volume_id, id.bytes, sizeof(req.volume_id));
+    req.paths.paths_len = 1;
+    req.paths.paths_val = &path;
+    req.names = is_names && *budget > 0;
+    req.name_bytes = (u_int)(*budget < MGMT_OUTPUT_MAX / 2
+                                 ? *budget
+                                 : MGMT_OUTPUT_MAX / 2);
+    if (md_peer_call(p->host, p->port, MGMT_PROC_HEAL_INFO,
+                     (xdrproc_t)xdr_mgmt_heal_info_req, &req,
+                     (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp,
+                     MD_HEAL_PEER_TIMEOUT_MS, &err) != 0) {
+        snprintf(hb->remote_err, sizeof(hb->remote_err),
+                 "Not gathered: %s", err.msg);
+        md_heal_peer_mark_down(hp, b->host, hb->remote_err);
+        return;
+    }
+    if (rsp.ret != 0 || rsp.bricks.bricks_len != 1) {
+        hb->status = rsp.ret != 0 ? -rsp.op_errno : -EPROTO;
+        snprintf(hb->remote_err, sizeof(hb->remote_err), "Not gathered: %s",
+                 strerror(-hb->status));
+    } else {
+        const mgmt_heal_brick_info *bi = &rsp.bricks.bricks_val[0];
+        size_t got = bi->names.names_len;
+
+        hb->status = bi->status;
+        hb->n = bi->count;
+        if (hb->status == 0 && req.names
+            && md_heal_names_take(hb, bi->names.names_val, got) != 0)
+            hb->status = -ENOMEM;
+        *budget = got < *budget ? *budget - got : 0;
+    }
+    xdr_free((xdrproc_t)xdr_mgmt_heal_info_rsp, (char *)&rsp);
+}
+
+
+/* Is path a brick directory of the volume with this id? */
+static bool
+md_heal_path_ok(const char *path, const char id[16])
+{
+    uint8_t got[16];
+
+    return path[0] == '/'
+           && getxattr(path, MD_VOLID_XATTR, got, sizeof(got))
+                  == (ssize_t)sizeof(got)
+           && memcmp(got, id, sizeof(got)) == 0;
+}
+
+
+void
+md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
+                   size_t len)
+{
+    mgmt_heal_info_req req;
+    mgmt_heal_info_rsp rsp;
+    mgmt_heal_brick_info *out;
+    char **bufs;
+
+    memset(&req, 0, sizeof(req));
+    memset(&rsp, 0, sizeof(rsp));
+    if (vrpc_decode_body(body, len, (xdrproc_t)xdr_mgmt_heal_info_req, &req,
+                         NULL) != 0) {
+        (void)vrpc_send_reply(c, xid, VRPC_GARBAGE_ARGS, NULL, NULL, NULL, 0);
+        return;
+    }
+    out = calloc(req.paths.paths_len + 1, sizeof(*out));
+    bufs = calloc(req.paths.paths_len + 1, sizeof(*bufs));
+    if (out == NULL || bufs == NULL
+        || md_check_volname(req.volume, NULL) != 0) {
+        rsp.ret = -1;
+        rsp.op_errno = out == NULL || bufs == NULL ? ENOMEM : EINVAL;
+    } else {
+        rsp.bricks.bricks_val = out;
+    }
+    for (u_int i = 0; rsp.ret == 0 && i < req.paths.paths_len; i++) {
+        struct md_heal_brick hb = {0};
+        size_t budget = req.names ? req.name_bytes : 0, at = 0, total = 0;
+
+        rsp.bricks.bricks_len++;
+        if (!md_heal_path_ok(req.paths.paths_val[i], req.volume_id)) {
+            out[i].status = -ENOENT;
+            continue;
+        }
+        md_heal_brick_read(req.paths.paths_val[i], req.names != 0, &budget,
+                           &hb);
+        out[i].status = hb.status;
+        out[i].count = hb.n;
+        for (size_t k = 0; k < hb.n_names; k++)
+            total += strlen(hb.names[k]) + 1;
+        bufs[i] = total > 0 ? malloc(total) : NULL;
+        for (size_t k = 0; bufs[i] != NULL && k < hb.n_names; k++) {
+            size_t l = strlen(hb.names[k]) + 1;
+
+            memcpy(bufs[i] + at, hb.names[k], l);
+            at += l;
+        }
+        out[i].names.names_val = bufs[i];
+        out[i].names.names_len = (u_int)at;
+        md_heal_brick_clear(&hb);
+    }
+    (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp, NULL, 0);
+    for (u_int i = 0; bufs != NULL && i < req.paths.paths_len; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(out);
+    xdr_free((xdrproc_t)xdr_mgmt_heal_info_req, (char *)&req);
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `volume heal VOL info` on one node counts and names what the heal
+# indexes of the other nodes' bricks list (HEAL_INFO, mortard/
+# heal-peers.c), across three servers in network namespaces
+# (10.213.77.1-3), a replica 3 volume with one brick per node and the
+# self-heal daemon off, so entries made by hand in node 2's index stay:
+#  - node 1's `info`, `info summary`, `statistics heal-count` and
+#    `status` show node 2's brick with its count, its names and
+#    "Connected", node 3's with 0 (before: "Not gathered: brick on
+#    another node", count "-");
+#  - with node 3's mortard stopped, node 1 still answers, node 3's brick
+#    "Not gathered" with the reason, node 2's counted.
+# TIMEOUT: 300
+# REQUIRES: root python3
+. "$(dirname "$0")/../lib/include.rc"
+
+netns_cluster_or_skip 3
+H1=10.213.77.1
+H2=10.213.77.2
+H3=10.213.77.3
+B="$T/bricks"
+mkdir -p "$B"
+peers_form 3
+for i in 1 2 3; do
+    _T_PIDFILES+=("$T/n$i/run/hp-brick$((i - 1)).pid")
+    _T_PIDFILES+=("$T/n$i/run/heal/hp.pid")
+done
+
+# section FILE BRICK-LINE FIELD: the value after "FIELD:" in the brick's
+# section of a heal output.
+section() {
+    awk -v b="$2" -v f="$3" '$0 == b { on = 1; next }
+        on && index($0, f ":") == 1 { sub(/^[^:]*: */, ""); print; exit }
+        on && /^Brick / { exit }' "$1"
+}
+heal_out() {
+    local out="$1"
+    shift
+    ncli 1 "$@" > "$out" 2>&1
+}
+
+TEST ncli 1 volume create hp replica 3 "$H1:$B/n1" "$H2:$B/n2" \
+    "$H3:$B/n3" force
+TEST ncli 1 volume heal hp disable
+TEST ncli 1 volume start hp
+TEST python3 -c "
+import os, uuid
+d = '$B/n2/.mortar/index/xattrop'
+os.makedirs(d, exist_ok=True)
+for _ in range(5):
+    open(os.path.join(d, str(uuid.uuid4())), 'w').close()
+"
+
+TEST heal_out "$T/info.out" volume heal hp info
+EXPECT "5" section "$T/info.out" "Brick $H2:$B/n2" "Number of entries"
+EXPECT "Connected" section "$T/info.out" "Brick $H2:$B/n2" "Status"
+EXPECT "0" section "$T/info.out" "Brick $H3:$B/n3" "Number of entries"
+EXPECT "0" section "$T/info.out" "Brick $H1:$B/n1" "Number of entries"
+EXPECT "5" grep -c '^<gfid:[0-9a-f-]*>$' "$T/info.out"
+TEST heal_out "$T/summary.out" volume heal hp info summary
+EXPECT "5" section "$T/summary.out" "Brick $H2:$B/n2" \
+    "Total Number of entries"
+EXPECT "-" section "$T/summary.out" "Brick $H2:$B/n2" \
+    "Number of entries in split-brain"
+TEST heal_out "$T/count.out" volume heal hp statistics heal-count
+EXPECT "5" section "$T/count.out" "Brick $H2:$B/n2" "Number of entries"
+TEST heal_out "$T/status.out" volume heal hp status
+EXPECT "5" section "$T/status.out" "Brick $H2:$B/n2" "Entries left"
+EXPECT_MATCH "<numberOfEntries>5</numberOfEntries>" \
+    ncli 1 --xml volume heal hp info summary
+
+# Node 3's mortard gone: node 1 answers all the same.
+M3=$(mortard_of 3)
+TEST kill -TERM "$M3"
+EXPECT_WITHIN 20 "N" proc_alive "$M3"
+TEST heal_out "$T/info2.out" volume heal hp info
+EXPECT_MATCH "^Not gathered: " section "$T/info2.out" "Brick $H3:$B/n3" \
+    "Status"
+EXPECT "-" section "$T/info2.out" "Brick $H3:$B/n3" "Number of entries"
+EXPECT "5" section "$T/info2.out" "Brick $H2:$B/n2" "Number of entries"
