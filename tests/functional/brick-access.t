@@ -3,7 +3,8 @@
 # "Brick access"; xlators/features/access):
 #  1. a client from an unprivileged source port is refused at SETVOLUME
 #     with a message naming the reason, and the brick logs it; with
-#     server.allow-insecure on it is accepted;
+#     server.allow-insecure on it is accepted; mortarfsd run as a user
+#     logs that it has no privileged port and the brick's refusal;
 #  2. from a privileged port, a raw CREATE claiming uid 1234 in a
 #     root-owned 0755 directory gets EACCES (nothing made on the brick),
 #     and an OPEN of a root-only 0600 file as uid 1234 gets EACCES; the
@@ -32,7 +33,7 @@ track_brick va brick0
 TEST mkdir -p "$B"
 TEST mcli volume create va 127.0.0.1:$B/a0 force
 TEST mcli volume start va
-mcli --getspec va > "$T/va.vol"
+mcli --getspec va | tail -n +2 > "$T/va.vol"
 PORT=$(awk '$2 == "remote-port" { print $3; exit }' "$T/va.vol")
 SUB=$(awk '$2 == "remote-subvolume" { print $3; exit }' "$T/va.vol")
 TEST test -n "$PORT" -a -n "$SUB"
@@ -65,6 +66,17 @@ EXPECT_WITHIN 20 "status 0 error ''" raw setvolume unpriv
 TEST mcli volume set va server.allow-insecure off
 EXPECT_WITHIN 20 "status -13" sh -c "python3 '$RAW' setvolume $PORT $SUB \
 $PROTO unpriv | cut -d' ' -f1-2"
+
+# A Mortar client that cannot bind a privileged port (not root) says why
+# in its log, and gives up when its graph is not ready.
+TEST chmod 0644 "$T/va.vol"
+TEST chmod 0777 "$T/log"
+TEST ! as_user "$MORTARFSD" -N --volfile "$T/va.vol" --ready-timeout 3 \
+    --log-file "$T/log/nonroot.log"
+TEST grep -q "no privileged source port for 127.0.0.1:$PORT (not root)" \
+    "$T/log/nonroot.log"
+TEST grep -q "refused: connection from unprivileged port" \
+    "$T/log/nonroot.log"
 
 # 2. Identity claims on a privileged connection.
 TEST mount_volume va "$M0"
