@@ -149,8 +149,15 @@ clnt_on_connect(vrpc_conn_t *c, int status, void *arg)
 
     if (status == 0)
         atomic_store(&clnt->last_rx_ms, vrpc_now_ms());
+    /* The owner's on_connect usually sends its first call; a send that
+     * fails closes the connection from inside, and on_close may drop the
+     * last refs the owner and the connection held while that call still
+     * runs (a TLS peer's alert right after the handshake did it): hold
+     * one across the callback. */
+    vrpc_clnt_ref(clnt);
     if (clnt->on_connect != NULL)
         clnt->on_connect(clnt, status, clnt->arg);
+    vrpc_clnt_unref(clnt);
 }
 
 
