@@ -383,7 +383,8 @@ md_conn_is_trusted(struct md_conn *mc, enum md_role *role /* OUT */)
 }
 
 
-/* True if a connection of role may call proc (a known one). */
+/* True if a connection of role may call proc; a procedure not named
+ * here is for peers and admins only. */
 static bool
 md_proc_allowed(const struct md_conn *mc, uint32_t proc, enum md_role role)
 {
@@ -487,8 +488,9 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     }
     (void)md_conn_is_trusted(mc, &role);
-    if (hdr.proc <= MGMT_PROC_HEAL_INFO
-        && !md_proc_allowed(mc, hdr.proc, role)) {
+    /* Every procedure, known or not: one added later is a peer's until
+     * md_proc_allowed says otherwise. */
+    if (!md_proc_allowed(mc, hdr.proc, role)) {
         md_refuse(mc, c, hdr.xid, hdr.proc);
         return;
     }

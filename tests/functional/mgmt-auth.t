@@ -134,9 +134,9 @@ r = call(s, 1, struct.pack(">I", 1) + wopaque(b"volume info") + struct.pack(">I"
 ret, err = struct.unpack_from(">2I", r[1], 0)
 msg, _ = ropaque(r[1], 8)
 print("CLI", ret, b"not authenticated" in msg and "refused" or msg)
-# Every peer procedure, with arguments that would decode or not: the
-# refusal comes first.
-for proc in range(10, 19):
+# Every peer procedure (and one that does not exist), with arguments
+# that would decode or not: the refusal comes first.
+for proc in list(range(10, 19)) + [20, 99]:
     print("proc", proc, call(s, proc, b"\0" * 64))
 # AUTH: a proof without a hello, then a hello and a guessed proof.
 uuid = wopaque(b"33333333-3333-3333-3333-333333333333")
@@ -153,7 +153,7 @@ cat "$T/stranger.out" | sed 's/^/# /' >&2
 EXPECT "NULL accepted" sed -n 1p "$T/stranger.out"
 EXPECT "GETSPEC ok" sed -n 2p "$T/stranger.out"
 EXPECT "CLI 1 refused" sed -n 3p "$T/stranger.out"
-for proc in 10 11 12 13 14 15 16 17 18; do
+for proc in 10 11 12 13 14 15 16 17 18 20 99; do
     EXPECT "proc $proc denied" grep -x "proc $proc denied" "$T/stranger.out"
 done
 EXPECT "AUTH prove-first (-1, 71)" grep "prove-first" "$T/stranger.out"   # EPROTO
