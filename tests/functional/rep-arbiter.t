@@ -17,13 +17,13 @@
 declare -A RPORT
 
 # arb_brick_volfile NAME DIR PORT > FILE: the standard brick graph with
-# features/arbiter between locks and posix.
+# features/arbiter between locks and access (as mortard's volgen puts it).
 arb_brick_volfile() {
     brick_volfile "$@" | awk -v n="$1" '
         $0 == "volume " n "-locks" {
             print "volume " n "-arbiter"
             print "    type features/arbiter"
-            print "    subvolumes " n "-posix"
+            print "    subvolumes " n "-access"
             print "end-volume"
             print ""
             in_locks = 1
