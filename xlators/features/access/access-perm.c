@@ -28,6 +28,7 @@
 #define ACCESS_PREFIX_SECURITY "security."
 #define ACCESS_PREFIX_SYSTEM_ACL "system.posix_acl_"
 #define ACCESS_PREFIX_USER "user."
+#define ACCESS_XATTR_CAPS "security.capability"
 
 
 static uint32_t
@@ -285,6 +286,16 @@ access_xattr(const struct vl_caller *c, const struct access_attr *a,
         return -EPERM;
     return access_permission(c, a, is_write ? ACCESS_MAY_WRITE
                                             : ACCESS_MAY_READ);
+}
+
+
+int
+access_xattr_remove(const struct vl_caller *c, const struct access_attr *a,
+                    const char *name)
+{
+    if (name != NULL && strcmp(name, ACCESS_XATTR_CAPS) == 0 && c->uid != 0)
+        return access_permission(c, a, ACCESS_MAY_WRITE);
+    return access_xattr(c, a, name, true);
 }
 
 

@@ -572,7 +572,9 @@ access_decide(struct access_local *l)
         o = access_obj(l, 0, loc->inode, NULL, NULL);
         if (o == NULL)
             return ACCESS_NEED;
-        return access_xattr(c, &o->attr, name, req->op != VL_FOP_GETXATTR);
+        if (req->op == VL_FOP_REMOVEXATTR)
+            return access_xattr_remove(c, &o->attr, name);
+        return access_xattr(c, &o->attr, name, req->op == VL_FOP_SETXATTR);
     }
     default:
         return 0;

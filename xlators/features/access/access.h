@@ -77,6 +77,12 @@ int access_setattr(const struct vl_caller *c, const struct access_attr *a,
 /* Reading (is_write false) or setting/removing an xattr name. */
 int access_xattr(const struct vl_caller *c, const struct access_attr *a,
                  const char *name, bool is_write);
+/* Removing an xattr: as setting it, except security.capability, which
+ * anyone who may write the file removes (the kernel drops it on such a
+ * write, file_remove_privs(), and over FUSE that arrives as the
+ * writer's REMOVEXATTR). */
+int access_xattr_remove(const struct vl_caller *c,
+                        const struct access_attr *a, const char *name);
 /* ACCESS_MAY_* an open(2) with these flags needs. */
 unsigned access_open_want(int32_t flags);
 

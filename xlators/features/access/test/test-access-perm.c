@@ -194,6 +194,18 @@ test_xattr(void **state)
                                   true), -EPERM);
     assert_int_equal(access_xattr(&owner, &f, "system.posix_acl_access",
                                   true), 0);
+    /* A writer drops file capabilities, as the kernel does on write;
+     * nobody else removes them, and nobody but root sets them. */
+    assert_int_equal(access_xattr_remove(&other, &f, "security.capability"),
+                     -EACCES);
+    f.mode = S_IFREG | 0666;
+    assert_int_equal(access_xattr_remove(&other, &f, "security.capability"),
+                     0);
+    assert_int_equal(access_xattr(&other, &f, "security.capability", true),
+                     -EPERM);
+    assert_int_equal(access_xattr_remove(&other, &f, "security.selinux"),
+                     -EPERM);
+    f.mode = S_IFREG | 0644;
     /* Distribute's keys, set with its callers' identities. */
     assert_int_equal(access_xattr(&other, &f, "trusted.mortar.dht", true),
                      0);
