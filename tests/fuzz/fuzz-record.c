@@ -5,12 +5,15 @@
  * points.
  *
  * Input: byte 0 picks the largest record accepted (byte * 64), byte 1
- * seeds the cut points, the rest is the stream. It is fed twice: once
+ * seeds the cut points and, with its top bit, sets a process cap on
+ * bytes held in incomplete records of (its low bits * 64) for the input
+ * (vrpc_set_buffered_max); the rest is the stream. It is fed twice: once
  * through vrpc_rm_feed alone in chunks, once the way conn.c reads large
  * fragment bodies (vrpc_rm_direct, vrpc_rm_direct_done between marks fed
  * a byte at a time). Both must yield the same records and the same
- * error, every record within the bound; every record and the parser's
- * partial record are freed (LeakSanitizer checks).
+ * error, every record within the bound, the process total within its
+ * cap and back at 0 once the parser is cleared; every record and the
+ * parser's partial record are freed (LeakSanitizer checks).
  */
 #include "config.h"
 
@@ -59,6 +62,7 @@ rec_seen(struct rec_log *log, const struct rec_log *want, vl_buf_t *rec,
          size_t len, size_t max)
 {
     FUZZ_CHECK(len <= max);
+    FUZZ_CHECK(vrpc_buffered_bytes() <= vrpc_buffered_max());
     FUZZ_CHECK(rec != NULL && rec->size >= len);
     if (log->n < REC_MAX_KEPT) {
         log->len[log->n] = len;
@@ -105,6 +109,7 @@ pass_feed(const char *s, size_t n, size_t max, uint32_t seed,
         pos += off;
     }
     vrpc_rm_clear(&rm);
+    FUZZ_CHECK(vrpc_buffered_bytes() == 0);
     return rc < 0 ? rc : 0;
 }
 
@@ -138,13 +143,14 @@ pass_direct(const char *s, size_t n, size_t max, uint32_t seed,
 
             rc = vrpc_rm_feed(&rm, s + pos, 1, &used, &rec, &len);
             pos += used;
-            if (rc < 0)
-                break;
         }
+        if (rc < 0)
+            break;
         if (rc == 1)
             rec_seen(log, want, rec, len, max);
     }
     vrpc_rm_clear(&rm);
+    FUZZ_CHECK(vrpc_buffered_bytes() == 0);
     return rc < 0 ? rc : 0;
 }
 
@@ -154,15 +160,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fuzz_in in = {data, size};
     size_t max = (size_t)fuzz_take_u8(&in) * 64;
-    uint32_t seed = 0x9e3779b9u ^ fuzz_take_u8(&in);
+    uint8_t seed_byte = fuzz_take_u8(&in);
+    uint32_t seed = 0x9e3779b9u ^ seed_byte;
+    size_t cap_was = vrpc_buffered_max();
     struct rec_log a, b;
     int rc_a, rc_b;
 
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
+    if (seed_byte & 0x80)
+        vrpc_set_buffered_max((size_t)(seed_byte & 0x7f) * 64);
     rc_a = pass_feed((const char *)in.p, in.len, max, seed, &a);
     rc_b = pass_direct((const char *)in.p, in.len, max, seed * 7 + 1, &b, &a);
-    FUZZ_CHECK(rc_a == 0 || rc_a == -EMSGSIZE);
+    vrpc_set_buffered_max(cap_was);
+    FUZZ_CHECK(rc_a == 0 || rc_a == -EMSGSIZE || rc_a == -ENOBUFS);
     FUZZ_CHECK(rc_a == rc_b);
     FUZZ_CHECK(a.n == b.n);
     return 0;
