@@ -149,6 +149,7 @@ rep_heal_write(struct rep_heal *h, struct rep_heal_files *f, unsigned child,
     a.write.n_iov = 1;
     a.write.offset = (off_t)off;
     a.write.buf = data->buf;
+    rep_heal_throttle(h, (uint64_t)data->count);
     return rep_heal_call(h, child, VL_FOP_WRITE, &a, NULL);
 }
 

@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rep-heal.h"
@@ -87,6 +88,10 @@ struct rep_heal_ctl {
                                      one object (all clients, daemon) */
     atomic_uint_fast64_t n_owner;
     atomic_uint_fast64_t n_started, n_done, n_failed, n_bytes, n_entries;
+    pthread_mutex_t rate_lock;    /* guards rate_next_ns */
+    uint64_t rate_next_ns;        /* heal-max-rate: the earliest start of
+                                     the next write (CLOCK_MONOTONIC) */
+    atomic_uint_fast64_t n_throttled_ms; /* time writes waited for it */
     atomic_uint_fast64_t n_granular;   /* entry heals from the records */
     atomic_uint_fast64_t n_listed;     /* entry heals that listed */
 };
@@ -98,6 +103,49 @@ static struct rep_heal_ctl *
 rep_heal_ctl(vl_xlator_t *xl)
 {
     return rep_priv(xl)->heal;
+}
+
+
+/* ---- throttle ---- */
+
+uint64_t
+rep_heal_rate_wait(uint64_t *next_ns, uint64_t now_ns, uint64_t n,
+                   uint64_t rate)
+{
+    uint64_t start, cost;
+
+    if (rate == 0)
+        return 0;
+    /* An idle throttle does not bank credit beyond one write. */
+    start = *next_ns > now_ns ? *next_ns : now_ns;
+    cost = (uint64_t)((double)n * 1e9 / (double)rate);
+    *next_ns = start + cost;
+    return start - now_ns;
+}
+
+
+void
+rep_heal_throttle(struct rep_heal *h, uint64_t n)
+{
+    struct rep_heal_ctl *ctl = rep_heal_ctl(h->xl);
+    uint64_t rate = VL_CONF(h->xl, struct rep_conf)->heal_max_rate;
+    struct timespec ts;
+    uint64_t now, wait;
+
+    if (rate == 0 || ctl == NULL)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    pthread_mutex_lock(&ctl->rate_lock);
+    wait = rep_heal_rate_wait(&ctl->rate_next_ns, now, n, rate);
+    pthread_mutex_unlock(&ctl->rate_lock);
+    if (wait == 0)
+        return;
+    atomic_fetch_add(&ctl->n_throttled_ms, wait / 1000000u);
+    ts.tv_sec = (time_t)(wait / 1000000000u);
+    ts.tv_nsec = (long)(wait % 1000000000u);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
 }
 
 
@@ -893,6 +941,7 @@ rep_heal_init(vl_xlator_t *xl)
         return -ENOMEM;
     }
     pthread_mutex_init(&ctl->lock, NULL);
+    pthread_mutex_init(&ctl->rate_lock, NULL);
     pthread_cond_init(&ctl->idle, NULL);
     rep_priv(xl)->heal = ctl;
     return 0;
@@ -930,6 +979,7 @@ rep_heal_fini(vl_xlator_t *xl)
     rep_heal_stop(xl);
     pthread_cond_destroy(&ctl->idle);
     pthread_mutex_destroy(&ctl->lock);
+    pthread_mutex_destroy(&ctl->rate_lock);
     free(ctl->heal_domain);
     free(ctl);
     rep_priv(xl)->heal = NULL;
@@ -958,6 +1008,8 @@ rep_heal_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&ctl->n_bytes));
     fprintf(out, "entries_healed=%" PRIu64 "\n",
             (uint64_t)atomic_load(&ctl->n_entries));
+    fprintf(out, "throttled_ms=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&ctl->n_throttled_ms));
     fprintf(out, "entry_heals_granular=%" PRIu64 "\n",
             (uint64_t)atomic_load(&ctl->n_granular));
     fprintf(out, "entry_heals_listed=%" PRIu64 "\n",

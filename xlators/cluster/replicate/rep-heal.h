@@ -119,6 +119,14 @@ int rep_heal_entrylk(struct rep_heal *h);
 void rep_heal_entryunlk(struct rep_heal *h);
 /* Reads every copy's records into h->rec (xattrop of zeros). */
 int rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode);
+/* The throttle of heal writes (cluster.heal-max-rate): a write of n
+ * bytes at now_ns, with the earliest start the throttle allows next in
+ * *next_ns, may start after the returned ns (0: at once); *next_ns moves
+ * on by n bytes at rate bytes/s. rate 0: no limit. */
+uint64_t rep_heal_rate_wait(uint64_t *next_ns, uint64_t now_ns, uint64_t n,
+                            uint64_t rate);
+/* Waits as rep_heal_rate_wait says for a write of n bytes by h. */
+void rep_heal_throttle(struct rep_heal *h, uint64_t n);
 /* Picks for kind from h->rec into h->sources/sinks/src. */
 enum rep_heal_verdict rep_heal_decide(struct rep_heal *h, unsigned kind);
 /* Dirty without blame, copies differ: src is the source, the others

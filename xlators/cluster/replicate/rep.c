@@ -640,6 +640,14 @@ static const vl_option_t rep_options[] = {
                        "copies do not blame, if they agree; data and "
                        "metadata) or none (left alone for the resolve "
                        "keys). A tie resolves nothing."),
+    VL_OPT_SIZE("heal-max-rate", struct rep_conf, heal_max_rate, .min = 0,
+                .def = "0", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"cluster.heal-max-rate"},
+                .doc = "Bytes per second that the heals of this replica set "
+                       "in one process (the self-heal daemon's threads "
+                       "together, or a client's heals on access) write to "
+                       "stale copies; 0: no limit. A throttle for the "
+                       "bricks' disks while a returned brick is filled."),
     VL_OPT_END,
 };
 

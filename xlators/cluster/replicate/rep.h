@@ -64,6 +64,8 @@ struct rep_conf {
     int heal_algo;           /* enum rep_heal_algo */
     int fav_child_policy;    /* enum rep_heal_rule (rep-heal.h): how a
                                 heal resolves a split-brain by itself */
+    uint64_t heal_max_rate;  /* bytes/s heals write to stale copies, all
+                                heals of this translator; 0: no limit */
 };
 
 enum rep_heal_algo { REP_HEAL_FULL = 0, REP_HEAL_DIFF };

@@ -1256,6 +1256,33 @@ setup2_policy_mtime(void **state)
 }
 
 
+/* The heal throttle: writes start one after another at the configured
+ * rate, all heals sharing one schedule; an idle throttle banks no credit
+ * beyond the write at hand; rate 0 never waits. */
+static void
+test_heal_rate(void **state)
+{
+    uint64_t next = 0, s = 1000000000u; /* ns */
+
+    (void)state;
+    assert_int_equal(rep_heal_rate_wait(&next, 5 * s, 1 << 20, 0), 0);
+    assert_int_equal(next, 0);
+    /* 1 MiB/s: a 1 MiB write goes at once, the next one second later. */
+    assert_int_equal(rep_heal_rate_wait(&next, 5 * s, 1 << 20, 1 << 20), 0);
+    assert_int_equal(next, 6 * s);
+    assert_int_equal(rep_heal_rate_wait(&next, 5 * s, 1 << 19, 1 << 20), s);
+    assert_int_equal(next, 6 * s + s / 2);
+    /* Another heal thread at the same instant queues behind both. */
+    assert_int_equal(rep_heal_rate_wait(&next, 5 * s, 1 << 20, 1 << 20),
+                     s + s / 2);
+    assert_int_equal(next, 7 * s + s / 2);
+    /* Long idle: no credit saved up. */
+    assert_int_equal(rep_heal_rate_wait(&next, 100 * s, 1 << 20, 1 << 20),
+                     0);
+    assert_int_equal(next, 101 * s);
+}
+
+
 static int
 setup3_policy_majority(void **state)
 {
@@ -1268,6 +1295,7 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pick_matrix),
+        cmocka_unit_test(test_heal_rate),
         cmocka_unit_test_setup_teardown(test_heal_data, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_shrink, setup3,
                                         teardown),
