@@ -25,6 +25,9 @@ SRC="$(cd "$(dirname "$0")" && pwd)"
 BSRC="$SRC"
 JOBS="${JOBS:-2}"
 BUILD_ROOT="${MORTAR_BUILD_ROOT:-$(mktemp -d /tmp/mortar-build.XXXXXX)}"
+# mktemp makes it 0700; the access tests run the built CLI and mortarfsd
+# as unprivileged users (mgmt-auth.t, brick-access.t).
+chmod 0755 "$BUILD_ROOT"
 FUNCTIONAL_TIMEOUT="${FUNCTIONAL_TIMEOUT:-2400}"
 FAILED=()
 PASSED=()

@@ -71,6 +71,7 @@ $PROTO unpriv | cut -d' ' -f1-2"
 # in its log, and gives up when its graph is not ready.
 TEST chmod 0644 "$T/va.vol"
 TEST chmod 0777 "$T/log"
+TEST as_user test -x "$MORTARFSD" # else the exec fails, not the connect
 TEST ! as_user "$MORTARFSD" -N --volfile "$T/va.vol" --ready-timeout 3 \
     --log-file "$T/log/nonroot.log"
 TEST grep -q "no privileged source port for 127.0.0.1:$PORT (not root)" \

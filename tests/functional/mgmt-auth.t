@@ -61,6 +61,9 @@ refused() {
     return 1
 }
 
+# nobody must be able to run the CLI, or every refusal below is a
+# failed exec (a build dir under a 0700 directory).
+TEST as_nobody test -x "$MORTAR"
 # ($T is 0755, so nobody reaches the socket file itself.)
 for c in "${CMDS[@]}"; do
     # shellcheck disable=SC2086
