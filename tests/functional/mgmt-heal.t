@@ -9,7 +9,7 @@
 #    returned brick's copies match the others; `heal V status` says
 #    nothing is left; `heal V` asks for a round;
 #  - `heal V disable` stops the daemon, `enable` starts it again; killed,
-#    it is restarted;
+#    it is restarted; `cluster.heal-max-rate` throttles its data heals;
 #  - bad input: a volume that does not exist, one without replication,
 #    a stopped one, unknown words, heal full with extra words: clear
 #    errors, nothing changed.
@@ -122,6 +122,10 @@ EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
 # index read (600 s here): the daemon watches its bricks' up/down state.
 # The brick's directory is moved away while it is down so that the
 # supervision cannot start it before the writes are made.
+# Its data heals are throttled to cluster.heal-max-rate (1 MiB/s: the
+# 3 MiB file below waits about 2 s; its statedump, in the run dir as
+# the bricks', counts the wait).
+TEST mcli volume set hv cluster.heal-max-rate 1MB
 OLD=$(shd_pid)
 TEST mcli volume set hv cluster.heal-timeout 600
 EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
@@ -130,12 +134,18 @@ B1=$(cat "$T/run/hv-brick1.pid")
 TEST mv "$B/h1" "$B/h1.away"
 TEST kill -9 "$B1"
 TEST sh -c "for i in 1 2 3; do echo c\$i > '$M0/d/f'\$i; done"
+TEST dd if=/dev/urandom of="$M0/d/big" bs=1M count=3 status=none
 TEST umount_client "$M0"
 TEST test "$(index_count 0)" -gt 0
 TEST mv "$B/h1.away" "$B/h1"
 EXPECT_WITHIN 30 "Y" new_pid "$T/run/hv-brick1.pid" "$B1"
 EXPECT_WITHIN 60 "0 0 0" all_counts
 EXPECT "c3" cat "$B/h1/d/f3"
+TEST cmp "$B/h0/d/big" "$B/h1/d/big"
+throttled_ms() {
+    brick_dump "$(shd_pid)" | sed -n "s/^throttled_ms=//p" | head -n 1
+}
+TEST test "$(throttled_ms)" -gt 500
 
 # Bad input: errors, and the store unchanged.
 TEST mkdir -p "$B/plain"
