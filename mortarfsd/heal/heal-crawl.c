@@ -29,6 +29,17 @@
  * Hard links are yielded once per name (their heal is idempotent; a set
  * of seen inodes would grow with the brick).
  *
+ * Position (heal-checkpoint.c keeps it across a daemon restart): a
+ * directory's subdirectories are walked in strcmp order of their names,
+ * so the chain of names from the root to the directory being listed
+ * says what was walked before it: everything in an earlier sibling of
+ * one of its ancestors, and the ancestors' listings. A walk sought to a
+ * position lists the ancestors again without yielding them, skips the
+ * subdirectories that sort before the chain at each level, and lists the
+ * directory at the end of the chain again (its objects were perhaps
+ * half-yielded; a heal is idempotent). A name of the chain gone since
+ * resumes at the next sibling that sorts after it.
+ *
  * The request (doc/self-heal.md): mortard writes RUN/heal/VOL.full (the
  * progress file's name with .full for .state) crash-safely and signals
  * the daemon; the file stays until a crawl of
@@ -95,6 +106,7 @@ struct fsd_heal_crawl {
     int top_fd;                      /* O_PATH fd of the top frame */
     DIR *listing;                    /* owned; the top frame's listing */
     enum heal_crawl_step step;
+    bool is_seeking;                 /* listing only for subdirectories */
     char *err_path;                  /* owned; the last ERROR's path */
 };
 
@@ -384,12 +396,21 @@ heal_crawl_entry(struct fsd_heal_crawl *c, const struct dirent *de,
         if (rc != 0)
             return rc;
     }
+    if (c->is_seeking)
+        return 0;
     memset(&item->gfid, 0, sizeof(item->gfid));
     item->has_gfid = heal_crawl_gfid(dfd, de->d_name, &item->gfid);
     item->is_dir = is_dir;
     snprintf(item->name, sizeof(item->name), "%s", de->d_name);
     item->depth = c->n_frames;
     return FSD_HEAL_CRAWL_OBJECT;
+}
+
+
+static int
+heal_crawl_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 
@@ -405,10 +426,14 @@ heal_crawl_list_next(struct fsd_heal_crawl *c,
         errno = 0;
         de = readdir(c->listing);
         if (de == NULL) {
+            struct heal_crawl_frame *f = &c->frames[c->n_frames - 1];
+
             rc = errno;
             closedir(c->listing);
             c->listing = NULL;
             c->step = HEAL_CRAWL_DESCEND;
+            qsort(f->subdirs + f->next, f->n_subdirs - f->next,
+                  sizeof(*f->subdirs), heal_crawl_name_cmp);
             if (rc != 0)
                 return heal_crawl_error(c, NULL, -rc, item);
             return 0;
@@ -541,6 +566,108 @@ fsd_heal_crawl_next(struct fsd_heal_crawl *c,
             return FSD_HEAL_CRAWL_END;
         }
     }
+    return rc;
+}
+
+
+char *
+fsd_heal_crawl_position(const struct fsd_heal_crawl *c)
+{
+    size_t len = 1;
+    char *p;
+
+    if (c->n_frames == 0 || c->step == HEAL_CRAWL_ROOT
+        || c->step == HEAL_CRAWL_DONE)
+        return NULL;
+    for (size_t i = 1; i < c->n_frames; i++)
+        len += strlen(c->frames[i].name) + 1;
+    p = malloc(len);
+    if (p == NULL)
+        return NULL;
+    p[0] = '\0';
+    for (size_t i = 1; i < c->n_frames; i++) {
+        strcat(p, i > 1 ? "/" : "");
+        strcat(p, c->frames[i].name);
+    }
+    return p;
+}
+
+
+/* Lists the top frame for its subdirectories only (sorted, as a walk
+ * does) and skips those that sort before name. 0 with the frame's next
+ * subdirectory the one named name, 1 when there is none so named (the
+ * rest sort after it), or -errno. */
+static int
+heal_crawl_seek_level(struct fsd_heal_crawl *c, const char *name)
+{
+    struct fsd_heal_crawl_item item;
+    struct heal_crawl_frame *f;
+    int rc;
+
+    c->step = HEAL_CRAWL_LIST;
+    rc = heal_crawl_list_start(c, &item);
+    while (rc == 0 && c->step == HEAL_CRAWL_LISTING)
+        rc = heal_crawl_list_next(c, &item);
+    if (rc == FSD_HEAL_CRAWL_ERROR)
+        return item.error;
+    if (rc != 0)
+        return rc;
+    f = &c->frames[c->n_frames - 1];
+    while (f->next < f->n_subdirs && strcmp(f->subdirs[f->next], name) < 0) {
+        free(f->subdirs[f->next]);
+        f->subdirs[f->next++] = NULL;
+    }
+    return f->next < f->n_subdirs && strcmp(f->subdirs[f->next], name) == 0
+               ? 0
+               : 1;
+}
+
+
+int
+fsd_heal_crawl_seek(struct fsd_heal_crawl *c, const char *position)
+{
+    struct fsd_heal_crawl_item item;
+    char *chain, *name, *save = NULL;
+    int rc;
+
+    if (c->step != HEAL_CRAWL_START)
+        return -EINVAL;
+    chain = strdup(position);
+    if (chain == NULL)
+        return -ENOMEM;
+    rc = heal_crawl_root(c, &item);
+    if (rc < 0)
+        goto out;
+    rc = 0;
+    c->is_seeking = true;
+    for (name = strtok_r(chain, "/", &save); name != NULL;
+         name = strtok_r(NULL, "/", &save)) {
+        if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0
+            || strlen(name) > NAME_MAX) {
+            rc = -EINVAL;
+            break;
+        }
+        rc = heal_crawl_seek_level(c, name);
+        if (rc != 0)
+            break;
+        /* The next subdirectory is name: entered as the walk would (the
+         * ENTER item is not wanted: its heal was done before). */
+        rc = heal_crawl_descend(c, &item);
+        if (rc != FSD_HEAL_CRAWL_ENTER)
+            break;
+        rc = 0;
+    }
+    c->is_seeking = false;
+    if (rc == 1 || rc == FSD_HEAL_CRAWL_ERROR) {
+        /* Gone since (or it cannot be opened): its later siblings next,
+         * which is where the walk would be after it. */
+        c->step = HEAL_CRAWL_DESCEND;
+        rc = 0;
+    } else if (rc == 0) {
+        c->step = HEAL_CRAWL_LIST;
+    }
+out:
+    free(chain);
     return rc;
 }
 

@@ -24,7 +24,9 @@
  * here) is done first; index rounds run between steps, so what the
  * index lists is not starved by a long crawl. When every brick was
  * walked the request is removed (unless rewritten meanwhile: then the
- * crawl starts again); a daemon stopped mid-crawl starts it again.
+ * crawl starts again). A daemon stopped mid-crawl goes on from its last
+ * checkpoint (heal-checkpoint.c: written at most once a second after a
+ * step's heals all ended).
  * Signals: TERM/INT stop after the heals in flight; USR2 (`volume heal
  * VOL [full]`) starts a round now (and a crawl, if one was asked for);
  * USR1 writes a statedump (replicate's heal counters are in it).
@@ -85,6 +87,11 @@ struct heal_run {
     uint64_t crawl_waiting;       /* objects of this crawl that waited
                                      for a copy; under lock */
     char full_path[FSD_HEAL_PATH_MAX + 16]; /* heal-crawl.c's request */
+    char ckpt_path[FSD_HEAL_PATH_MAX + 32]; /* heal-checkpoint.c's file */
+    char *resume_at;              /* owned; the position the walk of
+                                     crawl_brick starts from, or NULL */
+    int64_t ckpt_written;         /* when the checkpoint was last written
+                                     (CLOCK_MONOTONIC, ms) */
     uint64_t round_gen;           /* heal_child_gen when the round began;
                                      round thread only */
 };
@@ -319,6 +326,89 @@ heal_dispatch_locked(struct heal_run *run, struct fsd_heal_jobs *jobs)
 }
 
 
+/* Takes up the crawl of the request being served where a daemon before
+ * this one left it, if its checkpoint is for this request and these
+ * bricks. Whether it did; a checkpoint of anything else is removed. */
+static bool
+heal_crawl_resume(struct heal_run *run)
+{
+    struct fsd_heal_checkpoint cp;
+    int rc = fsd_heal_checkpoint_read(run->ckpt_path, &cp);
+
+    if (rc == -ENOENT)
+        return false;
+    if (rc != 0 || strcmp(cp.token, run->crawl_token) != 0
+        || cp.brick >= run->conf->n_bricks
+        || strcmp(cp.brick_path, run->conf->bricks[cp.brick].path) != 0) {
+        if (rc != 0)
+            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl checkpoint "
+                    "%s: %s (crawling from the start)", run->ckpt_path,
+                    strerror(-rc));
+        fsd_heal_checkpoint_clear(&cp);
+        (void)fsd_heal_checkpoint_remove(run->ckpt_path);
+        return false;
+    }
+    pthread_mutex_lock(&run->lock);
+    run->st.crawl_visited = cp.visited;
+    run->st.crawl_healed = cp.healed;
+    run->st.crawl_failed = cp.failed;
+    run->crawl_waiting = cp.waiting;
+    pthread_mutex_unlock(&run->lock);
+    run->crawl_brick = (size_t)cp.brick;
+    run->resume_at = cp.position; /* taken */
+    cp.position = NULL;
+    vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl resumed: brick %s at "
+            "'%s', %" PRIu64 " objects visited before", cp.brick_path,
+            run->resume_at != NULL ? run->resume_at : "(not begun)",
+            cp.visited);
+    fsd_heal_checkpoint_clear(&cp);
+    return true;
+}
+
+
+/* Writes where the crawl is, at most once a second; only after a step
+ * whose heals all ended (so everything before the position is done). */
+static void
+heal_crawl_checkpoint(struct heal_run *run)
+{
+    struct fsd_heal_checkpoint cp;
+    struct timespec ts;
+    int64_t now;
+    int rc;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    if (!run->is_crawling || atomic_load(&run->stop)
+        || run->crawl_brick >= run->conf->n_bricks
+        || now - run->ckpt_written < 1000)
+        return;
+    memset(&cp, 0, sizeof(cp));
+    if (run->crawl != NULL) {
+        cp.position = fsd_heal_crawl_position(run->crawl);
+        if (cp.position == NULL)
+            return; /* nowhere to go on from (yet): keep the last one */
+    } else if (run->resume_at != NULL) {
+        return; /* the walk to resume is not made yet */
+    }
+    snprintf(cp.token, sizeof(cp.token), "%s", run->crawl_token);
+    cp.brick = run->crawl_brick;
+    snprintf(cp.brick_path, sizeof(cp.brick_path), "%s",
+             run->conf->bricks[run->crawl_brick].path);
+    pthread_mutex_lock(&run->lock);
+    cp.visited = run->st.crawl_visited;
+    cp.healed = run->st.crawl_healed;
+    cp.failed = run->st.crawl_failed;
+    cp.waiting = run->crawl_waiting;
+    pthread_mutex_unlock(&run->lock);
+    rc = fsd_heal_checkpoint_write(run->ckpt_path, &cp);
+    if (rc != 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl checkpoint %s: %s",
+                run->ckpt_path, strerror(-rc));
+    run->ckpt_written = now;
+    fsd_heal_checkpoint_clear(&cp);
+}
+
+
 /* Starts serving the full-crawl request, if there is one. */
 static bool
 heal_crawl_begin(struct heal_run *run)
@@ -341,6 +431,10 @@ heal_crawl_begin(struct heal_run *run)
     pthread_mutex_unlock(&run->lock);
     run->is_crawling = true;
     run->crawl_brick = 0;
+    free(run->resume_at);
+    run->resume_at = NULL;
+    if (heal_crawl_resume(run))
+        return true;
     vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "full crawl of %zu bricks started",
             run->conf->n_bricks);
     return true;
@@ -356,6 +450,14 @@ heal_crawl_finish(struct heal_run *run)
     uint64_t waiting;
     int rc;
 
+    /* First: a request served and its checkpoint left would have a
+     * crash's restart go on from that checkpoint (the request stays when
+     * the checkpoint is gone first: a whole crawl again, nothing
+     * skipped). */
+    rc = fsd_heal_checkpoint_remove(run->ckpt_path);
+    if (rc != 0)
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl checkpoint %s: %s",
+                run->ckpt_path, strerror(-rc));
     pthread_mutex_lock(&run->lock);
     waiting = run->crawl_waiting;
     if (waiting > 0)
@@ -430,6 +532,31 @@ heal_crawl_item(struct heal_run *run, int kind,
 }
 
 
+/* Takes the new walk of brick b to the checkpoint's position; if it
+ * cannot get there, the brick is walked from its root. False when there
+ * is no walk left (no memory: the next step tries again). */
+static bool
+heal_crawl_seek(struct heal_run *run, const struct fsd_heal_brick *b)
+{
+    int rc = fsd_heal_crawl_seek(run->crawl, run->resume_at);
+
+    if (rc != 0) {
+        vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "full crawl of %s: cannot go "
+                "on from '%s': %s (walking it from its root)", b->path,
+                run->resume_at, strerror(-rc));
+        fsd_heal_crawl_free(run->crawl);
+        run->crawl = NULL;
+        if (fsd_heal_crawl_new(b->path, &run->crawl) != 0) {
+            run->crawl = NULL;
+            vl_glog(HEAL_DOMAIN, VL_LOG_ERROR, "full crawl: out of memory");
+        }
+    }
+    free(run->resume_at);
+    run->resume_at = NULL;
+    return run->crawl != NULL;
+}
+
+
 /* A crawl step: starts a crawl if one was asked for, then heals the next
  * batch of its objects. */
 static void
@@ -456,6 +583,8 @@ heal_crawl_step(struct heal_run *run)
                         "memory");
                 break;
             }
+            if (run->resume_at != NULL && !heal_crawl_seek(run, b))
+                break;
             pthread_mutex_lock(&run->lock);
             run->st.crawl_brick = run->crawl_brick;
             pthread_mutex_unlock(&run->lock);
@@ -487,6 +616,7 @@ heal_crawl_step(struct heal_run *run)
         pthread_mutex_unlock(&run->lock);
     }
     fsd_heal_jobs_clear(&jobs);
+    heal_crawl_checkpoint(run);
 }
 
 
@@ -699,6 +829,8 @@ fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
                         sizeof(run->split_path));
     fsd_heal_full_path(conf->state_path, run->full_path,
                        sizeof(run->full_path));
+    fsd_heal_checkpoint_path(run->full_path, run->ckpt_path,
+                             sizeof(run->ckpt_path));
     heal_crawl_carry(run);
     if (heal_resolve(run) != 0)
         goto out;
@@ -769,6 +901,7 @@ finish:
 out:
     free(workers);
     fsd_heal_crawl_free(run->crawl);
+    free(run->resume_at);
     fsd_heal_jobs_clear(&run->jobs);
     for (size_t i = 0; i < FSD_HEAL_BRICKS_MAX; i++)
         fsd_heal_split_clear(&run->splits[i]);

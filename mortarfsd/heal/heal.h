@@ -13,6 +13,7 @@
  *                 rate and ETA it shows
  *   heal-crawl.c  `heal full`: the walk of a brick's whole tree, and
  *                 the request file that asks for it
+ *   heal-checkpoint.c  where a full crawl is, across daemon restarts
  *   heal-run.c    rounds, crawl steps, worker threads, signals
  *   heal-splitlist.c  the objects found in split-brain in the last round
  *   heal-resolve.c    the one-shot resolver of split-brains
@@ -125,6 +126,18 @@ int fsd_heal_crawl_new(const char *brick_path, struct fsd_heal_crawl **out);
 int fsd_heal_crawl_next(struct fsd_heal_crawl *c,
                         struct fsd_heal_crawl_item *item /* OUT */);
 void fsd_heal_crawl_free(struct fsd_heal_crawl *c);
+/* Where the walk is, for a walk started later to go on from there
+ * (fsd_heal_crawl_seek): the names from the brick root to the directory
+ * being listed, '/'-separated ("" for the root); everything the walk
+ * yielded before that directory's listing lies before it. NULL when the
+ * walk has no such place (not started, or done) or without memory. */
+char *fsd_heal_crawl_position(const struct fsd_heal_crawl *c);
+/* Takes a walk not started to position: the next item is the first of
+ * that directory's listing (or, if a name of it is gone, what follows
+ * it in the walk). 0, -EINVAL (a malformed position or a walk already
+ * started) or -errno (a directory on the way cannot be read: start the
+ * walk from the root instead). */
+int fsd_heal_crawl_seek(struct fsd_heal_crawl *c, const char *position);
 /* The request file beside the progress file: VOL.state -> VOL.full. */
 void fsd_heal_full_path(const char *state_path, char *buf, size_t len);
 /* The request file: 1 with its contents in token when there is one, 0
@@ -135,6 +148,30 @@ int fsd_heal_full_request_read(const char *path,
  * if it still holds token (0); 1 when it was rewritten meanwhile (it
  * stays: crawl again); -errno. */
 int fsd_heal_full_request_done(const char *path, const char *token);
+
+/* heal-checkpoint.c */
+struct fsd_heal_checkpoint {
+    char token[FSD_HEAL_TOKEN_MAX];     /* the request served */
+    uint64_t brick;                     /* the brick walked: its number */
+    char brick_path[FSD_HEAL_PATH_MAX]; /* and path */
+    uint64_t visited, healed, failed;   /* the crawl's counters so far */
+    uint64_t waiting;                   /* objects that waited for a copy */
+    char *position;                     /* owned; in the brick's walk, or
+                                           NULL: its walk not begun */
+};
+
+/* The checkpoint file beside the request file: VOL.full -> VOL.full.pos. */
+void fsd_heal_checkpoint_path(const char *full_path, char *buf, size_t len);
+/* Replaces the file crash-safely. 0 or -errno. */
+int fsd_heal_checkpoint_write(const char *path,
+                              const struct fsd_heal_checkpoint *cp);
+/* 0 with cp filled (fsd_heal_checkpoint_clear it), -ENOENT when there
+ * is none, -EINVAL when it is not one, or -errno. */
+int fsd_heal_checkpoint_read(const char *path,
+                             struct fsd_heal_checkpoint *cp /* OUT */);
+void fsd_heal_checkpoint_clear(struct fsd_heal_checkpoint *cp);
+/* Removes the file (none is not an error). 0 or -errno. */
+int fsd_heal_checkpoint_remove(const char *path);
 
 /* heal-state.c */
 struct fsd_heal_brick_state {

@@ -8,7 +8,8 @@
  * away while walked (the way back found from the root); a tree deeper
  * than PATH_MAX walked with a bounded number of descriptors. Then the
  * request file (read, done, rewritten meanwhile, a crash's leftover) and
- * the crawl keys of the progress file.
+ * the crawl keys of the progress file. Then positions: a walk sought to
+ * where another stopped goes on exactly as that one would have.
  * GFIDs are trusted.* xattrs: those checks need root (CI runs as root)
  * and are left out otherwise.
  */
@@ -539,6 +540,188 @@ test_state_crawl_keys(void **state)
 }
 
 
+/* ---- position and seek ---- */
+
+#define T_SEQ_MAX 128
+
+/* A walk as "KIND depth name" lines, in order. */
+struct t_seq {
+    char items[T_SEQ_MAX][300];
+    int kinds[T_SEQ_MAX];
+    size_t depths[T_SEQ_MAX];
+    size_t n;
+};
+
+
+static void
+t_seq_add(struct t_seq *q, int kind, const struct fsd_heal_crawl_item *it)
+{
+    assert_true(q->n < T_SEQ_MAX);
+    assert_true(kind == FSD_HEAL_CRAWL_OBJECT
+                || kind == FSD_HEAL_CRAWL_ENTER);
+    snprintf(q->items[q->n], sizeof(q->items[0]), "%c %zu %s",
+             kind == FSD_HEAL_CRAWL_OBJECT ? 'O' : 'E', it->depth,
+             it->name);
+    q->kinds[q->n] = kind;
+    q->depths[q->n] = it->depth;
+    q->n++;
+}
+
+
+/* Walks c for at most max items (to its end if max is 0) into q. */
+static void
+t_seq_walk(struct fsd_heal_crawl *c, struct t_seq *q, size_t max)
+{
+    struct fsd_heal_crawl_item it;
+    int kind;
+
+    while ((max == 0 || q->n < max)
+           && (kind = fsd_heal_crawl_next(c, &it)) != FSD_HEAL_CRAWL_END)
+        t_seq_add(q, kind, &it);
+}
+
+
+/* A tree whose directories are made out of name order. */
+static void
+t_seek_tree(char *dir /* 64 bytes */)
+{
+    t_brick(dir);
+    t_sh("cd %s && mkdir -p m/q m/b c/z/deep c/a x && echo 1 > m/f1 && "
+         "echo 2 > c/z/f2 && echo 3 > c/a/f3 && echo 4 > c/z/deep/f4 && "
+         "echo 5 > top && echo 6 > m/q/f6", dir);
+}
+
+
+/* Every place a walk can be stopped at: a walk sought to its position
+ * yields exactly what the whole walk yields from the listing of the
+ * directory it was in; subdirectories come in name order. */
+static void
+test_seek_everywhere(void **state)
+{
+    struct t_seq *full = calloc(1, sizeof(*full));
+    struct t_seq *part = calloc(1, sizeof(*part));
+    struct t_seq *rest = calloc(1, sizeof(*rest));
+    struct fsd_heal_crawl *c = NULL;
+    size_t last_enter = 0, tried = 0;
+    char dir[64], *pos;
+
+    (void)state;
+    assert_non_null(full);
+    assert_non_null(part);
+    assert_non_null(rest);
+    t_seek_tree(dir);
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_null(fsd_heal_crawl_position(c)); /* not started */
+    t_seq_walk(c, full, 0);
+    assert_null(fsd_heal_crawl_position(c)); /* done */
+    fsd_heal_crawl_free(c);
+    /* Siblings in name order: c before m before x; a before z. */
+    {
+        ssize_t ec = -1, em = -1, ex = -1, eca = -1, ecz = -1;
+
+        for (size_t i = 0; i < full->n; i++) {
+            if (strcmp(full->items[i], "E 1 c") == 0) ec = (ssize_t)i;
+            if (strcmp(full->items[i], "E 1 m") == 0) em = (ssize_t)i;
+            if (strcmp(full->items[i], "E 1 x") == 0) ex = (ssize_t)i;
+            if (strcmp(full->items[i], "E 2 a") == 0) eca = (ssize_t)i;
+            if (strcmp(full->items[i], "E 2 z") == 0) ecz = (ssize_t)i;
+        }
+        assert_true(ec > 0 && ec < em && em < ex);
+        assert_true(ec < eca && eca < ecz && ecz < em);
+    }
+
+    for (size_t k = 0; k < full->n; k++) {
+        if (full->kinds[k] == FSD_HEAL_CRAWL_ENTER)
+            last_enter = k;
+        memset(part, 0, sizeof(*part));
+        assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+        t_seq_walk(c, part, k + 1);
+        pos = fsd_heal_crawl_position(c);
+        fsd_heal_crawl_free(c);
+        if (k == 0) { /* the root yielded, not yet entered */
+            assert_null(pos);
+            continue;
+        }
+        assert_non_null(pos);
+        memset(rest, 0, sizeof(*rest));
+        assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+        assert_int_equal(fsd_heal_crawl_seek(c, pos), 0);
+        t_seq_walk(c, rest, 0);
+        fsd_heal_crawl_free(c);
+        assert_int_equal(rest->n, full->n - (last_enter + 1));
+        for (size_t i = 0; i < rest->n; i++)
+            assert_string_equal(rest->items[i],
+                                full->items[last_enter + 1 + i]);
+        free(pos);
+        tried++;
+    }
+    assert_true(tried > 10);
+    t_sh("rm -rf %s", dir);
+    free(full);
+    free(part);
+    free(rest);
+}
+
+
+/* The directory of the position removed before the walk goes on: the
+ * walk resumes after its subtree, at its next sibling. Bad positions are
+ * refused; a walk already started cannot seek. */
+static void
+test_seek_gone(void **state)
+{
+    struct t_seq *full = calloc(1, sizeof(*full));
+    struct t_seq *rest = calloc(1, sizeof(*rest));
+    struct fsd_heal_crawl *c = NULL;
+    struct fsd_heal_crawl_item it;
+    size_t k, j;
+    char dir[64];
+
+    (void)state;
+    assert_non_null(full);
+    assert_non_null(rest);
+    t_seek_tree(dir);
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    t_seq_walk(c, full, 0);
+    fsd_heal_crawl_free(c);
+    for (k = 0; k < full->n; k++)
+        if (strcmp(full->items[k], "E 2 a") == 0)
+            break;
+    assert_true(k < full->n);
+    /* After c/a's subtree: the next ENTER at its depth or above. */
+    for (j = k + 1; j < full->n; j++)
+        if (full->kinds[j] == FSD_HEAL_CRAWL_ENTER && full->depths[j] <= 2)
+            break;
+    t_sh("rm -rf %s/c/a", dir);
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_int_equal(fsd_heal_crawl_seek(c, "c/a"), 0);
+    t_seq_walk(c, rest, 0);
+    fsd_heal_crawl_free(c);
+    assert_int_equal(rest->n, full->n - j);
+    for (size_t i = 0; i < rest->n; i++)
+        assert_string_equal(rest->items[i], full->items[j + i]);
+
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_int_equal(fsd_heal_crawl_seek(c, "c/../m"), -EINVAL);
+    fsd_heal_crawl_free(c);
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_int_equal(fsd_heal_crawl_next(c, &it), FSD_HEAL_CRAWL_OBJECT);
+    assert_int_equal(fsd_heal_crawl_seek(c, "m"), -EINVAL);
+    fsd_heal_crawl_free(c);
+    /* A name that sorts after every subdirectory: nothing but the end. */
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_int_equal(fsd_heal_crawl_seek(c, "zzz"), 0);
+    assert_int_equal(fsd_heal_crawl_next(c, &it), FSD_HEAL_CRAWL_END);
+    fsd_heal_crawl_free(c);
+    /* A brick gone: an error, not a walk. */
+    t_sh("rm -rf %s", dir);
+    assert_int_equal(fsd_heal_crawl_new(dir, &c), 0);
+    assert_int_equal(fsd_heal_crawl_seek(c, "m"), -ENOENT);
+    fsd_heal_crawl_free(c);
+    free(full);
+    free(rest);
+}
+
+
 int
 main(void)
 {
@@ -550,6 +733,8 @@ main(void)
         cmocka_unit_test(test_walk_no_brick),
         cmocka_unit_test(test_request),
         cmocka_unit_test(test_state_crawl_keys),
+        cmocka_unit_test(test_seek_everywhere),
+        cmocka_unit_test(test_seek_gone),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
