@@ -38,16 +38,41 @@ typedef enum vl_event {
     VL_EV_UPCALL,      /* goes up; data: const struct vl_upcall * */
 } vl_event_t;
 
-/* A directory lease broken (xlators/features/upcall/README.md). On a
- * brick, features/upcall
- * sends it up for protocol/server to tell client_id; on a client,
- * protocol/client sends it up when its brick said so (client_id 0), or
- * with is_all when its connection went down: every lease that brick
- * granted is gone. */
+/* What a brick tells a client (VL_EV_UPCALL), one of two kinds.
+ *
+ * VL_UPCALL_BREAK_LEASE: a directory lease is broken
+ * (xlators/features/upcall/README.md); nl-cache's.
+ *
+ * VL_UPCALL_INVALIDATE: another client changed something this client
+ * looked at (cache invalidation, the same README): the attributes or
+ * data of gfid (VL_INVAL_ATTR, VL_INVAL_DATA), and with VL_INVAL_ENTRY
+ * the name `name` in the directory `parent` (made, removed or renamed;
+ * the directory's own attributes changed with it). gfid is null when
+ * only an entry changed and the object is unknown.
+ *
+ * On a brick, features/upcall sends it up for protocol/server to tell
+ * client_id; on a client, protocol/client sends it up when its brick said
+ * so (client_id 0), or with is_all when its connection went down: every
+ * lease that brick granted and everything it vouched for is gone (either
+ * kind's consumers act on is_all, which carries kind 0). */
+enum vl_upcall_kind {
+    VL_UPCALL_BREAK_LEASE = 0,
+    VL_UPCALL_INVALIDATE = 1,
+};
+
+#define VL_INVAL_ATTR (1u << 0)  /* gfid's attributes and xattrs */
+#define VL_INVAL_DATA (1u << 1)  /* gfid's data (page cache) */
+#define VL_INVAL_ENTRY (1u << 2) /* name in parent, and parent's attrs */
+#define VL_INVAL_MASK (VL_INVAL_ATTR | VL_INVAL_DATA | VL_INVAL_ENTRY)
+
 struct vl_upcall {
-    vl_gfid_t gfid;      /* the directory whose lease is broken */
+    vl_gfid_t gfid;      /* lease: the directory; invalidate: the object */
     uint64_t client_id;  /* brick side: the connection to tell */
-    bool is_all;         /* every lease of the sender is gone */
+    bool is_all;         /* everything the sender granted is gone */
+    enum vl_upcall_kind kind;
+    uint32_t flags;      /* invalidate: VL_INVAL_* */
+    vl_gfid_t parent;    /* with VL_INVAL_ENTRY: the directory */
+    const char *name;    /* with VL_INVAL_ENTRY: borrowed; the name */
 };
 
 typedef void vl_fop_fn(vl_xlator_t *xl, vl_req_t *req);

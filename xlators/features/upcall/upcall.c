@@ -15,12 +15,19 @@
  * directory exists, always finds it and breaks it. The break is sent
  * before the op's own reply.
  *
- * Intercepts: mkdir, mknod, create, symlink, link, unlink, rmdir, rename.
+ * Cache invalidation (which client looked at what, told when another
+ * changes it) is upcall-inval.c's; the entry fops here call into it.
+ *
+ * Intercepts: mkdir, mknod, create, symlink, link, unlink, rmdir, rename;
+ *             for upcall-inval.c lookup, stat, access, readlink,
+ *             getxattr, open, opendir, readdir, setattr, setxattr,
+ *             removexattr, write, fallocate, copy_file_range.
  * State:      priv->leases: GFID -> struct up_lease (its holders' client
  *             ids), in least recently granted order; at lease-limit the
  *             oldest is broken to make room. Guarded by priv->lock, never
  *             held across a wind, an unwind or a notify.
- * Events:     VL_EV_CLIENT_DISCONNECT drops that client's leases.
+ * Events:     VL_EV_CLIENT_DISCONNECT drops that client's leases and
+ *             watches.
  * Threads:    any.
  */
 #include "config.h"
@@ -35,19 +42,18 @@
 #include "vol/vol.h"
 
 #include "builtin.h"
+#include "upcall.h"
 
-enum up_mem_type {
-    UP_MT_MISC = 0,
-    UP_MT_LEASE,
-};
-
-static const char *const up_mem_types[] = {"misc", "lease", NULL};
+static const char *const up_mem_types[] = {"misc", "lease", "watch", NULL};
 
 /* Up to this many holders are told per op without a heap allocation. */
 #define UP_BREAKS_INLINE 8
 
 struct up_conf {
     uint64_t lease_limit; /* directories leased at once */
+    bool is_inval;        /* cache-invalidation */
+    uint64_t inval_timeout_s; /* cache-invalidation-timeout */
+    uint64_t inval_limit; /* cache-invalidation-limit */
 };
 
 struct up_lease {
@@ -68,6 +74,7 @@ struct up_priv {
     uint64_t n_granted;     /* counters for dump() */
     uint64_t n_broken;
     uint64_t n_evicted;
+    struct up_inval *inval; /* owned; cache invalidation, own lock */
 };
 
 /* The holders to tell, noted under the lock, told after it. */
@@ -311,8 +318,9 @@ up_entry_done(vl_req_t *r, void *cookie)
         if (locs[i] != NULL && locs[i]->parent != NULL)
             up_break_locked(xl, priv, &locs[i]->parent->gfid, id, &b);
     pthread_mutex_unlock(&priv->lock);
-    /* Holders hear of the change before its maker does. */
+    /* Holders and watchers hear of the change before its maker does. */
     up_breaks_send(xl, &b);
+    up_inval_after(priv->inval, req, r);
     vl_reply_move(req, r);
     req->reply.is_leased = is_leased;
     vl_unwind(req, r->status);
@@ -340,6 +348,7 @@ up_entry_fop(vl_xlator_t *xl, vl_req_t *req)
         pthread_mutex_unlock(&priv->lock);
         up_breaks_send(xl, &b);
     }
+    up_inval_before(priv->inval, req);
     r = vl_req_child(req, VL_FIRST_CHILD(xl));
     if (r == NULL) {
         if (is_granted) {
@@ -374,8 +383,12 @@ up_client_gone(struct up_priv *priv, uint64_t id)
 static int
 up_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 {
-    if (ev == VL_EV_CLIENT_DISCONNECT && data != NULL && xl->priv != NULL)
-        up_client_gone(xl->priv, *(const uint64_t *)data);
+    struct up_priv *priv = xl->priv;
+
+    if (ev == VL_EV_CLIENT_DISCONNECT && data != NULL && priv != NULL) {
+        up_client_gone(priv, *(const uint64_t *)data);
+        up_inval_client_gone(priv->inval, *(const uint64_t *)data);
+    }
     return vl_notify_default(xl, ev, data);
 }
 
@@ -398,6 +411,15 @@ up_init(vl_xlator_t *xl, vl_err_t *err)
         vl_err_set(err, "mutex: %s", strerror(rc));
         return -rc;
     }
+    rc = up_inval_new(xl, &priv->inval);
+    if (rc != 0) {
+        pthread_mutex_destroy(&priv->lock);
+        vl_free(priv);
+        vl_err_set(err, "out of memory");
+        return rc;
+    }
+    up_inval_configure(priv->inval, conf->is_inval, conf->inval_timeout_s,
+                       conf->inval_limit);
     priv->leases = g_hash_table_new_full(up_gfid_hash, up_gfid_equal, NULL,
                                          up_lease_free);
     priv->lease_limit = conf->lease_limit;
@@ -416,6 +438,8 @@ up_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
     pthread_mutex_lock(&priv->lock);
     priv->lease_limit = conf->lease_limit; /* applies at the next grant */
     pthread_mutex_unlock(&priv->lock);
+    up_inval_configure(priv->inval, conf->is_inval, conf->inval_timeout_s,
+                       conf->inval_limit);
     return 0;
 }
 
@@ -428,6 +452,7 @@ up_fini(vl_xlator_t *xl)
     if (priv == NULL)
         return;
     g_hash_table_destroy(priv->leases);
+    up_inval_free(priv->inval);
     pthread_mutex_destroy(&priv->lock);
     vl_free(priv);
     xl->priv = NULL;
@@ -449,6 +474,7 @@ up_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "broken=%llu\n", (unsigned long long)priv->n_broken);
     fprintf(out, "evicted=%llu\n", (unsigned long long)priv->n_evicted);
     pthread_mutex_unlock(&priv->lock);
+    up_inval_dump(priv->inval, out);
 }
 
 
@@ -459,6 +485,27 @@ static const vl_option_t up_options[] = {
                 .doc = "Directories this brick keeps leases on at once; "
                        "granting one more breaks the oldest (its holders "
                        "then ask the brick again for names in it)."),
+    VL_OPT_BOOL("cache-invalidation", struct up_conf, is_inval, .def = "on",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"features.cache-invalidation"},
+                .doc = "Note which clients looked at which files and tell "
+                       "them at once when another client changes one "
+                       "(their md-cache and kernel then keep attributes "
+                       "and names for md-cache-timeout). Off: nobody is "
+                       "told, and clients keep them for 1 s."),
+    VL_OPT_UINT("cache-invalidation-timeout", struct up_conf,
+                inval_timeout_s, .min = 1, .max = 86400, .def = "600",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"features.cache-invalidation-timeout"},
+                .doc = "Seconds after a client last looked at a file that "
+                       "it is still told of changes to it; keep it at "
+                       "least performance.md-cache-timeout."),
+    VL_OPT_UINT("cache-invalidation-limit", struct up_conf, inval_limit,
+                .min = 1, .max = 16777216, .def = "262144",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .doc = "Files this brick notes watchers of at once; noting "
+                       "one more tells the watchers of the least recently "
+                       "looked at one to drop what they cache of it."),
     VL_OPT_END,
 };
 
@@ -472,9 +519,11 @@ const vl_xlator_class_t xl_features_upcall = {
     .conf_size = sizeof(struct up_conf),
     .options = up_options,
     .mem_types = up_mem_types,
-    .doc = "Brick side of the negative-entry cache: leases on directories "
-           "their client made, broken (a message to the holder) when "
-           "another client changes their entries.",
+    .doc = "Brick side of the negative-entry cache and of cache "
+           "invalidation: leases on directories their client made, broken "
+           "(a message to the holder) when another client changes their "
+           "entries; and a message to every client that looked at a file "
+           "when another client changes it.",
     .init = up_init,
     .fini = up_fini,
     .reconfigure = up_reconfigure,
@@ -489,5 +538,27 @@ const vl_xlator_class_t xl_features_upcall = {
         [VL_FOP_UNLINK] = up_entry_fop,
         [VL_FOP_RMDIR] = up_entry_fop,
         [VL_FOP_RENAME] = up_entry_fop,
+        /* cache invalidation (upcall-inval.c) */
+        [VL_FOP_LOOKUP] = up_inval_fop,
+        [VL_FOP_STAT] = up_inval_fop,
+        [VL_FOP_ACCESS] = up_inval_fop,
+        [VL_FOP_READLINK] = up_inval_fop,
+        [VL_FOP_GETXATTR] = up_inval_fop,
+        [VL_FOP_OPEN] = up_inval_fop,
+        [VL_FOP_OPENDIR] = up_inval_fop,
+        [VL_FOP_READDIR] = up_inval_fop,
+        [VL_FOP_SETATTR] = up_inval_fop,
+        [VL_FOP_SETXATTR] = up_inval_fop,
+        [VL_FOP_REMOVEXATTR] = up_inval_fop,
+        [VL_FOP_WRITE] = up_inval_fop,
+        [VL_FOP_FALLOCATE] = up_inval_fop,
+        [VL_FOP_COPY_FILE_RANGE] = up_inval_fop,
     },
 };
+
+
+struct up_inval *
+up_inval_of(vl_xlator_t *xl)
+{
+    return ((struct up_priv *)xl->priv)->inval;
+}

@@ -382,7 +382,12 @@ nlc_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
     const struct vl_upcall *up = data;
     struct nlc_dir *dir;
 
-    if (priv == NULL || (ev == VL_EV_UPCALL && up == NULL))
+    /* A cache invalidation is md-cache's: the brick breaks the lease of
+     * the same change separately. */
+    if (priv == NULL
+        || (ev == VL_EV_UPCALL
+            && (up == NULL
+                || (!up->is_all && up->kind != VL_UPCALL_BREAK_LEASE))))
         return vl_notify_default(xl, ev, data);
     switch (ev) {
     case VL_EV_UPCALL:

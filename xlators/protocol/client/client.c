@@ -254,7 +254,8 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
         /* -ENOTCONN: we closed it ourselves and recorded why already. */
         if (reason != -ENOTCONN)
             client_fail_reason(priv, msg);
-        /* The brick forgets the leases of a closed connection. */
+        /* The brick forgets the leases and watches of a closed
+         * connection: nothing it vouched for holds any more. */
         vl_notify_parents_data(xl, VL_EV_UPCALL,
                                &(struct vl_upcall){.is_all = true});
         vl_notify_parents(xl, VL_EV_CHILD_DOWN);
@@ -288,37 +289,79 @@ client_on_close(vrpc_clnt_t *clnt, int reason, void *arg)
 }
 
 
-/* A call from the brick: BREAK_LEASE goes up as VL_EV_UPCALL. The
- * connection holds a ref on priv, so priv outlives this callback. */
+/* Decodes a call from the brick into up; 0, or -EINVAL when malformed.
+ * up->name points into *inval, which the caller frees. */
+static int
+client_decode_upcall(const struct vrpc_call_hdr *hdr, vl_buf_t *rec,
+                     size_t body_off, size_t len, struct vl_upcall *up,
+                     mrt_cache_invalidate_args *inval /* OUT */)
+{
+    mrt_break_lease_args lease;
+
+    if (hdr->proc == MRT_CBK_BREAK_LEASE) {
+        memset(&lease, 0, sizeof(lease));
+        if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                             (xdrproc_t)xdr_mrt_break_lease_args, &lease,
+                             NULL)
+            != 0)
+            return -EINVAL;
+        vrpc_gfid_from_xdr(lease.gfid, &up->gfid);
+        up->kind = VL_UPCALL_BREAK_LEASE;
+        xdr_free((xdrproc_t)xdr_mrt_break_lease_args, (char *)&lease);
+        return 0;
+    }
+    if (vrpc_decode_body(rec->data + body_off, len - body_off,
+                         (xdrproc_t)xdr_mrt_cache_invalidate_args, inval,
+                         NULL)
+        != 0)
+        return -EINVAL;
+    up->kind = VL_UPCALL_INVALIDATE;
+    up->flags = inval->flags & VL_INVAL_MASK;
+    vrpc_gfid_from_xdr(inval->gfid, &up->gfid);
+    if (up->flags & VL_INVAL_ENTRY) {
+        vrpc_gfid_from_xdr(inval->parent, &up->parent);
+        up->name = inval->name;
+        if (vl_gfid_is_null(&up->parent) || inval->name == NULL
+            || !vrpc_name_ok(inval->name))
+            return -EINVAL;
+    }
+    return 0;
+}
+
+
+/* A call from the brick: BREAK_LEASE and CACHE_INVALIDATE go up as
+ * VL_EV_UPCALL. The connection holds a ref on priv, so priv outlives
+ * this callback. */
 static void
 client_on_server_call(vrpc_clnt_t *clnt, const struct vrpc_call_hdr *hdr,
                       vl_buf_t *rec, size_t body_off, size_t len, void *arg)
 {
     struct client_priv *priv = arg;
-    mrt_break_lease_args a;
+    mrt_cache_invalidate_args inval;
     struct vl_upcall up = {0};
     bool is_current;
+    int rc;
 
     if (hdr->prog != MRT_CALLBACK_PROG || hdr->vers != MRT_VERSION
-        || hdr->proc != MRT_CBK_BREAK_LEASE) {
+        || (hdr->proc != MRT_CBK_BREAK_LEASE
+            && hdr->proc != MRT_CBK_CACHE_INVALIDATE)) {
         vl_log(priv->xl, VL_LOG_WARNING,
                "ignoring unknown call %#x/%u/%u from the brick", hdr->prog,
                hdr->vers, hdr->proc);
         return;
     }
-    memset(&a, 0, sizeof(a));
-    if (vrpc_decode_body(rec->data + body_off, len - body_off,
-                         (xdrproc_t)xdr_mrt_break_lease_args, &a, NULL)
-        != 0) {
+    memset(&inval, 0, sizeof(inval));
+    rc = client_decode_upcall(hdr, rec, body_off, len, &up, &inval);
+    if (rc != 0) {
+        xdr_free((xdrproc_t)xdr_mrt_cache_invalidate_args, (char *)&inval);
         vl_log(priv->xl, VL_LOG_WARNING,
-               "malformed lease break from the brick, disconnecting");
+               "malformed upcall %u from the brick, disconnecting",
+               hdr->proc);
         vrpc_clnt_close(clnt);
         return;
     }
-    vrpc_gfid_from_xdr(a.gfid, &up.gfid);
-    xdr_free((xdrproc_t)xdr_mrt_break_lease_args, (char *)&a);
-    /* A break on a connection already replaced is moot: its close said
-     * every lease of it is gone. */
+    /* An upcall on a connection already replaced is moot: its close said
+     * every lease and cache of it is gone. */
     pthread_mutex_lock(&priv->lock);
     is_current = priv->clnt == clnt && priv->is_up && !priv->is_stopping;
     if (is_current)
@@ -328,6 +371,7 @@ client_on_server_call(vrpc_clnt_t *clnt, const struct vrpc_call_hdr *hdr,
         vl_notify_parents_data(priv->xl, VL_EV_UPCALL, &up);
         client_notify_end(priv);
     }
+    xdr_free((xdrproc_t)xdr_mrt_cache_invalidate_args, (char *)&inval);
 }
 
 

@@ -525,19 +525,22 @@ server_stop(vl_xlator_t *xl, struct server_priv *priv)
 }
 
 
-/* Tells the client up->client_id that its lease on up->gfid is broken:
- * a one-way MRT_CALLBACK_PROG call on its connection (no reply comes).
- * A client gone meanwhile has lost its leases anyway. */
+/* Tells the client up->client_id what up says (its lease on up->gfid is
+ * broken, or something it looked at changed): a one-way
+ * MRT_CALLBACK_PROG call on its connection (no reply comes). A client
+ * gone meanwhile has lost its leases and caches anyway. */
 static void
-server_send_break(struct server_priv *priv, const struct vl_upcall *up)
+server_send_upcall(struct server_priv *priv, const struct vl_upcall *up)
 {
-    mrt_break_lease_args args;
+    mrt_break_lease_args lease;
+    mrt_cache_invalidate_args inval;
     struct server_client *cl;
     vrpc_conn_t *conn = NULL;
     struct iovec iov;
     char *buf = NULL;
     size_t len;
     uint32_t xid;
+    int rc;
 
     pthread_mutex_lock(&priv->lock);
     for (cl = priv->clients; cl != NULL; cl = cl->next)
@@ -549,15 +552,28 @@ server_send_break(struct server_priv *priv, const struct vl_upcall *up)
     pthread_mutex_unlock(&priv->lock);
     if (conn == NULL)
         return;
-    vrpc_gfid_to_xdr(&up->gfid, args.gfid);
-    if (vrpc_encode_call(xid, MRT_CALLBACK_PROG, MRT_VERSION,
-                         MRT_CBK_BREAK_LEASE, NULL,
-                         (xdrproc_t)xdr_mrt_break_lease_args, &args, &buf,
-                         &len)
-        == 0) {
+    if (up->kind == VL_UPCALL_INVALIDATE) {
+        memset(&inval, 0, sizeof(inval));
+        vrpc_gfid_to_xdr(&up->gfid, inval.gfid);
+        inval.flags = up->flags & VL_INVAL_MASK; /* same bits on the wire */
+        vrpc_gfid_to_xdr(&up->parent, inval.parent);
+        inval.name = (char *)(up->name != NULL ? up->name : "");
+        rc = vrpc_encode_call(xid, MRT_CALLBACK_PROG, MRT_VERSION,
+                              MRT_CBK_CACHE_INVALIDATE, NULL,
+                              (xdrproc_t)xdr_mrt_cache_invalidate_args,
+                              &inval, &buf, &len);
+    } else {
+        vrpc_gfid_to_xdr(&up->gfid, lease.gfid);
+        rc = vrpc_encode_call(xid, MRT_CALLBACK_PROG, MRT_VERSION,
+                              MRT_CBK_BREAK_LEASE, NULL,
+                              (xdrproc_t)xdr_mrt_break_lease_args, &lease,
+                              &buf, &len);
+    }
+    if (rc == 0) {
         iov.iov_base = buf;
         iov.iov_len = len;
-        /* On failure the connection is closing: its leases go with it. */
+        /* On failure the connection is closing: its leases and caches
+         * go with it. */
         (void)vrpc_conn_send(conn, &iov, 1);
         vl_free(buf);
     }
@@ -572,7 +588,7 @@ server_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         (void)server_stop(xl, xl->priv);
     if (ev == VL_EV_UPCALL) {
         if (xl->priv != NULL && data != NULL)
-            server_send_break(xl->priv, data);
+            server_send_upcall(xl->priv, data);
         return 0; /* the top: nobody above to tell */
     }
     return vl_notify_default(xl, ev, data);

@@ -248,6 +248,9 @@ static struct {
     int n_breaks;         /* VL_EV_UPCALL for one directory */
     int n_break_all;      /* VL_EV_UPCALL is_all */
     vl_gfid_t broken;     /* the last directory broken */
+    int n_invals;         /* VL_EV_UPCALL VL_UPCALL_INVALIDATE */
+    struct vl_upcall inval; /* the last one; name points to inval_name */
+    char inval_name[256];
 } top;
 
 
@@ -270,6 +273,12 @@ top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         pthread_mutex_lock(&top.lock);
         if (up->is_all) {
             top.n_break_all++;
+        } else if (up->kind == VL_UPCALL_INVALIDATE) {
+            top.n_invals++;
+            top.inval = *up;
+            snprintf(top.inval_name, sizeof(top.inval_name), "%s",
+                     up->name != NULL ? up->name : "");
+            top.inval.name = top.inval_name;
         } else {
             top.n_breaks++;
             top.broken = up->gfid;
@@ -1319,7 +1328,9 @@ lease_mkdir(vl_graph_t *g, const char *name, const vl_gfid_t *gfid,
 
 /* A lease granted by the brick's features/upcall travels in the mkdir's
  * answer (protocol 4); another client's create in the directory comes
- * back to the holder as a BREAK_LEASE call, VL_EV_UPCALL in its graph;
+ * back to the holder as a BREAK_LEASE call, VL_EV_UPCALL in its graph,
+ * and as a CACHE_INVALIDATE of the name (protocol 7), as does a write to
+ * a file the holder looked at;
  * the brick going away is VL_EV_UPCALL is_all. Without features/upcall
  * in the brick nothing is granted. */
 static void
@@ -1375,12 +1386,17 @@ test_lease_over_the_wire(void **state)
     assert_true(lease_mkdir(e->cg, "d", &d, true));
     assert_false(lease_mkdir(e->cg, "other", &other, false));
 
-    /* Client 2 creates in d: client 1 hears of it. */
+    /* Client 2 creates in d: client 1 hears of it, both as a lease
+     * break and as a cache invalidation of the name. */
     {
         vl_inode_t *dir = vl_inode_get(g2->itable, &d, S_IFDIR);
         vl_inode_t *in = vl_inode_new(g2->itable);
-        union vl_fop_args a;
+        vl_inode_t *in1;
+        union vl_fop_args a, w;
         struct vl_reply r;
+        vl_gfid_t f;
+        char byte = 'x';
+        struct iovec iov = {&byte, 1};
 
         memset(&a, 0, sizeof(a));
         a.create.loc.parent = dir;
@@ -1389,19 +1405,48 @@ test_lease_over_the_wire(void **state)
         a.create.flags = O_RDWR | O_CREAT;
         a.create.mode = 0644;
         vl_gfid_generate(&a.create.gfid);
+        f = a.create.gfid;
         a.create.fd = vl_fd_new(in, O_RDWR, 1);
         assert_int_equal(vl_sync_call(g2->top, VL_FOP_CREATE, &a, NULL, &r),
                          0);
         vl_reply_clear(&r);
+        assert_int_equal(top_wait(&top.n_breaks, 1), 1);
+        assert_int_equal(top_wait(&top.n_invals, 1), 1);
+        pthread_mutex_lock(&top.lock);
+        assert_true(vl_gfid_equal(&top.broken, &d));
+        assert_int_equal(top.n_break_all, 0);
+        assert_int_equal(top.inval.flags, VL_INVAL_ATTR | VL_INVAL_ENTRY);
+        assert_true(vl_gfid_equal(&top.inval.parent, &d));
+        assert_true(vl_gfid_equal(&top.inval.gfid, &f));
+        assert_string_equal(top.inval.name, "f");
+        pthread_mutex_unlock(&top.lock);
+
+        /* Client 1 looks at f; client 2's write then tells it that f's
+         * attributes and data changed. */
+        in1 = vl_inode_get(e->cg->itable, &f, S_IFREG);
+        memset(&w, 0, sizeof(w));
+        w.stat.loc.inode = in1;
+        assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_STAT, &w, NULL, &r),
+                         0);
+        vl_reply_clear(&r);
+        vl_inode_unref(in1);
+        memset(&w, 0, sizeof(w));
+        w.write.fd = a.create.fd;
+        w.write.iov = &iov;
+        w.write.n_iov = 1;
+        assert_int_equal(vl_sync_call(g2->top, VL_FOP_WRITE, &w, NULL, &r),
+                         0);
+        vl_reply_clear(&r);
+        assert_int_equal(top_wait(&top.n_invals, 2), 2);
+        pthread_mutex_lock(&top.lock);
+        assert_int_equal(top.inval.flags, VL_INVAL_ATTR | VL_INVAL_DATA);
+        assert_true(vl_gfid_equal(&top.inval.gfid, &f));
+        pthread_mutex_unlock(&top.lock);
+
         vl_fd_unref(a.create.fd);
         vl_inode_unref(in);
         vl_inode_unref(dir);
     }
-    assert_int_equal(top_wait(&top.n_breaks, 1), 1);
-    pthread_mutex_lock(&top.lock);
-    assert_true(vl_gfid_equal(&top.broken, &d));
-    assert_int_equal(top.n_break_all, 0);
-    pthread_mutex_unlock(&top.lock);
 
     /* The brick goes away: every lease of both clients is gone. */
     brick_down(e);
