@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cmd-query: commands that only read the store and the brick processes:
- * volume info/status/list/get, volume set help, peer status, pool list,
- * peer probe (refused until peers exist) and volume statedump (signals
- * the bricks). Text output follows GlusterFS's layout.
+ * volume info/status (of a volume or one brick)/list/get (Mortar's keys
+ * and GlusterFS's names), volume set help, system:: getspec, and volume
+ * statedump (signals the bricks). Text output follows GlusterFS's
+ * layout.
  * volume status asks each peer holding bricks of the volumes shown for
  * their state (BRICK_STATUS, answered on the peer's loop thread), one
  * thread per peer, all in parallel, each call bounded by
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -328,16 +330,21 @@ md_brick_state(struct md_state *st, struct md_rstats *all,
 }
 
 
+/* One volume's table; only < n_bricks shows that brick alone (`volume
+ * status VOL BRICK`). As GlusterFS's: a brick that is not online has
+ * port and pid N/A in text; XML and JSON keep its pid -1 (an int in
+ * GlusterFS's XML) and its port N/A. */
 static void
 md_status_one(struct md_state *st, struct md_rstats *all,
-              struct md_volume *vol, size_t k, bool is_detail,
+              struct md_volume *vol, size_t k, size_t only, bool is_detail,
               struct md_result *r, struct md_node *vl)
 {
     struct md_node *v = md_node_add(vl, "volume", NULL);
 
     md_sbuf_printf(&r->text, "Status of volume: %s\n", vol->name);
     md_node_add(v, "volName", vol->name);
-    md_node_addf(v, "nodeCount", "%zu", vol->n_bricks);
+    md_node_addf(v, "nodeCount", "%zu", only < vol->n_bricks
+                                            ? (size_t)1 : vol->n_bricks);
     if (!is_detail)
         md_sbuf_printf(&r->text, "%-50s %-9s %-6s %s\n%s\n",
                        "Mortar process", "TCP Port", "Online", "Pid",
@@ -345,19 +352,27 @@ md_status_one(struct md_state *st, struct md_rstats *all,
                        "------------------------------");
     for (size_t i = 0; i < vol->n_bricks; i++) {
         struct md_brick *b = &vol->bricks[i];
-        struct md_node *n = md_node_add(v, "node", NULL);
+        struct md_node *n;
         const char *peerid;
-        char name[4200], port[16], pidstr[24];
+        char name[4200], port[16], pidstr[24], xpid[24];
         bool is_online, is_known;
         long pid;
 
+        if (only < vol->n_bricks && i != only)
+            continue;
+        n = md_node_add(v, "node", NULL);
         md_brick_state(st, all, vol, k, b, &pid, &is_online, &is_known,
                        &peerid);
         snprintf(port, sizeof(port), "%u", b->port);
         snprintf(pidstr, sizeof(pidstr), "%ld", pid);
-        if (!is_known) {
+        snprintf(xpid, sizeof(xpid), "%ld", pid);
+        if (!is_online)
             snprintf(port, sizeof(port), "N/A");
+        if (pid < 0)
             snprintf(pidstr, sizeof(pidstr), "N/A");
+        if (!is_known) {
+            snprintf(pidstr, sizeof(pidstr), "N/A");
+            snprintf(xpid, sizeof(xpid), "N/A");
         }
         snprintf(name, sizeof(name), "Brick %s:%s", b->host, b->path);
         if (is_detail)
@@ -376,7 +391,7 @@ md_status_one(struct md_state *st, struct md_rstats *all,
         md_node_add(n, "peerid", peerid);
         md_node_addf(n, "status", "%d", is_online ? 1 : 0);
         md_node_add(n, "port", port);
-        md_node_add(n, "pid", pidstr);
+        md_node_add(n, "pid", xpid);
     }
     md_sbuf_printf(&r->text, "\n");
 }
@@ -410,25 +425,47 @@ md_status_unreachable(struct md_rstats *all, struct md_result *r,
 }
 
 
+/* The index of HOST:PATH in vol (GlusterFS's glusterd matches a brick
+ * of `volume status VOL BRICK` the same way), or vol->n_bricks. */
+static size_t
+md_status_brick_find(struct md_state *st, const struct md_volume *vol,
+                     const char *arg)
+{
+    char *host = NULL, *path = NULL;
+    vl_err_t err = {.msg = ""};
+    size_t idx;
+
+    if (md_parse_brick(arg, &host, &path, &err) != 0)
+        return vol->n_bricks;
+    idx = md_vol_brick_find(st, vol, host, path);
+    free(host);
+    free(path);
+    return idx;
+}
+
+
 void
 md_cmd_status(struct md_state *st, int argc, char **argv,
               struct md_result *r)
 {
-    const char *which = "all";
+    const char *which = "all", *brick = NULL;
     bool is_detail = false;
     struct md_node *vs, *vl;
     struct md_rstats all = {0};
     struct md_volume **vols;
-    size_t n = 0, n_vols = 0;
+    size_t n = 0, n_vols = 0, only = SIZE_MAX;
 
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "detail") == 0 && i == argc - 1)
             is_detail = true;
         else if (i == 2)
             which = argv[i];
+        else if (i == 3 && strcmp(which, "all") != 0 &&
+                 strchr(argv[i], ':') != NULL)
+            brick = argv[i];
         else {
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: volume status "
-                           "[all | <VOLNAME>] [detail]");
+                           "[all | <VOLNAME> [<BRICK>]] [detail]");
             return;
         }
     }
@@ -444,6 +481,14 @@ md_cmd_status(struct md_state *st, int argc, char **argv,
             md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, "Volume %s is not "
                            "started", which);
             return;
+        }
+        if (brick != NULL) {
+            only = md_status_brick_find(st, vol, brick);
+            if (only == vol->n_bricks) {
+                md_result_fail(r, MD_EXIT_FAIL, ENOENT, "No brick %s in "
+                               "volume %s", brick, vol->name);
+                return;
+            }
         }
     }
     for (struct md_volume *v = st->vols; v != NULL; v = v->next)
@@ -467,7 +512,7 @@ md_cmd_status(struct md_state *st, int argc, char **argv,
     if (vl != NULL)
         vl->is_list = true;
     for (size_t k = 0; k < n_vols; k++) {
-        md_status_one(st, &all, vols[k], k, is_detail, r, vl);
+        md_status_one(st, &all, vols[k], k, only, is_detail, r, vl);
         n++;
     }
     md_status_unreachable(&all, r, vs);
@@ -500,10 +545,13 @@ md_cmd_list(struct md_state *st, struct md_result *r)
 }
 
 
-/* The value of one option for `volume get`: set, or the default. */
+/* One row of `volume get`: the value of o (set, or its default) under
+ * the name shown, which is its Mortar key or, with alias_of set (its
+ * Mortar key), a GlusterFS name of it; structured output says which. */
 static void
 md_get_one(struct md_volume *vol, const vl_xlator_class_t *cls,
-           const vl_option_t *o, struct md_result *r, struct md_node *ol)
+           const vl_option_t *o, const char *shown, bool is_alias,
+           struct md_result *r, struct md_node *ol)
 {
     char canon[256];
     const char *val;
@@ -513,10 +561,31 @@ md_get_one(struct md_volume *vol, const vl_xlator_class_t *cls,
     val = md_vol_opt_get(vol, canon);
     if (val == NULL)
         val = o->def != NULL ? o->def : "(null)";
-    md_sbuf_printf(&r->text, "%-40s %s\n", canon, val);
+    if (shown == NULL)
+        shown = canon;
+    md_sbuf_printf(&r->text, "%-40s %s\n", shown, val);
     on = md_node_add(ol, "Opt", NULL);
-    md_node_add(on, "Option", canon);
+    md_node_add(on, "Option", shown);
     md_node_add(on, "Value", val);
+    if (is_alias)
+        md_node_add(on, "AliasOf", canon);
+}
+
+
+/* True if alias is a GlusterFS `volume set` name of o: a dotted name
+ * (the undotted aliases are volfile spellings) that resolves to o, so
+ * a name two options share is listed once, under the option that
+ * `volume get VOL NAME` shows. */
+static bool
+md_get_is_listed_alias(const vl_option_t *o, const char *alias)
+{
+    const vl_option_t *opt = NULL;
+    char canon[256];
+    vl_err_t err = {.msg = ""};
+
+    return alias != NULL && strchr(alias, '.') != NULL &&
+           md_option_resolve(alias, NULL, NULL, &opt, canon, sizeof(canon),
+                             &err) == 0 && opt == o;
 }
 
 
@@ -557,16 +626,60 @@ md_cmd_get(struct md_state *st, int argc, char **argv, struct md_result *r)
         }
         md_sbuf_printf(&r->text, "%-40s %s\n", "Option", "Value");
         md_sbuf_printf(&r->text, "%-40s %s\n", "------", "-----");
-        md_get_one(vol, cls, opt, r, ol);
+        /* Under the name asked for: a GlusterFS script looks for it. */
+        md_get_one(vol, cls, opt, argv[3], strcmp(argv[3], canon) != 0, r,
+                   ol);
         return;
     }
     md_sbuf_printf(&r->text, "%-40s %s\n", "Option", "Value");
     md_sbuf_printf(&r->text, "%-40s %s\n", "------", "-----");
+    /* Each Mortar key, then its GlusterFS names as rows of their own
+     * (same value), so both spellings are found in two columns. */
     for (size_t i = 0; classes[i] != NULL; i++)
         for (opt = classes[i]->options; opt != NULL && opt->key != NULL;
-             opt++)
-            if (opt->flags & VL_OPT_SETTABLE)
-                md_get_one(vol, classes[i], opt, r, ol);
+             opt++) {
+            if (!(opt->flags & VL_OPT_SETTABLE))
+                continue;
+            md_get_one(vol, classes[i], opt, NULL, false, r, ol);
+            for (size_t a = 0; a < VL_ARRAY_SIZE(opt->aliases); a++)
+                if (md_get_is_listed_alias(opt, opt->aliases[a]))
+                    md_get_one(vol, classes[i], opt, opt->aliases[a], true,
+                               r, ol);
+        }
+}
+
+
+void
+md_cmd_getspec(struct md_state *st, int argc, char **argv,
+               struct md_result *r)
+{
+    struct md_volume *vol;
+    struct md_node *g;
+    char *spec;
+
+    if (argc != 3) {
+        md_result_fail(r, MD_EXIT_USAGE, EINVAL, "Usage: system:: getspec "
+                       "<VOLNAME>");
+        return;
+    }
+    vol = md_volume_find(st, argv[2]);
+    if (vol == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOENT, "getspec: failed: Volume %s "
+                       "does not exist", argv[2]);
+        return;
+    }
+    spec = md_volgen_client(vol);
+    if (spec == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "getspec: failed: out of "
+                       "memory");
+        return;
+    }
+    md_sbuf_printf(&r->text, "%s", spec);
+    g = md_node_add(r->root, "getspec", NULL);
+    md_node_add(g, "volname", vol->name);
+    md_node_addf(g, "version", "%llu", (unsigned long long)vol->version);
+    md_node_add(g, "volfile", spec);
+    free(spec);
 }
 
 

@@ -704,8 +704,10 @@ md_cmd_status_tasks(struct md_state *st, int argc, char **argv,
     struct md_node *vl, *v;
 
     md_cmd_status(st, argc, argv, r);
+    /* GlusterFS lists the tasks for a whole volume, not for one brick. */
     if (r->ret != 0 || argc < 3 || strcmp(argv[2], "all") == 0 ||
         strcmp(argv[2], "detail") == 0 ||
+        (argc >= 4 && strcmp(argv[3], "detail") != 0) ||
         (vol = md_volume_find(st, argv[2])) == NULL)
         return;
     vl = md_node_child(md_node_child(r->root, "volStatus"), "volumes");
@@ -775,6 +777,13 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
         else
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
                            "volume %s", sub);
+        return;
+    }
+    /* GlusterFS spells it "system::"; "system" is accepted too. */
+    if (argc >= 2 && (strcmp(argv[0], "system::") == 0 ||
+                      strcmp(argv[0], "system") == 0) &&
+        strcmp(argv[1], "getspec") == 0) {
+        md_cmd_getspec(st, argc, argv, r);
         return;
     }
     if (argc >= 1 && (strcmp(argv[0], "peer") == 0 ||

@@ -579,6 +579,10 @@ void md_cmd_status(struct md_state *st, int argc, char **argv,
 void md_cmd_list(struct md_state *st, struct md_result *r);
 void md_cmd_get(struct md_state *st, int argc, char **argv,
                 struct md_result *r);
+/* `system:: getspec VOL` (and `system getspec VOL`): the client volfile,
+ * as GlusterFS's CLI prints it. */
+void md_cmd_getspec(struct md_state *st, int argc, char **argv,
+                    struct md_result *r);
 void md_cmd_set_help(struct md_result *r);
 void md_cmd_statedump(struct md_state *st, int argc, char **argv,
                       struct md_result *r);

@@ -142,13 +142,13 @@ EXPECT_WITHIN 60 "Y" sh -c "grep -q 'brick 127.0.0.1:$B/s0 of sv died or failed 
 EXPECT "4" tries_since "s0 of sv (pid $P0, port $PORT0) died"
 EXPECT_MATCH "next start in 1000 ms" cat "$T/log/mortard.log"
 EXPECT_MATCH "next start in 4000 ms" cat "$T/log/mortard.log"
-EXPECT "$PORT0 N -1" row 0
+EXPECT "N/A N N/A" row 0
 EXPECT "0" n_procs 0
 # The cause goes away; given up means no more tries...
 bg_kill "$SQUAT"
 sleep 4
 EXPECT "0" n_procs 0
-EXPECT "$PORT0 N -1" row 0
+EXPECT "N/A N N/A" row 0
 # ...until start force, which starts it again (on its port).
 TEST mcli volume start sv force
 EXPECT "1" n_procs 0

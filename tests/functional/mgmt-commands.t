@@ -79,7 +79,7 @@ TEST mcli volume set v1 auth.allow 127.0.0.1
 EXPECT_MATCH "option auth.addr.v1-brick0.allow 127.0.0.1" cat "$T/state/vols/v1/brick0.vol"
 TEST mcli volume set v1 client.ping-timeout 10
 EXPECT_MATCH "option ping-timeout 10" cat "$T/state/vols/v1/client.vol"
-EXPECT_MATCH "^io-threads.thread-count +4$" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume get v1 performance.io-thread-count | tail -n 1"
+EXPECT_MATCH "^performance.io-thread-count +4$" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume get v1 performance.io-thread-count | tail -n 1"
 EXPECT_MATCH "^posix.reserve +1$" sh -c "'$MDCTL' -s '$T/run/mortard.sock' volume get v1 all | grep posix.reserve"
 TEST mcli volume reset v1 client.ping-timeout
 EXPECT "" sh -c "grep ping-timeout '$T/state/vols/v1/options'"
