@@ -14,6 +14,12 @@
 
 #include "cli.h"
 #include "mgmt-clnt.h"
+#include "mgmt.h"
+#include "vrpc.h"
+
+/* Room in a request for what is not the words: the RPC header, the
+ * credentials of an authenticated connection, the format. */
+#define CLI_REQ_OVERHEAD 4096
 
 
 void
@@ -39,8 +45,10 @@ cli_usage(FILE *out)
 "Commands follow GlusterFS's grammar and are parsed by mortard, e.g.\n"
 "  volume create VOL [replica N] HOST:/BRICK... [force]\n"
 "  volume start VOL | volume stop VOL\n"
-"  volume delete VOL | volume info [VOL] | volume status [VOL]\n"
-"  volume set VOL KEY VALUE | volume reset VOL [KEY] | volume list\n"
+"  volume delete VOL | volume info [VOL] | volume list\n"
+"  volume status [all | VOL [HOST:/BRICK]] [detail]\n"
+"  volume set VOL KEY VALUE | volume reset VOL [KEY]\n"
+"  volume get VOL KEY|all (Mortar's keys and GlusterFS's names)\n"
 "  volume add-brick VOL [replica N] HOST:/BRICK... [force]\n"
 "  volume remove-brick VOL [replica N] HOST:/BRICK...\n"
 "                      start|status|stop|commit|force\n"
@@ -52,16 +60,19 @@ cli_usage(FILE *out)
 "                   statistics heal-count|status]\n"
 "  volume heal VOL split-brain bigger-file FILE | latest-mtime FILE |\n"
 "                   source-brick HOST:BRICK [FILE]\n"
+"  peer probe HOST[:PORT] | peer detach HOST | peer status | pool list\n"
+"  system:: getspec VOL (the client volfile; also 'system getspec')\n"
 "'mortar help' also prints mortard's own list if it has one; the options\n"
 "of 'volume set' are listed by 'mortar volume set help'.\n"
 "\n"
 "'volume stop', 'volume delete' and 'volume remove-brick ... commit|force'\n"
 "ask for confirmation unless\n"
 "--mode=script is given or standard input is not a terminal.\n"
+"A word of the command may be %d bytes long, the command %d words.\n"
 "Exit status: mortard's answer (0 success), or %d when mortard cannot\n"
 "be reached or the command line is wrong.\n",
             MGC_DEFAULT_PORT, MGC_DEFAULT_SOCKET, CLI_DEFAULT_TIMEOUT_S,
-            CLI_EXIT_FAIL);
+            MGMT_ARG_MAX, MGMT_ARGV_MAX, CLI_EXIT_FAIL);
 }
 
 
@@ -163,6 +174,43 @@ cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
 }
 
 
+/* The command fits one MGMT_CLI request: at most MGMT_ARGV_MAX words of
+ * MGMT_ARG_MAX bytes each, in a record mortard reads (its connections'
+ * record limit). Checked here, before connecting: mortard would close
+ * the connection, which reads as "Connection failed", not as the cause.
+ * 0 or -E2BIG with err naming the size and the limit. */
+static int
+cli_args_check_size(char *const *cmd, int n_cmd, vl_err_t *err)
+{
+    size_t total = 0;
+    size_t max = (size_t)vrpc_limits_mgmt.max_record - CLI_REQ_OVERHEAD;
+
+    if (n_cmd > MGMT_ARGV_MAX) {
+        vl_err_set(err, "the command has %d words, more than %d", n_cmd,
+                   MGMT_ARGV_MAX);
+        return -E2BIG;
+    }
+    for (int i = 0; i < n_cmd; i++) {
+        size_t len = strlen(cmd[i]);
+
+        if (len > MGMT_ARG_MAX) {
+            vl_err_set(err, "word %d of the command ('%.20s...') is %zu "
+                       "bytes, longer than %d bytes", i + 1, cmd[i], len,
+                       MGMT_ARG_MAX);
+            return -E2BIG;
+        }
+        /* XDR: a length word and the bytes padded to 4. */
+        total += 4 + ((len + 3) & ~(size_t)3);
+    }
+    if (total > max) {
+        vl_err_set(err, "the command is %zu bytes, longer than %zu bytes",
+                   total, max);
+        return -E2BIG;
+    }
+    return 0;
+}
+
+
 int
 cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
 {
@@ -198,6 +246,9 @@ cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
         rc = -EINVAL;
         goto fail;
     }
+    rc = cli_args_check_size(args->cmd, args->n_cmd, err);
+    if (rc != 0)
+        goto fail;
     return 0;
 fail:
     cli_args_clear(args);

@@ -95,11 +95,6 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
         fprintf(stderr, "mortar: --remote-host: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    if (n_cmd > MGMT_ARGV_MAX) {
-        fprintf(stderr, "mortar: the command has %d words; at most %d\n",
-                n_cmd, MGMT_ARGV_MAX);
-        return CLI_EXIT_FAIL;
-    }
     rc = mgc_connect(&addr, CLI_CONNECT_TIMEOUT_MS < timeout_ms
                                 ? CLI_CONNECT_TIMEOUT_MS : timeout_ms,
                      &fd, &err);

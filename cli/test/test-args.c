@@ -17,6 +17,7 @@
 
 #include "../cli.h"
 #include "mgmt-clnt.h"
+#include "mgmt.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])) - 1)
 
@@ -188,6 +189,54 @@ test_help_version(void **state)
 }
 
 
+/* Words over mortard's limits are refused before connecting, naming
+ * the size and the limit; a word at the limit goes. */
+static void
+test_sizes(void **state)
+{
+    char *big = malloc(10001), *edge = malloc(MGMT_ARG_MAX + 1);
+    char *one[] = {"mortar", "volume", "get", big, "all", NULL};
+    char *ok[] = {"mortar", "volume", "get", edge, "all", NULL};
+    char **many = calloc(MGMT_ARGV_MAX + 3, sizeof(*many));
+    char **heavy = calloc(400, sizeof(*heavy));
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_non_null(big);
+    assert_non_null(edge);
+    assert_non_null(many);
+    assert_non_null(heavy);
+    memset(big, 'x', 10000);
+    big[10000] = '\0';
+    memset(edge, 'y', MGMT_ARG_MAX);
+    edge[MGMT_ARG_MAX] = '\0';
+    assert_int_equal(cli_args_parse(ARGC(one), one, &a, &err), -E2BIG);
+    assert_non_null(strstr(err.msg, "word 3 of the command"));
+    assert_non_null(strstr(err.msg, "is 10000 bytes, longer than 4096 "
+                                    "bytes"));
+    assert_int_equal(cli_args_parse(ARGC(ok), ok, &a, &err), 0);
+    cli_args_clear(&a);
+    many[0] = "mortar";
+    for (int i = 1; i <= MGMT_ARGV_MAX + 1; i++)
+        many[i] = "w";
+    assert_int_equal(cli_args_parse(MGMT_ARGV_MAX + 2, many, &a, &err),
+                     -E2BIG);
+    assert_non_null(strstr(err.msg, "1025 words, more than 1024"));
+    /* 300 words of 4096 bytes: each fits, the request does not. */
+    heavy[0] = "mortar";
+    for (int i = 1; i <= 300; i++)
+        heavy[i] = edge;
+    assert_int_equal(cli_args_parse(301, heavy, &a, &err), -E2BIG);
+    assert_non_null(strstr(err.msg, "the command is 1230000 bytes, longer "
+                                    "than"));
+    free(heavy);
+    free(many);
+    free(edge);
+    free(big);
+}
+
+
 static void
 test_addr_parse(void **state)
 {
@@ -249,6 +298,7 @@ main(void)
         cmocka_unit_test(test_remove_brick_questions),
         cmocka_unit_test(test_replica2_question),
         cmocka_unit_test(test_help_version),
+        cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_addr_parse),
         cmocka_unit_test(test_connect_refused),
     };
