@@ -109,8 +109,10 @@ md_cmd_probe(struct md_state *st, const char *arg, struct md_result *r)
                        "address '%s' (HOST or HOST:PORT)", arg);
         return;
     }
-    if ((strcmp(host, md_self_host(st)) == 0 || md_host_is_local(host)) &&
-        port == st->mgmt_port) {
+    /* "This is me" by address, as GlusterFS decides it: the listen
+     * address or any address of this host (loopback included), whatever
+     * the port; a mortard elsewhere on this host is not a peer. */
+    if (strcmp(host, md_self_host(st)) == 0 || md_host_is_local(host)) {
         md_sbuf_printf(&r->text, "peer probe: success. Probe on localhost "
                        "not needed\n");
         return;

@@ -16,7 +16,11 @@ EXPECT_MATCH "another mortard is running" cat "$T/dup.err"
 EXPECT "No volumes present in cluster" mcli volume list
 EXPECT "Number of Peers: 0" mcli peer status
 EXPECT_MATCH "localhost.*Connected" mcli pool list
-TEST ! mcli peer probe 127.0.0.2
+# Any address of this host is this node, whatever the port (GlusterFS).
+EXPECT "peer probe: success. Probe on localhost not needed" mcli peer probe 127.0.0.2
+EXPECT "peer probe: success. Probe on localhost not needed" mcli peer probe "127.0.0.1:1"
+EXPECT "Number of Peers: 0" mcli peer status
+TEST ! mcli peer probe "127.0.0.1:99999"
 
 B1="$T/bricks/v1"
 track_brick v1
