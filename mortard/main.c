@@ -307,23 +307,12 @@ md_pidfile_take(struct md_state *st, int *fd_out, vl_err_t *err)
 }
 
 
+/* mortard's own sections of its statedump, after the core's. */
 static void
-md_statedump(struct md_state *st)
+md_statedump_sections(FILE *f, void *arg)
 {
-    char dir[4096], path[4200];
-    FILE *f;
+    struct md_state *st = arg;
 
-    snprintf(dir, sizeof(dir), "%s/dumps", st->run_dir);
-    (void)mkdir(dir, 0755);
-    snprintf(path, sizeof(path), "%s/mortard.%ld.dump.%lld", dir,
-             (long)getpid(), (long long)time(NULL));
-    f = fopen(path, "we");
-    if (f == NULL) {
-        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "statedump %s: %s", path,
-                strerror(errno));
-        return;
-    }
-    vl_statedump_write(f);
     pthread_mutex_lock(&st->lock);
     fprintf(f, "[mortard]\nnode-id=%s\nstore-version=%llu\nstate-dir=%s\n"
             "run-dir=%s\nmgmt-port=%u\nbrick-base-port=%u\n", st->node_id,
@@ -345,7 +334,25 @@ md_statedump(struct md_state *st)
                     (long)md_brick_pid(st, v, &v->bricks[i]));
     }
     pthread_mutex_unlock(&st->lock);
-    fclose(f);
+    /* A blank line ends the section (before DUMP-END-TIME). */
+    fprintf(f, "\n");
+}
+
+
+static void
+md_statedump(struct md_state *st)
+{
+    char dir[4096], path[4200];
+    int rc;
+
+    snprintf(dir, sizeof(dir), "%s/dumps", st->run_dir);
+    rc = vl_statedump_file(dir, "mortard", md_statedump_sections, st, path,
+                           sizeof(path));
+    if (rc != 0) {
+        vl_glog(MD_DOMAIN, VL_LOG_ERROR, "statedump %s: %s", path,
+                strerror(-rc));
+        return;
+    }
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "statedump written to %s", path);
 }
 

@@ -56,19 +56,7 @@ fsd_signals_block(sigset_t *set)
 int
 fsd_statedump(const char *dir, char *out, size_t len)
 {
-    FILE *f;
-    int rc;
-
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return -errno;
-    snprintf(out, len, "%s/mortarfsd.%ld.dump.%lld", dir, (long)getpid(),
-             (long long)time(NULL));
-    f = fopen(out, "we");
-    if (f == NULL)
-        return -errno;
-    vl_statedump_write(f);
-    rc = fclose(f) == 0 ? 0 : -errno;
-    return rc;
+    return vl_statedump_file(dir, "mortarfsd", NULL, NULL, out, len);
 }
 
 

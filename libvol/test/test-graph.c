@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -423,6 +426,78 @@ test_statedump_pending(void **state)
 
 
 static void
+dump_extra(FILE *out, void *arg)
+{
+    fprintf(out, "[extra]\nword=%s\n\n", (const char *)arg);
+}
+
+
+/* A dump file: GlusterFS's start and end markers around the graphs and
+ * the caller's sections, published complete (no temporary file left),
+ * readable; a directory that cannot be made fails with nothing left. */
+static void
+test_statedump_file(void **state)
+{
+    vl_err_t err = {{0}};
+    struct vl_test_graph *g = vl_test_graph_new(
+        "volume mk\n type debug/mock\nend-volume\n", &err);
+    char dir[] = "/tmp/test-graph-dump.XXXXXX", path[4096], bad[4200];
+    char want[64], *text = NULL, *last;
+    size_t len = 0;
+    struct stat sb;
+    FILE *f;
+    DIR *d;
+    struct dirent *e;
+    int n = 0;
+
+    (void)state;
+    assert_non_null(g);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(vl_statedump_file(dir, "unit", dump_extra, "w1", path,
+                                       sizeof(path)), 0);
+    snprintf(want, sizeof(want), "/unit.%ld.dump.", (long)getpid());
+    assert_non_null(strstr(path, want));
+    f = fopen(path, "r");
+    assert_non_null(f);
+    assert_int_equal(getdelim(&text, &len, '\0', f) > 0, 1);
+    fclose(f);
+    assert_int_equal(strncmp(text, "DUMP-START-TIME: ", 17), 0);
+    /* "YYYY-MM-DD HH:MM:SS.uuuuuu" */
+    assert_int_equal(strcspn(text + 17, "\n"), 26);
+    assert_int_equal(strncmp(text + 17 + 26, "\n\n[core]\n", 9), 0);
+    assert_non_null(strstr(text, "\n[xlator mk]\n"));
+    assert_non_null(strstr(text, "\n\n[extra]\nword=w1\n\nDUMP-END-TIME: "));
+    last = strstr(text, "DUMP-END-TIME: ");
+    assert_int_equal(strlen(last), 15 + 26 + 1);
+    assert_int_equal(last[15 + 26], '\n');
+    free(text);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0644);
+    d = opendir(dir);
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            n++;
+    closedir(d);
+    assert_int_equal(n, 1);
+    assert_int_equal(unlink(path), 0);
+
+    /* A file where the directory should be. */
+    snprintf(bad, sizeof(bad), "%s/file", dir);
+    f = fopen(bad, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(bad, sizeof(bad), "%s/file/sub", dir);
+    assert_int_equal(vl_statedump_file(bad, "unit", NULL, NULL, path,
+                                       sizeof(path)), -ENOTDIR);
+    snprintf(bad, sizeof(bad), "%s/file", dir);
+    assert_int_equal(unlink(bad), 0);
+    assert_int_equal(rmdir(dir), 0);
+    vl_test_graph_free(g);
+}
+
+
+static void
 test_check_class(void **state)
 {
     static const char *const no_values[] = {NULL};
@@ -471,6 +546,7 @@ main(void)
         cmocka_unit_test(test_notify_and_ready),
         cmocka_unit_test(test_reconfigure),
         cmocka_unit_test(test_statedump_pending),
+        cmocka_unit_test(test_statedump_file),
         cmocka_unit_test(test_check_class),
     };
 

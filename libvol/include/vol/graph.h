@@ -74,6 +74,16 @@ int vl_graph_reconfigure(vl_graph_t *graph, const vl_volfile_t *vf,
  * options, children, memory by type, pending requests, dump() output) to
  * out in the documented text format (doc/statedump.md). */
 void vl_statedump_write(FILE *out);
+/* A whole dump file, DIR/NAME.PID.dump.TIME (its path into path; dir is
+ * made if missing): "DUMP-START-TIME: T", a blank line,
+ * vl_statedump_write, then extra(out, arg) if not NULL (the process's
+ * own sections), then "DUMP-END-TIME: T" (GlusterFS's markers; T is
+ * "YYYY-MM-DD HH:MM:SS.uuuuuu" UTC). Written under a hidden temporary
+ * name, fsync'd, then renamed: a file by the final name is complete.
+ * 0 or -errno (nothing is left behind). */
+int vl_statedump_file(const char *dir, const char *name,
+                      void (*extra)(FILE *out, void *arg), void *arg,
+                      char *path, size_t len);
 /* Graphs register themselves at build; these are for the process. */
 void vl__graph_register(vl_graph_t *graph);
 void vl__graph_unregister(vl_graph_t *graph);
