@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,6 +73,30 @@ fsd_kv_replace(const char *path, const char *text, size_t len)
     }
     fsd_kv_sync_dir(path);
     return 0;
+}
+
+
+int
+fsd_kv_text_open(struct fsd_kv_text *t)
+{
+    t->text = NULL;
+    t->len = 0;
+    t->out = open_memstream(&t->text, &t->len);
+    return t->out == NULL ? -errno : 0;
+}
+
+
+int
+fsd_kv_text_commit(struct fsd_kv_text *t, const char *path)
+{
+    int rc = -ENOMEM;
+
+    if (fclose(t->out) == 0)
+        rc = fsd_kv_replace(path, t->text, t->len);
+    free(t->text);
+    t->out = NULL;
+    t->text = NULL;
+    return rc;
 }
 
 

@@ -19,6 +19,18 @@
 
 /* Replaces path with the len bytes of text. 0 or -errno. */
 int fsd_kv_replace(const char *path, const char *text, size_t len);
+/* A file's new contents, printed to out (a memory stream) before they
+ * replace the file in one fsd_kv_replace. */
+struct fsd_kv_text {
+    FILE *out;
+    char *text;
+    size_t len;
+};
+/* 0 with t->out open, or -errno. */
+int fsd_kv_text_open(struct fsd_kv_text *t);
+/* Closes t->out and replaces path with what was printed; frees t. 0 or
+ * -errno. */
+int fsd_kv_text_commit(struct fsd_kv_text *t, const char *path);
 /* Writes "key=value\n" with value escaped. */
 void fsd_kv_put_escaped(FILE *out, const char *key, const char *value);
 /* Undoes the escaping of src into dst (len bytes); -EINVAL if it does

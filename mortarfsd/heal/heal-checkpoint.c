@@ -43,13 +43,13 @@ int
 fsd_heal_checkpoint_write(const char *path,
                           const struct fsd_heal_checkpoint *cp)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    int rc;
+    struct fsd_kv_text t;
+    FILE *out;
+    int rc = fsd_kv_text_open(&t);
 
-    if (out == NULL)
-        return -errno;
+    if (rc != 0)
+        return rc;
+    out = t.out;
     fprintf(out, "format=%s\n", HEAL_CHECKPOINT_MAGIC);
     fsd_kv_put_escaped(out, "token", cp->token);
     fprintf(out, "brick=%" PRIu64 "\n", cp->brick);
@@ -60,13 +60,7 @@ fsd_heal_checkpoint_write(const char *path,
     fprintf(out, "waiting=%" PRIu64 "\n", cp->waiting);
     if (cp->position != NULL)
         fsd_kv_put_escaped(out, "position", cp->position);
-    if (fclose(out) != 0) {
-        free(text);
-        return -ENOMEM;
-    }
-    rc = fsd_kv_replace(path, text, len);
-    free(text);
-    return rc;
+    return fsd_kv_text_commit(&t, path);
 }
 
 

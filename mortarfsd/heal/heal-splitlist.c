@@ -77,13 +77,13 @@ int
 fsd_heal_split_write(const char *path, const char *const *brick_paths,
                      const struct fsd_heal_split *splits, size_t n)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    int rc;
+    struct fsd_kv_text t;
+    FILE *out;
+    int rc = fsd_kv_text_open(&t);
 
-    if (out == NULL)
-        return -errno;
+    if (rc != 0)
+        return rc;
+    out = t.out;
     fprintf(out, "format=%s\n", HEAL_SPLIT_MAGIC);
     for (size_t i = 0; i < n; i++) {
         fsd_kv_put_escaped(out, "brick", brick_paths[i]);
@@ -94,13 +94,7 @@ fsd_heal_split_write(const char *path, const char *const *brick_paths,
             fprintf(out, "gfid=%s\n", vl_gfid_to_str(&splits[i].gfids[j], g));
         }
     }
-    if (fclose(out) != 0) {
-        free(text);
-        return -ENOMEM;
-    }
-    rc = fsd_kv_replace(path, text, len);
-    free(text);
-    return rc;
+    return fsd_kv_text_commit(&t, path);
 }
 
 

@@ -30,13 +30,13 @@
 int
 fsd_heal_state_write(const char *path, const struct fsd_heal_state *st)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    int rc;
+    struct fsd_kv_text t;
+    FILE *out;
+    int rc = fsd_kv_text_open(&t);
 
-    if (out == NULL)
-        return -errno;
+    if (rc != 0)
+        return rc;
+    out = t.out;
     fprintf(out, "format=%s 1\n", HEAL_STATE_MAGIC);
     fprintf(out, "pid=%ld\n", st->pid);
     fprintf(out, "started=%" PRId64 "\n", st->started);
@@ -70,13 +70,7 @@ fsd_heal_state_write(const char *path, const struct fsd_heal_state *st)
                 st->bricks[i].pending);
         fprintf(out, "brick%zu.bytes=%" PRIu64 "\n", i, st->bricks[i].bytes);
     }
-    if (fclose(out) != 0) {
-        free(text);
-        return -ENOMEM;
-    }
-    rc = fsd_kv_replace(path, text, len);
-    free(text);
-    return rc;
+    return fsd_kv_text_commit(&t, path);
 }
 
 

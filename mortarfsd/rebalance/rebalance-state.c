@@ -66,13 +66,13 @@ fsd_rebal_throttle_parse(const char *s, unsigned *out)
 int
 fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&text, &len);
-    int rc;
+    struct fsd_kv_text t;
+    FILE *out;
+    int rc = fsd_kv_text_open(&t);
 
-    if (out == NULL)
-        return -errno;
+    if (rc != 0)
+        return rc;
+    out = t.out;
     fprintf(out, "status=%s\n", fsd_rebal_status_name(st->status));
     fprintf(out, "pid=%ld\n", st->pid);
     fprintf(out, "started=%" PRId64 "\n", st->started);
@@ -91,13 +91,7 @@ fsd_rebal_state_write(const char *path, const struct fsd_rebal_state *st)
         fprintf(out, "subvols=%s\n", st->subvols);
     fsd_kv_put_escaped(out, "cursor", st->cursor);
     fsd_kv_put_escaped(out, "error", st->error);
-    if (fclose(out) != 0) {
-        free(text);
-        return -ENOMEM;
-    }
-    rc = fsd_kv_replace(path, text, len);
-    free(text);
-    return rc;
+    return fsd_kv_text_commit(&t, path);
 }
 
 
