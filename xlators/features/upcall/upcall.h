@@ -13,9 +13,9 @@
 #include "vol/vol.h"
 
 enum up_mem_type {
-  UP_MT_MISC = 0,
-  UP_MT_LEASE,
-  UP_MT_WATCH,
+    UP_MT_MISC = 0,
+    UP_MT_LEASE,
+    UP_MT_WATCH,
 };
 
 /* The registry of which client looked at which GFID (upcall-inval.c). */
