@@ -88,16 +88,16 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     mgmt_cli_req req = {0};
     mgmt_cli_rsp rsp = {0};
     int status = CLI_EXIT_FAIL;
-    int fd = -1;
+    struct vrpc_stream s = {.fd = -1};
     int rc;
 
     if (cli_addr(args, &addr, &err) != 0) {
         fprintf(stderr, "mortar: --remote-host: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    rc = mgc_connect(&addr, CLI_CONNECT_TIMEOUT_MS < timeout_ms
-                                ? CLI_CONNECT_TIMEOUT_MS : timeout_ms,
-                     &fd, &err);
+    rc = mgc_connect(&addr, NULL, CLI_CONNECT_TIMEOUT_MS < timeout_ms
+                                     ? CLI_CONNECT_TIMEOUT_MS : timeout_ms,
+                     &s, &err);
     if (rc != 0) {
         if (!is_quiet) {
             fprintf(stderr, "%s\n", CLI_CONN_FAILED);
@@ -114,7 +114,7 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     req.argv.argv_len = (u_int)n_cmd;
     req.argv.argv_val = cmd;
     req.format = (int)args->format;
-    rc = mgc_call(fd, MGMT_PROG, MGMT_VERSION, MGMT_PROC_CLI,
+    rc = mgc_call(&s, MGMT_PROG, MGMT_VERSION, MGMT_PROC_CLI,
                   (xdrproc_t)xdr_mgmt_cli_req, &req,
                   (xdrproc_t)xdr_mgmt_cli_rsp, &rsp, timeout_ms, &err);
     if (rc != 0) {
@@ -137,8 +137,7 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     status = rsp.ret >= 0 && rsp.ret <= 255 ? rsp.ret : CLI_EXIT_FAIL;
     xdr_free((xdrproc_t)xdr_mgmt_cli_rsp, (char *)&rsp);
 out:
-    if (fd >= 0)
-        close(fd);
+    vrpc_stream_close(&s);
     mgc_addr_clear(&addr);
     return status;
 }

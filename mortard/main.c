@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "mortard.h"
+#include "secure.h"
 #include "xlators/builtin.h"
 
 enum {
@@ -40,6 +41,10 @@ enum {
     OPT_BIND,
     OPT_MORTARFSD,
     OPT_LOG_LEVEL,
+    OPT_SECURE_ACCESS,
+    OPT_SSL_CERT,
+    OPT_SSL_KEY,
+    OPT_SSL_CA,
 };
 
 static const struct option md_longopts[] = {
@@ -51,6 +56,10 @@ static const struct option md_longopts[] = {
     {"bind-address", required_argument, NULL, OPT_BIND},
     {"mortarfsd", required_argument, NULL, OPT_MORTARFSD},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"secure-access", no_argument, NULL, OPT_SECURE_ACCESS},
+    {"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
+    {"ssl-key", required_argument, NULL, OPT_SSL_KEY},
+    {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
     {"no-daemon", no_argument, NULL, 'N'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -66,11 +75,19 @@ md_usage_print(FILE *out)
             "               [--mgmt-port N] [--brick-base-port N] "
             "[--bind-address ADDR]\n"
             "               [--mortarfsd PATH] [--log-level LEVEL]\n"
+            "               [--secure-access] [--ssl-cert PEM] "
+            "[--ssl-key KEY] [--ssl-ca PEM]\n"
             "Defaults: state %s, run %s, log %s, mgmt port %d, brick "
             "ports from %d.\n"
+            "--secure-access (or STATE/secure-access at start): the mgmt "
+            "port and calls to\n"
+            "peers speak TLS 1.3 with --ssl-cert, --ssl-key, --ssl-ca "
+            "(default %s,\n"
+            "%s, %s).\n"
             "Exit codes: 0 ok, 1 startup failed, 2 bad command line.\n",
             MD_DEFAULT_STATE_DIR, MD_DEFAULT_RUN_DIR, MD_DEFAULT_LOG_DIR,
-            MD_DEFAULT_MGMT_PORT, MD_DEFAULT_BRICK_BASE_PORT);
+            MD_DEFAULT_MGMT_PORT, MD_DEFAULT_BRICK_BASE_PORT,
+            VRPC_TLS_DEF_CERT, VRPC_TLS_DEF_KEY, VRPC_TLS_DEF_CA);
 }
 
 
@@ -139,6 +156,7 @@ md_default_fsd(void)
 
 static int
 md_opts(int argc, char **argv, struct md_state *st, vl_log_level_t *lvl,
+        struct md_secure_conf *sec /* OUT, paths owned */,
         bool *is_help)
 {
     int c, rc = 0;
@@ -179,6 +197,18 @@ md_opts(int argc, char **argv, struct md_state *st, vl_log_level_t *lvl,
             break;
         case OPT_LOG_LEVEL:
             rc = vl_log_level_parse(optarg, lvl);
+            break;
+        case OPT_SECURE_ACCESS:
+            sec->is_forced = true;
+            break;
+        case OPT_SSL_CERT:
+            rc = md_set_path(&sec->paths[0], optarg);
+            break;
+        case OPT_SSL_KEY:
+            rc = md_set_path(&sec->paths[1], optarg);
+            break;
+        case OPT_SSL_CA:
+            rc = md_set_path(&sec->paths[2], optarg);
             break;
         default:
             rc = -EINVAL;
@@ -387,11 +417,12 @@ main(int argc, char **argv)
     vl_log_level_t lvl = VL_LOG_INFO;
     vl_err_t err = {.msg = ""};
     bool is_help = false;
+    struct md_secure_conf sec = {0};
     char logpath[4200];
     int ready_fd = -1, pid_fd = -1, sig, rc;
     sigset_t set;
 
-    if (md_opts(argc, argv, &st, &lvl, &is_help) != 0) {
+    if (md_opts(argc, argv, &st, &lvl, &sec, &is_help) != 0) {
         fprintf(stderr, "mortard: bad command line (see --help)\n");
         return 2;
     }
@@ -435,7 +466,8 @@ main(int argc, char **argv)
         goto fail;
     md_adopt(&st);
     md_server_peers_changed(&st);
-    if (md_server_start(&st, &err) != 0 ||
+    if (md_secure_init(st.state_dir, &sec, &err) != 0 ||
+        md_server_start(&st, &err) != 0 ||
         md_peer_monitor_start(&st, &err) != 0)
         goto fail;
     if (!st.is_foreground) {
@@ -462,8 +494,10 @@ main(int argc, char **argv)
             break;
         if (sig == SIGUSR1)
             md_statedump(&st);
-        else if (sig == SIGHUP)
+        else if (sig == SIGHUP) {
             (void)vl_log_open(st.is_foreground ? NULL : logpath, lvl);
+            vrpc_tls_reload_all(); /* management TLS: new files */
+        }
     }
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "received signal %d, exiting (bricks "
             "keep running)", sig);
@@ -503,5 +537,8 @@ out:
     free(st.log_dir);
     free(st.mortarfsd);
     free(st.bind_addr);
+    md_secure_fini();
+    for (size_t i = 0; i < 3; i++)
+        free(sec.paths[i]);
     return rc;
 }

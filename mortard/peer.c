@@ -45,6 +45,7 @@
 #include "mgmt.h"
 #include "mortard.h"
 #include "peer-int.h"
+#include "secure.h"
 #include "vrpc.h"
 
 #define MD_MONITOR_MS 2000
@@ -393,38 +394,7 @@ md_members_adopt(struct md_state *st, const char *from,
 /* ---- the blocking client ---------------------------------------------- */
 
 static int
-md_io_all(int fd, char *buf, size_t len, bool is_write, uint64_t deadline)
-{
-    while (len > 0) {
-        struct pollfd pfd = {.fd = fd, .events = is_write ? POLLOUT : POLLIN};
-        uint64_t now = vrpc_now_ms();
-        ssize_t n;
-
-        if (now >= deadline)
-            return -ETIMEDOUT;
-        n = poll(&pfd, 1, (int)(deadline - now));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0)
-            return -ETIMEDOUT;
-        if (n < 0)
-            return -errno;
-        n = is_write ? send(fd, buf, len, MSG_NOSIGNAL) : read(fd, buf, len);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            return -ECONNRESET;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-
-static int
-md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
+md_call_on(struct vrpc_stream *s, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
            void *res, uint64_t deadline)
 {
     char *call = NULL, *rec = NULL;
@@ -438,15 +408,15 @@ md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
     if (rc != 0)
         return rc;
     mark = htonl(VRPC_LAST_FRAG | (uint32_t)clen);
-    rc = md_io_all(fd, (char *)&mark, 4, true, deadline);
+    rc = vrpc_stream_io(s, (char *)&mark, 4, true, deadline);
     if (rc == 0)
-        rc = md_io_all(fd, call, clen, true, deadline);
+        rc = vrpc_stream_io(s, call, clen, true, deadline);
     vl_free(call);
     while (rc == 0 && !is_last) {
         uint32_t n;
         char *nr;
 
-        rc = md_io_all(fd, (char *)&mark, 4, false, deadline);
+        rc = vrpc_stream_io(s, (char *)&mark, 4, false, deadline);
         if (rc != 0)
             break;
         mark = ntohl(mark);
@@ -462,7 +432,7 @@ md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
             break;
         }
         rec = nr;
-        rc = md_io_all(fd, rec + rlen, n, false, deadline);
+        rc = vrpc_stream_io(s, rec + rlen, n, false, deadline);
         rlen += n;
     }
     if (rc == 0 && vrpc_decode_reply(rec, rlen, &xid, &accept, &off) != 0)
@@ -480,7 +450,7 @@ md_call_on(int fd, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
 
 /* The connection of one md_peer_call, for md_auth_prove. */
 struct md_auth_link {
-    int fd;             /* connected */
+    struct vrpc_stream *s; /* connected (and TLS with secure-access) */
     uint64_t deadline;  /* of the whole md_peer_call */
 };
 
@@ -490,7 +460,7 @@ md_auth_link_call(void *arg, mgmt_auth_req *req, mgmt_auth_rsp *rsp)
 {
     struct md_auth_link *l = arg;
 
-    return md_call_on(l->fd, MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req,
+    return md_call_on(l->s, MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req,
                       req, (xdrproc_t)xdr_mgmt_auth_rsp, rsp, l->deadline);
 }
 
@@ -501,14 +471,15 @@ md_peer_call(const char *host, uint16_t port, uint32_t proc, xdrproc_t afn,
              vl_err_t *err)
 {
     uint64_t deadline = vrpc_now_ms() + (uint64_t)timeout_ms;
+    struct vrpc_stream s = {.fd = -1};
     struct pollfd pfd;
-    int fd = -1, rc, soerr = 0;
+    int rc, soerr = 0;
     socklen_t sl = sizeof(soerr);
 
-    rc = vrpc_connect_start(host, port, &fd, err);
+    rc = vrpc_connect_start(host, port, &s.fd, err);
     if (rc != 0)
         return rc;
-    pfd.fd = fd;
+    pfd.fd = s.fd;
     pfd.events = POLLOUT;
     do {
         rc = poll(&pfd, 1, timeout_ms);
@@ -517,28 +488,47 @@ md_peer_call(const char *host, uint16_t port, uint32_t proc, xdrproc_t afn,
         rc = -ETIMEDOUT;
     } else if (rc < 0) {
         rc = -errno;
-    } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) {
+    } else if (getsockopt(s.fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) {
         rc = -errno;
     } else {
         rc = -soerr;
     }
+    /* secure-access: TLS first; the pool secret is still proven inside
+     * it (the CA signs clients too, so a certificate makes no peer). */
+    if (rc == 0 && md_secure_client_tls() != NULL) {
+        vl_err_t terr = {.msg = ""};
+
+        rc = vrpc_stream_tls_start(&s, md_secure_client_tls(), deadline,
+                                   &terr);
+        if (rc != 0) {
+            vrpc_stream_close(&s);
+            vl_err_set(err, "%s:%u: %s", host, port, terr.msg);
+            return rc;
+        }
+    }
     if (rc == 0) {
-        struct md_auth_link link = {.fd = fd, .deadline = deadline};
+        struct md_auth_link link = {.s = &s, .deadline = deadline};
         vl_err_t aerr = {.msg = ""};
 
         rc = md_auth_prove(md_auth_link_call, &link, &aerr);
         if (rc != 0) {
-            close(fd);
-            vl_err_set(err, "%s:%u: %s", host, port, aerr.msg);
+            vrpc_stream_close(&s);
+            if (rc == -ECONNRESET && md_secure_client_tls() == NULL)
+                vl_err_set(err, "%s:%u: the peer closed the connection "
+                           "(if it has secure-access on, this node needs "
+                           "it too)", host, port);
+            else
+                vl_err_set(err, "%s:%u: %s", host, port, aerr.msg);
             return rc;
         }
-        rc = md_call_on(fd, proc, afn, args, rfn, res, deadline);
+        rc = md_call_on(&s, proc, afn, args, rfn, res, deadline);
     }
-    close(fd);
     if (rc != 0)
         vl_err_set(err, "%s:%u: %s", host, port,
-                   rc == -EPROTO ? "bad reply"
+                   s.why[0] != '\0' ? s.why
+                   : rc == -EPROTO ? "bad reply"
                    : rc == -EPERM ? "not authenticated" : strerror(-rc));
+    vrpc_stream_close(&s);
     return rc;
 }
 

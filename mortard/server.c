@@ -14,8 +14,9 @@
  * mortard's own user) on the unix socket may call everything; anyone on
  * TCP may call NULL, GETSPEC and WATCH (clients fetch volfiles) and AUTH;
  * a TCP connection that proved the pool secret through AUTH (auth.c) may
- * also call the peer procedures. Everything else is refused: CLI with a
- * one-line error the CLI prints, the others with an RPC AUTH_ERROR.
+ * also call the peer procedures; with secure-access (secure.c) the TCP
+ * port speaks TLS only. Everything else is refused: CLI with a one-line
+ * error the CLI prints, the others with an RPC AUTH_ERROR.
  * Per-request state: struct md_job (the conn ref, xid, decoded args).
  * Per connection: struct md_conn (how it came, its AUTH state).
  * Threads: loop threads (accept, decode), the worker, and the main thread
@@ -38,6 +39,7 @@
 #include "auth.h"
 #include "mgmt.h"
 #include "mortard.h"
+#include "secure.h"
 #include "vrpc.h"
 
 #define MD_WATCH_MAX_MS 30000
@@ -641,6 +643,20 @@ md_conn_add(int fd, bool is_unix)
         return;
     }
     mc->conn = c;
+    /* secure-access: TLS only on TCP; a clear caller fails the handshake
+     * (logged by conn-tls.c with the cause), never falls back. */
+    if (!is_unix && md_secure_server_tls() != NULL) {
+        vl_err_t terr = {.msg = ""};
+
+        if (vrpc_conn_set_tls(c, md_secure_server_tls(), &terr) != 0) {
+            vl_glog(MD_DOMAIN, VL_LOG_ERROR, "%s: %s", vrpc_conn_peer(c),
+                    terr.msg);
+            md_auth_conn_clear(&mc->auth);
+            free(mc);
+            vrpc_conn_unref(c);
+            return;
+        }
+    }
     /* Bounded input (issue 23): 1 MiB calls, deadlines; TCP connections
      * also count against the port's cap. */
     if (is_unix)

@@ -58,7 +58,7 @@ fsd_spec_clear(struct fsd_spec *spec)
 
 /* One GETSPEC (or WATCH with is_watch) on a connected socket. */
 static int
-fetch_call(int fd, const char *volume, bool is_watch, uint64_t version,
+fetch_call(struct vrpc_stream *s, const char *volume, bool is_watch, uint64_t version,
            int timeout_ms, mgmt_getspec_rsp *rsp, vl_err_t *err)
 {
     mgmt_getspec_req greq = {.volume = (char *)volume};
@@ -66,11 +66,11 @@ fetch_call(int fd, const char *volume, bool is_watch, uint64_t version,
 
     memset(rsp, 0, sizeof(*rsp));
     if (is_watch)
-        return mgc_call(fd, MGMT_PROG, MGMT_VERSION, MGMT_PROC_WATCH,
+        return mgc_call(s, MGMT_PROG, MGMT_VERSION, MGMT_PROC_WATCH,
                         (xdrproc_t)xdr_mgmt_watch_req, &wreq,
                         (xdrproc_t)xdr_mgmt_getspec_rsp, rsp, timeout_ms,
                         err);
-    return mgc_call(fd, MGMT_PROG, MGMT_VERSION, MGMT_PROC_GETSPEC,
+    return mgc_call(s, MGMT_PROG, MGMT_VERSION, MGMT_PROC_GETSPEC,
                     (xdrproc_t)xdr_mgmt_getspec_req, &greq,
                     (xdrproc_t)xdr_mgmt_getspec_rsp, rsp, timeout_ms, err);
 }
@@ -107,7 +107,8 @@ fetch_take_rsp(mgmt_getspec_rsp *rsp, const char *server,
 
 
 static int
-fetch_connect(const struct fsd_vfsrc *src, size_t i, int *fd, char *where,
+fetch_connect(const struct fsd_vfsrc *src, size_t i, struct vrpc_stream *s,
+              char *where,
               size_t where_len, vl_err_t *err)
 {
     struct mgc_addr addr;
@@ -117,7 +118,7 @@ fetch_connect(const struct fsd_vfsrc *src, size_t i, int *fd, char *where,
     if (rc != 0)
         return rc;
     mgc_addr_str(&addr, where, where_len);
-    rc = mgc_connect(&addr, FETCH_CONNECT_MS, fd, err);
+    rc = mgc_connect(&addr, src->tls, FETCH_CONNECT_MS, s, err);
     mgc_addr_clear(&addr);
     return rc;
 }
@@ -135,14 +136,14 @@ fsd_fetch_spec(const struct fsd_vfsrc *src, struct fsd_spec *out,
         vl_err_t one = {.msg = ""};
         mgmt_getspec_rsp rsp;
         char where[300] = "";
-        int fd = -1;
+        struct vrpc_stream s = {.fd = -1};
 
         snprintf(where, sizeof(where), "%s", src->servers[i]);
-        rc = fetch_connect(src, i, &fd, where, sizeof(where), &one);
+        rc = fetch_connect(src, i, &s, where, sizeof(where), &one);
         if (rc == 0) {
-            rc = fetch_call(fd, src->volume, false, 0, FETCH_CALL_MS, &rsp,
+            rc = fetch_call(&s, src->volume, false, 0, FETCH_CALL_MS, &rsp,
                             &one);
-            close(fd);
+            vrpc_stream_close(&s);
             if (rc == 0) {
                 rc = fetch_take_rsp(&rsp, where, out, &one);
                 xdr_free((xdrproc_t)xdr_mgmt_getspec_rsp, (char *)&rsp);
@@ -220,7 +221,7 @@ watch_publish(struct fsd_watch *w, struct fsd_spec *spec)
 /* Keeps WATCH calls going on one connection until it fails. Returns
  * true if at least one call was answered (the server is healthy). */
 static bool
-watch_serve(struct fsd_watch *w, int fd, const char *where)
+watch_serve(struct fsd_watch *w, struct vrpc_stream *s, const char *where)
 {
     bool is_answered = false;
     mgmt_getspec_rsp rsp;
@@ -230,7 +231,7 @@ watch_serve(struct fsd_watch *w, int fd, const char *where)
     for (;;) {
         vl_err_t err = {.msg = ""};
 
-        rc = fetch_call(fd, w->src.volume, true, w->version, WATCH_CALL_MS,
+        rc = fetch_call(s, w->src.volume, true, w->version, WATCH_CALL_MS,
                         &rsp, &err);
         if (rc != 0) {
             if (!watch_sleep(w, 0))
@@ -273,25 +274,25 @@ fsd_watch_run(void *arg)
     for (;;) {
         vl_err_t err = {.msg = ""};
         char where[300];
-        int fd = -1;
+        struct vrpc_stream s = {.fd = -1};
         int rc;
 
         snprintf(where, sizeof(where), "%s", w->src.servers[w->cur]);
-        rc = fetch_connect(&w->src, w->cur, &fd, where, sizeof(where),
+        rc = fetch_connect(&w->src, w->cur, &s, where, sizeof(where),
                            &err);
         if (rc == 0) {
-            if (!watch_set_fd(w, fd)) {
-                close(fd);
+            if (!watch_set_fd(w, s.fd)) {
+                vrpc_stream_close(&s);
                 break;
             }
             if (n_failed > 0)
                 vl_glog(FSD_DOMAIN, VL_LOG_INFO, "connected to volfile "
                         "server %s", where);
             n_failed = 0;
-            if (watch_serve(w, fd, where))
+            if (watch_serve(w, &s, where))
                 backoff = WATCH_BACKOFF_MIN_MS;
             watch_set_fd(w, -1);
-            close(fd);
+            vrpc_stream_close(&s);
         } else {
             if (n_failed == 0)
                 vl_glog(FSD_DOMAIN, VL_LOG_WARNING, "volfile server: %s",

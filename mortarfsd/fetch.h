@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "vol/vol.h"
+#include "vrpc.h"
 
 /* Where the volfile comes from; all borrowed from the command line. */
 struct fsd_vfsrc {
@@ -23,6 +24,8 @@ struct fsd_vfsrc {
     size_t n_servers;
     uint16_t port;        /* default port for servers without one */
     const char *volume;   /* --volfile-id */
+    vrpc_tls_t *tls;      /* borrowed client context (--mgmt-tls), or
+                           * NULL: clear text */
 };
 
 /* One volfile as served. */

@@ -52,6 +52,9 @@ struct fsd_opts {
     bool has_vf_server;        /* --volfile-server given */
     unsigned vf_port;          /* --volfile-server-port */
     char *vf_id;               /* owned; --volfile-id, the volume */
+    bool is_mgmt_tls;          /* --mgmt-tls: fetch volfiles over TLS */
+    char *mgmt_ssl[3];         /* owned or NULL (default): --mgmt-ssl-cert,
+                                * --mgmt-ssl-key, --mgmt-ssl-ca */
     char *mountpoint;          /* owned; absolute path or NULL (no FUSE) */
     bool is_foreground;        /* -N: no fork, log to stderr by default */
     char *log_file;            /* owned; NULL = default for the mode */

@@ -25,6 +25,8 @@
 
 #include "fetch.h"
 #include "fsd.h"
+#include "mgmt-clnt.h"
+#include "tls.h"
 #include "xlators/builtin.h"
 
 #define FSD_DOMAIN "mortarfsd"
@@ -38,6 +40,7 @@ struct fsd_run {
     vl_graph_t *graph;      /* owned */
     char *log_path;         /* owned; NULL = stderr */
     struct fsd_vfsrc src;   /* --volfile-server & co (borrowed strings) */
+    vrpc_tls_t *mgmt_tls;   /* owned; src.tls, or NULL for clear text */
     struct fsd_spec spec;   /* owned; the volfile mortard served */
     fsd_watch_t *watch;     /* owned; follows mortard's versions */
     char *what;             /* owned; the volfile's name for logs */
@@ -159,6 +162,21 @@ fsd_volfile_get(struct fsd_run *run, vl_err_t *err)
     run->src.n_servers = run->opts.n_vf_servers;
     run->src.port = (uint16_t)run->opts.vf_port;
     run->src.volume = run->opts.vf_id;
+    /* GlusterFS's clients speak TLS to glusterd when the host has
+     * secure-access on; --mgmt-tls asks for it anywhere. */
+    if (run->opts.is_mgmt_tls || access(MGC_SECURE_ACCESS_FILE, F_OK) == 0) {
+        struct vrpc_tls_conf tc = {.own_cert = run->opts.mgmt_ssl[0],
+                                   .private_key = run->opts.mgmt_ssl[1],
+                                   .ca_list = run->opts.mgmt_ssl[2]};
+        vl_err_t terr = {.msg = ""};
+
+        rc = vrpc_tls_new(&tc, false, &run->mgmt_tls, &terr);
+        if (rc != 0) {
+            vl_err_set(err, "volfile server TLS: %s", terr.msg);
+            return rc;
+        }
+        run->src.tls = run->mgmt_tls;
+    }
     rc = fsd_fetch_spec(&run->src, &run->spec, err);
     if (rc != 0)
         return rc;
@@ -193,6 +211,7 @@ fsd_run_free(struct fsd_run *run)
     free(run->log_path);
     free(run->what);
     fsd_spec_clear(&run->spec);
+    vrpc_tls_free(run->mgmt_tls);
     fsd_opts_clear(&run->opts);
 }
 

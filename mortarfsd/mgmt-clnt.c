@@ -2,8 +2,8 @@
 /*
  * mgmt-clnt: blocking calls to mortard's management program (see
  * mgmt-clnt.h). Connect is non-blocking plus poll so that it is bounded;
- * the socket is then blocking and every read/write waits in poll with
- * the time left before the call's deadline.
+ * every read/write then waits in poll with the time left before the
+ * call's deadline (rpc/src/stream.c, which also speaks TLS).
  * Threads: no shared state except the XID counter (atomic).
  */
 #include "config.h"
@@ -27,6 +27,9 @@
 #include "vrpc.h"
 
 static uint32_t mgc_xid_next; /* atomic; seeded on first use */
+
+static int mgc_connect_fd(const struct mgc_addr *addr, int timeout_ms,
+                          int *fd_out, vl_err_t *err);
 
 
 int
@@ -194,8 +197,33 @@ fail:
 
 
 int
-mgc_connect(const struct mgc_addr *addr, int timeout_ms, int *fd_out,
-            vl_err_t *err)
+mgc_connect(const struct mgc_addr *addr, vrpc_tls_t *tls, int timeout_ms,
+            struct vrpc_stream *out, vl_err_t *err)
+{
+    uint64_t tls_deadline = vrpc_now_ms() + (uint64_t)timeout_ms;
+    vl_err_t tls_err = {.msg = ""};
+    char where[300];
+    int rc;
+
+    out->fd = -1;
+    out->ssl = NULL;
+    out->why[0] = '\0';
+    rc = mgc_connect_fd(addr, timeout_ms, &out->fd, err);
+    if (rc != 0 || tls == NULL)
+        return rc;
+    rc = vrpc_stream_tls_start(out, tls, tls_deadline, &tls_err);
+    if (rc != 0) {
+        vl_err_set(err, "%s: %s", mgc_addr_str(addr, where, sizeof(where)),
+                   tls_err.msg);
+        vrpc_stream_close(out);
+    }
+    return rc;
+}
+
+
+static int
+mgc_connect_fd(const struct mgc_addr *addr, int timeout_ms, int *fd_out,
+               vl_err_t *err)
 {
     uint64_t deadline = mgc_now_ms() + (uint64_t)timeout_ms;
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM};
@@ -237,55 +265,9 @@ mgc_connect(const struct mgc_addr *addr, int timeout_ms, int *fd_out,
 }
 
 
-static int
-mgc_write_all(int fd, const char *buf, size_t len, uint64_t deadline)
-{
-    ssize_t n;
-    int rc;
-
-    while (len > 0) {
-        rc = mgc_wait(fd, POLLOUT, deadline);
-        if (rc != 0)
-            return rc;
-        n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return errno == EPIPE ? -ECONNRESET : -errno;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-
-static int
-mgc_read_all(int fd, char *buf, size_t len, uint64_t deadline)
-{
-    ssize_t n;
-    int rc;
-
-    while (len > 0) {
-        rc = mgc_wait(fd, POLLIN, deadline);
-        if (rc != 0)
-            return rc;
-        n = recv(fd, buf, len, MSG_DONTWAIT);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            return -ECONNRESET;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-
 /* Reads one record (all its fragments) into a malloc'ed buffer. */
 static int
-mgc_read_record(int fd, uint64_t deadline, char **out, size_t *out_len)
+mgc_read_record(struct vrpc_stream *s, uint64_t deadline, char **out, size_t *out_len)
 {
     char *rec = NULL;
     size_t len = 0;
@@ -295,7 +277,7 @@ mgc_read_record(int fd, uint64_t deadline, char **out, size_t *out_len)
     int rc;
 
     for (;;) {
-        rc = mgc_read_all(fd, (char *)&mark, sizeof(mark), deadline);
+        rc = vrpc_stream_io(s, (char *)&mark, sizeof(mark), false, deadline);
         if (rc != 0)
             goto fail;
         mark = ntohl(mark);
@@ -310,7 +292,7 @@ mgc_read_record(int fd, uint64_t deadline, char **out, size_t *out_len)
             goto fail;
         }
         rec = grown;
-        rc = mgc_read_all(fd, rec + len, frag, deadline);
+        rc = vrpc_stream_io(s, rec + len, frag, false, deadline);
         if (rc != 0)
             goto fail;
         len += frag;
@@ -347,7 +329,7 @@ mgc_accept_str(int accept)
 
 
 int
-mgc_call(int fd, uint32_t prog, uint32_t vers, uint32_t proc,
+mgc_call(struct vrpc_stream *s, uint32_t prog, uint32_t vers, uint32_t proc,
          xdrproc_t args_fn, void *args, xdrproc_t res_fn, void *res,
          int timeout_ms, vl_err_t *err)
 {
@@ -373,18 +355,24 @@ mgc_call(int fd, uint32_t prog, uint32_t vers, uint32_t proc,
         return rc;
     }
     mark = htonl((uint32_t)call_len | VRPC_LAST_FRAG);
-    rc = mgc_write_all(fd, (const char *)&mark, sizeof(mark), deadline);
+    rc = vrpc_stream_io(s, (char *)&mark, sizeof(mark), true, deadline);
     if (rc == 0)
-        rc = mgc_write_all(fd, call, call_len, deadline);
+        rc = vrpc_stream_io(s, call, call_len, true, deadline);
     vl_free(call);
     if (rc != 0) {
-        vl_err_set(err, "sending the request: %s", strerror(-rc));
+        vl_err_set(err, "sending the request: %s",
+                   s->why[0] != '\0' ? s->why : strerror(-rc));
         return rc;
     }
     for (;;) {
-        rc = mgc_read_record(fd, deadline, &rec, &rec_len);
+        rc = mgc_read_record(s, deadline, &rec, &rec_len);
         if (rc != 0) {
-            if (rc == -ECONNRESET)
+            if (s->why[0] != '\0')
+                vl_err_set(err, "waiting for the reply: %s", s->why);
+            else if (rc == -ECONNRESET && s->ssl == NULL)
+                vl_err_set(err, "the server closed the connection (if "
+                           "it has secure-access on, connect with TLS)");
+            else if (rc == -ECONNRESET)
                 vl_err_set(err, "the server closed the connection");
             else
                 vl_err_set(err, "waiting for the reply: %s", strerror(-rc));

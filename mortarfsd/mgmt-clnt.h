@@ -4,12 +4,13 @@
  * program (rpc/xdr/mgmt.x), shared by the `mortar` CLI and mortarfsd's
  * volfile fetcher.
  *
- * One call at a time on one blocking socket (unix or TCP), every wait
- * bounded by a deadline: the CLI has nothing else to do while it waits,
- * and mortarfsd runs it on its own watcher thread. Encoding and header
- * decoding reuse rpc/src/msg.c; record marking is done here with plain
- * read/write. Threads: a socket is used by one thread at a time; another
- * thread may shutdown(2) it to wake a blocked call (-ECONNRESET).
+ * One call at a time on one socket (unix or TCP, clear or TLS: a
+ * struct vrpc_stream of rpc/src/stream.c), every wait bounded by a
+ * deadline: the CLI has nothing else to do while it waits, and mortarfsd
+ * runs it on its own watcher thread. Encoding and header decoding reuse
+ * rpc/src/msg.c; record marking is done here. Threads: a stream is used
+ * by one thread at a time; another thread may shutdown(2) its fd to wake
+ * a blocked call (-ECONNRESET).
  */
 #ifndef MORTARFSD_MGMT_CLNT_H
 #define MORTARFSD_MGMT_CLNT_H
@@ -20,9 +21,13 @@
 #include <rpc/rpc.h>
 
 #include "vol/vol.h"
+#include "vrpc.h"
 
 #define MGC_DEFAULT_PORT 24100
 #define MGC_DEFAULT_SOCKET "/run/mortar/mortard.sock"
+/* GlusterFS's /var/lib/glusterd/secure-access: on a host where it exists
+ * the CLI and clients speak TLS to mortard (doc/security.md). */
+#define MGC_SECURE_ACCESS_FILE "/var/lib/mortar/secure-access"
 /* Largest reply accepted (a volfile or a long status output). */
 #define MGC_MAX_REPLY (8u * 1024 * 1024)
 
@@ -44,16 +49,18 @@ void mgc_addr_clear(struct mgc_addr *addr);
 const char *mgc_addr_str(const struct mgc_addr *addr, char *buf,
                          size_t len);
 
-/* Connects within timeout_ms; *fd_out is a blocking socket. -errno with
- * err set ("127.0.0.1:24100: Connection refused"). */
-int mgc_connect(const struct mgc_addr *addr, int timeout_ms,
-                int *fd_out /* OUT */, vl_err_t *err);
-/* One call of procedure proc of the management program on fd: sends args
+/* Connects within timeout_ms and, with tls (a client context; NULL for
+ * clear text), makes the TLS handshake in the same time. -errno with err
+ * set ("127.0.0.1:24100: Connection refused", "127.0.0.1:24100: TLS
+ * handshake failed: ..."). Close *out with vrpc_stream_close. */
+int mgc_connect(const struct mgc_addr *addr, vrpc_tls_t *tls, int timeout_ms,
+                struct vrpc_stream *out /* OUT */, vl_err_t *err);
+/* One call of procedure proc of the management program on s: sends args
  * (encoded with args_fn), waits up to timeout_ms for the reply and decodes
  * it into res (zeroed by the caller; free with xdr_free(res_fn, res)).
  * 0, -ETIMEDOUT, -ECONNRESET (closed), -EPROTO (bad or rejected reply,
  * err says which), -EMSGSIZE, -ENOMEM. */
-int mgc_call(int fd, uint32_t prog, uint32_t vers, uint32_t proc,
+int mgc_call(struct vrpc_stream *s, uint32_t prog, uint32_t vers, uint32_t proc,
              xdrproc_t args_fn, void *args, xdrproc_t res_fn, void *res,
              int timeout_ms, vl_err_t *err);
 

@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "fsd.h"
+#include "mgmt-clnt.h"
+#include "tls.h"
 
 enum {
     OPT_LOG_FILE = 256,
@@ -33,6 +35,10 @@ enum {
     OPT_VF_PORT,
     OPT_VF_ID,
     OPT_VF_BACKUPS,
+    OPT_MGMT_TLS,
+    OPT_MGMT_SSL_CERT,
+    OPT_MGMT_SSL_KEY,
+    OPT_MGMT_SSL_CA,
     OPT_REBALANCE,
     OPT_REBAL_STATE,
     OPT_FIX_LAYOUT,
@@ -62,6 +68,10 @@ static const struct option fsd_long_opts[] = {
     {"volfile-server-port", required_argument, NULL, OPT_VF_PORT},
     {"volfile-id", required_argument, NULL, OPT_VF_ID},
     {"backup-volfile-servers", required_argument, NULL, OPT_VF_BACKUPS},
+    {"mgmt-tls", no_argument, NULL, OPT_MGMT_TLS},
+    {"mgmt-ssl-cert", required_argument, NULL, OPT_MGMT_SSL_CERT},
+    {"mgmt-ssl-key", required_argument, NULL, OPT_MGMT_SSL_KEY},
+    {"mgmt-ssl-ca", required_argument, NULL, OPT_MGMT_SSL_CA},
     {"rebalance", no_argument, NULL, OPT_REBALANCE},
     {"rebalance-state", required_argument, NULL, OPT_REBAL_STATE},
     {"fix-layout", no_argument, NULL, OPT_FIX_LAYOUT},
@@ -100,6 +110,12 @@ fsd_usage(FILE *out, const char *prog)
 "      --volfile-id VOL        the volume whose volfile to fetch\n"
 "      --backup-volfile-servers H2[:H3...]\n"
 "                              more servers, tried in order after HOST\n"
+"      --mgmt-tls              fetch and follow the volfile over TLS (on\n"
+"                              too when " MGC_SECURE_ACCESS_FILE "\n"
+"                              exists); mortard with secure-access needs it\n"
+"      --mgmt-ssl-cert PATH    its certificate (default " VRPC_TLS_DEF_CERT ")\n"
+"      --mgmt-ssl-key PATH     its key (default " VRPC_TLS_DEF_KEY ")\n"
+"      --mgmt-ssl-ca PATH      its CA list (default " VRPC_TLS_DEF_CA ")\n"
 "  -N, --no-daemon             stay in the foreground\n"
 "      --log-file PATH         log file ('-' = stderr); default stderr with\n"
 "                              -N, else " FSD_DEFAULT_LOG_DIR "/NAME.log\n"
@@ -596,6 +612,15 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
         return opts->vf_id == NULL ? -ENOMEM : 0;
     case OPT_VF_BACKUPS:
         return fsd_add_vf_backups(opts, arg, err);
+    case OPT_MGMT_TLS:
+        opts->is_mgmt_tls = true;
+        return 0;
+    case OPT_MGMT_SSL_CERT:
+        return fsd_set_path(&opts->mgmt_ssl[0], arg, "--mgmt-ssl-cert", err);
+    case OPT_MGMT_SSL_KEY:
+        return fsd_set_path(&opts->mgmt_ssl[1], arg, "--mgmt-ssl-key", err);
+    case OPT_MGMT_SSL_CA:
+        return fsd_set_path(&opts->mgmt_ssl[2], arg, "--mgmt-ssl-ca", err);
     case OPT_REBALANCE:
         opts->is_rebalance = true;
         return 0;
@@ -772,6 +797,8 @@ fsd_opts_clear(struct fsd_opts *opts)
     free(opts->pid_file);
     free(opts->dump_dir);
     free(opts->vf_id);
+    for (size_t i = 0; i < 3; i++)
+        free(opts->mgmt_ssl[i]);
     free(opts->rebal_state);
     free(opts->heal_state);
     for (size_t i = 0; i < opts->n_heal_paths; i++)

@@ -276,13 +276,13 @@ test_connect_refused(void **state)
 {
     struct mgc_addr addr;
     vl_err_t err = {.msg = ""};
-    int fd = -1;
+    struct vrpc_stream s = {.fd = -1};
 
     (void)state;
     assert_int_equal(mgc_addr_unix("/nonexistent/mortard.sock", &addr), 0);
-    assert_int_equal(mgc_connect(&addr, 1000, &fd, &err), -ENOENT);
+    assert_int_equal(mgc_connect(&addr, NULL, 1000, &s, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent/mortard.sock"));
-    assert_int_equal(fd, -1);
+    assert_int_equal(s.fd, -1);
     mgc_addr_clear(&addr);
 }
 

@@ -12,6 +12,7 @@
  *   msg.c     ONC-RPC call/reply headers and the caller credential
  *   clnt.c    calls in flight on a connection, matched by XID
  *   listen.c  listening socket and outgoing connect
+ *   stream.c  a blocking client's socket, clear or TLS, with deadlines
  *   conn-limits.c  what one connection may cost: record size, deadlines,
  *             unsent bytes, and the listener's connection count
  *   conv.c    conversions between libvol types and XDR types
@@ -317,6 +318,33 @@ void vrpc_listener_free(vrpc_listener_t *l);
 int vrpc_connect_start(const char *host, uint16_t port, int *fd_out,
                        vl_err_t *err);
 uint64_t vrpc_now_ms(void);
+
+/* ---- blocking client streams (stream.c) ----
+ *
+ * The management clients that make one call at a time (the CLI,
+ * mortarfsd's volfile fetch, mortard's calls to peers) without an event
+ * loop. A stream is clear text until vrpc_stream_tls_start. */
+struct vrpc_stream {
+    int fd;              /* owned connected socket, or -1 */
+    struct ssl_st *ssl;  /* owned TLS session, or NULL: clear text */
+    char why[200];       /* why TLS I/O failed ("TLS: tlsv1 alert
+                            unknown ca"), or "" */
+};
+
+/* Makes s speak TLS as a client of t (certificate and CA list), the
+ * handshake done by deadline_ms (vrpc_now_ms clock). -errno with err:
+ * "TLS handshake failed: server certificate not trusted (...)", or
+ * "... the server closed the connection (it does not speak TLS, or
+ * refused this certificate)". */
+int vrpc_stream_tls_start(struct vrpc_stream *s, vrpc_tls_t *t,
+                          uint64_t deadline_ms, vl_err_t *err);
+/* Writes (is_write) or reads exactly len bytes by deadline_ms. 0,
+ * -ETIMEDOUT, -ECONNRESET (closed), -EPROTO (TLS error) or -errno; a
+ * TLS failure's cause goes to s->why. */
+int vrpc_stream_io(struct vrpc_stream *s, char *buf, size_t len,
+                   bool is_write, uint64_t deadline_ms);
+/* Frees the TLS session and closes fd; s may be closed already. */
+void vrpc_stream_close(struct vrpc_stream *s);
 
 /* ---- conversions (conv.c) ---- */
 

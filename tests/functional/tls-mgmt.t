@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Management over TLS (secure-access, doc/security.md "Management"; issue
+# 23 item 1), certificates made by extras/mortar-certs in $T. One
+# mortard with <state-dir>/secure-access: a mount fetches and follows its
+# volfile over TLS and does I/O, a clear mount is refused with the
+# reason in both logs, and so is a clear `mortar --remote-host`, the
+# store unchanged; a missing certificate file is named by a mortard that
+# then does not start. Then five mortards in network namespaces: nodes
+# 1-3 with secure-access probe each other and create a volume across
+# them (each checks the others' proof of the pool secret inside TLS);
+# node 4 shares the secret but has no
+# secure-access: probing it from node 1 fails naming TLS, and it cannot
+# probe in either; node 5 has secure-access and a certificate of the CA
+# but another secret: it can neither be probed in nor probe in.
+# TIMEOUT: 300
+# REQUIRES: root fuse python3
+. "$(dirname "$0")/../lib/include.rc"
+
+if [ ! -x "$MORTARD" ] || [ ! -x "$MORTAR" ]; then
+    echo "1..0 # SKIP mortard or mortar not built"
+    exit 0
+fi
+
+CERTS_TOOL="$(cd "$(dirname "$0")/../.." && pwd)/extras/mortar-certs"
+C="$T/certs"
+TEST sh "$CERTS_TOOL" --dir "$C" node1 node2 node3 node4 node5 client1
+
+# ---- one node on 127.0.0.1 ----------------------------------------------
+
+mkdir -p "$T/state" "$T/bricks/v0"
+touch "$T/state/secure-access"
+SSL_NODE1=(--ssl-cert "$C/node1.pem" --ssl-key "$C/node1.key"
+    --ssl-ca "$C/ca.pem")
+
+# A missing certificate file: mortard names it and does not start.
+EXPECT_MATCH "secure-access: ssl.own-cert $T/nope.pem: No such file or directory" \
+    sh -c "$(printf '%q ' "$MORTARD") --state-dir '$T/state' --run-dir '$T/run0' --log-dir '$T/log0' --mgmt-port 1 --ssl-cert '$T/nope.pem' -N 2>&1; echo rc=\$?"
+EXPECT "N" sh -c "[ -S '$T/run0/mortard.sock' ] && echo Y || echo N"
+
+TEST start_mortard "${SSL_NODE1[@]}"
+export MORTAR_SOCKET="$T/run/mortard.sock"
+EXPECT_MATCH "secure-access on" cat "$T/log/mortard.log"
+track_brick v0
+
+# Created and started through the unix socket (root).
+TEST "$MORTAR" volume create v0 "127.0.0.1:$T/bricks/v0" force
+TEST "$MORTAR" volume start v0
+EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
+
+# (a) a mount fetches its volfile over TLS (client1: any certificate of
+# the CA may fetch volfiles) and does I/O.
+MM_TLS="volfile-server-port=$MGMT_PORT,mgmt-tls,mgmt-ssl-cert=$C/client1.pem,mgmt-ssl-key=$C/client1.key,mgmt-ssl-ca=$C/ca.pem"
+TEST mount_mortar 127.0.0.1:/v0 "$M0" "$MM_TLS"
+TEST wait_for_mount "$M0"
+TEST sh -c "echo 'volfile over TLS' > '$M0/f'"
+EXPECT "volfile over TLS" cat "$T/bricks/v0/f"
+EXPECT "volfile over TLS" cat "$M0/f"
+# The watch (over TLS too) brings a live option change to the mount.
+TEST "$MORTAR" volume set v0 client.ping-timeout 17
+EXPECT_WITHIN 20 "1" sh -c "grep -c \"volume 'v0' changed\" '$(mm_log "$M0")'"
+
+# A clear mount of the secure mortard: refused, both logs say why.
+mkdir -p "$M1"
+EXPECT "1" sh -c "MORTARFSD='$MORTARFSD' sh '$MOUNT_MORTAR' 127.0.0.1:/v0 '$M1' -o volfile-server-port=$MGMT_PORT,log-file=$T/log/m1.log 2> '$T/m1.err'; echo \$?"
+EXPECT_MATCH "if it has secure-access on, connect with TLS" cat "$T/m1.err"
+EXPECT_MATCH "TLS handshake failed: .*does not speak TLS" cat "$T/log/mortard.log"
+
+# A clear `mortar --remote-host`: refused at the handshake, nothing
+# changes.
+SUM=$(store_sum)
+EXPECT_MATCH "the server closed the connection \(if it has secure-access on, connect with TLS\)" \
+    sh -c "'$MORTAR' --mode=script --remote-host=127.0.0.1:$MGMT_PORT volume stop v0 2>&1"
+EXPECT "$SUM" store_sum
+EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
+EXPECT_WITHIN 10 "Y" force_umount "$M0"
+TEST "$MORTAR" volume stop v0
+TEST "$MORTAR" volume delete v0
+EXPECT "1" sh -c "pgrep -c -F '$T/run/mortard.pid' mortard"
+
+# ---- peers in network namespaces ----------------------------------------
+
+netns_cluster_or_skip 5
+H=(x 10.213.77.1 10.213.77.2 10.213.77.3 10.213.77.4 10.213.77.5)
+
+# ssl_of I: node I's certificate options.
+ssl_of() {
+    echo "--ssl-cert $C/node$1.pem --ssl-key $C/node$1.key --ssl-ca $C/ca.pem"
+}
+
+for i in 1 2 3 5; do
+    mkdir -p "$T/n$i/state"
+    touch "$T/n$i/state/secure-access"
+done
+# Node 5: a certificate of the pool's CA but its own secret.
+(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' \
+    > "$T/n5/state/secret")
+for i in 1 2 3 4 5; do
+    # shellcheck disable=SC2046
+    TEST node_mortard "$i" $(ssl_of "$i")
+done
+EXPECT_MATCH "secure-access on" cat "$T/n1/log/mortard.log"
+TEST ! grep -q "secure-access on" "$T/n4/log/mortard.log"
+
+# (d) nodes 1-3 probe each other over TLS and create a volume across them.
+EXPECT "peer probe: success" ncli 1 peer probe "${H[2]}"
+EXPECT "peer probe: success" ncli 2 peer probe "${H[3]}"
+for i in 1 2 3; do
+    EXPECT_WITHIN 20 "2" connected_peers "$i"
+done
+mkdir -p "$T/n1/b" "$T/n2/b" "$T/n3/b"
+TEST ncli 1 volume create vd "${H[1]}:$T/n1/b" "${H[2]}:$T/n2/b" \
+    "${H[3]}:$T/n3/b" force
+for i in 1 2 3; do
+    EXPECT_WITHIN 10 "vd" sh -c "'$MDCTL' -s '$T/n$i/run/mortard.sock' volume list"
+done
+# Clear text cannot reach them: node 4 (same secret, no TLS) probing in.
+EXPECT_MATCH "^peer probe: failed: .*the peer closed the connection \(if it has secure-access on, this node needs it too\)" \
+    sh -c "'$MDCTL' -s '$T/n4/run/mortard.sock' peer probe ${H[1]} 2>&1"
+EXPECT_MATCH "does not speak TLS" cat "$T/n1/log/mortard.log"
+
+# Bad input: a secure node probing a clear one fails naming TLS; both
+# daemons keep running and nothing changed.
+SUM1=$(node_store_sum 1)
+SUM4=$(node_store_sum 4)
+EXPECT_MATCH "^peer probe: failed: .*TLS handshake failed: the server closed the connection \(it does not speak TLS" \
+    sh -c "'$MDCTL' -s '$T/n1/run/mortard.sock' peer probe ${H[4]} 2>&1"
+EXPECT "$SUM1" node_store_sum 1
+EXPECT "$SUM4" node_store_sum 4
+EXPECT "Number of Peers: 0" ncli 4 peer status
+EXPECT "Y" proc_alive "$(mortard_of 1)"
+EXPECT "Y" proc_alive "$(mortard_of 4)"
+
+# (e) node 5: a valid certificate, not the pool's secret.
+SUM5=$(node_store_sum 5)
+EXPECT_MATCH "^peer probe: failed: ${H[5]} does not share this pool's secret" \
+    sh -c "'$MDCTL' -s '$T/n1/run/mortard.sock' peer probe ${H[5]} 2>&1"
+EXPECT_MATCH "^peer probe: failed: ${H[2]} does not share this pool's secret" \
+    sh -c "'$MDCTL' -s '$T/n5/run/mortard.sock' peer probe ${H[2]} 2>&1"
+EXPECT "Number of Peers: 2" sh -c "'$MDCTL' -s '$T/n1/run/mortard.sock' peer status | head -n 1"
+EXPECT "Number of Peers: 0" ncli 5 peer status
+EXPECT "$SUM5" node_store_sum 5
+# The volume is still served by all three, over TLS.
+for i in 1 2 3; do
+    EXPECT_MATCH "Status: Created" sh -c "'$MDCTL' -s '$T/n$i/run/mortard.sock' volume info vd"
+done
