@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "mgmt-clnt.h"
 #include "mgmt.h"
+#include "tls.h"
 #include "vrpc.h"
 
 /* Room in a request for what is not the words: the RPC header, the
@@ -34,8 +35,14 @@ cli_usage(FILE *out)
 "      --json                  ask for JSON output\n"
 "      --remote-host=HOST[:PORT]\n"
 "                              talk TCP to mortard on HOST (port %d);\n"
-"                              commands need an authenticated connection\n"
-"                              (doc/security.md), volfiles do not\n"
+"                              commands need TLS with an admin\n"
+"                              certificate (doc/security.md)\n"
+"      --tls                   --remote-host speaks TLS (also when\n"
+"                              %s exists here)\n"
+"      --ssl-cert=PATH         client certificate (default $MORTAR_SSL_CERT\n"
+"                              or %s)\n"
+"      --ssl-key=PATH          its key ($MORTAR_SSL_KEY or %s)\n"
+"      --ssl-ca=PATH           CA list ($MORTAR_SSL_CA or %s)\n"
 "      --socket=PATH           mortard's unix socket (default $MORTAR_SOCKET\n"
 "                              or %s)\n"
 "      --timeout=SEC           how long to wait for the answer (default %d)\n"
@@ -71,7 +78,9 @@ cli_usage(FILE *out)
 "A word of the command may be %d bytes long, the command %d words.\n"
 "Exit status: mortard's answer (0 success), or %d when mortard cannot\n"
 "be reached or the command line is wrong.\n",
-            MGC_DEFAULT_PORT, MGC_DEFAULT_SOCKET, CLI_DEFAULT_TIMEOUT_S,
+            MGC_DEFAULT_PORT, MGC_SECURE_ACCESS_FILE, VRPC_TLS_DEF_CERT,
+            VRPC_TLS_DEF_KEY, VRPC_TLS_DEF_CA, MGC_DEFAULT_SOCKET,
+            CLI_DEFAULT_TIMEOUT_S,
             MGMT_ARG_MAX, MGMT_ARGV_MAX, CLI_EXIT_FAIL);
 }
 
@@ -126,6 +135,10 @@ cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
         args->format = CLI_FMT_JSON;
         return 1;
     }
+    if (strcmp(arg, "--tls") == 0) {
+        args->is_tls = true;
+        return 1;
+    }
     if (strcmp(arg, "--version") == 0) {
         args->is_version = true;
         return 1;
@@ -154,6 +167,24 @@ cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
         rc = cli_flag_value(argc, argv, i, "--socket", &value, err);
     if (rc == 1) {
         args->socket_path = value;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--ssl-cert", &value, err);
+    if (rc == 1) {
+        args->ssl_cert = value;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--ssl-key", &value, err);
+    if (rc == 1) {
+        args->ssl_key = value;
+        return 1;
+    }
+    if (rc == 0)
+        rc = cli_flag_value(argc, argv, i, "--ssl-ca", &value, err);
+    if (rc == 1) {
+        args->ssl_ca = value;
         return 1;
     }
     if (rc == 0)
@@ -211,6 +242,16 @@ cli_args_check_size(char *const *cmd, int n_cmd, vl_err_t *err)
 }
 
 
+/* An environment variable, NULL when unset or empty. */
+static const char *
+cli_env(const char *name)
+{
+    const char *v = getenv(name);
+
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+
 int
 cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
 {
@@ -221,6 +262,9 @@ cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
     args->socket_path = env != NULL && env[0] != '\0' ? env
                                                       : MGC_DEFAULT_SOCKET;
     args->timeout_s = CLI_DEFAULT_TIMEOUT_S;
+    args->ssl_cert = cli_env("MORTAR_SSL_CERT");
+    args->ssl_key = cli_env("MORTAR_SSL_KEY");
+    args->ssl_ca = cli_env("MORTAR_SSL_CA");
     args->cmd = calloc((size_t)(argc > 0 ? argc : 1), sizeof(*args->cmd));
     if (args->cmd == NULL) {
         vl_err_set(err, "out of memory");

@@ -31,6 +31,10 @@ struct cli_args {
     enum cli_format format;   /* --xml / --json */
     const char *remote_host;  /* borrowed from argv; NULL = unix socket */
     const char *socket_path;  /* borrowed (argv, env) or the default */
+    bool is_tls;              /* --tls: --remote-host speaks TLS */
+    const char *ssl_cert;     /* borrowed (argv, env); NULL: default */
+    const char *ssl_key;      /* borrowed (argv, env); NULL: default */
+    const char *ssl_ca;       /* borrowed (argv, env); NULL: default */
     unsigned timeout_s;       /* --timeout */
     bool is_version;          /* --version */
     bool is_help;             /* --help, -h, or the command "help" */

@@ -5,7 +5,7 @@
  * Sends the command words as they are (mortard parses GlusterFS's grammar)
  * with the wanted output format in one MGMT_CLI call over mortard's unix
  * socket (root only), or TCP with --remote-host (refused unless the
- * connection is authenticated: doc/security.md); prints the answer's
+ * connection is TLS with an admin certificate: doc/security.md); prints the answer's
  * output to stdout and its error string to stderr, and exits with the
  * answer's ret.
  * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
@@ -25,6 +25,7 @@
 #include "cli.h"
 #include "mgmt-clnt.h"
 #include "mgmt.h"
+#include "tls.h"
 
 #define CLI_CONNECT_TIMEOUT_MS 10000
 #define CLI_HELP_TIMEOUT_MS 3000
@@ -74,6 +75,18 @@ cli_print(FILE *out, const char *text)
 }
 
 
+/* TLS is for --remote-host only (the unix socket proves who calls by
+ * its uid): when asked for, or when this host has secure-access on, as
+ * GlusterFS's CLI decides from /var/lib/glusterd/secure-access. */
+static bool
+cli_wants_tls(const struct cli_args *args)
+{
+    if (args->remote_host == NULL)
+        return false;
+    return args->is_tls || access(MGC_SECURE_ACCESS_FILE, F_OK) == 0;
+}
+
+
 /* Runs the command in mortard; returns the exit status. With is_quiet
  * (the help listing) nothing but a successful answer's output is
  * printed, and *is_reached says whether mortard answered at all. With
@@ -89,13 +102,25 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     mgmt_cli_rsp rsp = {0};
     int status = CLI_EXIT_FAIL;
     struct vrpc_stream s = {.fd = -1};
+    vrpc_tls_t *tls = NULL;
     int rc;
 
     if (cli_addr(args, &addr, &err) != 0) {
         fprintf(stderr, "mortar: --remote-host: %s\n", err.msg);
         return CLI_EXIT_FAIL;
     }
-    rc = mgc_connect(&addr, NULL, CLI_CONNECT_TIMEOUT_MS < timeout_ms
+    if (cli_wants_tls(args)) {
+        struct vrpc_tls_conf tc = {.own_cert = args->ssl_cert,
+                                   .private_key = args->ssl_key,
+                                   .ca_list = args->ssl_ca};
+
+        rc = vrpc_tls_new(&tc, false, &tls, &err);
+        if (rc != 0) {
+            fprintf(stderr, "mortar: TLS: %s\n", err.msg);
+            goto out;
+        }
+    }
+    rc = mgc_connect(&addr, tls, CLI_CONNECT_TIMEOUT_MS < timeout_ms
                                      ? CLI_CONNECT_TIMEOUT_MS : timeout_ms,
                      &s, &err);
     if (rc != 0) {
@@ -138,6 +163,7 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     xdr_free((xdrproc_t)xdr_mgmt_cli_rsp, (char *)&rsp);
 out:
     vrpc_stream_close(&s);
+    vrpc_tls_free(tls);
     mgc_addr_clear(&addr);
     return status;
 }

@@ -83,7 +83,7 @@ md_usage_print(FILE *out)
             "port and calls to\n"
             "peers speak TLS 1.3 with --ssl-cert, --ssl-key, --ssl-ca "
             "(default %s,\n"
-            "%s, %s).\n"
+            "%s, %s); STATE/admin-allow lists admin certificate names.\n"
             "Exit codes: 0 ok, 1 startup failed, 2 bad command line.\n",
             MD_DEFAULT_STATE_DIR, MD_DEFAULT_RUN_DIR, MD_DEFAULT_LOG_DIR,
             MD_DEFAULT_MGMT_PORT, MD_DEFAULT_BRICK_BASE_PORT,

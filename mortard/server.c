@@ -15,7 +15,8 @@
  * TCP may call NULL, GETSPEC and WATCH (clients fetch volfiles) and AUTH;
  * a TCP connection that proved the pool secret through AUTH (auth.c) may
  * also call the peer procedures; with secure-access (secure.c) the TCP
- * port speaks TLS only. Everything else is refused: CLI with a one-line
+ * port speaks TLS only, and a certificate whose common name admin-allow
+ * lists makes an admin. Everything else is refused: CLI with a one-line
  * error the CLI prints, the others with an RPC AUTH_ERROR.
  * Per-request state: struct md_job (the conn ref, xid, decoded args).
  * Per connection: struct md_conn (how it came, its AUTH state).
@@ -71,6 +72,9 @@ struct md_conn {
     "not authenticated: mortard's TCP port runs management commands "    \
     "only for a TLS connection with an admin certificate; run mortar on " \
     "a pool node (it uses mortard's unix socket) or see doc/security.md"
+#define MD_REFUSED_CN                                                     \
+    "not authenticated: certificate CN '%s' is not in this mortard's "    \
+    "admin list (%s); see doc/security.md"
 #define MD_REFUSED_UNIX                                                   \
     "permission denied: mortard's unix socket serves root only"
 
@@ -369,18 +373,24 @@ md_server_peers_changed(struct md_state *st)
 
 
 /* The one place that says who a connection is (doc/security.md): root
- * (or mortard's own user) on the unix socket is an admin, a TCP
- * connection that proved the pool secret (AUTH) a peer, anyone else a
- * stranger. A verified TLS certificate naming an admin or a peer is to
- * be decided here too. */
+ * (or mortard's own user) on the unix socket is an admin, and so is a
+ * TLS connection (secure-access) whose verified certificate's common
+ * name admin-allow lists; a TCP connection that proved the pool secret
+ * (AUTH) is a peer, anyone else a stranger. A certificate alone makes
+ * no peer: the CA signs clients too, so peers still prove the secret. */
 static bool
 md_conn_is_trusted(struct md_conn *mc, enum md_role *role /* OUT */)
 {
     *role = MD_ROLE_NONE;
-    if (mc->is_unix && mc->is_admin_uid)
+    if (mc->is_unix) {
+        if (mc->is_admin_uid)
+            *role = MD_ROLE_ADMIN;
+    } else if (vrpc_conn_is_tls(mc->conn)
+               && md_secure_is_admin(vrpc_conn_tls_peer_cn(mc->conn))) {
         *role = MD_ROLE_ADMIN;
-    else if (!mc->is_unix && md_auth_conn_is_peer(&mc->auth))
+    } else if (md_auth_conn_is_peer(&mc->auth)) {
         *role = MD_ROLE_PEER;
+    }
     return *role != MD_ROLE_NONE;
 }
 
@@ -427,14 +437,22 @@ md_send_auth_error(vrpc_conn_t *c, uint32_t xid)
 static void
 md_refuse(struct md_conn *mc, vrpc_conn_t *c, uint32_t xid, uint32_t proc)
 {
+    const char *cn = mc->is_unix ? NULL : vrpc_conn_tls_peer_cn(c);
+    char why[512];
+
+    if (cn != NULL)
+        snprintf(why, sizeof(why), MD_REFUSED_CN, cn,
+                 md_secure_admin_path());
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "refused procedure %u from %s: %s", proc,
             mc->is_unix ? "the unix socket" : vrpc_conn_peer(c),
-            mc->is_unix ? "not root" : "not authenticated");
+            mc->is_unix ? "not root"
+            : cn != NULL ? why : "not authenticated");
     if (proc == MGMT_PROC_CLI) {
         mgmt_cli_rsp rsp = {.ret = MD_EXIT_FAIL, .op_errno = EACCES,
                             .output = ""};
 
-        rsp.errstr = mc->is_unix ? MD_REFUSED_UNIX : MD_REFUSED_TCP;
+        rsp.errstr = mc->is_unix ? MD_REFUSED_UNIX
+                     : cn != NULL ? why : MD_REFUSED_TCP;
         (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
                               (xdrproc_t)xdr_mgmt_cli_rsp, &rsp, NULL, 0);
         return;

@@ -86,6 +86,39 @@ test_env_socket_and_remote(void **state)
 }
 
 
+/* --remote-host over TLS: the flags, and the environment's paths when a
+ * flag does not give one. */
+static void
+test_tls_flags(void **state)
+{
+    char *argv[] = {"mortar", "--remote-host=h1", "--tls",
+                    "--ssl-cert=/c/admin.pem", "--ssl-key", "/c/admin.key",
+                    "volume", "info", NULL};
+    char *bare[] = {"mortar", "volume", "info", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    setenv("MORTAR_SSL_KEY", "/env/k", 1);
+    setenv("MORTAR_SSL_CA", "/env/ca", 1);
+    assert_int_equal(cli_args_parse(ARGC(argv), argv, &a, &err), 0);
+    assert_true(a.is_tls);
+    assert_string_equal(a.ssl_cert, "/c/admin.pem");
+    assert_string_equal(a.ssl_key, "/c/admin.key");
+    assert_string_equal(a.ssl_ca, "/env/ca");
+    assert_int_equal(a.n_cmd, 2);
+    cli_args_clear(&a);
+    unsetenv("MORTAR_SSL_KEY");
+    unsetenv("MORTAR_SSL_CA");
+    assert_int_equal(cli_args_parse(ARGC(bare), bare, &a, &err), 0);
+    assert_false(a.is_tls);
+    assert_null(a.ssl_cert);
+    assert_null(a.ssl_key);
+    assert_null(a.ssl_ca);
+    cli_args_clear(&a);
+}
+
+
 static void
 test_replica2_question(void **state)
 {
@@ -294,6 +327,7 @@ main(void)
         cmocka_unit_test(test_plain_command),
         cmocka_unit_test(test_flags_anywhere),
         cmocka_unit_test(test_env_socket_and_remote),
+        cmocka_unit_test(test_tls_flags),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_remove_brick_questions),
         cmocka_unit_test(test_replica2_question),

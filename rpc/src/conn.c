@@ -500,7 +500,8 @@ conn_tell_tls_mismatch(vrpc_conn_t *c)
     if (m[0] >= 20 && m[0] <= 23 && m[1] == 3)
         vl_glog("rpc", VL_LOG_ERROR,
                 "%s: the peer speaks TLS and this side does not (turn "
-                "client.ssl/server.ssl on here, or off there)",
+                "client.ssl/server.ssl, or mortard's secure-access, on "
+                "here, or off there)",
                 c->peer);
 }
 

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Management over TLS (secure-access, doc/security.md "Management"; issue
-# 23 item 1), certificates made by extras/mortar-certs in $T. One
-# mortard with <state-dir>/secure-access: a mount fetches and follows its
-# volfile over TLS and does I/O, a clear mount is refused with the
-# reason in both logs, and so is a clear `mortar --remote-host`, the
-# store unchanged; a missing certificate file is named by a mortard that
-# then does not start. Then five mortards in network namespaces: nodes
-# 1-3 with secure-access probe each other and create a volume across
-# them (each checks the others' proof of the pool secret inside TLS);
-# node 4 shares the secret but has no
+# 23 items 1 and 2), certificates made by extras/mortar-certs in $T.
+# One mortard with <state-dir>/secure-access and admin-allow 'admin1':
+# a mount fetches and follows its volfile over TLS and does I/O, a clear
+# mount is refused with the reason in both logs; `mortar --remote-host`
+# with admin1's certificate creates, starts, stops and deletes a volume;
+# with a certificate the list does not name (client1), with admin1's name
+# signed by another CA, and in clear text, every command is refused with
+# one line and the store does not change; a missing certificate file is
+# named by the CLI and by a mortard that then does not start. Then five
+# mortards in network namespaces: nodes 1-3 with secure-access probe each
+# other and create a volume across them (each checks the others' proof of
+# the pool secret inside TLS); node 4 shares the secret but has no
 # secure-access: probing it from node 1 fails naming TLS, and it cannot
 # probe in either; node 5 has secure-access and a certificate of the CA
 # but another secret: it can neither be probed in nor probe in.
@@ -23,12 +26,15 @@ fi
 
 CERTS_TOOL="$(cd "$(dirname "$0")/../.." && pwd)/extras/mortar-certs"
 C="$T/certs"
-TEST sh "$CERTS_TOOL" --dir "$C" node1 node2 node3 node4 node5 client1
+TEST sh "$CERTS_TOOL" --dir "$C" node1 node2 node3 node4 node5 admin1 \
+    client1
+TEST sh "$CERTS_TOOL" --dir "$T/other" admin1
 
 # ---- one node on 127.0.0.1 ----------------------------------------------
 
 mkdir -p "$T/state" "$T/bricks/v0"
 touch "$T/state/secure-access"
+echo "admin1, someone-else" > "$T/state/admin-allow"
 SSL_NODE1=(--ssl-cert "$C/node1.pem" --ssl-key "$C/node1.key"
     --ssl-ca "$C/ca.pem")
 
@@ -42,10 +48,30 @@ export MORTAR_SOCKET="$T/run/mortard.sock"
 EXPECT_MATCH "secure-access on" cat "$T/log/mortard.log"
 track_brick v0
 
-# Created and started through the unix socket (root).
-TEST "$MORTAR" volume create v0 "127.0.0.1:$T/bricks/v0" force
-TEST "$MORTAR" volume start v0
+# remote_cli CERT-DIR NAME ARGS...: mortar over TLS with NAME's
+# certificate from CERT-DIR (the CA list is always this pool's).
+remote_cli() {
+    local dir="$1" name="$2"
+    shift 2
+    "$MORTAR" --mode=script --remote-host="127.0.0.1:$MGMT_PORT" --tls \
+        --ssl-cert="$dir/$name.pem" --ssl-key="$dir/$name.key" \
+        --ssl-ca="$C/ca.pem" "$@"
+}
+
+# remote_rc CERT-DIR NAME ARGS...: remote_cli's messages on one line,
+# then rc=STATUS.
+remote_rc() {
+    local out rc
+    out="$(remote_cli "$@" 2>&1)"
+    rc=$?
+    echo "$(echo "$out" | tr '\n' ' ')rc=$rc"
+}
+
+# (b) the admin certificate: create, start, info.
+TEST remote_cli "$C" admin1 volume create v0 "127.0.0.1:$T/bricks/v0" force
+TEST remote_cli "$C" admin1 volume start v0
 EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
+EXPECT_MATCH "Volume Name: v0" remote_cli "$C" admin1 volume info v0
 
 # (a) a mount fetches its volfile over TLS (client1: any certificate of
 # the CA may fetch volfiles) and does I/O.
@@ -65,16 +91,47 @@ EXPECT "1" sh -c "MORTARFSD='$MORTARFSD' sh '$MOUNT_MORTAR' 127.0.0.1:/v0 '$M1' 
 EXPECT_MATCH "if it has secure-access on, connect with TLS" cat "$T/m1.err"
 EXPECT_MATCH "TLS handshake failed: .*does not speak TLS" cat "$T/log/mortard.log"
 
-# A clear `mortar --remote-host`: refused at the handshake, nothing
-# changes.
+# (c) refused, and nothing changes: a certificate the admin list does not
+# name, admin1's name signed by another CA, clear text.
 SUM=$(store_sum)
-EXPECT_MATCH "the server closed the connection \(if it has secure-access on, connect with TLS\)" \
-    sh -c "'$MORTAR' --mode=script --remote-host=127.0.0.1:$MGMT_PORT volume stop v0 2>&1"
+CMDS=(
+    "volume create steal 127.0.0.1:$T/bricks/steal force"
+    "volume stop v0"
+    "volume set v0 client.ping-timeout 23"
+    "volume delete v0"
+)
+for c in "${CMDS[@]}"; do
+    # shellcheck disable=SC2086
+    EXPECT "not authenticated: certificate CN 'client1' is not in this mortard's admin list ($T/state/admin-allow); see doc/security.md rc=1" \
+        remote_rc "$C" client1 $c
+    # shellcheck disable=SC2086
+    EXPECT_MATCH "TLS: tlsv1 alert unknown ca.* rc=1$" \
+        remote_rc "$T/other" admin1 $c
+    # shellcheck disable=SC2086
+    EXPECT_MATCH "the server closed the connection \(if it has secure-access on, connect with TLS\)" \
+        sh -c "'$MORTAR' --mode=script --remote-host=127.0.0.1:$MGMT_PORT $c 2>&1"
+done
+EXPECT_MATCH "refused procedure 1 from 127.0.0.1:[0-9]+: not authenticated: certificate CN 'client1'" \
+    cat "$T/log/mortard.log"
+EXPECT_MATCH "certificate verify failed" cat "$T/log/mortard.log"
 EXPECT "$SUM" store_sum
 EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
+EXPECT_MATCH "client.ping-timeout: 17" "$MORTAR" volume info v0
+# A missing client certificate: the CLI names it.
+EXPECT "mortar: TLS: ssl.own-cert $T/nope.pem: No such file or directory" \
+    sh -c "'$MORTAR' --remote-host=127.0.0.1:$MGMT_PORT --ssl-cert='$T/nope.pem' --tls volume info 2>&1"
+# The admin list is read again when it changes: client1 added, then an
+# admin; mortard was not restarted.
+echo "admin1,client1" > "$T/state/admin-allow.new"
+mv "$T/state/admin-allow.new" "$T/state/admin-allow"
+EXPECT_MATCH "Volume Name: v0" remote_cli "$C" client1 volume info v0
+
+# (b) stop and delete through the admin certificate.
 EXPECT_WITHIN 10 "Y" force_umount "$M0"
-TEST "$MORTAR" volume stop v0
-TEST "$MORTAR" volume delete v0
+TEST remote_cli "$C" admin1 volume stop v0
+EXPECT "Stopped" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
+TEST remote_cli "$C" admin1 volume delete v0
+TEST ! "$MORTAR" volume info v0
 EXPECT "1" sh -c "pgrep -c -F '$T/run/mortard.pid' mortard"
 
 # ---- peers in network namespaces ----------------------------------------
@@ -124,6 +181,8 @@ SUM1=$(node_store_sum 1)
 SUM4=$(node_store_sum 4)
 EXPECT_MATCH "^peer probe: failed: .*TLS handshake failed: the server closed the connection \(it does not speak TLS" \
     sh -c "'$MDCTL' -s '$T/n1/run/mortard.sock' peer probe ${H[4]} 2>&1"
+EXPECT_MATCH "the peer speaks TLS and this side does not \(turn client.ssl/server.ssl, or mortard's secure-access, on here" \
+    cat "$T/n4/log/mortard.log"
 EXPECT "$SUM1" node_store_sum 1
 EXPECT "$SUM4" node_store_sum 4
 EXPECT "Number of Peers: 0" ncli 4 peer status
