@@ -61,13 +61,15 @@ static int
 stream_tls_retry(struct vrpc_stream *s, int n, uint64_t deadline_ms)
 {
     int e = SSL_get_error(s->ssl, n);
+    int rc;
 
     switch (e) {
     case SSL_ERROR_WANT_READ:
-        return stream_wait(s->fd, POLLIN, deadline_ms) == 0 ? 1 : -ETIMEDOUT;
+        rc = stream_wait(s->fd, POLLIN, deadline_ms);
+        return rc == 0 ? 1 : rc;
     case SSL_ERROR_WANT_WRITE:
-        return stream_wait(s->fd, POLLOUT, deadline_ms) == 0 ? 1
-                                                             : -ETIMEDOUT;
+        rc = stream_wait(s->fd, POLLOUT, deadline_ms);
+        return rc == 0 ? 1 : rc;
     case SSL_ERROR_ZERO_RETURN:
         return -ECONNRESET;
     case SSL_ERROR_SYSCALL:
