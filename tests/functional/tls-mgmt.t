@@ -8,7 +8,9 @@
 # with a certificate the list does not name (client1), with admin1's name
 # signed by another CA, and in clear text, every command is refused with
 # one line and the store does not change; a missing certificate file is
-# named by the CLI and by a mortard that then does not start. Then five
+# named by the CLI and by a mortard that then does not start; mortard's
+# certificate replaced on disk is used without a restart (and, with
+# unchanged file times, after SIGHUP). Then five
 # mortards in network namespaces: nodes 1-3 with secure-access probe each
 # other and create a volume across them (each checks the others' proof of
 # the pool secret inside TLS); node 4 shares the secret but has no
@@ -27,7 +29,7 @@ fi
 CERTS_TOOL="$(cd "$(dirname "$0")/../.." && pwd)/extras/mortar-certs"
 C="$T/certs"
 TEST sh "$CERTS_TOOL" --dir "$C" node1 node2 node3 node4 node5 admin1 \
-    client1
+    client1 node1b
 TEST sh "$CERTS_TOOL" --dir "$T/other" admin1
 
 # ---- one node on 127.0.0.1 ----------------------------------------------
@@ -35,8 +37,11 @@ TEST sh "$CERTS_TOOL" --dir "$T/other" admin1
 mkdir -p "$T/state" "$T/bricks/v0"
 touch "$T/state/secure-access"
 echo "admin1, someone-else" > "$T/state/admin-allow"
-SSL_NODE1=(--ssl-cert "$C/node1.pem" --ssl-key "$C/node1.key"
-    --ssl-ca "$C/ca.pem")
+# mortard reads copies, so that the reload below can replace them.
+mkdir -p "$T/ssl"
+TEST sh "$CERTS_TOOL" --dir "$C" --install node1 --prefix "$T/ssl/md"
+SSL_NODE1=(--ssl-cert "$T/ssl/md.pem" --ssl-key "$T/ssl/md.key"
+    --ssl-ca "$T/ssl/md.ca")
 
 # A missing certificate file: mortard names it and does not start.
 EXPECT_MATCH "secure-access: ssl.own-cert $T/nope.pem: No such file or directory" \
@@ -133,6 +138,34 @@ EXPECT "Stopped" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
 TEST remote_cli "$C" admin1 volume delete v0
 TEST ! "$MORTAR" volume info v0
 EXPECT "1" sh -c "pgrep -c -F '$T/run/mortard.pid' mortard"
+
+# Reload, as the bricks do: node1b's certificate and key put in place
+# (write, then rename) are shown by the next connection, no restart; the
+# admin certificate still works against it (same CA).
+server_cn() {
+    timeout 10 openssl s_client -connect "127.0.0.1:$MGMT_PORT" \
+        -cert "$C/client1.pem" -key "$C/client1.key" -CAfile "$C/ca.pem" \
+        < /dev/null 2> /dev/null | sed -n 's/^subject=.*CN *= *//p' |
+        head -n 1
+}
+EXPECT "node1" server_cn
+cp "$C/node1b.pem" "$T/ssl/md.pem.new"
+cp "$C/node1b.key" "$T/ssl/md.key.new"
+mv "$T/ssl/md.pem.new" "$T/ssl/md.pem"
+mv "$T/ssl/md.key.new" "$T/ssl/md.key"
+EXPECT_WITHIN 10 "node1b" server_cn
+EXPECT_MATCH "TLS certificates reloaded from $T/ssl/md.pem" cat "$T/log/mortard.log"
+TEST remote_cli "$C" admin1 volume list
+# node1's files back with node1b's times: unseen until SIGHUP.
+cp "$C/node1.pem" "$T/ssl/md.pem.new"
+cp "$C/node1.key" "$T/ssl/md.key.new"
+touch -r "$T/ssl/md.pem" "$T/ssl/md.pem.new"
+touch -r "$T/ssl/md.key" "$T/ssl/md.key.new"
+mv "$T/ssl/md.pem.new" "$T/ssl/md.pem"
+mv "$T/ssl/md.key.new" "$T/ssl/md.key"
+EXPECT "node1b" server_cn
+TEST kill -HUP "$(mortard_pid)"
+EXPECT_WITHIN 10 "node1" server_cn
 
 # ---- peers in network namespaces ----------------------------------------
 
