@@ -118,6 +118,19 @@ for c in "${CMDS[@]}"; do
 done
 EXPECT_MATCH "refused procedure 1 from 127.0.0.1:[0-9]+: not authenticated: certificate CN 'client1'" \
     cat "$T/log/mortard.log"
+# A peer procedure (17, REBAL_TASK QUERY) over TLS: client1 alone is a
+# stranger (denied); client1 with the pool secret is a peer, admin1 an
+# admin (both served).
+RPC="$(cd "$(dirname "$0")/../lib" && pwd)/mgmt_rpc.py"
+tls_rpc() {
+    MGMT_TLS="$C/$1.pem:$C/$1.key:$C/ca.pem" python3 "$RPC" 127.0.0.1 \
+        "$MGMT_PORT" 17 0 nosuchvol 0
+}
+EXPECT "denied" tls_rpc client1
+EXPECT_MATCH "^ret=" env MGMT_SECRET="$T/state/secret" \
+    MGMT_TLS="$C/client1.pem:$C/client1.key:$C/ca.pem" \
+    python3 "$RPC" 127.0.0.1 "$MGMT_PORT" 17 0 nosuchvol 0
+EXPECT_MATCH "^ret=" tls_rpc admin1
 EXPECT_MATCH "certificate verify failed" cat "$T/log/mortard.log"
 EXPECT "$SUM" store_sum
 EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"

@@ -12,12 +12,15 @@ not accepted, else one line decoded by the procedure:
   18 REBAL_STATE  ret=R errno=E len=N      (N: bytes of the state text)
 With MGMT_SECRET=FILE (a mortard's <state-dir>/secret) in the environment
 the connection first proves the pool secret (MGMT_PROC_AUTH, as a peer
-would: mortard/auth.c), so that peer procedures are served.
+would: mortard/auth.c), so that peer procedures are served. With
+MGMT_TLS=CERT:KEY:CA the connection is TLS 1.3 with that client
+certificate (a mortard with secure-access, mortard/secure.c).
 """
 import hashlib
 import hmac
 import os
 import socket
+import ssl
 import struct
 import sys
 
@@ -110,6 +113,14 @@ def call(host, port, proc, body, xid=77):
     """One call on a new connection, authenticated with $MGMT_SECRET if
     set; returns (accept_stat or "denied", Reply or None)."""
     s = socket.create_connection((host, port), timeout=10)
+    if os.environ.get("MGMT_TLS"):
+        cert, key, ca = os.environ["MGMT_TLS"].split(":")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_3
+        ctx.check_hostname = False  # mortard is reached by address
+        ctx.load_verify_locations(ca)
+        ctx.load_cert_chain(cert, key)
+        s = ctx.wrap_socket(s)
     try:
         if os.environ.get("MGMT_SECRET"):
             authenticate(s, os.environ["MGMT_SECRET"])
