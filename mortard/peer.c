@@ -394,8 +394,8 @@ md_members_adopt(struct md_state *st, const char *from,
 /* ---- the blocking client ---------------------------------------------- */
 
 static int
-md_call_on(struct vrpc_stream *s, uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
-           void *res, uint64_t deadline)
+md_call_on(struct vrpc_stream *s, uint32_t proc, xdrproc_t afn, void *args,
+           xdrproc_t rfn, void *res, uint64_t deadline)
 {
     char *call = NULL, *rec = NULL;
     size_t clen, rlen = 0, off;
@@ -450,8 +450,8 @@ md_call_on(struct vrpc_stream *s, uint32_t proc, xdrproc_t afn, void *args, xdrp
 
 /* The connection of one md_peer_call, for md_auth_prove. */
 struct md_auth_link {
-    struct vrpc_stream *s; /* connected (and TLS with secure-access) */
-    uint64_t deadline;  /* of the whole md_peer_call */
+    struct vrpc_stream *s;  /* connected (TLS with secure-access) */
+    uint64_t deadline;      /* of the whole md_peer_call */
 };
 
 

@@ -440,9 +440,15 @@ md_refuse(struct md_conn *mc, vrpc_conn_t *c, uint32_t xid, uint32_t proc)
     const char *cn = mc->is_unix ? NULL : vrpc_conn_tls_peer_cn(c);
     char why[512];
 
-    if (cn != NULL)
+    /* A command needs an admin; a peer procedure needs the pool secret
+     * (or an admin): say which is missing. */
+    if (cn != NULL && proc == MGMT_PROC_CLI)
         snprintf(why, sizeof(why), MD_REFUSED_CN, cn,
                  md_secure_admin_path());
+    else if (cn != NULL)
+        snprintf(why, sizeof(why), "not authenticated: certificate CN "
+                 "'%s' is not an admin and the connection did not prove "
+                 "the pool secret", cn);
     vl_glog(MD_DOMAIN, VL_LOG_INFO, "refused procedure %u from %s: %s", proc,
             mc->is_unix ? "the unix socket" : vrpc_conn_peer(c),
             mc->is_unix ? "not root"

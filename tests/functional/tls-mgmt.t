@@ -127,6 +127,8 @@ tls_rpc() {
         "$MGMT_PORT" 17 0 nosuchvol 0
 }
 EXPECT "denied" tls_rpc client1
+EXPECT_MATCH "refused procedure 17 from 127.0.0.1:[0-9]+: not authenticated: certificate CN 'client1' is not an admin and the connection did not prove the pool secret" \
+    cat "$T/log/mortard.log"
 EXPECT_MATCH "^ret=" env MGMT_SECRET="$T/state/secret" \
     MGMT_TLS="$C/client1.pem:$C/client1.key:$C/ca.pem" \
     python3 "$RPC" 127.0.0.1 "$MGMT_PORT" 17 0 nosuchvol 0
