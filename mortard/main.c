@@ -348,6 +348,7 @@ md_statedump_sections(FILE *f, void *arg)
             "run-dir=%s\nmgmt-port=%u\nbrick-base-port=%u\n", st->node_id,
             (unsigned long long)st->store_version, st->state_dir,
             st->run_dir, st->mgmt_port, st->brick_base_port);
+    fprintf(f, "secure-access=%s\n", md_secure_is_on() ? "on" : "off");
     md_server_dump(f);
     md_supervise_dump(f);
     for (struct md_peer *p = st->peers; p != NULL; p = p->next)

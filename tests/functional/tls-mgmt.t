@@ -52,6 +52,8 @@ TEST start_mortard "${SSL_NODE1[@]}"
 export MORTAR_SOCKET="$T/run/mortard.sock"
 EXPECT_MATCH "secure-access on" cat "$T/log/mortard.log"
 track_brick v0
+TEST kill -USR1 "$(mortard_pid)"
+EXPECT_WITHIN 10 "secure-access=on" sh -c "grep -h '^secure-access=' '$T'/run/dumps/mortard.* 2> /dev/null | head -n 1"
 
 # remote_cli CERT-DIR NAME ARGS...: mortar over TLS with NAME's
 # certificate from CERT-DIR (the CA list is always this pool's).
