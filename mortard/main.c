@@ -66,25 +66,49 @@ static const struct option md_longopts[] = {
 };
 
 
+/* One option a line, in the shape of mortarfsd's and mortar's --help:
+ * extras/man/help2man.awk turns this text into mortard(8)'s SYNOPSIS,
+ * OPTIONS and NOTES, so the page says what the binary does. */
 static void
 md_usage_print(FILE *out)
 {
     fprintf(out,
-            "Usage: mortard [-N] [--state-dir DIR] [--run-dir DIR] "
-            "[--log-dir DIR]\n"
-            "               [--mgmt-port N] [--brick-base-port N] "
-            "[--bind-address ADDR]\n"
-            "               [--mortarfsd PATH] [--log-level LEVEL]\n"
-            "               [--secure-access] [--ssl-cert PEM] "
-            "[--ssl-key KEY] [--ssl-ca PEM]\n"
-            "Defaults: state %s, run %s, log %s, mgmt port %d, brick "
-            "ports from %d.\n"
-            "--secure-access (or STATE/secure-access at start): the mgmt "
-            "port and calls to\n"
-            "peers speak TLS 1.3 with --ssl-cert, --ssl-key, --ssl-ca "
-            "(default %s,\n"
-            "%s, %s); STATE/admin-allow lists admin certificate names.\n"
-            "Exit codes: 0 ok, 1 startup failed, 2 bad command line.\n",
+"Usage: mortard [OPTION]...\n"
+"Run Mortar's management daemon: the volume store, volfiles for bricks\n"
+"and clients, one mortarfsd per brick of this node, the mortar CLI.\n"
+"\n"
+"  -N, --no-daemon             stay in the foreground, logging to stderr\n"
+"      --state-dir DIR         the store (default %s)\n"
+"      --run-dir DIR           pid files, the CLI's unix socket, dumps\n"
+"                              (default %s)\n"
+"      --log-dir DIR           mortard.log and the bricks' logs\n"
+"                              (default %s)\n"
+"      --mgmt-port N           TCP port for volfiles and peers (default %d)\n"
+"      --brick-base-port N     first brick port; ports in use are skipped\n"
+"                              (default %d)\n"
+"      --bind-address ADDR     address of the mgmt port and of the bricks\n"
+"                              (default 0.0.0.0)\n"
+"      --mortarfsd PATH        the brick binary (default: the one next to\n"
+"                              mortard, else mortarfsd from PATH)\n"
+"      --log-level LEVEL       NONE CRITICAL ERROR WARNING INFO DEBUG TRACE\n"
+"                              (default INFO)\n"
+"      --secure-access         the mgmt port and calls to peers speak TLS\n"
+"                              1.3 (also when STATE/secure-access exists\n"
+"                              at start)\n"
+"      --ssl-cert PEM          its certificate (default %s)\n"
+"      --ssl-key KEY           its key (default %s)\n"
+"      --ssl-ca PEM            its CA list (default %s)\n"
+"                              (STATE/admin-allow lists the certificate\n"
+"                              names allowed to run commands)\n"
+"  -h, --help                  print this help and exit\n"
+"\n"
+"Without -N the command returns once mortard listens, or prints why it\n"
+"could not start. A second mortard on the same run dir is refused.\n"
+"Signals: TERM/INT stop mortard and leave the bricks running (the next\n"
+"mortard adopts them through their pid files), USR1 writes a statedump\n"
+"to RUN/dumps, HUP reopens the log and reloads the TLS files.\n"
+"\n"
+"Exit status: 0 ok, 1 startup failed, 2 bad command line.\n",
             MD_DEFAULT_STATE_DIR, MD_DEFAULT_RUN_DIR, MD_DEFAULT_LOG_DIR,
             MD_DEFAULT_MGMT_PORT, MD_DEFAULT_BRICK_BASE_PORT,
             VRPC_TLS_DEF_CERT, VRPC_TLS_DEF_KEY, VRPC_TLS_DEF_CA);
