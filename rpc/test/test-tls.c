@@ -11,7 +11,12 @@
  * on the server (vrpc_conn_tls_error), and nothing is delivered; a
  * replaced certificate file is used by the next connection, a broken
  * one is not (the old context stays); missing files are named in the
- * error; auth.ssl-allow's matching.
+ * error; auth.ssl-allow's matching. The blocking client stream
+ * (stream.c, the management clients'): a call and its answer cross TLS
+ * to a vrpc server; a client certificate of another CA shows as the
+ * server's alert after the handshake; TLS against a clear server and
+ * clear text against a TLS server each fail with their reason; a
+ * handshake nobody answers ends at its deadline.
  */
 #include "config.h"
 
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -536,6 +542,182 @@ test_cn_allowed(void **state)
 }
 
 
+/* ---- the blocking client stream (stream.c) ---- */
+
+/* srv (a vrpc connection, TLS with st, else clear, answering each record
+ * with a 10-byte one) and the client stream *s on a socketpair. */
+static void
+t_stream_pair(struct t_end *srv, vrpc_tls_t *st, struct vrpc_stream *s)
+{
+    vl_err_t err = {{0}};
+    int sv[2];
+
+    memset(srv, 0, sizeof(*srv));
+    memset(s, 0, sizeof(*s));
+    srv->is_echo = true;
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+                     0);
+    assert_int_equal(vrpc_conn_new(t_loop, sv[0], false, &t_ops, srv,
+                                   &srv->c),
+                     0);
+    if (st != NULL)
+        assert_int_equal(vrpc_conn_set_tls(srv->c, st, &err), 0);
+    assert_int_equal(vrpc_conn_start(srv->c), 0);
+    s->fd = sv[1];
+}
+
+
+static void
+t_stream_unpair(struct t_end *srv, struct vrpc_stream *s)
+{
+    vrpc_stream_close(s);
+    vrpc_conn_close(srv->c, -ENOTCONN);
+    vrpc_conn_unref(srv->c);
+}
+
+
+/* Sends one record of len pattern bytes on s and reads the answer's
+ * mark; 0 with *answer_len, or the first failure. */
+static int
+t_stream_call(struct vrpc_stream *s, size_t len, uint32_t *answer_len)
+{
+    uint64_t deadline = vrpc_now_ms() + T_WAIT_MS;
+    char *buf = malloc(len);
+    uint32_t mark = htonl(VRPC_LAST_FRAG | (uint32_t)len);
+    int rc;
+
+    assert_non_null(buf);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = t_pat(i);
+    rc = vrpc_stream_io(s, (char *)&mark, sizeof(mark), true, deadline);
+    if (rc == 0)
+        rc = vrpc_stream_io(s, buf, len, true, deadline);
+    if (rc == 0)
+        rc = vrpc_stream_io(s, (char *)&mark, sizeof(mark), false,
+                            deadline);
+    free(buf);
+    if (rc == 0)
+        *answer_len = ntohl(mark) & ~VRPC_LAST_FRAG;
+    return rc;
+}
+
+
+static void
+test_stream_tls_call(void **state)
+{
+    vrpc_tls_t *st = t_tls("srv", "ca", true);
+    vrpc_tls_t *ct = t_tls("cli", "ca", false);
+    struct vrpc_stream s;
+    struct t_end srv;
+    vl_err_t err = {{0}};
+    uint32_t answer_len = 0;
+    char answer[10];
+
+    (void)state;
+    t_stream_pair(&srv, st, &s);
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, vrpc_now_ms() + T_WAIT_MS,
+                                           &err),
+                     0);
+    assert_int_equal(t_stream_call(&s, 100000, &answer_len), 0);
+    assert_int_equal(answer_len, 10);
+    assert_int_equal(vrpc_stream_io(&s, answer, sizeof(answer), false,
+                                    vrpc_now_ms() + T_WAIT_MS),
+                     0);
+    for (size_t i = 0; i < sizeof(answer); i++)
+        assert_int_equal(answer[i], t_pat(i));
+    assert_true(t_wait(&srv.n_records, 1));
+    assert_int_equal(srv.last_len, 100000);
+    assert_true(srv.is_last_ok);
+    assert_string_equal(vrpc_conn_tls_peer_cn(srv.c), "client1");
+    assert_string_equal(s.why, "");
+    t_stream_unpair(&srv, &s);
+    vrpc_tls_free(ct);
+    vrpc_tls_free(st);
+}
+
+
+static void
+test_stream_wrong_ca_alert(void **state)
+{
+    vrpc_tls_t *st = t_tls("srv", "ca", true);
+    vrpc_tls_t *ct = t_tls("bad", "ca", false);
+    struct vrpc_stream s;
+    struct t_end srv;
+    vl_err_t err = {{0}};
+    uint32_t answer_len = 0;
+
+    (void)state;
+    t_stream_pair(&srv, st, &s);
+    /* TLS 1.3: the client's handshake ends before the server checked
+     * the client's certificate; the refusal comes with the first call. */
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, vrpc_now_ms() + T_WAIT_MS,
+                                           &err),
+                     0);
+    assert_int_not_equal(t_stream_call(&s, 100, &answer_len), 0);
+    assert_non_null(strstr(s.why, "alert unknown ca"));
+    assert_int_equal(srv.n_records, 0);
+    t_stream_unpair(&srv, &s);
+    vrpc_tls_free(ct);
+    vrpc_tls_free(st);
+}
+
+
+static void
+test_stream_one_sided(void **state)
+{
+    vrpc_tls_t *st = t_tls("srv", "ca", true);
+    vrpc_tls_t *ct = t_tls("cli", "ca", false);
+    struct vrpc_stream s;
+    struct t_end srv;
+    vl_err_t err = {{0}};
+    uint32_t answer_len = 0;
+
+    (void)state;
+    /* A TLS client of a clear server. */
+    t_stream_pair(&srv, NULL, &s);
+    assert_int_not_equal(vrpc_stream_tls_start(&s, ct,
+                                               vrpc_now_ms() + T_WAIT_MS,
+                                               &err),
+                         0);
+    assert_non_null(strstr(err.msg, "it does not speak TLS"));
+    assert_null(s.ssl);
+    t_stream_unpair(&srv, &s);
+    /* A clear client of a TLS server: the call fails, nothing is
+     * delivered. */
+    t_stream_pair(&srv, st, &s);
+    assert_int_not_equal(t_stream_call(&s, 100, &answer_len), 0);
+    assert_true(t_wait(&srv.n_close, 1));
+    assert_int_equal(srv.n_records, 0);
+    t_stream_unpair(&srv, &s);
+    vrpc_tls_free(ct);
+    vrpc_tls_free(st);
+}
+
+
+static void
+test_stream_deadline(void **state)
+{
+    vrpc_tls_t *ct = t_tls("cli", "ca", false);
+    struct vrpc_stream s = {.fd = -1};
+    vl_err_t err = {{0}};
+    uint64_t start = vrpc_now_ms();
+    int sv[2];
+
+    (void)state;
+    /* Nobody answers on sv[0]. */
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+                     0);
+    s.fd = sv[1];
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, start + 300, &err),
+                     -ETIMEDOUT);
+    assert_string_equal(err.msg, "TLS handshake timed out");
+    assert_true(vrpc_now_ms() - start < 5000);
+    vrpc_stream_close(&s);
+    close(sv[0]);
+    vrpc_tls_free(ct);
+}
+
+
 int
 main(void)
 {
@@ -547,6 +729,10 @@ main(void)
         cmocka_unit_test(test_reload),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_cn_allowed),
+        cmocka_unit_test(test_stream_tls_call),
+        cmocka_unit_test(test_stream_wrong_ca_alert),
+        cmocka_unit_test(test_stream_one_sided),
+        cmocka_unit_test(test_stream_deadline),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
