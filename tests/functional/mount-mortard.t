@@ -47,11 +47,14 @@ CLOG="$T/log/m0.log"
 _T_PIDFILES+=("$CPIDF")
 _T_MOUNTS+=("$M0")
 MOPTS="volfile-server-port=$MGMT_PORT,pid-file=$CPIDF,log-file=$CLOG,dump-dir=$T/dump"
+helper_lock
 if [ ! -e /sbin/mount.mortar ]; then
     ln -s "$MOUNT_MORTAR" /sbin/mount.mortar
-    TEST env MORTARFSD="$MORTARFSD" mount -t mortar -o "$MOPTS" 127.0.0.1:/v0 "$M0"
+    TEST env MORTARFSD="$MORTARFSD" mount -t mortar -o "$MOPTS" 127.0.0.1:/v0 "$M0" 9>&-
     rm -f /sbin/mount.mortar
+    helper_unlock
 else
+    helper_unlock
     TEST env MORTARFSD="$MORTARFSD" sh "$MOUNT_MORTAR" 127.0.0.1:/v0 "$M0" -o "$MOPTS"
 fi
 TEST wait_for_mount "$M0"
