@@ -75,8 +75,7 @@ md_heal_peer_mark_down(struct md_heal_peers *hp, const char *host,
 }
 
 
-/* Takes the names (NUL-terminated, back to back) into hb. */
-static int
+int
 md_heal_names_take(struct md_heal_brick *hb, const char *buf, size_t len)
 {
     size_t n = 0;

@@ -448,6 +448,11 @@ void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
                           size_t *budget, struct md_heal_peers *hp,
                           struct md_heal_brick *hb);
 void md_heal_peers_clear(struct md_heal_peers *hp);
+/* Takes the entry names of another node's HEAL_INFO answer (len bytes,
+ * NUL-terminated names back to back; an unterminated tail is dropped)
+ * into hb. 0 or -ENOMEM. */
+int md_heal_names_take(struct md_heal_brick *hb, const char *buf,
+                       size_t len);
 /* HEAL_INFO, answered on the loop thread without md_state.lock: each
  * path must carry the volume id the caller gives. */
 struct vrpc_conn;

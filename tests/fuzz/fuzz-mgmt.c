@@ -12,7 +12,9 @@
  * pair as `volume set KEY VALUE` (md_option_resolve, over the real
  * translators' option tables), and as a pool secret
  * (md_auth_secret_parse); the "key=value" text a transaction or a peer's
- * volume carries through md_kv_parse. An AUTH call goes through
+ * volume carries through md_kv_parse; a HEAL_INFO's volume name as the
+ * other words, and the entry names of its answer as heal info takes
+ * them from another node (md_heal_names_take). An AUTH call goes through
  * md_auth_serve (mortard/auth.c), which must make no peer of it.
  * Byte 0 odd: the record is a reply at a CLI or a peer (mdctl.c,
  * peer.c), of the type (byte 0 >> 1) picks.
@@ -47,6 +49,7 @@ union mgmt_any {
     mgmt_members_req members;
     mgmt_sync_msg sync;
     mgmt_auth_req auth;
+    mgmt_heal_info_req heal_info;
     mgmt_cli_rsp cli_rsp;
     mgmt_getspec_rsp getspec_rsp;
     mgmt_hello_rsp hello_rsp;
@@ -55,6 +58,7 @@ union mgmt_any {
     mgmt_rebal_rsp rebal_rsp;
     mgmt_rebal_state_rsp rebal_state_rsp;
     mgmt_auth_rsp auth_rsp;
+    mgmt_heal_info_rsp heal_info_rsp;
 };
 
 /* What a CLI or a peer decodes replies as. */
@@ -69,6 +73,7 @@ static const xdrproc_t reply_types[] = {
     (xdrproc_t)xdr_mgmt_rebal_rsp,
     (xdrproc_t)xdr_mgmt_rebal_state_rsp,
     (xdrproc_t)xdr_mgmt_auth_rsp,
+    (xdrproc_t)xdr_mgmt_heal_info_rsp,
 };
 
 
@@ -101,6 +106,8 @@ call_type(uint32_t proc)
         return (xdrproc_t)xdr_mgmt_sync_msg;
     case MGMT_PROC_AUTH:
         return (xdrproc_t)xdr_mgmt_auth_req;
+    case MGMT_PROC_HEAL_INFO:
+        return (xdrproc_t)xdr_mgmt_heal_info_req;
     default:
         return NULL;
     }
@@ -160,6 +167,26 @@ check_auth(const mgmt_auth_req *req)
 }
 
 
+/* Another node's heal index names (heal-peers.c) as `heal info` takes
+ * them: no more names than terminators, each within the bytes sent. */
+static void
+check_heal_names(const mgmt_heal_brick_info *b)
+{
+    struct md_heal_brick hb = {0};
+    size_t nuls = 0, total = 0;
+
+    for (u_int i = 0; i < b->names.names_len; i++)
+        nuls += b->names.names_val[i] == '\0';
+    FUZZ_CHECK(md_heal_names_take(&hb, b->names.names_val,
+                                  b->names.names_len) == 0);
+    FUZZ_CHECK(hb.n_names <= nuls);
+    for (size_t k = 0; k < hb.n_names; k++)
+        total += strlen(hb.names[k]) + 1;
+    FUZZ_CHECK(total <= b->names.names_len);
+    md_heal_brick_clear(&hb);
+}
+
+
 /* The daemon-free checks a command's words meet (validate.c). */
 static void
 check_words(char **argv, u_int n)
@@ -211,6 +238,11 @@ decode(xdrproc_t fn, const char *body, size_t len, uint32_t proc,
         check_kv(a.txn.params);
     } else if (is_call && proc == MGMT_PROC_AUTH) {
         check_auth(&a.auth);
+    } else if (is_call && proc == MGMT_PROC_HEAL_INFO) {
+        check_words(&a.heal_info.volume, 1);
+    } else if (fn == (xdrproc_t)xdr_mgmt_heal_info_rsp) {
+        for (u_int i = 0; i < a.heal_info_rsp.bricks.bricks_len; i++)
+            check_heal_names(&a.heal_info_rsp.bricks.bricks_val[i]);
     } else if (fn == (xdrproc_t)xdr_mgmt_vols_msg) {
         for (u_int i = 0; i < a.vols.vols.vols_len; i++) {
             check_kv(a.vols.vols.vols_val[i].info);

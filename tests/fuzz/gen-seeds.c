@@ -266,6 +266,22 @@ mgmt_seeds(void)
         (xdrproc_t)xdr_mgmt_brick_status_rsp, (xdrproc_t)xdr_mgmt_rebal_rsp,
         (xdrproc_t)xdr_mgmt_rebal_state_rsp, (xdrproc_t)xdr_mgmt_auth_rsp,
     };
+    /* HEAL_INFO (mortard/heal-peers.c): a call naming two bricks, and an
+     * answer with entry names (the last one unterminated, as a short
+     * read would leave it). The reply's role picks the type that
+     * fuzz-mgmt's reply_types lists it at: after the ten above. */
+    static char *heal_paths[] = {"/d/b1", "/d/b2"};
+    static char heal_names[] = "/a\0<gfid:0a1b2c3d-0000-4000-8000-"
+                               "000000000001>\0/d/e\0/cut";
+    mgmt_heal_info_req heal_req = {.volume = "v0", .names = 1,
+                                   .name_bytes = 1 << 20,
+                                   .paths = {2, heal_paths}};
+    mgmt_heal_brick_info heal_bricks[] = {
+        {.status = 0, .count = 3,
+         .names = {sizeof(heal_names) - 1, heal_names}},
+        {.status = -2, .count = 0, .names = {0, NULL}},
+    };
+    mgmt_heal_info_rsp heal_rsp = {.bricks = {2, heal_bricks}};
     unsigned char role = 0;
     char any[4096];
 
@@ -293,6 +309,9 @@ mgmt_seeds(void)
              MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req, &auth_hello);
     put_call("fuzz-mgmt", "auth-prove", &role, 1, MGMT_PROG, MGMT_VERSION,
              MGMT_PROC_AUTH, (xdrproc_t)xdr_mgmt_auth_req, &auth_prove);
+    put_call("fuzz-mgmt", "heal-info", &role, 1, MGMT_PROG, MGMT_VERSION,
+             MGMT_PROC_HEAL_INFO, (xdrproc_t)xdr_mgmt_heal_info_req,
+             &heal_req);
     for (size_t i = 0; i < VL_ARRAY_SIZE(zero_calls); i++) {
         zero_value(zero_calls[i].fn, any, sizeof(any));
         put_call("fuzz-mgmt", zero_calls[i].name, &role, 1, MGMT_PROG,
@@ -308,6 +327,9 @@ mgmt_seeds(void)
         put_reply("fuzz-mgmt", name, &role, 1, replies[i], any, "", 0);
         xdr_free(replies[i], any);
     }
+    role = (unsigned char)(2 * VL_ARRAY_SIZE(replies) + 1);
+    put_reply("fuzz-mgmt", "heal-info-rsp", &role, 1,
+              (xdrproc_t)xdr_mgmt_heal_info_rsp, &heal_rsp, "", 0);
 }
 
 
