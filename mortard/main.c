@@ -435,6 +435,20 @@ md_adopt(struct md_state *st)
 }
 
 
+
+/* What md_opts allocated. */
+static void
+md_opts_free(struct md_state *st, struct md_secure_conf *sec)
+{
+    free(st->state_dir);
+    free(st->run_dir);
+    free(st->log_dir);
+    free(st->mortarfsd);
+    free(st->bind_addr);
+    for (size_t i = 0; i < 3; i++)
+        free(sec->paths[i]);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -449,10 +463,14 @@ main(int argc, char **argv)
 
     if (md_opts(argc, argv, &st, &lvl, &sec, &is_help) != 0) {
         fprintf(stderr, "mortard: bad command line (see --help)\n");
+        md_opts_free(&st, &sec);
         return 2;
     }
     if (is_help) {
+        /* Freed: the man page is made from this output, by a build that
+         * may run it under LeakSanitizer. */
         md_usage_print(stdout);
+        md_opts_free(&st, &sec);
         return 0;
     }
     vl_global_init();
@@ -557,13 +575,7 @@ out:
         (void)unlink(path);
         close(pid_fd);
     }
-    free(st.state_dir);
-    free(st.run_dir);
-    free(st.log_dir);
-    free(st.mortarfsd);
-    free(st.bind_addr);
+    md_opts_free(&st, &sec);
     md_secure_fini();
-    for (size_t i = 0; i < 3; i++)
-        free(sec.paths[i]);
     return rc;
 }

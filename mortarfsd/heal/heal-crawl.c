@@ -432,8 +432,9 @@ heal_crawl_list_next(struct fsd_heal_crawl *c,
             closedir(c->listing);
             c->listing = NULL;
             c->step = HEAL_CRAWL_DESCEND;
-            qsort(f->subdirs + f->next, f->n_subdirs - f->next,
-                  sizeof(*f->subdirs), heal_crawl_name_cmp);
+            if (f->n_subdirs - f->next > 1) /* subdirs is NULL if none */
+                qsort(f->subdirs + f->next, f->n_subdirs - f->next,
+                      sizeof(*f->subdirs), heal_crawl_name_cmp);
             if (rc != 0)
                 return heal_crawl_error(c, NULL, -rc, item);
             return 0;
