@@ -322,7 +322,7 @@ static const char *const md_settable_types[] = {
     "protocol/server", "protocol/client", "cluster/distribute",
     "cluster/replicate",
     "performance/write-behind", "performance/quick-read",
-    "performance/nl-cache", "features/upcall", NULL,
+    "performance/nl-cache", "performance/md-cache", "features/upcall", NULL,
 };
 
 
@@ -333,6 +333,7 @@ struct md_diag_conf {
     bool is_write_behind; /* performance/write-behind above distribute */
     bool is_quick_read;   /* performance/quick-read above write-behind */
     bool is_nl_cache;     /* performance/nl-cache above quick-read */
+    bool is_md_cache;     /* performance/md-cache on top */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -363,6 +364,15 @@ static const vl_option_t md_diag_options[] = {
                        "bricks, which tell the client when anyone else "
                        "changes the directory. Clients switch graphs "
                        "live."),
+    VL_OPT_BOOL("stat-prefetch", struct md_diag_conf, is_md_cache,
+                .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.stat-prefetch"},
+                .doc = "Put performance/md-cache in the client graph (on "
+                       "top, above nl-cache): attributes are answered "
+                       "from the client's cache for md-cache-timeout, "
+                       "and dropped at once when another client changes "
+                       "them (features.cache-invalidation). Clients "
+                       "switch graphs live."),
     VL_OPT_END,
 };
 

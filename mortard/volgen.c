@@ -16,7 +16,14 @@
  *         is off), performance/quick-read `<vol>-quick-read` above
  *         that (unless performance.quick-read is off),
  *         performance/nl-cache `<vol>-nl-cache` above that (unless
- *         performance.nl-cache is off).
+ *         performance.nl-cache is off), performance/md-cache
+ *         `<vol>-md-cache` above that (unless performance.stat-prefetch
+ *         is off): on top, so that it answers stats before any other
+ *         translator works and sees every change this client makes.
+ *         md-cache-timeout is 600 s unless set when the bricks' and the
+ *         client's cache invalidation are both on (GlusterFS's
+ *         metadata-cache group), and md-cache's cache-invalidation is
+ *         off when the bricks' is (then it keeps nothing past 1 s).
  *         Replicated volumes (replica count R): the clients are
  *         `<vol>-<brickid>` whatever the count (replicate names its
  *         pending records after its children, so the names must stay
@@ -199,6 +206,52 @@ md_nl_cache_on(const struct md_volume *vol)
 }
 
 
+/* The option diagnostics.stat-prefetch (performance.stat-prefetch) is
+ * not off: md-cache is on by default. */
+static bool
+md_md_cache_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.stat-prefetch");
+    bool is_on = true;
+
+    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
+}
+
+
+/* A boolean option stored under key is off (unset: on). */
+static bool
+md_opt_is_off(const struct md_volume *vol, const char *key)
+{
+    const char *v = md_vol_opt_get(vol, key);
+    bool is_on = true;
+
+    return v != NULL && vl_parse_bool(v, &is_on) == 0 && !is_on;
+}
+
+
+/* performance/md-cache, with the timeouts that follow from cache
+ * invalidation unless the user set them. */
+static void
+md_volgen_md_cache(struct md_sbuf *sb, const struct md_volume *vol,
+                   const char *top)
+{
+    bool is_brick_inval = !md_opt_is_off(vol, "upcall.cache-invalidation");
+    bool is_client_inval =
+        !md_opt_is_off(vol, "md-cache.cache-invalidation");
+
+    md_sbuf_printf(sb, "volume %s-md-cache\n"
+                   "    type performance/md-cache\n", vol->name);
+    md_volgen_opts(sb, vol, "md-cache", vol->name);
+    if (!is_brick_inval
+        && md_vol_opt_get(vol, "md-cache.cache-invalidation") == NULL)
+        md_sbuf_printf(sb, "    option cache-invalidation off\n");
+    if (is_brick_inval && is_client_inval
+        && md_vol_opt_get(vol, "md-cache.md-cache-timeout") == NULL)
+        md_sbuf_printf(sb, "    option md-cache-timeout 600\n");
+    md_sbuf_printf(sb, "    subvolumes %s\nend-volume\n", top);
+}
+
+
 /* The name of distribute's child i: a brick's client, or a set's
  * replicate. */
 static void
@@ -338,6 +391,10 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_opts(&sb, vol, "nl-cache", vol->name);
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-nl-cache", vol->name);
+    }
+    if (md_md_cache_on(vol)) {
+        md_volgen_md_cache(&sb, vol, top);
+        snprintf(top, sizeof(top), "%s-md-cache", vol->name);
     }
     if (md_client_trace_on(vol))
         md_sbuf_printf(&sb, "volume %s-trace\n    type debug/trace\n"

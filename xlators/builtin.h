@@ -12,6 +12,13 @@ extern const vl_xlator_class_t xl_features_arbiter;
 extern const vl_xlator_class_t xl_features_access;
 extern const vl_xlator_class_t xl_performance_io_threads;
 extern const vl_xlator_class_t xl_performance_nl_cache;
+extern const vl_xlator_class_t xl_performance_md_cache;
+
+/* md-cache's effective timeout in ms while it relies on the bricks'
+ * cache invalidation (mount/fuse then gives the kernel the same entry
+ * and attribute timeouts), or -1 when it does not. xl is an instance of
+ * xl_performance_md_cache. */
+int64_t vl_md_cache_inval_timeout_ms(vl_xlator_t *xl);
 extern const vl_xlator_class_t xl_performance_quick_read;
 extern const vl_xlator_class_t xl_performance_write_behind;
 extern const vl_xlator_class_t xl_debug_trace;

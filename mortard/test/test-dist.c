@@ -69,13 +69,15 @@ test_volgen_client(void **state)
     char *text;
 
     (void)state;
-    /* The shapes below without write-behind, quick-read and nl-cache
-     * (checked at the end). */
+    /* The shapes below without write-behind, quick-read, nl-cache and
+     * md-cache (checked at the end). */
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.write-behind", "off"),
                      0);
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.quick-read", "off"),
                      0);
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.nl-cache", "off"), 0);
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.stat-prefetch", "off"),
+                     0);
     /* One brick: protocol/client alone, as before distribute. */
     text = md_volgen_client(&v);
     assert_non_null(text);
@@ -169,6 +171,34 @@ test_volgen_client(void **state)
                                  "timeout 30\n    subvolumes "
                                  "vv-quick-read\n"));
     assert_top(text, "performance/nl-cache");
+    free(text);
+
+    /* md-cache (on unless stat-prefetch is off): on top; 600 s with the
+     * bricks' and its own cache invalidation on and the timeout unset. */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.stat-prefetch", "on"),
+                     0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-md-cache\n    type "
+                                 "performance/md-cache\n    option "
+                                 "md-cache-timeout 600\n    subvolumes "
+                                 "vv-nl-cache\n"));
+    assert_top(text, "performance/md-cache");
+    free(text);
+    /* Set by the user: that value, once. */
+    assert_int_equal(md_vol_opt_set(&v, "md-cache.md-cache-timeout", "5"),
+                     0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "performance/md-cache\n    option "
+                                 "md-cache-timeout 5\n    subvolumes"));
+    free(text);
+    /* The bricks tell nothing: md-cache keeps nothing past 1 s. */
+    assert_true(md_vol_opt_del(&v, "md-cache.md-cache-timeout"));
+    assert_int_equal(md_vol_opt_set(&v, "upcall.cache-invalidation", "off"),
+                     0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "performance/md-cache\n    option "
+                                 "cache-invalidation off\n    subvolumes"));
+    assert_null(strstr(text, "md-cache-timeout"));
     free(text);
     free_opts(&v);
 }

@@ -236,6 +236,8 @@ test_volgen(void **state)
                      0);
     assert_int_equal(md_vol_opt_set(v, "diagnostics.quick-read", "off"), 0);
     assert_int_equal(md_vol_opt_set(v, "diagnostics.nl-cache", "off"), 0);
+    assert_int_equal(md_vol_opt_set(v, "diagnostics.stat-prefetch", "off"),
+                     0);
     /* 1 x 3: replicate on top over <vol>-<brickid> clients. */
     v->n_bricks = 3;
     text = md_volgen_client(v);

@@ -22,7 +22,11 @@
 . "$(dirname "$0")/../lib/include.rc"
 
 TEST alloc_port P0
-TEST start_brick b0 "$B0" "$P0"
+# The brick's cache invalidation off: section 4 makes m0's name hint
+# stale behind its back, which an invalidation would otherwise correct at
+# once (md-cache-inval.t checks that).
+TEST start_brick b0 "$B0" "$P0" \
+    --xlator-option b0-upcall.cache-invalidation=off
 traced_client_volfile "$P0" b0 > "$T/vol/traced.vol"
 # A long entry timeout keeps m0's dentries (and so the stale hint below).
 # A long attribute timeout keeps the parent attributes of section 6 for

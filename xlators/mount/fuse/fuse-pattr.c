@@ -41,11 +41,11 @@ vfuse_pattr_note(struct vfuse_call *call, const vl_inode_t *dir, bool has,
                  const struct vl_iatt *iatt)
 {
     const struct vfuse_conf *conf = VL_CONF(call->xl, struct vfuse_conf);
-    bool is_kept = has && conf->attr_timeout > 0
-                   && vl_gfid_equal(&iatt->gfid, &dir->gfid);
+    uint64_t ms = vfuse_cache_timeout_ms(call->priv, conf->attr_timeout);
+    bool is_kept = has && ms > 0 && vl_gfid_equal(&iatt->gfid, &dir->gfid);
 
     vfuse_pattr_store(&call->sess->table, &dir->gfid, is_kept ? iatt : NULL,
-                      vfuse_now_ns() + conf->attr_timeout * 1000000ull);
+                      vfuse_now_ns() + ms * 1000000ull);
 }
 
 

@@ -347,10 +347,10 @@ vfuse_entry_fill(struct vfuse_priv *priv, struct fuse_entry_out *out,
 
     memset(out, 0, sizeof(*out));
     out->nodeid = nodeid;
-    vfuse_ms_to_timeout(conf->entry_timeout, &out->entry_valid,
-                        &out->entry_valid_nsec);
-    vfuse_ms_to_timeout(conf->attr_timeout, &out->attr_valid,
-                        &out->attr_valid_nsec);
+    vfuse_ms_to_timeout(vfuse_cache_timeout_ms(priv, conf->entry_timeout),
+                        &out->entry_valid, &out->entry_valid_nsec);
+    vfuse_ms_to_timeout(vfuse_cache_timeout_ms(priv, conf->attr_timeout),
+                        &out->attr_valid, &out->attr_valid_nsec);
     vfuse_attr_from_iatt(&out->attr, iatt);
 }
 
@@ -362,8 +362,8 @@ vfuse_attr_fill(struct vfuse_priv *priv, struct fuse_attr_out *out,
     const struct vfuse_conf *conf = VL_CONF(priv->xl, struct vfuse_conf);
 
     memset(out, 0, sizeof(*out));
-    vfuse_ms_to_timeout(conf->attr_timeout, &out->attr_valid,
-                        &out->attr_valid_nsec);
+    vfuse_ms_to_timeout(vfuse_cache_timeout_ms(priv, conf->attr_timeout),
+                        &out->attr_valid, &out->attr_valid_nsec);
     vfuse_attr_from_iatt(&out->attr, iatt);
 }
 

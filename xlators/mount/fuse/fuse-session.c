@@ -143,6 +143,7 @@ vfuse_session_stop(struct vfuse_session *sess)
     sess->is_mounted = false;
     if (sess->readers != NULL)
         vfuse_readers_stop(sess);
+    vfuse_notifier_stop(sess);
 }
 
 
@@ -222,7 +223,9 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
         goto out;
     /* The readers may hand the kernel's INIT to priv at once. */
     priv->sess = sess;
-    rc = vfuse_readers_start(sess);
+    rc = vfuse_notifier_start(sess);
+    if (rc == 0)
+        rc = vfuse_readers_start(sess);
     if (rc != 0) {
         vl_err_set(err, "mount %s: starting readers: %s", sess->mountpoint,
                    strerror(-rc));

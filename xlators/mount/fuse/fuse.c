@@ -233,6 +233,10 @@ fuse_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         vl_log(xl, VL_LOG_INFO, "child %s down",
                VL_FIRST_CHILD(xl)->name);
         return 0;
+    case VL_EV_UPCALL:
+        if (data != NULL)
+            vfuse_notify_upcall(priv, data);
+        return 0; /* the top: nobody above to tell */
     default:
         return vl_notify_default(xl, ev, data);
     }
@@ -295,6 +299,7 @@ fuse_init(vl_xlator_t *xl, vl_err_t *err)
     priv->xl = xl;
     priv->gen = xl->graph->id;
     priv->has_write_behind = fuse_has_write_behind(xl->graph);
+    priv->md_cache = vfuse_find_md_cache(xl->graph);
     pthread_mutex_init(&priv->lock, NULL);
     pthread_cond_init(&priv->cond, NULL);
     /* Before attaching: a new session's readers may pass the kernel's
@@ -367,6 +372,17 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&sess->n_getattr_local));
     fprintf(out, "sync_nosys=%llu\n",
             (unsigned long long)atomic_load(&sess->n_sync_nosys));
+    fprintf(out, "notify_upcalls=%llu\nnotify_all=%llu\n",
+            (unsigned long long)atomic_load(&sess->notifier.n_upcalls),
+            (unsigned long long)atomic_load(&sess->notifier.n_all));
+    fprintf(out, "notify_sent=%llu\nnotify_unknown=%llu\n",
+            (unsigned long long)atomic_load(&sess->notifier.n_sent),
+            (unsigned long long)atomic_load(&sess->notifier.n_unknown));
+    fprintf(out, "notify_dropped=%llu\n",
+            (unsigned long long)atomic_load(&sess->notifier.n_dropped));
+    fprintf(out, "cache_timeout_ms=%llu\n",
+            (unsigned long long)vfuse_cache_timeout_ms(
+                priv, VL_CONF(xl, struct vfuse_conf)->attr_timeout));
     for (size_t i = 0; i < sess->n_readers; i++)
         n_read += atomic_load_explicit(&sess->readers[i].n_requests,
                                        memory_order_relaxed);
@@ -401,12 +417,17 @@ static const vl_option_t fuse_options[] = {
                 .doc = "Directory to mount the volume on."),
     VL_OPT_TIME("entry-timeout", struct vfuse_conf, entry_timeout,
                 .min = 0, .max = 3600 * 1000, .def = "1",
-                .doc = "How long the kernel may cache a name lookup "
-                       "(no upcall invalidation yet)."),
+                .doc = "How long the kernel may cache a name lookup, "
+                       "unless performance/md-cache below relies on the "
+                       "bricks' cache invalidation: then its "
+                       "md-cache-timeout (the bricks' changes reach the "
+                       "kernel as invalidations)."),
     VL_OPT_TIME("attribute-timeout", struct vfuse_conf, attr_timeout,
                 .min = 0, .max = 3600 * 1000, .def = "1",
                 .aliases = {"attr-timeout"},
-                .doc = "How long the kernel may cache file attributes."),
+                .doc = "How long the kernel may cache file attributes; "
+                       "md-cache's timeout instead, as for "
+                       "entry-timeout."),
     VL_OPT_TIME("negative-timeout", struct vfuse_conf, negative_timeout,
                 .min = 0, .max = 3600 * 1000, .def = "0",
                 .doc = "How long the kernel may cache a missing name; "

@@ -15,6 +15,8 @@
  *   fuse-entry.c   name and inode operations (lookup ... xattrs)
  *   fuse-file.c    fd operations (open ... copy_file_range)
  *   fuse-pattr.c   a directory's attributes after an entry op in it
+ *   fuse-notify.c  the bricks' invalidations told to the kernel by a
+ *                  notifier thread; the kernel's timeouts under md-cache
  *   fuse-conv.c    pure conversions (attributes, dirents, setattr bits,
  *                  device numbers, locks), unit-tested
  *
@@ -175,6 +177,29 @@ struct vfuse_table {
     struct vfuse_pattr root_pattr; /* the root's (it has no node) */
 };
 
+/* Notifications waiting for the kernel beyond this many are dropped
+ * (counted: notify_dropped); a notifier that keeps up never has more
+ * than a burst. */
+#define VFUSE_NOTIFY_QUEUE_MAX (64 * 1024)
+
+/* The notifier thread and its queue (fuse-notify.c). */
+struct vfuse_notifier {
+    pthread_t thread;        /* joined by vfuse_notifier_stop */
+    bool is_initialized;     /* lock, cond and thread exist */
+    pthread_mutex_t lock;    /* guards the fields below */
+    pthread_cond_t cond;     /* signalled when queued or stopping */
+    bool is_started;         /* accepting notifications */
+    bool is_stopping;        /* the thread exits */
+    struct vfuse_link queue; /* struct vfuse_notice, oldest first (owned) */
+    size_t n_queued;
+    /* Counters for statedumps: */
+    atomic_uint_fast64_t n_upcalls; /* invalidations received */
+    atomic_uint_fast64_t n_all;     /* is_all received */
+    atomic_uint_fast64_t n_sent;    /* notifications the kernel took */
+    atomic_uint_fast64_t n_unknown; /* ENOENT: it cached nothing of it */
+    atomic_uint_fast64_t n_dropped; /* queue full or ENOMEM */
+};
+
 struct vfuse_reader {
     struct vfuse_session *sess; /* borrowed */
     pthread_t thread;        /* joined by vfuse_readers_stop */
@@ -213,6 +238,7 @@ struct vfuse_session {
                                            graph answered ENOSYS (never
                                            passed on: fuse-file.c) */
     struct vfuse_table table;   /* nodes and handles */
+    struct vfuse_notifier notifier; /* kernel notifications */
     struct vfuse_session *next; /* on the process's session list */
 
     pthread_mutex_t lock;       /* guards everything below */
@@ -236,6 +262,8 @@ struct vfuse_priv {
     uint64_t gen;               /* xl->graph->id */
     bool has_write_behind;      /* a translator below may hold writes
                                    back until FLUSH (set at init) */
+    vl_xlator_t *md_cache;      /* borrowed; performance/md-cache below,
+                                   or NULL (set at init) */
     bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
                                    thread only */
     size_t n_inflight;          /* calls pinned to this graph; guarded
@@ -485,6 +513,19 @@ void vfuse_postparent_learn(struct vfuse_call *call, vl_req_t *req);
 /* GETATTR answered from kept attributes (the call is ended): true. */
 bool vfuse_getattr_local(struct vfuse_call *call,
                          const struct fuse_getattr_in *in);
+
+/* --- fuse-notify.c --- */
+int vfuse_notifier_start(struct vfuse_session *sess);
+/* Joins the thread and drops what is still queued; idempotent. */
+void vfuse_notifier_stop(struct vfuse_session *sess);
+/* A VL_EV_UPCALL that reached mount/fuse: drops the bridge's own caches
+ * of it now and queues the kernel's notifications. */
+void vfuse_notify_upcall(struct vfuse_priv *priv, const struct vl_upcall *up);
+/* The kernel's entry or attribute timeout: md-cache's while it relies on
+ * the bricks' invalidations, else conf_ms (the option). */
+uint64_t vfuse_cache_timeout_ms(const struct vfuse_priv *priv,
+                                uint64_t conf_ms);
+vl_xlator_t *vfuse_find_md_cache(const vl_graph_t *graph);
 
 /* --- fuse.c --- */
 void vfuse_init_answered(struct vfuse_priv *priv);

@@ -28,6 +28,8 @@
  *             write, fsync,
  *             lk, fallocate, copy_file_range, lseek, unlink, rename,
  *             link, setxattr, removexattr; release (lazy fds' count).
+ * Events:     VL_EV_UPCALL: a cache invalidation drops the file's copy,
+ *             is_all every copy (the bricks' cache invalidation).
  * Per inode:  struct qr_inode (content, attributes, LRU links), guarded
  *             by priv->lock.
  * Per fd:     struct qr_fd (open-behind state and waiting fops), fd->lock.
@@ -436,6 +438,30 @@ qr_forget(vl_xlator_t *xl, vl_inode_t *inode)
 }
 
 
+/* Another client changed a file (the bricks' cache invalidation): its
+ * cached copy goes now rather than at cache-timeout, so that a reader
+ * that opens it after the writer closed it reads the new content. A
+ * brick's lost connection drops every copy. */
+static int
+qr_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    const struct vl_upcall *up = data;
+    vl_inode_t *inode;
+
+    if (ev == VL_EV_UPCALL && up != NULL && xl->priv != NULL) {
+        if (up->is_all) {
+            qr_cache_clear(xl);
+        } else if (up->kind == VL_UPCALL_INVALIDATE
+                   && !vl_gfid_is_null(&up->gfid)) {
+            inode = vl_inode_find(xl->graph->itable, &up->gfid);
+            qr_cache_drop(xl, inode);
+            vl_inode_unref(inode);
+        }
+    }
+    return vl_notify_default(xl, ev, data);
+}
+
+
 static void
 qr_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -532,6 +558,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
     .fini = qr_fini,
     .reconfigure = qr_reconfigure,
     .forget = qr_forget,
+    .notify = qr_notify,
     .release = qr_release,
     .dump = qr_dump,
     .fops = {

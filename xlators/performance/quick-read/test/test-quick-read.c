@@ -394,6 +394,40 @@ test_attr_change_drops(void **state)
 }
 
 
+/* Another client's change (a cache invalidation from the bricks) drops
+ * the copy at once: the next lookup asks for the content again; is_all
+ * drops every copy. */
+static void
+test_upcall_drops(void **state)
+{
+    struct t_env *e = t_env_new("");
+    struct vl_upcall up = {.kind = VL_UPCALL_INVALIDATE,
+                           .flags = VL_INVAL_ATTR | VL_INVAL_DATA};
+    vl_gfid_t gfid;
+    uint32_t asked;
+    vl_inode_t *in, *in2;
+
+    (void)state;
+    vl_gfid_generate(&gfid);
+    in = t_lookup(e, NULL, &gfid, "hello", 5, 100, &asked);
+    in2 = t_lookup(e, in, &gfid, "hello", 5, 100, &asked);
+    assert_int_equal(asked, 0); /* cached */
+    vl_inode_unref(in2);
+    up.gfid = gfid;
+    assert_int_equal(vl_notify(e->qr, VL_EV_UPCALL, &up), 0);
+    in2 = t_lookup(e, in, &gfid, "hello", 5, 100, &asked);
+    assert_true(asked > 0); /* dropped: fetched again */
+    vl_inode_unref(in2);
+    up = (struct vl_upcall){.is_all = true};
+    assert_int_equal(vl_notify(e->qr, VL_EV_UPCALL, &up), 0);
+    in2 = t_lookup(e, in, &gfid, "hello", 5, 100, &asked);
+    assert_true(asked > 0);
+    vl_inode_unref(in2);
+    vl_inode_unref(in);
+    t_env_free(e);
+}
+
+
 /* cache-timeout 0: nothing is ever fresh enough to serve. */
 static void
 test_timeout(void **state)
@@ -1139,6 +1173,7 @@ main(void)
         cmocka_unit_test(test_write_invalidates),
         cmocka_unit_test(test_large_not_cached),
         cmocka_unit_test(test_attr_change_drops),
+        cmocka_unit_test(test_upcall_drops),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_real_open_fails),
         cmocka_unit_test(test_real_open_ok),
