@@ -10,6 +10,8 @@
 #    directory in a directory B listed: B sees each at once;
 #  - B's statedump counts md-cache hits, misses and invalidations, the
 #    bricks' count invalidations sent; the kernel got notifications;
+#  - the brick dies and a file changes behind Mortar's back: B's lost
+#    connection invalidated everything, B sees the change;
 #  - the check is sensitive: with the bricks silent
 #    (features.cache-invalidation off) but the clients told to trust them
 #    for 600 s, B still sees the old mode after the same 2 s.
@@ -96,6 +98,18 @@ TEST mcli volume start sv
 TEST mount_volume sv "$M0"
 TEST mount_volume sv "$M1"
 checks sv 1
+
+# ---- a lost brick connection: nothing it vouched for holds ----
+# B caches f's mode; the brick dies and f changes behind Mortar's back
+# (no brick could tell anyone); once B's connection went, its kernel and
+# md-cache trust nothing of that brick: B sees the new mode.
+echo again > "$M0/f2"
+EXPECT "644" stat -c %a "$M1/f2"
+TEST kill -KILL "$(cat "$T/run/sv-brick0.pid")"
+EXPECT_WITHIN 20 "1" eval "section_value $(client_pid "$M1") 'dump fuse' notify_all"
+TEST chmod 600 "$B/s0/f2"
+mcli volume start sv force > /dev/null 2>&1
+EXPECT_WITHIN 30 "600" stat -c %a "$M1/f2"
 
 # ---- sensitivity: the bricks silent, the clients trusting ----
 TEST umount_client "$M0"

@@ -46,6 +46,12 @@
 
 #include "upcall.h"
 
+/* A watcher is kept this much longer than cache-invalidation-timeout:
+ * the client's and the kernel's timeouts start when the answer reaches
+ * them, after the brick noted the watcher (a reply queued on a loaded
+ * machine can take seconds). */
+#define UP_WATCH_GRACE_S 2
+
 /* Up to this many messages per op without a heap allocation. */
 #define UP_SENDS_INLINE 8
 
@@ -236,7 +242,8 @@ up_tell_watchers_locked(struct up_inval *inv, struct up_watch *w,
     for (size_t i = 0; i < w->n_watchers; i++) {
         struct up_watcher *wr = &w->watchers[i];
 
-        if (now - wr->seen_s > (int64_t)inv->timeout_s) {
+        if (now - wr->seen_s
+            > (int64_t)inv->timeout_s + UP_WATCH_GRACE_S) {
             inv->n_expired++;
             continue;
         }

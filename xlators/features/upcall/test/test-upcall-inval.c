@@ -311,12 +311,17 @@ test_disconnect_and_expiry(void **state)
     vl_notify(e->g->graph->top, VL_EV_CLIENT_DISCONNECT, &id);
     t_setattr(e, e->file, 2, 0);
     assert_int_equal(t_n_invals, 0);
-    /* cache-invalidation-timeout 1: two seconds later client 3 no longer
-     * caches what it saw, and is not told. */
+    /* cache-invalidation-timeout 1: two seconds later client 3 is still
+     * told (the grace for replies in flight), six seconds later no longer
+     * (it caches nothing that long). */
     t_stat(e, e->file, 3);
     sleep(2);
     t_setattr(e, e->file, 2, 0);
-    assert_int_equal(t_n_invals, 0);
+    assert_int_equal(t_n_invals, 1);
+    assert_int_equal(t_invals[0].up.client_id, 3);
+    sleep(4);
+    t_setattr(e, e->file, 2, 0);
+    assert_int_equal(t_n_invals, 1);
 }
 
 /* cache-invalidation-limit 4: noting a fifth GFID tells the watchers of
