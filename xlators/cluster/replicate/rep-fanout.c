@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "rep.h"
 
@@ -232,20 +233,28 @@ rep_fd_reopen(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd, rep_mask_t mask,
     vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
     /* Nothing of local is read after the last wind. */
     for (unsigned i = 0; i < n; i++) {
+        bool is_dir = S_ISDIR(fd->inode->type);
         vl_req_t *child;
-        struct vl_open_args *a;
 
         if (!(mask & (1u << i)))
             continue;
-        child = vl_req_new_op(req, xl->children[i], VL_FOP_OPEN);
+        child = vl_req_new_op(req, xl->children[i],
+                              is_dir ? VL_FOP_OPENDIR : VL_FOP_OPEN);
         if (child == NULL) {
             rep_reopen_arrive(req, i, -ENOMEM);
             continue;
         }
-        a = VL_ARGS(child, open);
-        a->loc.inode = fd->inode;
-        a->flags = fd->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
-        a->fd = fd;
+        if (is_dir) {
+            /* No first batch of entries: the reader asks for them. */
+            VL_ARGS(child, opendir)->loc.inode = fd->inode;
+            VL_ARGS(child, opendir)->fd = fd;
+        } else {
+            struct vl_open_args *a = VL_ARGS(child, open);
+
+            a->loc.inode = fd->inode;
+            a->flags = fd->flags & ~(O_CREAT | O_EXCL | O_TRUNC);
+            a->fd = fd;
+        }
         vl_wind(child, rep_reopen_done, &local->ck[i]);
     }
 }

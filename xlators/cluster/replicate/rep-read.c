@@ -690,8 +690,21 @@ rep_read_dispatch(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     mask = rep_data_children(xl, readable & up & ~local->tried);
-    if (fd != NULL)
-        mask &= rep_fd_opened(xl, fd);
+    if (fd != NULL) {
+        rep_mask_t opened = rep_fd_opened(xl, fd);
+
+        /* Every copy the fd is open on is down or stale, and good ones
+         * came back since it was opened: open it there first (a listing
+         * under way stays on its brick, below). */
+        if ((mask & opened) == 0 && (mask & ~opened) != 0
+            && !local->is_reopened
+            && !(req->op == VL_FOP_READDIR
+                 && req->args.readdir.offset != 0)) {
+            rep_fd_reopen(xl, req, fd, mask & ~opened, rep_read_dispatch);
+            return;
+        }
+        mask &= opened;
+    }
     if (req->op == VL_FOP_READDIR && req->args.readdir.offset != 0) {
         struct rep_fd_ctx *ctx = rep_fctx(xl, fd);
 

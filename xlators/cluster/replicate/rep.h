@@ -300,8 +300,9 @@ rep_mask_t rep_fd_opened(vl_xlator_t *xl, vl_fd_t *fd);
 void rep_fd_set_opened(vl_xlator_t *xl, vl_fd_t *fd, rep_mask_t mask);
 /* Up children a file's fd is not open on (down at its open, up now). */
 rep_mask_t rep_fd_missing(vl_xlator_t *xl, vl_fd_t *fd);
-/* Opens fd on the children of mask, adds those that succeed to its
- * opened set, then runs cont (never answers req itself). */
+/* Opens fd (a file's or a directory's) on the children of mask, adds
+ * those that succeed to its opened set, then runs cont (never answers
+ * req itself). */
 void rep_fd_reopen(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd,
                    rep_mask_t mask,
                    void (*cont)(vl_xlator_t *xl, vl_req_t *req));

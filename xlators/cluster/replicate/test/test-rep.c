@@ -624,6 +624,71 @@ test_reopen(void **state)
 }
 
 
+/* A file's and a directory's fd opened while two children were down
+ * still read and list once those are back and the one child they were
+ * open on is gone: they are opened on the returned children first.
+ * Quorum none: one child up may serve. */
+static int
+setup3_no_quorum(void **state)
+{
+    return setup_n(state, 3, " option quorum-type none\n");
+}
+
+
+static void
+test_reopen_read(void **state)
+{
+    struct t *t = *state;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode, *dir;
+    vl_fd_t *fd, *dfd;
+    size_t opens[3], opendirs[3];
+    char buf[16];
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "data"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    vl_fd_unref(fd);
+    assert_int_equal(t_mkdir(t, "d"), 0);
+    assert_int_equal(t_lookup(t, "d", &dir), 0);
+    t_down(t, 1);
+    t_down(t, 2);
+    assert_int_equal(t_open(t, inode, &fd), 0);
+    dfd = vl_fd_new(dir, O_RDONLY, 1);
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = dfd;
+    assert_int_equal(t_call(t, VL_FOP_OPENDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    t_up(t, 1);
+    t_up(t, 2);
+    t_down(t, 0);
+    for (int i = 0; i < 3; i++) {
+        opens[i] = fake_received(t->b[i], VL_FOP_OPEN);
+        opendirs[i] = fake_received(t->b[i], VL_FOP_OPENDIR);
+    }
+    assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "data");
+    memset(&a, 0, sizeof(a));
+    a.readdir.fd = dfd;
+    a.readdir.size = 4096;
+    assert_int_equal(t_call(t, VL_FOP_READDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(fake_received(t->b[i], VL_FOP_OPEN), opens[i] + 1);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_OPENDIR),
+                         opendirs[i] + 1);
+    }
+    /* Opened there now: a second read reopens nothing. */
+    assert_int_equal(t_read(t, fd, buf, sizeof(buf)), 0);
+    assert_int_equal(fake_received(t->b[1], VL_FOP_OPEN), opens[1] + 1);
+    vl_fd_unref(fd);
+    vl_fd_unref(dfd);
+    vl_inode_unref(inode);
+    vl_inode_unref(dir);
+}
+
+
 /* A fop of fd (write "S" at 0, chmod, fsync, fstat) through replicate:
  * the attributes it answers. */
 static struct vl_iatt
@@ -1069,6 +1134,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_lock_contention, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_reopen, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_read, setup3_no_quorum,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_answers_from_good_copy,
                                         setup3_no_bg_heal, teardown),
         cmocka_unit_test_setup_teardown(test_lookup_gfid_mismatch, setup3,
