@@ -470,14 +470,21 @@ mdc_init(vl_xlator_t *xl, vl_err_t *err)
 static int
 mdc_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 {
+    const struct mdc_conf *conf = new_conf;
     struct mdc_priv *priv = xl->priv;
+    int64_t old_ms = atomic_exchange(&priv->keep_ms, mdc_keep_ms(conf));
+    bool was_inval = atomic_exchange(&priv->is_inval, conf->is_inval);
 
     (void)err;
-    atomic_store(&priv->keep_ms, mdc_keep_ms(new_conf));
-    atomic_store(&priv->is_inval,
-                 ((const struct mdc_conf *)new_conf)->is_inval);
     /* What was kept for longer than the new timeout goes now. */
     atomic_fetch_add(&priv->epoch, 1);
+    /* The kernel was given md-cache's timeouts while the bricks' promise
+     * held (mount/fuse): if it no longer holds, or the timeout shrank,
+     * what the kernel keeps goes too, as when a brick is lost. */
+    if ((was_inval && !conf->is_inval)
+        || (conf->is_inval && mdc_keep_ms(conf) < old_ms))
+        vl_notify_parents_data(xl, VL_EV_UPCALL,
+                               &(struct vl_upcall){.is_all = true});
     return 0;
 }
 

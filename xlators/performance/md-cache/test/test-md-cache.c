@@ -395,6 +395,52 @@ test_timeouts(void **state)
     t_teardown((void **)&e);
 }
 
+/* Reconfigures mdc with opts (option lines). */
+static void
+t_reconfigure(struct t_env *e, const char *opts)
+{
+    char text[1024];
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf;
+
+    snprintf(text, sizeof(text),
+             "volume m\n type debug/mock\nend-volume\n"
+             "volume mdc\n type performance/md-cache\n%s"
+             " subvolumes m\nend-volume\n"
+             "volume top\n type test/above\n subvolumes mdc\nend-volume\n",
+             opts);
+    vf = vl_volfile_parse(text, strlen(text), "test", &err);
+    assert_non_null(vf);
+    assert_int_equal(vl_graph_reconfigure(e->g->graph, vf, &err), 0);
+    vl_volfile_free(vf);
+}
+
+
+/* A live change drops what was kept; one that breaks the promise the
+ * kernel's timeouts were given under (invalidation off, a shorter
+ * timeout) tells the translators above that everything is stale. */
+static void
+test_reconfigure(void **state)
+{
+    struct t_env *e = *state;
+
+    assert_true(t_stat(e, e->file, 1, NULL));
+    assert_false(t_stat(e, e->file, 1, NULL));
+    t_reconfigure(e, " option md-cache-timeout 600\n"
+                     " option cache-invalidation on\n");
+    assert_int_equal(t_upcalls_seen, 0); /* the same promise */
+    assert_int_equal(vl_md_cache_inval_timeout_ms(e->mdc), 600000);
+    t_reconfigure(e, " option md-cache-timeout 60\n");
+    assert_int_equal(t_upcalls_seen, 1);
+    assert_true(t_stat(e, e->file, 1, NULL)); /* dropped */
+    assert_int_equal(vl_md_cache_inval_timeout_ms(e->mdc), 60000);
+    t_reconfigure(e, " option md-cache-timeout 60\n"
+                     " option cache-invalidation off\n");
+    assert_int_equal(t_upcalls_seen, 2);
+    assert_int_equal(vl_md_cache_inval_timeout_ms(e->mdc), -1);
+}
+
+
 static void
 test_dump(void **state)
 {
@@ -481,6 +527,7 @@ main(void)
         cmocka_unit_test_setup_teardown(test_absent_xattrs, t_setup,
                                         t_teardown),
         cmocka_unit_test(test_timeouts),
+        cmocka_unit_test_setup_teardown(test_reconfigure, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_dump, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_enomem_answers_once, t_setup,
                                         t_teardown),
