@@ -12,6 +12,8 @@
 #    bricks' count invalidations sent; the kernel got notifications;
 #  - the brick dies and a file changes behind Mortar's back: B's lost
 #    connection invalidated everything, B sees the change;
+#  - B switches to a new graph (its new connections watch nothing
+#    yet): its kernel's copies go, and it sees A's next change;
 #  - the check is sensitive: with the bricks silent
 #    (features.cache-invalidation off) but the clients told to trust them
 #    for 600 s, B still sees the old mode after the same 2 s.
@@ -134,3 +136,17 @@ TEST mcli volume start rv
 TEST mount_volume rv "$M0"
 TEST mount_volume rv "$M1"
 checks rv 4
+
+# ---- B switches graphs: its new connections watch nothing yet ----
+# B follows mortard (mount -t mortar); a graph shape change makes it
+# switch, after which its kernel's copies (vouched for through the old
+# graph's connections) must not be trusted: B sees A's chmod at once.
+TEST umount_client "$M1"
+TEST mount_mortar 127.0.0.1:/rv "$M1" "volfile-server-port=$MGMT_PORT"
+TEST wait_for_mount "$M1"
+echo three > "$M0/f3"
+EXPECT "644" stat -c %a "$M1/f3"
+TEST mcli volume set rv diagnostics.client-trace on
+EXPECT_WITHIN 20 "1" eval "grep -c 'serves the mount (was graph 1)' '$(mm_log "$M1")'"
+chmod 600 "$M0/f3"
+EXPECT_WITHIN 2 "600" stat -c %a "$M1/f3"

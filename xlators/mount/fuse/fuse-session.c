@@ -378,6 +378,12 @@ vfuse_switch_activate(vl_graph_t *graph, vl_err_t *err)
     vl_log(priv->xl, VL_LOG_INFO, "%s: graph %llu serves the mount "
            "(was graph %llu)", priv->sess->mountpoint,
            (unsigned long long)priv->gen, (unsigned long long)old_gen);
+    /* The bricks noted the old graph's connections as the watchers of
+     * what the kernel keeps; the new graph's watch nothing yet, so
+     * nobody would tell of a change: drop it all, as when a brick is
+     * lost (fuse-notify.c). */
+    if (old != NULL && old != priv)
+        vfuse_notify_upcall(priv, &(struct vl_upcall){.is_all = true});
     return 0;
 }
 
