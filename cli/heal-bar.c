@@ -10,6 +10,8 @@
  * started (the heal's total is not known in advance: an entry heal
  * adds the names it creates). It ends, printing mortard's full answer,
  * when nothing is left or the command fails; Ctrl-C ends it too.
+ * The bar and the redraw loop are progress-bar.c's, shared with the
+ * rebalance bar (rebal-bar.c).
  * Threads: pure functions of their arguments.
  */
 #include "config.h"
@@ -20,8 +22,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-#define CLI_BAR_WIDTH 20
+#include "progress-bar.h"
 
 
 /* The text after "key" on its line (up to the newline), into buf. */
@@ -62,19 +63,14 @@ void
 cli_heal_bar(const struct cli_heal_status *st, uint64_t most,
              char *buf, size_t len)
 {
-    char bar[CLI_BAR_WIDTH + 1];
-    unsigned pct = 100;
-    unsigned fill;
+    char meter[64];
+    int pct = 100;
 
     if (most > 0 && st->left <= most)
-        pct = (unsigned)((most - st->left) * 100 / most);
-    fill = pct * CLI_BAR_WIDTH / 100;
-    for (unsigned i = 0; i < CLI_BAR_WIDTH; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[CLI_BAR_WIDTH] = '\0';
-    snprintf(buf, len, "[%s] %3u%%  %" PRIu64 " entries left (%s), %s, "
-             "ETA %s", bar, pct, st->left,
-             st->data[0] != '\0' ? st->data : "?",
+        pct = (int)((most - st->left) * 100 / most);
+    cli_bar_meter(pct, meter, sizeof(meter));
+    snprintf(buf, len, "%s  %" PRIu64 " entries left (%s), %s, ETA %s",
+             meter, st->left, st->data[0] != '\0' ? st->data : "?",
              st->rate[0] != '\0' ? st->rate : "?",
              st->eta[0] != '\0' ? st->eta : "unknown");
 }

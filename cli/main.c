@@ -10,13 +10,12 @@
  * answer's ret.
  * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
  * `volume heal VOL status` on a terminal repeats every second as a live
- * bar (heal-bar.c).
+ * bar (heal-bar.c, drawn by progress-bar.c).
  * Threads: main thread only.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "cli.h"
 #include "mgmt-clnt.h"
 #include "mgmt.h"
+#include "progress-bar.h"
 #include "tls.h"
 
 #define CLI_CONNECT_TIMEOUT_MS 10000
@@ -169,58 +169,36 @@ out:
 }
 
 
-static volatile sig_atomic_t cli_is_interrupted;
+/* What a watch needs between frames. */
+struct cli_watch {
+    const struct cli_args *args; /* borrowed: the command line */
+    uint64_t most;               /* heal: most entries seen left */
+};
 
 
+/* One frame of `volume heal VOL status` (heal-bar.c): mortard's answer
+ * ends the watch when it fails or nothing is left. */
 static void
-cli_on_sigint(int sig)
+cli_heal_next(void *arg, struct cli_bar_frame *frame)
 {
-    (void)sig;
-    cli_is_interrupted = 1;
-}
+    struct cli_watch *w = arg;
+    struct cli_heal_status st;
+    bool is_reached = false;
+    char *out = NULL;
 
-
-/* `volume heal VOL status` on a terminal: the bar (heal-bar.c), redrawn
- * every second until nothing is left, the command fails, or Ctrl-C. */
-static int
-cli_heal_watch(const struct cli_args *args)
-{
-    struct sigaction sa = {.sa_handler = cli_on_sigint};
-    uint64_t most = 0;
-    bool is_drawn = false;
-    int status = 0;
-
-    sigemptyset(&sa.sa_mask);
-    (void)sigaction(SIGINT, &sa, NULL);
-    while (!cli_is_interrupted) {
-        struct cli_heal_status st;
-        bool is_reached = false;
-        char *out = NULL;
-        char line[256];
-
-        status = cli_run(args, args->cmd, args->n_cmd,
-                         (int)args->timeout_s * 1000, false, &is_reached,
-                         &out);
-        if (status != 0 || !cli_heal_status_parse(out, &st) ||
-            st.left == 0) {
-            if (is_drawn)
-                printf("\r\033[K");
-            cli_print(stdout, out);
-            free(out);
-            return status;
-        }
-        if (st.left > most)
-            most = st.left;
-        cli_heal_bar(&st, most, line, sizeof(line));
-        printf("\r\033[K%s", line);
-        fflush(stdout);
-        is_drawn = true;
-        free(out);
-        sleep(1);
+    frame->status = cli_run(w->args, w->args->cmd, w->args->n_cmd,
+                            (int)w->args->timeout_s * 1000, false,
+                            &is_reached, &out);
+    if (frame->status != 0 || !cli_heal_status_parse(out, &st) ||
+        st.left == 0) {
+        frame->is_done = true;
+        frame->final = out;
+        return;
     }
-    if (is_drawn)
-        putchar('\n');
-    return status;
+    if (st.left > w->most)
+        w->most = st.left;
+    cli_heal_bar(&st, w->most, frame->line, sizeof(frame->line));
+    free(out);
 }
 
 
@@ -262,12 +240,15 @@ main(int argc, char **argv)
         goto out;
     }
     if (args.format == CLI_FMT_TEXT && isatty(STDOUT_FILENO) &&
-        cli_is_heal_status(args.cmd, args.n_cmd))
-        status = cli_heal_watch(&args);
-    else
+        cli_is_heal_status(args.cmd, args.n_cmd)) {
+        struct cli_watch w = {.args = &args};
+
+        status = cli_bar_watch(stdout, cli_heal_next, &w);
+    } else {
         status = cli_run(&args, args.cmd, args.n_cmd,
                          (int)args.timeout_s * 1000, false, &is_reached,
                          NULL);
+    }
 out:
     cli_args_clear(&args);
     return status;
