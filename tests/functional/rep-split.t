@@ -6,8 +6,8 @@
 #  - mortar.heal.resolve.bigger-file heals f from the larger copy,
 #    .source-brick.c0 heals h from c0, .latest-mtime on a clean file
 #    answers "not-split-brain"; an unknown child fails (EINVAL). A lookup
-#    or stat of a file in split-brain answers EIO, so the keys are asked
-#    with a bare getxattr through fds opened before (no lookup by name);
+#    or stat of a file in split-brain is answered (GlusterFS's way), so
+#    the keys work by name (getfattr) as through fds opened before;
 #  - a mount with favorite-child-policy mtime reads g: the first read
 #    may fail, the heal it starts makes every copy the newest one.
 # TIMEOUT: 180
@@ -60,8 +60,7 @@ key() {
     (cd "$M0" && getfattr --only-values -n "$1" "$2" 2>&1)
 }
 
-# fdkey KEY N: the key through this shell's fd N. A plain getxattr:
-# getfattr stats the file first, and a stat of a split-brain answers EIO.
+# fdkey KEY N: the key through this shell's fd N (a plain getxattr).
 fdkey() {
     python3 -c 'import os, sys
 try:
@@ -95,6 +94,10 @@ TEST sh -c "for f in f g h; do echo 'b1 side' > '$M0'/\$f; done"
 TEST start_fsd brick-b0 --volfile "$T/vol/b0.vol"
 EXPECT_WITHIN 20 "split-brain" fdkey mortar.heal 5
 TEST ! cat "$M0/f"
+# Named all the same: stat, and the key by name (getfattr stats first).
+TEST stat "$M0/h"
+EXPECT "split-brain" key mortar.heal h
+EXPECT "Input/output error" errno_of cat "$M0/h"
 
 # The resolve keys.
 EXPECT "not-split-brain" key mortar.heal.resolve.latest-mtime .

@@ -312,6 +312,43 @@ rep_refresh(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
 }
 
 
+static void
+rep_stat_split_done(vl_req_t *child, void *cookie)
+{
+    vl_req_t *req = cookie;
+
+    vl_reply_move(req, child);
+    vl_unwind(req, child->status);
+}
+
+
+/* A stat of an object in split-brain is answered from one copy, as its
+ * lookup is (rep_lookup_split_answer): the object can be named, listed
+ * with ls -l and given to the resolve keys; its data is not read. */
+static void
+rep_stat_split(vl_xlator_t *xl, vl_req_t *req, rep_mask_t answered)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    struct rep_inspect *in = local->inspect;
+    int pick = rep_pick(&in->inode->gfid, rep_data_children(xl, answered));
+    vl_req_t *child;
+
+    if (pick < 0)
+        pick = rep_pick(&in->inode->gfid, answered);
+    rep_inspect_free(local);
+    if (pick < 0) {
+        vl_unwind(req, -EIO);
+        return;
+    }
+    child = vl_req_child(req, xl->children[pick]);
+    if (child == NULL) {
+        vl_unwind(req, -ENOMEM);
+        return;
+    }
+    vl_wind(child, rep_stat_split_done, req);
+}
+
+
 /* After a refresh: store the readable set and go on with cont. */
 static void
 rep_refresh_done(vl_xlator_t *xl, vl_req_t *req, rep_cont_fn *cont)
@@ -332,6 +369,10 @@ rep_refresh_done(vl_xlator_t *xl, vl_req_t *req, rep_cont_fn *cont)
     if (readable == 0) {
         vl_log(xl, VL_LOG_ERROR, "%s: every copy is blamed by another "
                "(split-brain)", vl_gfid_to_str(&inode->gfid, gs));
+        if (req->op == VL_FOP_STAT) {
+            rep_stat_split(xl, req, atomic_load(&in->answered));
+            return;
+        }
         rep_finish(req, -EIO);
         return;
     }
@@ -504,6 +545,37 @@ rep_lookup_compare(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* A lookup of an object in split-brain is answered, as GlusterFS does,
+ * so that it can be named (stat, the resolve keys through a mount): the
+ * attributes of one copy, never content or an xattr from it. Its
+ * readable set stays unknown, so every read refreshes it and answers
+ * EIO, and a change's pre-op finds the split-brain (rep-txn.c). */
+static void
+rep_lookup_split_answer(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    struct rep_inspect *in = local->inspect;
+    rep_mask_t found = atomic_load(&in->found);
+    int pick = rep_pick(&in->inode->gfid, rep_data_children(xl, found));
+    const struct vl_reply *src;
+
+    if (pick < 0)
+        pick = rep_pick(&in->inode->gfid, found);
+    if (pick < 0) {
+        rep_finish(req, -EIO);
+        return;
+    }
+    src = &in->reply[pick];
+    vl_reply_clear(&req->reply);
+    req->reply.iatt = src->iatt;
+    req->reply.postparent = src->postparent;
+    req->reply.has_postparent = src->has_postparent;
+    if (req->args.lookup.xattr_name != NULL)
+        req->reply.xattr_status = -EIO;
+    rep_finish(req, 0);
+}
+
+
 static void
 rep_lookup_records_in(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -533,7 +605,7 @@ rep_lookup_records_in(vl_xlator_t *xl, vl_req_t *req)
             rep_heal_on_lookup(xl, in->inode, atomic_load(&in->answered),
                                (const uint8_t *const *)rep_inspect_records(
                                    in));
-        rep_finish(req, -EIO);
+        rep_lookup_split_answer(xl, req);
         return;
     }
     rep_inode_set_readable(xl, in->inode, readable, gen);

@@ -402,6 +402,7 @@ rep_txn_probe_keys(vl_xlator_t *xl, struct rep_local *local,
     struct rep_priv *priv = rep_priv(xl);
 
     atomic_store(&local->preop_blamed, 0);
+    atomic_store(&local->preop_blamed_kind, 0);
     local->has_probe = n_keys + rep_popcount(local->txn) <= VL_XATTROP_MAX;
     if (!local->has_probe)
         return n_keys;
@@ -419,7 +420,7 @@ rep_txn_probe_keys(vl_xlator_t *xl, struct rep_local *local,
 
 
 /* Notes the children of the transaction child idx's pre-op answer
- * blames, for any kind. */
+ * blames, for any kind and for the transaction's. */
 static void
 rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
                      vl_req_t *child)
@@ -428,7 +429,7 @@ rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     const struct vl_xattrop_args *a = VL_ARGS(child, xattrop);
     const uint8_t *v = (const uint8_t *)child->reply.xattr;
-    rep_mask_t blamed = 0;
+    rep_mask_t blamed = 0, blamed_kind = 0;
 
     if (!local->has_probe)
         return;
@@ -438,6 +439,8 @@ rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
                child->reply.xattr_len, a->n * REP_RECORD_SIZE);
         /* Whom it blames is unknown: trust no copy but its own. */
         atomic_fetch_or(&local->preop_blamed, local->txn & ~(1u << idx));
+        atomic_fetch_or(&local->preop_blamed_kind,
+                        local->txn & ~(1u << idx));
         return;
     }
     for (uint32_t k = 0; k < a->n; k++, v += REP_RECORD_SIZE) {
@@ -448,12 +451,17 @@ rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
                 || !(local->txn & (1u << j)))
                 continue;
             for (unsigned kind = 0; kind < REP_N_KINDS; kind++)
-                if (rep_record_get(v, kind) > 0)
+                if (rep_record_get(v, kind) > 0) {
                     blamed |= 1u << j;
+                    if (kind == (unsigned)local->kind)
+                        blamed_kind |= 1u << j;
+                }
         }
     }
     if (blamed != 0)
         atomic_fetch_or(&local->preop_blamed, blamed);
+    if (blamed_kind != 0)
+        atomic_fetch_or(&local->preop_blamed_kind, blamed_kind);
 }
 
 
@@ -477,6 +485,29 @@ rep_txn_preop_good(vl_xlator_t *xl, struct rep_local *local)
     hint = rep_inode_good_hint(xl, local->t[0].inode) & local->good;
     if (hint != 0)
         local->good = hint;
+}
+
+
+/* Whether every copy of the object that took part in the pre-op is
+ * blamed by another for the transaction's kind (data copies only, for
+ * data): a split-brain, which a change must not go into. Known only from
+ * a probe of one object (a rename's two directories share the bits). */
+static bool
+rep_txn_is_split_brain(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t with = local->preop_ok, good;
+
+    if (!local->has_probe || local->n_targets != 1)
+        return false;
+    if (local->kind == REP_DATA)
+        with = rep_data_children(xl, with);
+    good = with & ~(rep_mask_t)atomic_load(&local->preop_blamed_kind);
+    if (with == 0 || good != 0)
+        return false;
+    vl_log(xl, VL_LOG_ERROR, "%s refused: every copy is blamed by another "
+           "(split-brain)", vl_fop_name(req->op));
+    return true;
 }
 
 
@@ -509,6 +540,14 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
         }
         if (rep_priv(xl)->arbiter != 0 && !rep_arb_preop_allows(xl, req)) {
             local->result = -ENOTCONN;
+            local->fop_ok = 0;
+            rep_txn_postop(xl, req);
+            return;
+        }
+        if (rep_txn_is_split_brain(xl, req)) {
+            /* GlusterFS's answer too: no copy to build on, and a change
+             * on all of them would leave them as divided as before. */
+            local->result = -EIO;
             local->fop_ok = 0;
             rep_txn_postop(xl, req);
             return;

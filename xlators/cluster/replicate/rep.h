@@ -239,6 +239,8 @@ struct rep_local {
     void (*reopen_cont)(vl_xlator_t *xl, vl_req_t *req); /* after it */
     atomic_uint preop_blamed;        /* children of the transaction a
                                         pre-op answer blames */
+    atomic_uint preop_blamed_kind;   /* the same, for the transaction's
+                                        kind only */
     bool has_probe;                  /* the pre-op asked every copy
                                         whom it blames (preop_blamed is
                                         meaningful) */
