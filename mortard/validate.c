@@ -321,7 +321,8 @@ static const char *const md_settable_types[] = {
     "storage/posix", "features/locks", "performance/io-threads",
     "protocol/server", "protocol/client", "cluster/distribute",
     "cluster/replicate",
-    "performance/write-behind", "performance/quick-read",
+    "performance/write-behind", "performance/read-ahead",
+    "performance/quick-read",
     "performance/nl-cache", "performance/md-cache", "features/upcall", NULL,
 };
 
@@ -331,7 +332,9 @@ static const char *const md_settable_types[] = {
 struct md_diag_conf {
     bool is_client_trace; /* debug/trace on top of the client graph */
     bool is_write_behind; /* performance/write-behind above distribute */
-    bool is_quick_read;   /* performance/quick-read above write-behind */
+    bool is_read_ahead;   /* performance/read-ahead above write-behind */
+    bool is_quick_read;   /* performance/quick-read above read-ahead or
+                             write-behind */
     bool is_nl_cache;     /* performance/nl-cache above quick-read */
     bool is_md_cache;     /* performance/md-cache on top */
 };
@@ -348,6 +351,15 @@ static const vl_option_t md_diag_options[] = {
                 .doc = "Put performance/write-behind in the client graph "
                        "(above distribute): writes are answered at once "
                        "and sent behind. Clients switch graphs live."),
+    VL_OPT_BOOL("read-ahead", struct md_diag_conf, is_read_ahead,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.read-ahead"},
+                .doc = "Put performance/read-ahead in the client graph "
+                       "(above write-behind): the next pages of a file "
+                       "read sequentially are fetched before they are "
+                       "asked for. Off as in GlusterFS: the kernel's own "
+                       "read-ahead (mount/fuse's read-ahead-kb) usually "
+                       "does the same. Clients switch graphs live."),
     VL_OPT_BOOL("quick-read", struct md_diag_conf, is_quick_read,
                 .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
                 .aliases = {"performance.quick-read"},

@@ -13,8 +13,10 @@
  *         the life of a brick), with `decommissioned-bricks` while a
  *         remove-brick runs. performance/write-behind
  *         `<vol>-write-behind` above that (unless performance.write-behind
- *         is off), performance/quick-read `<vol>-quick-read` above
- *         that (unless performance.quick-read is off),
+ *         is off), performance/read-ahead `<vol>-read-ahead` above
+ *         that (only if performance.read-ahead is on; GlusterFS's
+ *         order and default), performance/quick-read `<vol>-quick-read`
+ *         above that (unless performance.quick-read is off),
  *         performance/nl-cache `<vol>-nl-cache` above that (unless
  *         performance.nl-cache is off), performance/md-cache
  *         `<vol>-md-cache` above that (unless performance.stat-prefetch
@@ -191,6 +193,20 @@ md_quick_read_on(const struct md_volume *vol)
     bool is_on = true;
 
     return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
+}
+
+
+/* The option diagnostics.read-ahead (performance.read-ahead) is on:
+ * read-ahead is off by default (GlusterFS's default since 6.0; the
+ * kernel's own read-ahead, which mount/fuse raises, already keeps a
+ * sequential reader's READs in flight). */
+static bool
+md_read_ahead_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.read-ahead");
+    bool is_on = false;
+
+    return v != NULL && vl_parse_bool(v, &is_on) == 0 && is_on;
 }
 
 
@@ -377,6 +393,13 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_opts(&sb, vol, "write-behind", vol->name);
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-write-behind", vol->name);
+    }
+    if (md_read_ahead_on(vol)) {
+        md_sbuf_printf(&sb, "volume %s-read-ahead\n"
+                       "    type performance/read-ahead\n", vol->name);
+        md_volgen_opts(&sb, vol, "read-ahead", vol->name);
+        md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
+        snprintf(top, sizeof(top), "%s-read-ahead", vol->name);
     }
     if (md_quick_read_on(vol)) {
         md_sbuf_printf(&sb, "volume %s-quick-read\n"

@@ -161,6 +161,26 @@ test_volgen_client(void **state)
     assert_top(text, "performance/quick-read");
     free(text);
 
+    /* read-ahead (off unless set on): between write-behind and
+     * quick-read, with the options of its class; off again for the
+     * shapes below. */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.read-ahead", "on"), 0);
+    assert_int_equal(md_vol_opt_set(&v, "read-ahead.page-count", "8"), 0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-read-ahead\n    type "
+                                 "performance/read-ahead\n    option "
+                                 "page-count 8\n    subvolumes "
+                                 "vv-write-behind\n"));
+    assert_non_null(strstr(text, "cache-timeout 2\n    subvolumes "
+                                 "vv-read-ahead\n"));
+    assert_top(text, "performance/quick-read");
+    free(text);
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.read-ahead", "off"),
+                     0);
+    text = md_volgen_client(&v);
+    assert_null(strstr(text, "read-ahead"));
+    free(text);
+
     /* nl-cache (on unless set off): on top, with the options of its
      * class. */
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.nl-cache", "on"), 0);
