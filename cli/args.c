@@ -33,6 +33,11 @@ cli_usage(FILE *out)
 "      --mode=script           never ask for confirmation\n"
 "      --xml                   ask for XML output\n"
 "      --json                  ask for JSON output\n"
+"      --watch                 heal, rebalance and remove-brick status:\n"
+"                              a live bar, redrawn every second (the\n"
+"                              default when stdout is a terminal;\n"
+"                              ignored when it is not; not with\n"
+"                              --xml or --json)\n"
 "      --remote-host=HOST[:PORT]\n"
 "                              talk TCP to mortard on HOST (port %d);\n"
 "                              commands need TLS with an admin\n"
@@ -133,6 +138,10 @@ cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
     }
     if (strcmp(arg, "--json") == 0) {
         args->format = CLI_FMT_JSON;
+        return 1;
+    }
+    if (strcmp(arg, "--watch") == 0) {
+        args->is_watch = true;
         return 1;
     }
     if (strcmp(arg, "--tls") == 0) {
@@ -252,6 +261,30 @@ cli_env(const char *name)
 }
 
 
+/* --watch asks for a bar a person reads: refused where there is none,
+ * and with --xml/--json, whose readers are programs that expect one
+ * document (silently dropping it would hide the mistake). */
+static int
+cli_args_check_watch(const struct cli_args *args, vl_err_t *err)
+{
+    if (!args->is_watch || args->is_help || args->is_version)
+        return 0;
+    if (args->format != CLI_FMT_TEXT) {
+        vl_err_set(err, "--watch draws a live bar for a person; it cannot "
+                   "be used with --xml or --json");
+        return -EINVAL;
+    }
+    if (!cli_is_heal_status(args->cmd, args->n_cmd) &&
+        !cli_is_rebal_status(args->cmd, args->n_cmd)) {
+        vl_err_set(err, "--watch is for 'volume heal VOL status', 'volume "
+                   "rebalance VOL status' and 'volume remove-brick VOL "
+                   "BRICK... status' only");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
 int
 cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
 {
@@ -290,6 +323,9 @@ cli_args_parse(int argc, char **argv, struct cli_args *args, vl_err_t *err)
         rc = -EINVAL;
         goto fail;
     }
+    rc = cli_args_check_watch(args, err);
+    if (rc != 0)
+        goto fail;
     rc = cli_args_check_size(args->cmd, args->n_cmd, err);
     if (rc != 0)
         goto fail;

@@ -38,6 +38,7 @@ struct cli_args {
     unsigned timeout_s;       /* --timeout */
     bool is_version;          /* --version */
     bool is_help;             /* --help, -h, or the command "help" */
+    bool is_watch;            /* --watch: the live bar (heal, rebalance) */
     char **cmd;               /* owned array of borrowed argv strings */
     int n_cmd;                /* words of the command */
 };
@@ -66,5 +67,34 @@ void cli_heal_bar(const struct cli_heal_status *st, uint64_t most,
                   char *buf, size_t len);
 /* The command is `volume heal VOL status`. */
 bool cli_is_heal_status(char *const *cmd, int n_cmd);
+
+/* rebal-bar.c: `volume rebalance VOL status` and `volume remove-brick
+ * VOL BRICK... status` as a live bar on a terminal. Sums of the table's
+ * rows. */
+struct cli_rebal_status {
+    unsigned n_nodes;    /* rows of the table */
+    unsigned n_running;  /* rows "in progress" */
+    long long files;     /* "Rebalanced-files" */
+    long long bytes;     /* "size", read back from mortard's units */
+    long long scanned;   /* "scanned" */
+    long long failures;  /* "failures" */
+    long long skipped;   /* "skipped" */
+    long long run_s;     /* the longest "run time" */
+    long long running_s; /* the longest run time of a row in progress */
+    long long eta_s;     /* the longest "Estimated time left" */
+    bool is_estimating;  /* a node in progress has no estimate yet */
+};
+/* Reads mortard's rebalance status table; false if it is not one. */
+bool cli_rebal_status_parse(const char *text, struct cli_rebal_status *st);
+/* Done of the estimated total, 0..100; 100 once nothing is in
+ * progress, at most 99 before; -1 while estimating. */
+int cli_rebal_percent(const struct cli_rebal_status *st);
+/* One line: bar, percentage, ETA, files and bytes moved, scanned,
+ * rates. */
+void cli_rebal_bar(const struct cli_rebal_status *st, char *buf,
+                   size_t len);
+/* The command is `volume rebalance VOL status` or `volume remove-brick
+ * VOL BRICK... status`. */
+bool cli_is_rebal_status(char *const *cmd, int n_cmd);
 
 #endif /* MORTAR_CLI_H */

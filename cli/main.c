@@ -9,8 +9,9 @@
  * output to stdout and its error string to stderr, and exits with the
  * answer's ret.
  * Synchronous: one blocking socket (mortarfsd/mgmt-clnt.c), no event loop.
- * `volume heal VOL status` on a terminal repeats every second as a live
- * bar (heal-bar.c, drawn by progress-bar.c).
+ * `volume heal VOL status`, `volume rebalance VOL status` and `volume
+ * remove-brick VOL BRICK... status` on a terminal repeat every second as
+ * a live bar (heal-bar.c, rebal-bar.c, drawn by progress-bar.c).
  * Threads: main thread only.
  */
 #include "config.h"
@@ -202,6 +203,31 @@ cli_heal_next(void *arg, struct cli_bar_frame *frame)
 }
 
 
+/* One frame of `volume rebalance VOL status` or `volume remove-brick
+ * VOL BRICK... status` (rebal-bar.c): mortard's answer ends the watch
+ * when it fails or no node is in progress. */
+static void
+cli_rebal_next(void *arg, struct cli_bar_frame *frame)
+{
+    struct cli_watch *w = arg;
+    struct cli_rebal_status st;
+    bool is_reached = false;
+    char *out = NULL;
+
+    frame->status = cli_run(w->args, w->args->cmd, w->args->n_cmd,
+                            (int)w->args->timeout_s * 1000, false,
+                            &is_reached, &out);
+    if (frame->status != 0 || !cli_rebal_status_parse(out, &st) ||
+        st.n_running == 0) {
+        frame->is_done = true;
+        frame->final = out;
+        return;
+    }
+    cli_rebal_bar(&st, frame->line, sizeof(frame->line));
+    free(out);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -239,11 +265,19 @@ main(int argc, char **argv)
         status = CLI_EXIT_FAIL;
         goto out;
     }
+    /* The bar is for a person: text output to a terminal, with or
+     * without --watch (args.c refuses --watch with --xml/--json); a
+     * pipe or a file gets mortard's plain answer once. */
     if (args.format == CLI_FMT_TEXT && isatty(STDOUT_FILENO) &&
         cli_is_heal_status(args.cmd, args.n_cmd)) {
         struct cli_watch w = {.args = &args};
 
         status = cli_bar_watch(stdout, cli_heal_next, &w);
+    } else if (args.format == CLI_FMT_TEXT && isatty(STDOUT_FILENO) &&
+               cli_is_rebal_status(args.cmd, args.n_cmd)) {
+        struct cli_watch w = {.args = &args};
+
+        status = cli_bar_watch(stdout, cli_rebal_next, &w);
     } else {
         status = cli_run(&args, args.cmd, args.n_cmd,
                          (int)args.timeout_s * 1000, false, &is_reached,

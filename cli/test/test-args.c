@@ -198,6 +198,44 @@ test_errors(void **state)
 }
 
 
+/* --watch: anywhere on the line, for the three status commands with a
+ * bar; refused with --xml/--json and for any other command. */
+static void
+test_watch(void **state)
+{
+    char *rebal[] = {"mortar", "volume", "rebalance", "v0", "status",
+                     "--watch", NULL};
+    char *remove[] = {"mortar", "--watch", "volume", "remove-brick", "v0",
+                      "h:/b1", "status", NULL};
+    char *heal[] = {"mortar", "--watch", "volume", "heal", "v0", "status",
+                    NULL};
+    char *json[] = {"mortar", "--json", "volume", "rebalance", "v0",
+                    "status", "--watch", NULL};
+    char *xml[] = {"mortar", "--watch", "--xml", "volume", "heal", "v0",
+                   "status", NULL};
+    char *info[] = {"mortar", "--watch", "volume", "info", NULL};
+    struct cli_args a;
+    vl_err_t err = {.msg = ""};
+
+    (void)state;
+    assert_int_equal(cli_args_parse(ARGC(rebal), rebal, &a, &err), 0);
+    assert_true(a.is_watch);
+    assert_int_equal(a.n_cmd, 4);
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(remove), remove, &a, &err), 0);
+    assert_true(a.is_watch);
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(heal), heal, &a, &err), 0);
+    cli_args_clear(&a);
+    assert_int_equal(cli_args_parse(ARGC(json), json, &a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "--xml or --json"));
+    assert_int_equal(cli_args_parse(ARGC(xml), xml, &a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "--xml or --json"));
+    assert_int_equal(cli_args_parse(ARGC(info), info, &a, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "--watch is for"));
+}
+
+
 static void
 test_help_version(void **state)
 {
@@ -331,6 +369,7 @@ main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_remove_brick_questions),
         cmocka_unit_test(test_replica2_question),
+        cmocka_unit_test(test_watch),
         cmocka_unit_test(test_help_version),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_addr_parse),
