@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "vol/fop-stats.h"
 #include "vol/vol.h"
 
 /* Alignment of every per-translator area (request priv, inode/fd ctx). */
@@ -40,6 +41,36 @@ void vl__mem_account_raw(unsigned type, int64_t delta);
 /* Reads VL_TEST_FAIL_ALLOC_AT. */
 void vl__mem_init_from_env(void);
 
+/* ---- fop-stats.c ---- */
+
+/* One fop's counters in one translator (vol/fop-stats.h). */
+struct vl__fop_counter {
+    atomic_uint_least64_t calls;      /* answered requests */
+    atomic_uint_least64_t errors;     /* of those, status < 0 */
+    atomic_uint_least64_t lat_sum_ns; /* sum of latencies */
+    atomic_uint_least64_t lat_min_ns; /* UINT64_MAX until the first */
+    atomic_uint_least64_t lat_max_ns; /* 0 until the first */
+    atomic_uint_least64_t bytes;      /* READ/WRITE bytes */
+    atomic_uint_least64_t lat_bucket[VL_LAT_BUCKETS];
+};
+
+/* A translator's counters; owned by the translator (xl->fop_stats). */
+struct vl__xl_stats {
+    struct vl__fop_counter fops[VL_FOP_COUNT]; /* by fop */
+    unsigned depth; /* longest chain of translators from this one down to
+                       a leaf, itself included (graph build) */
+};
+
+struct vl__xl_stats *vl__fop_stats_new(void);
+void vl__fop_stats_free(struct vl__xl_stats *st);
+/* Counts one answered request of op in xl, ns after it reached xl. */
+void vl__fop_stats_credit(vl_xlator_t *xl, vl_fop_t op, int status,
+                          uint64_t ns, uint64_t bytes);
+/* A hop that did not fit in its request (vl_fop_stats_unrecorded). */
+void vl__fop_stats_unrecorded_add(void);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t vl__now_ns(void);
+
 /* ---- graph.c ---- */
 
 /* A live request's core trailer, placed after its priv area. */
@@ -51,6 +82,12 @@ struct vl__req_core {
     const char *unwound_by;  /* translator name at the first vl_unwind */
     void (*on_destroy)(void *arg); /* run after the request is freed */
     void *on_destroy_arg;    /* for on_destroy */
+    uint32_t n_hops;         /* translators reached so far (hops) */
+    uint32_t cap_hops;       /* room in hops: the graph's depth */
+    struct vl__req_hop {
+        vl_xlator_t *xl;     /* borrowed; reached by vl_wind or vl_pass */
+        uint64_t t_ns;       /* when (vl__now_ns) */
+    } hops[];                /* credited at vl_unwind (fop-stats.h) */
 };
 
 /* Runs fn(arg) once the request has been freed and is off its graph's
@@ -71,6 +108,8 @@ struct vl__graph_core {
     char last_error[256];        /* vl_graph_set_last_error */
     bool *is_inited;             /* owned; per xls index: init() succeeded */
     bool is_activated;           /* PARENT_UP sent */
+    unsigned max_hops;           /* the graph's depth: the most translators
+                                    one request can reach by passes */
     vl_graph_t *reg_next;        /* process graph list; guarded by reg lock */
     struct vl__retired_conf *retired; /* owned; confs replaced by
                                          reconfigure, guarded by pend_lock */

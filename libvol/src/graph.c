@@ -147,6 +147,7 @@ vl_xlator_free(vl_xlator_t *xl)
     vl_free(xl->parents);
     vl_free(xl->name);
     vl__mem_acct_put(xl->mem_acct);
+    vl__fop_stats_free(xl->fop_stats);
     vl_free(xl);
 }
 
@@ -177,6 +178,9 @@ vl_xlator_new(vl_graph_t *graph, const vl_volfile_t *vf,
         goto nomem;
     xl->mem_acct = vl__mem_acct_new(vol->name, cls->mem_types);
     if (xl->mem_acct == NULL)
+        goto nomem;
+    xl->fop_stats = vl__fop_stats_new();
+    if (xl->fop_stats == NULL)
         goto nomem;
     xl->conf = vl_calloc(NULL, 1, cls->conf_size != 0 ? cls->conf_size : 1,
                          VL_MT_OPTION);
@@ -296,11 +300,23 @@ vl_graph_link_parents(vl_graph_t *graph)
 static void
 vl_graph_layout(vl_graph_t *graph)
 {
+    struct vl__graph_core *core = vl__graph_core(graph);
     size_t i;
+    size_t j;
 
     for (i = 0; i < graph->n_xls; i++) {
         vl_xlator_t *xl = graph->xls[i];
         const vl_xlator_class_t *cls = xl->cls;
+        unsigned depth = 0;
+
+        /* Children come before their parents in xls, so theirs is known:
+         * the graph's depth bounds a request's passes (req.c's hops). */
+        for (j = 0; j < xl->n_children; j++)
+            if (xl->children[j]->fop_stats->depth > depth)
+                depth = xl->children[j]->fop_stats->depth;
+        xl->fop_stats->depth = depth + 1;
+        if (depth + 1 > core->max_hops)
+            core->max_hops = depth + 1;
 
         xl->index = (unsigned)i;
         xl->inode_ctx_off = graph->inode_ctx_size;

@@ -7,6 +7,7 @@
 #include "vol/common.h"
 #include "vol/fd.h"
 #include "vol/fop-args.h"
+#include "vol/fop-stats.h"
 #include "vol/graph.h"
 #include "vol/inode.h"
 #include "vol/log.h"

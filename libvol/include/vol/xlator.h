@@ -118,6 +118,7 @@ typedef struct vl_xlator_class {
 } vl_xlator_class_t;
 
 struct vl_mem_acct;
+struct vl__xl_stats;
 
 struct vl_xlator {
     const vl_xlator_class_t *cls; /* borrowed, static */
@@ -138,6 +139,8 @@ struct vl_xlator {
     size_t fd_ctx_off;            /* offset of its area in fd ctx */
     struct vl_mem_acct *mem_acct; /* owned by the core */
     bool is_up;                   /* core's: CHILD_UP seen from below */
+    struct vl__xl_stats *fop_stats; /* owned by the core; read with
+                                       vl_fop_stats_read (fop-stats.h) */
 };
 
 #define VL_FIRST_CHILD(xl) ((xl)->children[0])
