@@ -13,6 +13,7 @@
 #include "vol/log.h"
 #include "vol/loop.h"
 #include "vol/mem.h"
+#include "vol/metrics.h"
 #include "vol/options.h"
 #include "vol/req.h"
 #include "vol/sync.h"

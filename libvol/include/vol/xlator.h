@@ -26,6 +26,7 @@
 #define VL_XLATOR_ABI 1
 
 struct vl_graph;
+struct vl_metrics_sink;
 typedef struct vl_xlator vl_xlator_t;
 
 typedef enum vl_event {
@@ -113,6 +114,9 @@ typedef struct vl_xlator_class {
     void (*release)(vl_xlator_t *xl, vl_fd_t *fd);
     /* Writes "key=value" lines of private state for statedump. */
     void (*dump)(vl_xlator_t *xl, FILE *out);
+    /* Reports counters it keeps (cache hits...) for /metrics with
+     * vl_metrics_emit (vol/metrics.h); any thread, while xl exists. */
+    void (*metrics)(vl_xlator_t *xl, struct vl_metrics_sink *sink);
 
     vl_fop_fn *fops[VL_FOP_COUNT];
 } vl_xlator_class_t;
