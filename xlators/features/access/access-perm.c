@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -47,18 +48,24 @@ access_le16(const unsigned char *p)
 
 
 int
-access_acl_parse(const void *buf, size_t len, struct access_acl *out)
+access_acl_parse(const void *buf, size_t len, struct access_acl **out)
 {
     const unsigned char *p = buf;
+    struct access_acl *acl;
     unsigned seen = 0;
     size_t n;
 
-    memset(out, 0, sizeof(*out));
-    if (len < ACCESS_ACL_HDR_SIZE
+    *out = NULL;
+    if (len < ACCESS_ACL_HDR_SIZE || len > ACCESS_ACL_XATTR_SIZE_MAX
         || (len - ACCESS_ACL_HDR_SIZE) % ACCESS_ACL_ENTRY_SIZE != 0
         || access_le32(p) != ACCESS_ACL_XATTR_VERSION)
         return -EINVAL;
     n = (len - ACCESS_ACL_HDR_SIZE) / ACCESS_ACL_ENTRY_SIZE;
+    acl = malloc(sizeof(*acl) + n * sizeof(acl->e[0]));
+    if (acl == NULL)
+        return -ENOMEM;
+    atomic_init(&acl->refs, 1);
+    acl->n = (uint32_t)n;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *e = p + ACCESS_ACL_HDR_SIZE
                                  + i * ACCESS_ACL_ENTRY_SIZE;
@@ -73,14 +80,13 @@ access_acl_parse(const void *buf, size_t len, struct access_acl *out)
         case ACCESS_ACL_OTHER:
             break;
         default:
+            free(acl);
             return -EINVAL;
         }
         seen |= tag;
-        if (i < ACCESS_ACL_MAX) {
-            out->e[i].tag = tag;
-            out->e[i].perm = access_le16(e + 2) & 7u;
-            out->e[i].id = access_le32(e + 4);
-        }
+        acl->e[i].tag = tag;
+        acl->e[i].perm = access_le16(e + 2) & 7u;
+        acl->e[i].id = access_le32(e + 4);
     }
     /* (1) The three base entries are required; (2) named entries need a
      * mask (posix_acl_valid). */
@@ -89,14 +95,31 @@ access_acl_parse(const void *buf, size_t len, struct access_acl *out)
             != (ACCESS_ACL_USER_OBJ | ACCESS_ACL_GROUP_OBJ
                 | ACCESS_ACL_OTHER)                                /* (1) */
         || ((seen & (ACCESS_ACL_USER | ACCESS_ACL_GROUP)) != 0
-            && (seen & ACCESS_ACL_MASK) == 0))                     /* (2) */
+            && (seen & ACCESS_ACL_MASK) == 0)) {                   /* (2) */
+        free(acl);
         return -EINVAL;
-    if (n > ACCESS_ACL_MAX) {
-        out->n = 0;
-        return -E2BIG;
     }
-    out->n = (uint32_t)n;
+    *out = acl;
     return 0;
+}
+
+
+struct access_acl *
+access_acl_ref(struct access_acl *acl)
+{
+    if (acl != NULL)
+        atomic_fetch_add_explicit(&acl->refs, 1, memory_order_relaxed);
+    return acl;
+}
+
+
+void
+access_acl_unref(struct access_acl *acl)
+{
+    if (acl != NULL
+        && atomic_fetch_sub_explicit(&acl->refs, 1, memory_order_acq_rel)
+               == 1)
+        free(acl);
 }
 
 
@@ -133,7 +156,7 @@ static int
 access_acl_check(const struct vl_caller *c, const struct access_attr *a,
                  unsigned want)
 {
-    const struct access_acl *acl = &a->acl;
+    const struct access_acl *acl = a->acl;
     bool is_group_found = false;
 
     for (uint32_t i = 0; i < acl->n; i++) {
@@ -181,9 +204,9 @@ access_permission(const struct vl_caller *c, const struct access_attr *a,
     }
     if (c->uid == a->uid)
         bits = (a->mode >> 6) & 7u;
-    else if (a->is_acl_too_big)
+    else if (a->is_acl_bad)
         return -EACCES;
-    else if (a->has_acl && (a->mode & S_IRWXG) != 0)
+    else if (a->acl != NULL && (a->mode & S_IRWXG) != 0)
         return access_acl_check(c, a, want);
     else if (access_caller_in_group(c, a->gid))
         bits = (a->mode >> 3) & 7u;

@@ -48,8 +48,10 @@
 
 /* Objects a check may need: rename's two parents, source and target. */
 #define ACCESS_OBJ_MAX 4
-/* An ACL's bytes when it has ACCESS_ACL_MAX entries: more is -ERANGE. */
-#define ACCESS_ACL_XATTR_MAX (4u + 8u * ACCESS_ACL_MAX)
+/* The first fetch of an ACL asks for this many bytes (32 entries, more
+ * than nearly every ACL has); -ERANGE fetches it again with room for
+ * the largest. */
+#define ACCESS_ACL_XATTR_FIRST (4u + 8u * 32u)
 /* access_decide: an object's attributes must be fetched first. */
 #define ACCESS_NEED 1
 
@@ -57,7 +59,7 @@ enum access_acl_state {
     ACCESS_ACL_UNKNOWN = 0, /* not fetched, or changed since */
     ACCESS_ACL_NONE,        /* none: the mode bits decide */
     ACCESS_ACL_SOME,        /* acl holds it */
-    ACCESS_ACL_BIG,         /* over ACCESS_ACL_MAX entries */
+    ACCESS_ACL_BAD,         /* malformed: only the owner passes */
 };
 
 struct access_ictx {
@@ -66,7 +68,7 @@ struct access_ictx {
     uint32_t mode;           /* as the last reply said */
     uint32_t uid;
     uint32_t gid;
-    struct access_acl acl;   /* with ACCESS_ACL_SOME */
+    struct access_acl *acl;  /* a reference, with ACCESS_ACL_SOME */
 };
 
 /* One object a check looks at. */
@@ -85,6 +87,7 @@ struct access_local {
     vl_req_t *req;                        /* borrowed; being checked */
     struct access_obj obj[ACCESS_OBJ_MAX];
     int need;                             /* object being fetched */
+    bool is_acl_refetch;                  /* fetching a large ACL again */
     uint32_t setattr_mode;                /* SETATTR: mode to set */
 };
 
@@ -140,13 +143,17 @@ static void
 access_ctx_forget_acl(vl_xlator_t *xl, vl_inode_t *inode)
 {
     struct access_ictx *ctx;
+    struct access_acl *acl;
 
     if (inode == NULL)
         return;
     ctx = vl_inode_ctx(inode, xl);
     pthread_mutex_lock(&inode->lock);
     ctx->acl_state = ACCESS_ACL_UNKNOWN;
+    acl = ctx->acl;
+    ctx->acl = NULL;
     pthread_mutex_unlock(&inode->lock);
+    access_acl_unref(acl);
 }
 
 
@@ -164,10 +171,8 @@ access_ctx_get(vl_xlator_t *xl, vl_inode_t *inode, struct access_attr *attr)
         attr->mode = ctx->mode;
         attr->uid = ctx->uid;
         attr->gid = ctx->gid;
-        attr->has_acl = ctx->acl_state == ACCESS_ACL_SOME;
-        attr->is_acl_too_big = ctx->acl_state == ACCESS_ACL_BIG;
-        if (attr->has_acl)
-            attr->acl = ctx->acl;
+        attr->is_acl_bad = ctx->acl_state == ACCESS_ACL_BAD;
+        attr->acl = access_acl_ref(ctx->acl);
     }
     pthread_mutex_unlock(&inode->lock);
     return is_known;
@@ -220,16 +225,34 @@ access_obj(struct access_local *l, int slot, vl_inode_t *inode,
 }
 
 
+/* Drops what the objects hold: lookups' inode refs and ACL refs. */
+static void
+access_objs_release(struct access_local *l)
+{
+    for (int i = 0; i < ACCESS_OBJ_MAX; i++) {
+        struct access_obj *o = &l->obj[i];
+
+        if (o->is_owned) {
+            vl_inode_unref(o->inode);
+            o->is_owned = false;
+        }
+        access_acl_unref(o->attr.acl);
+        o->attr.acl = NULL;
+    }
+}
+
+
 static void
 access_fetch_fail(struct access_local *l, int status)
 {
     vl_req_t *req = l->req;
 
-    for (int i = 0; i < ACCESS_OBJ_MAX; i++)
-        if (l->obj[i].is_owned)
-            vl_inode_unref(l->obj[i].inode);
+    access_objs_release(l);
     vl_unwind(req, status);
 }
+
+
+static void access_fetch_acl(struct access_local *l);
 
 
 static void
@@ -238,42 +261,49 @@ access_acl_done(vl_req_t *child, void *cookie)
     struct access_local *l = cookie;
     struct access_obj *o = &l->obj[l->need];
     struct access_ictx *ctx = vl_inode_ctx(o->inode, l->xl);
-    struct access_acl acl = {0};
+    struct access_acl *acl = NULL;
     uint8_t state;
     int rc = child->status;
 
+    if (rc == -ERANGE && !l->is_acl_refetch) {
+        l->is_acl_refetch = true; /* larger than the first guess */
+        access_fetch_acl(l);
+        return;
+    }
     if (rc == -ENODATA || rc == -EOPNOTSUPP) {
         state = ACCESS_ACL_NONE;
-    } else if (rc == -ERANGE) {
-        state = ACCESS_ACL_BIG;
-    } else if (rc < 0) {
+    } else if (rc < 0 && rc != -ERANGE) {
         access_fetch_fail(l, rc);
         return;
     } else {
-        rc = access_acl_parse(child->reply.xattr, child->reply.xattr_len,
-                              &acl);
-        if (rc == -EINVAL) {
+        if (rc == 0)
+            rc = access_acl_parse(child->reply.xattr,
+                                  child->reply.xattr_len, &acl);
+        if (rc == -ENOMEM) {
+            access_fetch_fail(l, rc);
+            return;
+        }
+        if (rc != 0) {
             vl_log(l->xl, VL_LOG_WARNING, "malformed %s on an object: "
                    "only its owner passes", ACCESS_ACL_XATTR);
-            state = ACCESS_ACL_BIG;
+            state = ACCESS_ACL_BAD;
         } else {
-            state = rc == 0 ? ACCESS_ACL_SOME : ACCESS_ACL_BIG;
+            state = ACCESS_ACL_SOME;
         }
     }
+    l->is_acl_refetch = false;
     pthread_mutex_lock(&o->inode->lock);
     if (ctx->acl_state == ACCESS_ACL_UNKNOWN) {
         ctx->acl_state = state;
-        if (state == ACCESS_ACL_SOME)
-            ctx->acl = acl;
+        ctx->acl = access_acl_ref(acl);
     }
     pthread_mutex_unlock(&o->inode->lock);
     if (!access_ctx_get(l->xl, o->inode, &o->attr)) {
         /* Forgotten meanwhile (a chmod): decide with what was read. */
-        o->attr.has_acl = state == ACCESS_ACL_SOME;
-        o->attr.is_acl_too_big = state == ACCESS_ACL_BIG;
-        if (o->attr.has_acl)
-            o->attr.acl = acl;
+        o->attr.is_acl_bad = state == ACCESS_ACL_BAD;
+        o->attr.acl = access_acl_ref(acl);
     }
+    access_acl_unref(acl);
     o->is_known = true;
     access_run(l);
 }
@@ -294,7 +324,8 @@ access_fetch_acl(struct access_local *l)
     a = VL_ARGS(child, getxattr);
     a->loc.inode = o->inode;
     a->name = ACCESS_ACL_XATTR;
-    a->size = ACCESS_ACL_XATTR_MAX;
+    a->size = l->is_acl_refetch ? ACCESS_ACL_XATTR_SIZE_MAX
+                                : ACCESS_ACL_XATTR_FIRST;
     vl_wind(child, access_acl_done, l);
 }
 
@@ -690,11 +721,7 @@ access_run(struct access_local *l)
         access_fetch(l);
         return;
     }
-    for (int i = 0; i < ACCESS_OBJ_MAX; i++)
-        if (l->obj[i].is_owned) {
-            vl_inode_unref(l->obj[i].inode);
-            l->obj[i].is_owned = false;
-        }
+    access_objs_release(l);
     if (rc != 0) {
         vl_log(xl, VL_LOG_DEBUG, "%s by uid %u gid %u: %s",
                vl_fop_name(req->op), req->caller.uid, req->caller.gid,
@@ -727,6 +754,17 @@ access_fop(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
+/* An inode leaving the table drops the ctx's reference to its ACL. */
+static void
+access_forget(vl_xlator_t *xl, vl_inode_t *inode)
+{
+    struct access_ictx *ctx = vl_inode_ctx(inode, xl);
+
+    access_acl_unref(ctx->acl);
+    ctx->acl = NULL;
+}
+
+
 static int
 access_init(vl_xlator_t *xl, vl_err_t *err)
 {
@@ -756,6 +794,7 @@ const vl_xlator_class_t xl_features_access = {
            "POSIX ACLs as the kernel would (GlusterFS's "
            "features/access-control).",
     .init = access_init,
+    .forget = access_forget,
     .fops = {
         [VL_FOP_LOOKUP] = access_fop,
         [VL_FOP_STAT] = access_fop,

@@ -3,6 +3,7 @@
 #ifndef MORTAR_FEATURES_ACCESS_H
 #define MORTAR_FEATURES_ACCESS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,9 +25,10 @@
 #define ACCESS_ACL_OTHER 0x20u
 #define ACCESS_ACL_XATTR_VERSION 2u
 #define ACCESS_ACL_XATTR "system.posix_acl_access"
-/* Entries kept per inode; an ACL with more is not evaluated: such an
- * object is checked as its owner only (access_attr.is_acl_too_big). */
-#define ACCESS_ACL_MAX 16u
+/* The most entries an ACL can have: what the largest xattr value the
+ * kernel takes (XATTR_SIZE_MAX, 64 KiB) holds after its 4-byte header. */
+#define ACCESS_ACL_XATTR_SIZE_MAX 65536u
+#define ACCESS_ACL_MAX ((ACCESS_ACL_XATTR_SIZE_MAX - 4u) / 8u)
 
 struct access_acl_entry {
     uint16_t tag;  /* ACCESS_ACL_* */
@@ -34,9 +36,14 @@ struct access_acl_entry {
     uint32_t id;   /* uid or gid for USER and GROUP; else unused */
 };
 
+/* A parsed ACL: immutable once made, shared by counted references (the
+ * inode ctx holds one, each check in flight its own), so a check reads
+ * it without the inode's lock and an ACL of any size costs one
+ * allocation per change of the xattr, none per check. */
 struct access_acl {
-    uint32_t n;                                   /* entries used */
-    struct access_acl_entry e[ACCESS_ACL_MAX];    /* in the xattr's order */
+    atomic_uint refs;
+    uint32_t n;                        /* entries */
+    struct access_acl_entry e[];       /* in the xattr's order */
 };
 
 /* What a check needs of an object. */
@@ -44,20 +51,23 @@ struct access_attr {
     uint32_t mode;       /* S_IFMT and permission bits */
     uint32_t uid;        /* owner */
     uint32_t gid;        /* group */
-    bool has_acl;        /* acl holds its system.posix_acl_access */
-    bool is_acl_too_big; /* it has one of more than ACCESS_ACL_MAX entries:
-                            only its owner (and root) pass */
-    struct access_acl acl;
+    bool is_acl_bad;     /* its system.posix_acl_access is malformed: only
+                            its owner (and root) pass */
+    struct access_acl *acl; /* a reference to its ACL, or NULL: none */
 };
 
 /* access-perm.c: the kernel's decisions, pure functions (no I/O). Each
  * returns 0 or the errno the kernel would give (negative). uid 0 is
  * root with CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_CHOWN and CAP_FSETID. */
 
-/* Parses a system.posix_acl_access value: 0, -EINVAL (malformed: bad
- * version, length, tag or a required entry missing) or -E2BIG (valid
- * but over ACCESS_ACL_MAX entries). */
-int access_acl_parse(const void *buf, size_t len, struct access_acl *out);
+/* Parses a system.posix_acl_access value into *out (one reference):
+ * 0, -EINVAL (malformed: bad version, length, tag or a required entry
+ * missing) or -ENOMEM; *out is NULL unless 0. */
+int access_acl_parse(const void *buf, size_t len, struct access_acl **out);
+/* Another reference to acl (NULL stays NULL). */
+struct access_acl *access_acl_ref(struct access_acl *acl);
+/* Drops a reference (NULL is ignored); the last frees it. */
+void access_acl_unref(struct access_acl *acl);
 bool access_caller_in_group(const struct vl_caller *c, uint32_t gid);
 /* want (ACCESS_MAY_*) on the object: 0 or -EACCES. */
 int access_permission(const struct vl_caller *c, const struct access_attr *a,

@@ -259,8 +259,7 @@ test_acl(void **state)
     n = put_entry(b, n, ACCESS_ACL_MASK, 4, UINT32_MAX);
     n = put_entry(b, n, ACCESS_ACL_OTHER, 0, UINT32_MAX);
     assert_int_equal(access_acl_parse(b, n, &f.acl), 0);
-    assert_int_equal(f.acl.n, 6);
-    f.has_acl = true;
+    assert_int_equal(f.acl->n, 6);
     f.mode = S_IFREG | 0640; /* group bits = the mask */
     /* The named user: rw- masked to r--. */
     assert_int_equal(access_permission(&named, &f, R), 0);
@@ -276,7 +275,8 @@ test_acl(void **state)
     assert_int_equal(access_permission(&(struct vl_caller){.uid = 100},
                                        &f, R | W), 0);
     /* Without the ACL the named user would be "other". */
-    f.has_acl = false;
+    access_acl_unref(f.acl);
+    f.acl = NULL;
     assert_int_equal(access_permission(&named, &f, R), -EACCES);
 }
 
@@ -285,7 +285,7 @@ static void
 test_acl_malformed(void **state)
 {
     unsigned char b[256] = {2, 0, 0, 0};
-    struct access_acl acl;
+    struct access_acl *acl;
     size_t n = 4;
 
     (void)state;
@@ -309,24 +309,62 @@ test_acl_malformed(void **state)
 }
 
 
+/* An ACL of many entries (far over the 16 once kept inline) is
+ * evaluated whole: a named user or group near its end decides. */
 static void
-test_acl_too_big(void **state)
+test_acl_large(void **state)
 {
-    unsigned char b[4 + 8 * (ACCESS_ACL_MAX + 4)] = {2, 0, 0, 0};
-    struct access_attr f = obj(S_IFREG | 0644, 100, 100);
+    enum { N_NAMED = 600 };
+    static unsigned char b[4 + 8 * (N_NAMED * 2 + 4)] = {2, 0, 0, 0};
+    struct access_attr f = obj(S_IFREG | 0670, 100, 100);
+    struct vl_caller last = user(2000 + N_NAMED - 1, 9);
+    struct vl_caller grp = user(77, 77);
     struct vl_caller other = user(999, 999);
+    struct access_acl *extra;
     size_t n = 4;
 
     (void)state;
     n = put_entry(b, n, ACCESS_ACL_USER_OBJ, 6, 0);
-    for (uint32_t i = 0; i < ACCESS_ACL_MAX; i++)
-        n = put_entry(b, n, ACCESS_ACL_USER, 4, 2000 + i);
-    n = put_entry(b, n, ACCESS_ACL_GROUP_OBJ, 4, 0);
-    n = put_entry(b, n, ACCESS_ACL_MASK, 4, 0);
-    n = put_entry(b, n, ACCESS_ACL_OTHER, 4, 0);
-    assert_int_equal(access_acl_parse(b, n, &f.acl), -E2BIG);
-    /* Not evaluated: only the owner passes, whatever the mode says. */
-    f.is_acl_too_big = true;
+    for (uint32_t i = 0; i < N_NAMED; i++)
+        n = put_entry(b, n, ACCESS_ACL_USER, i == N_NAMED - 1 ? 6 : 0,
+                      2000 + i);
+    n = put_entry(b, n, ACCESS_ACL_GROUP_OBJ, 0, 0);
+    for (uint32_t i = 0; i < N_NAMED; i++)
+        n = put_entry(b, n, ACCESS_ACL_GROUP, i == N_NAMED - 1 ? 4 : 0,
+                      5000 + i);
+    n = put_entry(b, n, ACCESS_ACL_MASK, 7, 0);
+    n = put_entry(b, n, ACCESS_ACL_OTHER, 0, 0);
+    assert_int_equal(access_acl_parse(b, n, &f.acl), 0);
+    assert_int_equal(f.acl->n, 2 * N_NAMED + 4);
+    assert_int_equal(access_permission(&last, &f, R | W), 0);
+    assert_int_equal(access_permission(&last, &f, ACCESS_MAY_EXEC), -EACCES);
+    grp.n_groups = 1;
+    grp.groups[0] = 5000 + N_NAMED - 1;
+    assert_int_equal(access_permission(&grp, &f, R), 0);
+    assert_int_equal(access_permission(&grp, &f, W), -EACCES);
+    assert_int_equal(access_permission(&other, &f, R), -EACCES);
+    /* References: the last unref frees (LeakSanitizer checks). */
+    extra = access_acl_ref(f.acl);
+    assert_ptr_equal(extra, f.acl);
+    access_acl_unref(f.acl);
+    assert_int_equal(access_permission(&last, &f, R), 0);
+    access_acl_unref(extra);
+    /* Over the kernel's 64 KiB xattr limit: malformed. */
+    assert_int_equal(access_acl_parse(b, ACCESS_ACL_XATTR_SIZE_MAX + 8,
+                                      &extra), -EINVAL);
+    assert_null(extra);
+}
+
+
+/* A malformed ACL is not evaluated: only the owner passes. */
+static void
+test_acl_bad(void **state)
+{
+    struct access_attr f = obj(S_IFREG | 0644, 100, 100);
+    struct vl_caller other = user(999, 999);
+
+    (void)state;
+    f.is_acl_bad = true;
     assert_int_equal(access_permission(&other, &f, R), -EACCES);
     assert_int_equal(access_permission(&(struct vl_caller){.uid = 100},
                                        &f, R), 0);
@@ -345,7 +383,8 @@ main(void)
         cmocka_unit_test(test_open_want),
         cmocka_unit_test(test_acl),
         cmocka_unit_test(test_acl_malformed),
-        cmocka_unit_test(test_acl_too_big),
+        cmocka_unit_test(test_acl_large),
+        cmocka_unit_test(test_acl_bad),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

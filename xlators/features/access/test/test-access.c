@@ -354,6 +354,61 @@ test_class(void **state)
 }
 
 
+/* An ACL larger than the first fetch's buffer: the brick answers
+ * ERANGE, the ACL is fetched again with room for the largest, and its
+ * entries (a named user at the end of 100) decide. */
+static void
+test_open_large_acl(void **state)
+{
+    struct t_env *e = *state;
+    struct vl_test_result res = {0};
+    enum { N = 100 };
+    static unsigned char acl[4 + 8 * (N + 4)];
+    size_t len = 0;
+    vl_req_t *r;
+
+    acl[len] = 2; /* version */
+    len = 4;
+    for (int i = 0; i < N + 4; i++) {
+        uint16_t tag = i == 0       ? ACCESS_ACL_USER_OBJ
+                       : i <= N     ? ACCESS_ACL_USER
+                       : i == N + 1 ? ACCESS_ACL_GROUP_OBJ
+                       : i == N + 2 ? ACCESS_ACL_MASK
+                                    : ACCESS_ACL_OTHER;
+        uint32_t id = tag == ACCESS_ACL_USER ? 3000u + (uint32_t)i : 0;
+
+        acl[len] = (unsigned char)tag;
+        acl[len + 2] = (unsigned char)(i == N || tag == ACCESS_ACL_MASK
+                                               || i == 0 ? 6 : 0);
+        for (int k = 0; k < 4; k++)
+            acl[len + 4 + k] = (unsigned char)(id >> (8 * k));
+        len += 8;
+    }
+    vl_test_wind(t_open(e, 3000 + N, O_RDWR), &res);
+    t_answer_stat(e, e->file, S_IFREG | 0660, 0, 0);
+    r = vl_mock_pop(e->mock);
+    assert_non_null(r);
+    assert_int_equal(r->op, VL_FOP_GETXATTR);
+    assert_true(r->args.getxattr.size < len);
+    vl_unwind(r, -ERANGE);
+    r = vl_mock_peek(e->mock);
+    assert_non_null(r);
+    assert_int_equal(r->op, VL_FOP_GETXATTR);
+    assert_int_equal(r->args.getxattr.size, ACCESS_ACL_XATTR_SIZE_MAX);
+    t_answer_acl(e, acl, len, 0);
+    r = vl_mock_pop(e->mock);
+    assert_non_null(r);
+    assert_int_equal(r->op, VL_FOP_OPEN);
+    vl_unwind(r, 0);
+    assert_int_equal(res.status, 0);
+    vl_test_result_clear(&res);
+    /* Cached: the next user named (with ---) is refused without a fetch. */
+    vl_test_wind(t_open(e, 3001, O_RDONLY), &res);
+    assert_int_equal(res.status, -EACCES);
+    vl_test_result_clear(&res);
+}
+
+
 int
 main(void)
 {
@@ -362,6 +417,8 @@ main(void)
                                         t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_root_passes_and_teaches,
                                         t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_open_large_acl, t_setup,
+                                        t_teardown),
         cmocka_unit_test_setup_teardown(test_open_by_mode_and_acl, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_chmod_drops_setgid, t_setup,
