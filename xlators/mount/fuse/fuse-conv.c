@@ -227,7 +227,12 @@ vfuse_flock_to_fuse(const struct vl_flock *fl, struct fuse_file_lock *out)
 /* What we ask for in INIT; the reply carries want & what the kernel
  * offered. No splice (measured no better), no FUSE_EXPORT_SUPPORT (nodeids
  * are pointers and cannot be looked up after a forget), no SETXATTR_EXT
- * (we implement no ACL translation that would use it). No
+ * (we implement no ACL translation that would use it). With the acl
+ * option, FUSE_POSIX_ACL: the kernel (which always checks, the mount
+ * asks for default_permissions) then evaluates each object's
+ * system.posix_acl_access, fetched once and cached, so an ACL that grants
+ * more than the mode bits works through the mount; the bricks
+ * (features/access) check the same ACLs again. No
  * READDIRPLUS_AUTO unless asked: with it the kernel sends READDIRPLUS
  * only for a directory's first batch (or after a lookup in it), and each
  * name of a later batch costs a LOOKUP when it is used; always-plus was
@@ -245,5 +250,7 @@ vfuse_init_want(const struct vfuse_conf *conf)
         want |= FUSE_WRITEBACK_CACHE;
     if (conf->is_rdplus_auto)
         want |= FUSE_READDIRPLUS_AUTO;
+    if (conf->is_acl)
+        want |= FUSE_POSIX_ACL;
     return want;
 }

@@ -624,7 +624,8 @@ vfuse_statfs(struct vfuse_call *call)
 /* ---- xattrs ---- */
 
 /* A key over XATTR_NAME_MAX (255, as VFUSE_NAME_MAX) is ERANGE, as Linux
- * answers. POSIX ACLs and SELinux labels are not enforced by Mortar yet.
+ * answers. POSIX ACLs are enforced by the bricks (and the kernel, with
+ * FUSE_POSIX_ACL); SELinux labels are not enforced by Mortar.
  * Unless the mount asks for them (options acl, selinux), their xattrs are
  * refused here with EOPNOTSUPP, as by a file system without that support,
  * instead of costing a brick round trip for every `ls -l` entry (ls asks
@@ -647,6 +648,21 @@ vfuse_xattr_check(struct vfuse_call *call, const char *name)
     if (!conf->is_capability && strcmp(name, VFUSE_XATTR_CAPS) == 0)
         return -EOPNOTSUPP;
     return 0;
+}
+
+
+/* Setting or removing: as vfuse_xattr_check, and Mortar's own keys
+ * (trusted.mortar.*: layouts, link targets, replication records) are
+ * never a user's to change, root's included (EPERM, as distribute
+ * answers): a brick takes them from any trusted connection, since its
+ * client-side translators set them in their users' names, so the mount
+ * is where a user's request is told apart. */
+static int
+vfuse_xattr_check_change(struct vfuse_call *call, const char *name)
+{
+    if (name != NULL && strncmp(name, "trusted.mortar.", 15) == 0)
+        return -EPERM;
+    return vfuse_xattr_check(call, name);
 }
 
 
@@ -708,7 +724,7 @@ vfuse_setxattr(struct vfuse_call *call)
         else
             a->value = call->arg + off + name_len + 1;
         if (rc == 0)
-            rc = vfuse_xattr_check(call, a->name);
+            rc = vfuse_xattr_check_change(call, a->name);
     }
     if (rc == 0)
         vfuse_xattr_changing(call);
@@ -809,7 +825,8 @@ vfuse_removexattr(struct vfuse_call *call)
             || VL_ARGS(req, removexattr)->name == NULL)
             rc = -EINVAL;
         else
-            rc = vfuse_xattr_check(call, VL_ARGS(req, removexattr)->name);
+            rc = vfuse_xattr_check_change(call,
+                                          VL_ARGS(req, removexattr)->name);
     }
     if (rc == 0)
         vfuse_xattr_changing(call);

@@ -197,6 +197,9 @@ vfuse_call_new(struct vfuse_reader *r, size_t n, int *rc)
     call->caller.uid = call->hdr.uid;
     call->caller.gid = call->hdr.gid;
     call->caller.pid = call->hdr.pid;
+    vfuse_groups_fill(&sess->groups,
+                      VL_CONF(priv->xl, struct vfuse_conf)->gid_timeout,
+                      &call->caller);
     return call;
 fail:
     vfuse_priv_unpin(sess, priv);

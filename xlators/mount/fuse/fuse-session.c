@@ -158,6 +158,7 @@ vfuse_session_free(struct vfuse_session *sess)
     vl_free(sess->readers);
     vl_free(sess->mountpoint);
     vl_free(sess->conf_mountpoint);
+    vfuse_groups_fini(&sess->groups);
     pthread_cond_destroy(&sess->cond);
     pthread_mutex_destroy(&sess->lock);
     vl_free(sess);
@@ -182,6 +183,7 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
     sess->fuse_fd = -1;
     pthread_mutex_init(&sess->lock, NULL);
     pthread_cond_init(&sess->cond, NULL);
+    vfuse_groups_init(&sess->groups);
     sess->active = priv;
     sess->n_attached = 1;
     sess->read_ahead_kb = conf->read_ahead_kb;

@@ -372,6 +372,9 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&sess->n_getattr_local));
     fprintf(out, "sync_nosys=%llu\n",
             (unsigned long long)atomic_load(&sess->n_sync_nosys));
+    fprintf(out, "groups_read=%llu\ngroups_cached=%llu\n",
+            (unsigned long long)atomic_load(&sess->groups.n_reads),
+            (unsigned long long)atomic_load(&sess->groups.n_hits));
     fprintf(out, "notify_upcalls=%llu\nnotify_all=%llu\n",
             (unsigned long long)atomic_load(&sess->notifier.n_upcalls),
             (unsigned long long)atomic_load(&sess->notifier.n_all));
@@ -469,9 +472,19 @@ static const vl_option_t fuse_options[] = {
                        "kernel drops them when it sees the file's size or "
                        "mtime change (FUSE_AUTO_INVAL_DATA)."),
     VL_OPT_BOOL("acl", struct vfuse_conf, is_acl, .def = "off",
-                .doc = "Pass POSIX ACL xattrs (system.posix_acl_*) to the "
-                       "bricks; off answers EOPNOTSUPP, as a file system "
-                       "without ACLs does (Mortar does not enforce ACLs)."),
+                .doc = "POSIX ACLs: pass their xattrs (system.posix_acl_*) "
+                       "to the bricks, which enforce them, and have the "
+                       "kernel evaluate them too (FUSE_POSIX_ACL, asked "
+                       "at mount time: turning it on later only passes "
+                       "the xattrs); off answers EOPNOTSUPP, as a file "
+                       "system without ACLs does."),
+    VL_OPT_TIME("gid-timeout", struct vfuse_conf, gid_timeout,
+                .min = 0, .max = 3600 * 1000, .def = "2",
+                .doc = "How long a process's supplementary groups, read "
+                       "from /proc/PID/status and sent with its requests "
+                       "for the bricks' permission checks, are reused "
+                       "(GlusterFS's key; a process's setgroups() is seen "
+                       "within it; 0 reads them for every request)."),
     VL_OPT_BOOL("selinux", struct vfuse_conf, is_selinux, .def = "off",
                 .doc = "Pass security.selinux labels to the bricks; off "
                        "answers EOPNOTSUPP without a brick round trip."),

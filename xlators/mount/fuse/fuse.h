@@ -76,6 +76,7 @@ struct vfuse_conf {
     bool is_direct_io;         /* FOPEN_DIRECT_IO on every open */
     bool is_keep_cache;        /* FOPEN_KEEP_CACHE on every file open */
     bool is_acl;               /* pass system.posix_acl_* xattrs down */
+    uint64_t gid_timeout;      /* ms a process's groups are cached */
     bool is_selinux;           /* pass security.selinux down */
     bool is_writeback;         /* FUSE_WRITEBACK_CACHE */
     bool is_rdplus_auto;       /* FUSE_READDIRPLUS_AUTO (else always plus) */
@@ -213,6 +214,23 @@ struct vfuse_reader {
 /* The mount: /dev/fuse, readers and the tables. Outlives graphs: the
  * first mount/fuse instance creates it, an instance of a newer graph on
  * the same mount point adopts it (fuse-session.c). */
+/* Supplementary groups per pid (fuse-groups.c). */
+#define VFUSE_GROUPS_SLOTS 256
+struct vfuse_groups_slot {
+    uint32_t pid;                   /* 0: empty */
+    uint32_t uid;                   /* ids the groups were read with */
+    uint32_t gid;
+    uint32_t n;
+    uint32_t groups[VL_MAX_GROUPS];
+    uint64_t expires_ms;            /* CLOCK_MONOTONIC */
+};
+struct vfuse_groups {
+    pthread_mutex_t lock;           /* guards slot */
+    struct vfuse_groups_slot slot[VFUSE_GROUPS_SLOTS]; /* by pid */
+    atomic_uint_fast64_t n_reads;   /* /proc reads, for statedumps */
+    atomic_uint_fast64_t n_hits;    /* answered from a slot */
+};
+
 struct vfuse_session {
     char *conf_mountpoint;      /* owned; as the option said (match key) */
     char *mountpoint;           /* owned; canonical path we mounted */
@@ -239,6 +257,7 @@ struct vfuse_session {
                                            passed on: fuse-file.c) */
     struct vfuse_table table;   /* nodes and handles */
     struct vfuse_notifier notifier; /* kernel notifications */
+    struct vfuse_groups groups; /* callers' supplementary groups */
     struct vfuse_session *next; /* on the process's session list */
 
     pthread_mutex_t lock;       /* guards everything below */
@@ -434,6 +453,17 @@ size_t vfuse_hint_count(struct vfuse_table *t);
 /* --- fuse-session.c --- */
 /* Finds the session of conf's mount point or creates it (mounts); the
  * instance is attached (sess->n_attached). */
+/* fuse-groups.c */
+void vfuse_groups_init(struct vfuse_groups *g);
+void vfuse_groups_fini(struct vfuse_groups *g);
+/* Fills c->groups for c->pid (with c->uid, c->gid set), from the cache
+ * or /proc; none when the process is gone or pid is 0. */
+void vfuse_groups_fill(struct vfuse_groups *g, uint64_t timeout_ms,
+                       struct vl_caller *c);
+/* The numbers of a /proc/PID/status text's Groups line, at most max:
+ * the count, or -ENOENT (no such line) / -EINVAL. */
+int vfuse_groups_parse(const char *status, uint32_t *groups, uint32_t max);
+
 int vfuse_session_attach(struct vfuse_priv *priv,
                          const struct vfuse_conf *conf, vl_err_t *err);
 /* Detaches; the last instance unmounts, stops readers and frees it. */
