@@ -46,6 +46,44 @@ md_brick_pidfile(const struct md_state *st, const struct md_volume *vol,
 
 
 void
+md_brick_metrics_file(const struct md_state *st, const struct md_volume *vol,
+                      const struct md_brick *b, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s-%s.metrics-port", st->run_dir, vol->name,
+             b->id);
+}
+
+
+bool
+md_brick_metrics_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.brick-metrics");
+    bool is_on = false;
+
+    return v != NULL && vl_parse_bool(v, &is_on) == 0 && is_on;
+}
+
+
+unsigned
+md_brick_metrics_port(const struct md_state *st, const struct md_volume *vol,
+                      const struct md_brick *b)
+{
+    char path[4200];
+    unsigned port = 0;
+    FILE *f;
+
+    md_brick_metrics_file(st, vol, b, path, sizeof(path));
+    f = fopen(path, "re");
+    if (f == NULL)
+        return 0;
+    if (fscanf(f, "%u", &port) != 1 || port > 65535)
+        port = 0;
+    fclose(f);
+    return port;
+}
+
+
+void
 md_brick_volfile(const struct md_state *st, const struct md_volume *vol,
                  const struct md_brick *b, char *buf, size_t len)
 {
@@ -323,7 +361,7 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
                const struct md_brick *b, vl_err_t *err)
 {
     char volfile[4096], pidfile[4096], logfile[4400], dumpdir[4096];
-    char logdir[4096];
+    char logdir[4096], portfile[4200], label[4200];
     vl_err_t why = {.msg = ""};
     int rc;
 
@@ -344,9 +382,21 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
     snprintf(logfile, sizeof(logfile), "%s/%s-%s.log", logdir, vol->name,
              b->id);
     snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
+    md_brick_metrics_file(st, vol, b, portfile, sizeof(portfile));
+    snprintf(label, sizeof(label), "%s:%s", b->host, b->path);
     char *argv[] = {st->mortarfsd, "--volfile", volfile, "--pid-file",
                     pidfile, "--log-file", logfile, "--dump-dir", dumpdir,
-                    NULL};
+                    /* diagnostics.brick-metrics: a port of the kernel's
+                     * choice, as one port cannot serve every brick (the
+                     * cast: execv does not write its arguments). */
+                    "--metrics-port", "0", "--metrics-port-file", portfile,
+                    "--metrics-volume", (char *)vol->name,
+                    "--metrics-brick", label, NULL};
+
+    if (!md_brick_metrics_on(vol)) {
+        argv[9] = NULL;
+        (void)unlink(portfile); /* from a run with metrics */
+    }
 
     rc = md_fsd_spawn(st, argv, &why);
     if (rc == -EIO) {

@@ -386,6 +386,21 @@ md_status_one(struct md_state *st, struct md_rstats *all,
         else
             md_sbuf_printf(&r->text, "%-50s %-9s %-6s %s\n", name, port,
                            is_online ? "Y" : "N", pidstr);
+        if (md_brick_metrics_on(vol)) {
+            /* diagnostics.brick-metrics: the port the brick picked, known
+             * for this node's bricks only. */
+            unsigned mport = is_online && md_brick_is_local(st, b)
+                                 ? md_brick_metrics_port(st, vol, b)
+                                 : 0;
+            char mstr[16] = "N/A";
+
+            if (mport != 0)
+                snprintf(mstr, sizeof(mstr), "%u", mport);
+            if (is_detail)
+                md_sbuf_printf(&r->text, "Metrics Port         : %s\n",
+                               mstr);
+            md_node_add(n, "metricsPort", mstr);
+        }
         md_node_add(n, "hostname", b->host);
         md_node_add(n, "path", b->path);
         md_node_add(n, "peerid", peerid);

@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -45,6 +46,8 @@ enum {
     OPT_SSL_CERT,
     OPT_SSL_KEY,
     OPT_SSL_CA,
+    OPT_METRICS_PORT,
+    OPT_METRICS_ADDRESS,
 };
 
 static const struct option md_longopts[] = {
@@ -60,6 +63,8 @@ static const struct option md_longopts[] = {
     {"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
     {"ssl-key", required_argument, NULL, OPT_SSL_KEY},
     {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
+    {"metrics-port", required_argument, NULL, OPT_METRICS_PORT},
+    {"metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS},
     {"no-daemon", no_argument, NULL, 'N'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -100,6 +105,11 @@ md_usage_print(FILE *out)
 "      --ssl-ca PEM            its CA list (default %s)\n"
 "                              (STATE/admin-allow lists the certificate\n"
 "                              names allowed to run commands)\n"
+"      --metrics-port N        serve Prometheus metrics on\n"
+"                              http://ADDR:N/metrics (doc/metrics.md); a\n"
+"                              port in use stops the startup\n"
+"      --metrics-address ADDR  listen there (default 127.0.0.1; another\n"
+"                              address only when given here)\n"
 "  -h, --help                  print this help and exit\n"
 "\n"
 "Without -N the command returns once mortard listens, or prints why it\n"
@@ -234,6 +244,23 @@ md_opts(int argc, char **argv, struct md_state *st, vl_log_level_t *lvl,
         case OPT_SSL_CA:
             rc = md_set_path(&sec->paths[2], optarg);
             break;
+        case OPT_METRICS_PORT:
+            rc = md_parse_port(optarg, &st->metrics_port);
+            break;
+        case OPT_METRICS_ADDRESS: {
+            unsigned char a[sizeof(struct in6_addr)];
+
+            /* Numeric only: no name lookup decides where we listen. */
+            if (inet_pton(AF_INET, optarg, a) != 1
+                && inet_pton(AF_INET6, optarg, a) != 1) {
+                rc = -EINVAL;
+                break;
+            }
+            free(st->metrics_addr);
+            st->metrics_addr = strdup(optarg);
+            rc = st->metrics_addr != NULL ? 0 : -ENOMEM;
+            break;
+        }
         default:
             rc = -EINVAL;
         }
@@ -445,6 +472,7 @@ md_opts_free(struct md_state *st, struct md_secure_conf *sec)
     free(st->log_dir);
     free(st->mortarfsd);
     free(st->bind_addr);
+    free(st->metrics_addr);
     for (size_t i = 0; i < 3; i++)
         free(sec->paths[i]);
 }
@@ -507,6 +535,13 @@ main(int argc, char **argv)
     }
     if (md_store_load(&st, &err) != 0 || md_peers_load(&st, &err) != 0)
         goto fail;
+    /* After the load (which takes no lock), before bricks are adopted or
+     * anything listens: a port in use stops mortard with one line and
+     * nothing done. */
+    if (st.metrics_port != 0
+        && md_metrics_start(&st, st.metrics_addr, st.metrics_port,
+                            &err) != 0)
+        goto fail;
     md_adopt(&st);
     md_server_peers_changed(&st);
     if (md_secure_init(st.state_dir, &sec, &err) != 0 ||
@@ -546,6 +581,7 @@ main(int argc, char **argv)
             "keep running)", sig);
     md_peer_monitor_stop();
     md_server_stop();
+    md_metrics_stop();
     rc = 0;
     goto out;
 
@@ -557,6 +593,7 @@ fail:
         fprintf(stderr, "mortard: %s\n", err.msg);
     md_peer_monitor_stop();
     md_server_stop();
+    md_metrics_stop();
     rc = 1;
 
 out:

@@ -31,6 +31,8 @@
  * reset-brick.c    volume reset-brick ... start | commit [force]
  * heal-mark.c a good brick's root blames a replica slot (heal fills it)
  * auth.c      the pool secret and the AUTH exchange peers prove it with
+ * metrics.c   GET /metrics: volumes, bricks online, peers, transactions,
+ *             rebalance (--metrics-port; doc/metrics.md)
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main
@@ -141,6 +143,9 @@ struct md_state {
     uint16_t mgmt_port;       /* TCP mgmt port (0 = none) */
     uint16_t brick_base_port; /* first brick port tried */
     bool is_foreground;       /* -N */
+    uint16_t metrics_port;    /* --metrics-port; 0 = no metrics */
+    char *metrics_addr;       /* owned or NULL (loopback);
+                                 --metrics-address */
     pthread_mutex_t lock;     /* guards what follows */
     char node_id[VL_GFID_STR_LEN]; /* this node's UUID */
     uint64_t store_version;   /* store-wide, bumped by every change */
@@ -276,6 +281,17 @@ void md_brick_pidfile(const struct md_state *st, const struct md_volume *vol,
 void md_brick_volfile(const struct md_state *st,
                       const struct md_volume *vol, const struct md_brick *b,
                       char *buf, size_t len);
+/* RUN_DIR/VOL-ID.metrics-port: the metrics port a brick listens on
+ * (diagnostics.brick-metrics), written by the brick. */
+void md_brick_metrics_file(const struct md_state *st,
+                           const struct md_volume *vol,
+                           const struct md_brick *b, char *buf, size_t len);
+/* diagnostics.brick-metrics is on. */
+bool md_brick_metrics_on(const struct md_volume *vol);
+/* The port from the brick's metrics port file, or 0 (none). */
+unsigned md_brick_metrics_port(const struct md_state *st,
+                               const struct md_volume *vol,
+                               const struct md_brick *b);
 /* The running brick's pid (pid file + /proc cmdline check), or 0. */
 pid_t md_brick_pid(const struct md_state *st, const struct md_volume *vol,
                    const struct md_brick *b);
@@ -627,6 +643,16 @@ void md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
 bool md_peer_serve_fast(struct md_state *st, struct vrpc_conn *c,
                         uint32_t xid, uint32_t proc, const char *body,
                         size_t len);
+
+/* ---- metrics.c ---- */
+/* Serves GET /metrics on address (NULL: 127.0.0.1) and port. 0, or
+ * -errno with err one line (a port in use). */
+int md_metrics_start(struct md_state *st, const char *address,
+                     unsigned port, vl_err_t *err);
+/* Stops it (no-op when not started). */
+void md_metrics_stop(void);
+/* Counts a cluster transaction this node drove (txn.c). */
+void md_metrics_txn_done(bool is_ok);
 
 /* ---- txn.c ---- */
 /* A command that changes the store (volume create/start/...). */

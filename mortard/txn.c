@@ -423,6 +423,7 @@ md_txn_run(struct md_state *st, int argc, char **argv, struct md_result *r)
     if (md_txn_lock(st->node_id, txn_id, &err) != 0) {
         md_result_fail(r, MD_EXIT_FAIL, EBUSY, "%s %s: failed: %s", argv[0],
                        argv[1], err.msg);
+        md_metrics_txn_done(false);
         return;
     }
     req.phase = MGMT_TXN_LOCK;
@@ -491,4 +492,5 @@ unlock:
             (void)md_txn_call(p, &req, MD_PEER_TIMEOUT_MS, NULL, 0, &err);
     md_txn_unlock(txn_id);
     md_sbuf_clear(&sdata);
+    md_metrics_txn_done(r->ret == 0);
 }

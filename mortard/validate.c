@@ -337,6 +337,7 @@ struct md_diag_conf {
                              write-behind */
     bool is_nl_cache;     /* performance/nl-cache above quick-read */
     bool is_md_cache;     /* performance/md-cache on top */
+    bool is_brick_metrics; /* bricks serve GET /metrics (brick.c) */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -385,6 +386,14 @@ static const vl_option_t md_diag_options[] = {
                        "and dropped at once when another client changes "
                        "them (features.cache-invalidation). Clients "
                        "switch graphs live."),
+    VL_OPT_BOOL("brick-metrics", struct md_diag_conf, is_brick_metrics,
+                .def = "off", .flags = VL_OPT_SETTABLE,
+                .doc = "Bricks serve Prometheus metrics (doc/metrics.md) "
+                       "on 127.0.0.1 at a port the kernel picks, which "
+                       "mortard writes to RUN_DIR/VOLUME-BRICK.metrics-port "
+                       "and volume status VOLUME detail shows. Applies to "
+                       "bricks started after the change (volume stop and "
+                       "start)."),
     VL_OPT_END,
 };
 

@@ -10,7 +10,8 @@
  * fetch.c gets the volfile from mortard and runs the watcher thread;
  * mgmt-clnt.c is the blocking management-protocol client (also used by
  * the mortar CLI); kv-file.c writes and reads the worker modes' progress
- * files. The worker modes have a folder each: rebalance/ (--rebalance,
+ * files; metrics.c serves GET /metrics (--metrics-port). The worker
+ * modes have a folder each: rebalance/ (--rebalance,
  * doc/rebalance.md) and heal/ (--heal, heal/README.md).
  */
 #ifndef MORTARFSD_FSD_H
@@ -87,6 +88,14 @@ struct fsd_opts {
     char **heal_paths;         /* owned array of owned strings;
                                 * --heal-path */
     size_t n_heal_paths;
+    bool has_metrics;          /* --metrics-port given */
+    unsigned metrics_port;     /* --metrics-port, 0 = the kernel picks */
+    char *metrics_address;     /* owned or NULL (loopback);
+                                * --metrics-address */
+    char *metrics_port_file;   /* owned, absolute, or NULL;
+                                * --metrics-port-file */
+    char *metrics_volume;      /* owned or NULL; --metrics-volume */
+    char *metrics_brick;       /* owned or NULL; --metrics-brick */
 };
 
 /* opts.c */
@@ -143,6 +152,17 @@ void fsd_pidfile_release(struct fsd_daemon *d);
 /* Tells the waiting parent (or --ready-fd's reader) how startup ended
  * (status 0 or not, reason), once. No-op when nobody waits. */
 void fsd_report_ready(struct fsd_daemon *d, int status, const char *reason);
+
+/* metrics.c */
+struct fsd_metrics;
+/* With --metrics-port, serves GET /metrics (vol/metrics.h) and writes
+ * the port to --metrics-port-file. Returns 0 (also without the option,
+ * *out NULL), or -errno with err one line; a port in use is an error:
+ * the process does not start. */
+int fsd_metrics_start(const struct fsd_opts *opts,
+                      struct fsd_metrics **out /* OUT */, vl_err_t *err);
+/* Stops the server and removes the port file. NULL is allowed. */
+void fsd_metrics_stop(struct fsd_metrics *m);
 
 /* signals.c */
 /* Blocks the signals the main thread serves; call before any thread. */

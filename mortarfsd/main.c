@@ -43,6 +43,7 @@ struct fsd_run {
     vrpc_tls_t *mgmt_tls;   /* owned; src.tls, or NULL for clear text */
     struct fsd_spec spec;   /* owned; the volfile mortard served */
     fsd_watch_t *watch;     /* owned; follows mortard's versions */
+    struct fsd_metrics *metrics; /* owned; GET /metrics, or NULL */
     char *what;             /* owned; the volfile's name for logs */
 };
 
@@ -199,6 +200,8 @@ fsd_run_free(struct fsd_run *run)
     /* The watcher first: it may still signal us. */
     fsd_watch_stop(run->watch);
     run->watch = NULL;
+    fsd_metrics_stop(run->metrics);
+    run->metrics = NULL;
     if (run->graph != NULL)
         vl_graph_free(run->graph);
     if (run->loop != NULL) {
@@ -276,6 +279,10 @@ main(int argc, char **argv)
             run.opts.event_threads, run.opts.mountpoint != NULL ? " on " : "",
             run.opts.mountpoint != NULL ? run.opts.mountpoint : "");
     fsd_log_volfile(run.vf);
+    /* Before the graph: a port in use stops us before we mount or
+     * listen. */
+    if (fsd_metrics_start(&run.opts, &run.metrics, &err) != 0)
+        goto fail;
     if (fsd_graph_start(&run, &err) != 0)
         goto fail;
     vl_glog(FSD_DOMAIN, VL_LOG_INFO, "graph ready");

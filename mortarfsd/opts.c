@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -51,6 +52,11 @@ enum {
     OPT_HEAL_INTERVAL,
     OPT_HEAL_RESOLVE,
     OPT_HEAL_PATH,
+    OPT_METRICS_PORT,
+    OPT_METRICS_ADDRESS,
+    OPT_METRICS_PORT_FILE,
+    OPT_METRICS_VOLUME,
+    OPT_METRICS_BRICK,
 };
 
 static const struct option fsd_long_opts[] = {
@@ -84,6 +90,11 @@ static const struct option fsd_long_opts[] = {
     {"heal-interval", required_argument, NULL, OPT_HEAL_INTERVAL},
     {"heal-resolve", required_argument, NULL, OPT_HEAL_RESOLVE},
     {"heal-path", required_argument, NULL, OPT_HEAL_PATH},
+    {"metrics-port", required_argument, NULL, OPT_METRICS_PORT},
+    {"metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS},
+    {"metrics-port-file", required_argument, NULL, OPT_METRICS_PORT_FILE},
+    {"metrics-volume", required_argument, NULL, OPT_METRICS_VOLUME},
+    {"metrics-brick", required_argument, NULL, OPT_METRICS_BRICK},
     {"version", no_argument, NULL, 'V'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -152,6 +163,15 @@ fsd_usage(FILE *out, const char *prog)
 "                              line per path and exit\n"
 "      --heal-path FILE        /path in the volume or gfid:UUID\n"
 "                              (repeatable)\n"
+"      --metrics-port PORT     serve Prometheus metrics at\n"
+"                              http://ADDRESS:PORT/metrics (0: a port the\n"
+"                              kernel picks); a port in use stops startup\n"
+"      --metrics-address ADDR  address to listen on (default 127.0.0.1;\n"
+"                              another only when given here)\n"
+"      --metrics-port-file FILE  write the port listened on to FILE\n"
+"      --metrics-volume VOL    volume label of the metrics (default\n"
+"                              --volfile-id, else the volfile's name)\n"
+"      --metrics-brick HOST:PATH  brick label of the metrics\n"
 "  -V, --version               print the version and exit\n"
 "  -h, --help                  print this help and exit\n"
 "\n"
@@ -438,6 +458,30 @@ fsd_set_path(char **slot, const char *arg, const char *what, vl_err_t *err)
 }
 
 
+/* A non-empty one-line string; --metrics-address a numeric IPv4 or IPv6
+ * address (no name lookups in a daemon's startup). */
+static int
+fsd_set_str(char **slot, const char *arg, const char *what, vl_err_t *err)
+{
+    unsigned char addr[sizeof(struct in6_addr)];
+
+    if (arg[0] == '\0' || strchr(arg, '\n') != NULL) {
+        vl_err_set(err, "%s: expected a non-empty value on one line", what);
+        return -EINVAL;
+    }
+    if (strcmp(what, "--metrics-address") == 0
+        && inet_pton(AF_INET, arg, addr) != 1
+        && inet_pton(AF_INET6, arg, addr) != 1) {
+        vl_err_set(err, "--metrics-address '%s': expected an IPv4 or IPv6 "
+                   "address", arg);
+        return -EINVAL;
+    }
+    free(*slot);
+    *slot = strdup(arg);
+    return *slot == NULL ? -ENOMEM : 0;
+}
+
+
 /* --heal-brick SUBVOL=DIR: DIR absolute (made so), SUBVOL a name. */
 static int
 fsd_add_heal_brick(struct fsd_opts *opts, const char *arg, vl_err_t *err)
@@ -655,6 +699,22 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
         return fsd_heal_policy_parse(arg, &opts->heal_policy, err);
     case OPT_HEAL_PATH:
         return fsd_add_heal_path(opts, arg, err);
+    case OPT_METRICS_PORT:
+        opts->has_metrics = true;
+        return fsd_parse_uint(arg, 0, 65535, "--metrics-port",
+                              &opts->metrics_port, err);
+    case OPT_METRICS_ADDRESS:
+        return fsd_set_str(&opts->metrics_address, arg, "--metrics-address",
+                           err);
+    case OPT_METRICS_PORT_FILE:
+        return fsd_set_path(&opts->metrics_port_file, arg,
+                            "--metrics-port-file", err);
+    case OPT_METRICS_VOLUME:
+        return fsd_set_str(&opts->metrics_volume, arg, "--metrics-volume",
+                           err);
+    case OPT_METRICS_BRICK:
+        return fsd_set_str(&opts->metrics_brick, arg, "--metrics-brick",
+                           err);
     case 'V':
         opts->is_version = true;
         return 0;
@@ -820,5 +880,9 @@ fsd_opts_clear(struct fsd_opts *opts)
         free(opts->fuse_opts[i].value);
     }
     free(opts->fuse_opts);
+    free(opts->metrics_address);
+    free(opts->metrics_port_file);
+    free(opts->metrics_volume);
+    free(opts->metrics_brick);
     memset(opts, 0, sizeof(*opts));
 }

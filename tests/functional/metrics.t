@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Prometheus metrics (issue 25 item 1, doc/metrics.md): mortard with
+# --metrics-port, a 2-brick volume with diagnostics.brick-metrics on
+# (each brick on a port of the kernel's choice, in its port file and in
+# volume status detail) and a mount with -o metrics-port. Every process
+# is scraped with curl; each text must parse as Prometheus exposition
+# (tests/lib/prom_check.py: HELP/TYPE, labels, families together,
+# histograms cumulative ending at +Inf = _count). Writing and reading a
+# file moves the write/read counts and bytes on the client and on the
+# bricks; mortard counts the volume and its bricks online. 404 and 405
+# answers; a port in use is one line and nothing starts (mortard, a brick,
+# a mount); the listeners are on 127.0.0.1 only unless an address is
+# given; every metric the Grafana dashboard uses exists in the scrapes.
+# TIMEOUT: 240
+# REQUIRES: root fuse python3
+. "$(dirname "$0")/../lib/include.rc"
+
+if [ ! -x "$MORTARD" ] || [ ! -x "$MORTAR" ]; then
+    echo "1..0 # SKIP mortard or mortar not built"
+    exit 0
+fi
+if ! command -v curl > /dev/null; then
+    echo "1..0 # SKIP curl missing (extras/debian-packages)"
+    exit 0
+fi
+CHECK="$(dirname "$0")/../lib/prom_check.py"
+DASHBOARD="$(dirname "$0")/../../extras/grafana/mortar-dashboard.json"
+
+scrape() { curl -sS --max-time 10 "http://$1/metrics"; }
+# prom_ok HOST:PORT: the text parses ("ok N").
+prom_ok() { scrape "$1" | python3 "$CHECK" | sed 's/ [0-9]*$//'; }
+# sum_of HOST:PORT NAME [REGEX]: the sum of NAME's samples whose labels
+# match REGEX.
+sum_of() {
+    scrape "$1" | awk -v n="$2" -v re="${3:-}" '
+        { split($0, a, "{"); name = (index($0, "{") ? a[1] : $1) }
+        name == n && $0 ~ re { s += $NF }
+        END { printf "%d\n", s }'
+}
+# grows A B: B > A.
+grows() { [ "$2" -gt "$1" ]; }
+
+alloc_port MP
+TEST start_mortard --metrics-port "$MP"
+export MORTAR_SOCKET="$T/run/mortard.sock"
+EXPECT "ok" prom_ok "127.0.0.1:$MP"
+EXPECT "0" sum_of "127.0.0.1:$MP" mortar_volumes 'state="started"'
+EXPECT_MATCH 'mortar_peers\{state="connected"\} 0' scrape "127.0.0.1:$MP"
+
+# HTTP: another path 404, another method 405; loopback only.
+EXPECT "404" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MP/"
+EXPECT "405" curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$MP/metrics"
+EXPECT "text/plain; version=0.0.4" curl -s -o /dev/null -w '%{content_type}' "http://127.0.0.1:$MP/metrics"
+TEST ! curl -s --max-time 3 -o /dev/null "http://127.0.0.2:$MP/metrics"
+
+# mortard: its port in use is one line, and the second mortard does not
+# run (no pid file in its run dir).
+mkdir -p "$T/m2"
+out="$("$MORTARD" --state-dir "$T/m2/state" --run-dir "$T/m2/run" \
+    --log-dir "$T/m2/log" --mgmt-port "$(free_port)" --bind-address 127.0.0.1 \
+    --metrics-port "$MP" 2>&1)"
+EXPECT "1" echo "$?"
+EXPECT "mortard: metrics: cannot listen on 127.0.0.1:$MP: Address already in use" echo "$out"
+TEST [ ! -e "$T/m2/run/mortard.pid" ]
+# A bad address is refused on the command line.
+EXPECT "2" sh -c "'$MORTARD' --metrics-port 1 --metrics-address nowhere > /dev/null 2>&1; echo \$?"
+
+# The volume: two bricks, each serving its metrics.
+mkdir -p "$T/bricks"
+TEST "$MORTAR" volume create v0 "127.0.0.1:$T/bricks/a" "127.0.0.1:$T/bricks/b" force
+track_brick v0 brick0
+track_brick v0 brick1
+TEST "$MORTAR" volume set v0 diagnostics.brick-metrics on
+TEST "$MORTAR" volume start v0
+EXPECT_WITHIN 20 "Y" sh -c "[ -s '$T/run/v0-brick0.metrics-port' ] && [ -s '$T/run/v0-brick1.metrics-port' ] && echo Y"
+BP0="$(cat "$T/run/v0-brick0.metrics-port")"
+BP1="$(cat "$T/run/v0-brick1.metrics-port")"
+EXPECT_MATCH "Metrics Port +: $BP0" "$MORTAR" volume status v0 detail
+EXPECT_MATCH "Metrics Port +: $BP1" "$MORTAR" volume status v0 detail
+EXPECT "ok" prom_ok "127.0.0.1:$BP0"
+EXPECT "ok" prom_ok "127.0.0.1:$BP1"
+EXPECT_MATCH "mortar_process_info\\{volume=\"v0\",brick=\"127.0.0.1:$T/bricks/a\",role=\"brick\"" scrape "127.0.0.1:$BP0"
+EXPECT "1" sum_of "127.0.0.1:$MP" mortar_volumes 'state="started"'
+EXPECT "2" sum_of "127.0.0.1:$MP" mortar_volume_bricks_online 'volume="v0"'
+
+# The mount, with its own port; a second mount asking for the same port
+# fails with the one line and mounts nothing.
+alloc_port CP
+TEST mount_mortar 127.0.0.1:/v0 "$M0" "volfile-server-port=$MGMT_PORT,metrics-port=$CP"
+TEST wait_for_mount "$M0"
+EXPECT "ok" prom_ok "127.0.0.1:$CP"
+EXPECT_MATCH 'role="client"' scrape "127.0.0.1:$CP"
+mkdir -p "$T/m1"
+out="$(mount_mortar 127.0.0.1:/v0 "$T/m1" "volfile-server-port=$MGMT_PORT,metrics-port=$CP" 2>&1)"
+EXPECT_MATCH "metrics: cannot listen on 127.0.0.1:$CP: Address already in use" echo "$out"
+EXPECT "N" is_mounted "$T/m1"
+
+# I/O moves the counters on the client and on the bricks.
+cw0="$(sum_of "127.0.0.1:$CP" mortar_fop_bytes_total 'fop="write"')"
+cr0="$(sum_of "127.0.0.1:$CP" mortar_fop_total 'fop="read"')"
+bw0=$(( $(sum_of "127.0.0.1:$BP0" mortar_fop_bytes_total 'fop="write"') + $(sum_of "127.0.0.1:$BP1" mortar_fop_bytes_total 'fop="write"') ))
+for i in 1 2 3 4; do
+    TEST dd if=/dev/urandom of="$M0/f$i" bs=64k count=16 conv=fsync status=none
+done
+TEST drop_caches
+for i in 1 2 3 4; do
+    TEST dd if="$M0/f$i" of=/dev/null bs=64k status=none
+done
+cw1="$(sum_of "127.0.0.1:$CP" mortar_fop_bytes_total 'fop="write"')"
+cr1="$(sum_of "127.0.0.1:$CP" mortar_fop_total 'fop="read"')"
+bw1=$(( $(sum_of "127.0.0.1:$BP0" mortar_fop_bytes_total 'fop="write"') + $(sum_of "127.0.0.1:$BP1" mortar_fop_bytes_total 'fop="write"') ))
+TEST grows "$cw0" "$cw1"
+TEST grows "$cr0" "$cr1"
+TEST grows "$bw0" "$bw1"
+# 4 MiB written: every translator the writes passed counted them, so the
+# client's sum is at least that.
+TEST [ "$((cw1 - cw0))" -ge $((4 * 1024 * 1024)) ]
+TEST [ "$((bw1 - bw0))" -ge $((4 * 1024 * 1024)) ]
+EXPECT "ok" prom_ok "127.0.0.1:$CP"
+EXPECT "ok" prom_ok "127.0.0.1:$BP0"
+
+# A brick with an address given explicitly listens there, not on
+# 127.0.0.1.
+alloc_port XP
+alloc_port XB
+mkdir -p "$T/bricks/x"
+TEST start_brick bx "$T/bricks/x" "$XB" --metrics-port "$XP" --metrics-address 127.0.0.2
+EXPECT "ok" prom_ok "127.0.0.2:$XP"
+TEST ! curl -s --max-time 3 -o /dev/null "http://127.0.0.1:$XP/metrics"
+# A brick whose port is in use does not start: one line, no pid file.
+out="$("$MORTARFSD" --volfile "$T/vol/bx.vol" --pid-file "$T/run/by.pid" --log-file "$T/log/by.log" --metrics-port "$CP" 2>&1)"
+EXPECT "mortarfsd: metrics: cannot listen on 127.0.0.1:$CP: Address already in use" echo "$out"
+TEST [ ! -e "$T/run/by.pid" ]
+
+# Every metric the dashboard uses exists in one of the scrapes.
+for p in "$MP" "$BP0" "$CP"; do
+    scrape "127.0.0.1:$p" | python3 "$CHECK" --names
+done | sed -E 's/_(bucket|sum|count)$//' | sort -u > "$T/names"
+python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+exprs = []
+def walk(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k == "expr":
+                exprs.append(v)
+            else:
+                walk(v)
+    elif isinstance(o, list):
+        for v in o:
+            walk(v)
+walk(d)
+for e in exprs:
+    for n in re.findall(r"\bmortar_[a-z_]+", e):
+        print(re.sub(r"_(bucket|sum|count)$", "", n))
+' "$DASHBOARD" | sort -u > "$T/used"
+TEST [ -s "$T/used" ]
+EXPECT "" comm -23 "$T/used" "$T/names"
+
+TEST umount "$M0"
