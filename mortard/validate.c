@@ -323,7 +323,8 @@ static const char *const md_settable_types[] = {
     "cluster/replicate",
     "performance/write-behind", "performance/read-ahead",
     "performance/quick-read",
-    "performance/nl-cache", "performance/md-cache", "features/upcall", NULL,
+    "performance/nl-cache", "performance/md-cache", "features/upcall",
+    "debug/io-stats", NULL,
 };
 
 

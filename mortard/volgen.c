@@ -2,9 +2,9 @@
 /*
  * volgen: volfiles generated from a volume in the store.
  *
- * Brick:  protocol/server -> performance/io-threads -> features/upcall ->
- *         features/locks -> [features/arbiter] -> features/access ->
- *         storage/posix, one per brick, listening on
+ * Brick:  protocol/server -> debug/io-stats -> performance/io-threads ->
+ *         features/upcall -> features/locks -> [features/arbiter] ->
+ *         features/access -> storage/posix, one per brick, listening on
  *         the brick's port.
  * Client: one brick: protocol/client `<vol>-client-0` alone (as before
  *         distribute existed). Several bricks: cluster/distribute
@@ -125,10 +125,17 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
                    vol->name);
     md_volgen_opts(&sb, vol, "upcall", sub);
     md_sbuf_printf(&sb, "    subvolumes %s-locks\nend-volume\n\n"
-                   "volume %s\n    type performance/io-threads\n",
-                   vol->name, sub);
+                   "volume %s-io-threads\n    type performance/io-threads\n",
+                   vol->name, vol->name);
     md_volgen_opts(&sb, vol, "io-threads", sub);
+    /* io-stats takes the brick's subvolume name (the one clients ask
+     * for) because it is protocol/server's child: every request reaches
+     * it once, so its counters are the brick's profile. */
     md_sbuf_printf(&sb, "    subvolumes %s-upcall\nend-volume\n\n"
+                   "volume %s\n    type debug/io-stats\n",
+                   vol->name, sub);
+    md_volgen_opts(&sb, vol, "io-stats", sub);
+    md_sbuf_printf(&sb, "    subvolumes %s-io-threads\nend-volume\n\n"
                    "volume %s-server\n    type protocol/server\n"
                    "    option transport.socket.listen-port %u\n"
                    "    option transport.socket.bind-address %s\n",

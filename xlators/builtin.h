@@ -23,6 +23,7 @@ extern const vl_xlator_class_t xl_performance_quick_read;
 extern const vl_xlator_class_t xl_performance_read_ahead;
 extern const vl_xlator_class_t xl_performance_write_behind;
 extern const vl_xlator_class_t xl_debug_trace;
+extern const vl_xlator_class_t xl_debug_io_stats;
 extern const vl_xlator_class_t xl_protocol_client;
 extern const vl_xlator_class_t xl_protocol_server;
 extern const vl_xlator_class_t xl_mount_fuse;
