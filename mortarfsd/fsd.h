@@ -188,6 +188,18 @@ int fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx);
 int fsd_graph_apply(vl_graph_t **graph, const vl_volfile_t *vf,
                     const char *what, const struct fsd_opts *opts);
 
+/* profile.c */
+/* The signal mortard sends for `volume profile`/`top`, and its value:
+ * request number << FSD_PROFILE_SEQ_SHIFT | io-stats dump mode. */
+#define FSD_PROFILE_SIGNAL (SIGRTMIN + 1)
+#define FSD_PROFILE_SEQ_SHIFT 4
+#define FSD_PROFILE_MODE_MASK 0xfu
+/* Writes the profile of graph's io-stats for request value into
+ * DIR/mortarfsd.<pid>.profile (its path into path), crash-safe.
+ * 0 or -errno. */
+int fsd_profile_dump(vl_graph_t *graph, const char *dir, int value,
+                     char *path, size_t len);
+
 /* switch.c */
 /* Builds and starts a graph from vf and moves the mount of *graph to it
  * once it is ready; the old graph is freed on the reaper thread when its

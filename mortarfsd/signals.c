@@ -15,7 +15,8 @@
  * more than live options switches the mount to a new graph (switch.c);
  * the old graphs are freed before this loop returns. mount/fuse sends
  * SIGTERM to the process when the kernel says the mount is gone (umount),
- * which ends the loop the same way.
+ * which ends the loop the same way. FSD_PROFILE_SIGNAL (SIGRTMIN+1,
+ * sent by mortard with a value) writes the brick's profile (profile.c).
  */
 #include "config.h"
 
@@ -48,6 +49,7 @@ fsd_signals_block(sigset_t *set)
     sigaddset(set, SIGUSR1);
     sigaddset(set, SIGHUP);
     sigaddset(set, SIGUSR2);
+    sigaddset(set, FSD_PROFILE_SIGNAL);
     rc = pthread_sigmask(SIG_BLOCK, set, NULL);
     return -rc;
 }
@@ -139,13 +141,25 @@ int
 fsd_signals_serve(const sigset_t *set, const struct fsd_sigctx *ctx)
 {
     char path[4096];
+    siginfo_t info;
     int sig;
     int rc;
 
     for (;;) {
-        rc = sigwait(set, &sig);
-        if (rc != 0)
+        /* sigwaitinfo: the profile request's value comes with it. */
+        sig = sigwaitinfo(set, &info);
+        if (sig < 0)
             continue;
+        if (sig == FSD_PROFILE_SIGNAL) {
+            rc = fsd_profile_dump(ctx->graph != NULL ? *ctx->graph : NULL,
+                                  ctx->opts->dump_dir,
+                                  info.si_value.sival_int, path,
+                                  sizeof(path));
+            if (rc != 0)
+                vl_glog(FSD_DOMAIN, VL_LOG_ERROR, "profile to %s: %s", path,
+                        strerror(-rc));
+            continue;
+        }
         switch (sig) {
         case SIGTERM:
         case SIGINT:
