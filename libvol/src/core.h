@@ -108,6 +108,10 @@ struct vl__graph_core {
     char last_error[256];        /* vl_graph_set_last_error */
     bool *is_inited;             /* owned; per xls index: init() succeeded */
     bool is_activated;           /* PARENT_UP sent */
+    atomic_bool is_serving;      /* set (release) by vl_graph_activate,
+                                    after every init() ran: other threads
+                                    (metrics) may then read the
+                                    translators' private state */
     unsigned max_hops;           /* the graph's depth: the most translators
                                     one request can reach by passes */
     vl_graph_t *reg_next;        /* process graph list; guarded by reg lock */

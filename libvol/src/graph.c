@@ -501,6 +501,8 @@ void
 vl_graph_activate(vl_graph_t *graph)
 {
     vl__graph_core(graph)->is_activated = true;
+    atomic_store_explicit(&vl__graph_core(graph)->is_serving, true,
+                          memory_order_release);
     vl_notify(graph->top, VL_EV_PARENT_UP, NULL);
 }
 

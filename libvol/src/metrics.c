@@ -291,11 +291,17 @@ vl_metrics_classes(FILE *out, vl_graph_t *graph, const char *volume)
 }
 
 
+/* The newest graph whose translators are all initialised: a graph is
+ * registered when built, before init(), and its classes' metrics
+ * callbacks read private state that init() makes. */
 static void
 vl_metrics_pick_newest(vl_graph_t *graph, void *arg)
 {
     struct vl_metrics_pick *pick = arg;
 
+    if (!atomic_load_explicit(&vl__graph_core(graph)->is_serving,
+                              memory_order_acquire))
+        return;
     if (pick->newest == NULL || graph->id > pick->newest->id)
         pick->newest = graph;
 }

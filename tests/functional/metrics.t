@@ -118,6 +118,19 @@ TEST [ "$((cw1 - cw0))" -ge $((4 * 1024 * 1024)) ]
 TEST [ "$((bw1 - bw0))" -ge $((4 * 1024 * 1024)) ]
 EXPECT "ok" prom_ok "127.0.0.1:$CP"
 EXPECT "ok" prom_ok "127.0.0.1:$BP0"
+# The translators' own counters: the FUSE queue, the connections to both
+# bricks, the caches (md-cache counts what it could not answer).
+TEST grows 0 "$(sum_of "127.0.0.1:$CP" mortar_fuse_requests_total)"
+EXPECT "2" sum_of "127.0.0.1:$CP" mortar_client_connected
+EXPECT "2" sum_of "127.0.0.1:$CP" mortar_client_connections_total
+ch0="$(sum_of "127.0.0.1:$CP" mortar_cache_misses_total 'md-cache')"
+# Stats after the kernel dropped its dentries and inodes reach md-cache.
+for i in 1 2 3; do
+    drop_caches
+    stat "$M0/f1" "$M0/f2" > /dev/null
+done
+TEST grows "$ch0" "$(sum_of "127.0.0.1:$CP" mortar_cache_misses_total 'md-cache')"
+TEST grows 0 "$(sum_of "127.0.0.1:$CP" mortar_write_behind_writes_total)"
 
 # A brick with an address given explicitly listens there, not on
 # 127.0.0.1.

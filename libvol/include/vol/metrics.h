@@ -5,7 +5,7 @@
  * (issue 25 item 1). doc/metrics.md lists every metric.
  *
  * vl_metrics_write_graphs writes the families libvol keeps for the newest
- * graph of the process (a client switching graphs briefly runs two; the
+ * activated graph of the process (a client switching graphs briefly runs two; the
  * counters of the new one start at zero, which Prometheus's rate()
  * treats as a reset): per translator and fop, answered requests, errors,
  * bytes and a latency histogram (vol/fop-stats.h); memory per translator
@@ -37,7 +37,8 @@
 /* Writes a label value with Prometheus's escapes (\\, \", \n). */
 void vl_metrics_write_label(FILE *out, const char *value);
 
-/* Writes the libvol families of the newest graph, every series labelled
+/* Writes the libvol families of the newest activated graph (nothing of a
+ * graph still being initialised), every series labelled
  * volume="volume" (the volume the process serves) and, when brick is not
  * NULL, brick="brick" (HOST:PATH of a brick process). */
 void vl_metrics_write_graphs(FILE *out, const char *volume,
@@ -52,6 +53,14 @@ void vl_metrics_write_graphs(FILE *out, const char *volume,
 typedef struct vl_metrics_sink vl_metrics_sink_t;
 void vl_metrics_emit(vl_metrics_sink_t *sink, const char *name,
                      const char *type, const char *help, uint64_t value);
+
+/* The help of the families every cache translator reports (md-cache,
+ * quick-read, read-ahead, nl-cache), so they read the same whoever
+ * reports first; hit ratio = hits / (hits + misses). */
+#define VL_METRICS_CACHE_HITS_HELP "Requests the cache answered itself."
+#define VL_METRICS_CACHE_MISSES_HELP                                         \
+    "Requests the cache could have answered but sent down."
+#define VL_METRICS_CACHE_BYTES_HELP "Bytes the cache holds."
 
 /* Fills a response body; out is an open_memstream. */
 typedef void vl_metrics_fill_fn(FILE *out, void *arg);

@@ -397,6 +397,34 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: the FUSE queue (doc/metrics.md, mortar_fuse_*): requests
+ * read from the kernel, and those of this graph not answered yet. */
+static void
+fuse_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct vfuse_priv *priv = xl->priv;
+    struct vfuse_session *sess;
+    uint64_t n_read = 0;
+    uint64_t n_inflight;
+
+    if (priv == NULL || priv->sess == NULL)
+        return;
+    sess = priv->sess;
+    pthread_mutex_lock(&sess->lock);
+    n_inflight = priv->n_inflight;
+    for (size_t i = 0; i < sess->n_readers; i++)
+        n_read += atomic_load_explicit(&sess->readers[i].n_requests,
+                                       memory_order_relaxed);
+    pthread_mutex_unlock(&sess->lock);
+    vl_metrics_emit(sink, "mortar_fuse_requests_total", "counter",
+                    "Requests read from the kernel (every graph of the "
+                    "mount).", n_read);
+    vl_metrics_emit(sink, "mortar_fuse_requests_inflight", "gauge",
+                    "FUSE requests in this graph not answered yet.",
+                    n_inflight);
+}
+
+
 static int
 fuse_cross_check(const void *data, vl_err_t *err)
 {
@@ -545,4 +573,5 @@ const vl_xlator_class_t xl_mount_fuse = {
     .cross_check = fuse_cross_check,
     .notify = fuse_notify,
     .dump = fuse_dump,
+    .metrics = fuse_metrics,
 };

@@ -529,6 +529,28 @@ mdc_dump(vl_xlator_t *xl, FILE *out)
             (unsigned long long)atomic_load(&priv->drops));
 }
 
+
+/* /metrics: attribute and xattr lookups answered here, and those sent
+ * down (doc/metrics.md, mortar_cache_*). */
+static void
+mdc_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct mdc_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
+                    VL_METRICS_CACHE_HITS_HELP,
+                    atomic_load(&priv->hits) + atomic_load(&priv->xattr_hits));
+    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
+                    VL_METRICS_CACHE_MISSES_HELP,
+                    atomic_load(&priv->misses)
+                        + atomic_load(&priv->xattr_misses));
+    vl_metrics_emit(sink, "mortar_cache_invalidations_total", "counter",
+                    "Invalidations the cache received from the bricks.",
+                    atomic_load(&priv->invalidations));
+}
+
 static const vl_option_t mdc_options[] = {
     VL_OPT_UINT("md-cache-timeout", struct mdc_conf, timeout_s, .min = 0,
                 .max = 600, .def = "1",
@@ -571,6 +593,7 @@ const vl_xlator_class_t xl_performance_md_cache = {
     .reconfigure = mdc_reconfigure,
     .notify = mdc_notify,
     .dump = mdc_dump,
+    .metrics = mdc_metrics,
     .fops =
         {
             [VL_FOP_LOOKUP] = mdc_lookup,

@@ -514,6 +514,29 @@ nlc_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: lookups answered ENOENT here, lookups in a recorded
+ * directory sent down, and the bytes of records (doc/metrics.md,
+ * mortar_cache_*). */
+static void
+nlc_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct nlc_priv *priv = xl->priv;
+    uint64_t bytes;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    bytes = priv->bytes;
+    pthread_mutex_unlock(&priv->lock);
+    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
+                    VL_METRICS_CACHE_HITS_HELP, atomic_load(&priv->hits));
+    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
+                    VL_METRICS_CACHE_MISSES_HELP, atomic_load(&priv->misses));
+    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
+                    VL_METRICS_CACHE_BYTES_HELP, bytes);
+}
+
+
 static const vl_option_t nlc_options[] = {
     VL_OPT_SIZE("limit", struct nlc_conf, limit, .min = 0,
                 .max = 4 * 1024 * 1024 * 1024LL, .def = "16MiB",
@@ -554,6 +577,7 @@ const vl_xlator_class_t xl_performance_nl_cache = {
     .reconfigure = nlc_reconfigure,
     .notify = nlc_notify,
     .dump = nlc_dump,
+    .metrics = nlc_metrics,
     .fops = {
         [VL_FOP_LOOKUP] = nlc_lookup,
         [VL_FOP_MKDIR] = nlc_mkdir,

@@ -498,6 +498,28 @@ qr_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: reads of cached files answered here, small-file reads sent
+ * down, and the bytes cached (doc/metrics.md, mortar_cache_*). */
+static void
+qr_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct qr_priv *priv = xl->priv;
+    uint64_t bytes;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    bytes = priv->bytes;
+    pthread_mutex_unlock(&priv->lock);
+    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
+                    VL_METRICS_CACHE_HITS_HELP, atomic_load(&priv->hits));
+    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
+                    VL_METRICS_CACHE_MISSES_HELP, atomic_load(&priv->misses));
+    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
+                    VL_METRICS_CACHE_BYTES_HELP, bytes);
+}
+
+
 static const vl_option_t qr_options[] = {
     VL_OPT_BOOL("open-behind", struct qr_conf, is_open_behind, .def = "on",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -561,6 +583,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
     .notify = qr_notify,
     .release = qr_release,
     .dump = qr_dump,
+    .metrics = qr_metrics,
     .fops = {
         [VL_FOP_LOOKUP] = qr_lookup,
         [VL_FOP_STAT] = qr_stat,

@@ -440,6 +440,24 @@ ra_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: reads answered from pages, reads sent down, and the bytes of
+ * pages held or in flight (doc/metrics.md, mortar_cache_*). */
+static void
+ra_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct ra_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
+                    VL_METRICS_CACHE_HITS_HELP, atomic_load(&priv->hits));
+    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
+                    VL_METRICS_CACHE_MISSES_HELP, atomic_load(&priv->misses));
+    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
+                    VL_METRICS_CACHE_BYTES_HELP, atomic_load(&priv->bytes));
+}
+
+
 static const vl_option_t ra_options[] = {
     VL_OPT_UINT("page-count", struct ra_conf, page_count, .min = 1,
                 .max = RA_MAX_PAGE_COUNT, .def = "4",
@@ -480,6 +498,7 @@ const vl_xlator_class_t xl_performance_read_ahead = {
     .release = ra_release,
     .notify = ra_notify,
     .dump = ra_dump,
+    .metrics = ra_metrics,
     .fops = {
         [VL_FOP_READ] = ra_read,
         [VL_FOP_WRITE] = ra_write,

@@ -930,6 +930,25 @@ wb_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: writes answered at once and sent behind, and those of them
+ * that failed below (doc/metrics.md). */
+static void
+wb_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct wb_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    vl_metrics_emit(sink, "mortar_write_behind_writes_total", "counter",
+                    "Writes answered at once and sent behind.",
+                    atomic_load(&priv->n_behind));
+    vl_metrics_emit(sink, "mortar_write_behind_failed_total", "counter",
+                    "Writes sent behind that failed below (reported at the "
+                    "next write, flush or fsync).",
+                    atomic_load(&priv->n_failed));
+}
+
+
 static int
 wb_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 {
@@ -1021,6 +1040,7 @@ const vl_xlator_class_t xl_performance_write_behind = {
     .notify = wb_notify,
     .reconfigure = wb_reconfigure,
     .dump = wb_dump,
+    .metrics = wb_metrics,
     .release = wb_release,
     .fops = {
         [VL_FOP_WRITE] = wb_fop_write,

@@ -711,6 +711,37 @@ client_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics: the connection to the brick (doc/metrics.md, mortar_client_*):
+ * whether it is up, how many handshakes were accepted (every one after
+ * the first is a reconnect) and the calls waiting for an answer. */
+static void
+client_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct client_priv *priv = xl->priv;
+    uint64_t is_connected;
+    uint64_t generation;
+    uint64_t pending;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    is_connected = priv->is_connected;
+    generation = priv->generation;
+    pending = priv->clnt != NULL ? vrpc_clnt_pending(priv->clnt) : 0;
+    pthread_mutex_unlock(&priv->lock);
+    vl_metrics_emit(sink, "mortar_client_connected", "gauge",
+                    "1 while the connection to the brick is up.",
+                    is_connected);
+    vl_metrics_emit(sink, "mortar_client_connections_total", "counter",
+                    "Connections to the brick established (handshakes "
+                    "accepted); each after the first is a reconnect.",
+                    generation);
+    vl_metrics_emit(sink, "mortar_client_rpc_pending", "gauge",
+                    "Calls sent to the brick and not answered yet.",
+                    pending);
+}
+
+
 static const vl_option_t client_options[] = {
     VL_OPT_ADDR("remote-host", struct client_conf, remote_host,
                 .flags = VL_OPT_REQUIRED,
@@ -777,6 +808,7 @@ const vl_xlator_class_t xl_protocol_client = {
     .notify = client_notify,
     .release = client_release,
     .dump = client_dump,
+    .metrics = client_metrics,
     .fops = {
 #define VL_FOP(UPPER, lower, flags) [VL_FOP_##UPPER] = client_fop,
 #include "vol/fops.def"
