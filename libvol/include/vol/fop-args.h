@@ -183,17 +183,29 @@ struct vl_removexattr_args { struct vl_loc loc; const char *name; };
 struct vl_lk_args {
     struct vl_fd *fd; int32_t cmd; struct vl_flock flock; bool is_flock;
 };
+/* Compound lock + xattrop (cluster/replicate's lock and pre-op in one
+ * round trip, doc/replicate.md "Transactions"): an INODELK or ENTRYLK
+ * (TRY or WAIT) whose xop is not NULL asks the brick to apply that
+ * XATTROP once the lock is granted, winding it down the brick graph. The
+ * answer's status is the lock's; reply.has_xop says the xattrop was
+ * tried (only after a grant), reply.xop_status its result, and with 0
+ * reply.xattr/xattr_len hold its new values as an XATTROP's answer. A
+ * translator that does not know xop answers the lock alone (has_xop
+ * false): the caller then sends the xattrop itself. */
+struct vl_xattrop_args;
 struct vl_inodelk_args {
     const char *domain; /* lock namespace, e.g. the translator's name */
     struct vl_loc loc;  /* inode */
     enum vl_lock_cmd cmd;
     struct vl_flock flock;
+    const struct vl_xattrop_args *xop; /* borrowed; NULL: none */
 };
 struct vl_entrylk_args {
     const char *domain;
     struct vl_loc loc; /* parent inode + name; name NULL = the whole directory */
     enum vl_lock_cmd cmd;
     int16_t type;      /* F_RDLCK or F_WRLCK */
+    const struct vl_xattrop_args *xop; /* borrowed; NULL: none (above) */
 };
 struct vl_fallocate_args {
     struct vl_fd *fd; int32_t mode; /* FALLOC_FL_* */ off_t offset; off_t len;
@@ -227,6 +239,20 @@ struct vl_lseek_args { struct vl_fd *fd; off_t offset; int32_t whence; };
 #define VL_XATTROP_VALUE_MAX 64u
 #define VL_XATTROP_NAME_MAX 255u
 #define VL_XATTROP_PREFIX "trusted.mortar.rep."
+/* Compound xattrop + unlock (replicate's post-op and unlock in one round
+ * trip): an XATTROP whose unlock is not NULL asks the brick to release
+ * that lock of the caller's lk_owner once the xattrop was applied,
+ * whatever its result. The answer's status is the xattrop's;
+ * reply.has_unlock says the unlock was done, reply.unlock_status its
+ * result. A translator that does not know unlock ignores it (has_unlock
+ * false): the caller then unlocks itself. */
+struct vl_xattrop_unlock {
+    bool is_entry;         /* an entrylk, else an inodelk */
+    const char *domain;    /* borrowed; the lock's domain */
+    struct vl_loc loc;     /* inodelk: inode; entrylk: parent + name */
+    struct vl_flock flock; /* inodelk: the range held */
+    int16_t type;          /* entrylk: the type held */
+};
 struct vl_xattrop_args {
     struct vl_loc loc;
     struct vl_fd *fd;          /* may be NULL: then by loc.inode */
@@ -235,6 +261,7 @@ struct vl_xattrop_args {
     const char *const *names;  /* borrowed; n xattr names */
     const void *const *values; /* borrowed; n arrays to add */
     const uint32_t *sizes;     /* bytes of each value, multiple of 4 */
+    const struct vl_xattrop_unlock *unlock; /* borrowed; NULL: none */
 };
 
 /* RCHECKSUM: one SHA-256 digest per block of a range of an open regular
@@ -439,6 +466,12 @@ struct vl_reply {
     char *xattr;                 /* owned */
     uint32_t xattr_len;          /* lookup, xattrop: bytes of xattr */
     int32_t xattr_status;        /* lookup: 0 or -errno, see above */
+    bool has_xop;                /* inodelk/entrylk with args.xop: the
+                                    xattrop was tried (lock granted) */
+    int32_t xop_status;          /* ... its result, 0 or -errno */
+    bool has_unlock;             /* xattrop with args.unlock: the unlock
+                                    was done */
+    int32_t unlock_status;       /* ... its result, 0 or -errno */
     struct statvfs statvfs;
     struct vl_flock flock;
     off_t offset;

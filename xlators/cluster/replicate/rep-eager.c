@@ -488,6 +488,9 @@ rep_eager_release_run(vl_xlator_t *xl, vl_req_t *req)
     local->lk[0].inode = inode;
     local->preop_ok = local->txn;
     local->fop_ok = local->txn; /* failures were blamed as they came */
+    /* So that the post-op blames nobody: the children out of the batch
+     * were blamed by its pre-op or when they left it. */
+    local->preop_blame = local->all & ~local->txn;
     for (unsigned i = 0; i < priv->n; i++) {
         local->ck[i].req = req;
         local->ck[i].idx = i;

@@ -32,6 +32,17 @@
  * A crash between any two steps leaves dirty set or a blame recorded on
  * the bricks that changed, so heal knows what to compare.
  *
+ * Compound requests (issue 21): with one lock item and one marked object
+ * (every fop but a rename), the lock try carries the pre-op (the brick
+ * applies it once the lock is granted, features/locks) and the post-op
+ * carries the unlock (applied whatever the post-op answers): 3 round
+ * trips per child instead of 5. A child whose answer says a part was not
+ * done (an older brick, no memory on the brick) gets that part as a
+ * request of its own. The carried pre-op is prepared before the locks
+ * are known: a child whose lock then fails was not blamed by it, so the
+ * children that took the pre-op blame it first (REP_PH_LATE_BLAME), and
+ * a contended try undoes the pre-ops it applied before it unlocks.
+ *
  * Writes with eager-lock on run steps 2-3 once per batch and 5-6 when the
  * batch ends (rep-eager.c, through the hooks marked is_eager_*).
  */
@@ -52,6 +63,8 @@ enum rep_txn_phase {
     REP_PH_POSTOP,
     REP_PH_UNLOCK,
     REP_PH_EAGER_BLAME, /* a batch write's failures recorded at once */
+    REP_PH_LATE_BLAME,  /* children whose lock failed after a carried
+                           pre-op left them unblamed */
 };
 
 /* Tag of transaction lock owners: never equal to a FUSE lock owner of a
@@ -67,6 +80,21 @@ static void rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_answer(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_begin(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd);
 static void rep_txn_begin_reopened(vl_xlator_t *xl, vl_req_t *req);
+static uint32_t rep_txn_records(vl_xlator_t *xl, struct rep_local *local,
+                                int dirty_delta, rep_mask_t blame,
+                                int blame_delta);
+static uint32_t rep_txn_probe_keys(vl_xlator_t *xl, struct rep_local *local,
+                                   uint32_t n_keys);
+static void rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req,
+                                 unsigned idx,
+                                 const struct vl_xattrop_args *a,
+                                 const struct vl_reply *reply);
+static void rep_txn_preop_settle(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_preop_checks(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req,
+                                 rep_mask_t mask, uint32_t n_keys);
+static void rep_txn_xattrop_fill(struct rep_local *local, unsigned t,
+                                 struct vl_xattrop_args *a, uint32_t n_keys);
 
 
 int32_t
@@ -214,6 +242,8 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->loc.name = t->lk_name;
         a->cmd = cmd;
         a->type = F_WRLCK;
+        if (local->is_cpd && cmd == VL_LOCK_TRY)
+            a->xop = &local->cpd_xop;
     } else {
         struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
 
@@ -224,6 +254,8 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->flock.whence = SEEK_SET;
         a->flock.start = 0;
         a->flock.len = 0;
+        if (local->is_cpd && cmd == VL_LOCK_TRY)
+            a->xop = &local->cpd_xop;
     }
     return child;
 }
@@ -243,7 +275,29 @@ rep_txn_locked(vl_xlator_t *xl, vl_req_t *req)
     if (!rep_has_quorum(xl, local->txn)) {
         atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
         local->result = -EROFS;
+        if (local->is_cpd && atomic_load(&local->cpd_done) != 0) {
+            /* Carried pre-ops were applied: undone with the unlock. */
+            local->preop_ok = atomic_load(&local->cpd_done);
+            local->fop_ok = 0;
+            rep_txn_postop(xl, req);
+            return;
+        }
         rep_txn_unlock(xl, req);
+        return;
+    }
+    if (local->is_cpd) {
+        rep_mask_t need = local->txn & ~atomic_load(&local->cpd_done)
+                          & ~atomic_load(&local->cpd_bad);
+
+        /* Granted without the carried pre-op (a child that does not know
+         * compounds): it gets the same pre-op on its own. */
+        local->phase = REP_PH_PREOP;
+        if (need != 0) {
+            rep_txn_xattrop_send(xl, req, need, local->cpd_n_keys);
+            return;
+        }
+        atomic_store(&local->bad, 0);
+        rep_txn_preop_settle(xl, req);
         return;
     }
     rep_txn_preop(xl, req);
@@ -282,13 +336,26 @@ rep_txn_lock_next(vl_xlator_t *xl, vl_req_t *req)
 /* ---- 2. locks, first all at once without waiting ---- */
 
 static void
-rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status)
+rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status,
+                   const vl_req_t *child)
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     vl_xlator_t *xl = req->xl;
 
     if (status == 0) {
         atomic_fetch_or(&local->try_held[item], 1u << i);
+        if (local->is_cpd && child != NULL && child->reply.has_xop) {
+            if (child->reply.xop_status == 0) {
+                atomic_fetch_or(&local->cpd_done, 1u << i);
+                rep_txn_preop_answer(xl, req, i, &local->cpd_xop,
+                                     &child->reply);
+            } else {
+                atomic_fetch_or(&local->cpd_bad, 1u << i);
+                vl_log(xl, VL_LOG_WARNING, "pre-op xattrop on %s failed: "
+                       "%s", xl->children[i]->name,
+                       strerror(-child->reply.xop_status));
+            }
+        }
     } else if (status == -EAGAIN) {
         atomic_store(&local->is_contended, true);
     } else {
@@ -308,6 +375,14 @@ rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status)
         /* Someone else holds one of the locks: give back what was
          * granted, then wait for the locks in the global order. */
         local->is_lock_retry = true;
+        if (local->is_cpd && atomic_load(&local->cpd_done) != 0) {
+            /* Pre-ops carried by granted locks: undone (with the
+             * unlock) before the serial retry takes the locks again. */
+            local->preop_ok = atomic_load(&local->cpd_done);
+            local->fop_ok = 0;
+            rep_txn_postop(xl, req);
+            return;
+        }
         rep_txn_unlock(xl, req);
         return;
     }
@@ -321,7 +396,8 @@ rep_txn_try_done(vl_req_t *child, void *cookie)
     struct rep_cookie *ck = cookie;
     unsigned n = rep_priv(ck->req->xl)->n;
 
-    rep_txn_try_arrive(ck->req, ck->idx / n, ck->idx % n, child->status);
+    rep_txn_try_arrive(ck->req, ck->idx / n, ck->idx % n, child->status,
+                       child);
 }
 
 
@@ -334,8 +410,20 @@ rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
 
     atomic_store(&local->bad, 0);
     atomic_store(&local->is_contended, false);
+    atomic_store(&local->cpd_done, 0);
+    atomic_store(&local->cpd_bad, 0);
     for (unsigned k = 0; k < n_lk; k++)
         atomic_store(&local->try_held[k], 0);
+    local->is_cpd = n_lk == 1 && local->n_targets == 1;
+    if (local->is_cpd) {
+        /* The pre-op rep_txn_preop would send once every lock is in. */
+        uint32_t n_keys = rep_txn_records(xl, local, 1,
+                                          local->all & ~local->txn, 1);
+
+        local->preop_blame = local->all & ~local->txn;
+        local->cpd_n_keys = rep_txn_probe_keys(xl, local, n_keys);
+        rep_txn_xattrop_fill(local, 0, &local->cpd_xop, local->cpd_n_keys);
+    }
     for (unsigned k = 0; k < n_lk * n; k++) {
         local->lk_ck[k].req = req;
         local->lk_ck[k].idx = k;
@@ -350,7 +438,7 @@ rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
                 continue;
             child = rep_txn_lock_req(xl, req, k, i, VL_LOCK_TRY);
             if (child == NULL) {
-                rep_txn_try_arrive(req, k, i, -ENOMEM);
+                rep_txn_try_arrive(req, k, i, -ENOMEM, NULL);
                 continue;
             }
             vl_wind(child, rep_txn_try_done, &local->lk_ck[k * n + i]);
@@ -423,20 +511,20 @@ rep_txn_probe_keys(vl_xlator_t *xl, struct rep_local *local,
  * blames, for any kind and for the transaction's. */
 static void
 rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req, unsigned idx,
-                     vl_req_t *child)
+                     const struct vl_xattrop_args *a,
+                     const struct vl_reply *reply)
 {
     struct rep_priv *priv = rep_priv(xl);
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
-    const struct vl_xattrop_args *a = VL_ARGS(child, xattrop);
-    const uint8_t *v = (const uint8_t *)child->reply.xattr;
+    const uint8_t *v = (const uint8_t *)reply->xattr;
     rep_mask_t blamed = 0, blamed_kind = 0;
 
     if (!local->has_probe)
         return;
-    if (v == NULL || child->reply.xattr_len != a->n * REP_RECORD_SIZE) {
+    if (v == NULL || reply->xattr_len != a->n * REP_RECORD_SIZE) {
         vl_log(xl, VL_LOG_WARNING, "pre-op answer of %s: %u bytes, "
                "expected %u", xl->children[idx]->name,
-               child->reply.xattr_len, a->n * REP_RECORD_SIZE);
+               reply->xattr_len, a->n * REP_RECORD_SIZE);
         /* Whom it blames is unknown: trust no copy but its own. */
         atomic_fetch_or(&local->preop_blamed, local->txn & ~(1u << idx));
         atomic_fetch_or(&local->preop_blamed_kind,
@@ -528,40 +616,79 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
     if (!vl_fanout_arrive(&local->fan, status))
         return;
     if (local->phase == REP_PH_PREOP) {
-        local->preop_ok = local->txn & ~atomic_load(&local->bad);
-        rep_txn_preop_good(xl, local);
-        if (!rep_has_quorum(xl, local->preop_ok)) {
-            /* Nothing was changed: the post-op undoes the pre-op. */
-            atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
-            local->result = -EROFS;
-            local->fop_ok = 0;
-            rep_txn_postop(xl, req);
-            return;
-        }
-        if (rep_priv(xl)->arbiter != 0 && !rep_arb_preop_allows(xl, req)) {
-            local->result = -ENOTCONN;
-            local->fop_ok = 0;
-            rep_txn_postop(xl, req);
-            return;
-        }
-        if (rep_txn_is_split_brain(xl, req)) {
-            /* GlusterFS's answer too: no copy to build on, and a change
-             * on all of them would leave them as divided as before. */
-            local->result = -EIO;
-            local->fop_ok = 0;
-            rep_txn_postop(xl, req);
-            return;
-        }
-        if (local->is_eager_acquire) {
-            rep_eager_acquired(xl, req);
-            return;
-        }
-        rep_txn_fop(xl, req);
+        rep_txn_preop_settle(xl, req);
+    } else if (local->phase == REP_PH_LATE_BLAME) {
+        local->preop_ok &= ~atomic_load(&local->bad);
+        rep_txn_preop_checks(xl, req);
     } else if (local->phase == REP_PH_EAGER_BLAME) {
         rep_eager_member_finish(xl, req);
     } else {
+        /* Post-op: the locks it released need no unlock of their own. */
+        local->lk_held[0] &= ~(rep_mask_t)atomic_load(&local->cpd_unlocked);
         rep_txn_unlock(xl, req);
     }
+}
+
+
+/* Every pre-op answered (carried by the locks or on its own). */
+static void
+rep_txn_preop_settle(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+    rep_mask_t late;
+    uint32_t n_keys;
+
+    local->preop_ok = local->txn & ~atomic_load(&local->bad)
+                      & ~atomic_load(&local->cpd_bad);
+    /* A carried pre-op did not blame the children whose lock then
+     * failed: the others record it now, before anything changes, as the
+     * pre-op would have (heal must know they miss this change). */
+    late = local->all & ~local->txn & ~local->preop_blame;
+    if (late != 0 && local->preop_ok != 0) {
+        local->phase = REP_PH_LATE_BLAME;
+        local->preop_blame |= late;
+        n_keys = rep_txn_records(xl, local, 0, late, 1);
+        rep_txn_xattrop_send(xl, req, local->preop_ok, n_keys);
+        return;
+    }
+    rep_txn_preop_checks(xl, req);
+}
+
+
+/* The pre-op is in: quorum, arbiter and split-brain, then the fop. */
+static void
+rep_txn_preop_checks(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
+
+    rep_txn_preop_good(xl, local);
+    if (!rep_has_quorum(xl, local->preop_ok)) {
+        /* Nothing was changed: the post-op undoes the pre-op. */
+        atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
+        local->result = -EROFS;
+        local->fop_ok = 0;
+        rep_txn_postop(xl, req);
+        return;
+    }
+    if (rep_priv(xl)->arbiter != 0 && !rep_arb_preop_allows(xl, req)) {
+        local->result = -ENOTCONN;
+        local->fop_ok = 0;
+        rep_txn_postop(xl, req);
+        return;
+    }
+    if (rep_txn_is_split_brain(xl, req)) {
+        /* GlusterFS's answer too: no copy to build on, and a change on
+         * all of them would leave them as divided as before. */
+        local->result = -EIO;
+        local->fop_ok = 0;
+        rep_txn_postop(xl, req);
+        return;
+    }
+    if (local->is_eager_acquire) {
+        rep_eager_acquired(xl, req);
+        return;
+    }
+    rep_txn_fop(xl, req);
 }
 
 
@@ -571,10 +698,70 @@ rep_txn_xattrop_done(vl_req_t *child, void *cookie)
     struct rep_cookie *ck = cookie;
     vl_xlator_t *xl = ck->req->xl;
 
-    if (child->status == 0
-        && VL_REQ_PRIV(ck->req, struct rep_local)->phase == REP_PH_PREOP)
-        rep_txn_preop_answer(xl, ck->req, ck->idx, child);
+    struct rep_local *local = VL_REQ_PRIV(ck->req, struct rep_local);
+
+    if (child->status == 0 && local->phase == REP_PH_PREOP)
+        rep_txn_preop_answer(xl, ck->req, ck->idx, VL_ARGS(child, xattrop),
+                             &child->reply);
+    if (local->phase == REP_PH_POSTOP && child->reply.has_unlock) {
+        atomic_fetch_or(&local->cpd_unlocked, 1u << ck->idx);
+        if (child->reply.unlock_status != 0)
+            vl_log(xl, VL_LOG_WARNING, "unlock on %s failed: %s",
+                   xl->children[ck->idx]->name,
+                   strerror(-child->reply.unlock_status));
+    }
     rep_txn_xattrop_arrive(ck->req, ck->idx, child->status);
+}
+
+
+/* The prepared xattrop for target t into a. An entry change some copy
+ * misses: its name is the directory's granular record (posix-xattrop.c),
+ * so its heal visits that name instead of listing the whole directory. */
+static void
+rep_txn_xattrop_fill(struct rep_local *local, unsigned t,
+                     struct vl_xattrop_args *a, uint32_t n_keys)
+{
+    const char *mark = local->kind == REP_ENTRY && local->is_x_blaming
+                           ? local->t[t].mark_name
+                           : NULL;
+
+    memset(a, 0, sizeof(*a));
+    a->loc.inode = local->t[t].inode;
+    a->op = VL_XATTROP_ADD32;
+    if (mark != NULL) {
+        a->loc.parent = local->t[t].inode;
+        a->loc.name = mark;
+        a->op |= VL_XATTROP_F_ENTRY_MARK;
+    }
+    a->n = n_keys;
+    a->names = local->x_names;
+    a->values = local->x_values;
+    a->sizes = local->x_sizes;
+}
+
+
+/* A post-op of one object under one lock item carries that lock's
+ * release to the children holding it (compound post-op + unlock). */
+static bool
+rep_txn_postop_unlocks(vl_xlator_t *xl, struct rep_local *local)
+{
+    struct vl_xattrop_unlock *ul = &local->cpd_unlock;
+
+    if (local->phase != REP_PH_POSTOP || local->n_lk != 1
+        || local->n_targets != 1 || local->lk_held[0] == 0)
+        return false;
+    memset(ul, 0, sizeof(*ul));
+    ul->is_entry = local->is_entry;
+    ul->domain = xl->name;
+    if (local->is_entry) {
+        ul->loc.parent = local->lk[0].lk_parent;
+        ul->loc.name = local->lk[0].lk_name;
+        ul->type = F_WRLCK;
+    } else {
+        ul->loc.inode = local->lk[0].inode;
+        ul->flock.whence = SEEK_SET;
+    }
+    return true;
 }
 
 
@@ -585,47 +772,35 @@ rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     unsigned n = rep_priv(xl)->n, n_targets = local->n_targets;
-    vl_inode_t *inodes[REP_TXN_MAX_TARGETS];
-    const char *marks[REP_TXN_MAX_TARGETS];
+    struct vl_xattrop_args xa[REP_TXN_MAX_TARGETS];
     int count = (int)(rep_popcount(mask) * n_targets);
+    bool is_unlocking = rep_txn_postop_unlocks(xl, local);
+    rep_mask_t held = local->lk_held[0];
+    uint64_t owner = local->lk_owner;
 
-    /* An entry change some copy misses: its name is the directory's
-     * granular record (posix-xattrop.c), so its heal visits that name
-     * instead of listing the whole directory. */
-    for (unsigned t = 0; t < n_targets; t++) {
-        inodes[t] = local->t[t].inode;
-        marks[t] = local->kind == REP_ENTRY && local->is_x_blaming
-                       ? local->t[t].mark_name
-                       : NULL;
-    }
+    for (unsigned t = 0; t < n_targets; t++)
+        rep_txn_xattrop_fill(local, t, &xa[t], n_keys);
     atomic_store(&local->bad, 0);
+    atomic_store(&local->cpd_unlocked, 0);
     vl_fanout_begin(&local->fan, count);
     /* The last answer may free req: nothing of local is read after the
-     * last wind (mask, n, n_targets and inodes are copies). */
+     * last wind (mask, n, n_targets, held and xa are copies). */
     for (unsigned i = 0; i < n; i++) {
         if (!(mask & (1u << i)))
             continue;
         for (unsigned t = 0; t < n_targets; t++) {
             vl_req_t *child = vl_req_new_op(req, xl->children[i],
                                             VL_FOP_XATTROP);
-            struct vl_xattrop_args *a;
 
             if (child == NULL) {
                 rep_txn_xattrop_arrive(req, i, -ENOMEM);
                 continue;
             }
-            a = VL_ARGS(child, xattrop);
-            a->loc.inode = inodes[t];
-            a->op = VL_XATTROP_ADD32;
-            if (marks[t] != NULL) {
-                a->loc.parent = inodes[t];
-                a->loc.name = marks[t];
-                a->op |= VL_XATTROP_F_ENTRY_MARK;
+            child->args.xattrop = xa[t];
+            if (is_unlocking && (held & (1u << i))) {
+                child->args.xattrop.unlock = &local->cpd_unlock;
+                child->caller.lk_owner = owner;
             }
-            a->n = n_keys;
-            a->names = local->x_names;
-            a->values = local->x_values;
-            a->sizes = local->x_sizes;
             vl_wind(child, rep_txn_xattrop_done, &local->ck[i]);
         }
     }
@@ -639,6 +814,7 @@ rep_txn_preop(vl_xlator_t *xl, vl_req_t *req)
     uint32_t n_keys;
 
     local->phase = REP_PH_PREOP;
+    local->preop_blame = local->all & ~local->txn;
     n_keys = rep_txn_records(xl, local, 1, local->all & ~local->txn, 1);
     n_keys = rep_txn_probe_keys(xl, local, n_keys);
     rep_txn_xattrop_send(xl, req, local->txn, n_keys);
@@ -655,10 +831,10 @@ rep_txn_postop(vl_xlator_t *xl, vl_req_t *req)
 
     local->phase = REP_PH_POSTOP;
     if (local->fop_ok != 0) {
-        /* Blame the children of the transaction that missed the change;
-         * the down ones were blamed by the pre-op already. */
+        /* Blame the children that missed the change and that the
+         * pre-op did not blame already (the down ones). */
         to = local->fop_ok;
-        blame = local->txn & ~local->fop_ok;
+        blame = local->all & ~local->preop_blame & ~local->fop_ok;
         n_keys = rep_txn_records(xl, local, -1, blame, 1);
         if (blame != 0) {
             atomic_fetch_add(&priv->n_txn_blamed, 1);
@@ -669,8 +845,7 @@ rep_txn_postop(vl_xlator_t *xl, vl_req_t *req)
     } else {
         /* Nothing changed anywhere: no child missed anything. */
         to = local->preop_ok;
-        n_keys = rep_txn_records(xl, local, -1, local->all & ~local->txn,
-                                 -1);
+        n_keys = rep_txn_records(xl, local, -1, local->preop_blame, -1);
     }
     if (to == 0) {
         rep_txn_unlock(xl, req);
@@ -858,6 +1033,7 @@ rep_txn_unlock_arrive(vl_req_t *req, unsigned idx, int status)
         return;
     if (local->is_lock_retry) {
         local->is_lock_retry = false;
+        local->is_cpd = false; /* the serial locks carry nothing */
         for (unsigned k = 0; k < REP_TXN_MAX_TARGETS; k++)
             local->lk_held[k] = 0;
         local->lk_step = 0;
@@ -897,6 +1073,7 @@ rep_txn_unlock(vl_xlator_t *xl, vl_req_t *req)
     if (count == 0) {
         if (local->is_lock_retry) {
             local->is_lock_retry = false;
+            local->is_cpd = false;
             local->lk_step = 0;
             rep_txn_lock_next(xl, req);
             return;

@@ -257,6 +257,18 @@ struct rep_local {
     struct rep_attrs reply_attrs;    /* reply_pick's attributes */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
+    /* compound requests (one lock item and one marked object): */
+    bool is_cpd;                     /* the lock try carries the pre-op */
+    struct vl_xattrop_args cpd_xop;  /* that pre-op (borrowed by the lock
+                                        requests until they answer) */
+    uint32_t cpd_n_keys;             /* its keys (x_names...) */
+    struct vl_xattrop_unlock cpd_unlock; /* what a post-op releases */
+    atomic_uint cpd_done;            /* children whose carried pre-op
+                                        was applied */
+    atomic_uint cpd_bad;             /* ... that failed (lock granted) */
+    atomic_uint cpd_unlocked;        /* children a post-op unlocked */
+    rep_mask_t preop_blame;          /* children the pre-op as sent
+                                        raised a pending count for */
     atomic_uint moved_other;         /* rename: children that answered
                                         having moved another object than
                                         oldloc.inode (rep-entry.c) */

@@ -154,6 +154,8 @@ locks_entrylk(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EINVAL);
         return;
     }
+    if (locks_cpd_lock(xl, req))
+        return;
     if (a->cmd != VL_LOCK_UNLOCK
         && ((a->cmd != VL_LOCK_TRY && a->cmd != VL_LOCK_WAIT)
             || (a->type != F_RDLCK && a->type != F_WRLCK))) {

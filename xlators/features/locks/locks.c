@@ -5,7 +5,9 @@
  *
  * Intercepts: lk (POSIX record locks and flock), inodelk, entrylk (in
  *             locks-entry.c) which are answered here and never reach the
- *             child; flush (drops the caller's POSIX locks on the inode,
+ *             child (a lock carrying replicate's pre-op winds that xattrop
+ *             down once granted, locks-compound.c); xattrop (carrying an
+ *             unlock: applied, then the lock released; locks-compound.c); flush (drops the caller's POSIX locks on the inode,
  *             then passes down); release(fd) (drops the flock and POSIX
  *             locks tied to that fd); CLIENT_DISCONNECT (drops all locks of
  *             the client, answers its waiters -ENOTCONN, then forwards);
@@ -340,6 +342,8 @@ locks_inodelk(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -EINVAL);
         return;
     }
+    if (locks_cpd_lock(xl, req))
+        return;
     switch (a->cmd) {
     case VL_LOCK_TRY:
         mode = LOCKS_TRY;
@@ -579,6 +583,7 @@ const vl_xlator_class_t xl_features_locks = {
         [VL_FOP_LK] = locks_lk,
         [VL_FOP_INODELK] = locks_inodelk,
         [VL_FOP_ENTRYLK] = locks_entrylk,
+        [VL_FOP_XATTROP] = locks_xattrop,
         [VL_FOP_FLUSH] = locks_flush,
         [VL_FOP_WRITE] = locks_mig_write,
         [VL_FOP_FALLOCATE] = locks_mig_fallocate,

@@ -174,7 +174,8 @@ struct locks_held {
     int ns_step;            /* which name is being looked up */
     bool is_ns_blind;       /* passed uncounted (priv->n_ns_blind) */
     vl_inode_t *ns_inodes[2]; /* owned refs: the inodes the names hold,
-                               * counted in their n_inflight once wound */
+                               * counted in their n_inflight once wound */    int cpd_status;         /* locks-compound.c: an xattrop's status
+                             * while its unlock runs */
 };
 
 /* Runtime state of one locks instance (xl->priv). */
@@ -299,6 +300,12 @@ void locks_mig_mknod(vl_xlator_t *xl, vl_req_t *req);
 /* True (and req answered -EREMCHG) if fd's inode was migrated since fd
  * was opened. */
 bool locks_mig_moved(vl_xlator_t *xl, vl_req_t *req, const vl_fd_t *fd);
+
+/* locks-compound.c: an INODELK/ENTRYLK with args.xop (true: handled,
+ * req answered or wound; false: a plain lock), and XATTROP (with
+ * args.unlock: applied, then unlocked; else passed down). */
+bool locks_cpd_lock(vl_xlator_t *xl, vl_req_t *req);
+void locks_xattrop(vl_xlator_t *xl, vl_req_t *req);
 
 /* locks-namespace.c: unlink, rename and link under a freeze. */
 void locks_ns_fop(vl_xlator_t *xl, vl_req_t *req);

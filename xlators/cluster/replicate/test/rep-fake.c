@@ -40,6 +40,7 @@ struct fake_priv {
     pthread_mutex_t lock;             /* guards every field below */
     bool is_down;
     bool is_lock_busy;                /* TRY locks answer -EAGAIN */
+    bool is_plain;                    /* ignores what compounds carry */
     int fail[VL_FOP_COUNT];           /* errno to answer per fop */
     size_t n_by_op[VL_FOP_COUNT];
     size_t n_all;
@@ -160,9 +161,9 @@ fake_entry(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req,
 
 
 static int
-fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
+fake_xattrop(vl_xlator_t *xl, struct fake_priv *p,
+             const struct vl_xattrop_args *a, struct vl_reply *reply)
 {
-    struct vl_xattrop_args *a = VL_ARGS(req, xattrop);
     struct fake_obj *o = fake_loc_obj(p, &a->loc, a->fd);
     size_t total = 0, off = 0;
 
@@ -182,8 +183,8 @@ fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
             return -EINVAL;
         total += a->sizes[k];
     }
-    req->reply.xattr = vl_malloc(xl, total + 1, 0);
-    if (req->reply.xattr == NULL)
+    reply->xattr = vl_malloc(xl, total + 1, 0);
+    if (reply->xattr == NULL)
         return -ENOMEM;
     for (uint32_t k = 0; k < a->n; k++) {
         struct fake_xattr *x = fake_x(o, a->names[k], true);
@@ -208,7 +209,7 @@ fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
             if (c != 0)
                 is_zero = false;
         }
-        memcpy(req->reply.xattr + off, cur, a->sizes[k]);
+        memcpy(reply->xattr + off, cur, a->sizes[k]);
         off += a->sizes[k];
         if (is_zero) {
             x->name[0] = '\0';
@@ -217,7 +218,7 @@ fake_xattrop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
             x->len = a->sizes[k];
         }
     }
-    req->reply.xattr_len = (uint32_t)total;
+    reply->xattr_len = (uint32_t)total;
     return 0;
 }
 
@@ -513,7 +514,7 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
     case VL_FOP_READDIR:
         return fake_readdir(xl, p, req);
     case VL_FOP_XATTROP:
-        return fake_xattrop(xl, p, req);
+        return fake_xattrop(xl, p, &req->args.xattrop, &req->reply);
     case VL_FOP_STATFS:
         req->reply.statvfs.f_bsize = 4096;
         req->reply.statvfs.f_frsize = 4096;
@@ -538,10 +539,36 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
 }
 
 
+/* The pre-op a granted lock carries: applied as an XATTROP would be,
+ * counted as one (the tests count operations; fake_received_all counts
+ * requests). */
+static void
+fake_carried_xop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
+{
+    const struct vl_xattrop_args *xop = req->op == VL_FOP_INODELK
+                                            ? req->args.inodelk.xop
+                                            : req->args.entrylk.xop;
+    int rc;
+
+    if (xop == NULL || p->is_plain)
+        return;
+    p->n_by_op[VL_FOP_XATTROP]++;
+    rc = p->fail[VL_FOP_XATTROP];
+    if (rc == 0)
+        rc = fake_xattrop(xl, p, xop, &req->reply);
+    if (rc != 0)
+        vl_reply_clear(&req->reply);
+    req->reply.has_xop = true;
+    req->reply.xop_status = rc;
+}
+
+
 static void
 fake_fop(vl_xlator_t *xl, vl_req_t *req)
 {
     struct fake_priv *p = xl->priv;
+    const struct vl_xattrop_unlock *ul = NULL;
+    int ul_status = 0;
     int rc;
 
     pthread_mutex_lock(&p->lock);
@@ -559,9 +586,26 @@ fake_fop(vl_xlator_t *xl, vl_req_t *req)
         rc = -EAGAIN;
     else
         rc = fake_do(xl, p, req);
+    if (rc == 0
+        && (req->op == VL_FOP_INODELK || req->op == VL_FOP_ENTRYLK))
+        fake_carried_xop(xl, p, req);
+    if (req->op == VL_FOP_XATTROP && !p->is_down && !p->is_plain
+        && req->args.xattrop.unlock != NULL) {
+        /* The post-op's unlock runs whatever the xattrop answered. */
+        vl_fop_t lop = req->args.xattrop.unlock->is_entry ? VL_FOP_ENTRYLK
+                                                          : VL_FOP_INODELK;
+
+        ul = req->args.xattrop.unlock;
+        p->n_by_op[lop]++;
+        ul_status = p->fail[lop];
+    }
     pthread_mutex_unlock(&p->lock);
     if (rc != 0)
         vl_reply_clear(&req->reply);
+    if (ul != NULL) {
+        req->reply.has_unlock = true;
+        req->reply.unlock_status = ul_status;
+    }
     vl_unwind(req, rc);
 }
 
@@ -620,6 +664,17 @@ const vl_xlator_class_t rep_fake_class = {
 
 
 /* ---- test helpers ---- */
+
+void
+fake_set_plain(vl_xlator_t *fake, bool is_plain)
+{
+    struct fake_priv *p = fake->priv;
+
+    pthread_mutex_lock(&p->lock);
+    p->is_plain = is_plain;
+    pthread_mutex_unlock(&p->lock);
+}
+
 
 void
 fake_fail(vl_xlator_t *fake, vl_fop_t op, int err)

@@ -6,7 +6,9 @@
  * (mode, owner, mtime, size), setxattr, getxattr (a name or the list),
  * removexattr, readdir, flush, fsync, fallocate (punch only), statfs,
  * inodelk, entrylk, xattrop (ADD32 as storage/posix: missing = zeros,
- * all-zero results removed, new values answered) and rchecksum (the
+ * all-zero results removed, new values answered; the pre-op a granted
+ * inodelk/entrylk carries and the unlock an xattrop carries are done and
+ * counted as those fops, features/locks's compounds) and rchecksum (the
  * attributes and a record per block: ZERO, or an FNV-1a digest where
  * the brick's is SHA-256). A test can make one fop fail with an errno,
  * take the brick "down" (every fop ENOTCONN), plant objects, attributes
@@ -28,6 +30,9 @@ void fake_fail(vl_xlator_t *fake, vl_fop_t op, int err);
 /* While busy, inodelk and entrylk with VL_LOCK_TRY answer -EAGAIN (as
  * if another client held the lock); waiting ones are granted. */
 void fake_set_lock_busy(vl_xlator_t *fake, bool is_busy);
+/* While plain, the brick knows no compound: a lock's carried pre-op and
+ * an xattrop's carried unlock are ignored (an older brick). */
+void fake_set_plain(vl_xlator_t *fake, bool is_plain);
 /* Every fop answers -ENOTCONN while down. */
 void fake_set_down(vl_xlator_t *fake, bool is_down);
 /* Requests of fop op received (including failed ones). */

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-rep-compound: replicate's transactions with compound requests
+ * (issue 21): a create and a write cost 6 requests per brick instead of
+ * 10, and every part failing on each brick in turn keeps the old
+ * guarantees: a refused lock leaves the child out and blamed, a pre-op
+ * failing after the grant still unlocks, a failing post-op still
+ * releases its lock, a brick going down between the parts leaves its
+ * records dirty, an older brick gets the parts one by one, and a
+ * contended try undoes the pre-ops it applied.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "rep-test.h"
+
+
+static int
+setup3(void **state)
+{
+    return setup_n(state, 3, "");
+}
+
+
+static int
+t_create(struct t *t, const char *name, vl_inode_t **out, vl_fd_t **fd_out)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    vl_fd_t *fd = vl_fd_new(inode, O_RDWR, 1);
+    int rc;
+
+    a.create.loc.parent = t->root;
+    a.create.loc.name = name;
+    a.create.loc.inode = inode;
+    a.create.flags = O_RDWR | O_CREAT | O_EXCL;
+    a.create.mode = 0644;
+    a.create.fd = fd;
+    vl_gfid_generate(&a.create.gfid);
+    rc = t_call(t, VL_FOP_CREATE, &a, &r);
+    if (rc == 0)
+        vl_inode_unref(vl_inode_link(inode, &r.iatt));
+    vl_reply_clear(&r);
+    if (rc == 0)
+        *fd_out = fd;
+    else
+        vl_fd_unref(fd);
+    if (rc == 0)
+        *out = inode;
+    else
+        vl_inode_unref(inode);
+    return rc;
+}
+
+
+static int
+t_write(struct t *t, vl_fd_t *fd, off_t off, const char *data)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = strlen(data)};
+    int rc;
+
+    a.write.fd = fd;
+    a.write.iov = &iov;
+    a.write.n_iov = 1;
+    a.write.offset = off;
+    rc = t_call(t, VL_FOP_WRITE, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+static int
+t_flush(struct t *t, vl_fd_t *fd)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.flush.fd = fd;
+    rc = t_call(t, VL_FOP_FLUSH, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* Counter k of the record key on brick i's copy of gfid (0 if none). */
+static int32_t
+t_rec(struct t *t, int i, const vl_gfid_t *gfid, const char *key, int k)
+{
+    uint8_t v[REP_RECORD_SIZE];
+    int rc = fake_xattr(t->b[i], gfid, key, v, sizeof(v));
+
+    if (rc == -ENODATA)
+        return 0;
+    assert_int_equal(rc, REP_RECORD_SIZE);
+    return rep_record_get(v, (unsigned)k);
+}
+
+
+/* Creates f, writes 4 bytes, flushes: the requests each brick received
+ * (out), with the data and clean records checked. */
+static void
+t_create_write(struct t *t, const char *name, size_t out[3])
+{
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+    size_t before[3];
+    char buf[64];
+
+    for (int i = 0; i < 3; i++)
+        before[i] = fake_received_all(t->b[i]);
+    assert_int_equal(t_create(t, name, &inode, &fd), 0);
+    assert_int_equal(t_write(t, fd, 0, "data"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    for (int i = 0; i < 3; i++) {
+        out[i] = fake_received_all(t->b[i]) - before[i];
+        assert_int_equal(fake_data(t->b[i], &vl_gfid_root, name, buf,
+                                   sizeof(buf)), 4);
+        assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY, REP_DATA),
+                         0);
+        assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                               REP_ENTRY), 0);
+        for (int j = 0; j < 3; j++) {
+            assert_int_equal(t_rec(t, i, &inode->gfid, t->key[j], REP_DATA),
+                             0);
+            assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[j],
+                                   REP_ENTRY), 0);
+        }
+    }
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+}
+
+
+/* create + write + flush: 6 + 1 requests per brick (entrylk+pre-op,
+ * create, post-op+unlock, inodelk+pre-op, write, post-op+unlock, flush);
+ * 10 + 1 against bricks that know no compound. */
+static void
+test_requests_per_file(void **state)
+{
+    struct t *t = *state;
+    size_t n[3];
+
+    t_create_write(t, "f", n);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(n[i], 7);
+        /* Every operation still ran: 2 locks, 2 unlocks, 4 xattrops. */
+        assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), 2);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK), 2);
+        assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP), 4);
+    }
+    for (int i = 0; i < 3; i++)
+        fake_set_plain(t->b[i], true);
+    t_create_write(t, "g", n);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(n[i], 11);
+}
+
+
+/* One older brick among new ones: it gets the parts one by one. */
+static void
+test_mixed_plain_brick(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        char name[8];
+        size_t n[3];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        for (int i = 0; i < 3; i++)
+            fake_set_plain(t->b[i], i == b);
+        t_create_write(t, name, n);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(n[i], i == b ? 11 : 7);
+    }
+}
+
+
+/* A lock refused on brick b (an error, not contention): b leaves the
+ * transaction and the others blame it, though their pre-op was sent
+ * before the locks were known. */
+static void
+test_lock_refused(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8];
+        size_t lk[3], wr[3];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        for (int i = 0; i < 3; i++) {
+            lk[i] = fake_received(t->b[i], VL_FOP_INODELK);
+            wr[i] = fake_received(t->b[i], VL_FOP_WRITE);
+        }
+        fake_fail(t->b[b], VL_FOP_INODELK, -EIO);
+        assert_int_equal(t_write(t, fd, 0, "data"), 0);
+        assert_int_equal(t_flush(t, fd), 0);
+        fake_fail(t->b[b], VL_FOP_INODELK, 0);
+        for (int i = 0; i < 3; i++) {
+            if (i == b) {
+                /* Its lock only: no pre-op, write or unlock. */
+                assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK),
+                                 lk[i] + 1);
+                assert_int_equal(fake_received(t->b[i], VL_FOP_WRITE),
+                                 wr[i]);
+                continue;
+            }
+            assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK),
+                             lk[i] + 2);
+            assert_int_equal(t_rec(t, i, &inode->gfid, t->key[b], REP_DATA),
+                             1);
+            assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY,
+                                   REP_DATA), 0);
+        }
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The records blaming a child of the root: zeroed between the turns of
+ * a test (each blames another child: together they would say the root
+ * is in split-brain, which heal would settle first). */
+static void
+t_forget_root_blames(struct t *t)
+{
+    static const uint8_t zero[REP_RECORD_SIZE];
+
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            (void)fake_set_xattr(t->b[i], &vl_gfid_root, t->key[j], zero,
+                                 sizeof(zero));
+}
+
+
+/* A create whose entrylk fails on brick b: the parent's entry record on
+ * the others blames b. */
+static void
+test_entry_lock_refused(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8], buf[8];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        fake_fail(t->b[b], VL_FOP_ENTRYLK, -EIO);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        fake_fail(t->b[b], VL_FOP_ENTRYLK, 0);
+        for (int i = 0; i < 3; i++) {
+            if (i == b) {
+                assert_int_equal(fake_data(t->b[i], &vl_gfid_root, name,
+                                           buf, sizeof(buf)), -ENOENT);
+                continue;
+            }
+            assert_true(t_rec(t, i, &vl_gfid_root, t->key[b], REP_ENTRY)
+                        >= 1);
+            assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                                   REP_ENTRY), 0);
+        }
+        assert_int_equal(t_flush(t, fd), 0);
+        t_forget_root_blames(t);
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The pre-op of a chmod fails on brick b after its lock was granted: b
+ * gets no setattr, is blamed by the others, and its lock is released by
+ * an unlock of its own. */
+static void
+test_preop_fails_after_grant(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        union vl_fop_args a = {0};
+        struct vl_reply r;
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8];
+        size_t lk[3], all[3], sa[3];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        for (int i = 0; i < 3; i++) {
+            lk[i] = fake_received(t->b[i], VL_FOP_INODELK);
+            all[i] = fake_received_all(t->b[i]);
+            sa[i] = fake_received(t->b[i], VL_FOP_SETATTR);
+        }
+        fake_fail(t->b[b], VL_FOP_XATTROP, -EIO);
+        a.setattr.loc.inode = inode;
+        a.setattr.attr.mode = S_IFREG | 0600;
+        a.setattr.valid = VL_SET_MODE;
+        assert_int_equal(t_call(t, VL_FOP_SETATTR, &a, &r), 0);
+        vl_reply_clear(&r);
+        fake_fail(t->b[b], VL_FOP_XATTROP, 0);
+        for (int i = 0; i < 3; i++) {
+            /* A lock and an unlock everywhere. */
+            assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK),
+                             lk[i] + 2);
+            if (i == b) {
+                /* lock+pre-op, its own unlock. */
+                assert_int_equal(fake_received_all(t->b[i]), all[i] + 2);
+                assert_int_equal(fake_received(t->b[i], VL_FOP_SETATTR),
+                                 sa[i]);
+                continue;
+            }
+            /* lock+pre-op, setattr, post-op+unlock. */
+            assert_int_equal(fake_received_all(t->b[i]), all[i] + 3);
+            assert_int_equal(t_rec(t, i, &inode->gfid, t->key[b],
+                                   REP_METADATA), 1);
+        }
+        assert_int_equal(t_flush(t, fd), 0);
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The post-op fails on brick b: its lock is released all the same (no
+ * unlock of its own), and its dirty record stays for heal. */
+static void
+test_postop_fails_unlock_done(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8];
+        size_t lk[3], all[3];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        for (int i = 0; i < 3; i++) {
+            lk[i] = fake_received(t->b[i], VL_FOP_INODELK);
+            all[i] = fake_received_all(t->b[i]);
+        }
+        assert_int_equal(t_write(t, fd, 0, "data"), 0);
+        fake_fail(t->b[b], VL_FOP_XATTROP, -EIO);
+        assert_int_equal(t_flush(t, fd), 0);
+        fake_fail(t->b[b], VL_FOP_XATTROP, 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(fake_received(t->b[i], VL_FOP_INODELK),
+                             lk[i] + 2);
+            /* lock+pre-op, write, post-op+unlock, flush */
+            assert_int_equal(fake_received_all(t->b[i]), all[i] + 4);
+            assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY,
+                                   REP_DATA), i == b ? 1 : 0);
+        }
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* Brick b goes down while the batch is open: the post-op+unlock finds
+ * it gone, the others finish, and b's dirty record stays for heal. */
+static void
+test_child_down_mid_txn(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        assert_int_equal(t_write(t, fd, 0, "data"), 0);
+        t_down(t, b);
+        assert_int_equal(t_flush(t, fd), 0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY,
+                                   REP_DATA), i == b ? 1 : 0);
+        t_up(t, b);
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* Brick b contended: the pre-ops the others' granted tries applied are
+ * undone, then the locks are taken one by one and the pre-op sent on
+ * its own; nothing is left dirty or blamed. */
+static void
+test_contended_try_undone(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        vl_inode_t *inode;
+        vl_fd_t *fd;
+        char name[8], buf[8];
+        size_t xo[3];
+
+        snprintf(name, sizeof(name), "f%d", b);
+        assert_int_equal(t_create(t, name, &inode, &fd), 0);
+        for (int i = 0; i < 3; i++)
+            xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+        fake_set_lock_busy(t->b[b], true);
+        assert_int_equal(t_write(t, fd, 0, "data"), 0);
+        fake_set_lock_busy(t->b[b], false);
+        assert_int_equal(t_flush(t, fd), 0);
+        for (int i = 0; i < 3; i++) {
+            /* pre-op (+ undo on the granted ones), pre-op, post-op */
+            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP),
+                             xo[i] + (i == b ? 2 : 4));
+            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, name, buf,
+                                       sizeof(buf)), 4);
+            assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY,
+                                   REP_DATA), 0);
+            for (int j = 0; j < 3; j++)
+                assert_int_equal(t_rec(t, i, &inode->gfid, t->key[j],
+                                       REP_DATA), 0);
+        }
+        vl_fd_unref(fd);
+        vl_inode_unref(inode);
+    }
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_requests_per_file, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_mixed_plain_brick, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lock_refused, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_entry_lock_refused, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_preop_fails_after_grant, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_postop_fails_unlock_done,
+                                        setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_child_down_mid_txn, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_contended_try_undone, setup3,
+                                        teardown),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
