@@ -318,16 +318,16 @@ static const vl_option_t ios_options[] = {
                 .aliases = {"diagnostics.latency-measurement"},
                 .doc = "Profile the brick: turning it on starts the "
                        "profile (its duration and cumulative counts "
-                       "start from zero) and lets `volume profile info` "
-                       "read it. The fop counters themselves are always "
-                       "kept. Set by `volume profile start`."),
+                       "start from zero) and puts the counters in the "
+                       "brick's profile dump. The fop counters themselves "
+                       "are always kept."),
     VL_OPT_BOOL("count-fop-hits", struct ios_conf, is_count_hits,
                 .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
                 .aliases = {"diagnostics.count-fop-hits"},
                 .doc = "Count opens, reads, writes, opendirs and readdirs "
                        "per file and keep the 100 busiest of each for "
-                       "`volume top`; turning it on or off empties the "
-                       "tables. Set by `volume profile start`."),
+                       "the profile dump; turning it on or off empties "
+                       "the tables."),
     VL_OPT_END,
 };
 
