@@ -20,6 +20,20 @@
  * one (rewinddir) drops every batch, and a read that was in flight then is
  * not kept; everything goes at release.
  *
+ * Names only (issue 24): the reads ask the bricks for attributes
+ * (readdirplus) unless the last readdir of the fd asked for names only;
+ * storage/posix leaves link files out of a names-only listing, and the
+ * entries' d_type tells directories, so the fill filters them as well
+ * as with attributes. A batch of either kind answers a readdir of either
+ * kind: attributes are dropped for a names-only caller, and a caller
+ * that wanted them gets entries without (what replicate already does
+ * for copies it cannot vouch for: mount/fuse gives the kernel the name
+ * only, and it looks the name up when used). opendir comes before any
+ * readdir says which kind it wants: it follows the last listing of the
+ * graph (a mount with readdirplus off only ever lists names), and while
+ * that was names only it asks for no first batch with the open (that
+ * batch is a readdirplus) and its reads ask for names only.
+ *
  * Content (quick-read): the reads ask the bricks for the content of small
  * files with the content_max of the last readdirplus that asked for it
  * (opendir's reads come before any readdir of the fd), so a listing of
@@ -69,6 +83,8 @@ struct dist_rd_cache {
     vl_xlator_t *xl;              /* borrowed; distribute */
     vl_fd_t *fd;                  /* borrowed; the cache lives in its ctx */
     bool has_answered;            /* (fd->lock) a readdir was answered */
+    atomic_bool is_names_only;    /* the last readdir asked for no
+                                     attributes: reads ask for none */
     unsigned gen;                 /* (fd->lock) bumped by each rewind */
     unsigned n;                   /* slots */
     struct dist_rd_slot slot[];   /* by subvolume index */
@@ -91,6 +107,8 @@ dist_rd_cache_get(vl_xlator_t *xl, vl_fd_t *fd)
             cache->xl = xl;
             cache->fd = fd;
             cache->n = n;
+            atomic_init(&cache->is_names_only,
+                        atomic_load(&dist_priv(xl)->is_rd_names_only));
             for (unsigned i = 0; i < n; i++) {
                 cache->slot[i].cache = cache;
                 cache->slot[i].idx = i;
@@ -184,6 +202,33 @@ dist_rd_cache_rewind(struct dist_rd_cache *cache, bool is_forced)
     for (unsigned i = 0; i < n_old; i++)
         dist_rd_batch_unref(old[i]);
     vl_free(old);
+}
+
+
+void
+dist_rd_cache_mode_set(struct dist_rd_cache *cache, bool is_plus,
+                       bool is_start)
+{
+    struct dist_priv *priv = dist_priv(cache->xl);
+
+    atomic_store(&cache->is_names_only, !is_plus);
+    /* A store shared by all threads only when the kind changes. */
+    if (is_start && atomic_load(&priv->is_rd_names_only) == is_plus)
+        atomic_store(&priv->is_rd_names_only, !is_plus);
+}
+
+
+bool
+dist_rd_cache_is_names_only(struct dist_rd_cache *cache)
+{
+    return atomic_load(&cache->is_names_only);
+}
+
+
+bool
+dist_rd_names_only_hint(vl_xlator_t *xl)
+{
+    return atomic_load(&dist_priv(xl)->is_rd_names_only);
 }
 
 
@@ -413,11 +458,13 @@ dist_rd_read(struct dist_rd_slot *slot, int64_t from, size_t size,
     a->fd = vl_fd_ref(cache->fd);
     a->size = size;
     a->offset = (off_t)from;
-    a->plus = true; /* only the mode tells a link file */
-    a->content_max = dist_rd_content_hint(xl);
+    a->plus = !atomic_load(&cache->is_names_only);
+    a->content_max = a->plus ? dist_rd_content_hint(xl) : 0;
     if (a->content_max > 0 && a->size < DIST_RD_BATCH_CONTENT)
         a->size = DIST_RD_BATCH_CONTENT; /* the content counts in it */
     atomic_fetch_add(&dist_priv(xl)->n_rd_reads, 1);
+    if (!a->plus)
+        atomic_fetch_add(&dist_priv(xl)->n_rd_names_only, 1);
     vl_wind(r, dist_rd_read_done, slot);
 }
 

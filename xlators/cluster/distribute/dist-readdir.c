@@ -14,9 +14,10 @@
  * one (they exist everywhere), link files and migration markers never. A
  * d_off cookie is (subvolume index << 48) | the brick's cookie;
  * storage/posix gives stream positions, far below 2^48, so a listing
- * resumes exactly, from the cache or from the brick. Children are always
- * asked for readdirplus, since only the mode tells a link file; the
- * attributes are dropped again when the caller did not ask for them. A
+ * resumes exactly, from the cache or from the brick. Children are asked
+ * for readdirplus (the mode tells a link file) unless the caller asked
+ * for names only: then storage/posix leaves link files out and d_type
+ * tells directories (dist-rdcache.c, "Names only"). A
  * reply is filled from as many subvolumes as fit; the last entry of a
  * subvolume that reached its end carries the cookie of the next
  * subvolume's start. When the cache has nothing after the cookie, the
@@ -165,9 +166,12 @@ dist_opendir(vl_xlator_t *xl, vl_req_t *req)
              * and content a prefetch would ask for (dist-rdcache.c). */
             struct vl_opendir_args *ca = VL_ARGS(op->child[i].r, opendir);
 
+            /* That batch is a readdirplus: none while listings ask for
+             * names only (opendir_done reads names only instead). */
             ca->content_max = dist_rd_content_hint(xl);
-            ca->list_size = ca->content_max > 0 ? DIST_RD_BATCH_CONTENT
-                                                : DIST_RD_BATCH;
+            ca->list_size = dist_rd_names_only_hint(xl) ? 0
+                            : ca->content_max > 0 ? DIST_RD_BATCH_CONTENT
+                                                  : DIST_RD_BATCH;
         }
         if (op->child[i].r == NULL) {
             for (unsigned j = 0; j < i; j++)
@@ -572,6 +576,12 @@ dist_readdir(vl_xlator_t *xl, vl_req_t *req)
         dist_rd_content_hint_set(xl, a->content_max);
         is_new_hint = a->content_max > 0;
     }
+    /* A readdirplus from the start after names only (the opendir's reads
+     * followed names-only listings): read again with attributes, as for
+     * content. */
+    if (off == 0 && a->plus && dist_rd_cache_is_names_only(cache))
+        is_new_hint = true;
+    dist_rd_cache_mode_set(cache, a->plus, off == 0);
     if (off == 0)
         dist_rd_cache_rewind(cache, is_new_hint);
     f.xl = xl;

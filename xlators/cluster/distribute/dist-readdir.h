@@ -69,6 +69,15 @@ bool dist_rd_batch_match(const struct dist_rd_batch *batch, int64_t boff,
 void dist_rd_batch_unref(struct dist_rd_batch *batch);
 /* Forgets subvolume idx's batch (the listing moved past it). */
 void dist_rd_cache_drop(struct dist_rd_cache *cache, unsigned idx);
+/* The kind of listing the fd's readdirs now ask for: the reads that
+ * follow ask the bricks for attributes or names only alike. is_start: a
+ * readdir at offset 0, whose kind the next opendirs follow. */
+void dist_rd_cache_mode_set(struct dist_rd_cache *cache, bool is_plus,
+                            bool is_start);
+/* Whether the fd's reads ask for names only now. */
+bool dist_rd_cache_is_names_only(struct dist_rd_cache *cache);
+/* Whether the last listing from offset 0 asked for names only. */
+bool dist_rd_names_only_hint(vl_xlator_t *xl);
 /* Notes that a readdir was answered from this fd. */
 void dist_rd_cache_answered(struct dist_rd_cache *cache);
 /* Reads subvolume idx after cookie from (size: budget) in the background

@@ -975,6 +975,8 @@ dist_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "reroutes=%" PRIu64 "\n", (uint64_t)priv->n_reroutes);
     fprintf(out, "heals=%" PRIu64 "\n", (uint64_t)priv->n_heals);
     fprintf(out, "readdir_reads=%" PRIu64 "\n", (uint64_t)priv->n_rd_reads);
+    fprintf(out, "readdir_names_only_reads=%" PRIu64 "\n",
+            (uint64_t)priv->n_rd_names_only);
     fprintf(out, "readdir_seeded=%" PRIu64 "\n",
             (uint64_t)priv->n_rd_seeded);
     fprintf(out, "readdir_waits=%" PRIu64 "\n", (uint64_t)priv->n_rd_waits);

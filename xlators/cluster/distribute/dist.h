@@ -391,6 +391,9 @@ struct dist_priv {
     atomic_uint_fast64_t n_reroutes; /* EREMCHG reroutes done (dump) */
     atomic_uint_fast64_t n_heals;    /* directory heals done (dump) */
     atomic_uint_fast64_t n_rd_reads; /* readdirs sent to children (dump) */
+    atomic_uint_fast64_t n_rd_names_only; /* of those, without plus */
+    atomic_bool is_rd_names_only; /* the last listing from offset 0 asked
+                                     for names only (dist-rdcache.c) */
     atomic_uint_fast64_t n_rd_seeded; /* first batches that came with an
                                          opendir (dump) */
     atomic_uint_fast64_t n_rd_waits; /* readdirs that waited for one */

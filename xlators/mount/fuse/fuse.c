@@ -520,6 +520,13 @@ static const vl_option_t fuse_options[] = {
                 .def = "off", .aliases = {"kernel-writeback-cache"},
                 .doc = "Let the kernel cache writes and send them later "
                        "(unsafe when several clients share files)."),
+    VL_OPT_BOOL("readdirplus", struct vfuse_conf, is_rdplus, .def = "on",
+                .aliases = {"use-readdirp"},
+                .doc = "Let the kernel list with READDIRPLUS (names with "
+                       "attributes, so the listed names need no LOOKUP). "
+                       "Off: every listing is a plain READDIR of names and "
+                       "types, which the bricks answer without a stat per "
+                       "entry, and each name costs a LOOKUP when used."),
     VL_OPT_BOOL("readdirplus-auto", struct vfuse_conf, is_rdplus_auto,
                 .def = "off",
                 .doc = "Let the kernel choose per listing between READDIR "

@@ -79,6 +79,7 @@ struct vfuse_conf {
     uint64_t gid_timeout;      /* ms a process's groups are cached */
     bool is_selinux;           /* pass security.selinux down */
     bool is_writeback;         /* FUSE_WRITEBACK_CACHE */
+    bool is_rdplus;            /* FUSE_DO_READDIRPLUS (else plain READDIR) */
     bool is_rdplus_auto;       /* FUSE_READDIRPLUS_AUTO (else always plus) */
     bool is_capability;        /* off: no file has security.capability */
     bool is_flush_behind;      /* FLUSH without locks answered here */

@@ -14,6 +14,15 @@
  * change meanwhile). ".mortar" is skipped at the brick root (but
  * counted). Each entry's inode number is derived from its GFID, as stat
  * reports it.
+ * Names only (readdir without plus, issue 24): no stat per entry. The
+ * type is getdents' d_type (a stat only where the file system gives
+ * DT_UNKNOWN); a regular file is probed for POSIX_LINKTO_XATTR instead,
+ * and cluster/distribute's link files and migration markers are left
+ * out (counted, like ".mortar"): without attributes nobody above could
+ * tell them, and every listing that must see them (rebalance, heal)
+ * asks with plus. So a names-only listing costs getdents and one or two
+ * getxattrs per entry (the GFID gives d_ino), and the wire carries no
+ * attributes.
  * Content (readdirplus with args.content_max, for quick-read): each
  * regular file of at most content_max bytes is read whole with the rules
  * of a lookup's content (posix-content.c: only after the lstat said it
@@ -185,6 +194,38 @@ posix_readdir_content(int dfd, const char *name, const struct stat *st,
 }
 
 
+/* Names only: the DT_ type of name (d_type, or a stat when the file
+ * system did not say) in *type. Returns 0, or 1 if it is to be left out:
+ * gone meanwhile, or a link file of cluster/distribute. */
+static int
+posix_readdir_names_only(vl_xlator_t *xl, int dfd, const char *name,
+                         uint32_t *type /* IN/OUT */)
+{
+    struct posix_priv *priv = posix_priv(xl);
+    struct stat st;
+    ssize_t n;
+
+    if (*type == DT_UNKNOWN) {
+        atomic_fetch_add(&priv->n_rd_stats, 1);
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            return errno == ENOENT ? 1 : -errno;
+        *type = IFTODT(st.st_mode);
+    }
+    if (*type != DT_REG)
+        return 0;
+    /* Only its presence matters: size 0 asks for the length. Any error
+     * but ENOENT means no link file can be told here: listed. */
+    n = posix_xattr_get_at(dfd, name, POSIX_LINKTO_XATTR, NULL, 0);
+    if (n == -ENOENT)
+        return 1;
+    if (n >= 0) {
+        atomic_fetch_add(&priv->n_rd_linkfiles, 1);
+        return 1;
+    }
+    return 0;
+}
+
+
 /* Adds one getdents64 entry to the reply with cookie off (and its content
  * if c asks for it and room bytes of the budget are left: *content_len
  * gets its size). Returns 0, 1 if it vanished meanwhile (skipped), or
@@ -202,6 +243,7 @@ posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
     struct stat st;
     vl_gfid_t gfid = vl_gfid_null;
     uint64_t ino = d->d_ino;
+    uint32_t type = d->d_type;
     int rc;
 
     *content_len = 0;
@@ -212,9 +254,15 @@ posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
         if (is_root || posix_gfid_get(dfd, "..", &gfid) != 0)
             gfid = is_root ? vl_gfid_root : vl_gfid_null;
     } else {
+        if (!plus) {
+            rc = posix_readdir_names_only(xl, dfd, name, &type);
+            if (rc != 0)
+                return rc;
+        }
         if (posix_gfid_get(dfd, name, &gfid) != 0)
             gfid = vl_gfid_null; /* made by hand: lookup will give one */
         if (plus && !vl_gfid_is_null(&gfid)) {
+            atomic_fetch_add(&posix_priv(xl)->n_rd_stats, 1);
             if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 1 : -errno;
             posix_iatt_fill(&st, &gfid, &iatt);
@@ -225,9 +273,10 @@ posix_readdir_add(vl_xlator_t *xl, int dfd, vl_fd_t *fd, bool is_root,
     }
     if (!vl_gfid_is_null(&gfid))
         ino = vl_gfid_to_ino(&gfid);
-    (void)xl;
-    rc = vl_dirent_list_add(list, ino, off, d->d_type, name,
+    rc = vl_dirent_list_add(list, ino, off, type, name,
                             has_iatt ? &iatt : NULL);
+    if (rc == 0)
+        atomic_fetch_add(&posix_priv(xl)->n_rd_entries, 1);
     if (rc == 0 && content.has_content) {
         struct vl_dirent *ent = &list->ents[list->n - 1];
 
@@ -332,11 +381,13 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
                                    &len);
             if (rc < 0)
                 goto unlock;
-            rc = 0;
             pos++;
             kpos = d->d_off;
-            used += cost;
-            total += cost + len;
+            if (rc == 0) { /* 1: left out, costs nothing */
+                used += cost;
+                total += cost + len;
+            }
+            rc = 0;
         }
     }
     ctx->dir_pos = pos;

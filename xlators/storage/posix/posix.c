@@ -570,6 +570,11 @@ posix_dump(vl_xlator_t *xl, FILE *out)
         fprintf(out, "handles_fd=%d\n", priv->handles_fd);
         fprintf(out, "cached_dirfds=%ld\n", atomic_load(&priv->n_cached));
         fprintf(out, "max_cached_dirfds=%ld\n", priv->max_cached);
+        fprintf(out, "readdir_entries=%lu\n",
+                atomic_load(&priv->n_rd_entries));
+        fprintf(out, "readdir_stats=%lu\n", atomic_load(&priv->n_rd_stats));
+        fprintf(out, "readdir_linkfiles_skipped=%lu\n",
+                atomic_load(&priv->n_rd_linkfiles));
         posix_janitor_dump(xl, out);
         /* A readdir of the index: O(pending), like heal info. */
         fprintf(out, "index_pending=%ld\n", posix_index_count(xl));

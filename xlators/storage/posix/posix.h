@@ -36,6 +36,10 @@
 
 #define POSIX_GFID_XATTR "trusted.mortar.gfid"
 #define POSIX_XATTR_PREFIX "trusted.mortar."
+/* cluster/distribute's link files and migration markers carry it (the
+ * name of the subvolume holding the data); a listing without attributes
+ * leaves them out (posix-dir.c). */
+#define POSIX_LINKTO_XATTR "trusted.mortar.dht.linkto"
 #define POSIX_META_DIR ".mortar"
 #define POSIX_HANDLES_DIR "handles"
 #define POSIX_UNLINK_DIR "unlink"
@@ -161,6 +165,12 @@ struct posix_priv {
     /* Same for the first level .mortar/handles/xx (bit xx). */
     atomic_ulong handle_dirs1[256 / (8 * sizeof(unsigned long))];
     struct posix_janitor janitor; /* its own locks; see above */
+    /* Listing counters (statedump): entries listed, the stats listings
+     * made for them (readdirplus: one per name; names only: only for a
+     * DT_UNKNOWN type) and link files left out of names-only listings. */
+    atomic_ulong n_rd_entries;
+    atomic_ulong n_rd_stats;
+    atomic_ulong n_rd_linkfiles;
     /* Names being made right now (posix-making.c). */
     pthread_mutex_t making_lock;  /* guards the three below */
     pthread_cond_t making_cond;   /* a making fop ended (waiters only) */

@@ -25,7 +25,14 @@
  *     file passed up carries its bytes in
  *     the reply's buffer, directories and link files none; the next
  *     opendir's reads ask for it at once (one round); a caller not
- *     asking gets none.
+ *     asking gets none;
+ *   - names only (readdir without plus, issue 24): the bricks answer as
+ *     storage/posix does (no attributes, link files left out); once a
+ *     listing of the fd asked for names only, the bricks are read
+ *     without plus; directories and dots still come from the first
+ *     brick only, by d_type; a readdirplus of the fd reads with plus
+ *     again; a names-only caller answered from plus batches gets no
+ *     attributes.
  */
 #include "config.h"
 
@@ -48,6 +55,7 @@ static struct {
     int max_per_call;    /* entries per readdir answer at most */
     int fail_brick;      /* brick answering readdir with -ENOTCONN, or -1 */
     bool has_extra;      /* brick 1 also holds "extra" at its end */
+    bool plus[RD_N];     /* plus of the last readdir */
     uint32_t content_max[RD_N]; /* content_max of the last readdir */
     size_t size[RD_N];   /* size of the last readdir */
     unsigned reads[RD_N]; /* readdirs answered per brick */
@@ -105,7 +113,7 @@ bk_entry(int i, int p, char *name, size_t len, uint32_t *mode)
  * position o. */
 static int
 bk_fill(int mock, vl_req_t *r, off_t offset, size_t size,
-        uint32_t content_max)
+        uint32_t content_max, bool plus)
 {
     struct vl_dirent_list *l = &r->reply.entries;
     size_t used = 0;
@@ -131,15 +139,17 @@ bk_fill(int mock, vl_req_t *r, off_t offset, size_t size,
         if (l->n > 0 && (l->n >= (size_t)bk.max_per_call
                          || used + cost > size))
             return 0;
+        if (!plus && (mode & S_ISVTX))
+            continue; /* posix leaves link files out of names only */
         memset(&fa, 0, sizeof(fa));
         fa.mode = mode;
         fa.size = S_ISREG(mode) && !(mode & S_ISVTX) ? strlen(name) : 0;
         vl_gfid_generate(&fa.gfid);
         assert_int_equal(vl_dirent_list_add(l, 100 + (uint64_t)p, p + 1,
                                             S_ISDIR(mode) ? DT_DIR : DT_REG,
-                                            name, &fa), 0);
+                                            name, plus ? &fa : NULL), 0);
         used += cost;
-        if (content_max > 0 && S_ISREG(mode)) {
+        if (plus && content_max > 0 && S_ISREG(mode)) {
             struct vl_dirent *e = &l->ents[l->n - 1];
 
             memcpy(r->reply.buf->data + used, name, fa.size);
@@ -163,9 +173,9 @@ bk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
     if (r->op != VL_FOP_READDIR)
         return 0;
     a = VL_ARGS(r, readdir);
-    assert_true(a->plus);
     bk.reads[mock]++;
-    return bk_fill(mock, r, a->offset, a->size, a->content_max);
+    bk.plus[mock] = a->plus;
+    return bk_fill(mock, r, a->offset, a->size, a->content_max, a->plus);
 }
 
 
@@ -182,7 +192,7 @@ bk_answer_listing(int mock, vl_req_t *r, struct vl_iatt *ia)
     a = VL_ARGS(r, opendir);
     if (a->list_size == 0)
         return 0;
-    rc = bk_fill(mock, r, 0, a->list_size, a->content_max);
+    rc = bk_fill(mock, r, 0, a->list_size, a->content_max, true);
     if (rc != 0) {
         vl_reply_clear(&r->reply);
         return 0; /* the open stands, without a listing */
@@ -227,11 +237,11 @@ rdt_opendir(struct rd *t)
 }
 
 
-/* One readdir; answers its rounds; returns how many rounds it took. The
- * reply is left in res. */
+/* One readdir (plus: readdirplus); answers its rounds; returns how many
+ * rounds it took. The reply is left in res. */
 static int
-rdt_readdir(struct rd *t, vl_fd_t *fd, off_t off, size_t size,
-            struct vl_test_result *res)
+rdt_readdir_mode(struct rd *t, vl_fd_t *fd, off_t off, size_t size,
+                 bool plus, struct vl_test_result *res)
 {
     vl_req_t *req = vl_req_new(t->dht, VL_FOP_READDIR);
     struct rd_round rd;
@@ -241,7 +251,7 @@ rdt_readdir(struct rd *t, vl_fd_t *fd, off_t off, size_t size,
     VL_ARGS(req, readdir)->fd = fd;
     VL_ARGS(req, readdir)->size = size;
     VL_ARGS(req, readdir)->offset = off;
-    VL_ARGS(req, readdir)->plus = true;
+    VL_ARGS(req, readdir)->plus = plus;
     memset(res, 0, sizeof(*res));
     vl_test_wind(req, res);
     while (!res->is_done && rd_round(t, res, bk_answer, &rd))
@@ -249,6 +259,14 @@ rdt_readdir(struct rd *t, vl_fd_t *fd, off_t off, size_t size,
     assert_true(res->is_done);
     assert_int_equal(res->n_done, 1);
     return rounds;
+}
+
+
+static int
+rdt_readdir(struct rd *t, vl_fd_t *fd, off_t off, size_t size,
+            struct vl_test_result *res)
+{
+    return rdt_readdir_mode(t, fd, off, size, true, res);
 }
 
 
@@ -688,6 +706,105 @@ test_readdir_content(void **state)
 }
 
 
+/* A whole names-only listing of fd in readdirs of size bytes: checks
+ * every entry (no attributes, the types, no link file, "sub" and the
+ * dots once) and returns how many there were. */
+static size_t
+rdt_list_names(struct rd *t, vl_fd_t *fd, size_t size)
+{
+    struct vl_test_result res;
+    size_t n = 0, n_sub = 0;
+    bool is_eof = false;
+    off_t off = 0;
+
+    while (!is_eof) {
+        rdt_readdir_mode(t, fd, off, size, false, &res);
+        assert_int_equal(res.status, 0);
+        is_eof = res.reply.entries.eof;
+        for (size_t k = 0; k < res.reply.entries.n; k++) {
+            const struct vl_dirent *e = &res.reply.entries.ents[k];
+
+            assert_false(e->has_iatt);
+            assert_false(e->has_content);
+            assert_string_not_equal(e->name, "lnk");
+            if (e->name[0] == 'f')
+                assert_int_equal(e->type, DT_REG);
+            else
+                assert_int_equal(e->type, DT_DIR);
+            if (strcmp(e->name, "sub") == 0)
+                n_sub++;
+            off = e->off;
+            n++;
+        }
+        vl_test_result_clear(&res);
+    }
+    assert_int_equal(n_sub, 1);
+    return n;
+}
+
+
+static void
+test_readdir_names_only(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res;
+    uint64_t names_only;
+    vl_fd_t *fd;
+
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 20;
+    bk.max_per_call = 9;
+    /* opendir's reads ask for attributes (nobody said otherwise yet); a
+     * names-only listing answered from them gets none. */
+    fd = rdt_opendir(t);
+    for (int i = 0; i < RD_N; i++)
+        assert_true(VL_ARGS(vl_mock_peek(t->m[i]), readdir)->plus);
+    assert_int_equal(rdt_list_names(t, fd, 4096), 3 + 20 * RD_N);
+    rdt_drain(t);
+    /* Once the fd lists names only, the bricks are asked for names only
+     * (the reads after the first batch of each brick already were). */
+    names_only = atomic_load(&dist_priv(t->dht)->n_rd_names_only);
+    assert_true(names_only >= RD_N);
+    assert_int_equal(rdt_list_names(t, fd, 4096), 3 + 20 * RD_N);
+    rdt_drain(t);
+    for (int i = 0; i < RD_N; i++)
+        assert_false(bk.plus[i]);
+    assert_true(atomic_load(&dist_priv(t->dht)->n_rd_names_only)
+                >= names_only + 3 * RD_N);
+
+    vl_fd_unref(fd);
+
+    /* The next opendir follows the last listing: no first batch with
+     * the open (a readdirplus), its reads ask for names only. */
+    bk_reset();
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 20;
+    fd = rdt_opendir_with(t, bk_answer_listing);
+    for (int i = 0; i < RD_N; i++) {
+        assert_int_equal(bk.size[i], 0); /* no listing asked */
+        assert_int_equal(vl_mock_pending(t->m[i]), 1);
+        assert_false(VL_ARGS(vl_mock_peek(t->m[i]), readdir)->plus);
+    }
+    assert_int_equal(rdt_list_names(t, fd, 64 * 1024), 3 + 20 * RD_N);
+    rdt_drain(t);
+
+    /* A readdirplus of the same fd asks for attributes again, and so do
+     * the opendirs after it. */
+    rdt_readdir(t, fd, 0, 64 * 1024, &res);
+    rdt_drain(t);
+    assert_int_equal(res.status, 0);
+    for (int i = 0; i < RD_N; i++)
+        assert_true(bk.plus[i]);
+    vl_test_result_clear(&res);
+    vl_fd_unref(fd);
+    fd = rdt_opendir_with(t, bk_answer_listing);
+    for (int i = 0; i < RD_N; i++)
+        assert_true(bk.size[i] >= DIST_RD_BATCH);
+    vl_fd_unref(fd);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -705,6 +822,8 @@ main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_readdir_release_frees_cache,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_content, rd_setup,
+                                        rd_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_names_only, rd_setup,
                                         rd_teardown),
     };
 

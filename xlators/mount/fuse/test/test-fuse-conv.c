@@ -275,6 +275,7 @@ test_init_want(void **state)
 
     (void)state;
     memset(&conf, 0, sizeof(conf));
+    conf.is_rdplus = true; /* the default */
     want = vfuse_init_want(&conf);
     assert_true(want & FUSE_PARALLEL_DIROPS);
     assert_true(want & FUSE_HANDLE_KILLPRIV_V2);
@@ -292,6 +293,11 @@ test_init_want(void **state)
     assert_true(vfuse_init_want(&conf) & FUSE_WRITEBACK_CACHE);
     conf.is_rdplus_auto = true;
     assert_true(vfuse_init_want(&conf) & FUSE_READDIRPLUS_AUTO);
+    /* readdirplus off: plain READDIR only, AUTO or not. */
+    conf.is_rdplus = false;
+    want = vfuse_init_want(&conf);
+    assert_false(want & FUSE_DO_READDIRPLUS);
+    assert_false(want & FUSE_READDIRPLUS_AUTO);
 }
 
 

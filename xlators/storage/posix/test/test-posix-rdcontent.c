@@ -10,7 +10,11 @@
  * max(size, 256 KiB) (a reply ends there) while every entry is still
  * listed once; posix_content_read_at refuses a non-file
  * without opening it and answers -ESTALE when the file is not the
- * version its lstat described.
+ * version its lstat described. Names only (no plus): the names and d_type
+ * of a file, a directory and a symlink, d_ino as stat gives it, no
+ * attributes, no stat per entry (the readdir_stats counter), and
+ * distribute's link file left out (readdir_linkfiles_skipped) while a
+ * readdirplus lists it with its attributes.
  */
 #include "config.h"
 
@@ -19,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "posix-content.h"
@@ -281,6 +287,106 @@ test_rdcontent_read_at_rules(void **state)
 }
 
 
+/* The value of key in posix's statedump. */
+static unsigned long
+t_dump_value(struct pt *t, const char *key)
+{
+    char *text = NULL, pat[64];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    unsigned long v = ~0UL;
+    const char *p;
+
+    assert_non_null(f);
+    t->xl->cls->dump(t->xl, f);
+    fclose(f);
+    snprintf(pat, sizeof(pat), "\n%s=", key);
+    p = strstr(text, pat);
+    if (p != NULL)
+        v = strtoul(p + strlen(pat), NULL, 10);
+    free(text);
+    assert_true(v != ~0UL);
+    return v;
+}
+
+
+static void
+test_readdir_names_only(void **state)
+{
+    struct pt *t = *state;
+    enum { N = 50 };
+    vl_inode_t *dir = NULL;
+    struct vl_reply r;
+    const struct vl_dirent *e;
+    struct vl_iatt ia;
+    vl_inode_t *in = NULL;
+    char path[PATH_MAX], name[32];
+    unsigned long stats, skipped;
+    vl_fd_t *fd;
+    int seen = 0;
+
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &dir), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "f%02d", i);
+        t_file(t, dir, name, 10, i);
+    }
+    assert_int_equal(pt_mkdir(t, dir, "sub", 0755, NULL), 0);
+    snprintf(path, sizeof(path), "%s/d/link", t->brick);
+    assert_int_equal(symlink("f00", path), 0);
+    assert_int_equal(pt_lookup(t, dir, "link", NULL, NULL), 0);
+    /* A link file as cluster/distribute makes one: mode ---------T and
+     * the linkto key naming the subvolume with the data. */
+    assert_int_equal(pt_create(t, dir, "lf", O_RDWR, 01000, NULL, &fd), 0);
+    vl_fd_unref(fd);
+    snprintf(path, sizeof(path), "%s/d/lf", t->brick);
+    assert_int_equal(lsetxattr(path, "trusted.mortar.dht.linkto", "b-1", 3,
+                               0), 0);
+
+    fd = t_opendir(t, dir);
+    stats = t_dump_value(t, "readdir_stats");
+    skipped = t_dump_value(t, "readdir_linkfiles_skipped");
+    t_readdir(t, fd, 0, 64 * 1024, false, 0, &r);
+    assert_true(r.entries.eof);
+    /* Not one stat for N + 4 entries; the link file left out. */
+    assert_int_equal(t_dump_value(t, "readdir_stats"), stats);
+    assert_int_equal(t_dump_value(t, "readdir_linkfiles_skipped"),
+                     skipped + 1);
+    for (size_t i = 0; i < r.entries.n; i++) {
+        e = &r.entries.ents[i];
+        assert_false(e->has_iatt);
+        assert_false(e->has_content);
+        assert_string_not_equal(e->name, "lf");
+        if (e->name[0] == 'f') {
+            assert_int_equal(e->type, DT_REG);
+            seen++;
+        }
+    }
+    assert_int_equal(seen, N);
+    assert_int_equal(r.entries.n, N + 4); /* . .. sub link */
+    assert_int_equal(t_find(&r, "sub")->type, DT_DIR);
+    assert_int_equal(t_find(&r, ".")->type, DT_DIR);
+    e = t_find(&r, "link");
+    assert_int_equal(e->type, DT_LNK);
+    /* d_ino is what stat says, though no stat was made. */
+    assert_int_equal(pt_lookup(t, dir, "f07", &ia, &in), 0);
+    assert_int_equal(t_find(&r, "f07")->ino, ia.ino);
+    vl_inode_unref(in);
+    vl_reply_clear(&r);
+
+    /* readdirplus: every name with its attributes, the link file too. */
+    stats = t_dump_value(t, "readdir_stats");
+    t_readdir(t, fd, 0, 64 * 1024, true, 0, &r);
+    assert_int_equal(r.entries.n, N + 5);
+    e = t_find(&r, "lf");
+    assert_true(e->has_iatt);
+    assert_int_equal(e->iatt.mode & 07777, 01000);
+    assert_true(t_dump_value(t, "readdir_stats") >= stats + N + 3);
+    vl_reply_clear(&r);
+    vl_fd_unref(fd);
+    vl_inode_unref(dir);
+}
+
+
 int
 main(void)
 {
@@ -291,6 +397,8 @@ main(void)
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(test_rdcontent_read_at_rules,
                                         pt_setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_names_only, pt_setup,
+                                        pt_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
