@@ -48,6 +48,8 @@ cli_usage(FILE *out)
 "                              or %s)\n"
 "      --ssl-key=PATH          its key ($MORTAR_SSL_KEY or %s)\n"
 "      --ssl-ca=PATH           CA list ($MORTAR_SSL_CA or %s)\n"
+"      --ssl-check-host        refuse a mortard whose certificate does not\n"
+"                              name --remote-host's host\n"
 "      --socket=PATH           mortard's unix socket (default $MORTAR_SOCKET\n"
 "                              or %s)\n"
 "      --timeout=SEC           how long to wait for the answer (default %d)\n"
@@ -142,6 +144,10 @@ cli_args_flag(int argc, char **argv, int *i, struct cli_args *args,
     }
     if (strcmp(arg, "--watch") == 0) {
         args->is_watch = true;
+        return 1;
+    }
+    if (strcmp(arg, "--ssl-check-host") == 0) {
+        args->is_ssl_check_host = true;
         return 1;
     }
     if (strcmp(arg, "--tls") == 0) {

@@ -32,6 +32,8 @@ struct cli_args {
     const char *remote_host;  /* borrowed from argv; NULL = unix socket */
     const char *socket_path;  /* borrowed (argv, env) or the default */
     bool is_tls;              /* --tls: --remote-host speaks TLS */
+    bool is_ssl_check_host;   /* --ssl-check-host: mortard's certificate
+                                 must name --remote-host's host */
     const char *ssl_cert;     /* borrowed (argv, env); NULL: default */
     const char *ssl_key;      /* borrowed (argv, env); NULL: default */
     const char *ssl_ca;       /* borrowed (argv, env); NULL: default */

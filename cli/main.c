@@ -113,7 +113,8 @@ cli_run(const struct cli_args *args, char **cmd, int n_cmd, int timeout_ms,
     if (cli_wants_tls(args)) {
         struct vrpc_tls_conf tc = {.own_cert = args->ssl_cert,
                                    .private_key = args->ssl_key,
-                                   .ca_list = args->ssl_ca};
+                                   .ca_list = args->ssl_ca,
+                                   .check_host = args->is_ssl_check_host};
 
         rc = vrpc_tls_new(&tc, false, &tls, &err);
         if (rc != 0) {

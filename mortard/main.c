@@ -48,6 +48,7 @@ enum {
     OPT_SSL_CA,
     OPT_METRICS_PORT,
     OPT_METRICS_ADDRESS,
+    OPT_SSL_CHECK_HOST,
 };
 
 static const struct option md_longopts[] = {
@@ -65,6 +66,7 @@ static const struct option md_longopts[] = {
     {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
     {"metrics-port", required_argument, NULL, OPT_METRICS_PORT},
     {"metrics-address", required_argument, NULL, OPT_METRICS_ADDRESS},
+    {"ssl-check-host", no_argument, NULL, OPT_SSL_CHECK_HOST},
     {"no-daemon", no_argument, NULL, 'N'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -103,6 +105,8 @@ md_usage_print(FILE *out)
 "      --ssl-cert PEM          its certificate (default %s)\n"
 "      --ssl-key KEY           its key (default %s)\n"
 "      --ssl-ca PEM            its CA list (default %s)\n"
+"      --ssl-check-host        a peer's certificate must name the host it\n"
+"                              is called by (subjectAltName or CN)\n"
 "                              (STATE/admin-allow lists the certificate\n"
 "                              names allowed to run commands)\n"
 "      --metrics-port N        serve Prometheus metrics on\n"
@@ -234,6 +238,9 @@ md_opts(int argc, char **argv, struct md_state *st, vl_log_level_t *lvl,
             break;
         case OPT_SECURE_ACCESS:
             sec->is_forced = true;
+            break;
+        case OPT_SSL_CHECK_HOST:
+            sec->is_check_host = true;
             break;
         case OPT_SSL_CERT:
             rc = md_set_path(&sec->paths[0], optarg);

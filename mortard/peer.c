@@ -498,7 +498,7 @@ md_peer_call(const char *host, uint16_t port, uint32_t proc, xdrproc_t afn,
     if (rc == 0 && md_secure_client_tls() != NULL) {
         vl_err_t terr = {.msg = ""};
 
-        rc = vrpc_stream_tls_start(&s, md_secure_client_tls(), deadline,
+        rc = vrpc_stream_tls_start(&s, md_secure_client_tls(), host, deadline,
                                    &terr);
         if (rc != 0) {
             vrpc_stream_close(&s);

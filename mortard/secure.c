@@ -70,6 +70,7 @@ md_secure_init(const char *state_dir, const struct md_secure_conf *conf,
     if (!md_sec.is_on)
         return 0;
     rc = vrpc_tls_new(&tc, true, &md_sec.server, err);
+    tc.check_host = conf->is_check_host;
     if (rc == 0)
         rc = vrpc_tls_new(&tc, false, &md_sec.client, err);
     if (rc != 0) {

@@ -29,6 +29,8 @@
 /* Certificate paths for management TLS; NULL members: the defaults. */
 struct md_secure_conf {
     bool is_forced;        /* --secure-access: on without the file */
+    bool is_check_host;    /* --ssl-check-host: a peer's certificate must
+                              name the host it is called by */
     char *paths[3];        /* owned by the caller: --ssl-cert,
                               --ssl-key, --ssl-ca */
 };

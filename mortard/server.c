@@ -672,7 +672,7 @@ md_conn_add(int fd, bool is_unix)
     if (!is_unix && md_secure_server_tls() != NULL) {
         vl_err_t terr = {.msg = ""};
 
-        if (vrpc_conn_set_tls(c, md_secure_server_tls(), &terr) != 0) {
+        if (vrpc_conn_set_tls(c, md_secure_server_tls(), NULL, &terr) != 0) {
             vl_glog(MD_DOMAIN, VL_LOG_ERROR, "%s: %s", vrpc_conn_peer(c),
                     terr.msg);
             md_auth_conn_clear(&mc->auth);

@@ -54,6 +54,7 @@ struct fsd_opts {
     unsigned vf_port;          /* --volfile-server-port */
     char *vf_id;               /* owned; --volfile-id, the volume */
     bool is_mgmt_tls;          /* --mgmt-tls: fetch volfiles over TLS */
+    bool is_mgmt_check_host;   /* --mgmt-ssl-check-host */
     char *mgmt_ssl[3];         /* owned or NULL (default): --mgmt-ssl-cert,
                                 * --mgmt-ssl-key, --mgmt-ssl-ca */
     char *mountpoint;          /* owned; absolute path or NULL (no FUSE) */

@@ -168,7 +168,9 @@ fsd_volfile_get(struct fsd_run *run, vl_err_t *err)
     if (run->opts.is_mgmt_tls || access(MGC_SECURE_ACCESS_FILE, F_OK) == 0) {
         struct vrpc_tls_conf tc = {.own_cert = run->opts.mgmt_ssl[0],
                                    .private_key = run->opts.mgmt_ssl[1],
-                                   .ca_list = run->opts.mgmt_ssl[2]};
+                                   .ca_list = run->opts.mgmt_ssl[2],
+                                   .check_host =
+                                       run->opts.is_mgmt_check_host};
         vl_err_t terr = {.msg = ""};
 
         rc = vrpc_tls_new(&tc, false, &run->mgmt_tls, &terr);

@@ -211,7 +211,7 @@ mgc_connect(const struct mgc_addr *addr, vrpc_tls_t *tls, int timeout_ms,
     rc = mgc_connect_fd(addr, timeout_ms, &out->fd, err);
     if (rc != 0 || tls == NULL)
         return rc;
-    rc = vrpc_stream_tls_start(out, tls, tls_deadline, &tls_err);
+    rc = vrpc_stream_tls_start(out, tls, addr->host, tls_deadline, &tls_err);
     if (rc != 0) {
         vl_err_set(err, "%s: %s", mgc_addr_str(addr, where, sizeof(where)),
                    tls_err.msg);

@@ -40,6 +40,7 @@ enum {
     OPT_MGMT_SSL_CERT,
     OPT_MGMT_SSL_KEY,
     OPT_MGMT_SSL_CA,
+    OPT_MGMT_SSL_CHECK_HOST,
     OPT_REBALANCE,
     OPT_REBAL_STATE,
     OPT_FIX_LAYOUT,
@@ -78,6 +79,7 @@ static const struct option fsd_long_opts[] = {
     {"mgmt-ssl-cert", required_argument, NULL, OPT_MGMT_SSL_CERT},
     {"mgmt-ssl-key", required_argument, NULL, OPT_MGMT_SSL_KEY},
     {"mgmt-ssl-ca", required_argument, NULL, OPT_MGMT_SSL_CA},
+    {"mgmt-ssl-check-host", no_argument, NULL, OPT_MGMT_SSL_CHECK_HOST},
     {"rebalance", no_argument, NULL, OPT_REBALANCE},
     {"rebalance-state", required_argument, NULL, OPT_REBAL_STATE},
     {"fix-layout", no_argument, NULL, OPT_FIX_LAYOUT},
@@ -127,6 +129,8 @@ fsd_usage(FILE *out, const char *prog)
 "      --mgmt-ssl-cert PATH    its certificate (default " VRPC_TLS_DEF_CERT ")\n"
 "      --mgmt-ssl-key PATH     its key (default " VRPC_TLS_DEF_KEY ")\n"
 "      --mgmt-ssl-ca PATH      its CA list (default " VRPC_TLS_DEF_CA ")\n"
+"      --mgmt-ssl-check-host   a volfile server's certificate must name\n"
+"                              the host it is called by\n"
 "  -N, --no-daemon             stay in the foreground\n"
 "      --log-file PATH         log file ('-' = stderr); default stderr with\n"
 "                              -N, else " FSD_DEFAULT_LOG_DIR "/NAME.log\n"
@@ -665,6 +669,9 @@ fsd_opts_one(struct fsd_opts *opts, int c, const char *arg, vl_err_t *err)
         return fsd_set_path(&opts->mgmt_ssl[1], arg, "--mgmt-ssl-key", err);
     case OPT_MGMT_SSL_CA:
         return fsd_set_path(&opts->mgmt_ssl[2], arg, "--mgmt-ssl-ca", err);
+    case OPT_MGMT_SSL_CHECK_HOST:
+        opts->is_mgmt_check_host = true;
+        return 0;
     case OPT_REBALANCE:
         opts->is_rebalance = true;
         return 0;

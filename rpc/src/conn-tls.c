@@ -42,12 +42,13 @@
 
 
 int
-vrpc_conn_set_tls(vrpc_conn_t *c, vrpc_tls_t *t, vl_err_t *err)
+vrpc_conn_set_tls(vrpc_conn_t *c, vrpc_tls_t *t, const char *host,
+                  vl_err_t *err)
 {
     SSL *ssl;
     int rc;
 
-    ssl = vrpc_tls_ssl_new(t, err);
+    ssl = vrpc_tls_ssl_new(t, host, err);
     if (ssl == NULL)
         return -EINVAL;
     c->tls_wbuf = vl_malloc(NULL, CONN_TLS_WBUF, VL_MT_MISC);

@@ -82,7 +82,7 @@ stream_tls_retry(struct vrpc_stream *s, int n, uint64_t deadline_ms)
 
 int
 vrpc_stream_tls_start(struct vrpc_stream *s, vrpc_tls_t *t,
-                      uint64_t deadline_ms, vl_err_t *err)
+                      const char *host, uint64_t deadline_ms, vl_err_t *err)
 {
     char why[300];
     SSL *ssl;
@@ -92,7 +92,7 @@ vrpc_stream_tls_start(struct vrpc_stream *s, vrpc_tls_t *t,
         vl_err_set(err, "fcntl: %s", strerror(errno));
         return -errno;
     }
-    ssl = vrpc_tls_ssl_new(t, err);
+    ssl = vrpc_tls_ssl_new(t, host, err);
     if (ssl == NULL)
         return -EINVAL;
     if (vrpc_tls_attach_fd(ssl, s->fd) != 0) {

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 
 #include "tls.h"
 
@@ -32,6 +34,7 @@ struct vrpc_tls {
     bool is_server;            /* role: verify-and-require vs verify */
     char *paths[3];            /* owned: cert, key, CA */
     char *cipher_list;         /* owned, or NULL */
+    bool check_host;           /* conf's check_host (clients) */
     pthread_mutex_t lock;      /* guards the fields below */
     SSL_CTX *ctx;              /* owned ref; for new connections */
     struct timespec mtimes[3]; /* of paths when ctx was built */
@@ -187,6 +190,7 @@ vrpc_tls_new(const struct vrpc_tls_conf *conf, bool is_server,
         return -ENOMEM;
     }
     t->is_server = is_server;
+    t->check_host = conf->check_host;
     t->paths[0] = strdup(conf->own_cert != NULL ? conf->own_cert
                                                 : VRPC_TLS_DEF_CERT);
     t->paths[1] = strdup(conf->private_key != NULL ? conf->private_key
@@ -285,8 +289,41 @@ tls_maybe_reload_locked(vrpc_tls_t *t)
 }
 
 
+/* The server's certificate must name host: an address literal is
+ * matched against its iPAddress entries, a name against its dNSName
+ * entries (or, with none, its common name), wildcards only as a whole
+ * leftmost label. */
+static int
+tls_expect_host(SSL *ssl, const char *host, vl_err_t *err)
+{
+    X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+    unsigned char addr[sizeof(struct in6_addr)];
+    char why[256];
+    bool is_ip = inet_pton(AF_INET, host, addr) == 1
+                 || inet_pton(AF_INET6, host, addr) == 1;
+    int ok;
+
+    ERR_clear_error();
+    if (is_ip) {
+        ok = X509_VERIFY_PARAM_set1_ip_asc(param, host);
+    } else {
+        X509_VERIFY_PARAM_set_hostflags(
+            param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        ok = SSL_set1_host(ssl, host)
+             && SSL_set_tlsext_host_name(ssl, host);
+    }
+    if (ok != 1) {
+        vrpc_tls_err_string(why, sizeof(why));
+        vl_err_set(err, "cannot check the certificate's host name '%s': %s",
+                   host, why);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+
 SSL *
-vrpc_tls_ssl_new(vrpc_tls_t *t, vl_err_t *err)
+vrpc_tls_ssl_new(vrpc_tls_t *t, const char *host, vl_err_t *err)
 {
     char why[256];
     SSL *ssl;
@@ -299,6 +336,12 @@ vrpc_tls_ssl_new(vrpc_tls_t *t, vl_err_t *err)
     if (ssl == NULL) {
         vrpc_tls_err_string(why, sizeof(why));
         vl_err_set(err, "cannot create a TLS session: %s", why);
+        return NULL;
+    }
+    if (!t->is_server && t->check_host && host != NULL && host[0] != '\0'
+        && tls_expect_host(ssl, host, err) != 0) {
+        SSL_free(ssl);
+        return NULL;
     }
     return ssl;
 }

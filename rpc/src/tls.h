@@ -5,8 +5,11 @@
  * A vrpc_tls_t is one role's (client or server) certificate, key and CA
  * list, turned into an SSL_CTX: TLS 1.3 only, the peer's certificate
  * verified against the CA list on both sides (a server refuses a client
- * without one), no session tickets, no host name check (bricks are
- * addressed by IP; auth.ssl-allow's common names are the check).
+ * without one), no session tickets. A client checks that the server's
+ * certificate names the host it dialled only when asked (check_host:
+ * GlusterFS checks no names, and pools made with it name their
+ * certificates after hosts that are then dialled by address); servers
+ * check clients by auth.ssl-allow's common names.
  * Reload: each new connection stats the three files (cheap); when an
  * mtime changed, or after vrpc_tls_reload_all (SIGHUP), a new SSL_CTX is
  * built for the connections that follow. A new file that does not load
@@ -39,6 +42,10 @@ struct vrpc_tls_conf {
     const char *private_key; /* PEM key of own_cert */
     const char *ca_list;     /* PEM CA certificates peers must chain to */
     const char *cipher_list; /* TLS 1.3 cipher suites, or NULL: default */
+    bool check_host;         /* a client: the server's certificate must
+                                name the host dialled (subjectAltName DNS
+                                or IP entries; without DNS entries the
+                                common name, for a host name) */
 };
 
 /* Loads conf for a server (is_server) or a client. -errno with err
@@ -49,9 +56,11 @@ int vrpc_tls_new(const struct vrpc_tls_conf *conf, bool is_server,
 /* NULL is allowed. Connections made from t keep their own SSL_CTX ref. */
 void vrpc_tls_free(vrpc_tls_t *t);
 /* A new SSL object for one connection from the current context, after
- * the cheap mtime check (a changed file is reloaded first). NULL with
- * err on failure. */
-SSL *vrpc_tls_ssl_new(vrpc_tls_t *t, vl_err_t *err);
+ * the cheap mtime check (a changed file is reloaded first). host: the
+ * name or address a client dialled (NULL for servers): with check_host
+ * the handshake fails unless the server's certificate names it, and a
+ * name is sent as SNI. NULL with err on failure. */
+SSL *vrpc_tls_ssl_new(vrpc_tls_t *t, const char *host, vl_err_t *err);
 bool vrpc_tls_is_server(const vrpc_tls_t *t);
 /* Attaches ssl to socket fd (not closed by OpenSSL) through a BIO that
  * writes with MSG_NOSIGNAL. 0 or -ENOMEM. */

@@ -132,7 +132,10 @@ typedef struct vrpc_tls vrpc_tls_t;
  * client on_connect) until the handshake completes; a failed or late
  * (10 s) handshake closes it, with OpenSSL's reason logged and kept for
  * vrpc_conn_tls_error. -errno with err set. */
-int vrpc_conn_set_tls(vrpc_conn_t *c, vrpc_tls_t *t, vl_err_t *err);
+/* host: what a client dialled (NULL on servers), checked against the
+ * server's certificate when t says so (tls.h, check_host). */
+int vrpc_conn_set_tls(vrpc_conn_t *c, vrpc_tls_t *t, const char *host,
+                      vl_err_t *err);
 bool vrpc_conn_is_tls(const vrpc_conn_t *c);
 /* The common name of the peer's verified certificate, or NULL (no TLS,
  * or the handshake is not done). Valid while c is. */
@@ -337,7 +340,8 @@ struct vrpc_stream {
  * "... the server closed the connection (it does not speak TLS, or
  * refused this certificate)". */
 int vrpc_stream_tls_start(struct vrpc_stream *s, vrpc_tls_t *t,
-                          uint64_t deadline_ms, vl_err_t *err);
+                          const char *host, uint64_t deadline_ms,
+                          vl_err_t *err);
 /* Writes (is_write) or reads exactly len bytes by deadline_ms. 0,
  * -ETIMEDOUT, -ECONNRESET (closed), -EPROTO (TLS error) or -errno; a
  * TLS failure's cause goes to s->why. */

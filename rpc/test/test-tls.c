@@ -63,6 +63,7 @@ struct t_end {
 static pthread_mutex_t t_lock = PTHREAD_MUTEX_INITIALIZER; /* t_end's */
 static vl_loop_t *t_loop;
 static char t_dir[64];
+static const char *t_san; /* t_make: subjectAltName of the next one */
 static int t_serial = 1;
 
 
@@ -196,6 +197,8 @@ t_make(const char *name, const char *cn, X509 *issuer, EVP_PKEY *issuer_key,
                                (const unsigned char *)cn, -1, -1, 0);
     X509_set_issuer_name(x, issuer != NULL ? X509_get_subject_name(issuer)
                                            : n);
+    if (t_san != NULL)
+        t_add_ext(x, issuer, NID_subject_alt_name, t_san);
     if (issuer == NULL) {
         t_add_ext(x, x, NID_basic_constraints, "critical,CA:TRUE");
         t_add_ext(x, x, NID_key_usage, "critical,keyCertSign,cRLSign");
@@ -233,6 +236,11 @@ t_setup_all(void **state)
     EVP_PKEY_free(k);
     X509_free(x);
     k = t_make("srv2", "server2", ca, ca_key, -60, 86400, &x);
+    EVP_PKEY_free(k);
+    X509_free(x);
+    t_san = "DNS:brick1.example,IP:127.0.0.1";
+    k = t_make("srvsan", "server-san", ca, ca_key, -60, 86400, &x);
+    t_san = NULL;
     EVP_PKEY_free(k);
     X509_free(x);
     k = t_make("cli", "client1", ca, ca_key, -60, 86400, &x);
@@ -292,7 +300,8 @@ t_tls(const char *name, const char *ca, bool is_server)
 /* Connects srv and cli over a socketpair; a NULL context leaves that
  * side in clear text. */
 static void
-t_pair(struct t_end *srv, vrpc_tls_t *st, struct t_end *cli, vrpc_tls_t *ct)
+t_pair_host(struct t_end *srv, vrpc_tls_t *st, struct t_end *cli,
+            vrpc_tls_t *ct, const char *host)
 {
     vl_err_t err = {{0}};
     int sv[2];
@@ -308,11 +317,18 @@ t_pair(struct t_end *srv, vrpc_tls_t *st, struct t_end *cli, vrpc_tls_t *ct)
                                    &cli->c),
                      0);
     if (st != NULL)
-        assert_int_equal(vrpc_conn_set_tls(srv->c, st, &err), 0);
+        assert_int_equal(vrpc_conn_set_tls(srv->c, st, NULL, &err), 0);
     if (ct != NULL)
-        assert_int_equal(vrpc_conn_set_tls(cli->c, ct, &err), 0);
+        assert_int_equal(vrpc_conn_set_tls(cli->c, ct, host, &err), 0);
     assert_int_equal(vrpc_conn_start(srv->c), 0);
     assert_int_equal(vrpc_conn_start(cli->c), 0);
+}
+
+
+static void
+t_pair(struct t_end *srv, vrpc_tls_t *st, struct t_end *cli, vrpc_tls_t *ct)
+{
+    t_pair_host(srv, st, cli, ct, "127.0.0.1");
 }
 
 
@@ -399,6 +415,61 @@ t_refused(const char *cli_name, const char *want)
     t_unpair(&srv, &cli);
     vrpc_tls_free(st);
     vrpc_tls_free(ct);
+}
+
+
+/* The client dials host with ssl.check-host on (or off): the
+ * handshake completes (want NULL) or the client closes with want in its
+ * reason and the server gets nothing. */
+static void
+t_check_host(const char *srv_name, const char *host, bool is_check,
+             const char *want)
+{
+    vrpc_tls_t *st = t_tls(srv_name, "ca", true);
+    char cert[128], key[128], cap[128];
+    struct vrpc_tls_conf conf = {cert, key, cap, NULL, is_check};
+    vl_err_t err = {{0}};
+    vrpc_tls_t *ct = NULL;
+    struct t_end srv, cli;
+    char why[512];
+
+    snprintf(cert, sizeof(cert), "%s/cli.pem", t_dir);
+    snprintf(key, sizeof(key), "%s/cli.key", t_dir);
+    snprintf(cap, sizeof(cap), "%s/ca.pem", t_dir);
+    assert_int_equal(vrpc_tls_new(&conf, false, &ct, &err), 0);
+    t_pair_host(&srv, st, &cli, ct, host);
+    if (want == NULL) {
+        assert_true(t_wait(&cli.n_connect, 1));
+        assert_int_equal(cli.connect_status, 0);
+    } else {
+        assert_true(t_wait(&cli.n_close, 1));
+        vrpc_conn_tls_error(cli.c, why, sizeof(why));
+        if (strstr(why, want) == NULL)
+            fail_msg("client error '%s' does not say '%s'", why, want);
+        assert_int_equal(srv.n_records, 0);
+    }
+    t_unpair(&srv, &cli);
+    vrpc_tls_free(st);
+    vrpc_tls_free(ct);
+}
+
+
+static void
+test_check_host(void **state)
+{
+    (void)state;
+    /* subjectAltName DNS:brick1.example, IP:127.0.0.1 */
+    t_check_host("srvsan", "127.0.0.1", true, NULL);
+    t_check_host("srvsan", "brick1.example", true, NULL);
+    t_check_host("srvsan", "BRICK1.example", true, NULL);
+    t_check_host("srvsan", "brick2.example", true, "hostname mismatch");
+    t_check_host("srvsan", "10.0.0.9", true, "IP address mismatch");
+    /* With no subjectAltName: the common name, for a name only. */
+    t_check_host("srv", "server1", true, NULL);
+    t_check_host("srv", "server2", true, "hostname mismatch");
+    t_check_host("srv", "127.0.0.1", true, "IP address mismatch");
+    /* Off (the default): any certificate the CA signed. */
+    t_check_host("srv", "10.0.0.9", false, NULL);
 }
 
 
@@ -561,7 +632,7 @@ t_stream_pair(struct t_end *srv, vrpc_tls_t *st, struct vrpc_stream *s)
                                    &srv->c),
                      0);
     if (st != NULL)
-        assert_int_equal(vrpc_conn_set_tls(srv->c, st, &err), 0);
+        assert_int_equal(vrpc_conn_set_tls(srv->c, st, NULL, &err), 0);
     assert_int_equal(vrpc_conn_start(srv->c), 0);
     s->fd = sv[1];
 }
@@ -615,7 +686,7 @@ test_stream_tls_call(void **state)
 
     (void)state;
     t_stream_pair(&srv, st, &s);
-    assert_int_equal(vrpc_stream_tls_start(&s, ct, vrpc_now_ms() + T_WAIT_MS,
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, "127.0.0.1", vrpc_now_ms() + T_WAIT_MS,
                                            &err),
                      0);
     assert_int_equal(t_stream_call(&s, 100000, &answer_len), 0);
@@ -650,7 +721,7 @@ test_stream_wrong_ca_alert(void **state)
     t_stream_pair(&srv, st, &s);
     /* TLS 1.3: the client's handshake ends before the server checked
      * the client's certificate; the refusal comes with the first call. */
-    assert_int_equal(vrpc_stream_tls_start(&s, ct, vrpc_now_ms() + T_WAIT_MS,
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, "127.0.0.1", vrpc_now_ms() + T_WAIT_MS,
                                            &err),
                      0);
     assert_int_not_equal(t_stream_call(&s, 100, &answer_len), 0);
@@ -675,7 +746,7 @@ test_stream_one_sided(void **state)
     (void)state;
     /* A TLS client of a clear server. */
     t_stream_pair(&srv, NULL, &s);
-    assert_int_not_equal(vrpc_stream_tls_start(&s, ct,
+    assert_int_not_equal(vrpc_stream_tls_start(&s, ct, "127.0.0.1",
                                                vrpc_now_ms() + T_WAIT_MS,
                                                &err),
                          0);
@@ -708,7 +779,7 @@ test_stream_deadline(void **state)
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
                      0);
     s.fd = sv[1];
-    assert_int_equal(vrpc_stream_tls_start(&s, ct, start + 300, &err),
+    assert_int_equal(vrpc_stream_tls_start(&s, ct, "127.0.0.1", start + 300, &err),
                      -ETIMEDOUT);
     assert_string_equal(err.msg, "TLS handshake timed out");
     assert_true(vrpc_now_ms() - start < 5000);
@@ -724,6 +795,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_and_data),
         cmocka_unit_test(test_wrong_ca_refused),
+        cmocka_unit_test(test_check_host),
         cmocka_unit_test(test_expired_refused),
         cmocka_unit_test(test_clear_client_refused),
         cmocka_unit_test(test_reload),

@@ -139,6 +139,10 @@ EXPECT_MATCH "certificate verify failed" cat "$T/log/mortard.log"
 EXPECT "$SUM" store_sum
 EXPECT "Started" sh -c "'$MORTAR' volume info v0 | sed -n 's/^Status: //p'"
 EXPECT_MATCH "client.ping-timeout: 17" "$MORTAR" volume info v0
+# --ssl-check-host: mortard's certificate names node1, not 127.0.0.1:
+# refused by the CLI with the reason; without it the CA's word is enough.
+EXPECT_MATCH "IP address mismatch.*rc=1" remote_rc "$C" admin1 --ssl-check-host volume info v0
+EXPECT_MATCH "Volume Name: v0" remote_cli "$C" admin1 volume info v0
 # A missing client certificate: the CLI names it.
 EXPECT "mortar: TLS: ssl.own-cert $T/nope.pem: No such file or directory" \
     sh -c "'$MORTAR' --remote-host=127.0.0.1:$MGMT_PORT --ssl-cert='$T/nope.pem' --tls volume info 2>&1"

@@ -12,7 +12,9 @@
 # the next connection without a restart; a broken replacement keeps the
 # old one; SIGHUP reloads files whose times did not change. Last, the
 # same through mortard: volume set client.ssl, server.ssl and the ssl.*
-# paths, and a mount with the fetched volfile.
+# paths, and a mount with the fetched volfile; with client.ssl.check-host
+# a brick certificate that does not name the brick's address is refused
+# and one that does (mortar-certs' subjectAltName) is taken.
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -229,6 +231,20 @@ if [ -x "$MORTARD" ] && [ -x "$MORTAR" ]; then
     TEST sh -c "echo via-mortard > '$M2/f'"
     EXPECT "via-mortard" cat "$T/bricks/v1/f"
     EXPECT_MATCH "listening on .* \(TLS\)" cat "$T/log/bricks/v1-brick0.log"
+    EXPECT_WITHIN 20 "Y" force_umount "$M2"
+    # client.ssl.check-host: the brick is dialled as 127.0.0.1 and its
+    # certificate names node1 only: refused, with the reason, on the
+    # client. A certificate for 127.0.0.1 (subjectAltName IP) passes.
+    TEST "$MORTAR" volume set v1 client.ssl.check-host on
+    EXPECT_MATCH "option ssl.check-host on" "$MDCTL" -s "$T/run/mortard.sock" --getspec v1
+    TEST ! mount_volume v1 "$M2"
+    EXPECT_MATCH "IP address mismatch" cat "$T/log/client-$(echo "$M2" | tr '/' '_').log"
+    EXPECT "via-mortard" cat "$T/bricks/v1/f"
+    TEST sh "$CERTS_TOOL" --dir "$C" 127.0.0.1
+    TEST "$MORTAR" volume set v1 auth.ssl-allow "node1,127.0.0.1"
+    TEST sh "$CERTS_TOOL" --dir "$C" --install 127.0.0.1 --prefix "$T/ssl/host"
+    TEST mount_volume v1 "$M2"
+    EXPECT "via-mortard" cat "$M2/f"
     EXPECT_WITHIN 20 "Y" force_umount "$M2"
 fi
 

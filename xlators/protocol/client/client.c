@@ -417,7 +417,8 @@ client_connect(struct client_priv *priv)
     pthread_mutex_unlock(&priv->lock);
     vrpc_clnt_set_call_handler(clnt, client_on_server_call, priv);
     if (priv->tls != NULL
-        && vrpc_conn_set_tls(vrpc_clnt_conn(clnt), priv->tls, &err) != 0) {
+        && vrpc_conn_set_tls(vrpc_clnt_conn(clnt), priv->tls,
+                             priv->conf.remote_host, &err) != 0) {
         vl_log(xl, VL_LOG_ERROR, "client.ssl: %s", err.msg);
         client_fail_reason(priv, err.msg);
         vrpc_clnt_close(clnt); /* on_close drops the refs */
@@ -642,8 +643,11 @@ client_init(vl_xlator_t *xl, vl_err_t *err)
     priv->backoff_ms = CLIENT_BACKOFF_START_MS;
     if (priv->conf.is_ssl) {
         struct vrpc_tls_conf tc = {
-            priv->conf.ssl_own_cert, priv->conf.ssl_private_key,
-            priv->conf.ssl_ca_list, priv->conf.ssl_cipher_list};
+            .own_cert = priv->conf.ssl_own_cert,
+            .private_key = priv->conf.ssl_private_key,
+            .ca_list = priv->conf.ssl_ca_list,
+            .cipher_list = priv->conf.ssl_cipher_list,
+            .check_host = priv->conf.is_ssl_check_host};
 
         /* A missing or bad certificate fails the graph with the file
          * and the reason (the mount prints it). */
@@ -786,6 +790,18 @@ static const vl_option_t client_options[] = {
     VL_OPT_STR("ssl.cipher-list", struct client_conf, ssl_cipher_list,
                .doc = "TLS 1.3 cipher suites, colon-separated (OpenSSL's "
                       "names; default: OpenSSL's)."),
+    VL_OPT_BOOL("ssl.check-host", struct client_conf, is_ssl_check_host,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .doc = "Refuse a brick whose certificate does not name "
+                       "remote-host (its subjectAltName DNS or IP "
+                       "entries; with no DNS entry, its common name for "
+                       "a host name): a certificate of another member "
+                       "or client of the pool cannot then stand in for "
+                       "the brick. Off by default, as in GlusterFS, "
+                       "whose pools name certificates after hosts they "
+                       "dial by address; extras/mortar-certs puts each "
+                       "host's name or address in subjectAltName. "
+                       "Clients switch graphs live."),
     VL_OPT_END};
 
 

@@ -23,6 +23,8 @@ struct client_conf {
     char *ssl_private_key;       /* ssl.private-key; init only */
     char *ssl_ca_list;           /* ssl.ca-list; init only */
     char *ssl_cipher_list;       /* ssl.cipher-list or NULL; init only */
+    bool is_ssl_check_host;      /* ssl.check-host: the brick's
+                                    certificate must name remote-host */
 };
 
 struct client_priv {

@@ -404,7 +404,7 @@ server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
 
         /* The certificates are checked (and reloaded if changed) per
          * connection; a failure here refuses only this client. */
-        rc = vrpc_conn_set_tls(cl->conn, priv->tls, &err);
+        rc = vrpc_conn_set_tls(cl->conn, priv->tls, NULL, &err);
         if (rc != 0) {
             vl_log(priv->xl, VL_LOG_ERROR, "%s: %s",
                    vrpc_conn_peer(cl->conn), err.msg);
