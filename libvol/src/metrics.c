@@ -244,6 +244,26 @@ vl_metrics_emit(vl_metrics_sink_t *sink, const char *name, const char *type,
 }
 
 
+void
+vl_metrics_emit_cache(vl_metrics_sink_t *sink, uint64_t hits,
+                      uint64_t misses)
+{
+    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
+                    "Requests the cache answered itself.", hits);
+    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
+                    "Requests the cache could have answered but sent down.",
+                    misses);
+}
+
+
+void
+vl_metrics_emit_cache_bytes(vl_metrics_sink_t *sink, uint64_t bytes)
+{
+    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
+                    "Bytes the cache holds.", bytes);
+}
+
+
 static int
 vl_metrics_sample_cmp(const void *a, const void *b)
 {

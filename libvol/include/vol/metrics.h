@@ -54,13 +54,15 @@ typedef struct vl_metrics_sink vl_metrics_sink_t;
 void vl_metrics_emit(vl_metrics_sink_t *sink, const char *name,
                      const char *type, const char *help, uint64_t value);
 
-/* The help of the families every cache translator reports (md-cache,
- * quick-read, read-ahead, nl-cache), so they read the same whoever
- * reports first; hit ratio = hits / (hits + misses). */
-#define VL_METRICS_CACHE_HITS_HELP "Requests the cache answered itself."
-#define VL_METRICS_CACHE_MISSES_HELP                                         \
-    "Requests the cache could have answered but sent down."
-#define VL_METRICS_CACHE_BYTES_HELP "Bytes the cache holds."
+/* The families every cache translator reports (md-cache, quick-read,
+ * read-ahead, nl-cache), with one name and help whoever reports them:
+ * mortar_cache_hits_total (requests the cache answered itself) and
+ * mortar_cache_misses_total (requests it could have answered but sent
+ * down; hit ratio = hits / (hits + misses)), and mortar_cache_bytes
+ * (what it holds) for caches of data. */
+void vl_metrics_emit_cache(vl_metrics_sink_t *sink, uint64_t hits,
+                           uint64_t misses);
+void vl_metrics_emit_cache_bytes(vl_metrics_sink_t *sink, uint64_t bytes);
 
 /* Fills a response body; out is an open_memstream. */
 typedef void vl_metrics_fill_fn(FILE *out, void *arg);

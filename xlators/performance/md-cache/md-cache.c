@@ -539,13 +539,11 @@ mdc_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
 
     if (priv == NULL)
         return;
-    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
-                    VL_METRICS_CACHE_HITS_HELP,
-                    atomic_load(&priv->hits) + atomic_load(&priv->xattr_hits));
-    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
-                    VL_METRICS_CACHE_MISSES_HELP,
-                    atomic_load(&priv->misses)
-                        + atomic_load(&priv->xattr_misses));
+    vl_metrics_emit_cache(sink,
+                          atomic_load(&priv->hits)
+                              + atomic_load(&priv->xattr_hits),
+                          atomic_load(&priv->misses)
+                              + atomic_load(&priv->xattr_misses));
     vl_metrics_emit(sink, "mortar_cache_invalidations_total", "counter",
                     "Invalidations the cache received from the bricks.",
                     atomic_load(&priv->invalidations));

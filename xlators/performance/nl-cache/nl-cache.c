@@ -528,12 +528,9 @@ nlc_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
     pthread_mutex_lock(&priv->lock);
     bytes = priv->bytes;
     pthread_mutex_unlock(&priv->lock);
-    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
-                    VL_METRICS_CACHE_HITS_HELP, atomic_load(&priv->hits));
-    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
-                    VL_METRICS_CACHE_MISSES_HELP, atomic_load(&priv->misses));
-    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
-                    VL_METRICS_CACHE_BYTES_HELP, bytes);
+    vl_metrics_emit_cache(sink, atomic_load(&priv->hits),
+                          atomic_load(&priv->misses));
+    vl_metrics_emit_cache_bytes(sink, bytes);
 }
 
 

@@ -449,12 +449,9 @@ ra_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
 
     if (priv == NULL)
         return;
-    vl_metrics_emit(sink, "mortar_cache_hits_total", "counter",
-                    VL_METRICS_CACHE_HITS_HELP, atomic_load(&priv->hits));
-    vl_metrics_emit(sink, "mortar_cache_misses_total", "counter",
-                    VL_METRICS_CACHE_MISSES_HELP, atomic_load(&priv->misses));
-    vl_metrics_emit(sink, "mortar_cache_bytes", "gauge",
-                    VL_METRICS_CACHE_BYTES_HELP, atomic_load(&priv->bytes));
+    vl_metrics_emit_cache(sink, atomic_load(&priv->hits),
+                          atomic_load(&priv->misses));
+    vl_metrics_emit_cache_bytes(sink, atomic_load(&priv->bytes));
 }
 
 
