@@ -119,6 +119,10 @@ TEST umount_client "$M1"
 TEST mcli volume set sv features.cache-invalidation off
 TEST mcli volume set sv performance.cache-invalidation on
 TEST mcli volume set sv performance.md-cache-timeout 600
+# The brick applies the set on SIGHUP, after the CLI returned: wait for
+# it, or a chmod in that window is still announced.
+EXPECT_WITHIN 10 "off" dump_value "$(cat "$T/run/sv-brick0.pid")" \
+    "dump sv-upcall" cache_invalidation
 TEST mount_volume sv "$M0"
 TEST mount_volume sv "$M1"
 echo hello > "$M0/h"

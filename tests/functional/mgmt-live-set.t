@@ -18,7 +18,7 @@ TEST mcli volume create v0 127.0.0.1:$B0 force
 TEST mcli volume start v0
 P1=$(brick_pid)
 EXPECT "Y" proc_alive "$P1"
-D0=$(dump_value "$P1" "xlator v0-brick0" option.thread-count)
+D0=$(dump_value "$P1" "xlator v0-io-threads" option.thread-count)
 TEST [ -n "$D0" ] && [ "$D0" != 4 ]
 
 # Live: same pid, new value applied in place.
@@ -27,14 +27,14 @@ EXPECT_MATCH "option thread-count 4" cat "$T/state/vols/v0/brick0.vol"
 EXPECT_WITHIN 10 "1" sh -c "grep -c 'applied .*brick0.vol to the running graph' '$BLOG'"
 EXPECT "$P1" brick_pid
 EXPECT "Y" proc_alive "$P1"
-EXPECT "4" dump_value "$P1" "xlator v0-brick0" option.thread-count
+EXPECT "4" dump_value "$P1" "xlator v0-io-threads" option.thread-count
 EXPECT_MATCH "told to reload its volfile" cat "$T/log/mortard.log"
 
 # Reset of a live option: same pid, back to the default.
 TEST mcli volume reset v0 performance.io-thread-count
 EXPECT_WITHIN 10 "2" sh -c "grep -c 'applied .*brick0.vol to the running graph' '$BLOG'"
 EXPECT "$P1" brick_pid
-EXPECT "$D0" dump_value "$P1" "xlator v0-brick0" option.thread-count
+EXPECT "$D0" dump_value "$P1" "xlator v0-io-threads" option.thread-count
 
 # A client-only option: the brick is not touched at all.
 TEST mcli volume set v0 client.ping-timeout 15
@@ -55,6 +55,6 @@ EXPECT_WITHIN 10 "N" proc_alive "$P2"
 TEST mcli volume set v0 performance.io-thread-count 5
 TEST mcli volume start v0
 P3=$(brick_pid)
-EXPECT "5" dump_value "$P3" "xlator v0-brick0" option.thread-count
+EXPECT "5" dump_value "$P3" "xlator v0-io-threads" option.thread-count
 TEST mcli volume stop v0
 EXPECT_WITHIN 10 "N" proc_alive "$P3"
