@@ -289,17 +289,6 @@ md_heal_bytes(uint64_t n, char *buf, size_t len)
 }
 
 
-/* The daemon's progress file as numbers (missing keys stay 0). */
-struct md_heal_progress {
-    long long healed, healed_bytes, pending, pending_bytes, eta_seconds;
-    long long split_brain, waiting, failed, updated;
-    long long full_crawl, crawl_visited, crawl_healed, crawl_failed;
-    long long crawl_done_at;
-    double rate, rate_bytes;
-    bool is_read;
-};
-
-
 static int
 md_heal_progress_kv(const char *key, const char *value, int line, void *arg,
                     vl_err_t *err)
@@ -339,7 +328,7 @@ md_heal_progress_kv(const char *key, const char *value, int line, void *arg,
 }
 
 
-static void
+void
 md_heal_progress_read(const struct md_state *st, const char *volname,
                       struct md_heal_progress *p)
 {

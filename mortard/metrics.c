@@ -6,7 +6,8 @@
  * bricks and whether this node's bricks are online, peers by state,
  * cluster transactions started and failed (txn.c), and the rebalance of
  * each volume as this node's state file says (files and bytes moved,
- * ETA). Served by vol/metrics.h's server thread; on 127.0.0.1 unless
+ * ETA), and the heal backlog its self-heal daemons last wrote. Served
+ * by vol/metrics.h's server thread; on 127.0.0.1 unless
  * --metrics-address says otherwise; a port in use stops mortard's
  * startup with one line (main.c).
  *
@@ -113,6 +114,68 @@ md_metrics_vols(struct md_state *st, size_t *out_n, size_t *n_peers,
 }
 
 
+/* The heal backlog, as this node's self-heal daemons last wrote it
+ * (RUN/heal/VOL.state, at most a second old while a daemon runs): what
+ * its bricks' indexes still list, and how fast it goes. A volume whose
+ * daemon never wrote a state file here has no samples. */
+static void
+md_metrics_heal(FILE *out, struct md_state *st, const struct md_mvol *v,
+                size_t n)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } fam[] = {
+        {"mortar_heal_pending_entries", "gauge",
+         "Objects the self-heal indexes of this node's bricks list."},
+        {"mortar_heal_pending_bytes", "gauge",
+         "Bytes of the files among them still to heal."},
+        {"mortar_heal_split_brain_entries", "gauge",
+         "Of the listed objects, those in split-brain."},
+        {"mortar_heal_healed_total", "counter",
+         "Objects healed by this node's daemon since it started."},
+        {"mortar_heal_healed_bytes_total", "counter",
+         "Bytes healed by this node's daemon since it started."},
+        {"mortar_heal_rate_entries_per_second", "gauge",
+         "Recent heal rate of this node's daemon."},
+        {"mortar_heal_eta_seconds", "gauge",
+         "Estimated time to heal the backlog (absent while unknown)."},
+    };
+    struct md_heal_progress *hp = calloc(n ? n : 1, sizeof(*hp));
+
+    if (hp == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        md_heal_progress_read(st, v[i].name, &hp[i]);
+    for (size_t f = 0; f < VL_ARRAY_SIZE(fam); f++) {
+        md_metrics_head(out, fam[f].name, fam[f].type, fam[f].help);
+        for (size_t i = 0; i < n; i++) {
+            const struct md_heal_progress *p = &hp[i];
+            double val;
+
+            if (!p->is_read)
+                continue;
+            switch (f) {
+            case 0: val = p->pending; break;
+            case 1: val = p->pending_bytes; break;
+            case 2: val = p->split_brain; break;
+            case 3: val = p->healed; break;
+            case 4: val = p->healed_bytes; break;
+            case 5: val = p->rate; break;
+            default:
+                if (p->eta_seconds < 0)
+                    continue;
+                val = (double)p->eta_seconds;
+                break;
+            }
+            fprintf(out, "%s{volume=\"", fam[f].name);
+            vl_metrics_write_label(out, v[i].name);
+            fprintf(out, "\"} %.15g\n", val);
+        }
+    }
+    free(hp);
+}
+
+
 static void
 md_metrics_fill(FILE *out, void *arg)
 {
@@ -199,6 +262,7 @@ md_metrics_fill(FILE *out, void *arg)
                                       v[i].name, rv[i].eta_seconds);
         free(rv);
     }
+    md_metrics_heal(out, st, v, n);
     free(v);
 }
 

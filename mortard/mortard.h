@@ -340,6 +340,19 @@ void md_heal_supervise(struct md_state *st, int64_t now);
 /* `volume start force`: a daemon that gave up is tried again. */
 void md_heal_reset(const struct md_volume *vol);
 /* Asks the daemon of volname for a round now (SIGUSR2): 0, -ESRCH. */
+/* The daemon's progress file as numbers (missing keys stay 0). */
+struct md_heal_progress {
+    long long healed, healed_bytes, pending, pending_bytes, eta_seconds;
+    long long split_brain, waiting, failed, updated;
+    long long full_crawl, crawl_visited, crawl_healed, crawl_failed;
+    long long crawl_done_at;
+    double rate, rate_bytes;
+    bool is_read;
+};
+/* Reads RUN/heal/VOLNAME.state; a missing or bad file leaves p zero with
+ * is_read false and eta_seconds -1 (cmd-heal.c). */
+void md_heal_progress_read(const struct md_state *st, const char *volname,
+                           struct md_heal_progress *p);
 int md_heal_kick(const struct md_state *st, const char *volname);
 /* `heal VOL` (is_full: `heal VOL full`, the crawl request written first)
  * on this node: 0 (also when no brick of vol is here), -ESRCH (the
