@@ -191,7 +191,7 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
              vl_err_t *err)
 {
     char volf[4200], pidf[4200], statef[4200], logf[4400], dumpdir[4096];
-    char threads[32], interval[32];
+    char portf[4200], threads[32], interval[32];
     char (*bricks)[4400] = NULL;
     char (*xopts)[300] = NULL;
     char **argv = NULL;
@@ -208,7 +208,7 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
     snprintf(dumpdir, sizeof(dumpdir), "%s/dumps", st->run_dir);
     bricks = calloc(vol->n_bricks, sizeof(*bricks));
     xopts = calloc(n_sets, sizeof(*xopts));
-    argv = calloc(16 + 2 * (vol->n_bricks + n_sets) + 1, sizeof(*argv));
+    argv = calloc(22 + 2 * (vol->n_bricks + n_sets) + 1, sizeof(*argv));
     if (bricks == NULL || xopts == NULL || argv == NULL) {
         free(bricks);
         free(xopts);
@@ -235,6 +235,19 @@ md_shd_start(struct md_state *st, const struct md_volume *vol,
     argv[argc++] = threads;
     argv[argc++] = "--heal-interval";
     argv[argc++] = interval;
+    /* diagnostics.brick-metrics covers the volume's daemons too: a port
+     * of the kernel's choice, in RUN/heal/VOL.metrics-port. */
+    md_heal_path(st, vol->name, "metrics-port", portf, sizeof(portf));
+    if (md_brick_metrics_on(vol)) {
+        argv[argc++] = "--metrics-port";
+        argv[argc++] = "0";
+        argv[argc++] = "--metrics-port-file";
+        argv[argc++] = portf;
+        argv[argc++] = "--metrics-volume";
+        argv[argc++] = (char *)vol->name;
+    } else {
+        (void)unlink(portf); /* from a run with metrics */
+    }
     for (size_t i = 0; i < vol->n_bricks; i++) {
         char set[256];
 

@@ -398,7 +398,8 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
     sigset_t none, all;
     pthread_t reaper;
     pthread_attr_t ta;
-    char *argv[18];
+    char *argv[24];
+    char portf[4200];
     char *spec;
     int argc = 0, rc, status, ready[2], wfd;
     pid_t child;
@@ -459,6 +460,19 @@ md_rebal_start(struct md_state *st, const struct md_volume *vol,
     argv[argc++] = pidf;
     argv[argc++] = "--log-file";
     argv[argc++] = log;
+    /* diagnostics.brick-metrics covers the volume's daemons too: a port
+     * of the kernel's choice, in RUN/rebalance/VOL[.remove].metrics-port. */
+    md_rebal_path(st, vol, is_remove, "metrics-port", portf, sizeof(portf));
+    if (md_brick_metrics_on(vol)) {
+        argv[argc++] = "--metrics-port";
+        argv[argc++] = "0";
+        argv[argc++] = "--metrics-port-file";
+        argv[argc++] = portf;
+        argv[argc++] = "--metrics-volume";
+        argv[argc++] = (char *)vol->name;
+    } else {
+        (void)unlink(portf); /* from a run with metrics */
+    }
     argv[argc] = NULL;
 
     posix_spawn_file_actions_init(&fa);

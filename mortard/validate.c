@@ -392,9 +392,12 @@ static const vl_option_t md_diag_options[] = {
                 .doc = "Bricks serve Prometheus metrics (doc/metrics.md) "
                        "on 127.0.0.1 at a port the kernel picks, which "
                        "mortard writes to RUN_DIR/VOLUME-BRICK.metrics-port "
-                       "and volume status VOLUME detail shows. Applies to "
-                       "bricks started after the change (volume stop and "
-                       "start)."),
+                       "and volume status VOLUME detail shows; so do the "
+                       "volume's self-heal daemon (RUN_DIR/heal/"
+                       "VOLUME.metrics-port) and rebalance "
+                       "(RUN_DIR/rebalance/VOLUME.metrics-port). Applies "
+                       "to processes started after the change (volume "
+                       "stop and start)."),
     VL_OPT_END,
 };
 

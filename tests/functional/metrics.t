@@ -189,7 +189,13 @@ TEST "$MORTAR" volume create v1 replica 2 "127.0.0.1:$T/bricks/r0" \
 track_brick v1 brick0
 track_brick v1 brick1
 TEST "$MORTAR" volume set v1 cluster.heal-timeout 1
+TEST "$MORTAR" volume set v1 diagnostics.brick-metrics on
 TEST "$MORTAR" volume start v1
+# The volume's self-heal daemon serves its own metrics too.
+EXPECT_WITHIN 20 "Y" sh -c "[ -s '$T/run/heal/v1.metrics-port' ] && echo Y"
+HP="$(cat "$T/run/heal/v1.metrics-port")"
+EXPECT "ok" prom_ok "127.0.0.1:$HP"
+EXPECT_MATCH 'mortar_process_info\{volume="v1",role="heal"' scrape "127.0.0.1:$HP"
 TEST mount_mortar 127.0.0.1:/v1 "$M0" "volfile-server-port=$MGMT_PORT"
 TEST wait_for_mount "$M0"
 # heal_pending: v1's sample ("" while the daemon wrote no state yet).
