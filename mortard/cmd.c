@@ -4,7 +4,8 @@
  * store: volume create (one brick; several: distribute; replica N:
  * replicate sets, their words and rules in replica.c) /start/stop/
  * delete/set/reset. Read-only commands are in cmd-query.c, add-brick and
- * remove-brick in cmd-brick.c, rebalance in rebalance.c. Every command
+ * remove-brick in cmd-brick.c, rebalance in rebalance.c, profile and
+ * top in cmd-profile.c. Every command
  * validates everything first and changes nothing on failure; the result
  * carries GlusterFS's exit codes (0 ok, 1 failure, 2 usage) and one error
  * line. `volume start` clears the brick supervision's give-up state
@@ -21,6 +22,7 @@
 #include <sys/xattr.h>
 
 #include "mortard.h"
+#include "profile.h"
 
 #define MD_USAGE_CREATE "volume create <NEW-VOLNAME> [replica <COUNT>] " \
                         "[transport tcp] <NEW-BRICK> ... [force]"
@@ -774,6 +776,10 @@ md_cmd_run(struct md_state *st, int argc, char **argv, struct md_result *r)
             md_cmd_replace_brick(st, argc, argv, r);
         else if (strcmp(sub, "reset-brick") == 0)
             md_cmd_reset_brick(st, argc, argv, r);
+        else if (strcmp(sub, "profile") == 0)
+            md_cmd_profile(st, argc, argv, r);
+        else if (strcmp(sub, "top") == 0)
+            md_cmd_top(st, argc, argv, r);
         else
             md_result_fail(r, MD_EXIT_USAGE, EINVAL, "unrecognized command: "
                            "volume %s", sub);

@@ -33,6 +33,9 @@
  * auth.c      the pool secret and the AUTH exchange peers prove it with
  * metrics.c   GET /metrics: volumes, bricks online, peers, transactions,
  *             rebalance (--metrics-port; doc/metrics.md)
+ * profile.h   volume profile and volume top: profile-fmt.c (the bricks'
+ *             io-stats dumps parsed and shown), cmd-profile.c (commands,
+ *             asking the bricks, BRICK_PROFILE)
  *
  * Threads: every command, GETSPEC and WATCH runs on the one worker thread
  * under md_state.lock; loop threads only decode and queue. The main

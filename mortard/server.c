@@ -40,6 +40,7 @@
 #include "auth.h"
 #include "mgmt.h"
 #include "mortard.h"
+#include "profile.h"
 #include "secure.h"
 #include "vrpc.h"
 
@@ -556,6 +557,10 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     case MGMT_PROC_HEAL_INFO:
         md_heal_info_serve(c, hdr.xid, rec->data + off, len - off);
+        free(j);
+        return;
+    case MGMT_PROC_BRICK_PROFILE:
+        md_prof_serve(md_srv.st, c, hdr.xid, rec->data + off, len - off);
         free(j);
         return;
     case MGMT_PROC_REBAL_TASK:

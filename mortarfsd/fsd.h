@@ -24,6 +24,7 @@
 
 #include "vol/vol.h"
 #include "mortarfsd/heal/heal.h"
+#include "xlators/debug/io-stats/io-stats.h"
 
 /* Exit codes, also listed by --help. */
 #define FSD_EXIT_OK 0      /* started (or stopped by a signal) cleanly */
@@ -192,9 +193,9 @@ int fsd_graph_apply(vl_graph_t **graph, const vl_volfile_t *vf,
 /* profile.c */
 /* The signal mortard sends for `volume profile`/`top`, and its value:
  * request number << FSD_PROFILE_SEQ_SHIFT | io-stats dump mode. */
-#define FSD_PROFILE_SIGNAL (SIGRTMIN + 1)
-#define FSD_PROFILE_SEQ_SHIFT 4
-#define FSD_PROFILE_MODE_MASK 0xfu
+#define FSD_PROFILE_SIGNAL IOS_PROFILE_SIGNAL
+#define FSD_PROFILE_SEQ_SHIFT IOS_PROFILE_SEQ_SHIFT
+#define FSD_PROFILE_MODE_MASK IOS_PROFILE_MODE_MASK
 /* Writes the profile of graph's io-stats for request value into
  * DIR/mortarfsd.<pid>.profile (its path into path), crash-safe.
  * 0 or -errno. */

@@ -8,6 +8,7 @@
 #ifndef XL_IO_STATS_H
 #define XL_IO_STATS_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "vol/vol.h"
@@ -39,6 +40,14 @@ enum ios_dump_mode {
     IOS_DUMP_TOP_CLEAR = 3, /* the top tables are emptied */
     IOS_DUMP_MODE_N,
 };
+
+/* How mortard asks a brick for a dump (README.md, "The channel"): this
+ * signal, sent with sigqueue, whose value is the request number shifted
+ * by IOS_PROFILE_SEQ_SHIFT, or'd with an enum ios_dump_mode. Shared by
+ * the brick (mortarfsd/profile.c) and the asker (mortard/cmd-profile.c). */
+#define IOS_PROFILE_SIGNAL (SIGRTMIN + 1)
+#define IOS_PROFILE_SEQ_SHIFT 4
+#define IOS_PROFILE_MODE_MASK 0xfu
 
 /* The dump format's version, its first line ("mortar-profile 1"). */
 #define IOS_DUMP_VERSION 1
