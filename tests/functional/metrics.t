@@ -123,6 +123,9 @@ EXPECT "ok" prom_ok "127.0.0.1:$BP0"
 TEST grows 0 "$(sum_of "127.0.0.1:$CP" mortar_fuse_requests_total)"
 EXPECT "2" sum_of "127.0.0.1:$CP" mortar_client_connected
 EXPECT "2" sum_of "127.0.0.1:$CP" mortar_client_connections_total
+# Each brick counts the mount's connection (and mortard's, if any).
+TEST [ "$(sum_of "127.0.0.1:$BP0" mortar_server_clients)" -ge 1 ]
+TEST [ "$(sum_of "127.0.0.1:$BP1" mortar_server_connections_total)" -ge 1 ]
 ch0="$(sum_of "127.0.0.1:$CP" mortar_cache_misses_total 'md-cache')"
 # Stats after the kernel dropped its dentries and inodes reach md-cache.
 for i in 1 2 3; do

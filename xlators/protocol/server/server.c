@@ -630,6 +630,33 @@ server_dump(vl_xlator_t *xl, FILE *out)
 }
 
 
+/* /metrics (doc/metrics.md): the clients connected now, the connections
+ * accepted since the brick started (each gets the next client id), and
+ * the requests wound and not answered yet. */
+static void
+server_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
+{
+    struct server_priv *priv = xl->priv;
+    uint64_t n = 0, accepted;
+
+    if (priv == NULL)
+        return;
+    pthread_mutex_lock(&priv->lock);
+    for (struct server_client *cl = priv->clients; cl != NULL; cl = cl->next)
+        n++;
+    accepted = priv->next_client_id;
+    pthread_mutex_unlock(&priv->lock);
+    vl_metrics_emit(sink, "mortar_server_clients", "gauge",
+                    "Client connections to the brick now.", n);
+    vl_metrics_emit(sink, "mortar_server_connections_total", "counter",
+                    "Client connections the brick accepted since it "
+                    "started.", accepted);
+    vl_metrics_emit(sink, "mortar_server_requests_inflight", "gauge",
+                    "Requests received and not answered yet.",
+                    (uint64_t)atomic_load(&priv->n_inflight));
+}
+
+
 static const vl_option_t server_options[] = {
     VL_OPT_UINT("transport.socket.listen-port", struct server_conf,
                 listen_port, .min = 1, .max = 65535, .def = "24010",
@@ -722,4 +749,5 @@ const vl_xlator_class_t xl_protocol_server = {
     .fini = server_fini,
     .notify = server_notify,
     .dump = server_dump,
+    .metrics = server_metrics,
 };
