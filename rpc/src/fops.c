@@ -62,6 +62,21 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_OPENDIR] = (xdrproc_t)xdr_mrt_opendir_rsp,
     [VRPC_RSP_XATTROP] = (xdrproc_t)xdr_mrt_xattrop_rsp,
     [VRPC_RSP_RCHECKSUM] = (xdrproc_t)xdr_mrt_rchecksum_rsp,
+    [VRPC_RSP_CPD] = (xdrproc_t)xdr_mrt_cpd_rsp,
+};
+
+/* Compound procedures, in MRT_PROC_INODELK_XOP order. */
+static const struct {
+    uint32_t proc;
+    vl_fop_t op;
+    struct vrpc_fop_desc desc;
+} cpd_descs[] = {
+    {MRT_PROC_INODELK_XOP, VL_FOP_INODELK,
+     {(xdrproc_t)xdr_mrt_inodelk_xop_args, VRPC_RSP_CPD}},
+    {MRT_PROC_ENTRYLK_XOP, VL_FOP_ENTRYLK,
+     {(xdrproc_t)xdr_mrt_entrylk_xop_args, VRPC_RSP_CPD}},
+    {MRT_PROC_XATTROP_UNLOCK, VL_FOP_XATTROP,
+     {(xdrproc_t)xdr_mrt_xattrop_unlock_args, VRPC_RSP_CPD}},
 };
 
 
@@ -87,4 +102,27 @@ xdrproc_t
 vrpc_rsp_xdr(enum vrpc_rsp_kind kind)
 {
     return rsp_xdr[kind];
+}
+
+
+const struct vrpc_fop_desc *
+vrpc_cpd_desc(uint32_t proc, vl_fop_t *op)
+{
+    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++) {
+        if (cpd_descs[i].proc == proc) {
+            *op = cpd_descs[i].op;
+            return &cpd_descs[i].desc;
+        }
+    }
+    return NULL;
+}
+
+
+uint32_t
+vrpc_cpd_proc(vl_fop_t op)
+{
+    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++)
+        if (cpd_descs[i].op == op)
+            return cpd_descs[i].proc;
+    return 0;
 }

@@ -392,6 +392,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_OPENDIR,  /* mrt_opendir_rsp (listing's content may follow) */
     VRPC_RSP_XATTROP,  /* mrt_xattrop_rsp */
     VRPC_RSP_RCHECKSUM, /* mrt_rchecksum_rsp */
+    VRPC_RSP_CPD,      /* mrt_cpd_rsp (compound procedures) */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -412,6 +413,7 @@ union vrpc_fop_rsp {
     mrt_opendir_rsp opendir;
     mrt_xattrop_rsp xattrop;
     mrt_rchecksum_rsp rchecksum;
+    mrt_cpd_rsp cpd;
 };
 
 union vrpc_fop_wargs {
@@ -446,6 +448,9 @@ union vrpc_fop_wargs {
     mrt_lseek_args lseek;
     mrt_xattrop_args xattrop;
     mrt_rchecksum_args rchecksum;
+    mrt_inodelk_xop_args inodelk_xop;       /* MRT_PROC_INODELK_XOP */
+    mrt_entrylk_xop_args entrylk_xop;       /* MRT_PROC_ENTRYLK_XOP */
+    mrt_xattrop_unlock_args xattrop_unlock; /* MRT_PROC_XATTROP_UNLOCK */
 };
 
 struct vrpc_fop_desc {
@@ -458,5 +463,11 @@ struct vrpc_fop_desc {
 int vrpc_proc_to_fop(uint32_t proc);
 const struct vrpc_fop_desc *vrpc_fop_desc(vl_fop_t op);
 xdrproc_t vrpc_rsp_xdr(enum vrpc_rsp_kind kind);
+/* Compound procedures (protocol 8): the wire types of MRT_PROC_*_XOP and
+ * MRT_PROC_XATTROP_UNLOCK and the fop each carries (*op: INODELK,
+ * ENTRYLK or XATTROP), NULL for another procedure. */
+const struct vrpc_fop_desc *vrpc_cpd_desc(uint32_t proc, vl_fop_t *op);
+/* The compound procedure of op (0 if it has none). */
+uint32_t vrpc_cpd_proc(vl_fop_t op);
 
 #endif /* VRPC_H */

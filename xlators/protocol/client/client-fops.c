@@ -405,6 +405,81 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
 }
 
 
+/* True if req carries a compound part (a lock's pre-op, an xattrop's
+ * unlock) that the wire can carry with protocol 8. */
+static bool
+client_is_cpd(const vl_req_t *req)
+{
+    switch (req->op) {
+    case VL_FOP_INODELK:
+        return req->args.inodelk.xop != NULL;
+    case VL_FOP_ENTRYLK:
+        return req->args.entrylk.xop != NULL;
+    case VL_FOP_XATTROP:
+        return req->args.xattrop.unlock != NULL;
+    default:
+        return false;
+    }
+}
+
+
+/* Re-encodes w (the plain fop client_encode made) as its compound form:
+ * the lock with its carried xattrop, the xattrop with its carried
+ * unlock. The carried xattrop's key array goes in *tmp. Returns as
+ * client_encode. */
+static int
+client_encode_cpd(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
+                  union vrpc_fop_wargs *w, vl_fd_t **stale, char **tmp)
+{
+    union vl_fop_args *a = &req->args;
+    const struct vl_xattrop_args *xa;
+    mrt_xattrop_args xo;
+    int rc;
+
+    if (req->op == VL_FOP_XATTROP) {
+        const struct vl_xattrop_unlock *ul = a->xattrop.unlock;
+        mrt_xattrop_unlock u;
+
+        memset(&u, 0, sizeof(u));
+        rc = 0;
+        u.is_entry = ul->is_entry;
+        u.domain = (char *)(ul->domain != NULL ? ul->domain : "");
+        client_loc(&ul->loc, &u.loc, &rc);
+        vrpc_flock_to_xdr(&ul->flock, &u.flock);
+        u.type = ul->type;
+        if (rc != 0 || u.domain[0] == '\0'
+            || strlen(u.domain) > MRT_NAME_MAX)
+            return rc != 0 ? rc : -EINVAL;
+        xo = w->xattrop; /* the union's members overlap */
+        w->xattrop_unlock.xop = xo;
+        w->xattrop_unlock.unlock = u;
+        return 0;
+    }
+    xa = req->op == VL_FOP_INODELK ? a->inodelk.xop : a->entrylk.xop;
+    memset(&xo, 0, sizeof(xo));
+    rc = client_encode_xattrop(xl, xa, &xo, tmp);
+    if (rc == 0 && xa->fd != NULL) {
+        rc = client_fd_num(xl, xa->fd, gen, &xo.fd);
+        if (rc == FD_STALE)
+            *stale = xa->fd;
+    }
+    if (rc != 0)
+        return rc;
+    if (req->op == VL_FOP_INODELK) {
+        mrt_inodelk_args lk = w->inodelk;
+
+        w->inodelk_xop.lock = lk;
+        w->inodelk_xop.xop = xo;
+    } else {
+        mrt_entrylk_args lk = w->entrylk;
+
+        w->entrylk_xop.lock = lk;
+        w->entrylk_xop.xop = xo;
+    }
+    return 0;
+}
+
+
 static void
 client_ignore_reply(void *cookie, int status, vl_buf_t *rec, size_t body_off,
                     size_t len)
@@ -525,9 +600,11 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
     struct iovec payload[CLIENT_MAX_IOV];
     union vrpc_fop_wargs w;
     vl_fd_t *stale = NULL;
-    char *tmp = NULL;
+    char *tmp = NULL, *cpd_tmp = NULL;
     vrpc_clnt_t *clnt;
     uint64_t gen = 0;
+    uint32_t proto = 0, proc = VRPC_FOP_PROC(req->op);
+    vl_fop_t cpd_op;
     int n_payload = 0;
     int rc;
 
@@ -535,21 +612,31 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOSYS);
         return;
     }
-    clnt = client_get_conn(xl->priv, &gen);
+    clnt = client_get_conn_proto(xl->priv, &gen, &proto);
     if (clnt == NULL) {
         vl_unwind(req, -ENOTCONN);
         return;
     }
     memset(&w, 0, sizeof(w));
     rc = client_encode(xl, req, gen, &w, payload, &n_payload, &stale, &tmp);
+    /* A brick that negotiated 7 gets the plain part only: its answer has
+     * has_xop/has_unlock false and the caller sends the rest itself. */
+    local->is_cpd = rc == 0 && proto >= 8 && client_is_cpd(req);
+    if (local->is_cpd) {
+        rc = client_encode_cpd(xl, req, gen, &w, &stale, &cpd_tmp);
+        proc = vrpc_cpd_proc(req->op);
+        desc = vrpc_cpd_desc(proc, &cpd_op);
+    }
     if (rc == FD_STALE) {
         vl_free(tmp);
+        vl_free(cpd_tmp);
         client_reopen(xl, req, clnt, gen, stale);
         vrpc_clnt_unref(clnt);
         return;
     }
     if (rc != 0) {
         vl_free(tmp);
+        vl_free(cpd_tmp);
         vrpc_clnt_unref(clnt);
         vl_unwind(req, rc);
         return;
@@ -561,12 +648,13 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
      * own) when the socket is full, and nobody changes those bytes: the
      * brick answers only once it has them all. */
     rc = vrpc_clnt_call_buf(clnt, MRT_FOPS_PROG, MRT_VERSION,
-                            VRPC_FOP_PROC(req->op), &req->caller, desc->args,
+                            proc, &req->caller, desc->args,
                             &w, payload, n_payload,
                             req->op == VL_FOP_WRITE ? req->args.write.buf
                                                     : NULL,
                             client_fop_done, req);
     vl_free(tmp);
+    vl_free(cpd_tmp);
     vrpc_clnt_unref(clnt);
     if (rc != 0)
         vl_unwind(req, rc);
@@ -736,6 +824,58 @@ client_fill_rchecksum(struct vl_reply *rp, const mrt_rchecksum_rsp *w,
 }
 
 
+/* Fills req->reply from a compound's reply, whatever its status (a
+ * failed post-op still says whether it unlocked). A brick answering what
+ * was not asked (a second part after a refused lock, values without
+ * success or in other sizes) is a broken brick: -EPROTO. Not static:
+ * tests/fuzz/fuzz-brick-reply.c feeds it what a hostile brick may send
+ * (it declares it). */
+int
+client_fill_cpd(vl_req_t *req, const mrt_cpd_rsp *r)
+{
+    struct vl_reply *rp = &req->reply;
+    const struct vl_xattrop_args *a;
+    u_int n = r->values.values_len;
+    int xo_status;
+    uint64_t want = 0;
+
+    if (r->has_second
+        && (r->second_status > 0 || r->second_status < -4095))
+        return -EPROTO;
+    if (req->op == VL_FOP_XATTROP) {
+        a = &req->args.xattrop;
+        rp->has_unlock = r->has_second;
+        rp->unlock_status = r->has_second ? r->second_status : 0;
+        xo_status = r->status;
+    } else {
+        a = req->op == VL_FOP_INODELK ? req->args.inodelk.xop
+                                      : req->args.entrylk.xop;
+        if (r->status != 0 && r->has_second)
+            return -EPROTO; /* a lock refused applies nothing */
+        rp->has_xop = r->has_second;
+        rp->xop_status = r->has_second ? r->second_status : 0;
+        xo_status = r->has_second ? r->second_status : -1;
+    }
+    if (xo_status != 0) {
+        if (n != 0)
+            return -EPROTO;
+        return 0;
+    }
+    for (uint32_t i = 0; i < a->n; i++)
+        want += a->sizes[i];
+    if (n != want)
+        return -EPROTO;
+    if (n == 0)
+        return 0;
+    rp->xattr = vl_malloc(NULL, n, VL_MT_REPLY);
+    if (rp->xattr == NULL)
+        return -ENOMEM;
+    memcpy(rp->xattr, r->values.values_val, n);
+    rp->xattr_len = n;
+    return 0;
+}
+
+
 /* Fills req->reply from the decoded reply; 0 or -EPROTO/-ENOMEM. */
 static int
 client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
@@ -828,6 +968,8 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
     case VRPC_RSP_OPENDIR:
         return client_fill_opendir(req, &r->opendir, rec, data_off,
                                    data_len);
+    case VRPC_RSP_CPD:
+        return -EPROTO; /* client_fop_done fills these */
     case VRPC_RSP_XATTROP: {
         const struct vl_xattrop_args *a = &req->args.xattrop;
         u_int n = r->xattrop.values.values_len;
@@ -892,8 +1034,9 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
                 size_t len)
 {
     vl_req_t *req = cookie;
+    struct client_local *local = VL_REQ_PRIV(req, struct client_local);
     const struct vrpc_fop_desc *desc = vrpc_fop_desc(req->op);
-    xdrproc_t fn = vrpc_rsp_xdr(desc->rsp);
+    xdrproc_t fn = vrpc_rsp_xdr(local->is_cpd ? VRPC_RSP_CPD : desc->rsp);
     union vrpc_fop_rsp r;
     size_t used = 0;
 
@@ -912,6 +1055,14 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     status = r.status.status;
     if (status > 0 || status < -4095) {
         status = -EPROTO;
+    } else if (local->is_cpd) {
+        int rc = body_off + used != len ? -EPROTO
+                                        : client_fill_cpd(req, &r.cpd);
+
+        if (rc != 0) {
+            vl_reply_clear(&req->reply);
+            status = rc;
+        }
     } else if (status == 0 && req->op != VL_FOP_READ
                && req->op != VL_FOP_LOOKUP && req->op != VL_FOP_READDIR
                && req->op != VL_FOP_OPENDIR && body_off + used != len) {

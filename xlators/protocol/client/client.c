@@ -59,7 +59,8 @@ client_priv_unref(struct client_priv *priv)
 
 
 vrpc_clnt_t *
-client_get_conn(struct client_priv *priv, uint64_t *gen)
+client_get_conn_proto(struct client_priv *priv, uint64_t *gen,
+                      uint32_t *proto)
 {
     vrpc_clnt_t *clnt = NULL;
 
@@ -67,9 +68,66 @@ client_get_conn(struct client_priv *priv, uint64_t *gen)
     if (priv->is_connected && priv->clnt != NULL) {
         clnt = vrpc_clnt_ref(priv->clnt);
         *gen = priv->generation;
+        *proto = priv->proto_version;
     }
     pthread_mutex_unlock(&priv->lock);
     return clnt;
+}
+
+
+vrpc_clnt_t *
+client_get_conn(struct client_priv *priv, uint64_t *gen)
+{
+    uint32_t proto;
+
+    return client_get_conn_proto(priv, gen, &proto);
+}
+
+
+uint32_t
+client_proto_fallback(uint32_t sent, const char *err)
+{
+    const char *p = err != NULL ? strstr(err, "(brick speaks ") : NULL;
+    char *end = NULL;
+    unsigned long n;
+
+    if (p == NULL)
+        return 0;
+    p += strlen("(brick speaks ");
+    if (*p < '0' || *p > '9')
+        return 0;
+    n = strtoul(p, &end, 10);
+    if (end == NULL || *end != ')' || n < MRT_PROTO_MIN || n >= sent)
+        return 0;
+    return (uint32_t)n;
+}
+
+
+static void client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
+                                  size_t body_off, size_t len);
+
+
+/* Sends SETVOLUME offering version proto on clnt (priv->proto_sent). */
+static int
+client_send_setvolume(struct client_priv *priv, vrpc_clnt_t *clnt,
+                      uint32_t proto)
+{
+    vl_xlator_t *xl = priv->xl;
+    mrt_setvolume_args a;
+    char ident[MRT_IDENT_MAX];
+
+    pthread_mutex_lock(&priv->lock);
+    priv->proto_sent = proto;
+    pthread_mutex_unlock(&priv->lock);
+    snprintf(ident, sizeof(ident), "mortar-client %s pid %d", xl->name,
+             (int)getpid());
+    a.subvolume = priv->conf.remote_subvolume;
+    a.identity = ident;
+    a.proto_version = proto;
+    return vrpc_clnt_call(clnt, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                          MRT_HS_SETVOLUME, NULL,
+                          (xdrproc_t)xdr_mrt_setvolume_args, &a, NULL, 0,
+                          client_setvolume_done, priv);
 }
 
 
@@ -117,15 +175,25 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     char msg[700];
     bool up = false;
     bool is_counted = false;
+    uint32_t sent, fallback = 0;
 
     if (status != 0)
         return; /* the connection is gone; on_close follows */
+    pthread_mutex_lock(&priv->lock);
+    sent = priv->proto_sent;
+    pthread_mutex_unlock(&priv->lock);
     memset(&r, 0, sizeof(r));
     if (vrpc_decode_body(rec->data + body_off, len - body_off,
                          (xdrproc_t)xdr_mrt_setvolume_rsp, &r, NULL) != 0) {
         snprintf(msg, sizeof(msg), "subvolume '%s' refused: bad reply",
                  conf->remote_subvolume);
         r.status = -EPROTO;
+    } else if (r.status == -EPROTONOSUPPORT
+               && (fallback = client_proto_fallback(sent, r.error)) != 0) {
+        /* An older brick we still speak to: offered again in its
+         * version on the same connection (and no compound on it). */
+        snprintf(msg, sizeof(msg), "subvolume '%s' speaks protocol %u: "
+                 "offering %u", conf->remote_subvolume, fallback, fallback);
     } else if (r.status == -EPROTONOSUPPORT) {
         /* Another Mortar version on the brick: it keeps being refused
          * until one side is upgraded (retried with the usual backoff). */
@@ -143,6 +211,7 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     pthread_mutex_lock(&priv->lock);
     if (r.status == 0 && !priv->is_stopping && priv->clnt != NULL) {
         priv->is_connected = true;
+        priv->proto_version = sent;
         priv->generation++;
         priv->backoff_ms = CLIENT_BACKOFF_START_MS;
         up = !priv->is_up;
@@ -155,6 +224,13 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     pthread_mutex_unlock(&priv->lock);
     xdr_free((xdrproc_t)xdr_mrt_setvolume_rsp, (char *)&r);
 
+    if (clnt != NULL && fallback != 0) {
+        vl_log(xl, VL_LOG_INFO, "%s", msg);
+        if (client_send_setvolume(priv, clnt, fallback) != 0)
+            vrpc_clnt_close(clnt);
+        vrpc_clnt_unref(clnt);
+        return;
+    }
     if (clnt != NULL) {
         if (r.status != 0) { /* else stopping: msg was not written */
             vl_log(xl, VL_LOG_ERROR, "%s", msg);
@@ -166,9 +242,10 @@ client_setvolume_done(void *cookie, int status, vl_buf_t *rec,
     }
     if (!is_counted)
         return; /* closed meanwhile (or stopping): on_close said it */
-    vl_log(xl, VL_LOG_INFO, "connected to %s:%llu, subvolume '%s'",
-           conf->remote_host, (unsigned long long)conf->remote_port,
-           conf->remote_subvolume);
+    vl_log(xl, VL_LOG_INFO, "connected to %s:%llu, subvolume '%s', "
+           "protocol %u", conf->remote_host,
+           (unsigned long long)conf->remote_port, conf->remote_subvolume,
+           sent);
     if (up)
         vl_notify_parents(xl, VL_EV_CHILD_UP);
     client_notify_end(priv);
@@ -181,8 +258,6 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
     struct client_priv *priv = arg;
     vl_xlator_t *xl = priv->xl;
     const struct client_conf *conf = &priv->conf;
-    mrt_setvolume_args a;
-    char ident[MRT_IDENT_MAX];
     int rc;
 
     if (status != 0) {
@@ -203,15 +278,9 @@ client_on_connect(vrpc_clnt_t *clnt, int status, void *arg)
     if (priv->clnt == clnt)
         priv->is_link_up = true;
     pthread_mutex_unlock(&priv->lock);
-    snprintf(ident, sizeof(ident), "mortar-client %s pid %d", xl->name,
-             (int)getpid());
-    a.subvolume = conf->remote_subvolume;
-    a.identity = ident;
-    a.proto_version = MRT_PROTO_VERSION;
-    rc = vrpc_clnt_call(clnt, MRT_HANDSHAKE_PROG, MRT_VERSION,
-                        MRT_HS_SETVOLUME, NULL,
-                        (xdrproc_t)xdr_mrt_setvolume_args, &a, NULL, 0,
-                        client_setvolume_done, priv);
+    /* Each connection starts from our newest version: the brick may
+     * have been upgraded meanwhile. */
+    rc = client_send_setvolume(priv, clnt, MRT_PROTO_VERSION);
     if (rc != 0)
         vrpc_clnt_close(clnt);
 }

@@ -41,6 +41,12 @@ struct client_priv {
     bool is_started;            /* PARENT_UP seen */
     bool is_stopping;           /* PARENT_DOWN or fini: no reconnects */
     uint64_t generation;        /* bumped at each accepted handshake */
+    uint32_t proto_sent;        /* the version clnt's SETVOLUME offered:
+                                   MRT_PROTO_VERSION, then the brick's
+                                   own if it is older (down to
+                                   MRT_PROTO_MIN) */
+    uint32_t proto_version;     /* accepted on clnt (is_connected);
+                                   below 8 no compound is sent */
     uint64_t backoff_ms;        /* next reconnect delay */
     uint64_t next_connect_ms;   /* when to try again (no clnt) */
     uint64_t connect_start_ms;  /* when clnt started connecting */
@@ -67,6 +73,7 @@ struct client_fd {
 /* Per request (VL_REQ_PRIV). */
 struct client_local {
     uint64_t generation;  /* of the connection the call went out on */
+    bool is_cpd;          /* sent as a compound procedure (protocol 8) */
     vl_fd_t *reopen_fd;   /* borrowed; fd being re-opened, or NULL */
 };
 
@@ -75,6 +82,13 @@ void client_priv_unref(struct client_priv *priv);
 /* The current connection (new ref) and generation, or NULL if the
  * handshake has not completed. */
 vrpc_clnt_t *client_get_conn(struct client_priv *priv, uint64_t *gen);
+/* As client_get_conn, with the protocol version the brick accepted. */
+vrpc_clnt_t *client_get_conn_proto(struct client_priv *priv, uint64_t *gen,
+                                   uint32_t *proto);
+/* The version to fall back to when a brick refused version sent with
+ * error text err ("... (brick speaks N)"): N if MRT_PROTO_MIN <= N <
+ * sent, else 0 (no retry). */
+uint32_t client_proto_fallback(uint32_t sent, const char *err);
 
 /* client-bind.c */
 /* Starts a non-blocking connect to remote-host:remote-port from a

@@ -51,6 +51,11 @@ struct server_call {
     const char *xo_names[MRT_XATTROP_MAX];
     const void *xo_values[MRT_XATTROP_MAX];
     uint32_t xo_sizes[MRT_XATTROP_MAX];
+    /* Compound procedures (protocol 8): what args.xop or args.unlock
+     * point to; xop's arrays are xo_* above (the lock has none). */
+    bool is_cpd;                   /* a compound procedure */
+    struct vl_xattrop_args cpd_xop; /* a lock's carried xattrop */
+    struct vl_xattrop_unlock cpd_unlock; /* an xattrop's carried unlock */
 };
 
 /* The most a listing with the open may ask for (posix caps a readdir's
@@ -163,6 +168,10 @@ call_fill_xattrop(struct server_call *call, const mrt_xattrop_args *w,
         return rc;
     if (w->keys.keys_len > MRT_XATTROP_MAX)
         return -EINVAL;
+    /* A compound's xattrop is applied under a lock (or before an
+     * unlock): an op the brick would refuse is refused before either. */
+    if (call->is_cpd && (w->op & VL_XATTROP_OP_MASK) != VL_XATTROP_ADD32)
+        return -EINVAL;
     for (u_int i = 0; i < w->keys.keys_len; i++) {
         const mrt_xattrop_key *k = &w->keys.keys_val[i];
 
@@ -177,6 +186,59 @@ call_fill_xattrop(struct server_call *call, const mrt_xattrop_args *w,
     a->names = call->xo_names;
     a->values = call->xo_values;
     a->sizes = call->xo_sizes;
+    return 0;
+}
+
+
+/* A compound lock's carried xattrop (protocol 8): only a lock taken (TRY
+ * or WAIT) carries one, and it is checked whole before the lock is tried,
+ * so a malformed one takes no lock. */
+static int
+call_fill_cpd_xop(struct server_call *call, int cmd, const mrt_xattrop_args *w,
+                  const struct vl_xattrop_args **out)
+{
+    int rc;
+
+    if (cmd != VL_LOCK_TRY && cmd != VL_LOCK_WAIT)
+        return -EINVAL;
+    rc = call_fill_xattrop(call, w, &call->cpd_xop);
+    if (rc != 0)
+        return rc;
+    *out = &call->cpd_xop;
+    return 0;
+}
+
+
+/* A compound xattrop's carried unlock (protocol 8), checked before the
+ * xattrop is applied: a lock type the engine would refuse, a negative
+ * range or an empty domain answers -EINVAL and nothing is done. */
+static int
+call_fill_cpd_unlock(struct server_call *call, const mrt_xattrop_unlock *w,
+                     const struct vl_xattrop_unlock **out)
+{
+    struct vl_xattrop_unlock *ul = &call->cpd_unlock;
+    int rc;
+
+    if (w->domain[0] == '\0')
+        return -EINVAL;
+    ul->is_entry = w->is_entry;
+    ul->domain = w->domain;
+    if (w->is_entry) {
+        if (w->type != F_RDLCK && w->type != F_WRLCK)
+            return -EINVAL;
+        rc = call_loc(call, &w->loc, &ul->loc, LOC_PARENT);
+        ul->type = (int16_t)w->type;
+    } else {
+        if ((w->flock.type != F_RDLCK && w->flock.type != F_WRLCK
+             && w->flock.type != F_UNLCK)
+            || w->flock.start < 0 || w->flock.len < 0)
+            return -EINVAL;
+        rc = call_loc(call, &w->loc, &ul->loc, LOC_INODE);
+        vrpc_flock_from_xdr(&w->flock, &ul->flock);
+    }
+    if (rc != 0)
+        return rc;
+    *out = ul;
     return 0;
 }
 
@@ -377,22 +439,39 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         vrpc_flock_from_xdr(&w->lk.flock, &a->lk.flock);
         a->lk.is_flock = w->lk.is_flock;
         break;
-    case VL_FOP_INODELK:
-        rc = call_loc(call, &w->inodelk.loc, &a->inodelk.loc, LOC_INODE);
-        a->inodelk.domain = w->inodelk.domain;
-        a->inodelk.cmd = (enum vl_lock_cmd)w->inodelk.cmd;
-        vrpc_flock_from_xdr(&w->inodelk.flock, &a->inodelk.flock);
-        if (w->inodelk.cmd < VL_LOCK_TRY || w->inodelk.cmd > VL_LOCK_UNLOCK)
+    case VL_FOP_INODELK: {
+        const mrt_inodelk_args *il =
+            call->is_cpd ? &w->inodelk_xop.lock : &w->inodelk;
+
+        rc = call_loc(call, &il->loc, &a->inodelk.loc, LOC_INODE);
+        a->inodelk.domain = il->domain;
+        a->inodelk.cmd = (enum vl_lock_cmd)il->cmd;
+        vrpc_flock_from_xdr(&il->flock, &a->inodelk.flock);
+        if (il->cmd < VL_LOCK_TRY || il->cmd > VL_LOCK_UNLOCK)
             rc = rc != 0 ? rc : -EINVAL;
+        if (rc == 0 && call->is_cpd)
+            rc = call_fill_cpd_xop(call, il->cmd, &w->inodelk_xop.xop,
+                                   &a->inodelk.xop);
         break;
-    case VL_FOP_ENTRYLK:
-        rc = call_loc(call, &w->entrylk.loc, &a->entrylk.loc, LOC_PARENT);
-        a->entrylk.domain = w->entrylk.domain;
-        a->entrylk.cmd = (enum vl_lock_cmd)w->entrylk.cmd;
-        a->entrylk.type = (int16_t)w->entrylk.type;
-        if (w->entrylk.cmd < VL_LOCK_TRY || w->entrylk.cmd > VL_LOCK_UNLOCK)
+    }
+    case VL_FOP_ENTRYLK: {
+        const mrt_entrylk_args *el =
+            call->is_cpd ? &w->entrylk_xop.lock : &w->entrylk;
+
+        rc = call_loc(call, &el->loc, &a->entrylk.loc, LOC_PARENT);
+        a->entrylk.domain = el->domain;
+        a->entrylk.cmd = (enum vl_lock_cmd)el->cmd;
+        a->entrylk.type = (int16_t)el->type;
+        if (el->cmd < VL_LOCK_TRY || el->cmd > VL_LOCK_UNLOCK)
             rc = rc != 0 ? rc : -EINVAL;
+        if (rc == 0 && call->is_cpd && el->type != F_RDLCK
+            && el->type != F_WRLCK)
+            rc = -EINVAL;
+        if (rc == 0 && call->is_cpd)
+            rc = call_fill_cpd_xop(call, el->cmd, &w->entrylk_xop.xop,
+                                   &a->entrylk.xop);
         break;
+    }
     case VL_FOP_FALLOCATE:
         rc = call_fd(call, w->fallocate.fd, &a->fallocate.fd);
         a->fallocate.mode = w->fallocate.mode;
@@ -416,7 +495,12 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         a->lseek.whence = w->lseek.whence;
         break;
     case VL_FOP_XATTROP:
-        rc = call_fill_xattrop(call, &w->xattrop, &a->xattrop);
+        rc = call_fill_xattrop(call, call->is_cpd ? &w->xattrop_unlock.xop
+                                                  : &w->xattrop,
+                               &a->xattrop);
+        if (rc == 0 && call->is_cpd)
+            rc = call_fill_cpd_unlock(call, &w->xattrop_unlock.unlock,
+                                      &a->xattrop.unlock);
         break;
     case VL_FOP_RCHECKSUM:
         /* Bad bounds answer -EINVAL, whatever the fd; the brick graph
@@ -543,6 +627,48 @@ reply_rchecksum(const struct vl_reply *rp, const struct vl_rchecksum_args *a,
 }
 
 
+/* A compound's reply (whatever status: a failed post-op still reports
+ * its unlock). Values only with the xattrop's success and exactly the
+ * sizes asked: a child answering others is a broken child (-EIO). */
+static void
+reply_cpd(struct server_call *call, int status, const vl_req_t *req,
+          mrt_cpd_rsp *r)
+{
+    const struct vl_reply *rp = &req->reply;
+    const struct vl_xattrop_args *a;
+    int xo_status;
+    uint64_t want = 0;
+
+    if (call->op == VL_FOP_XATTROP) {
+        a = &req->args.xattrop;
+        r->has_second = rp->has_unlock;
+        r->second_status = rp->has_unlock ? rp->unlock_status : 0;
+        xo_status = status;
+    } else {
+        a = &call->cpd_xop;
+        if (status != 0 || !rp->has_xop)
+            return; /* not granted, or the xattrop left to the caller */
+        r->has_second = true;
+        r->second_status = rp->xop_status;
+        xo_status = rp->xop_status;
+    }
+    if (xo_status != 0)
+        return;
+    for (uint32_t i = 0; i < a->n; i++)
+        want += a->sizes[i];
+    if (rp->xattr_len != want || want > MRT_XATTROP_RSP_MAX
+        || (want > 0 && rp->xattr == NULL)) {
+        if (call->op == VL_FOP_XATTROP)
+            r->status = -EIO;
+        else
+            r->second_status = -EIO;
+        return;
+    }
+    r->values.values_val = rp->xattr;
+    r->values.values_len = (u_int)want;
+}
+
+
 /* Sends the reply for call with status (and req's reply when 0); fd_no
  * is the wire number of a new fd. */
 static void
@@ -559,7 +685,10 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
 
     memset(&r, 0, sizeof(r));
     r.status.status = status;
-    if (status == 0 && rp != NULL) {
+    if (call->desc->rsp == VRPC_RSP_CPD) {
+        if (rp != NULL)
+            reply_cpd(call, status, req, &r.cpd);
+    } else if (status == 0 && rp != NULL) {
         switch (call->desc->rsp) {
         case VRPC_RSP_STATUS:
             break;
@@ -684,6 +813,8 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
             r.status.status = reply_rchecksum(rp, &req->args.rchecksum,
                                               &r.rchecksum);
             break;
+        case VRPC_RSP_CPD:
+            break; /* above */
         case VRPC_RSP_CREATE:
             vrpc_iatt_to_xdr(&rp->iatt, &r.create.iatt);
             r.create.fd = fd_no;
@@ -832,6 +963,8 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     struct server_priv *priv = cl->priv;
     vl_xlator_t *xl = priv->xl;
     struct server_call *call;
+    const struct vrpc_fop_desc *desc;
+    vl_fop_t cpd_op;
     vl_req_t *req;
     size_t used = 0;
     int op, rc;
@@ -840,8 +973,18 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         server_release(cl, hdr->xid, rec, body_off, len);
         return;
     }
-    op = vrpc_proc_to_fop(hdr->proc);
-    if (op < 0 || vrpc_fop_desc((vl_fop_t)op) == NULL) {
+    /* Compounds only from a client that negotiated 8: a 7 client is
+     * answered in 7's terms. */
+    desc = vrpc_cpd_desc(hdr->proc, &cpd_op);
+    if (desc != NULL && atomic_load(&cl->proto_version) >= 8) {
+        op = (int)cpd_op;
+    } else {
+        desc = NULL;
+        op = vrpc_proc_to_fop(hdr->proc);
+        if (op >= 0)
+            desc = vrpc_fop_desc((vl_fop_t)op);
+    }
+    if (desc == NULL) {
         (void)vrpc_send_reply(cl->conn, hdr->xid, VRPC_PROC_UNAVAIL, NULL,
                               NULL, NULL, 0);
         return;
@@ -855,7 +998,8 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     call->cl = server_client_ref(cl);
     call->xid = hdr->xid;
     call->op = (vl_fop_t)op;
-    call->desc = vrpc_fop_desc(call->op);
+    call->desc = desc;
+    call->is_cpd = desc->rsp == VRPC_RSP_CPD;
     call->rec = vl_buf_ref(rec);
     if (vrpc_decode_body(rec->data + body_off, len - body_off,
                          call->desc->args, &call->wa, &used) != 0) {

@@ -203,10 +203,12 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         return;
     }
     msg[0] = '\0';
-    if (a.proto_version != MRT_PROTO_VERSION) {
-        /* Older and newer peers alike: the messages differ. The brick's
+    if (a.proto_version < MRT_PROTO_MIN
+        || a.proto_version > MRT_PROTO_VERSION) {
+        /* A newer peer, or one older than the oldest whose messages
+         * this brick still speaks (7's are a subset of 8's). The brick's
          * version goes back in the text (the reply has no field for it:
-         * its layout is frozen). */
+         * its layout is frozen): a newer client retries with it. */
         r.status = -EPROTONOSUPPORT;
         snprintf(msg, sizeof(msg), "protocol version %u not supported "
                  "(brick speaks %u)", a.proto_version, MRT_PROTO_VERSION);
@@ -240,13 +242,16 @@ server_setvolume(struct server_client *cl, const struct vrpc_call_hdr *hdr,
          * for the client host as a privileged port does. */
         if (cl->priv->tls != NULL)
             cl->is_trusted = true;
+        /* Set before is_bound: a 7 client's calls are never taken
+         * for compounds. */
+        atomic_store(&cl->proto_version, a.proto_version);
         cl->is_bound = true;
         pthread_mutex_unlock(&cl->lock);
         /* Bound: WRITE-sized records, idle for as long as it likes. */
         vrpc_conn_set_limits(cl->conn, &vrpc_limits_brick);
-        vl_log(xl, VL_LOG_INFO, "accepted client %s (%.100s) id %llu",
-               vrpc_conn_peer(cl->conn), a.identity,
-               (unsigned long long)cl->client_id);
+        vl_log(xl, VL_LOG_INFO, "accepted client %s (%.100s) id %llu "
+               "protocol %u", vrpc_conn_peer(cl->conn), a.identity,
+               (unsigned long long)cl->client_id, a.proto_version);
     }
     r.error = msg;
     r.client_id = cl->client_id;

@@ -49,6 +49,9 @@ struct server_client {
     vrpc_conn_t *conn;           /* owned ref */
     uint64_t client_id;          /* req->caller.client_id */
     uint16_t peer_port;          /* the client's source port */
+    atomic_uint proto_version;   /* negotiated at SETVOLUME (MRT_PROTO_MIN
+                                    ..MRT_PROTO_VERSION); below 8 no
+                                    compound procedure is decoded */
     /* Its identity claims (uid, gids, VL_CALLER_PID_INTERNAL) may be
      * believed: it comes from a privileged port, which only root can
      * bind (server-squash.c), or, with server.ssl, it showed a

@@ -1236,7 +1236,7 @@ static void
 test_protocol_version_refused(void **state)
 {
     struct env *e = *state;
-    const unsigned versions[] = {MRT_PROTO_VERSION - 1, MRT_PROTO_VERSION + 1,
+    const unsigned versions[] = {MRT_PROTO_MIN - 1, MRT_PROTO_VERSION + 1,
                                  0, MRT_PROTO_VERSION};
     mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "old"};
     vrpc_clnt_t *c = NULL;

@@ -1,0 +1,1020 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * test-protocol-compound: replicate's compound requests over the wire
+ * (protocol 8, issue 21). The brick graph is protocol/server over
+ * "xo/count" (counts the requests the server hands down) over
+ * features/locks over "xo/leaf" (one object's xattrs in memory, as in
+ * test-protocol-xattrop); the client graph is "xo/top" over
+ * protocol/client.
+ *
+ * Covers: an INODELK and an ENTRYLK carrying their pre-op cross as one
+ * request each and answer the lock and the xattrop's values together; an
+ * XATTROP carrying the unlock crosses as one request and releases the
+ * lock (another owner then gets it); a failing post-op still unlocks;
+ * the server refusing malformed compounds (a carried key of 6 bytes, an
+ * unlock with a bad lock type, a lock that is an unlock) with -EINVAL
+ * and no lock taken, nothing applied; a client speaking 7 accepted by
+ * this brick and answered in 7's terms (no compound procedure); a
+ * client speaking 8 meeting a brick that speaks 7 (an in-test brick)
+ * offers 7 again, is accepted, and sends the plain parts only; the
+ * client's reading of the brick's version text.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#include <cmocka.h>
+
+#include "builtin.h"
+#include "protocol/client/client.h"
+#include "vol/vol.h"
+#include "vrpc.h"
+
+#define WAIT_MS 20000
+#define XO_KEYS 4
+
+/* ---- xo/leaf: one object's xattrs, in memory ---- */
+
+static struct {
+    pthread_mutex_t lock;           /* guards everything here */
+    char names[XO_KEYS][64];        /* keys set so far ("" = free) */
+    unsigned char vals[XO_KEYS][64]; /* their values */
+    uint32_t lens[XO_KEYS];         /* their lengths */
+    int n_xattrops;                 /* XATTROP calls seen */
+    int n_down[VL_FOP_COUNT];       /* requests xo/count passed down */
+    int fail_xattrop;               /* what the leaf's XATTROP answers */
+    vl_gfid_t last_gfid;            /* object of the last one */
+    bool last_by_fd;                /* it came with an fd */
+    uint32_t last_op;               /* its op */
+    bool is_broken;                 /* answer one byte short */
+} leaf;
+
+
+/* The slot of name, a new one if create; -1 if none. */
+static int
+leaf_slot(const char *name, bool create)
+{
+    for (int i = 0; i < XO_KEYS; i++)
+        if (strcmp(leaf.names[i], name) == 0)
+            return i;
+    for (int i = 0; create && i < XO_KEYS; i++) {
+        if (leaf.names[i][0] == '\0') {
+            snprintf(leaf.names[i], sizeof(leaf.names[i]), "%s", name);
+            leaf.lens[i] = 0;
+            return i;
+        }
+    }
+    return -1;
+}
+
+
+static int
+leaf_xattrop(const struct vl_xattrop_args *a, struct vl_reply *rp)
+{
+    uint32_t total = 0, at = 0;
+
+    for (uint32_t i = 0; i < a->n; i++) {
+        if (strncmp(a->names[i], VL_XATTROP_PREFIX,
+                    strlen(VL_XATTROP_PREFIX)) != 0)
+            return -EPERM;
+        total += a->sizes[i];
+    }
+    rp->xattr = vl_calloc(NULL, 1, total + 1, VL_MT_REPLY);
+    if (rp->xattr == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < a->n; i++) {
+        int s = leaf_slot(a->names[i], true);
+        const unsigned char *v = a->values[i];
+
+        if (s < 0)
+            return -ENOSPC;
+        for (uint32_t k = 0; k < a->sizes[i]; k += 4) {
+            uint32_t cur = 0, add;
+
+            if (k < leaf.lens[s])
+                memcpy(&cur, leaf.vals[s] + k, 4);
+            memcpy(&add, v + k, 4);
+            cur = htonl(ntohl(cur) + ntohl(add));
+            memcpy(leaf.vals[s] + k, &cur, 4);
+        }
+        if (a->sizes[i] > leaf.lens[s])
+            leaf.lens[s] = a->sizes[i];
+        memcpy(rp->xattr + at, leaf.vals[s], a->sizes[i]);
+        at += a->sizes[i];
+    }
+    rp->xattr_len = leaf.is_broken && total > 0 ? total - 1 : total;
+    return 0;
+}
+
+
+static void
+leaf_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    struct vl_reply *rp = &req->reply;
+    union vl_fop_args *a = &req->args;
+    int status = 0;
+
+    pthread_mutex_lock(&leaf.lock);
+    switch (req->op) {
+    case VL_FOP_CREATE:
+        memset(&rp->iatt, 0, sizeof(rp->iatt));
+        rp->iatt.gfid = a->create.gfid;
+        rp->iatt.ino = vl_gfid_to_ino(&a->create.gfid);
+        rp->iatt.mode = S_IFREG | 0644;
+        rp->iatt.nlink = 1;
+        break;
+    case VL_FOP_XATTROP:
+        leaf.n_xattrops++;
+        leaf.last_by_fd = a->xattrop.fd != NULL;
+        leaf.last_gfid = a->xattrop.fd != NULL
+                             ? a->xattrop.fd->inode->gfid
+                             : a->xattrop.loc.inode->gfid;
+        leaf.last_op = a->xattrop.op;
+        status = leaf.fail_xattrop != 0 ? leaf.fail_xattrop
+                                        : leaf_xattrop(&a->xattrop, rp);
+        break;
+    case VL_FOP_FLUSH:
+        break;
+    default:
+        status = -ENOSYS;
+    }
+    pthread_mutex_unlock(&leaf.lock);
+    vl_unwind(req, status);
+}
+
+
+struct xo_conf {
+    bool dummy; /* no options */
+};
+
+static const vl_option_t xo_options[] = {VL_OPT_END};
+static const char *const xo_types[] = {"misc", NULL};
+
+static const vl_xlator_class_t leaf_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "xo/leaf",
+    .prefix = "leaf",
+    .flags = VL_XL_LEAF,
+    .conf_size = sizeof(struct xo_conf),
+    .options = xo_options,
+    .mem_types = xo_types,
+    .doc = "Keeps one object's xattrs in memory for the xattrop tests.",
+    .fops = {
+        [VL_FOP_CREATE] = leaf_fop,
+        [VL_FOP_XATTROP] = leaf_fop,
+        [VL_FOP_FLUSH] = leaf_fop,
+    },
+};
+
+/* ---- xo/count: what the server hands down ---- */
+
+static void
+count_fop(vl_xlator_t *xl, vl_req_t *req)
+{
+    pthread_mutex_lock(&leaf.lock);
+    leaf.n_down[req->op]++;
+    pthread_mutex_unlock(&leaf.lock);
+    vl_pass(req, VL_FIRST_CHILD(xl));
+}
+
+
+static const vl_xlator_class_t count_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "xo/count",
+    .prefix = "count",
+    .flags = VL_XL_ONE_CHILD,
+    .conf_size = sizeof(struct xo_conf),
+    .options = xo_options,
+    .mem_types = xo_types,
+    .doc = "Counts the requests protocol/server hands down.",
+    .fops = {
+        [VL_FOP_INODELK] = count_fop,
+        [VL_FOP_ENTRYLK] = count_fop,
+        [VL_FOP_XATTROP] = count_fop,
+    },
+};
+
+/* ---- xo/top: the client graph is ready at CHILD_UP ---- */
+
+static int
+top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
+{
+    if (ev == VL_EV_CHILD_UP)
+        vl_graph_set_ready(xl->graph, 0, NULL);
+    return vl_notify_default(xl, ev, data);
+}
+
+
+static const vl_xlator_class_t top_class = {
+    .abi = VL_XLATOR_ABI,
+    .type = "xo/top",
+    .prefix = "top",
+    .flags = VL_XL_ONE_CHILD,
+    .conf_size = sizeof(struct xo_conf),
+    .options = xo_options,
+    .mem_types = xo_types,
+    .doc = "Says the client graph is ready at CHILD_UP.",
+    .notify = top_notify,
+};
+
+/* ---- graphs ---- */
+
+struct env {
+    vl_loop_t *sloop, *cloop; /* brick's and client's loops */
+    vl_volfile_t *svf, *cvf;  /* their volfiles */
+    vl_graph_t *sg, *cg;      /* their graphs */
+    uint16_t port;            /* brick port */
+    vl_volfile_t *ovf;        /* the client of the old brick's volfile */
+    vl_graph_t *og;           /* ... and graph, or NULL */
+};
+
+
+static vl_graph_t *
+xo_graph(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
+{
+    vl_err_t err = {{0}};
+    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "xo", &err);
+    vl_graph_t *g;
+
+    if (vf == NULL)
+        fail_msg("volfile: %s", err.msg);
+    g = vl_graph_build(vf, loop, &err);
+    if (g == NULL || vl_graph_init(g, &err) != 0)
+        fail_msg("graph: %s", err.msg);
+    vl_graph_activate(g);
+    *vf_out = vf;
+    return g;
+}
+
+
+/* The brick (xo/count, features/locks, xo/leaf) and its client. */
+static int
+xo_up(void **state, struct env *e)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    socklen_t sl = sizeof(sin);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    char text[1024];
+
+    vl_global_init();
+    vl_log_set_level(VL_LOG_WARNING);
+    (void)vl_registry_add(&xl_protocol_client);
+    (void)vl_registry_add(&xl_protocol_server);
+    (void)vl_registry_add(&xl_features_locks);
+    (void)vl_registry_add(&count_class);
+    (void)vl_registry_add(&leaf_class);
+    (void)vl_registry_add(&top_class);
+    memset(&leaf, 0, sizeof(leaf));
+    pthread_mutex_init(&leaf.lock, NULL);
+    /* A free port: bind to 0, read it back, close. */
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &sl), 0);
+    close(s);
+    e->port = ntohs(sin.sin_port);
+    e->sloop = vl_loop_new(2);
+    e->cloop = vl_loop_new(2);
+    assert_int_equal(vl_loop_start(e->sloop), 0);
+    assert_int_equal(vl_loop_start(e->cloop), 0);
+    snprintf(text, sizeof(text), "volume xo-leaf\n type xo/leaf\n"
+             "end-volume\n"
+             "volume xo-locks\n type features/locks\n"
+             " subvolumes xo-leaf\nend-volume\n"
+             "volume xo-brick\n type xo/count\n"
+             " subvolumes xo-locks\nend-volume\n");
+    snprintf(text + strlen(text), sizeof(text) - strlen(text),
+             "volume server\n type protocol/server\n"
+             " option transport.socket.listen-port %u\n"
+             " option transport.socket.bind-address 127.0.0.1\n"
+             /* Raw peers connect from unprivileged ports. */
+             " option allow-insecure on\n"
+             " option auth.addr.xo-brick.allow 127.0.0.1\n"
+             " subvolumes xo-brick\nend-volume\n",
+             e->port);
+    e->sg = xo_graph(e->sloop, text, &e->svf);
+    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
+    snprintf(text, sizeof(text),
+             "volume c\n type protocol/client\n"
+             " option remote-host 127.0.0.1\n"
+             " option remote-port %u\n"
+             " option remote-subvolume %s\n"
+             "end-volume\n"
+             "volume t\n type xo/top\n subvolumes c\nend-volume\n",
+             e->port, "xo-brick");
+    e->cg = xo_graph(e->cloop, text, &e->cvf);
+    assert_int_equal(vl_graph_wait_ready(e->cg, WAIT_MS, NULL, 0), 0);
+    *state = e;
+    return 0;
+}
+
+
+static int
+xo_setup(void **state)
+{
+    return xo_up(state, calloc(1, sizeof(struct env)));
+}
+
+
+static int
+xo_teardown(void **state)
+{
+    struct env *e = *state;
+
+    /* vl_sync_call may return before the core freed the request. */
+    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->cg) > 0; i++)
+        usleep(1000);
+    if (e->og != NULL) {
+        vl_graph_free(e->og);
+        vl_volfile_free(e->ovf);
+    }
+    vl_graph_free(e->cg);
+    vl_volfile_free(e->cvf);
+    vl_graph_free(e->sg);
+    vl_volfile_free(e->svf);
+    vl_loop_stop(e->sloop);
+    vl_loop_stop(e->cloop);
+    vl_loop_free(e->sloop);
+    vl_loop_free(e->cloop);
+    free(e);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+#define DIRTY "trusted.mortar.rep.dirty"
+
+/* BE int32 array of 3 counters. */
+static void
+be3(unsigned char out[12], int32_t d, int32_t m, int32_t en)
+{
+    uint32_t v[3] = {htonl((uint32_t)d), htonl((uint32_t)m),
+                     htonl((uint32_t)en)};
+
+    memcpy(out, v, sizeof(v));
+}
+
+
+static int
+n_down(vl_fop_t op)
+{
+    int n;
+
+    pthread_mutex_lock(&leaf.lock);
+    n = leaf.n_down[op];
+    pthread_mutex_unlock(&leaf.lock);
+    return n;
+}
+
+
+static int
+n_applied(void)
+{
+    int n;
+
+    pthread_mutex_lock(&leaf.lock);
+    n = leaf.n_xattrops;
+    pthread_mutex_unlock(&leaf.lock);
+    return n;
+}
+
+
+/* The pre-op/post-op of one key on inode: dirty += (d, 0, 0). */
+static void
+fill_xop(struct vl_xattrop_args *x, vl_inode_t *inode, const void *const *v)
+{
+    static const char *const names[1] = {DIRTY};
+    static const uint32_t sizes[1] = {12};
+
+    memset(x, 0, sizeof(*x));
+    x->loc.inode = inode;
+    x->op = VL_XATTROP_ADD32;
+    x->n = 1;
+    x->names = names;
+    x->values = v;
+    x->sizes = sizes;
+}
+
+
+/* An INODELK of owner on inode, cmd, carrying xop (may be NULL). */
+static int
+do_inodelk(vl_graph_t *g, vl_inode_t *inode, uint64_t owner,
+           enum vl_lock_cmd cmd, const struct vl_xattrop_args *xop,
+           struct vl_reply *r /* OUT */)
+{
+    struct vl_caller caller = {.lk_owner = owner};
+    union vl_fop_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.inodelk.domain = "rep";
+    a.inodelk.loc.inode = inode;
+    a.inodelk.cmd = cmd;
+    a.inodelk.flock.type = cmd == VL_LOCK_UNLOCK ? F_UNLCK : F_WRLCK;
+    a.inodelk.flock.whence = SEEK_SET;
+    a.inodelk.xop = xop;
+    return vl_sync_call(g->top, VL_FOP_INODELK, &a, &caller, r);
+}
+
+
+/* The post-op xop of owner carrying the release of its inodelk. */
+static int
+do_postop(vl_graph_t *g, vl_inode_t *inode, uint64_t owner,
+          const struct vl_xattrop_args *xop, struct vl_reply *r /* OUT */)
+{
+    struct vl_caller caller = {.lk_owner = owner};
+    struct vl_xattrop_unlock ul;
+    union vl_fop_args a;
+
+    memset(&ul, 0, sizeof(ul));
+    ul.domain = "rep";
+    ul.loc.inode = inode;
+    ul.flock.whence = SEEK_SET;
+    memset(&a, 0, sizeof(a));
+    a.xattrop = *xop;
+    a.xattrop.unlock = &ul;
+    return vl_sync_call(g->top, VL_FOP_XATTROP, &a, &caller, r);
+}
+
+/* ---- tests ---- */
+
+/* Lock + pre-op, then post-op + unlock: two requests reach the brick
+ * graph (one INODELK, one XATTROP), both parts answered each time, the
+ * lock released by the post-op. */
+static void
+test_inodelk_compound(void **state)
+{
+    struct env *e = *state;
+    unsigned char up[12], down[12], want[12];
+    const void *vu[1] = {up}, *vd[1] = {down};
+    struct vl_xattrop_args pre, post;
+    struct vl_reply r;
+    vl_gfid_t gfid;
+    vl_inode_t *inode;
+
+    vl_gfid_generate(&gfid);
+    inode = vl_inode_get(e->cg->itable, &gfid, S_IFREG);
+    assert_non_null(inode);
+    be3(up, 1, 0, 0);
+    be3(down, -1, 0, 0);
+    fill_xop(&pre, inode, vu);
+    fill_xop(&post, inode, vd);
+    assert_int_equal(do_inodelk(e->cg, inode, 7, VL_LOCK_TRY, &pre, &r), 0);
+    assert_true(r.has_xop);
+    assert_int_equal(r.xop_status, 0);
+    be3(want, 1, 0, 0);
+    assert_int_equal(r.xattr_len, 12);
+    assert_memory_equal(r.xattr, want, 12);
+    vl_reply_clear(&r);
+    assert_int_equal(n_down(VL_FOP_INODELK), 1);
+    assert_int_equal(n_down(VL_FOP_XATTROP), 0);
+    assert_int_equal(n_applied(), 1);
+    /* Another owner is refused while it is held. */
+    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r),
+                     -EAGAIN);
+    vl_reply_clear(&r);
+    /* The unlock it carries runs inside the brick: no INODELK. */
+    assert_int_equal(do_postop(e->cg, inode, 7, &post, &r), 0);
+    assert_true(r.has_unlock);
+    assert_int_equal(r.unlock_status, 0);
+    be3(want, 0, 0, 0);
+    assert_int_equal(r.xattr_len, 12);
+    assert_memory_equal(r.xattr, want, 12);
+    vl_reply_clear(&r);
+    assert_int_equal(n_down(VL_FOP_INODELK), 2);
+    assert_int_equal(n_down(VL_FOP_XATTROP), 1);
+    assert_int_equal(n_applied(), 2);
+    /* Released by the post-op: the other owner gets it now. */
+    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
+    vl_reply_clear(&r);
+    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_UNLOCK, NULL, &r),
+                     0);
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+}
+
+
+/* An ENTRYLK carrying the pre-op of its directory; a post-op that fails
+ * on the brick still releases the entry lock. */
+static void
+test_entrylk_compound_postop_fails(void **state)
+{
+    struct env *e = *state;
+    unsigned char up[12];
+    const void *vu[1] = {up};
+    struct vl_xattrop_args pre;
+    struct vl_xattrop_unlock ul;
+    struct vl_caller c7 = {.lk_owner = 7}, c8 = {.lk_owner = 8};
+    union vl_fop_args a;
+    struct vl_reply r;
+    vl_gfid_t gfid;
+    vl_inode_t *dir;
+
+    vl_gfid_generate(&gfid);
+    dir = vl_inode_get(e->cg->itable, &gfid, S_IFDIR);
+    assert_non_null(dir);
+    be3(up, 0, 0, 1);
+    fill_xop(&pre, dir, vu);
+    memset(&a, 0, sizeof(a));
+    a.entrylk.domain = "rep";
+    a.entrylk.loc.parent = dir;
+    a.entrylk.loc.name = "f";
+    a.entrylk.cmd = VL_LOCK_TRY;
+    a.entrylk.type = F_WRLCK;
+    a.entrylk.xop = &pre;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_ENTRYLK, &a, &c7, &r),
+                     0);
+    assert_true(r.has_xop);
+    assert_int_equal(r.xop_status, 0);
+    assert_int_equal(r.xattr_len, 12);
+    vl_reply_clear(&r);
+    assert_int_equal(n_down(VL_FOP_ENTRYLK), 1);
+    assert_int_equal(n_down(VL_FOP_XATTROP), 0);
+    /* The post-op fails on the brick: answered with its error, the
+     * unlock done anyway. */
+    pthread_mutex_lock(&leaf.lock);
+    leaf.fail_xattrop = -ENOSPC;
+    pthread_mutex_unlock(&leaf.lock);
+    memset(&ul, 0, sizeof(ul));
+    ul.is_entry = true;
+    ul.domain = "rep";
+    ul.loc.parent = dir;
+    ul.loc.name = "f";
+    ul.type = F_WRLCK;
+    a.xattrop = pre;
+    a.xattrop.unlock = &ul;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, &c7, &r),
+                     -ENOSPC);
+    assert_true(r.has_unlock);
+    assert_int_equal(r.unlock_status, 0);
+    assert_int_equal(r.xattr_len, 0);
+    vl_reply_clear(&r);
+    memset(&a, 0, sizeof(a));
+    a.entrylk.domain = "rep";
+    a.entrylk.loc.parent = dir;
+    a.entrylk.loc.name = "f";
+    a.entrylk.cmd = VL_LOCK_TRY;
+    a.entrylk.type = F_WRLCK;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_ENTRYLK, &a, &c8, &r),
+                     0);
+    vl_reply_clear(&r);
+    vl_inode_unref(dir);
+}
+
+/* ---- a raw peer ---- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int connected;   /* 1 or -errno */
+    int n_done;      /* replies seen */
+    int status[8];   /* each call's: an RPC error or the reply's status */
+} raw;
+
+
+static void
+raw_connect(vrpc_clnt_t *c, int status, void *arg)
+{
+    pthread_mutex_lock(&raw.lock);
+    raw.connected = status == 0 ? 1 : status;
+    pthread_cond_broadcast(&raw.cond);
+    pthread_mutex_unlock(&raw.lock);
+}
+
+
+/* Every reply starts with int status. */
+static void
+raw_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
+{
+    int k = (int)(intptr_t)cookie;
+
+    pthread_mutex_lock(&raw.lock);
+    if (status != 0)
+        raw.status[k] = status;
+    else if (len - off >= 4)
+        raw.status[k] = (int)ntohl(*(uint32_t *)(rec->data + off));
+    else
+        raw.status[k] = -EBADMSG;
+    raw.n_done++;
+    pthread_cond_broadcast(&raw.cond);
+    pthread_mutex_unlock(&raw.lock);
+}
+
+
+static void
+raw_wait(int *field, int want)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += WAIT_MS / 1000;
+    pthread_mutex_lock(&raw.lock);
+    while (*field < want
+           && pthread_cond_timedwait(&raw.cond, &raw.lock, &ts) == 0)
+        ;
+    pthread_mutex_unlock(&raw.lock);
+}
+
+
+/* A raw connection to the brick that offered version proto. */
+static vrpc_clnt_t *
+raw_open(struct env *e, unsigned proto)
+{
+    mrt_setvolume_args sv = {.subvolume = "xo-brick", .identity = "raw",
+                             .proto_version = proto};
+    vrpc_clnt_t *c = NULL;
+    vl_err_t err;
+    int fd = -1;
+
+    memset(&raw, 0, sizeof(raw));
+    pthread_mutex_init(&raw.lock, NULL);
+    pthread_cond_init(&raw.cond, NULL);
+    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
+    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, raw_connect, NULL,
+                                   NULL, &c),
+                     0);
+    assert_int_equal(vrpc_clnt_start(c), 0);
+    raw_wait(&raw.connected, 1);
+    assert_int_equal(raw.connected, 1);
+    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
+                                    MRT_HS_SETVOLUME, NULL,
+                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
+                                    NULL, 0, raw_reply, (void *)0),
+                     0);
+    raw_wait(&raw.n_done, 1);
+    assert_int_equal(raw.status[0], 0);
+    return c;
+}
+
+
+static void
+raw_call(vrpc_clnt_t *c, uint32_t proc, xdrproc_t fn, void *args, int k)
+{
+    assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION, proc, NULL,
+                                    fn, args, NULL, 0, raw_reply,
+                                    (void *)(intptr_t)k),
+                     0);
+    raw_wait(&raw.n_done, k + 1);
+    assert_int_equal(raw.n_done, k + 1);
+}
+
+
+/* Malformed compounds from a peer that skips the client's checks are
+ * refused with -EINVAL before anything is done: no lock taken (a plain
+ * lock of another owner is granted right after), nothing applied. */
+static void
+test_server_refuses_malformed(void **state)
+{
+    struct env *e = *state;
+    char odd[6] = {0, 0, 0, 1, 0, 0}, ok[12] = {0, 0, 0, 1};
+    mrt_xattrop_key kodd = {.name = DIRTY,
+                            .value = {.value_len = 6, .value_val = odd}};
+    mrt_xattrop_key kok = {.name = DIRTY,
+                           .value = {.value_len = 12, .value_val = ok}};
+    mrt_inodelk_xop_args il;
+    mrt_xattrop_unlock_args xu;
+    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_VERSION);
+    struct vl_reply r;
+    vl_gfid_t gfid;
+    vl_inode_t *inode;
+
+    vl_gfid_generate(&gfid);
+    memset(&il, 0, sizeof(il));
+    il.lock.domain = "rep";
+    il.lock.loc.name = "";
+    vrpc_gfid_to_xdr(&gfid, il.lock.loc.gfid);
+    il.lock.cmd = VL_LOCK_TRY;
+    il.lock.flock.type = F_WRLCK;
+    il.xop.loc = il.lock.loc;
+    il.xop.op = VL_XATTROP_ADD32;
+    il.xop.keys.keys_len = 1;
+    il.xop.keys.keys_val = &kodd;
+    /* 1: a carried key of 6 bytes. */
+    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+             &il, 1);
+    assert_int_equal(raw.status[1], -EINVAL);
+    /* 2: a "lock" that is an unlock carrying a pre-op. */
+    il.xop.keys.keys_val = &kok;
+    il.lock.cmd = VL_LOCK_UNLOCK;
+    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+             &il, 2);
+    assert_int_equal(raw.status[2], -EINVAL);
+    /* 3: an unknown xattrop op. */
+    il.lock.cmd = VL_LOCK_TRY;
+    il.xop.op = 7;
+    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+             &il, 3);
+    assert_int_equal(raw.status[3], -EINVAL);
+    /* 4: a post-op whose unlock has a bad lock type. */
+    memset(&xu, 0, sizeof(xu));
+    xu.xop = il.xop;
+    xu.xop.op = VL_XATTROP_ADD32;
+    xu.unlock.domain = "rep";
+    xu.unlock.loc = il.lock.loc;
+    xu.unlock.flock.type = 77;
+    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+             (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 4);
+    assert_int_equal(raw.status[4], -EINVAL);
+    /* 5: an entry unlock of no type, and 6: of an empty domain. */
+    xu.unlock.is_entry = true;
+    xu.unlock.loc.name = "f";
+    memcpy(xu.unlock.loc.parent, il.lock.loc.gfid, 16);
+    memset(xu.unlock.loc.gfid, 0, 16);
+    xu.unlock.type = 5;
+    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+             (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 5);
+    assert_int_equal(raw.status[5], -EINVAL);
+    xu.unlock.type = F_WRLCK;
+    xu.unlock.domain = "";
+    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+             (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 6);
+    assert_int_equal(raw.status[6], -EINVAL);
+    assert_int_equal(n_applied(), 0);
+    assert_int_equal(n_down(VL_FOP_INODELK), 0);
+    assert_int_equal(n_down(VL_FOP_XATTROP), 0);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+    inode = vl_inode_get(e->cg->itable, &gfid, S_IFREG);
+    assert_non_null(inode);
+    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+}
+
+
+/* A client speaking 7 is accepted by this brick (8) and answered in 7's
+ * terms: a compound procedure is PROC_UNAVAIL for it, a plain INODELK
+ * works. */
+static void
+test_old_client_accepted(void **state)
+{
+    struct env *e = *state;
+    char ok[12] = {0, 0, 0, 1};
+    mrt_xattrop_key kok = {.name = DIRTY,
+                           .value = {.value_len = 12, .value_val = ok}};
+    mrt_inodelk_xop_args il;
+    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_MIN);
+    vl_gfid_t gfid;
+
+    vl_gfid_generate(&gfid);
+    memset(&il, 0, sizeof(il));
+    il.lock.domain = "rep";
+    il.lock.loc.name = "";
+    vrpc_gfid_to_xdr(&gfid, il.lock.loc.gfid);
+    il.lock.cmd = VL_LOCK_TRY;
+    il.lock.flock.type = F_WRLCK;
+    il.xop.loc = il.lock.loc;
+    il.xop.op = VL_XATTROP_ADD32;
+    il.xop.keys.keys_len = 1;
+    il.xop.keys.keys_val = &kok;
+    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+             &il, 1);
+    assert_int_equal(raw.status[1], -EOPNOTSUPP); /* PROC_UNAVAIL */
+    assert_int_equal(n_applied(), 0);
+    assert_int_equal(n_down(VL_FOP_INODELK), 0);
+    raw_call(c, VRPC_FOP_PROC(VL_FOP_INODELK),
+             (xdrproc_t)xdr_mrt_inodelk_args, &il.lock, 2);
+    assert_int_equal(raw.status[2], 0);
+    assert_int_equal(n_down(VL_FOP_INODELK), 1);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+}
+
+/* ---- old/brick: an in-test brick that speaks protocol 7 only ---- */
+
+static struct {
+    pthread_mutex_t lock;          /* guards the fields below */
+    vl_loop_t *loop;               /* borrowed: the brick loop */
+    unsigned offered[4];           /* versions SETVOLUME offered */
+    int n_offered;
+    uint32_t procs[16];            /* fop procedures called */
+    int n_procs;
+} old;
+
+
+static void
+old_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
+{
+    struct vrpc_call_hdr hdr;
+    size_t off;
+    bool xid_ok;
+
+    if (vrpc_decode_call(rec->data, len, &hdr, &off, &xid_ok) != 0)
+        return;
+    if (hdr.prog == MRT_HANDSHAKE_PROG && hdr.proc == MRT_HS_SETVOLUME) {
+        mrt_setvolume_args a;
+        mrt_setvolume_rsp r = {0};
+        char msg[MRT_ERRSTR_MAX];
+
+        memset(&a, 0, sizeof(a));
+        assert_int_equal(vrpc_decode_body(rec->data + off, len - off,
+                                          (xdrproc_t)
+                                              xdr_mrt_setvolume_args,
+                                          &a, NULL),
+                         0);
+        pthread_mutex_lock(&old.lock);
+        if (old.n_offered < 4)
+            old.offered[old.n_offered++] = a.proto_version;
+        pthread_mutex_unlock(&old.lock);
+        msg[0] = '\0';
+        /* What a brick of protocol 7 answered. */
+        if (a.proto_version != 7) {
+            r.status = -EPROTONOSUPPORT;
+            snprintf(msg, sizeof(msg), "protocol version %u not supported "
+                     "(brick speaks 7)", a.proto_version);
+        }
+        r.error = msg;
+        r.client_id = 1;
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mrt_setvolume_rsp, &r, NULL, 0);
+        xdr_free((xdrproc_t)xdr_mrt_setvolume_args, (char *)&a);
+        return;
+    }
+    if (hdr.prog == MRT_HANDSHAKE_PROG) {
+        mrt_ping_rsp ping = {0};
+
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS,
+                              hdr.proc == MRT_HS_PING
+                                  ? (xdrproc_t)xdr_mrt_ping_rsp
+                                  : NULL,
+                              &ping, NULL, 0);
+        return;
+    }
+    pthread_mutex_lock(&old.lock);
+    if (old.n_procs < 16)
+        old.procs[old.n_procs++] = hdr.proc;
+    pthread_mutex_unlock(&old.lock);
+    if (hdr.proc == VRPC_FOP_PROC(VL_FOP_INODELK)) {
+        mrt_status_rsp r = {0};
+
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mrt_status_rsp, &r, NULL, 0);
+    } else if (hdr.proc == VRPC_FOP_PROC(VL_FOP_XATTROP)) {
+        mrt_xattrop_args a;
+        mrt_xattrop_rsp r = {0};
+        char zeros[MRT_XATTROP_RSP_MAX] = {0};
+        u_int n = 0;
+
+        memset(&a, 0, sizeof(a));
+        assert_int_equal(vrpc_decode_body(rec->data + off, len - off,
+                                          (xdrproc_t)xdr_mrt_xattrop_args,
+                                          &a, NULL),
+                         0);
+        for (u_int i = 0; i < a.keys.keys_len; i++)
+            n += a.keys.keys_val[i].value.value_len;
+        r.values.values_len = n;
+        r.values.values_val = zeros;
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_SUCCESS,
+                              (xdrproc_t)xdr_mrt_xattrop_rsp, &r, NULL, 0);
+        xdr_free((xdrproc_t)xdr_mrt_xattrop_args, (char *)&a);
+    } else {
+        (void)vrpc_send_reply(c, hdr.xid, VRPC_PROC_UNAVAIL, NULL, NULL,
+                              NULL, 0);
+    }
+}
+
+
+static void
+old_close(vrpc_conn_t *c, int reason, void *arg)
+{
+    vrpc_conn_unref(c);
+}
+
+
+static const struct vrpc_conn_ops old_ops = {
+    .on_record = old_record,
+    .on_close = old_close,
+};
+
+
+static void
+old_accept(int fd, const struct sockaddr_storage *peer, void *arg)
+{
+    vrpc_conn_t *c = NULL;
+
+    if (vrpc_conn_new(old.loop, fd, false, &old_ops, NULL, &c) != 0)
+        return;
+    if (vrpc_conn_start(c) != 0)
+        vrpc_conn_close(c, -EIO);
+}
+
+
+/* A client (8) meeting a brick of 7: refused with "brick speaks 7", it
+ * offers 7 on the same connection, is accepted, and then sends a lock
+ * carrying a pre-op and a post-op carrying an unlock as their plain
+ * parts only (answers with has_xop and has_unlock false, so replicate
+ * sends the rest itself). */
+static void
+test_new_client_old_brick(void **state)
+{
+    struct env *e = *state;
+    unsigned char up[12];
+    const void *vu[1] = {up};
+    struct vl_xattrop_args pre;
+    vrpc_listener_t *l = NULL;
+    struct vl_reply r;
+    vl_err_t err = {{0}};
+    vl_gfid_t gfid;
+    vl_inode_t *inode;
+    char text[512];
+
+    memset(&old, 0, sizeof(old));
+    pthread_mutex_init(&old.lock, NULL);
+    old.loop = e->sloop;
+    assert_int_equal(vrpc_listen(e->sloop, "127.0.0.1", 0, old_accept, NULL,
+                                 &l, &err),
+                     0);
+    snprintf(text, sizeof(text),
+             "volume oc\n type protocol/client\n"
+             " option remote-host 127.0.0.1\n"
+             " option remote-port %u\n"
+             " option remote-subvolume old-brick\n"
+             "end-volume\n"
+             "volume ot\n type xo/top\n subvolumes oc\nend-volume\n",
+             vrpc_listener_port(l));
+    e->og = xo_graph(e->cloop, text, &e->ovf);
+    assert_int_equal(vl_graph_wait_ready(e->og, WAIT_MS, NULL, 0), 0);
+    pthread_mutex_lock(&old.lock);
+    assert_int_equal(old.n_offered, 2);
+    assert_int_equal(old.offered[0], MRT_PROTO_VERSION);
+    assert_int_equal(old.offered[1], 7);
+    pthread_mutex_unlock(&old.lock);
+
+    vl_gfid_generate(&gfid);
+    inode = vl_inode_get(e->og->itable, &gfid, S_IFREG);
+    assert_non_null(inode);
+    be3(up, 1, 0, 0);
+    fill_xop(&pre, inode, vu);
+    assert_int_equal(do_inodelk(e->og, inode, 7, VL_LOCK_TRY, &pre, &r), 0);
+    assert_false(r.has_xop);
+    vl_reply_clear(&r);
+    assert_int_equal(do_postop(e->og, inode, 7, &pre, &r), 0);
+    assert_false(r.has_unlock);
+    assert_int_equal(r.xattr_len, 12);
+    vl_reply_clear(&r);
+    pthread_mutex_lock(&old.lock);
+    assert_int_equal(old.n_procs, 2);
+    assert_int_equal(old.procs[0], VRPC_FOP_PROC(VL_FOP_INODELK));
+    assert_int_equal(old.procs[1], VRPC_FOP_PROC(VL_FOP_XATTROP));
+    pthread_mutex_unlock(&old.lock);
+    vl_inode_unref(inode);
+    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->og) > 0; i++)
+        usleep(1000);
+    vl_graph_free(e->og);
+    vl_volfile_free(e->ovf);
+    e->og = NULL;
+    vrpc_listener_free(l);
+}
+
+
+/* The client's reading of a refusal: a version it still speaks and is
+ * older than the one sent, else none. */
+static void
+test_proto_fallback(void **state)
+{
+    (void)state;
+    assert_int_equal(client_proto_fallback(8, "protocol version 8 not "
+                                              "supported (brick speaks 7)"),
+                     7);
+    assert_int_equal(client_proto_fallback(8, "(brick speaks 6)"), 0);
+    assert_int_equal(client_proto_fallback(7, "(brick speaks 7)"), 0);
+    assert_int_equal(client_proto_fallback(8, "(brick speaks 9)"), 0);
+    assert_int_equal(client_proto_fallback(8, "(brick speaks 7"), 0);
+    assert_int_equal(client_proto_fallback(8, "(brick speaks x)"), 0);
+    assert_int_equal(client_proto_fallback(8, ""), 0);
+    assert_int_equal(client_proto_fallback(8, NULL), 0);
+}
+
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_inodelk_compound, xo_setup,
+                                        xo_teardown),
+        cmocka_unit_test_setup_teardown(test_entrylk_compound_postop_fails,
+                                        xo_setup, xo_teardown),
+        cmocka_unit_test_setup_teardown(test_server_refuses_malformed,
+                                        xo_setup, xo_teardown),
+        cmocka_unit_test_setup_teardown(test_old_client_accepted, xo_setup,
+                                        xo_teardown),
+        cmocka_unit_test_setup_teardown(test_new_client_old_brick, xo_setup,
+                                        xo_teardown),
+        cmocka_unit_test(test_proto_fallback),
+    };
+
+    cmocka_set_message_output(CM_OUTPUT_TAP);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
