@@ -332,15 +332,41 @@ md_prof_asks_free(struct md_prof_ask *asks, size_t n)
 }
 
 
-/* Why a brick shows no numbers, or NULL when d (parsed from its answer)
- * has them. */
+/* Parses a brick's answer a into d (allocated by the caller, NULL when
+ * that failed): NULL when d has what to show, else why not, one line.
+ * needs: the option the brick must have on ("latency-measurement" for
+ * profile info, "count-fop-hits" for top; NULL: none, top clear). */
 static const char *
-md_prof_no_answer(const struct md_prof_ask *a, char *buf, size_t len)
+md_prof_answer(const struct md_prof_ask *a, struct md_prof_dump *d,
+               const char *needs, char *buf, size_t len)
 {
+    char err[128];
+    bool is_on;
+
     if (a->status == -ESRCH)
         return "Brick is not running";
     if (a->status != 0) {
         snprintf(buf, len, "Brick is not answering: %s", a->why);
+        return buf;
+    }
+    if (d == NULL)
+        return "out of memory";
+    if (md_prof_parse(a->text, a->seq, d, err, sizeof(err)) != 0) {
+        snprintf(buf, len, "Brick answered a bad dump: %s", err);
+        return buf;
+    }
+    if (d->error[0] != '\0') {
+        snprintf(buf, len, "Brick failed: %s", d->error);
+        return buf;
+    }
+    is_on = needs == NULL
+            || (strcmp(needs, "count-fop-hits") == 0 ? d->is_count_hits
+                                                     : d->is_latency);
+    if (!is_on) {
+        snprintf(buf, len, "%s is not running on this brick (%s is off "
+                 "there)", strcmp(needs, "count-fop-hits") == 0 ? "Top"
+                                                                : "Profile",
+                 needs);
         return buf;
     }
     return NULL;
@@ -505,25 +531,14 @@ md_prof_brick_show(const char *brick, const struct md_prof_ask *a,
 {
     struct md_prof_dump *d = calloc(1, sizeof(*d));
     struct md_prof_period *p = calloc(1, sizeof(*p));
-    char buf[320], err[128];
-    const char *why = md_prof_no_answer(a, buf, sizeof(buf));
+    char buf[320];
+    const char *why;
 
     md_prof_brick_head(brick, text);
     md_node_add(bn, "brickName", brick);
-    if (d == NULL || p == NULL)
+    why = md_prof_answer(a, d, "latency-measurement", buf, sizeof(buf));
+    if (why == NULL && p == NULL)
         why = "out of memory";
-    if (why == NULL
-        && md_prof_parse(a->text, a->seq, d, err, sizeof(err)) != 0) {
-        snprintf(buf, sizeof(buf), "Brick answered a bad dump: %s", err);
-        why = buf;
-    }
-    if (why == NULL && d->error[0] != '\0') {
-        snprintf(buf, sizeof(buf), "Brick failed: %s", d->error);
-        why = buf;
-    }
-    if (why == NULL && !d->is_latency)
-        why = "Profile is not running on this brick (latency-measurement "
-              "is off there)";
     if (why != NULL) {
         md_sbuf_printf(text, "%s\n \n", why);
         md_node_add(bn, "error", why);
@@ -760,26 +775,14 @@ md_cmd_top(struct md_state *st, int argc, char **argv, struct md_result *r)
         const struct md_brick *b = &vol->bricks[idx[i]];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
         struct md_prof_dump *d = calloc(1, sizeof(*d));
-        char brick[4400], buf[320], perr[128];
-        const char *why = md_prof_no_answer(&asks[i], buf, sizeof(buf));
+        char brick[4400], buf[320];
+        const char *why;
 
         snprintf(brick, sizeof(brick), "%s:%s", b->host, b->path);
         md_sbuf_printf(&r->text, "Brick: %s\n", brick);
         md_node_add(bn, "name", brick);
-        if (d == NULL)
-            why = "out of memory";
-        if (why == NULL && md_prof_parse(asks[i].text, asks[i].seq, d, perr,
-                                         sizeof(perr)) != 0) {
-            snprintf(buf, sizeof(buf), "Brick answered a bad dump: %s", perr);
-            why = buf;
-        }
-        if (why == NULL && d->error[0] != '\0') {
-            snprintf(buf, sizeof(buf), "Brick failed: %s", d->error);
-            why = buf;
-        }
-        if (why == NULL && !is_clear && !d->is_count_hits)
-            why = "Top is not enabled on this brick (count-fop-hits is off "
-                  "there)";
+        why = md_prof_answer(&asks[i], d, is_clear ? NULL : "count-fop-hits",
+                             buf, sizeof(buf));
         if (why != NULL) {
             md_sbuf_printf(&r->text, "%s\n", why);
             md_node_add(bn, "error", why);
