@@ -519,6 +519,10 @@ rep_heal_data(struct rep_heal *h)
     if (rc != 0)
         goto out;
     v = rep_heal_decide(h, REP_DATA);
+    if (v == REP_HV_WAIT) {
+        res = REP_HR_PENDING; /* the only possible source is down */
+        goto out;
+    }
     rc = rep_heal_split(h, REP_DATA, &v);
     if (rc != 0) {
         if (rc > 0) {
@@ -540,7 +544,7 @@ rep_heal_data(struct rep_heal *h)
     }
     /* The arbiter holds no data: never a source, and as a sink only
      * its records are cleared. */
-    f.data = h->all & ~rep_priv(h->xl)->arbiter;
+    f.data = h->up & ~rep_priv(h->xl)->arbiter;
     h->sources &= f.data;
     if (v == REP_HV_NEEDED && h->sources == 0) {
         /* The good data copy is not among those answering: wait. */

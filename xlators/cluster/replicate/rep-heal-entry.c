@@ -560,7 +560,7 @@ rep_heal_cut_renames(struct rep_heal *h, struct rep_heal_listing *l,
             continue;
         hx = rep_heal_holders(h, l, x.name, &x.ia.gfid);
         hy = rep_heal_holders(h, l, x.name, &y->ia.gfid);
-        if ((hx | hy) != h->all)
+        if ((hx | hy) != h->up || h->down != 0)
             continue;
         x_ok = rep_heal_all_have(h, hx, &y->ia.gfid, y->ia.mode & S_IFMT);
         y_ok = rep_heal_all_have(h, hy, &x.ia.gfid, type);
@@ -601,8 +601,8 @@ static int
 rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
                bool *is_left, rep_mask_t *changed)
 {
-    rep_mask_t from = is_merge ? h->all : h->sources;
-    rep_mask_t to = is_merge ? h->all : h->sinks;
+    rep_mask_t from = is_merge ? h->up : h->sources;
+    rep_mask_t to = is_merge ? h->up : h->sinks;
     char gs[VL_GFID_STR_LEN];
     int rc = 0;
 
@@ -708,6 +708,10 @@ rep_heal_entry(struct rep_heal *h)
     if (rc != 0)
         goto out;
     v = rep_heal_decide(h, REP_ENTRY);
+    if (v == REP_HV_WAIT) {
+        res = REP_HR_PENDING; /* the only possible source is down */
+        goto out;
+    }
     rc = rep_heal_split(h, REP_ENTRY, &v);
     if (rc != 0) {
         if (rc > 0) {
@@ -744,16 +748,19 @@ rep_heal_entry(struct rep_heal *h)
     } else {
         h->is_listed = true;
     }
-    for (unsigned i = 0; i < h->n && rc == 0; i++)
+    for (unsigned i = 0; i < h->n && rc == 0; i++) {
+        if (!(h->up & (1u << i)))
+            continue; /* down: an empty listing, touched by nothing */
         rc = is_granular ? rep_heal_list_names(h, i, h->inode, names, &l[i])
                          : rep_heal_list(h, i, h->inode, &l[i]);
+    }
     if (rc == 0 && v == REP_HV_COMPARE)
         rc = rep_heal_cut_renames(h, l, &changed);
     if (rc == 0)
         rc = rep_heal_names(h, l, is_merge, &is_left, &changed);
     /* A merge's times come from a copy that lacked nothing. */
     for (unsigned i = 0; is_merge && i < h->n; i++)
-        if (!(changed & (1u << i))) {
+        if ((h->up & (1u << i)) && !(changed & (1u << i))) {
             h->src = (int)i;
             break;
         }

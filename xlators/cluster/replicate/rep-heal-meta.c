@@ -200,18 +200,19 @@ static int
 rep_heal_meta_compare(struct rep_heal *h)
 {
     rep_mask_t sinks = 0;
-    int src = 0;
+    int src = __builtin_ctz(h->up);
 
-    for (unsigned i = 1; i < h->n; i++)
-        if (h->ia[i].ctime > h->ia[src].ctime
+    for (unsigned i = 0; i < h->n; i++)
+        if ((h->up & (1u << i))
+            && (h->ia[i].ctime > h->ia[src].ctime
             || (h->ia[i].ctime == h->ia[src].ctime
-                && h->ia[i].ctime_ns > h->ia[src].ctime_ns))
+                && h->ia[i].ctime_ns > h->ia[src].ctime_ns)))
             src = (int)i;
     h->src = src;
     for (unsigned i = 0; i < h->n; i++) {
         int rc;
 
-        if ((int)i == src)
+        if ((int)i == src || !(h->up & (1u << i)))
             continue;
         rc = rep_heal_attrs_differ(&h->ia[src], &h->ia[i])
              ? 1 : rep_heal_xattrs(h, i, true);
@@ -240,6 +241,10 @@ rep_heal_metadata(struct rep_heal *h)
     if (rc != 0)
         goto unlock;
     v = rep_heal_decide(h, REP_METADATA);
+    if (v == REP_HV_WAIT) {
+        res = REP_HR_PENDING; /* the only possible source is down */
+        goto unlock;
+    }
     rc = rep_heal_split(h, REP_METADATA, &v);
     if (rc != 0) {
         if (rc > 0) {
@@ -261,7 +266,8 @@ rep_heal_metadata(struct rep_heal *h)
     }
     /* Attributes under the lock: what the sinks will get. */
     for (unsigned i = 0; i < h->n && rc == 0; i++)
-        rc = rep_heal_stat(h, i, h->inode, &h->ia[i]);
+        if (h->up & (1u << i))
+            rc = rep_heal_stat(h, i, h->inode, &h->ia[i]);
     if (rc == 0 && v == REP_HV_COMPARE) {
         rc = rep_heal_meta_compare(h);
         if (rc == 0 && h->sinks == 0)

@@ -199,7 +199,7 @@ static int
 rep_heal_split_choose(struct rep_heal *h, unsigned kind, rep_mask_t *out,
                       char *why)
 {
-    rep_mask_t cand = h->all;
+    rep_mask_t cand = h->up; /* all: a resolve needs every child */
     int best, rc = 0;
 
     if (kind == REP_DATA)

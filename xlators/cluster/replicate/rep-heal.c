@@ -29,9 +29,21 @@
  *     touching nothing else (rep-heal-split.c); answers "healed",
  *     "not-split-brain", "ambiguous", "split-brain" or "pending".
  *
- * A heal needs every child up: the records of a down copy are unknown,
- * and clearing a sink's records while a third copy is missing would lose
- * what the sink owes it. Data and entries are healed before metadata (the
+ * A heal needs two children up, and heals between those (issue 22): the
+ * records of a down copy are unknown, so only the up copies' records
+ * choose. A source is an up copy no up copy blames: any change it
+ * missed that reached an up copy left that copy's blame, so a source
+ * holds all the up copies hold (what reached only the down copies is
+ * theirs to give when they are back: their records blame the up ones
+ * and stay). When every up copy is blamed, or dirty without blame asks
+ * for a comparison, the only copy that could prove a source is down:
+ * nothing is guessed, the heal answers "pending" (REP_HV_WAIT). The
+ * records against the down copies stay: the sources' untouched, and a
+ * healed sink, now holding a source's content, is made to blame each
+ * down copy a source blames before its own blame is cleared, so the
+ * index entries stay on every up brick until the down copy is healed
+ * too (rep_heal_records_clear). Resolving a split-brain by a key needs
+ * every child up. Data and entries are healed before metadata (the
  * copy of the content changes the sinks' times; the metadata heal sets
  * them last). Sources: the copies no other copy blames for the kind
  * (rep_heal_pick); dirty without blame means "compare"; every copy
@@ -311,6 +323,8 @@ rep_heal_lk_all(struct rep_heal *h, const char *domain, bool is_entry,
         union vl_fop_args a;
         int rc;
 
+        if (!(h->up & (1u << i)))
+            continue; /* a down brick holds no lock to conflict with */
         rep_heal_lk_args(h, domain, is_entry, cmd, start, len, &a);
         rc = rep_heal_call(h, i, is_entry ? VL_FOP_ENTRYLK : VL_FOP_INODELK,
                            &a, NULL);
@@ -336,7 +350,7 @@ rep_heal_inodelk(struct rep_heal *h, int64_t start, int64_t len)
 void
 rep_heal_inodeunlk(struct rep_heal *h, int64_t start, int64_t len)
 {
-    rep_heal_unlk_mask(h, h->xl->name, h->all, false, start, len);
+    rep_heal_unlk_mask(h, h->xl->name, h->up, false, start, len);
 }
 
 
@@ -350,7 +364,7 @@ rep_heal_entrylk(struct rep_heal *h)
 void
 rep_heal_entryunlk(struct rep_heal *h)
 {
-    rep_heal_unlk_mask(h, h->xl->name, h->all, true, 0, 0);
+    rep_heal_unlk_mask(h, h->xl->name, h->up, true, 0, 0);
 }
 
 
@@ -397,8 +411,13 @@ int
 rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode)
 {
     for (unsigned i = 0; i < h->n; i++) {
-        int rc = rep_heal_records_add(h, i, inode, NULL, h->rec[i]);
+        int rc;
 
+        if (!(h->up & (1u << i))) {
+            memset(h->rec[i], 0, sizeof(h->rec[i])); /* unknown */
+            continue;
+        }
+        rc = rep_heal_records_add(h, i, inode, NULL, h->rec[i]);
         if (rc != 0) {
             vl_log(h->xl, VL_LOG_DEBUG, "heal: records of %s: %s",
                    h->xl->children[i]->name, strerror(-rc));
@@ -417,7 +436,16 @@ rep_heal_decide(struct rep_heal *h, unsigned kind)
 
     for (unsigned i = 0; i < h->n; i++)
         records[i] = h->rec[i];
-    v = rep_heal_pick(h->n, h->all, records, kind, &h->sources, &h->sinks);
+    v = rep_heal_pick(h->n, h->up, records, kind, &h->sources, &h->sinks);
+    /* With a copy down, (1) every up copy blamed leaves the down one as
+     * the only possible source, and (2) dirty without blame is a cut
+     * change the down copy may hold too: nothing proves a source. */
+    if (h->down != 0 && (v == REP_HV_SPLIT         /* (1) */
+                         || v == REP_HV_COMPARE)) { /* (2) */
+        h->sources = 0;
+        h->sinks = 0;
+        v = REP_HV_WAIT;
+    }
     h->src = -1;
     for (unsigned i = 0; i < h->n && h->src < 0; i++)
         if (h->sources & (1u << i))
@@ -482,17 +510,67 @@ rep_heal_clearable(int32_t snap, int32_t now)
 }
 
 
-int
-rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+/* With copies down: each healed sink now holds a source's content, so it
+ * owes the down copies what the sources owe them; it is made to blame
+ * every down copy a source blames for kind (a sink that already does
+ * keeps its count). Done before any clear: a heal cut between the two
+ * leaves more blame, never less. */
+static int
+rep_heal_sinks_inherit(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 {
-    int first = 0;
+    rep_mask_t owed = 0;
 
-    for (unsigned c = 0; c < h->n; c++) {
+    for (unsigned s = 0; s < h->n; s++)
+        for (unsigned j = 0; j < h->n; j++)
+            if ((h->sources & (1u << s)) && (h->down & (1u << j))
+                && rep_record_get(h->rec[s] + j * REP_RECORD_SIZE, kind) > 0)
+                owed |= 1u << j;
+    for (unsigned c = 0; c < h->n && owed != 0; c++) {
         uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
         uint8_t now[(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
         bool is_any = false;
         int rc;
 
+        if (!(h->sinks & h->up & (1u << c)))
+            continue;
+        rc = rep_heal_records_add(h, c, inode, NULL, now);
+        if (rc != 0)
+            return rc;
+        memset(vals, 0, sizeof(vals));
+        for (unsigned j = 0; j < h->n; j++)
+            if ((owed & (1u << j))
+                && rep_record_get(now + j * REP_RECORD_SIZE, kind) <= 0) {
+                rep_record_set(vals[j], kind, 1);
+                is_any = true;
+            }
+        if (!is_any)
+            continue;
+        rc = rep_heal_records_add(h, c, inode,
+                                  (const uint8_t(*)[REP_RECORD_SIZE])vals,
+                                  NULL);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+
+int
+rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+{
+    int first = 0;
+    int rc;
+
+    rc = rep_heal_sinks_inherit(h, inode, kind);
+    if (rc != 0)
+        return rc; /* nothing cleared: the sinks stay blamed */
+    for (unsigned c = 0; c < h->n; c++) {
+        uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
+        uint8_t now[(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
+        bool is_any = false;
+
+        if (!(h->up & (1u << c)))
+            continue; /* down: its records wait for its own heal */
         /* The copy's counts now, under the heal's lock. */
         rc = rep_heal_records_add(h, c, inode, NULL, now);
         if (rc != 0) {
@@ -505,9 +583,12 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
             int32_t v = rep_heal_clearable(
                 rep_record_get(h->rec[c] + j * REP_RECORD_SIZE, kind),
                 rep_record_get(now + j * REP_RECORD_SIZE, kind));
+            /* A sink's blame of a down copy stays (it owes it what
+             * the sources owe it). */
             bool is_cleared = j == h->n /* dirty */
                               || (h->sinks & (1u << j))
-                              || (h->sinks & (1u << c));
+                              || ((h->sinks & (1u << c))
+                                  && (h->up & (1u << j)));
 
             if (v != 0 && is_cleared) {
                 rep_record_set(vals[j], kind, -v);
@@ -527,6 +608,27 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 
 
 /* ---- one object ---- */
+
+/* With copies down and the up ones in agreement: does an up copy still
+ * blame a down one, or hold a dirty count, for any kind? (An error
+ * reading counts as yes: the object stays listed.) */
+static bool
+rep_heal_owes_down(struct rep_heal *h)
+{
+    if (rep_heal_records_read(h, h->inode) != 0)
+        return true;
+    for (unsigned i = 0; i < h->n; i++) {
+        if (!(h->up & (1u << i)))
+            continue;
+        for (unsigned j = 0; j <= h->n; j++)
+            for (unsigned k = 0; k < REP_N_KINDS; k++)
+                if ((j == h->n || (h->down & (1u << j)))
+                    && rep_record_get(h->rec[i] + j * REP_RECORD_SIZE, k)
+                           != 0)
+                    return true;
+    }
+    return false;
+}
 
 static const char *
 rep_heal_result_str(enum rep_heal_result r)
@@ -568,13 +670,18 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
     struct rep_heal_ctl *ctl = rep_heal_ctl(xl);
     const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
     struct rep_heal *h;
-    enum rep_heal_result res = REP_HR_CLEAN;
+    enum rep_heal_result res = REP_HR_CLEAN, up_res;
     unsigned gen = atomic_load(&priv->event_gen);
+    rep_mask_t all = (rep_mask_t)((1u << priv->n) - 1);
+    rep_mask_t up = rep_up_mask(xl) & all;
     uint32_t type;
+    int first = -1;
     char gs[VL_GFID_STR_LEN];
     int rc;
 
-    if (rep_up_mask(xl) != (rep_mask_t)((1u << priv->n) - 1))
+    /* A heal needs a source and a sink up; a resolve key weighs every
+     * copy's records, so it needs them all. */
+    if (rep_popcount(up) < 2 || (opts->is_resolve_only && up != all))
         return REP_HR_PENDING;
     h = calloc(1, sizeof(*h));
     if (h == NULL)
@@ -582,7 +689,8 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
     h->xl = xl;
     h->inode = inode;
     h->n = priv->n;
-    h->all = (rep_mask_t)((1u << h->n) - 1);
+    h->up = up;
+    h->down = all & ~up;
     h->lk_owner = REP_HEAL_LK_OWNER_TAG
                   | (atomic_fetch_add(&ctl->n_owner, 1) & 0xffffffffULL);
     h->opts = opts;
@@ -590,13 +698,17 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
     h->rule = opts->rule != REP_RULE_NONE ? opts->rule
                                           : conf->fav_child_policy;
     for (unsigned i = 0; i < h->n; i++) {
+        if (!(h->up & (1u << i)))
+            continue;
         rc = rep_heal_stat(h, i, inode, &h->ia[i]);
         if (rc != 0) {
             res = rc == -ENOENT || rc == -ESTALE || rc == -ENOTCONN
                   ? REP_HR_PENDING : REP_HR_FAILED;
             goto out;
         }
-        if ((h->ia[i].mode & S_IFMT) != (h->ia[0].mode & S_IFMT)) {
+        if (first < 0)
+            first = (int)i;
+        if ((h->ia[i].mode & S_IFMT) != (h->ia[first].mode & S_IFMT)) {
             vl_log(xl, VL_LOG_ERROR, "heal %s: the copies differ in type",
                    vl_gfid_to_str(&inode->gfid, gs));
             res = REP_HR_SPLIT;
@@ -613,12 +725,12 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
                                                : REP_HR_FAILED;
         goto out;
     }
-    type = h->ia[0].mode & S_IFMT;
+    type = h->ia[first].mode & S_IFMT;
     if (opts->rule == REP_RULE_SIZE && !S_ISREG(type)) {
         /* bigger-file compares file sizes only. */
         opts->err = -EINVAL;
         res = REP_HR_FAILED;
-        rep_heal_unlk_mask(h, ctl->heal_domain, h->all, false, 0, 0);
+        rep_heal_unlk_mask(h, ctl->heal_domain, h->up, false, 0, 0);
         goto out;
     }
     if (S_ISREG(type) && (!is_bg || conf->is_data_heal))
@@ -627,19 +739,27 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
         res = rep_heal_worse(res, rep_heal_entry(h));
     if (!is_bg || conf->is_metadata_heal)
         res = rep_heal_worse(res, rep_heal_metadata(h));
-    rep_heal_unlk_mask(h, ctl->heal_domain, h->all, false, 0, 0);
+    up_res = res;
+    /* Copies down: what was done is done, what they need waits (the
+     * object stays listed while any record against them is left). */
+    if (h->down != 0 && res == REP_HR_CLEAN && rep_heal_owes_down(h))
+        res = REP_HR_PENDING;
+    if (h->down != 0 && opts->is_full)
+        res = rep_heal_worse(res, REP_HR_PENDING); /* nothing merged to
+                                                     them: crawl again */
+    rep_heal_unlk_mask(h, ctl->heal_domain, h->up, false, 0, 0);
     atomic_fetch_add(&ctl->n_bytes, h->bytes);
     atomic_fetch_add(&ctl->n_entries, h->entries);
     if (h->granular > 0)
         atomic_fetch_add(&ctl->n_granular, 1);
     if (h->is_listed)
         atomic_fetch_add(&ctl->n_listed, 1);
-    /* Every copy is good now if every kind was looked at (and nobody
-     * came or went meanwhile: gen). */
-    if ((res == REP_HR_HEALED || res == REP_HR_CLEAN) && !h->is_partial
+    /* Every up copy is good now if every kind was looked at (and
+     * nobody came or went meanwhile: gen). */
+    if ((up_res == REP_HR_HEALED || up_res == REP_HR_CLEAN) && !h->is_partial
         && (!is_bg || (conf->is_data_heal && conf->is_metadata_heal
                        && conf->is_entry_heal)))
-        rep_inode_set_readable(xl, inode, h->all, gen);
+        rep_inode_set_readable(xl, inode, h->up, gen);
 out:
     if (res == REP_HR_HEALED)
         vl_log(xl, VL_LOG_INFO, "healed %s (%" PRIu64 " bytes, %" PRIu64
@@ -808,7 +928,8 @@ rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t answered,
     unsigned kinds = 0;
     rep_mask_t all = (rep_mask_t)((1u << priv->n) - 1);
 
-    if (priv->heal == NULL || answered != all
+    answered &= all;
+    if (priv->heal == NULL || rep_popcount(answered) < 2
         || vl_gfid_is_null(&inode->gfid))
         return;
     if (conf->is_metadata_heal)
@@ -819,11 +940,14 @@ rep_heal_on_lookup(vl_xlator_t *xl, vl_inode_t *inode, rep_mask_t answered,
         && (S_ISDIR(inode->type) || vl_gfid_is_root(&inode->gfid)))
         kinds |= 1u << REP_ENTRY;
     /* Blame only: dirty alone is also what a write batch in progress
-     * shows; the daemon (through the index) compares those copies. */
+     * shows; the daemon (through the index) compares those copies. Only
+     * blame between copies that answered: one against a down copy is
+     * healed when it is back, not at every lookup meanwhile. */
     for (unsigned i = 0; i < priv->n; i++)
         for (unsigned j = 0; j < priv->n; j++)
             for (unsigned k = 0; k < REP_N_KINDS; k++)
-                if (j != i && (kinds & (1u << k))
+                if (j != i && (answered & (1u << i))
+                    && (answered & (1u << j)) && (kinds & (1u << k))
                     && rep_record_get(records[i] + j * REP_RECORD_SIZE, k)
                            > 0) {
                     (void)rep_heal_start(xl, inode, NULL, NULL);
@@ -837,10 +961,9 @@ rep_heal_parent_hint(vl_xlator_t *xl, vl_inode_t *dir)
 {
     const struct rep_conf *conf = VL_CONF(xl, struct rep_conf);
     struct rep_priv *priv = rep_priv(xl);
-    rep_mask_t all = (rep_mask_t)((1u << priv->n) - 1);
 
     if (priv->heal == NULL || dir == NULL || vl_gfid_is_null(&dir->gfid)
-        || rep_up_mask(xl) != all
+        || rep_popcount(rep_up_mask(xl)) < 2
         || (!conf->is_entry_heal && !conf->is_metadata_heal))
         return;
     (void)rep_heal_start(xl, dir, NULL, NULL);

@@ -19,6 +19,9 @@ enum rep_heal_verdict {
     REP_HV_NEEDED,    /* sources blame sinks */
     REP_HV_COMPARE,   /* dirty without blame: compare the copies */
     REP_HV_SPLIT,     /* every copy blamed by another: never guessed */
+    REP_HV_WAIT,      /* a copy is down and the up copies' records do
+                         not prove a source (all of them blamed, or
+                         dirty without blame): healed once it is back */
 };
 
 /* How a heal ended (the answer of the mortar.heal key). */
@@ -63,7 +66,10 @@ struct rep_heal {
     vl_inode_t *inode;     /* borrowed from the heal job */
     uint64_t lk_owner;     /* owner of this heal's locks */
     unsigned n;            /* children */
-    rep_mask_t all;        /* every child: a heal needs all of them */
+    rep_mask_t up;         /* the children taking part: those up when
+                              the heal began (at least two) */
+    rep_mask_t down;       /* the others: their records are unknown and
+                              stay; the up copies' blame of them too */
     rep_mask_t sources;    /* of the kind being healed */
     rep_mask_t sinks;
     int src;               /* the source copies are read from */
