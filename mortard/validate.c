@@ -322,7 +322,7 @@ static const char *const md_settable_types[] = {
     "protocol/server", "protocol/client", "cluster/distribute",
     "cluster/replicate",
     "performance/write-behind", "performance/read-ahead",
-    "performance/quick-read",
+    "performance/readdir-ahead", "performance/quick-read",
     "performance/nl-cache", "performance/md-cache", "features/upcall",
     "debug/io-stats", NULL,
 };
@@ -334,8 +334,10 @@ struct md_diag_conf {
     bool is_client_trace; /* debug/trace on top of the client graph */
     bool is_write_behind; /* performance/write-behind above distribute */
     bool is_read_ahead;   /* performance/read-ahead above write-behind */
-    bool is_quick_read;   /* performance/quick-read above read-ahead or
-                             write-behind */
+    bool is_readdir_ahead; /* performance/readdir-ahead above read-ahead
+                              or write-behind */
+    bool is_quick_read;   /* performance/quick-read above readdir-ahead,
+                             read-ahead or write-behind */
     bool is_nl_cache;     /* performance/nl-cache above quick-read */
     bool is_md_cache;     /* performance/md-cache on top */
     bool is_brick_metrics; /* bricks serve GET /metrics (brick.c) */
@@ -362,6 +364,13 @@ static const vl_option_t md_diag_options[] = {
                        "asked for. Off as in GlusterFS: the kernel's own "
                        "read-ahead (mount/fuse's read-ahead-kb) usually "
                        "does the same. Clients switch graphs live."),
+    VL_OPT_BOOL("readdir-ahead", struct md_diag_conf, is_readdir_ahead,
+                .def = "off", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.readdir-ahead"},
+                .doc = "Put performance/readdir-ahead in the client graph "
+                       "(above read-ahead or write-behind): the rest of a "
+                       "directory listed sequentially is fetched before "
+                       "it is asked for. Clients switch graphs live."),
     VL_OPT_BOOL("quick-read", struct md_diag_conf, is_quick_read,
                 .def = "on", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
                 .aliases = {"performance.quick-read"},

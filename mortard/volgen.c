@@ -15,7 +15,10 @@
  *         `<vol>-write-behind` above that (unless performance.write-behind
  *         is off), performance/read-ahead `<vol>-read-ahead` above
  *         that (only if performance.read-ahead is on; GlusterFS's
- *         order and default), performance/quick-read `<vol>-quick-read`
+ *         order and default), performance/readdir-ahead
+ *         `<vol>-readdir-ahead` above that (only if
+ *         performance.readdir-ahead is on), performance/quick-read
+ *         `<vol>-quick-read`
  *         above that (unless performance.quick-read is off),
  *         performance/nl-cache `<vol>-nl-cache` above that (unless
  *         performance.nl-cache is off), performance/md-cache
@@ -217,6 +220,18 @@ md_read_ahead_on(const struct md_volume *vol)
 }
 
 
+/* The option diagnostics.readdir-ahead (performance.readdir-ahead) is
+ * on (off by default: see xlators/performance/readdir-ahead/README.md). */
+static bool
+md_readdir_ahead_on(const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.readdir-ahead");
+    bool is_on = false;
+
+    return v != NULL && vl_parse_bool(v, &is_on) == 0 && is_on;
+}
+
+
 /* The option diagnostics.nl-cache (performance.nl-cache) is not off:
  * the negative-entry cache is on by default. */
 static bool
@@ -407,6 +422,13 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_opts(&sb, vol, "read-ahead", vol->name);
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-read-ahead", vol->name);
+    }
+    if (md_readdir_ahead_on(vol)) {
+        md_sbuf_printf(&sb, "volume %s-readdir-ahead\n"
+                       "    type performance/readdir-ahead\n", vol->name);
+        md_volgen_opts(&sb, vol, "readdir-ahead", vol->name);
+        md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
+        snprintf(top, sizeof(top), "%s-readdir-ahead", vol->name);
     }
     if (md_quick_read_on(vol)) {
         md_sbuf_printf(&sb, "volume %s-quick-read\n"

@@ -17,6 +17,7 @@ static const vl_xlator_class_t *const builtin_classes[] = {
     &xl_cluster_replicate,
     &xl_performance_quick_read,
     &xl_performance_read_ahead,
+    &xl_performance_readdir_ahead,
     &xl_performance_write_behind,
     &xl_performance_nl_cache,
     &xl_performance_md_cache,

@@ -21,6 +21,7 @@ extern const vl_xlator_class_t xl_performance_md_cache;
 int64_t vl_md_cache_inval_timeout_ms(vl_xlator_t *xl);
 extern const vl_xlator_class_t xl_performance_quick_read;
 extern const vl_xlator_class_t xl_performance_read_ahead;
+extern const vl_xlator_class_t xl_performance_readdir_ahead;
 extern const vl_xlator_class_t xl_performance_write_behind;
 extern const vl_xlator_class_t xl_debug_trace;
 extern const vl_xlator_class_t xl_debug_io_stats;

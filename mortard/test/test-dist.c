@@ -181,6 +181,25 @@ test_volgen_client(void **state)
     assert_null(strstr(text, "read-ahead"));
     free(text);
 
+    /* readdir-ahead (off unless set on): between write-behind and
+     * quick-read, with the options of its class (GlusterFS's key). */
+    assert_int_equal(md_vol_opt_set(&v, "diagnostics.readdir-ahead", "on"),
+                     0);
+    assert_int_equal(
+        md_vol_opt_set(&v, "readdir-ahead.request-size", "64KiB"), 0);
+    text = md_volgen_client(&v);
+    assert_non_null(strstr(text, "volume vv-readdir-ahead\n    type "
+                                 "performance/readdir-ahead\n    option "
+                                 "request-size 64KiB\n    subvolumes "
+                                 "vv-write-behind\n"));
+    assert_non_null(strstr(text, "subvolumes vv-readdir-ahead\n"));
+    free(text);
+    assert_int_equal(
+        md_vol_opt_set(&v, "diagnostics.readdir-ahead", "off"), 0);
+    text = md_volgen_client(&v);
+    assert_null(strstr(text, "readdir-ahead"));
+    free(text);
+
     /* nl-cache (on unless set off): on top, with the options of its
      * class. */
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.nl-cache", "on"), 0);
