@@ -118,7 +118,8 @@ unit_tests() {
     if ! make -C "$dir" -j"$JOBS" check > "$dir/check.log" 2>&1; then
         grep -E '^(FAIL|ERROR|XPASS|not ok)|\*\*\*' "$dir/check.log" || true
         find "$dir" -name test-suite.log -exec sh -c \
-            'grep -q "^# FAIL: *0$" "$1" || tail -n 80 "$1"' _ {} \;
+            'grep -q "^# FAIL: *0$" "$1" && grep -q "^# ERROR: *0$" "$1" ||
+             tail -n 80 "$1"' _ {} \;
         grep -E '^# (TOTAL|PASS|FAIL|ERROR)' "$dir/check.log" | tail -n 20
         return 1
     fi
