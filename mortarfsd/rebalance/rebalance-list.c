@@ -30,6 +30,10 @@
 
 #define RB_DOMAIN "rebalance"
 #define RB_READDIR_SIZE (128 * 1024)
+/* An entry without attributes whose lookup fails is tried again this
+ * many times, this far apart, before it is counted as left behind. */
+#define RB_LOOKUP_TRIES 3
+#define RB_LOOKUP_RETRY_MS 200
 /* RENAME_EXCHANGE's temporary link file names (dist-exchange.c). */
 #define RB_XCHG_PREFIX ".mortar-xchg-"
 /* Such a link file older than this (seconds, its ctime) is a leftover:
@@ -124,8 +128,8 @@ rb_list_lookup(vl_xlator_t *xl, vl_inode_t *dir, const char *name,
 /* Lists dir on subvolume sub into the flat array. */
 static int
 rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
-            struct rb_seen **arr, size_t *n, size_t *cap, char *why,
-            size_t why_len)
+            struct rb_seen **arr, size_t *n, size_t *cap, size_t *n_left,
+            char *left_why, size_t left_why_len, char *why, size_t why_len)
 {
     vl_xlator_t *xl = io->subs[sub];
     vl_fd_t *fd = vl_fd_new(dir, O_RDONLY | O_DIRECTORY, (uint32_t)getpid());
@@ -166,13 +170,34 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
                 struct vl_iatt ia;
                 int lrc = rb_list_lookup(xl, dir, d->name, &ia);
 
+                /* A failure may be passing (a brick reconnecting, a
+                 * create finishing): a few tries before giving up. */
+                for (int t = 0; lrc != 0 && lrc != -ENODATA
+                                && t < RB_LOOKUP_TRIES; t++) {
+                    usleep(RB_LOOKUP_RETRY_MS * 1000);
+                    lrc = rb_list_lookup(xl, dir, d->name, &ia);
+                }
                 if (lrc == 0) {
                     rc = rb_seen_add(arr, n, cap, d->name, sub, &ia);
                     continue;
                 }
-                vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: '%s': %s: left alone",
-                        xl->name, d->name, lrc == -ENODATA ? "no GFID yet"
-                                                           : strerror(-lrc));
+                if (lrc == -ENODATA) {
+                    /* No GFID: a create in flight (made where its name
+                     * hashes now) or a file put there by hand, which
+                     * gets its GFID at its first lookup through a
+                     * mount. */
+                    vl_glog(RB_DOMAIN, VL_LOG_DEBUG, "%s: '%s': no GFID "
+                            "yet: left alone", xl->name, d->name);
+                    continue;
+                }
+                /* Counted, never silent: on a brick being removed this
+                 * entry would be lost by the commit, which refuses while
+                 * any file was left behind (mortard/cmd-brick.c). */
+                (*n_left)++;
+                snprintf(left_why, left_why_len, "'%s' on %s could not be "
+                         "looked up (%s): left where it is", d->name,
+                         xl->name, strerror(-lrc));
+                vl_glog(RB_DOMAIN, VL_LOG_WARNING, "%s", left_why);
                 continue;
             }
             rc = rb_seen_add(arr, n, cap, d->name, sub, &d->iatt);
@@ -293,7 +318,8 @@ fsd_rb_jobs_free(struct fsd_rb_job *jobs, size_t n)
 int
 fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
             struct fsd_rb_job **jobs, size_t *n_jobs, char ***subdirs,
-            size_t *n_subdirs, char *why, size_t why_len)
+            size_t *n_subdirs, size_t *n_left, char *left_why,
+            size_t left_why_len, char *why, size_t why_len)
 {
     struct rb_seen *seen = NULL;
     size_t n_seen = 0;
@@ -304,8 +330,10 @@ fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
     *n_jobs = 0;
     *subdirs = NULL;
     *n_subdirs = 0;
+    *n_left = 0;
     for (size_t s = 0; rc == 0 && s < io->n_subs; s++)
-        rc = rb_list_sub(io, dir, s, &seen, &n_seen, &cap, why, why_len);
+        rc = rb_list_sub(io, dir, s, &seen, &n_seen, &cap, n_left, left_why,
+                         left_why_len, why, why_len);
     if (rc == 0 && n_seen > 0) {
         qsort(seen, n_seen, sizeof(*seen), rb_seen_cmp);
         *jobs = calloc(n_seen, sizeof(**jobs));

@@ -167,10 +167,13 @@ struct fsd_rb_job {
 /* Lists dir on every subvolume and groups by name: files go to *jobs,
  * names that are a directory on some subvolume to *subdirs (sorted,
  * NULL-terminated). -errno with why set (a directory removed meanwhile
- * lists empty). */
+ * lists empty). *n_left counts the entries that could not be examined
+ * (no attributes and a lookup that kept failing, not for want of a
+ * GFID): they stay where they are, and left_why names the last one. */
 int fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 struct fsd_rb_job **jobs, size_t *n_jobs, char ***subdirs,
-                size_t *n_subdirs, char *why, size_t why_len);
+                size_t *n_subdirs, size_t *n_left, char *left_why,
+                size_t left_why_len, char *why, size_t why_len);
 void fsd_rb_jobs_free(struct fsd_rb_job *jobs, size_t n);
 
 /* ---- rebalance-special.c ---- */

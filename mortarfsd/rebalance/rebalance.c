@@ -288,9 +288,16 @@ rb_list(struct rb_run *run, vl_inode_t *dir, struct fsd_rb_job **jobs,
         size_t *n_jobs, char ***subdirs, size_t *n_subdirs)
 {
     char why[sizeof(run->st.error)] = "";
+    char left_why[sizeof(run->st.error)] = "";
+    size_t n_left = 0;
     int rc = fsd_rb_list(&run->io, dir, jobs, n_jobs, subdirs, n_subdirs,
-                         why, sizeof(why));
+                         &n_left, left_why, sizeof(left_why), why,
+                         sizeof(why));
 
+    /* Each entry left unexamined is a failed file: the run ends
+     * "completed" with failures, which a remove-brick commit refuses. */
+    for (size_t i = 0; i < n_left; i++)
+        rb_fail(run, true, "%s", left_why);
     if (rc != 0)
         rb_fail(run, false, "%s", why[0] != '\0' ? why : strerror(-rc));
     return rc;
