@@ -6,14 +6,22 @@
  * Offsets are small: an entry's d_off is its position in the directory
  * stream (1 for the first entry read, counting "." and ".."), not the file
  * system's cookie (ext4 gives 63-bit hashes, which leave no room for
- * cluster/distribute to add its subvolume index). The fd remembers the
- * kernel offset of the position it stopped at, so a listing that goes on
- * from where the last readdir ended (the usual case) resumes exactly even
- * while the directory changes; any other offset re-reads the stream from
- * the start and counts entries (slower; exact if the directory did not
- * change meanwhile). ".mortar" is skipped at the brick root (but
- * counted). Each entry's inode number is derived from its GFID, as stat
- * reports it.
+ * cluster/distribute to add its subvolume index). The file system's
+ * cookies are what make a listing exact while the directory changes
+ * (ext4's hash and tmpfs's offsets stay valid across creates and
+ * unlinks; a count of entries from the start does not), so the fd keeps
+ * the kernel offset of each of the last POSIX_DIR_RING_MAX positions it
+ * read (struct posix_fd_ctx.dir_ring, grown on demand): a readdir at any
+ * of them resumes exactly, whether it goes on from where the last one
+ * ended (the usual case) or comes back to an earlier cookie (FUSE after
+ * the reader's buffer filled, cluster/distribute after its cache dropped
+ * a batch). Reading on from an earlier position numbers the entries
+ * again from there (what the brick gives now), forgetting the positions
+ * after it. Only an offset the fd did not hand out (another fd's, or one
+ * older than the ring) re-reads the stream from the start and counts
+ * entries (slower; exact only if the directory did not change
+ * meanwhile). ".mortar" is skipped at the brick root (but counted). Each
+ * entry's inode number is derived from its GFID, as stat reports it.
  * Names only (readdir without plus, issue 24): no stat per entry. The
  * type is getdents' d_type (a stat only where the file system gives
  * DT_UNKNOWN); a regular file is probed for POSIX_LINKTO_XATTR instead,
@@ -35,7 +43,8 @@
  * 4 KiB files. A content that does not fit in what is left is not sent
  * (the entry is: the listing is never cut short for content).
  * Per fd:  struct posix_fd_ctx; dir_lock serialises lseek + getdents64
- *          on the shared directory fd and guards dir_pos / dir_kpos.
+ *          on the shared directory fd and guards dir_pos, dir_kpos and
+ *          dir_ring (freed at release).
  * Threads: io-threads workers.
  */
 #include "config.h"
@@ -60,6 +69,11 @@
 /* Records and contents of one readdirplus with content at most this (or
  * args.size when larger). */
 #define POSIX_RD_CONTENT_BUDGET (256 * VL_KiB)
+/* Positions whose kernel offsets a directory fd keeps (8 bytes each):
+ * far more than the cookies anyone above still holds (the kernel keeps
+ * one, cluster/distribute two batches per brick), bounded per fd. */
+#define POSIX_DIR_RING_MIN 256
+#define POSIX_DIR_RING_MAX (64 * 1024)
 
 /* The contents of one readdirplus reply (args.content_max). */
 struct posix_rd_content {
@@ -118,19 +132,98 @@ posix_dirent_cost(const char *name, bool plus)
 }
 
 
+/* The kernel offset of position pos in *kpos if the fd kept it: pos is
+ * 0 (the start), or in [dir_ring_lo, dir_pos] and among the last
+ * dir_ring_n read. Called with ctx->dir_lock held. */
+static bool
+posix_dir_ring_get_locked(const struct posix_fd_ctx *ctx, uint64_t pos,
+                          off_t *kpos /* OUT */)
+{
+    if (pos == 0) {
+        *kpos = 0;
+        return true;
+    }
+    if (pos == ctx->dir_pos) {
+        *kpos = ctx->dir_kpos;
+        return true;
+    }
+    if (ctx->dir_ring == NULL || pos < ctx->dir_ring_lo
+        || pos > ctx->dir_pos || ctx->dir_pos - pos >= ctx->dir_ring_n)
+        return false;
+    *kpos = ctx->dir_ring[pos & (ctx->dir_ring_n - 1)];
+    return true;
+}
+
+
+/* Doubles the ring (up to POSIX_DIR_RING_MAX) so that it holds the
+ * positions [lo, top] it holds now and one more. Called with
+ * ctx->dir_lock held; on ENOMEM the ring stays as it is (the oldest
+ * position is overwritten, as at the maximum). */
+static void
+posix_dir_ring_grow_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
+                           uint64_t top)
+{
+    uint32_t n = ctx->dir_ring_n == 0 ? POSIX_DIR_RING_MIN
+                                      : ctx->dir_ring_n * 2;
+    off_t *ring = vl_calloc(xl, n, sizeof(*ring), POSIX_MT_DIRRING);
+    uint64_t from = ctx->dir_ring_lo;
+
+    if (ring == NULL)
+        return;
+    if (ctx->dir_ring != NULL) {
+        if (top - from >= ctx->dir_ring_n)
+            from = top - ctx->dir_ring_n + 1;
+        for (uint64_t p = from; p <= top; p++)
+            ring[p & (n - 1)] = ctx->dir_ring[p & (ctx->dir_ring_n - 1)];
+    }
+    vl_free(ctx->dir_ring);
+    ctx->dir_ring = ring;
+    ctx->dir_ring_n = n;
+}
+
+
+/* Records kpos as the kernel offset of position pos, read right after
+ * pos - 1 (reads go on from dir_pos one entry at a time). Called with
+ * ctx->dir_lock held. */
+static void
+posix_dir_ring_put_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
+                          uint64_t pos, off_t kpos)
+{
+    /* Grow while (1) below the maximum and (2) pos would overwrite a
+     * position still held. */
+    if (ctx->dir_ring_n < POSIX_DIR_RING_MAX                /* (1) */
+        && (ctx->dir_ring_n == 0
+            || pos - ctx->dir_ring_lo >= ctx->dir_ring_n)) /* (2) */
+        posix_dir_ring_grow_locked(xl, ctx, pos - 1);
+    if (ctx->dir_ring != NULL)
+        ctx->dir_ring[pos & (ctx->dir_ring_n - 1)] = kpos;
+}
+
+
 /* Positions dfd at stream position pos (see the file comment): at once
- * when pos is where the last readdir stopped, else by counting entries
- * from the start. Called with ctx->dir_lock held. Returns 0 or -errno. */
+ * when the fd kept pos's kernel offset, else by counting entries from the
+ * start (the ring then starts again at pos). Called with ctx->dir_lock
+ * held. Returns 0 or -errno. */
 static int
-posix_readdir_seek_locked(struct posix_fd_ctx *ctx, int dfd, uint64_t pos,
-                          char *buf)
+posix_readdir_seek_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
+                          int dfd, uint64_t pos, char *buf)
 {
     uint64_t at = 0;
     off_t kpos = 0;
 
-    if (pos == ctx->dir_pos) {
-        if (lseek(dfd, ctx->dir_kpos, SEEK_SET) < 0)
+    if (posix_dir_ring_get_locked(ctx, pos, &kpos)) {
+        if (lseek(dfd, kpos, SEEK_SET) < 0)
             return -errno;
+        /* The positions after pos are numbered again as read now; the
+         * ring slots of those before dir_pos - dir_ring_n were already
+         * taken by later ones. */
+        if (ctx->dir_ring_n > 0 && ctx->dir_pos >= ctx->dir_ring_n
+            && ctx->dir_ring_lo < ctx->dir_pos - ctx->dir_ring_n + 1)
+            ctx->dir_ring_lo = ctx->dir_pos - ctx->dir_ring_n + 1;
+        if (pos == 0 || pos < ctx->dir_ring_lo)
+            ctx->dir_ring_lo = pos;
+        ctx->dir_pos = pos;
+        ctx->dir_kpos = kpos;
         return 0;
     }
     if (lseek(dfd, 0, SEEK_SET) < 0)
@@ -152,6 +245,9 @@ posix_readdir_seek_locked(struct posix_fd_ctx *ctx, int dfd, uint64_t pos,
     }
     ctx->dir_pos = at;
     ctx->dir_kpos = kpos;
+    ctx->dir_ring_lo = at;
+    if (at > 0)
+        posix_dir_ring_put_locked(xl, ctx, at, kpos);
     if (lseek(dfd, kpos, SEEK_SET) < 0)
         return -errno;
     return 0;
@@ -306,6 +402,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     bool is_full = false;
     bool is_eof = false;
     bool is_root;
+    bool is_reading = false;  /* pos and kpos follow the stream */
     char *buf = NULL;
     uint64_t pos = 0;
     off_t kpos = 0;
@@ -340,11 +437,12 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
     }
 
     pthread_mutex_lock(&ctx->dir_lock);
-    rc = posix_readdir_seek_locked(ctx, dfd, (uint64_t)a->offset, buf);
+    rc = posix_readdir_seek_locked(xl, ctx, dfd, (uint64_t)a->offset, buf);
     if (rc != 0)
         goto unlock;
     pos = ctx->dir_pos;
     kpos = ctx->dir_kpos;
+    is_reading = true;
     while (!is_full) {
         ssize_t n = getdents64(dfd, buf, POSIX_DIRBUF_SIZE);
 
@@ -364,6 +462,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
             if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0) {
                 pos++;
                 kpos = d->d_off;
+                posix_dir_ring_put_locked(xl, ctx, pos, kpos);
                 continue;
             }
             cost = posix_dirent_cost(d->d_name, a->plus);
@@ -383,6 +482,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
                 goto unlock;
             pos++;
             kpos = d->d_off;
+            posix_dir_ring_put_locked(xl, ctx, pos, kpos);
             if (rc == 0) { /* 1: left out, costs nothing */
                 used += cost;
                 total += cost + len;
@@ -390,9 +490,13 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
             rc = 0;
         }
     }
-    ctx->dir_pos = pos;
-    ctx->dir_kpos = kpos;
 unlock:
+    /* Even after an error: the ring holds the positions read up to pos,
+     * and the next readdir, at any of them, lseeks there. */
+    if (is_reading) {
+        ctx->dir_pos = pos;
+        ctx->dir_kpos = kpos;
+    }
     pthread_mutex_unlock(&ctx->dir_lock);
     if (rc != 0) {
         vl_dirent_list_clear(list);

@@ -543,6 +543,8 @@ posix_release(vl_xlator_t *xl, vl_fd_t *fd)
     close(ctx->os_fd);
     ctx->is_open = false;
     pthread_mutex_destroy(&ctx->dir_lock);
+    vl_free(ctx->dir_ring);
+    ctx->dir_ring = NULL;
     /* The last close of an unlinked file drops its parked handle (only
      * then: an unlinkat per release was a wasted ENOENT). */
     if (!ctx->is_dir
@@ -605,7 +607,7 @@ static const vl_option_t posix_options[] = {
 
 static const char *const posix_mem_types[] = {
     "misc", "priv", "chain", "xattr", "link", "dirbuf", "janitor",
-    "rchecksum", NULL,
+    "rchecksum", "dirring", NULL,
 };
 
 const vl_xlator_class_t xl_storage_posix = {

@@ -83,6 +83,7 @@ enum posix_mem_type {
     POSIX_MT_DIRBUF,
     POSIX_MT_JANITOR,
     POSIX_MT_RCHECKSUM,
+    POSIX_MT_DIRRING,
 };
 
 /* Parsed options (xl->conf); immutable while the graph runs. */
@@ -211,6 +212,14 @@ struct posix_fd_ctx {
                              far, the cookie of the next readdir */
     off_t dir_kpos;       /* under dir_lock: the kernel's offset matching
                              dir_pos (posix-dir.c) */
+    off_t *dir_ring;      /* owned, under dir_lock, or NULL: the kernel's
+                             offsets of the last positions read, indexed
+                             by position & (dir_ring_n - 1) (posix-dir.c) */
+    uint32_t dir_ring_n;  /* under dir_lock: entries of dir_ring (0 or a
+                             power of 2) */
+    uint64_t dir_ring_lo; /* under dir_lock: lowest position dir_ring
+                             may hold; it holds [lo, dir_pos] but at most
+                             dir_ring_n of them */
 };
 
 /* An object resolved for one fop. */

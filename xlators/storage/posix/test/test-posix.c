@@ -418,6 +418,145 @@ test_readdir_cookies_small_and_reseek(void **state)
 }
 
 
+/* Reads dir through fd from off to its end in batches of budget bytes:
+ * each entry's name (strdup'd) and cookie into names/offs, count
+ * returned. */
+static size_t
+pt_readdir_rest(struct pt *t, vl_fd_t *fd, off_t off, size_t budget,
+                char **names, off_t *offs, size_t max)
+{
+    size_t n = 0;
+    bool eof = false;
+
+    while (!eof) {
+        union vl_fop_args a = {0};
+        struct vl_reply r;
+
+        a.readdir.fd = fd;
+        a.readdir.size = budget;
+        a.readdir.offset = off;
+        assert_int_equal(pt_call(t, VL_FOP_READDIR, &a, &r), 0);
+        assert_true(r.entries.n > 0 || r.entries.eof);
+        for (size_t i = 0; i < r.entries.n; i++) {
+            assert_true(n < max);
+            names[n] = strdup(r.entries.ents[i].name);
+            offs[n++] = off = r.entries.ents[i].off;
+        }
+        eof = r.entries.eof;
+        vl_reply_clear(&r);
+    }
+    return n;
+}
+
+
+static size_t
+pt_count_name(char *const *names, size_t n, const char *name)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n; i++)
+        k += strcmp(names[i], name) == 0;
+    return k;
+}
+
+
+/* A readdir at a cookie the fd handed out earlier (behind where the fd
+ * has read to: FUSE after the reader's buffer filled, distribute after
+ * its cache dropped a batch) resumes exactly after that entry although
+ * names before it were removed and others created meanwhile: every name
+ * after it that stayed is listed once, none before it. Counting entries
+ * from the start again missed as many names as the count shifted. */
+static void
+test_readdir_earlier_cookie_exact_while_changing(void **state)
+{
+    struct pt *t = *state;
+    enum { N = 600, GONE = 40, MAXN = 2 * (N + GONE + 8) };
+    vl_inode_t *dir = NULL;
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_fd_t *fd;
+    char **all = calloc(MAXN, sizeof(char *));
+    char **tail = calloc(MAXN, sizeof(char *));
+    off_t *all_off = calloc(MAXN, sizeof(off_t));
+    off_t *tail_off = calloc(MAXN, sizeof(off_t));
+    size_t n_all, n_tail, n_tail2, mid, n_gone = 0;
+    char name[32];
+
+    assert_non_null(all);
+    assert_non_null(tail);
+    assert_non_null(all_off);
+    assert_non_null(tail_off);
+    assert_int_equal(pt_mkdir(t, t->root, "changing", 0755, &dir), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "stable-%04d", i);
+        assert_int_equal(pt_create(t, dir, name, O_RDWR, 0644, NULL, NULL),
+                         0);
+    }
+    fd = vl_fd_new(dir, O_RDONLY, 1);
+    assert_non_null(fd);
+    a.opendir.loc.inode = dir;
+    a.opendir.fd = fd;
+    assert_int_equal(pt_call(t, VL_FOP_OPENDIR, &a, &r), 0);
+    vl_reply_clear(&r);
+    n_all = pt_readdir_rest(t, fd, 0, 512, all, all_off, MAXN);
+    assert_int_equal(n_all, N + 2);
+
+    /* Names before the middle go, new ones come (wherever the file
+     * system puts them). */
+    mid = n_all / 2;
+    for (size_t i = 0; i < mid && n_gone < GONE; i++) {
+        if (strncmp(all[i], "stable-", 7) != 0)
+            continue;
+        assert_int_equal(pt_unlink(t, dir, all[i]), 0);
+        all[i][0] = 'X'; /* gone: must not be listed */
+        n_gone++;
+    }
+    assert_int_equal(n_gone, GONE);
+    for (int i = 0; i < GONE; i++) {
+        snprintf(name, sizeof(name), "new-%04d", i);
+        assert_int_equal(pt_create(t, dir, name, O_RDWR, 0644, NULL, NULL),
+                         0);
+    }
+
+    /* Back to the cookie of the entry before the middle, on the fd that
+     * already read to the end. */
+    n_tail = pt_readdir_rest(t, fd, all_off[mid - 1], 512, tail, tail_off,
+                             MAXN);
+    for (size_t i = 0; i < n_all; i++) {
+        size_t want = i >= mid ? 1 : 0;
+
+        assert_int_equal(pt_count_name(tail, n_tail, all[i]), want);
+    }
+
+    /* Again from a cookie of that new reading, after more names went
+     * before it: the positions read again are exact as well. */
+    for (size_t i = 0; i < n_tail / 2; i++) {
+        if (strncmp(tail[i], "stable-", 7) == 0) {
+            assert_int_equal(pt_unlink(t, dir, tail[i]), 0);
+            tail[i][0] = 'X';
+        }
+    }
+    mid = n_tail / 2;
+    n_tail2 = pt_readdir_rest(t, fd, tail_off[mid - 1], 4096, all + n_all,
+                              all_off + n_all, MAXN - n_all);
+    for (size_t i = 0; i < n_tail; i++) {
+        size_t want = i >= mid ? 1 : 0;
+
+        assert_int_equal(pt_count_name(all + n_all, n_tail2, tail[i]), want);
+    }
+    for (size_t i = 0; i < n_all + n_tail2; i++)
+        free(all[i]);
+    for (size_t i = 0; i < n_tail; i++)
+        free(tail[i]);
+    free(all);
+    free(tail);
+    free(all_off);
+    free(tail_off);
+    vl_fd_unref(fd);
+    vl_inode_unref(dir);
+}
+
+
 static void
 test_mortar_dir_hidden(void **state)
 {
@@ -938,6 +1077,9 @@ main(void)
                                         pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_cookies_small_and_reseek,
                                         pt_setup, pt_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_readdir_earlier_cookie_exact_while_changing, pt_setup,
+            pt_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_offsets_resume,
                                         pt_setup, pt_teardown),
         cmocka_unit_test_setup_teardown(test_mortar_dir_hidden, pt_setup,
