@@ -35,13 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mgmt.h"
 #include "mortard.h"
 
-/* Bytes of entry names one `heal info` reply holds, shared evenly by the
- * volume's bricks: with the XML form's tags this stays well under
- * MGMT_OUTPUT_MAX (4 MiB; 100,000 GFIDs alone are 4.4 MB). Beyond it the
- * counts stay exact. */
-#define MD_HEAL_INFO_NAME_BYTES (2 * 1024 * 1024)
 #define MD_HEAL_ROOT_GFID "00000000-0000-0000-0000-000000000001"
 #define MD_HEAL_DEPTH_MAX 4096
 
@@ -160,7 +156,8 @@ md_heal_brick_get(struct md_state *st, const struct md_volume *vol,
     if (md_brick_is_local(st, b))
         md_heal_brick_read(b->path, is_names, budget, hb);
     else
-        md_heal_brick_remote(st, vol, b, is_names, budget, hp, hb);
+        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_INFO, is_names,
+                             budget, hp, hb);
 }
 
 
@@ -329,56 +326,117 @@ md_heal_progress_kv(const char *key, const char *value, int line, void *arg,
 
 
 void
+md_heal_progress_parse(const char *text, const char *path,
+                       struct md_heal_progress *p)
+{
+    vl_err_t err = {.msg = ""};
+
+    memset(p, 0, sizeof(*p));
+    p->eta_seconds = -1;
+    p->is_read = md_kv_parse(text, path, md_heal_progress_kv, p, &err) == 0;
+}
+
+
+void
 md_heal_progress_read(const struct md_state *st, const char *volname,
                       struct md_heal_progress *p)
 {
     char path[4200], *text = NULL;
-    vl_err_t err = {.msg = ""};
 
     memset(p, 0, sizeof(*p));
     p->eta_seconds = -1;
     md_heal_path(st, volname, "state", path, sizeof(path));
     if (md_read_file(path, &text, NULL) != 0)
         return;
-    p->is_read = md_kv_parse(text, path, md_heal_progress_kv, p, &err) == 0;
+    md_heal_progress_parse(text, path, p);
     free(text);
 }
 
 
-/* The full crawl's line of `heal VOL status`. */
+/* The "Full crawl:" line of `heal VOL status`. */
 static void
-md_heal_crawl_status(const struct md_state *st, const struct md_volume *vol,
-                     const struct md_heal_progress *p, struct md_node *hs,
-                     struct md_result *r)
+md_heal_crawl_line(enum md_heal_crawl crawl, const struct md_heal_progress *p,
+                   struct md_result *r)
 {
-    struct md_node *fc = md_node_add(hs, "fullCrawl", NULL);
-    char path[4200], when[64] = "";
-    const char *state = "never run";
     time_t t = (time_t)p->crawl_done_at;
+    char when[64] = "";
     struct tm tm;
 
-    md_heal_path(st, vol->name, "full", path, sizeof(path));
-    if (p->full_crawl != 0)
-        state = "running";
-    else if (access(path, F_OK) == 0)
-        state = "requested"; /* not picked up by the daemon yet */
-    else if (p->crawl_done_at > 0 && localtime_r(&t, &tm) != NULL)
+    if (crawl == MD_HEAL_CRAWL_FINISHED && localtime_r(&t, &tm) != NULL)
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
-    if (when[0] != '\0')
+    if (crawl == MD_HEAL_CRAWL_FINISHED)
         md_sbuf_printf(&r->text, "Full crawl: last finished at %s, %lld "
                        "objects visited, %lld healed, %lld failed\n", when,
                        p->crawl_visited, p->crawl_healed, p->crawl_failed);
-    else if (p->full_crawl != 0)
+    else if (crawl == MD_HEAL_CRAWL_RUNNING)
         md_sbuf_printf(&r->text, "Full crawl: running, %lld objects "
                        "visited, %lld healed, %lld failed\n",
                        p->crawl_visited, p->crawl_healed, p->crawl_failed);
     else
-        md_sbuf_printf(&r->text, "Full crawl: %s\n", state);
-    md_node_add(fc, "state", when[0] != '\0' ? "finished" : state);
+        md_sbuf_printf(&r->text, "Full crawl: %s\n",
+                       crawl == MD_HEAL_CRAWL_REQUESTED ? "requested"
+                                                        : "never run");
+}
+
+
+/* A daemon's figures under n (each node's, and their sum). */
+static void
+md_heal_figures_show(enum md_heal_crawl crawl,
+                     const struct md_heal_progress *p, struct md_node *n)
+{
+    static const char *const states[] = {
+        [MD_HEAL_CRAWL_NEVER] = "never run",
+        [MD_HEAL_CRAWL_FINISHED] = "finished",
+        [MD_HEAL_CRAWL_REQUESTED] = "requested",
+        [MD_HEAL_CRAWL_RUNNING] = "running",
+    };
+    struct md_node *fc;
+
+    md_node_addf(n, "bytesLeft", "%lld", p->pending_bytes);
+    md_node_addf(n, "healedEntries", "%lld", p->healed);
+    md_node_addf(n, "healedBytes", "%lld", p->healed_bytes);
+    md_node_addf(n, "rate", "%.3f", p->rate);
+    md_node_addf(n, "rateBytes", "%.0f", p->rate_bytes);
+    md_node_addf(n, "splitBrain", "%lld", p->split_brain);
+    md_node_addf(n, "waiting", "%lld", p->waiting);
+    fc = md_node_add(n, "fullCrawl", NULL);
+    md_node_add(fc, "state", states[crawl]);
     md_node_addf(fc, "visited", "%lld", p->crawl_visited);
     md_node_addf(fc, "healed", "%lld", p->crawl_healed);
     md_node_addf(fc, "failed", "%lld", p->crawl_failed);
     md_node_addf(fc, "doneAt", "%lld", p->crawl_done_at);
+}
+
+
+/* The daemon lines of `heal VOL status`: one per node with bricks. */
+static void
+md_heal_nodes_show(const struct md_volume *vol,
+                   const struct md_heal_node *v, size_t n,
+                   struct md_node *hs, struct md_result *r)
+{
+    struct md_node *nl = md_node_add(hs, "nodes", NULL);
+
+    nl->is_list = true;
+    for (size_t i = 0; i < n; i++) {
+        const struct md_heal_node *hn = &v[i];
+        struct md_node *nn = md_node_add(nl, "node", NULL);
+        const char *state = hn->status != 0 ? hn->why
+                            : hn->pid != 0 ? "running"
+                            : md_heal_is_enabled(vol) ? "not running"
+                                                      : "disabled";
+
+        md_sbuf_printf(&r->text, "Self-heal daemon on %s%s: %s\n",
+                       hn->host, hn->is_local ? " (this node)" : "", state);
+        md_node_add(nn, "hostname", hn->host);
+        md_node_add(nn, "isLocal", hn->is_local ? "1" : "0");
+        md_node_add(nn, "status", state);
+        md_node_addf(nn, "daemonPid", "%ld", (long)hn->pid);
+        if (hn->status != 0)
+            continue;
+        md_node_addf(nn, "etaSeconds", "%lld", hn->p.eta_seconds);
+        md_heal_figures_show(md_heal_node_crawl(hn), &hn->p, nn);
+    }
+    md_sbuf_printf(&r->text, "\n");
 }
 
 
@@ -388,22 +446,27 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
 {
     struct md_node *hs = md_node_add(r->root, "healStatus", NULL);
     struct md_node *bl;
-    struct md_heal_progress p;
-    pid_t pid = md_heal_pid(st, vol->name);
+    struct md_heal_node *nodes = NULL;
+    struct md_heal_sum sum;
     uint64_t total = 0;
-    size_t no_names = 0;
+    size_t no_names = 0, n_nodes = 0;
     struct md_heal_peers hp = {0};
     char b1[32], b2[32], b3[32], eta[32];
+    int rc;
 
-    md_heal_progress_read(st, vol->name, &p);
+    rc = md_heal_nodes_gather(st, vol, &hp, &nodes, &n_nodes);
+    if (rc != 0) {
+        md_heal_peers_clear(&hp);
+        md_result_fail(r, MD_EXIT_FAIL, -rc, "volume heal %s status: %s",
+                       vol->name, strerror(-rc));
+        return;
+    }
+    md_heal_nodes_sum(nodes, n_nodes, &sum);
     md_node_add(hs, "volName", vol->name);
-    md_node_addf(hs, "daemonPid", "%ld", (long)pid);
+    md_node_addf(hs, "daemonPid", "%ld", (long)md_heal_pid(st, vol->name));
+    md_heal_nodes_show(vol, nodes, n_nodes, hs, r);
     bl = md_node_add(hs, "bricks", NULL);
     bl->is_list = true;
-    md_sbuf_printf(&r->text, "Self-heal daemon on this node: %s\n\n",
-                   pid != 0 ? "running" : md_heal_is_enabled(vol)
-                                              ? "not running"
-                                              : "disabled");
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
@@ -413,8 +476,10 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_heal_brick_get(st, vol, b, false, &no_names, &hp, &hb);
         if (hb.status != 0) {
-            md_sbuf_printf(&r->text, "Status: %s\n\n",
-                           md_heal_status(st, vol, b, &hb));
+            const char *status = md_heal_status(st, vol, b, &hb);
+
+            md_sbuf_printf(&r->text, "Status: %s\n\n", status);
+            md_node_add(bn, "status", status);
             md_node_add(bn, "entriesLeft", "-");
             md_heal_brick_clear(&hb);
             continue;
@@ -425,33 +490,34 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
         md_heal_brick_clear(&hb);
     }
     md_heal_peers_clear(&hp);
-    md_heal_bytes((uint64_t)(p.pending_bytes > 0 ? p.pending_bytes : 0),
-                  b1, sizeof(b1));
-    md_heal_bytes((uint64_t)(p.healed_bytes > 0 ? p.healed_bytes : 0),
-                  b2, sizeof(b2));
-    md_heal_bytes((uint64_t)p.rate_bytes, b3, sizeof(b3));
-    if (total == 0)
+    md_heal_bytes((uint64_t)(sum.p.pending_bytes > 0 ? sum.p.pending_bytes
+                                                     : 0), b1, sizeof(b1));
+    md_heal_bytes((uint64_t)(sum.p.healed_bytes > 0 ? sum.p.healed_bytes
+                                                    : 0), b2, sizeof(b2));
+    md_heal_bytes((uint64_t)sum.p.rate_bytes, b3, sizeof(b3));
+    /* Nothing is left only when every node could say so. */
+    if (total == 0 && sum.n_down == 0)
         snprintf(eta, sizeof(eta), "0 s (nothing left)");
-    else if (p.eta_seconds < 0 || !p.is_read)
+    else if (sum.p.eta_seconds < 0 || !sum.p.is_read)
         snprintf(eta, sizeof(eta), "unknown");
     else
-        snprintf(eta, sizeof(eta), "%lld s", p.eta_seconds);
+        snprintf(eta, sizeof(eta), "%lld s", sum.p.eta_seconds);
     md_sbuf_printf(&r->text, "Total entries left: %" PRIu64 "\n"
                    "Data left: %s\nHealed: %lld entries, %s\n"
                    "Rate (last minute): %.1f entries/s, %s/s\n"
                    "In split-brain: %lld\nWaiting for a brick: %lld\n"
-                   "ETA: %s\n", total, b1, p.healed, b2, p.rate, b3,
-                   p.split_brain, p.waiting, eta);
+                   "ETA: %s\n", total, b1, sum.p.healed, b2, sum.p.rate, b3,
+                   sum.p.split_brain, sum.p.waiting, eta);
+    if (sum.n_down > 0)
+        md_sbuf_printf(&r->text, "Nodes not answering: %zu (their bricks "
+                       "and daemons are not counted)\n", sum.n_down);
     md_node_addf(hs, "entriesLeft", "%" PRIu64, total);
-    md_node_addf(hs, "bytesLeft", "%lld", p.pending_bytes);
-    md_node_addf(hs, "healedEntries", "%lld", p.healed);
-    md_node_addf(hs, "healedBytes", "%lld", p.healed_bytes);
-    md_node_addf(hs, "rate", "%.3f", p.rate);
-    md_node_addf(hs, "rateBytes", "%.0f", p.rate_bytes);
-    md_node_addf(hs, "splitBrain", "%lld", p.split_brain);
-    md_node_addf(hs, "waiting", "%lld", p.waiting);
-    md_node_addf(hs, "etaSeconds", "%lld", total == 0 ? 0 : p.eta_seconds);
-    md_heal_crawl_status(st, vol, &p, hs, r);
+    md_node_addf(hs, "etaSeconds", "%lld",
+                 total == 0 && sum.n_down == 0 ? 0 : sum.p.eta_seconds);
+    md_node_addf(hs, "nodesDown", "%zu", sum.n_down);
+    md_heal_figures_show(sum.crawl, &sum.p, hs);
+    md_heal_crawl_line(sum.crawl, &sum.p, r);
+    free(nodes);
 }
 
 

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mgmt.h"
 #include "mortard.h"
 
 #define MD_SPLIT_MAGIC "mortar-heal-split-brain 1"
@@ -155,20 +156,20 @@ md_split_list_clear(struct md_split_list *l)
 }
 
 
-/* Reads b's list (b local). 0 (l->is_read false: the daemon has not
- * listed this brick yet) or -errno. */
+/* Reads the list of brick (a path of this node) of volname. 0 (l->is_read
+ * false: the daemon has not listed this brick yet) or -errno. */
 static int
-md_split_list_read(const struct md_state *st, const struct md_volume *vol,
-                   const struct md_brick *b, struct md_split_list *l)
+md_split_list_read(const struct md_state *st, const char *volname,
+                   const char *brick, struct md_split_list *l)
 {
-    struct md_split_reading rd = {.brick = b->path, .brick_dir = b->path,
+    struct md_split_reading rd = {.brick = brick, .brick_dir = brick,
                                   .out = l};
     vl_err_t err = {.msg = ""};
     char path[4200], *text = NULL;
     int rc;
 
     memset(l, 0, sizeof(*l));
-    md_heal_path(st, vol->name, "split-brain", path, sizeof(path));
+    md_heal_path(st, volname, "split-brain", path, sizeof(path));
     rc = md_read_file(path, &text, NULL);
     if (rc != 0)
         return rc == -ENOENT ? 0 : rc;
@@ -190,7 +191,7 @@ md_heal_split_count(const struct md_state *st, const struct md_volume *vol,
                     const struct md_brick *b, uint64_t *out)
 {
     struct md_split_list l;
-    int rc = md_split_list_read(st, vol, b, &l);
+    int rc = md_split_list_read(st, vol->name, b->path, &l);
 
     if (rc == 0 && !l.is_read)
         rc = -ENOENT;
@@ -201,56 +202,104 @@ md_heal_split_count(const struct md_state *st, const struct md_volume *vol,
 
 
 void
+md_heal_split_read(const struct md_state *st, const char *volname,
+                   const char *brick, size_t *budget,
+                   struct md_heal_brick *hb)
+{
+    struct md_split_list l;
+
+    memset(hb, 0, sizeof(*hb));
+    hb->status = md_split_list_read(st, volname, brick, &l);
+    if (hb->status == 0 && !l.is_read)
+        hb->status = -ENODATA;
+    if (hb->status != 0)
+        return;
+    hb->n = l.count;
+    hb->names = calloc(l.n + 1, sizeof(*hb->names));
+    if (hb->names == NULL)
+        hb->status = -ENOMEM;
+    for (size_t j = 0; hb->status == 0 && j < l.n && *budget > 0; j++) {
+        char *name = md_heal_dir_path(brick, l.gfids[j]);
+
+        if (name == NULL && asprintf(&name, "<gfid:%s>", l.gfids[j]) < 0)
+            name = NULL;
+        if (name == NULL) {
+            hb->status = -ENOMEM;
+            break;
+        }
+        if (strlen(name) + 1 > *budget) {
+            free(name);
+            *budget = 0;
+            break;
+        }
+        *budget -= strlen(name) + 1;
+        hb->names[hb->n_names++] = name;
+    }
+    md_split_list_clear(&l);
+}
+
+
+/* The Status line of brick b of vol, whose list was read into hb. */
+static const char *
+md_split_status(const struct md_state *st, const struct md_volume *vol,
+                const struct md_brick *b, const struct md_heal_brick *hb)
+{
+    bool is_local = md_brick_is_local(st, b);
+
+    if (!is_local && hb->remote_err[0] != '\0')
+        return hb->remote_err;
+    if (hb->status != 0 && hb->status != -ENODATA)
+        return strerror(-hb->status);
+    if (is_local && md_brick_pid(st, vol, b) == 0)
+        return "Transport endpoint is not connected";
+    if (hb->status == -ENODATA)
+        return "Not gathered: the self-heal daemon has not listed it yet";
+    return "Connected";
+}
+
+
+void
 md_heal_split_info(struct md_state *st, const struct md_volume *vol,
                    struct md_result *r)
 {
     struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
     struct md_node *bl = md_node_add(hi, "bricks", NULL);
+    struct md_heal_peers hp = {0};
 
     bl->is_list = true;
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
-        struct md_split_list l = {0};
-        const char *status = "Connected";
-        int rc = 0;
+        size_t budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
+        struct md_heal_brick hb;
+        const char *status;
 
+        if (md_brick_is_local(st, b))
+            md_heal_split_read(st, vol->name, b->path, &budget, &hb);
+        else
+            md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT, true,
+                                 &budget, &hp, &hb);
+        status = md_split_status(st, vol, b, &hb);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
-        if (!md_brick_is_local(st, b))
-            status = "Not gathered: brick on another node";
-        else if ((rc = md_split_list_read(st, vol, b, &l)) != 0)
-            status = strerror(-rc);
-        else if (md_brick_pid(st, vol, b) == 0)
-            status = "Transport endpoint is not connected";
-        else if (!l.is_read)
-            status = "Not gathered: the self-heal daemon has not listed "
-                     "it yet";
-        for (size_t j = 0; j < l.n; j++) {
-            char *dir = md_heal_dir_path(b->path, l.gfids[j]);
-
-            if (dir != NULL) {
-                md_sbuf_printf(&r->text, "%s\n", dir);
-                md_node_add(bn, "file", dir);
-            } else {
-                md_sbuf_printf(&r->text, "<gfid:%s>\n", l.gfids[j]);
-                md_node_addf(bn, "file", "<gfid:%s>", l.gfids[j]);
-            }
-            free(dir);
+        for (size_t j = 0; j < hb.n_names; j++) {
+            md_sbuf_printf(&r->text, "%s\n", hb.names[j]);
+            md_node_add(bn, "file", hb.names[j]);
         }
         md_sbuf_printf(&r->text, "Status: %s\n", status);
         md_node_add(bn, "status", status);
-        if (l.is_read) {
+        if (hb.status == 0) {
             md_sbuf_printf(&r->text, "Number of entries in split-brain: %"
-                           PRIu64 "\n\n", l.count);
-            md_node_addf(bn, "numberOfEntries", "%" PRIu64, l.count);
+                           PRIu64 "\n\n", hb.n);
+            md_node_addf(bn, "numberOfEntries", "%" PRIu64, hb.n);
         } else {
             md_sbuf_printf(&r->text, "Number of entries in split-brain: "
                            "-\n\n");
             md_node_add(bn, "numberOfEntries", "-");
         }
-        md_split_list_clear(&l);
+        md_heal_brick_clear(&hb);
     }
+    md_heal_peers_clear(&hp);
 }
 
 
@@ -507,7 +556,7 @@ md_split_set_entries(const struct md_state *st, const struct md_volume *vol,
 
         if (!md_brick_is_local(st, &vol->bricks[i]))
             continue;
-        rc = md_split_list_read(st, vol, &vol->bricks[i], &l);
+        rc = md_split_list_read(st, vol->name, vol->bricks[i].path, &l);
         for (size_t j = 0; rc == 0 && j < l.n; j++) {
             bool is_dup = false;
             char **nv;

@@ -1,30 +1,41 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * heal-peers: `volume heal VOL info` (and its summaries, and `status`)
- * for bricks on other nodes: the node running the command asks each
- * brick's node with HEAL_INFO (rpc/xdr/mgmt.x), which lists the brick's
- * heal index as cmd-heal.c does for its own bricks. The callee answers
- * on its loop thread without md_state.lock (as BRICK_STATUS does), so
- * two nodes asking each other at once cannot wait on each other's
- * command worker; it reads only directories stamped with the volume id
- * the caller names (trusted.mortar.volume-id), so a peer cannot have
- * it list an arbitrary directory. A node that does not answer within
- * MD_HEAL_PEER_TIMEOUT_MS has its bricks shown "Not gathered: ...",
- * and is asked once per command.
+ * heal-peers: the `volume heal VOL ...` views of other nodes' bricks and
+ * daemons. The node running the command asks each brick's node:
+ *   HEAL_INFO      its heal index (info, info summary, statistics
+ *                  heal-count, status), as cmd-heal.c lists its own;
+ *   HEAL_SPLIT     what its self-heal daemon listed in split-brain (info
+ *                  split-brain), as cmd-split-brain.c reads its own;
+ *   HEAL_PROGRESS  its self-heal daemon's progress file (status,
+ *                  heal-nodes.c sums them).
+ * The callee answers on its loop thread without md_state.lock (as
+ * BRICK_STATUS does), so two nodes asking each other at once cannot
+ * wait on each other's command worker; it reads only directories
+ * stamped with the volume id the caller names
+ * (trusted.mortar.volume-id), so a peer cannot have it list an
+ * arbitrary directory, and only the files of its own run directory
+ * named after a valid volume name. A node that does not answer within
+ * MD_HEAL_PEER_TIMEOUT_MS is shown "Transport endpoint is not
+ * connected", as GlusterFS prints a brick it cannot reach (the reason
+ * goes to the log), and is asked once per command, so a command never
+ * waits more than that per node.
  * Threads: the worker (asking, lock held); a loop thread (answering).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include "mgmt.h"
 #include "mortard.h"
 #include "vrpc.h"
 
 #define MD_HEAL_PEER_TIMEOUT_MS 5000
+#define MD_HEAL_NOT_CONNECTED "Transport endpoint is not connected"
 
 
 void
@@ -102,9 +113,21 @@ md_heal_names_take(struct md_heal_brick *hb, const char *buf, size_t len)
 }
 
 
+/* A call to host's mortard failed (why): it is shown as not connected
+ * and not asked again in this command. */
+static void
+md_heal_peer_failed(struct md_heal_peers *hp, const struct md_volume *vol,
+                    const char *host, const char *why)
+{
+    vl_glog(MD_DOMAIN, VL_LOG_WARNING, "heal of %s: node %s not asked: %s",
+            vol->name, host, why);
+    md_heal_peer_mark_down(hp, host, MD_HEAL_NOT_CONNECTED);
+}
+
+
 void
 md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
-                     const struct md_brick *b, bool is_names,
+                     const struct md_brick *b, uint32_t proc, bool is_names,
                      size_t *budget, struct md_heal_peers *hp,
                      struct md_heal_brick *hb)
 {
@@ -136,13 +159,13 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
     req.name_bytes = (u_int)(*budget < MGMT_OUTPUT_MAX / 2
                                  ? *budget
                                  : MGMT_OUTPUT_MAX / 2);
-    if (md_peer_call(p->host, p->port, MGMT_PROC_HEAL_INFO,
+    if (md_peer_call(p->host, p->port, proc,
                      (xdrproc_t)xdr_mgmt_heal_info_req, &req,
                      (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp,
                      MD_HEAL_PEER_TIMEOUT_MS, &err) != 0) {
-        snprintf(hb->remote_err, sizeof(hb->remote_err),
-                 "Not gathered: %s", err.msg);
-        md_heal_peer_mark_down(hp, b->host, hb->remote_err);
+        snprintf(hb->remote_err, sizeof(hb->remote_err), "%s",
+                 MD_HEAL_NOT_CONNECTED);
+        md_heal_peer_failed(hp, vol, b->host, err.msg);
         return;
     }
     if (rsp.ret != 0 || rsp.bricks.bricks_len != 1) {
@@ -153,7 +176,8 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
         const mgmt_heal_brick_info *bi = &rsp.bricks.bricks_val[0];
         size_t got = bi->names.names_len;
 
-        hb->status = bi->status;
+        /* A positive status is no errno: a bad answer. */
+        hb->status = bi->status > 0 ? -EPROTO : bi->status;
         hb->n = bi->count;
         if (hb->status == 0 && req.names
             && md_heal_names_take(hb, bi->names.names_val, got) != 0)
@@ -161,6 +185,52 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
         *budget = got < *budget ? *budget - got : 0;
     }
     xdr_free((xdrproc_t)xdr_mgmt_heal_info_rsp, (char *)&rsp);
+}
+
+
+void
+md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
+                    struct md_heal_peers *hp, struct md_heal_node *hn)
+{
+    struct md_peer *p = md_peer_find_host(st, hn->host);
+    mgmt_heal_progress_req req = {.volume = (char *)vol->name};
+    mgmt_heal_progress_rsp rsp;
+    vl_err_t err = {.msg = ""};
+    const char *why = md_heal_peer_down(hp, hn->host);
+
+    memset(&hn->p, 0, sizeof(hn->p));
+    hn->p.eta_seconds = -1;
+    hn->status = -ENOTCONN;
+    if (why == NULL && p == NULL)
+        why = "Not gathered: not a peer of this node";
+    if (why != NULL) {
+        snprintf(hn->why, sizeof(hn->why), "%s", why);
+        return;
+    }
+    memset(&rsp, 0, sizeof(rsp));
+    if (md_peer_call(p->host, p->port, MGMT_PROC_HEAL_PROGRESS,
+                     (xdrproc_t)xdr_mgmt_heal_progress_req, &req,
+                     (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsp,
+                     MD_HEAL_PEER_TIMEOUT_MS, &err) != 0) {
+        snprintf(hn->why, sizeof(hn->why), "%s", MD_HEAL_NOT_CONNECTED);
+        md_heal_peer_failed(hp, vol, hn->host, err.msg);
+        return;
+    }
+    if (rsp.ret != 0) {
+        snprintf(hn->why, sizeof(hn->why), "Not gathered: %s",
+                 strerror(rsp.op_errno > 0 ? rsp.op_errno : EPROTO));
+    } else {
+        char name[MGMT_HOST_MAX + 32];
+
+        hn->status = 0;
+        hn->pid = rsp.pid > 0 && rsp.pid <= INT32_MAX ? (pid_t)rsp.pid : 0;
+        hn->is_full_asked = rsp.is_full_asked != 0;
+        snprintf(name, sizeof(name), "%s:heal/%s.state", hn->host,
+                 vol->name);
+        if (rsp.state[0] != '\0')
+            md_heal_progress_parse(rsp.state, name, &hn->p);
+    }
+    xdr_free((xdrproc_t)xdr_mgmt_heal_progress_rsp, (char *)&rsp);
 }
 
 
@@ -178,8 +248,9 @@ md_heal_path_ok(const char *path, const char id[16])
 
 
 void
-md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
-                   size_t len)
+md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
+                     uint32_t xid, uint32_t proc, const char *body,
+                     size_t len)
 {
     mgmt_heal_info_req req;
     mgmt_heal_info_rsp rsp;
@@ -211,8 +282,12 @@ md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
             out[i].status = -ENOENT;
             continue;
         }
-        md_heal_brick_read(req.paths.paths_val[i], req.names != 0, &budget,
-                           &hb);
+        if (proc == MGMT_PROC_HEAL_SPLIT)
+            md_heal_split_read(st, req.volume, req.paths.paths_val[i],
+                               &budget, &hb);
+        else
+            md_heal_brick_read(req.paths.paths_val[i], req.names != 0,
+                               &budget, &hb);
         out[i].status = hb.status;
         out[i].count = hb.n;
         for (size_t k = 0; k < hb.n_names; k++)
@@ -235,4 +310,50 @@ md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
     free(bufs);
     free(out);
     xdr_free((xdrproc_t)xdr_mgmt_heal_info_req, (char *)&req);
+}
+
+
+void
+md_heal_progress_serve(const struct md_state *st, struct vrpc_conn *c,
+                       uint32_t xid, const char *body, size_t len)
+{
+    mgmt_heal_progress_req req;
+    mgmt_heal_progress_rsp rsp;
+    char path[4200], *text = NULL;
+    size_t n = 0;
+    int rc;
+
+    memset(&req, 0, sizeof(req));
+    memset(&rsp, 0, sizeof(rsp));
+    rsp.state = "";
+    if (vrpc_decode_body(body, len, (xdrproc_t)xdr_mgmt_heal_progress_req,
+                         &req, NULL) != 0) {
+        (void)vrpc_send_reply(c, xid, VRPC_GARBAGE_ARGS, NULL, NULL, NULL, 0);
+        return;
+    }
+    /* The name becomes a file name of the run directory: checked first. */
+    if (md_check_volname(req.volume, NULL) != 0) {
+        rsp.ret = -1;
+        rsp.op_errno = EINVAL;
+        goto reply;
+    }
+    rsp.pid = md_heal_pid(st, req.volume);
+    md_heal_path(st, req.volume, "full", path, sizeof(path));
+    rsp.is_full_asked = access(path, F_OK) == 0;
+    md_heal_path(st, req.volume, "state", path, sizeof(path));
+    rc = md_read_file(path, &text, &n);
+    if (rc != 0 && rc != -ENOENT) {
+        rsp.ret = -1;
+        rsp.op_errno = -rc;
+    } else if (text != NULL && n < MGMT_HEAL_STATE_MAX
+               && strlen(text) == n) {
+        rsp.state = text;
+    }
+    /* A file too long or with a NUL is no progress file: sent as none. */
+reply:
+    (void)vrpc_send_reply(c, xid, VRPC_SUCCESS,
+                          (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsp, NULL,
+                          0);
+    free(text);
+    xdr_free((xdrproc_t)xdr_mgmt_heal_progress_req, (char *)&req);
 }

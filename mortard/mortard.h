@@ -356,6 +356,9 @@ struct md_heal_progress {
  * is_read false and eta_seconds -1 (cmd-heal.c). */
 void md_heal_progress_read(const struct md_state *st, const char *volname,
                            struct md_heal_progress *p);
+/* The same from the file's text (path names it in errors). */
+void md_heal_progress_parse(const char *text, const char *path,
+                            struct md_heal_progress *p);
 int md_heal_kick(const struct md_state *st, const char *volname);
 /* `heal VOL` (is_full: `heal VOL full`, the crawl request written first)
  * on this node: 0 (also when no brick of vol is here), -ESRCH (the
@@ -450,6 +453,11 @@ int md_replica_change_precheck(struct md_state *st, int argc, char **argv,
 
 /* ---- cmd-heal.c ---- */
 struct md_result;
+/* Bytes of entry names one `heal info` (or `info split-brain`) reply
+ * holds, shared evenly by the volume's bricks: with the XML form's tags
+ * this stays well under MGMT_OUTPUT_MAX (4 MiB; 100,000 GFIDs alone are
+ * 4.4 MB). Beyond it the counts stay exact. */
+#define MD_HEAL_INFO_NAME_BYTES (2 * 1024 * 1024)
 /* What one brick's heal index lists. */
 struct md_heal_brick {
     int status;       /* 0, or -errno reading its index */
@@ -472,24 +480,75 @@ struct md_heal_peers {
     char **why;
     size_t n_down;
 };
-/* Another node's brick b of vol, through that node's mortard
- * (HEAL_INFO); hb->status -ENOTCONN and remote_err set when it cannot
- * be asked. */
+/* Another node's brick b of vol, through that node's mortard: proc
+ * MGMT_PROC_HEAL_INFO (its heal index) or MGMT_PROC_HEAL_SPLIT (its
+ * split-brain list); hb->status -ENOTCONN and remote_err set when it
+ * cannot be asked ("Transport endpoint is not connected" when its node
+ * does not answer). */
 void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
-                          const struct md_brick *b, bool is_names,
-                          size_t *budget, struct md_heal_peers *hp,
-                          struct md_heal_brick *hb);
+                          const struct md_brick *b, uint32_t proc,
+                          bool is_names, size_t *budget,
+                          struct md_heal_peers *hp, struct md_heal_brick *hb);
 void md_heal_peers_clear(struct md_heal_peers *hp);
+/* The self-heal daemon of a volume on one node. */
+struct md_heal_node {
+    const char *host;     /* borrowed from the volume's bricks */
+    bool is_local;        /* this node */
+    int status;           /* 0 read or asked; -ENOTCONN (why) */
+    char why[160];        /* when status != 0 */
+    pid_t pid;            /* its daemon, 0: not running */
+    bool is_full_asked;   /* a full crawl is requested (RUN/heal/VOL.full) */
+    struct md_heal_progress p;
+};
+/* The daemon of vol on host (a peer) through its mortard
+ * (HEAL_PROGRESS), into hn (host and is_local set by the caller); a
+ * node hp knows down is not asked again. */
+void md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
+                         struct md_heal_peers *hp, struct md_heal_node *hn);
 /* Takes the entry names of another node's HEAL_INFO answer (len bytes,
  * NUL-terminated names back to back; an unterminated tail is dropped)
  * into hb. 0 or -ENOMEM. */
 int md_heal_names_take(struct md_heal_brick *hb, const char *buf,
                        size_t len);
-/* HEAL_INFO, answered on the loop thread without md_state.lock: each
- * path must carry the volume id the caller gives. */
+/* HEAL_INFO and HEAL_SPLIT (proc), answered on the loop thread without
+ * md_state.lock (st: only its run directory): each path must carry the
+ * volume id the caller gives. */
 struct vrpc_conn;
-void md_heal_info_serve(struct vrpc_conn *c, uint32_t xid, const char *body,
-                        size_t len);
+void md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
+                          uint32_t xid, uint32_t proc, const char *body,
+                          size_t len);
+/* HEAL_PROGRESS, the same way. */
+void md_heal_progress_serve(const struct md_state *st, struct vrpc_conn *c,
+                            uint32_t xid, const char *body, size_t len);
+
+/* ---- heal-nodes.c ---- */
+/* How far the full crawls are, in the order one outranks another when
+ * several nodes are summed. */
+enum md_heal_crawl {
+    MD_HEAL_CRAWL_NEVER,      /* never run */
+    MD_HEAL_CRAWL_FINISHED,   /* the last one finished (crawl_done_at) */
+    MD_HEAL_CRAWL_REQUESTED,  /* asked for, not picked up yet */
+    MD_HEAL_CRAWL_RUNNING,
+};
+/* The daemons of vol's nodes summed. */
+struct md_heal_sum {
+    struct md_heal_progress p; /* sums; eta_seconds the longest, -1 when
+                                  a node's is unknown or it did not
+                                  answer; is_read: every node's file */
+    enum md_heal_crawl crawl;  /* the most advanced state of any node */
+    size_t n_down;             /* nodes that did not answer */
+};
+/* Every node with bricks of vol, in brick order, this node's read here
+ * and the others asked (md_heal_node_remote): *out (free) and *n_out.
+ * 0 or -ENOMEM. */
+int md_heal_nodes_gather(struct md_state *st, const struct md_volume *vol,
+                         struct md_heal_peers *hp, struct md_heal_node **out,
+                         size_t *n_out);
+/* The crawl state of one node. */
+enum md_heal_crawl md_heal_node_crawl(const struct md_heal_node *hn);
+/* Sums v[0..n) into sum (nodes that did not answer are counted down). */
+void md_heal_nodes_sum(const struct md_heal_node *v, size_t n,
+                       struct md_heal_sum *sum);
 /* volume heal VOL [info [summary|split-brain]|statistics heal-count|
  * status|enable|disable|full|split-brain ...] */
 void md_cmd_heal(struct md_state *st, int argc, char **argv,
@@ -509,6 +568,14 @@ char *md_heal_dir_path(const char *brick, const char *gfid);
 /* heal VOL info split-brain. */
 void md_heal_split_info(struct md_state *st, const struct md_volume *vol,
                         struct md_result *r);
+/* What the self-heal daemon of this node listed in split-brain for
+ * brick (a path of this node) of volname and is still in its heal index,
+ * into hb: n the count, names (a directory by its path, else
+ * <gfid:UUID>) while *budget (bytes) lasts; status 0, -ENODATA (not
+ * listed yet) or -errno. */
+void md_heal_split_read(const struct md_state *st, const char *volname,
+                        const char *brick, size_t *budget,
+                        struct md_heal_brick *hb);
 /* Objects of local brick b in split-brain: 0, -ENOENT (not listed by
  * the self-heal daemon yet) or -errno. */
 int md_heal_split_count(const struct md_state *st,

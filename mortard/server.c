@@ -556,7 +556,14 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         free(j);
         return;
     case MGMT_PROC_HEAL_INFO:
-        md_heal_info_serve(c, hdr.xid, rec->data + off, len - off);
+    case MGMT_PROC_HEAL_SPLIT:
+        md_heal_bricks_serve(md_srv.st, c, hdr.xid, hdr.proc,
+                             rec->data + off, len - off);
+        free(j);
+        return;
+    case MGMT_PROC_HEAL_PROGRESS:
+        md_heal_progress_serve(md_srv.st, c, hdr.xid, rec->data + off,
+                               len - off);
         free(j);
         return;
     case MGMT_PROC_BRICK_PROFILE:

@@ -50,6 +50,7 @@ union mgmt_any {
     mgmt_sync_msg sync;
     mgmt_auth_req auth;
     mgmt_heal_info_req heal_info;
+    mgmt_heal_progress_req heal_progress;
     mgmt_cli_rsp cli_rsp;
     mgmt_getspec_rsp getspec_rsp;
     mgmt_hello_rsp hello_rsp;
@@ -59,6 +60,7 @@ union mgmt_any {
     mgmt_rebal_state_rsp rebal_state_rsp;
     mgmt_auth_rsp auth_rsp;
     mgmt_heal_info_rsp heal_info_rsp;
+    mgmt_heal_progress_rsp heal_progress_rsp;
 };
 
 /* What a CLI or a peer decodes replies as. */
@@ -74,6 +76,7 @@ static const xdrproc_t reply_types[] = {
     (xdrproc_t)xdr_mgmt_rebal_state_rsp,
     (xdrproc_t)xdr_mgmt_auth_rsp,
     (xdrproc_t)xdr_mgmt_heal_info_rsp,
+    (xdrproc_t)xdr_mgmt_heal_progress_rsp,
 };
 
 
@@ -107,7 +110,10 @@ call_type(uint32_t proc)
     case MGMT_PROC_AUTH:
         return (xdrproc_t)xdr_mgmt_auth_req;
     case MGMT_PROC_HEAL_INFO:
+    case MGMT_PROC_HEAL_SPLIT:
         return (xdrproc_t)xdr_mgmt_heal_info_req;
+    case MGMT_PROC_HEAL_PROGRESS:
+        return (xdrproc_t)xdr_mgmt_heal_progress_req;
     default:
         return NULL;
     }
