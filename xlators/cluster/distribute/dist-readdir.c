@@ -13,7 +13,7 @@
  * files from each, directories (and "." "..") only from the first opened
  * one (they exist everywhere), link files and migration markers never. A
  * d_off cookie is (subvolume index << 48) | the brick's cookie;
- * storage/posix gives stream positions, far below 2^48, so a listing
+ * storage/posix gives small cookies, far below 2^48, so a listing
  * resumes exactly, from the cache or from the brick. Children are asked
  * for readdirplus (the mode tells a link file) unless the caller asked
  * for names only: then storage/posix leaves link files out and d_type

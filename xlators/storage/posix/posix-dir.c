@@ -3,25 +3,28 @@
  * posix-dir: directory listing.
  *
  * Intercepts: opendir, readdir (and readdirplus).
- * Offsets are small: an entry's d_off is its position in the directory
- * stream (1 for the first entry read, counting "." and ".."), not the file
- * system's cookie (ext4 gives 63-bit hashes, which leave no room for
- * cluster/distribute to add its subvolume index). The file system's
- * cookies are what make a listing exact while the directory changes
- * (ext4's hash and tmpfs's offsets stay valid across creates and
- * unlinks; a count of entries from the start does not), so the fd keeps
- * the kernel offset of each of the last POSIX_DIR_RING_MAX positions it
- * read (struct posix_fd_ctx.dir_ring, grown on demand): a readdir at any
- * of them resumes exactly, whether it goes on from where the last one
- * ended (the usual case) or comes back to an earlier cookie (FUSE after
- * the reader's buffer filled, cluster/distribute after its cache dropped
- * a batch). Reading on from an earlier position numbers the entries
- * again from there (what the brick gives now), forgetting the positions
- * after it. Only an offset the fd did not hand out (another fd's, or one
- * older than the ring) re-reads the stream from the start and counts
- * entries (slower; exact only if the directory did not change
- * meanwhile). ".mortar" is skipped at the brick root (but counted). Each
- * entry's inode number is derived from its GFID, as stat reports it.
+ * Offsets are small: an entry's d_off is a cookie the fd gives out in
+ * order (1 for the first entry read, counting "." and "..", so a first
+ * reading numbers the stream's positions), not the file system's cookie
+ * (ext4 gives 63-bit hashes, which leave no room for cluster/distribute
+ * to add its subvolume index). The file system's cookies are what make a
+ * listing exact while the directory changes (ext4's hash, tmpfs's and
+ * XFS's offsets stay valid across creates and unlinks; a count of
+ * entries from the start does not), so the fd keeps the kernel offset of
+ * each of the last POSIX_DIR_RING_MAX cookies it gave (struct
+ * posix_fd_ctx.dir_ring, grown on demand): a readdir at any of them
+ * resumes exactly, whether it goes on from where the last one ended (the
+ * usual case) or comes back to an earlier cookie (FUSE after the
+ * reader's buffer filled, cluster/distribute after its cache dropped a
+ * batch). Reading on from an earlier cookie gives the entries new
+ * cookies: a cookie is never given twice by one fd, so one from an older
+ * reading (distribute may still hold such a batch, or have a read of it
+ * in flight) keeps meaning the place after its own entry. Only a cookie
+ * the fd does not know (another fd's, or one older than the ring)
+ * re-reads the stream from the start and counts that many entries
+ * (slower; exact only if the directory did not change meanwhile).
+ * ".mortar" is skipped at the brick root (but counted). Each entry's
+ * inode number is derived from its GFID, as stat reports it.
  * Names only (readdir without plus, issue 24): no stat per entry. The
  * type is getdents' d_type (a stat only where the file system gives
  * DT_UNKNOWN); a regular file is probed for POSIX_LINKTO_XATTR instead,
@@ -69,7 +72,7 @@
 /* Records and contents of one readdirplus with content at most this (or
  * args.size when larger). */
 #define POSIX_RD_CONTENT_BUDGET (256 * VL_KiB)
-/* Positions whose kernel offsets a directory fd keeps (8 bytes each):
+/* Cookies whose kernel offsets a directory fd keeps (8 bytes each):
  * far more than the cookies anyone above still holds (the kernel keeps
  * one, cluster/distribute two batches per brick), bounded per fd. */
 #define POSIX_DIR_RING_MIN 256
@@ -132,13 +135,16 @@ posix_dirent_cost(const char *name, bool plus)
 }
 
 
-/* The kernel offset of position pos in *kpos if the fd kept it: pos is
- * 0 (the start), or in [dir_ring_lo, dir_pos] and among the last
- * dir_ring_n read. Called with ctx->dir_lock held. */
+/* The kernel offset of cookie pos in *kpos if the fd knows it: pos is
+ * 0 (the start), where the stream stands, or among the last dir_ring_n
+ * cookies given (not below dir_ring_lo). Called with ctx->dir_lock
+ * held. */
 static bool
 posix_dir_ring_get_locked(const struct posix_fd_ctx *ctx, uint64_t pos,
                           off_t *kpos /* OUT */)
 {
+    uint64_t top = ctx->dir_next - 1;
+
     if (pos == 0) {
         *kpos = 0;
         return true;
@@ -147,18 +153,18 @@ posix_dir_ring_get_locked(const struct posix_fd_ctx *ctx, uint64_t pos,
         *kpos = ctx->dir_kpos;
         return true;
     }
-    if (ctx->dir_ring == NULL || pos < ctx->dir_ring_lo
-        || pos > ctx->dir_pos || ctx->dir_pos - pos >= ctx->dir_ring_n)
+    if (ctx->dir_ring == NULL || ctx->dir_next == 0 || pos < ctx->dir_ring_lo
+        || pos > top || top - pos >= ctx->dir_ring_n)
         return false;
     *kpos = ctx->dir_ring[pos & (ctx->dir_ring_n - 1)];
     return true;
 }
 
 
-/* Doubles the ring (up to POSIX_DIR_RING_MAX) so that it holds the
- * positions [lo, top] it holds now and one more. Called with
- * ctx->dir_lock held; on ENOMEM the ring stays as it is (the oldest
- * position is overwritten, as at the maximum). */
+/* Doubles the ring (up to POSIX_DIR_RING_MAX), keeping the cookies it
+ * holds up to top. Called with ctx->dir_lock held; on ENOMEM the ring
+ * stays as it is (the oldest cookie is overwritten, as at the
+ * maximum). */
 static void
 posix_dir_ring_grow_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
                            uint64_t top)
@@ -170,7 +176,7 @@ posix_dir_ring_grow_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
 
     if (ring == NULL)
         return;
-    if (ctx->dir_ring != NULL) {
+    if (ctx->dir_ring != NULL && top >= from) {
         if (top - from >= ctx->dir_ring_n)
             from = top - ctx->dir_ring_n + 1;
         for (uint64_t p = from; p <= top; p++)
@@ -182,28 +188,29 @@ posix_dir_ring_grow_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
 }
 
 
-/* Records kpos as the kernel offset of position pos, read right after
- * pos - 1 (reads go on from dir_pos one entry at a time). Called with
- * ctx->dir_lock held. */
-static void
-posix_dir_ring_put_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
-                          uint64_t pos, off_t kpos)
+/* Gives the entry just read (kernel offset kpos after it) the next
+ * cookie, records it and returns it. Called with ctx->dir_lock held. */
+static uint64_t
+posix_dir_cookie_new_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
+                            off_t kpos)
 {
+    uint64_t pos = ctx->dir_next++;
+
     /* Grow while (1) below the maximum and (2) pos would overwrite a
-     * position still held. */
+     * cookie still held. */
     if (ctx->dir_ring_n < POSIX_DIR_RING_MAX                /* (1) */
         && (ctx->dir_ring_n == 0
             || pos - ctx->dir_ring_lo >= ctx->dir_ring_n)) /* (2) */
         posix_dir_ring_grow_locked(xl, ctx, pos - 1);
     if (ctx->dir_ring != NULL)
         ctx->dir_ring[pos & (ctx->dir_ring_n - 1)] = kpos;
+    return pos;
 }
 
 
-/* Positions dfd at stream position pos (see the file comment): at once
- * when the fd kept pos's kernel offset, else by counting entries from the
- * start (the ring then starts again at pos). Called with ctx->dir_lock
- * held. Returns 0 or -errno. */
+/* Positions dfd after cookie pos (see the file comment): at once when
+ * the fd knows its kernel offset, else by counting pos entries from the
+ * start. Called with ctx->dir_lock held. Returns 0 or -errno. */
 static int
 posix_readdir_seek_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
                           int dfd, uint64_t pos, char *buf)
@@ -211,17 +218,11 @@ posix_readdir_seek_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
     uint64_t at = 0;
     off_t kpos = 0;
 
+    if (ctx->dir_next == 0)
+        ctx->dir_next = ctx->dir_ring_lo = 1;
     if (posix_dir_ring_get_locked(ctx, pos, &kpos)) {
         if (lseek(dfd, kpos, SEEK_SET) < 0)
             return -errno;
-        /* The positions after pos are numbered again as read now; the
-         * ring slots of those before dir_pos - dir_ring_n were already
-         * taken by later ones. */
-        if (ctx->dir_ring_n > 0 && ctx->dir_pos >= ctx->dir_ring_n
-            && ctx->dir_ring_lo < ctx->dir_pos - ctx->dir_ring_n + 1)
-            ctx->dir_ring_lo = ctx->dir_pos - ctx->dir_ring_n + 1;
-        if (pos == 0 || pos < ctx->dir_ring_lo)
-            ctx->dir_ring_lo = pos;
         ctx->dir_pos = pos;
         ctx->dir_kpos = kpos;
         return 0;
@@ -243,11 +244,15 @@ posix_readdir_seek_locked(vl_xlator_t *xl, struct posix_fd_ctx *ctx,
             kpos = d->d_off;
         }
     }
-    ctx->dir_pos = at;
+    ctx->dir_pos = pos;
     ctx->dir_kpos = kpos;
-    ctx->dir_ring_lo = at;
-    if (at > 0)
-        posix_dir_ring_put_locked(xl, ctx, at, kpos);
+    /* A cookie beyond those given (another fd's): the cookies after it
+     * follow on from it, as on the fd that gave it. */
+    if (pos >= ctx->dir_next) {
+        ctx->dir_next = pos;
+        ctx->dir_ring_lo = pos;
+        (void)posix_dir_cookie_new_locked(xl, ctx, kpos);
+    }
     if (lseek(dfd, kpos, SEEK_SET) < 0)
         return -errno;
     return 0;
@@ -460,9 +465,8 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
 
             i += d->d_reclen;
             if (is_root && strcmp(d->d_name, POSIX_META_DIR) == 0) {
-                pos++;
                 kpos = d->d_off;
-                posix_dir_ring_put_locked(xl, ctx, pos, kpos);
+                pos = posix_dir_cookie_new_locked(xl, ctx, kpos);
                 continue;
             }
             cost = posix_dirent_cost(d->d_name, a->plus);
@@ -473,16 +477,15 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
                 break;
             }
             rc = posix_readdir_add(xl, dfd, a->fd, is_root, d,
-                                   (int64_t)(pos + 1), a->plus, list,
+                                   (int64_t)ctx->dir_next, a->plus, list,
                                    &content, total + cost < total_max
                                                  ? total_max - total - cost
                                                  : 0,
                                    &len);
             if (rc < 0)
                 goto unlock;
-            pos++;
             kpos = d->d_off;
-            posix_dir_ring_put_locked(xl, ctx, pos, kpos);
+            pos = posix_dir_cookie_new_locked(xl, ctx, kpos);
             if (rc == 0) { /* 1: left out, costs nothing */
                 used += cost;
                 total += cost + len;
@@ -491,7 +494,7 @@ posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req)
         }
     }
 unlock:
-    /* Even after an error: the ring holds the positions read up to pos,
+    /* Even after an error: the ring holds the cookies given up to pos,
      * and the next readdir, at any of them, lseeks there. */
     if (is_reading) {
         ctx->dir_pos = pos;

@@ -208,18 +208,21 @@ struct posix_fd_ctx {
     bool is_open;         /* os_fd is valid */
     bool is_dir;          /* opened by opendir */
     pthread_mutex_t dir_lock; /* serialises lseek+getdents on a directory */
-    uint64_t dir_pos;     /* directories, under dir_lock: entries read so
-                             far, the cookie of the next readdir */
+    uint64_t dir_pos;     /* directories, under dir_lock: the cookie
+                             the stream stands after (posix-dir.c) */
     off_t dir_kpos;       /* under dir_lock: the kernel's offset matching
-                             dir_pos (posix-dir.c) */
+                             dir_pos */
+    uint64_t dir_next;    /* under dir_lock: the cookie the next entry
+                             read gets (never one given before); 0 until
+                             the first readdir */
     off_t *dir_ring;      /* owned, under dir_lock, or NULL: the kernel's
-                             offsets of the last positions read, indexed
-                             by position & (dir_ring_n - 1) (posix-dir.c) */
+                             offsets of the last cookies given, indexed
+                             by cookie & (dir_ring_n - 1) */
     uint32_t dir_ring_n;  /* under dir_lock: entries of dir_ring (0 or a
                              power of 2) */
-    uint64_t dir_ring_lo; /* under dir_lock: lowest position dir_ring
-                             may hold; it holds [lo, dir_pos] but at most
-                             dir_ring_n of them */
+    uint64_t dir_ring_lo; /* under dir_lock: lowest cookie dir_ring may
+                             hold; it holds [lo, dir_next - 1] but at
+                             most dir_ring_n of them */
 };
 
 /* An object resolved for one fop. */
