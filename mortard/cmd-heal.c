@@ -182,18 +182,31 @@ md_heal_status(const struct md_state *st, const struct md_volume *vol,
 enum md_heal_view { MD_HEAL_INFO, MD_HEAL_SUMMARY, MD_HEAL_COUNT };
 
 
-/* info summary's counts of a local brick with n entries: the split-brain
- * ones from the daemon's list (cmd-split-brain.c; "-" until listed). */
+/* info summary's counts of brick b with n entries: the split-brain
+ * ones from the list of its node's daemon (cmd-split-brain.c, another
+ * node's by HEAL_SPLIT; "-" until listed or when not gathered). */
 static void
-md_heal_summary_counts(const struct md_state *st,
-                       const struct md_volume *vol, const struct md_brick *b,
-                       bool is_local, uint64_t n, struct md_node *bn,
+md_heal_summary_counts(struct md_state *st, const struct md_volume *vol,
+                       const struct md_brick *b, uint64_t n,
+                       struct md_heal_peers *hp, struct md_node *bn,
                        struct md_result *r)
 {
     uint64_t sb = 0;
+    int rc;
 
-    /* Another node's split-brain list stays there: not known here. */
-    if (!is_local || md_heal_split_count(st, vol, b, &sb) != 0) {
+    if (md_brick_is_local(st, b)) {
+        rc = md_heal_split_count(st, vol, b, &sb);
+    } else {
+        struct md_heal_brick split;
+        size_t no_names = 0;
+
+        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT, false,
+                             &no_names, hp, &split);
+        rc = split.status;
+        sb = split.n;
+        md_heal_brick_clear(&split);
+    }
+    if (rc != 0) {
         md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
                        "\nNumber of entries in heal pending: %" PRIu64
                        "\nNumber of entries in split-brain: -\n"
@@ -225,7 +238,6 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
                        "on volume %s has been successful\n\n", vol->name);
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
-        bool is_local = md_brick_is_local(st, b);
         struct md_heal_brick hb = {0};
         struct md_node *bn = md_node_add(bl, "brick", NULL);
         const char *status;
@@ -250,7 +262,7 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
             continue;
         }
         if (view == MD_HEAL_SUMMARY)
-            md_heal_summary_counts(st, vol, b, is_local, hb.n, bn, r);
+            md_heal_summary_counts(st, vol, b, hb.n, &hp, bn, r);
         else
             md_sbuf_printf(&r->text, "Number of entries: %" PRIu64 "\n\n",
                            hb.n);

@@ -13,7 +13,8 @@
 #    all zeros);
 #  - node 1's `info split-brain` names and counts the entries each
 #    node's list holds and its index still has (before: "Not gathered:
-#    brick on another node");
+#    brick on another node"), and `info summary` counts them (before:
+#    "-");
 #  - node 3's link down: both commands answer within their bound, node 3
 #    and its brick "Transport endpoint is not connected", node 2's
 #    figures alone, the ETA unknown.
@@ -137,6 +138,14 @@ done
 EXPECT "0" grep -c "dead" "$T/split.out"
 EXPECT_MATCH "<numberOfEntries>2</numberOfEntries>" \
     ncli 1 --xml volume heal hs info split-brain
+# info summary takes its split-brain counts from the same lists.
+TEST timed "$T/summary.out" volume heal hs info summary
+EXPECT "2" heal_section "$T/summary.out" "Brick $H2:$B/n2" \
+    "Number of entries in split-brain"
+EXPECT "1" heal_section "$T/summary.out" "Brick $H2:$B/n2" \
+    "Number of entries in heal pending"
+EXPECT "1" heal_section "$T/summary.out" "Brick $H3:$B/n3" \
+    "Number of entries in split-brain"
 
 # Node 3 cut off: packets to it vanish, nothing refuses them.
 TEST ip -n "$NS_BR" link set "mt$$b3" down
