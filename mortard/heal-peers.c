@@ -113,14 +113,23 @@ md_heal_names_take(struct md_heal_brick *hb, const char *buf, size_t len)
 }
 
 
-/* A call to host's mortard failed (why): it is shown as not connected
- * and not asked again in this command. */
+/* A call to host's mortard failed with rc (why): what its bricks show,
+ * into out. A node that did not answer is shown as not connected and
+ * not asked again in this command; one that answered and refused (an
+ * older mortard without the procedure: -EPROTO; -EPERM) is asked again
+ * for the others, which it may know. */
 static void
 md_heal_peer_failed(struct md_heal_peers *hp, const struct md_volume *vol,
-                    const char *host, const char *why)
+                    const char *host, int rc, const char *why, char *out,
+                    size_t len)
 {
     vl_glog(MD_DOMAIN, VL_LOG_WARNING, "heal of %s: node %s not asked: %s",
             vol->name, host, why);
+    if (rc == -EPROTO || rc == -EPERM) {
+        snprintf(out, len, "Not gathered: %s", why);
+        return;
+    }
+    snprintf(out, len, "%s", MD_HEAL_NOT_CONNECTED);
     md_heal_peer_mark_down(hp, host, MD_HEAL_NOT_CONNECTED);
 }
 
@@ -138,6 +147,7 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
     vl_err_t err = {.msg = ""};
     const char *why = md_heal_peer_down(hp, b->host);
     vl_gfid_t id;
+    int rc;
 
     memset(hb, 0, sizeof(*hb));
     hb->status = -ENOTCONN;
@@ -159,13 +169,13 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
     req.name_bytes = (u_int)(*budget < MGMT_OUTPUT_MAX / 2
                                  ? *budget
                                  : MGMT_OUTPUT_MAX / 2);
-    if (md_peer_call(p->host, p->port, proc,
-                     (xdrproc_t)xdr_mgmt_heal_info_req, &req,
-                     (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp,
-                     MD_HEAL_PEER_TIMEOUT_MS, &err) != 0) {
-        snprintf(hb->remote_err, sizeof(hb->remote_err), "%s",
-                 MD_HEAL_NOT_CONNECTED);
-        md_heal_peer_failed(hp, vol, b->host, err.msg);
+    rc = md_peer_call(p->host, p->port, proc,
+                      (xdrproc_t)xdr_mgmt_heal_info_req, &req,
+                      (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp,
+                      MD_HEAL_PEER_TIMEOUT_MS, &err);
+    if (rc != 0) {
+        md_heal_peer_failed(hp, vol, b->host, rc, err.msg, hb->remote_err,
+                            sizeof(hb->remote_err));
         return;
     }
     if (rsp.ret != 0 || rsp.bricks.bricks_len != 1) {
@@ -197,6 +207,7 @@ md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
     mgmt_heal_progress_rsp rsp;
     vl_err_t err = {.msg = ""};
     const char *why = md_heal_peer_down(hp, hn->host);
+    int rc;
 
     memset(&hn->p, 0, sizeof(hn->p));
     hn->p.eta_seconds = -1;
@@ -208,12 +219,13 @@ md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
         return;
     }
     memset(&rsp, 0, sizeof(rsp));
-    if (md_peer_call(p->host, p->port, MGMT_PROC_HEAL_PROGRESS,
-                     (xdrproc_t)xdr_mgmt_heal_progress_req, &req,
-                     (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsp,
-                     MD_HEAL_PEER_TIMEOUT_MS, &err) != 0) {
-        snprintf(hn->why, sizeof(hn->why), "%s", MD_HEAL_NOT_CONNECTED);
-        md_heal_peer_failed(hp, vol, hn->host, err.msg);
+    rc = md_peer_call(p->host, p->port, MGMT_PROC_HEAL_PROGRESS,
+                      (xdrproc_t)xdr_mgmt_heal_progress_req, &req,
+                      (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsp,
+                      MD_HEAL_PEER_TIMEOUT_MS, &err);
+    if (rc != 0) {
+        md_heal_peer_failed(hp, vol, hn->host, rc, err.msg, hn->why,
+                            sizeof(hn->why));
         return;
     }
     if (rsp.ret != 0) {
