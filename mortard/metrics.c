@@ -188,6 +188,12 @@ md_metrics_fill(FILE *out, void *arg)
     size_t n = 0, n_peers, n_conn, i, k;
     struct md_mvol *v = md_metrics_vols(st, &n, &n_peers, &n_conn);
 
+    /* As every process's scrape starts (mortarfsd/metrics.c), so that
+     * one query finds each process's role and version. */
+    md_metrics_head(out, "mortar_process_info", "gauge",
+                    "What this process is (always 1).");
+    fprintf(out, "mortar_process_info{role=\"mortard\",version=\"%s\"} 1\n",
+            PACKAGE_VERSION);
     md_metrics_head(out, "mortar_volumes", "gauge",
                     "Volumes in this node's store, by state.");
     for (k = 0; k < VL_ARRAY_SIZE(states); k++) {

@@ -46,6 +46,7 @@ export MORTAR_SOCKET="$T/run/mortard.sock"
 EXPECT "ok" prom_ok "127.0.0.1:$MP"
 EXPECT "0" sum_of "127.0.0.1:$MP" mortar_volumes 'state="started"'
 EXPECT_MATCH 'mortar_peers\{state="connected"\} 0' scrape "127.0.0.1:$MP"
+EXPECT_MATCH 'mortar_process_info\{role="mortard",version="[^"]+"\} 1' scrape "127.0.0.1:$MP"
 
 # HTTP: another path 404, another method 405; loopback only.
 EXPECT "404" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MP/"
