@@ -801,6 +801,7 @@ static struct {
     int n_offered;
     uint32_t procs[16];            /* fop procedures called */
     int n_procs;
+    int n_conns;                   /* accepted and not closed yet */
 } old;
 
 
@@ -889,7 +890,25 @@ old_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
 static void
 old_close(vrpc_conn_t *c, int reason, void *arg)
 {
+    pthread_mutex_lock(&old.lock);
+    old.n_conns--;
+    pthread_mutex_unlock(&old.lock);
     vrpc_conn_unref(c);
+}
+
+
+/* The connections old_accept took, once the client went: each is
+ * closed on the brick loop after the client's graph is freed, and one
+ * not closed yet when the loop stops would be a leak. */
+static int
+old_conns(void)
+{
+    int n;
+
+    pthread_mutex_lock(&old.lock);
+    n = old.n_conns;
+    pthread_mutex_unlock(&old.lock);
+    return n;
 }
 
 
@@ -906,6 +925,9 @@ old_accept(int fd, const struct sockaddr_storage *peer, void *arg)
 
     if (vrpc_conn_new(old.loop, fd, false, &old_ops, NULL, &c) != 0)
         return;
+    pthread_mutex_lock(&old.lock);
+    old.n_conns++;
+    pthread_mutex_unlock(&old.lock);
     if (vrpc_conn_start(c) != 0)
         vrpc_conn_close(c, -EIO);
 }
@@ -975,6 +997,9 @@ test_new_client_old_brick(void **state)
     vl_graph_free(e->og);
     vl_volfile_free(e->ovf);
     e->og = NULL;
+    for (int i = 0; i < WAIT_MS && old_conns() > 0; i++)
+        usleep(1000);
+    assert_int_equal(old_conns(), 0);
     vrpc_listener_free(l);
 }
 
