@@ -808,19 +808,6 @@ out:
 
 /* ---- BRICK_PROFILE (served) ------------------------------------------ */
 
-/* A brick id as the store writes it: "brick" and digits. */
-static bool
-md_prof_id_ok(const char *id)
-{
-    if (strncmp(id, "brick", 5) != 0 || id[5] == '\0' || strlen(id) >= 16)
-        return false;
-    for (const char *p = id + 5; *p != '\0'; p++)
-        if (*p < '0' || *p > '9')
-            return false;
-    return true;
-}
-
-
 void
 md_prof_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
               const char *body, size_t len)
@@ -851,7 +838,7 @@ md_prof_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
         rsp.op_errno = EINVAL;
     }
     for (size_t i = 0; rsp.ret == 0 && i < n; i++) {
-        if (!md_prof_id_ok(req.bricks.bricks_val[i].id)) {
+        if (!md_brick_id_ok(req.bricks.bricks_val[i].id)) {
             rsp.ret = -1;
             rsp.op_errno = EINVAL;
         }

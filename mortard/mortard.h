@@ -726,6 +726,9 @@ void md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
 bool md_peer_serve_fast(struct md_state *st, struct vrpc_conn *c,
                         uint32_t xid, uint32_t proc, const char *body,
                         size_t len);
+/* A brick id as the store writes it ("brick" and digits), as a peer's
+ * request must name one. */
+bool md_brick_id_ok(const char *id);
 
 /* ---- metrics.c ---- */
 /* Serves GET /metrics on address (NULL: 127.0.0.1) and port. 0, or

@@ -540,11 +540,11 @@ md_peer_serve(struct md_state *st, struct vrpc_conn *c, uint32_t xid,
 }
 
 
-/* A brick id as the store writes it: "brick" and digits. */
-static bool
+bool
 md_brick_id_ok(const char *id)
 {
-    if (strncmp(id, "brick", 5) != 0 || id[5] == '\0')
+    /* "brick" and at most ten digits (a uint32_t). */
+    if (strncmp(id, "brick", 5) != 0 || id[5] == '\0' || strlen(id) >= 16)
         return false;
     for (const char *p = id + 5; *p != '\0'; p++)
         if (*p < '0' || *p > '9')
