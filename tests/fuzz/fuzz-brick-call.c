@@ -8,8 +8,10 @@
  *   MRT_HANDSHAKE_PROG: SETVOLUME's mrt_setvolume_args;
  *   MRT_FOPS_PROG: RELEASE/RELEASEDIR's mrt_fd_args, and for every other
  *     procedure the argument type of rpc/src/fops.c's table (the one the
- *     server uses), WRITE's payload after it; when the arguments do not
- *     decode, vrpc_args_bound_errno reads them again as the server does.
+ *     server uses), WRITE's payload after it, the compound procedures
+ *     of protocol 8 (INODELK_XOP, ENTRYLK_XOP, XATTROP_UNLOCK) by
+ *     vrpc_cpd_desc; when the arguments do not decode,
+ *     vrpc_args_bound_errno reads them again as the server does.
  *
  * Checks: decoders stay inside the record, a credential's groups fit
  * struct vl_caller, everything decoded round-trips through XDR (fuzz.h)
@@ -46,6 +48,7 @@ fops_call(const struct vrpc_call_hdr *hdr, const char *body, size_t len)
 {
     union vrpc_fop_wargs wa;
     const struct vrpc_fop_desc *desc;
+    vl_fop_t cpd_op;
     long used;
     int op;
 
@@ -55,12 +58,18 @@ fops_call(const struct vrpc_call_hdr *hdr, const char *body, size_t len)
             xdr_free((xdrproc_t)xdr_mrt_fd_args, (char *)&wa);
         return;
     }
-    op = vrpc_proc_to_fop(hdr->proc);
-    if (op < 0)
-        return;
-    desc = vrpc_fop_desc((vl_fop_t)op);
-    if (desc == NULL)
-        return;
+    /* The compounds of protocol 8 first, as server_fop_call does. */
+    desc = vrpc_cpd_desc(hdr->proc, &cpd_op);
+    if (desc != NULL) {
+        op = (int)cpd_op;
+    } else {
+        op = vrpc_proc_to_fop(hdr->proc);
+        if (op < 0)
+            return;
+        desc = vrpc_fop_desc((vl_fop_t)op);
+        if (desc == NULL)
+            return;
+    }
     used = decode_args(body, len, desc->args, &wa, sizeof(wa));
     if (used < 0) {
         int rc = vrpc_args_bound_errno((vl_fop_t)op, body, len);
@@ -68,8 +77,14 @@ fops_call(const struct vrpc_call_hdr *hdr, const char *body, size_t len)
         FUZZ_CHECK(rc == 0 || rc == -ENAMETOOLONG || rc == -ERANGE);
         return;
     }
-    if (op == VL_FOP_XATTROP)
+    if (desc->args == (xdrproc_t)xdr_mrt_xattrop_args)
         FUZZ_CHECK(wa.xattrop.keys.keys_len <= MRT_XATTROP_MAX);
+    else if (desc->args == (xdrproc_t)xdr_mrt_inodelk_xop_args)
+        FUZZ_CHECK(wa.inodelk_xop.xop.keys.keys_len <= MRT_XATTROP_MAX);
+    else if (desc->args == (xdrproc_t)xdr_mrt_entrylk_xop_args)
+        FUZZ_CHECK(wa.entrylk_xop.xop.keys.keys_len <= MRT_XATTROP_MAX);
+    else if (desc->args == (xdrproc_t)xdr_mrt_xattrop_unlock_args)
+        FUZZ_CHECK(wa.xattrop_unlock.xop.keys.keys_len <= MRT_XATTROP_MAX);
     xdr_free(desc->args, (char *)&wa);
 }
 

@@ -145,6 +145,40 @@ brick_calls(void)
             wa.loc.loc.name = saved;
         xdr_free(d->args, (char *)&wa);
     }
+    /* The compounds (protocol 8), each carrying a one-key xattrop. */
+    for (uint32_t proc = MRT_PROC_INODELK_XOP;
+         proc <= MRT_PROC_XATTROP_UNLOCK; proc++) {
+        static const char *names[] = {"cpd-inodelk-xop", "cpd-entrylk-xop",
+                                      "cpd-xattrop-unlock"};
+        char dirty[12] = {0, 0, 0, 1};
+        mrt_xattrop_key key = {.name = "trusted.mortar.rep.dirty",
+                               .value = {.value_len = 12,
+                                         .value_val = dirty}};
+        mrt_xattrop_args *xop;
+        vl_fop_t op;
+        const struct vrpc_fop_desc *d = vrpc_cpd_desc(proc, &op);
+
+        if (d == NULL) {
+            fprintf(stderr, "gen-seeds: no compound procedure %u\n", proc);
+            exit(1);
+        }
+        zero_value(d->args, &wa, sizeof(wa));
+        xop = proc == MRT_PROC_INODELK_XOP ? &wa.inodelk_xop.xop
+              : proc == MRT_PROC_ENTRYLK_XOP ? &wa.entrylk_xop.xop
+                                              : &wa.xattrop_unlock.xop;
+        xdr_free((xdrproc_t)xdr_mrt_xattrop_args, (char *)xop);
+        memset(xop, 0, sizeof(*xop));
+        xop->loc.name = "";
+        xop->loc.gfid[15] = 1;
+        xop->op = VL_XATTROP_ADD32;
+        xop->keys.keys_len = 1;
+        xop->keys.keys_val = &key;
+        put_call("fuzz-brick-call", names[proc - MRT_PROC_INODELK_XOP], "", 0,
+                 MRT_FOPS_PROG, MRT_VERSION, proc, d->args, &wa);
+        memset(xop, 0, sizeof(*xop)); /* borrowed: not freed below */
+        xop->loc.name = NULL;
+        xdr_free(d->args, (char *)&wa);
+    }
 }
 
 
