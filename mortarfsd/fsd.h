@@ -306,6 +306,9 @@ struct fsd_rebal_io {
     vl_xlator_t *const *subs;  /* borrowed; top->children */
     size_t n_subs;
     const atomic_bool *stop;   /* borrowed; set by SIGTERM */
+    bool is_strict;            /* listings count an entry without a GFID
+                                * as left behind too (the check of the
+                                * bricks being removed) */
 };
 enum fsd_rebal_outcome {
     FSD_RO_IN_PLACE = 0, /* nothing to move (maybe cleaned up) */

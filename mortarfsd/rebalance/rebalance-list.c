@@ -181,7 +181,7 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
                     rc = rb_seen_add(arr, n, cap, d->name, sub, &ia);
                     continue;
                 }
-                if (lrc == -ENODATA) {
+                if (lrc == -ENODATA && !io->is_strict) {
                     /* No GFID: a create in flight (made where its name
                      * hashes now) or a file put there by hand, which
                      * gets its GFID at its first lookup through a
@@ -194,9 +194,14 @@ rb_list_sub(const struct fsd_rebal_io *io, vl_inode_t *dir, size_t sub,
                  * entry would be lost by the commit, which refuses while
                  * any file was left behind (mortard/cmd-brick.c). */
                 (*n_left)++;
-                snprintf(left_why, left_why_len, "'%s' on %s could not be "
-                         "looked up (%s): left where it is", d->name,
-                         xl->name, strerror(-lrc));
+                if (lrc == -ENODATA)
+                    snprintf(left_why, left_why_len, "'%s' on %s has no "
+                             "GFID (not made through a mount): left where "
+                             "it is", d->name, xl->name);
+                else
+                    snprintf(left_why, left_why_len, "'%s' on %s could not "
+                             "be looked up (%s): left where it is", d->name,
+                             xl->name, strerror(-lrc));
                 vl_glog(RB_DOMAIN, VL_LOG_WARNING, "%s", left_why);
                 continue;
             }

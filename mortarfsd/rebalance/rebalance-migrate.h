@@ -168,8 +168,9 @@ struct fsd_rb_job {
  * names that are a directory on some subvolume to *subdirs (sorted,
  * NULL-terminated). -errno with why set (a directory removed meanwhile
  * lists empty). *n_left counts the entries that could not be examined
- * (no attributes and a lookup that kept failing, not for want of a
- * GFID): they stay where they are, and left_why names the last one. */
+ * (no attributes and a lookup that kept failing; for want of a GFID
+ * only with io->is_strict): they stay where they are, and left_why names
+ * the last one. */
 int fsd_rb_list(const struct fsd_rebal_io *io, vl_inode_t *dir,
                 struct fsd_rb_job **jobs, size_t *n_jobs, char ***subdirs,
                 size_t *n_subdirs, size_t *n_left, char *left_why,

@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "rebalance-migrate.h"
+#include "xlators/cluster/distribute/dist.h"
 
 #define RB_DOMAIN "rebalance"
 #define RB_FIX_LAYOUT "mortar.dht.fix-layout"
@@ -641,6 +642,89 @@ rb_hl_pass(struct rb_run *run, vl_inode_t *root)
 }
 
 
+/* A remove-brick run's last check: what is still on a subvolume being
+ * removed would be lost by the commit, whatever the crawl decided for it
+ * (a lookup that failed on the way, a name it never saw). Lists every
+ * directory on those subvolumes only; each file still there (data, a
+ * symlink or a device; not a link file or a marker) is a failed file, so
+ * the run ends with failures and the commit refuses. */
+static void
+rb_verify_removed_dir(struct rb_run *run, const struct fsd_rebal_io *vio,
+                      vl_inode_t *dir, const char *path)
+{
+    char why[sizeof(run->st.error)] = "";
+    char left_why[sizeof(run->st.error)] = "";
+    struct fsd_rb_job *jobs = NULL;
+    char **subdirs = NULL;
+    size_t n_jobs = 0, n_subdirs = 0, n_left = 0;
+    const char *sep = strcmp(path, "/") == 0 ? "" : "/";
+    int rc;
+
+    if (atomic_load(&run->stop))
+        return;
+    rc = fsd_rb_list(vio, dir, &jobs, &n_jobs, &subdirs, &n_subdirs,
+                     &n_left, left_why, sizeof(left_why), why, sizeof(why));
+    if (rc != 0) {
+        rb_fail(run, false, "check of %s on the bricks being removed: %s",
+                path, why[0] != '\0' ? why : strerror(-rc));
+        return;
+    }
+    for (size_t i = 0; i < n_left; i++)
+        rb_fail(run, true, "%s", left_why);
+    for (size_t i = 0; i < n_jobs; i++)
+        for (size_t k = 0; k < vio->n_subs; k++)
+            if (jobs[i].ents[k].kind == FSD_RK_DATA
+                || jobs[i].ents[k].kind == FSD_RK_OTHER)
+                rb_fail(run, true, "%s%s%s is still on %s, which is being "
+                        "removed", path, sep, jobs[i].name,
+                        vio->subs[k]->name);
+    fsd_rb_jobs_free(jobs, n_jobs);
+    for (size_t i = 0; i < n_subdirs && !atomic_load(&run->stop); i++) {
+        char *sub = NULL;
+        vl_inode_t *inode;
+
+        if (asprintf(&sub, "%s%s%s", path, sep, subdirs[i]) < 0) {
+            rb_fail(run, false, "%s: out of memory", path);
+            break;
+        }
+        inode = rb_lookup_dir(run, dir, subdirs[i], sub);
+        if (inode != NULL) {
+            rb_verify_removed_dir(run, vio, inode, sub);
+            vl_inode_unref(inode);
+        }
+        free(sub);
+    }
+    for (size_t i = 0; subdirs != NULL && subdirs[i] != NULL; i++)
+        free(subdirs[i]);
+    free(subdirs);
+}
+
+
+static void
+rb_verify_removed(struct rb_run *run, vl_inode_t *root)
+{
+    vl_xlator_t **subs = calloc(run->io.n_subs, sizeof(*subs));
+    struct fsd_rebal_io vio = run->io;
+    size_t n = 0;
+
+    if (subs == NULL) {
+        rb_fail(run, false, "check of the bricks being removed: %s",
+                strerror(ENOMEM));
+        return;
+    }
+    for (size_t i = 0; i < run->io.n_subs; i++)
+        if (dist_is_decommissioned(run->io.top, (unsigned)i))
+            subs[n++] = run->io.subs[i];
+    if (n > 0) {
+        vio.subs = subs;
+        vio.n_subs = n;
+        vio.is_strict = true;
+        rb_verify_removed_dir(run, &vio, root, "/");
+    }
+    free(subs);
+}
+
+
 static void *
 rb_crawler(void *arg)
 {
@@ -669,6 +753,12 @@ rb_crawler(void *arg)
         rb_dir(run, root, "/");
         if (run->hl != NULL && !atomic_load(&run->stop))
             rb_hl_pass(run, root);
+        if (!atomic_load(&run->stop)) {
+            /* Test hook (MORTAR_REBAL_FREEZE_PAUSE="/@verify:MS"): a
+             * test puts a file on a brick being removed meanwhile. */
+            fsd_rb_test_pause("/", "verify");
+            rb_verify_removed(run, root);
+        }
     }
     vl_inode_unref(root);
     atomic_store(&run->is_crawl_done, true);

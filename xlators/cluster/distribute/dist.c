@@ -428,6 +428,16 @@ dist_first_up(vl_xlator_t *xl)
 }
 
 
+bool
+dist_is_decommissioned(vl_xlator_t *xl, unsigned i)
+{
+    const struct dist_priv *priv = xl->priv;
+
+    return priv != NULL && i < priv->n
+           && dist_mask_test(priv->decommissioned, i);
+}
+
+
 /* ---- free space (min-free-disk) and statfs ---- */
 
 /* Short of inodes: fewer free than min-free-inodes of all (file systems

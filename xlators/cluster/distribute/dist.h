@@ -652,6 +652,8 @@ int dist_pick_data_subvol(vl_xlator_t *xl, int hashed);
 bool dist_inode_is_dir(vl_inode_t *inode);
 /* First up subvolume, or -1. */
 int dist_first_up(vl_xlator_t *xl);
+/* Subvolume i is listed in decommissioned-bricks (being removed). */
+bool dist_is_decommissioned(vl_xlator_t *xl, unsigned i);
 
 /* dist-route.c */
 void dist_fop_route(vl_xlator_t *xl, vl_req_t *req);
