@@ -226,5 +226,6 @@ main(void)
         cmocka_unit_test(t_list),
     };
 
+    cmocka_set_message_output(CM_OUTPUT_TAP);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
