@@ -227,8 +227,10 @@ dist_find_file_sync(vl_xlator_t *xl, vl_req_t *req, const struct vl_loc *loc,
         rc = -ENOMEM;
         goto out;
     }
+    /* A worker may wait: the layout is fetched again when its trust has
+     * run out, so that "the copy on the hashed subvolume" means one. */
     if (loc->parent != NULL && loc->name != NULL)
-        hashed = dist_hashed_subvol(xl, loc->parent, loc->name, NULL);
+        hashed = dist_hashed_subvol_sync(xl, req, loc->parent, loc->name);
     for (unsigned i = 0; i < n; i++)
         args[i].lookup.loc = *loc;
     dist_fan_sync(xl, req, up, VL_FOP_LOOKUP, args, calls);
@@ -314,7 +316,11 @@ dist_lookup_all_task(vl_xlator_t *xl, vl_req_t *req)
         dist_lookup_dir_task(xl, req);
         return;
     }
-    hashed = dist_hashed_subvol(xl, a->loc.parent, a->loc.name, NULL);
+    /* Not the cached layout alone: once its trust (DIST_LAYOUT_TRUST_MS)
+     * has run out it answers -ESTALE, and an unknown hashed subvolume
+     * would leave the file without its link file and tell pathinfo (the
+     * rebalance) that the data is where the name hashes. */
+    hashed = dist_hashed_subvol_sync(xl, req, a->loc.parent, a->loc.name);
     if (hashed >= 0 && hashed != data && dist_is_up(xl, (unsigned)hashed)) {
         union vl_fop_args la;
         struct dist_call call;

@@ -2,7 +2,8 @@
 /*
  * dist-xattr: extended attributes through distribute, and its virtual
  * keys (answered here, never sent to a brick):
- *   getxattr mortar.dht.pathinfo      "<cached>[ hashed=<hashed>][ linkto]"
+ *   getxattr mortar.dht.pathinfo      "<cached>[ hashed=<hashed>|?][ linkto]"
+ *                                     (? when the layout gave none)
  *   getxattr mortar.dht.layout        one line per subvolume:
  *                                     "<subvol> <start> <stop> <gen> <flags>"
  *   setxattr mortar.dht.fix-layout    new refitted layout, not committed
@@ -116,6 +117,9 @@ dist_pathinfo(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode)
     if (hashed >= 0 && hashed != cached)
         len += (size_t)snprintf(text + len, sizeof(text) - len,
                                 " hashed=%s", xl->children[hashed]->name);
+    else if (hashed < 0) /* not "where it hashes": the rebalance asks */
+        len += (size_t)snprintf(text + len, sizeof(text) - len,
+                                " hashed=?");
     if (has_link && len < sizeof(text))
         snprintf(text + len, sizeof(text) - len, " linkto");
     dist_xattr_answer_text(xl, req, text);

@@ -433,6 +433,10 @@ dist_is_decommissioned(vl_xlator_t *xl, unsigned i)
 {
     const struct dist_priv *priv = xl->priv;
 
+    /* Callers outside the graph (the rebalance daemon) pass their top
+     * translator, which is distribute only in a distributed volume. */
+    if (xl->cls != &xl_cluster_distribute)
+        return false;
     return priv != NULL && i < priv->n
            && dist_mask_test(priv->decommissioned, i);
 }

@@ -18,6 +18,9 @@
  *   rmdir: every brick but the hashed one in one round, then the hashed
  *     one (it is removed last: a failure elsewhere leaves it to heal
  *     from);
+ *   a named lookup that finds the data away from the hashed brick while
+ *     the parent's layout ages: the layout is read again, the inode still
+ *     knows its hashed brick (pathinfo);
  *   mkdir and rmdir run on the callbacks, no worker thread, unless a
  *     stale copy or ENOTEMPTY needs one (dist_priv.n_tasks).
  * readdir's rounds are checked in test-dist-readdir.
@@ -841,6 +844,105 @@ test_rmdir_hashed_last(void **state)
 }
 
 
+/* A named lookup that finds the data away from the name's hashed brick,
+ * in a task that outlives the parent's layout trust: the layout is read
+ * again, and the inode still says where the name hashes. Before, the aged
+ * layout counted as none: no hashed brick, so pathinfo named the data's
+ * brick alone and the rebalance took the file for in place (a file left
+ * on a brick being removed). */
+static vl_gfid_t lk_gfid;
+static unsigned lk_layout_reads;
+
+static int
+lk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
+{
+    struct vl_lookup_args *a;
+
+    if (r->op != VL_FOP_LOOKUP)
+        return rd_ok(mock, r, ia);
+    a = VL_ARGS(r, lookup);
+    if (a->loc.name == NULL) { /* the root read again, with its layout */
+        if (mock == 0)
+            lk_layout_reads++;
+        ia->gfid = a->loc.inode->gfid;
+        ia->mode = S_IFDIR | 0755;
+        ia->nlink = 2;
+        if (a->xattr_name != NULL)
+            rd_reply_layout(mock, r);
+        return 0;
+    }
+    if (mock == 1) { /* the hashed brick: a link file */
+        ia->gfid = lk_gfid;
+        ia->mode = S_IFREG | S_ISVTX;
+        ia->nlink = 1;
+        return 0;
+    }
+    if (mock == 3) { /* the data */
+        ia->gfid = lk_gfid;
+        ia->mode = S_IFREG | 0644;
+        ia->nlink = 1;
+        ia->size = 10;
+        return 0;
+    }
+    return -ENOENT;
+}
+
+
+static void
+test_lookup_away_layout_aged_in_the_task(void **state)
+{
+    struct rd *t = *state;
+    struct dist_inode_ctx *ctx = dist_ictx(t->dht, t->root);
+    struct vl_test_result res = {0};
+    struct rd_round rd;
+    vl_inode_t *f = vl_inode_new(t->root->table);
+    vl_req_t *req;
+    char name[32];
+    int rounds = 0;
+
+    assert_non_null(f);
+    rd_name_on(t, 1, "lk", name, sizeof(name));
+    vl_gfid_generate(&lk_gfid);
+    lk_layout_reads = 0;
+    req = vl_req_new(t->dht, VL_FOP_LOOKUP);
+    assert_non_null(req);
+    VL_ARGS(req, lookup)->loc.parent = t->root;
+    VL_ARGS(req, lookup)->loc.name = name;
+    VL_ARGS(req, lookup)->loc.inode = f;
+    vl_test_wind(req, &res);
+    /* The hashed brick has the link file: the task asks every brick. */
+    assert_true(rd_round(t, &res, lk_answer, &rd));
+    assert_int_equal(rd.mask, 1ULL << 1);
+    for (int i = 0; i < 5000 && rd_pending(t) < RD_N; i++)
+        usleep(1000);
+    assert_int_equal(rd_pending(t), RD_N);
+    /* While every brick answers, the root's layout grows old. */
+    pthread_mutex_lock(&t->root->lock);
+    ctx->layout_ms -= 10 * DIST_LAYOUT_TRUST_MS;
+    pthread_mutex_unlock(&t->root->lock);
+    while (rd_round(t, &res, lk_answer, &rd))
+        assert_true(++rounds < 10);
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_true(vl_gfid_equal(&res.reply.iatt.gfid, &lk_gfid));
+    assert_int_equal(lk_layout_reads, 1);
+    vl_test_result_clear(&res);
+
+    req = vl_req_new(t->dht, VL_FOP_GETXATTR);
+    assert_non_null(req);
+    VL_ARGS(req, getxattr)->loc.inode = f;
+    VL_ARGS(req, getxattr)->name = DIST_VX_PATHINFO;
+    VL_ARGS(req, getxattr)->size = 256;
+    vl_test_wind(req, &res);
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_non_null(res.reply.xattr);
+    assert_string_equal(res.reply.xattr, "m3 hashed=m1 linkto");
+    vl_test_result_clear(&res);
+    vl_inode_unref(f);
+}
+
+
 int
 main(int argc, char **argv)
 {
@@ -874,6 +976,8 @@ main(int argc, char **argv)
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_hashed_last, rd_setup,
                                         rd_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lookup_away_layout_aged_in_the_task, rd_setup, rd_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
