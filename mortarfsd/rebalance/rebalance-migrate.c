@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "rebalance-migrate.h"
+#include "xlators/cluster/distribute/dist.h"
 
 
 enum fsd_rebal_kind
@@ -308,9 +309,11 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     step = "stat source";
     rc = fsd_rb_lookup(xs, dir, name, &st1);
     if (rc == -ENOENT || rc == -ESTALE
-        || (rc == 0 && !vl_gfid_equal(&st1.gfid, &inode->gfid)))
-        return FSD_RO_IN_PLACE; /* removed or replaced since the listing
-                                 * (ESTALE: its directory was) */
+        || (rc == 0 && !vl_gfid_equal(&st1.gfid, &inode->gfid))) {
+        snprintf(why, why_len, "'%s' on %s: %s since the listing", name,
+                 xs->name, rc == 0 ? "replaced" : "removed");
+        return FSD_RO_IN_PLACE; /* ESTALE: its directory was removed */
+    }
     if (rc != 0)
         goto fail;
     if (!S_ISREG(st1.mode) || st1.nlink > 1) {
@@ -347,13 +350,18 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
          * one first, so the name is its. */
         if (fsd_rb_lookup(xd, dir, name, &ia) == 0
             && fsd_rebal_classify(&ia) == FSD_RK_DATA
-            && !vl_gfid_equal(&ia.gfid, &inode->gfid))
+            && !vl_gfid_equal(&ia.gfid, &inode->gfid)) {
+            snprintf(why, why_len, "'%s': another file's data on %s has "
+                     "the name", name, xd->name);
             return FSD_RO_IN_PLACE;
+        }
         rc = fsd_rb_hashed(io, dir, name, &cur, &h);
         if (rc == -ENOENT || rc == -ESTALE
             || (rc == 0 && !vl_gfid_equal(&cur->gfid, &inode->gfid))) {
             vl_inode_unref(cur);
-            return FSD_RO_IN_PLACE; /* the name is another file's now */
+            snprintf(why, why_len, "'%s': the name is another file's now",
+                     name);
+            return FSD_RO_IN_PLACE;
         }
         vl_inode_unref(cur);
         if (rc == 0) /* ours: what D has is stale */
@@ -400,6 +408,8 @@ rb_migrate(const struct fsd_rebal_io *io, vl_inode_t *dir, const char *name,
     if (rc == -ENOENT || rc == -ESTALE
         || (rc == 0 && (!vl_gfid_equal(&st3.gfid, &inode->gfid)
                         || st3.nlink != st1.nlink))) {
+        snprintf(why, why_len, "'%s' on %s: renamed, removed or linked "
+                 "during the copy", name, xs->name);
         out = FSD_RO_IN_PLACE;
         goto out;
     }
@@ -632,12 +642,23 @@ fsd_rebal_file(const struct fsd_rebal_io *io, vl_inode_t *dir,
         return FSD_RO_IN_PLACE;
     }
     rc = fsd_rb_hashed(io, dir, name, &inode, &hashed);
-    if (rc == -ENOENT || rc == -ESTALE)
+    if (rc == -ENOENT || rc == -ESTALE) {
+        snprintf(why, why_len, "'%s': not found where it hashes (%s)",
+                 name, strerror(-rc));
         return FSD_RO_IN_PLACE; /* removed since the listing (ESTALE: with
                                  * its directory) */
+    }
     if (rc != 0) {
         snprintf(why, why_len, "'%s': where it hashes: %s", name,
                  strerror(-rc));
+        return FSD_RO_FAILED;
+    }
+    if (dist_is_decommissioned(io->top, (unsigned)hashed)) {
+        /* The layout distribute used still gives the name to a subvolume
+         * being removed: moving nothing would leave it to the commit. */
+        snprintf(why, why_len, "'%s' hashes to %s, which is being removed",
+                 name, io->subs[hashed]->name);
+        vl_inode_unref(inode);
         return FSD_RO_FAILED;
     }
     if (n_data > 1) {

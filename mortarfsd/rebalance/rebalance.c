@@ -66,6 +66,10 @@ struct rb_run {
     bool is_dir_incomplete;            /* a job failed or was abandoned */
     bool is_exit;                      /* workers must return */
     bool has_failed;                   /* this run had a failure */
+    size_t n_verify_left;              /* crawler only: files the final
+                                          check found on bricks being
+                                          removed */
+    char verify_first[256];            /* the first of them */
     bool is_prepass;                   /* crawler only: fixing layouts
                                           before any file moves */
     bool is_collect;                   /* crawler only: listing again for
@@ -193,6 +197,19 @@ rb_test_delay_us(void)
 }
 
 
+/* Has the job data on a subvolume being removed? */
+static bool
+rb_job_is_removed(struct rb_run *run, const struct fsd_rb_job *job)
+{
+    for (size_t i = 0; i < run->io.n_subs; i++)
+        if ((job->ents[i].kind == FSD_RK_DATA
+             || job->ents[i].kind == FSD_RK_OTHER)
+            && dist_is_decommissioned(run->io.top, (unsigned)i))
+            return true;
+    return false;
+}
+
+
 static void *
 rb_worker(void *arg)
 {
@@ -229,6 +246,10 @@ rb_worker(void *arg)
         else
             out = fsd_rebal_file(&run->io, dir, job->name, job->ents,
                                  &bytes, why, sizeof(why));
+        if (out == FSD_RO_IN_PLACE && rb_job_is_removed(run, job))
+            vl_glog(RB_DOMAIN, VL_LOG_WARNING, "'%s' stays on a brick being "
+                    "removed: %s", job->name, why[0] != '\0' ? why
+                    : "it is where it hashes");
         if (out == FSD_RO_FAILED)
             rb_fail(run, true, "%s", why[0] != '\0' ? why : job->name);
         else if (out == FSD_RO_SKIPPED)
@@ -674,10 +695,12 @@ rb_verify_removed_dir(struct rb_run *run, const struct fsd_rebal_io *vio,
     for (size_t i = 0; i < n_jobs; i++)
         for (size_t k = 0; k < vio->n_subs; k++)
             if (jobs[i].ents[k].kind == FSD_RK_DATA
-                || jobs[i].ents[k].kind == FSD_RK_OTHER)
-                rb_fail(run, true, "%s%s%s is still on %s, which is being "
-                        "removed", path, sep, jobs[i].name,
-                        vio->subs[k]->name);
+                || jobs[i].ents[k].kind == FSD_RK_OTHER) {
+                if (run->n_verify_left++ == 0)
+                    snprintf(run->verify_first, sizeof(run->verify_first),
+                             "%s%s%s is still on %s", path, sep,
+                             jobs[i].name, vio->subs[k]->name);
+            }
     fsd_rb_jobs_free(jobs, n_jobs);
     for (size_t i = 0; i < n_subdirs && !atomic_load(&run->stop); i++) {
         char *sub = NULL;
@@ -705,6 +728,7 @@ rb_verify_removed(struct rb_run *run, vl_inode_t *root)
 {
     vl_xlator_t **subs = calloc(run->io.n_subs, sizeof(*subs));
     struct fsd_rebal_io vio = run->io;
+    uint64_t known = 0;
     size_t n = 0;
 
     if (subs == NULL) {
@@ -719,9 +743,31 @@ rb_verify_removed(struct rb_run *run, vl_inode_t *root)
         vio.subs = subs;
         vio.n_subs = n;
         vio.is_strict = true;
+        pthread_mutex_lock(&run->lock);
+        known = run->st.skipped_files + run->st.failed_files;
+        pthread_mutex_unlock(&run->lock);
         rb_verify_removed_dir(run, &vio, root, "/");
     }
     free(subs);
+    /* A file the run skipped (no room, hard links) or failed to move is
+     * still there by design and already counted; the commit refuses
+     * while any is. The check counts only what is there beyond them:
+     * a file the crawl never decided on. */
+    if (run->n_verify_left > known) {
+        size_t extra = run->n_verify_left - known;
+
+        if (known == 0 && extra == 1)
+            rb_fail(run, true, "%s, which is being removed",
+                    run->verify_first);
+        else
+            rb_fail(run, true, "%zu files are still on the bricks being "
+                    "removed, %zu more than the run skipped or failed "
+                    "(one: %s)", run->n_verify_left, extra,
+                    run->verify_first);
+        pthread_mutex_lock(&run->lock);
+        run->st.failed_files += extra - 1;
+        pthread_mutex_unlock(&run->lock);
+    }
 }
 
 
