@@ -86,6 +86,29 @@ md_heal_peer_mark_down(struct md_heal_peers *hp, const char *host,
 }
 
 
+/* Why host's mortard is not to be asked in this command (NULL: ask it,
+ * *out is its peer): a call to it already failed, it is no peer, or the
+ * peer monitor sees it disconnected (a call would only wait out
+ * MD_HEAL_PEER_TIMEOUT_MS, once per node that is down). */
+static const char *
+md_heal_peer_skip(struct md_state *st, struct md_heal_peers *hp,
+                  const char *host, struct md_peer **out)
+{
+    const char *why = md_heal_peer_down(hp, host);
+
+    *out = md_peer_find_host(st, host);
+    if (why != NULL)
+        return why;
+    if (*out == NULL)
+        return "Not gathered: not a peer of this node";
+    if (!(*out)->is_connected) {
+        md_heal_peer_mark_down(hp, host, MD_HEAL_NOT_CONNECTED);
+        return MD_HEAL_NOT_CONNECTED;
+    }
+    return NULL;
+}
+
+
 int
 md_heal_names_take(struct md_heal_brick *hb, const char *buf, size_t len)
 {
@@ -140,19 +163,17 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
                      size_t *budget, struct md_heal_peers *hp,
                      struct md_heal_brick *hb)
 {
-    struct md_peer *p = md_peer_find_host(st, b->host);
+    struct md_peer *p = NULL;
     mgmt_heal_info_req req;
     mgmt_heal_info_rsp rsp;
     mgmt_arg path = b->path;
     vl_err_t err = {.msg = ""};
-    const char *why = md_heal_peer_down(hp, b->host);
+    const char *why = md_heal_peer_skip(st, hp, b->host, &p);
     vl_gfid_t id;
     int rc;
 
     memset(hb, 0, sizeof(*hb));
     hb->status = -ENOTCONN;
-    if (why == NULL && p == NULL)
-        why = "Not gathered: not a peer of this node";
     if (why == NULL && vl_gfid_parse(vol->id, &id) != 0)
         why = "Not gathered: the volume has a bad id";
     if (why != NULL) {
@@ -202,18 +223,16 @@ void
 md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
                     struct md_heal_peers *hp, struct md_heal_node *hn)
 {
-    struct md_peer *p = md_peer_find_host(st, hn->host);
+    struct md_peer *p = NULL;
     mgmt_heal_progress_req req = {.volume = (char *)vol->name};
     mgmt_heal_progress_rsp rsp;
     vl_err_t err = {.msg = ""};
-    const char *why = md_heal_peer_down(hp, hn->host);
+    const char *why = md_heal_peer_skip(st, hp, hn->host, &p);
     int rc;
 
     memset(&hn->p, 0, sizeof(hn->p));
     hn->p.eta_seconds = -1;
     hn->status = -ENOTCONN;
-    if (why == NULL && p == NULL)
-        why = "Not gathered: not a peer of this node";
     if (why != NULL) {
         snprintf(hn->why, sizeof(hn->why), "%s", why);
         return;

@@ -17,7 +17,8 @@
 #    "-");
 #  - node 3's link down: both commands answer within their bound, node 3
 #    and its brick "Transport endpoint is not connected", node 2's
-#    figures alone, the ETA unknown.
+#    figures alone, the ETA unknown; once node 1 sees node 3
+#    disconnected, it is not called at all (no failed call logged).
 # TIMEOUT: 300
 # REQUIRES: root python3
 . "$(dirname "$0")/../lib/include.rc"
@@ -167,6 +168,22 @@ EXPECT "-" heal_section "$T/split2.out" "Brick $H3:$B/n3" \
     "Number of entries in split-brain"
 EXPECT "2" heal_section "$T/split2.out" "Brick $H2:$B/n2" \
     "Number of entries in split-brain"
+# Once node 1's peer monitor sees node 3 disconnected, node 3 is not
+# called at all (no wait for the timeout): shown the same, and no new
+# failed call in node 1's log.
+peer3_state() {
+    ncli 1 pool list | awk -v h="$H3" '$2 == h { print $3 }'
+}
+EXPECT_WITHIN 60 "Disconnected" peer3_state
+n_asked() { grep -c "node $H3 not asked" "$T/n1/log/mortard.log"; }
+asked=$(n_asked)
+TEST timed "$T/status3.out" volume heal hs status
+EXPECT "Transport endpoint is not connected" field "$T/status3.out" \
+    "Self-heal daemon on $H3"
+EXPECT "Transport endpoint is not connected" \
+    heal_section "$T/status3.out" "Brick $H3:$B/n3" "Status"
+EXPECT "3" heal_section "$T/status3.out" "Brick $H2:$B/n2" "Entries left"
+EXPECT "$asked" n_asked
 TEST ip -n "$NS_BR" link set "mt$$b3" up
 split3() {
     ncli 1 volume heal hs info split-brain > "$T/split3.out" 2>&1
