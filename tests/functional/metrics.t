@@ -11,7 +11,11 @@
 # answers; a port in use is one line and nothing starts (mortard, a brick,
 # a mount); the listeners are on 127.0.0.1 only unless an address is
 # given; every metric the Grafana dashboard uses exists in the scrapes.
-# TIMEOUT: 240
+# The heal backlog (mortard and the self-heal daemon); a rebalance after
+# add-brick: mortard's mortar_rebalance_running is 1 while it runs, the
+# rebalance process serves its own metrics (role rebalance), and once it
+# completed the files and bytes moved match its status.
+# TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
 
@@ -41,7 +45,11 @@ sum_of() {
 grows() { [ "$2" -gt "$1" ]; }
 
 alloc_port MP
+# The rebalance at the end must run long enough to be scraped: its
+# processes inherit a delay of 100 ms a name from mortard.
+export MORTAR_REBAL_DELAY_MS=100
 TEST start_mortard --metrics-port "$MP"
+unset MORTAR_REBAL_DELAY_MS
 export MORTAR_SOCKET="$T/run/mortard.sock"
 EXPECT "ok" prom_ok "127.0.0.1:$MP"
 EXPECT "0" sum_of "127.0.0.1:$MP" mortar_volumes 'state="started"'
@@ -219,3 +227,37 @@ EXPECT_WITHIN 60 "0" heal_pending
 TEST [ "$(sum_of "127.0.0.1:$MP" mortar_heal_healed_total 'volume="v1"')" -ge 5 ]
 EXPECT "ok" prom_ok "127.0.0.1:$MP"
 TEST umount "$M0"
+
+# Rebalance: a distribute volume of one brick gets 40 files, a second
+# brick and a rebalance (100 ms a name: several seconds of running).
+TEST "$MORTAR" volume create v2 "127.0.0.1:$T/bricks/d0" force
+track_brick v2 brick0
+track_brick v2 brick1
+_T_PIDFILES+=("$T/run/rebalance/v2.pid")
+TEST "$MORTAR" volume set v2 diagnostics.brick-metrics on
+TEST "$MORTAR" volume start v2
+TEST mount_mortar 127.0.0.1:/v2 "$M0" "volfile-server-port=$MGMT_PORT"
+TEST wait_for_mount "$M0"
+for i in $(seq 1 40); do
+    echo "rebalanced file $i" > "$M0/r$i"
+done
+TEST umount "$M0"
+TEST "$MORTAR" volume add-brick v2 "127.0.0.1:$T/bricks/d1" force
+EXPECT_WITHIN 20 "2" sum_of "127.0.0.1:$MP" mortar_volume_bricks_online 'volume="v2"'
+TEST "$MORTAR" volume rebalance v2 start
+rebal_running() {
+    scrape "127.0.0.1:$MP" \
+        | awk '/^mortar_rebalance_running\{volume="v2"\}/ { print $2 }'
+}
+EXPECT_WITHIN 20 "1" rebal_running
+EXPECT_WITHIN 20 "Y" sh -c "[ -s '$T/run/rebalance/v2.metrics-port' ] && echo Y"
+RP="$(cat "$T/run/rebalance/v2.metrics-port")"
+EXPECT "ok" prom_ok "127.0.0.1:$RP"
+EXPECT_MATCH 'mortar_process_info\{volume="v2",role="rebalance"' scrape "127.0.0.1:$RP"
+EXPECT_WITHIN 120 "0" rebal_running
+moved="$(sed -n 's/^moved_files=//p' "$T/run/rebalance/v2.state")"
+TEST [ "${moved:-0}" -ge 1 ]
+EXPECT "$moved" sum_of "127.0.0.1:$MP" mortar_rebalance_files_moved 'volume="v2"'
+EXPECT "$(sed -n 's/^moved_bytes=//p' "$T/run/rebalance/v2.state")" \
+    sum_of "127.0.0.1:$MP" mortar_rebalance_bytes_moved 'volume="v2"'
+EXPECT "ok" prom_ok "127.0.0.1:$MP"
