@@ -193,3 +193,18 @@ rd_reply_layout(int mock, vl_req_t *r)
     r->reply.xattr_len = DIST_LAYOUT_SIZE;
     vl_free(l);
 }
+
+
+int
+rd_answer_dir_read(int mock, vl_req_t *r, struct vl_iatt *ia,
+                   const vl_gfid_t *gfid, unsigned *reads)
+{
+    if (mock == 0)
+        (*reads)++;
+    ia->gfid = *gfid;
+    ia->mode = S_IFDIR | 0755;
+    ia->nlink = 2;
+    if (VL_ARGS(r, lookup)->xattr_name != NULL)
+        rd_reply_layout(mock, r);
+    return 0;
+}

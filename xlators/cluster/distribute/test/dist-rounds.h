@@ -58,5 +58,10 @@ vl_inode_t *rd_file(struct rd *t, int cached, int hashed);
 /* Puts mock's range of the default layout (generation 1, COMMITTED) in
  * r's reply, as a lookup asking for the layout xattr gets it. */
 void rd_reply_layout(int mock, vl_req_t *r);
+/* Answers a nameless LOOKUP of a directory (a parent's layout read
+ * again) as the directory gfid, with mock's range when the layout is
+ * asked for; counts the reads (mock 0's) in *reads. */
+int rd_answer_dir_read(int mock, vl_req_t *r, struct vl_iatt *ia,
+                       const vl_gfid_t *gfid, unsigned *reads);
 
 #endif /* MORTAR_DIST_ROUNDS_H */

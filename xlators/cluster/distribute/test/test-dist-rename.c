@@ -312,14 +312,7 @@ rd_rename_aged(int mock, vl_req_t *r, struct vl_iatt *ia)
     if (a->loc.name != NULL)
         return rd_rename_found(mock, r, ia);
     /* The parent (the root) read again, with its layout. */
-    if (mock == 0)
-        rd_layout_reads++;
-    ia->gfid = rd_dir_gfid;
-    ia->mode = S_IFDIR | 0755;
-    ia->nlink = 2;
-    if (a->xattr_name != NULL)
-        rd_reply_layout(mock, r);
-    return 0;
+    return rd_answer_dir_read(mock, r, ia, &rd_dir_gfid, &rd_layout_reads);
 }
 
 

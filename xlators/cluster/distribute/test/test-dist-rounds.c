@@ -861,16 +861,9 @@ lk_answer(int mock, vl_req_t *r, struct vl_iatt *ia)
     if (r->op != VL_FOP_LOOKUP)
         return rd_ok(mock, r, ia);
     a = VL_ARGS(r, lookup);
-    if (a->loc.name == NULL) { /* the root read again, with its layout */
-        if (mock == 0)
-            lk_layout_reads++;
-        ia->gfid = a->loc.inode->gfid;
-        ia->mode = S_IFDIR | 0755;
-        ia->nlink = 2;
-        if (a->xattr_name != NULL)
-            rd_reply_layout(mock, r);
-        return 0;
-    }
+    if (a->loc.name == NULL) /* the root read again, with its layout */
+        return rd_answer_dir_read(mock, r, ia, &a->loc.inode->gfid,
+                                  &lk_layout_reads);
     if (mock == 1) { /* the hashed brick: a link file */
         ia->gfid = lk_gfid;
         ia->mode = S_IFREG | S_ISVTX;
