@@ -241,13 +241,16 @@ rb_worker(void *arg)
             out = FSD_RO_STOPPED;
         else if (rb_is_hl_special(run, dir, job, &out, why, sizeof(why)))
             ; /* never moved */
-        else if (rb_is_hardlinked(run, dir, job))
+        else if (rb_is_hardlinked(run, dir, job)) {
             out = FSD_RO_IN_PLACE; /* moved by the group pass */
+            snprintf(why, sizeof(why), "'%s' is hard-linked: it moves with "
+                     "its other names after the crawl", job->name);
+        }
         else
             out = fsd_rebal_file(&run->io, dir, job->name, job->ents,
                                  &bytes, why, sizeof(why));
         if (out == FSD_RO_IN_PLACE && rb_job_is_removed(run, job))
-            vl_glog(RB_DOMAIN, VL_LOG_WARNING, "'%s' stays on a brick being "
+            vl_glog(RB_DOMAIN, VL_LOG_INFO, "'%s' stays on a brick being "
                     "removed: %s", job->name, why[0] != '\0' ? why
                     : "it is where it hashes");
         if (out == FSD_RO_FAILED)
