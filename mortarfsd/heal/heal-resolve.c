@@ -18,7 +18,10 @@
  * GFID). The key goes to each candidate set by GFID (a nameless
  * LOOKUP first): source-brick's set only, else every set in turn until
  * one answers anything but "not-split-brain" (a file lives on one set;
- * a directory on all).
+ * a directory on all). When the copies of a set hold the last name with
+ * different GFIDs or types (a GFID split-brain), the key for that name,
+ * "<key>/<name>", goes to its directory on that set: replicate keeps
+ * the chosen copy's object under the name and removes the others.
  *
  * The copies connect after the graph starts and nobody says when all
  * did: a lookup answering ENOTCONN, or the key "pending", is retried
@@ -49,10 +52,14 @@
 #define RESOLVE_RETRY_MS 200
 #define RESOLVE_REPLICATE "cluster/replicate"
 
-/* The object a FILE names. */
+/* The object a FILE names; or, for a name in a GFID split-brain, its
+ * directory and the name (the key then goes to the directory). */
 struct resolve_obj {
     vl_gfid_t gfid;
     uint32_t type; /* S_IFMT bits, 0 unknown */
+    char name[FSD_HEAL_PATH_MAX]; /* non-empty: a GFID split-brain of this
+                                     name in directory gfid */
+    const vl_xlator_t *set;       /* with name: the set it is in */
 };
 
 
@@ -193,7 +200,9 @@ resolve_is_set(const vl_xlator_t *xl, const struct fsd_heal_policy *pol)
 
 
 /* The copies' GFID of name under parent, asked of each brick of the
- * candidate sets (replicate refuses the lookup of a split-brain). */
+ * candidate sets (replicate refuses the lookup of a split-brain). Copies
+ * of one set that hold the name with different GFIDs or types: a GFID
+ * split-brain of the name, resolved in its directory (obj->name). */
 static int
 resolve_lookup_bricks(vl_graph_t *graph, const struct fsd_heal_policy *pol,
                       vl_inode_t *parent, const char *name,
@@ -203,6 +212,7 @@ resolve_lookup_bricks(vl_graph_t *graph, const struct fsd_heal_policy *pol,
 
     for (size_t i = 0; i < graph->n_xls; i++) {
         vl_xlator_t *set = graph->xls[i];
+        bool is_found = false;
 
         if (!resolve_is_set(set, pol))
             continue;
@@ -216,10 +226,21 @@ resolve_lookup_bricks(vl_graph_t *graph, const struct fsd_heal_policy *pol,
                     rc = one;
                 continue;
             }
-            obj->gfid = iatt.gfid;
-            obj->type = iatt.mode & S_IFMT;
-            return 0;
+            if (!is_found) {
+                obj->gfid = iatt.gfid;
+                obj->type = iatt.mode & S_IFMT;
+                is_found = true;
+            } else if (!vl_gfid_equal(&obj->gfid, &iatt.gfid)
+                       || obj->type != (iatt.mode & S_IFMT)) {
+                obj->gfid = parent->gfid;
+                obj->type = S_IFDIR;
+                snprintf(obj->name, sizeof(obj->name), "%s", name);
+                obj->set = set;
+                return 0;
+            }
         }
+        if (is_found)
+            return 0;
     }
     return rc;
 }
@@ -286,10 +307,17 @@ resolve_on_set(vl_graph_t *graph, vl_xlator_t *set,
 {
     struct vl_caller caller = {.pid = VL_CALLER_PID_INTERNAL};
     vl_inode_t *inode = vl_inode_get(graph->itable, &obj->gfid, obj->type);
+    /* A name's key: "<policy key>/<name>", sent to its directory. */
+    char *key = NULL;
     int rc;
 
     if (inode == NULL)
         return -ENOMEM;
+    if (obj->name[0] != '\0'
+        && asprintf(&key, "%s/%s", pol->key, obj->name) < 0) {
+        vl_inode_unref(inode);
+        return -ENOMEM;
+    }
     for (;;) {
         union vl_fop_args a;
         struct vl_reply r = {0};
@@ -303,7 +331,7 @@ resolve_on_set(vl_graph_t *graph, vl_xlator_t *set,
         if (rc == 0 || rc == -EIO) {
             memset(&a, 0, sizeof(a));
             a.getxattr.loc.inode = inode;
-            a.getxattr.name = pol->key;
+            a.getxattr.name = key != NULL ? key : pol->key;
             a.getxattr.size = RESOLVE_ANSWER_MAX - 1;
             rc = vl_sync_call(set, VL_FOP_GETXATTR, &a, &caller, &r);
             if (rc == 0) {
@@ -326,6 +354,7 @@ resolve_on_set(vl_graph_t *graph, vl_xlator_t *set,
         if (!resolve_again(rc, deadline))
             break;
     }
+    free(key);
     vl_inode_unref(inode);
     return rc;
 }
@@ -350,7 +379,7 @@ resolve_one(vl_graph_t *graph, const struct fsd_heal_resolve_conf *conf,
         fprintf(conf->out, "lookup %d\n", rc);
         return;
     }
-    if (pol->is_bigger_file && obj.type == S_IFDIR) {
+    if (pol->is_bigger_file && obj.type == S_IFDIR && obj.name[0] == '\0') {
         fprintf(conf->out, "isdir 0\n");
         return;
     }
@@ -359,7 +388,8 @@ resolve_one(vl_graph_t *graph, const struct fsd_heal_resolve_conf *conf,
         vl_xlator_t *set = graph->xls[i];
         int one;
 
-        if (!resolve_is_set(set, pol))
+        if (!resolve_is_set(set, pol)
+            || (obj.set != NULL && obj.set != set))
             continue;
         one = resolve_on_set(graph, set, pol, &obj, answer, deadline);
         if (one == -ENOENT || one == -ESTALE)

@@ -20,10 +20,15 @@
  *
  * Dirty without blame (a cut transaction, nobody knows who missed what),
  * or no record at all when asked through mortar.heal.full (a copy
- * emptied or replaced without records): a merge: names present on some
- * copies are created on the others, nothing is removed, a name with
- * different GFIDs on two copies is left alone and logged (never
- * guessed). The same for sources that disagree. One exception, dirty
+ * emptied or replaced without records), or an entry split-brain under
+ * favorite-child-policy or a name's resolve key: a merge: names present
+ * on some copies are created on the others, nothing is removed. A name
+ * with different GFIDs or types on two copies (a GFID split-brain; also
+ * between sources that disagree) goes to the rule of the policy or of a
+ * resolve key for that name (rep_heal_resolve_name, choosing in
+ * rep-heal-split.c): the chosen copy's object stays, the others are
+ * removed and it is created in their place; with no rule, or a tie, it
+ * is left alone and logged (never guessed). One exception, dirty
  * without blame only: a rename over an existing name that a client's
  * death cut after some copies took it leaves evidence (the copies with
  * the old object still hold the renamed one under its old name, the
@@ -514,6 +519,146 @@ rep_heal_all_have(struct rep_heal *h, rep_mask_t mask, const vl_gfid_t *gfid,
 }
 
 
+/* Same GFID and type. */
+static bool
+rep_heal_same_object(const struct vl_iatt *a, const struct vl_iatt *b)
+{
+    return vl_gfid_equal(&a->gfid, &b->gfid)
+           && (a->mode & S_IFMT) == (b->mode & S_IFMT);
+}
+
+
+/* The rule that resolves a GFID split-brain of name in this heal: a
+ * resolve key for that name, else favorite-child-policy (but not in a
+ * resolve key's heal of the directory itself); NONE: left alone. */
+static int
+rep_heal_name_rule(struct rep_heal *h, const char *name, int *child)
+{
+    const struct rep_heal_opts *o = h->opts;
+
+    *child = o->rule_child;
+    if (o->name != NULL)
+        return strcmp(o->name, name) == 0 ? o->rule : REP_RULE_NONE;
+    if (o->is_resolve_only)
+        return REP_RULE_NONE;
+    return h->rule;
+}
+
+
+/* A name with another GFID or type on some copies of from: when a rule
+ * covers it, the chosen copy's object keeps the name and every up copy
+ * holding another object under it is rid of that one (the caller then
+ * creates the chosen one there). A resolve key for the name applies the
+ * choice its check made (h->name_keep). 1: resolved, 0: left alone, or
+ * -errno. */
+static int
+rep_heal_resolve_name(struct rep_heal *h, struct rep_heal_listing *l,
+                      rep_mask_t from, const char *name, rep_mask_t *changed)
+{
+    const struct vl_iatt *ia[REP_MAX_CHILDREN] = {0};
+    rep_mask_t cand = 0;
+    struct vl_iatt keep;
+    int child, chosen = REP_NAME_TIE, rc = 0;
+    int rule = rep_heal_name_rule(h, name, &child);
+
+    if (rule == REP_RULE_NONE)
+        return 0;
+    for (unsigned i = 0; i < h->n; i++) {
+        struct rep_heal_name *e;
+
+        if (!(from & (1u << i)))
+            continue;
+        e = rep_heal_listing_find(&l[i], name);
+        if (e == NULL)
+            continue;
+        ia[i] = &e->ia;
+        cand |= 1u << i;
+        if (h->opts->name != NULL && chosen < 0
+            && rep_heal_same_object(&e->ia, &h->name_keep))
+            chosen = (int)i;
+    }
+    if (h->opts->name == NULL) {
+        rc = rep_heal_split_name(h, name, ia, cand, rule, child, &chosen);
+        if (rc != 0)
+            return rc;
+    }
+    if (chosen < 0)
+        return 0;
+    keep = *ia[chosen];
+    for (unsigned k = 0; k < h->n && rc == 0; k++) {
+        struct rep_heal_name *e;
+
+        if (!(h->up & (1u << k)))
+            continue;
+        e = rep_heal_listing_find(&l[k], name);
+        if (e == NULL || rep_heal_same_object(&e->ia, &keep))
+            continue;
+        rc = rep_heal_remove(h, k, h->inode, e->name, &e->ia);
+        rep_heal_listing_drop(&l[k], e);
+        *changed |= 1u << k;
+    }
+    if (rc != 0)
+        return rc;
+    h->opts->resolved |= 1u << REP_ENTRY;
+    return 1;
+}
+
+
+/* A resolve key for one name (h->opts->name): is it in a GFID
+ * split-brain among the copies the records leave as candidates (the
+ * sources; every copy when none is blamed or all are), and which copy
+ * does the rule keep (h->name_keep)? 0: the heal goes on; 1 with *res:
+ * nothing to do (no split-brain, a tie, a rule that does not cover it);
+ * or -errno. */
+static int
+rep_heal_name_check(struct rep_heal *h, enum rep_heal_verdict v,
+                    enum rep_heal_result *res)
+{
+    struct rep_heal_opts *o = h->opts;
+    rep_mask_t from = v == REP_HV_NEEDED ? h->sources : h->up;
+    struct vl_iatt got[REP_MAX_CHILDREN];
+    const struct vl_iatt *ia[REP_MAX_CHILDREN] = {0};
+    rep_mask_t cand = 0;
+    bool is_conflict = false;
+    int first = -1, chosen, rc;
+
+    *res = REP_HR_CLEAN;
+    for (unsigned i = 0; i < h->n; i++) {
+        if (!(from & (1u << i)))
+            continue;
+        rc = rep_heal_lookup_name(h, i, h->inode, o->name, &got[i]);
+        if (rc == -ENOENT)
+            continue;
+        if (rc != 0)
+            return rc;
+        ia[i] = &got[i];
+        cand |= 1u << i;
+        if (first < 0)
+            first = (int)i;
+        else if (!rep_heal_same_object(&got[i], &got[first]))
+            is_conflict = true;
+    }
+    if (!is_conflict)
+        return 1; /* "not-split-brain": nothing changed */
+    rc = rep_heal_split_name(h, o->name, ia, cand, o->rule, o->rule_child,
+                             &chosen);
+    if (rc != 0) {
+        o->err = rc;
+        return rc;
+    }
+    if (chosen == REP_NAME_TIE) {
+        o->ambiguous |= 1u << REP_ENTRY;
+        return 1;
+    }
+    if (chosen == REP_NAME_UNCOVERED) {
+        *res = REP_HR_SPLIT;
+        return 1;
+    }
+    h->name_keep = got[chosen];
+    return 0;
+}
+
+
 /* A rename over an existing name cut by a client's death (dirty without
  * blame) leaves the name with the renamed object Y on the copies it
  * reached and the replaced one X on the others, which still hold Y
@@ -595,6 +740,63 @@ rep_heal_cut_renames(struct rep_heal *h, struct rep_heal_listing *l,
 }
 
 
+/* Creates name on the copies of to that lack it, as copy s holds it. */
+static int
+rep_heal_create_missing(struct rep_heal *h, struct rep_heal_listing *l,
+                        rep_mask_t to, unsigned s, const char *name,
+                        rep_mask_t *changed)
+{
+    struct vl_iatt ia = rep_heal_listing_find(&l[s], name)->ia;
+    int rc = 0;
+
+    for (unsigned k = 0; k < h->n && rc == 0; k++) {
+        if (k == s || !(to & (1u << k)))
+            continue;
+        if (rep_heal_listing_find(&l[k], name) != NULL)
+            continue; /* same (a merge found no conflict) */
+        rc = rep_heal_create(h, k, s, rep_heal_holders(h, l, name, &ia.gfid),
+                             h->inode, name, &ia);
+        if (rc == 0)
+            rc = rep_heal_listing_add(&l[k], name, &ia);
+        *changed |= 1u << k;
+    }
+    return rc;
+}
+
+
+/* name has another GFID or type on some copies of from: resolved by a
+ * rule when one covers it (then created from the chosen copy on every up
+ * copy that lacks it now), else left alone (*is_left). */
+static int
+rep_heal_names_conflict(struct rep_heal *h, struct rep_heal_listing *l,
+                        rep_mask_t from, const char *name, bool *is_left,
+                        rep_mask_t *changed)
+{
+    char gs[VL_GFID_STR_LEN];
+    char *copy = strdup(name); /* the listings may move as names are added */
+    bool is_conflict;
+    int rc, s;
+
+    if (copy == NULL)
+        return -ENOMEM;
+    rc = rep_heal_resolve_name(h, l, from, copy, changed);
+    if (rc == 0) {
+        vl_log(h->xl, VL_LOG_ERROR, "heal %s: name %s has another GFID or "
+               "type on some copies and the records do not say which is "
+               "right: left alone", vl_gfid_to_str(&h->inode->gfid, gs),
+               copy);
+        *is_left = true;
+    } else if (rc > 0) {
+        s = rep_heal_name_source(h, l, h->up, copy, &is_conflict);
+        rc = s >= 0 ? rep_heal_create_missing(h, l, h->up, (unsigned)s, copy,
+                                              changed)
+                    : 0;
+    }
+    free(copy);
+    return rc;
+}
+
+
 /* Phases 1 and 2 over the listings; *is_left is set when a name was
  * left alone (a conflict). */
 static int
@@ -603,7 +805,6 @@ rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
 {
     rep_mask_t from = is_merge ? h->up : h->sources;
     rep_mask_t to = is_merge ? h->up : h->sinks;
-    char gs[VL_GFID_STR_LEN];
     int rc = 0;
 
     for (unsigned k = 0; k < h->n && !is_merge; k++) {
@@ -637,29 +838,11 @@ rep_heal_names(struct rep_heal *h, struct rep_heal_listing *l, bool is_merge,
                 != (int)s)
                 continue; /* seen from an earlier copy */
             if (is_conflict) {
-                vl_log(h->xl, VL_LOG_ERROR, "heal %s: name %s has another "
-                       "GFID or type on some copies and the records do not "
-                       "say which is right: left alone",
-                       vl_gfid_to_str(&h->inode->gfid, gs), se->name);
-                *is_left = true;
+                rc = rep_heal_names_conflict(h, l, from, se->name, is_left,
+                                             changed);
                 continue;
             }
-            for (unsigned k = 0; k < h->n && rc == 0; k++) {
-                struct rep_heal_name *ke;
-
-                if (k == s || !(to & (1u << k)))
-                    continue;
-                ke = rep_heal_listing_find(&l[k], se->name);
-                if (ke != NULL)
-                    continue; /* same (a merge found no conflict) */
-                rc = rep_heal_create(h, k, s,
-                                     rep_heal_holders(h, l, se->name,
-                                                      &se->ia.gfid),
-                                     h->inode, se->name, &se->ia);
-                if (rc == 0)
-                    rc = rep_heal_listing_add(&l[k], se->name, &se->ia);
-                *changed |= 1u << k;
-            }
+            rc = rep_heal_create_missing(h, l, to, s, se->name, changed);
         }
     }
     return rc;
@@ -712,30 +895,61 @@ rep_heal_entry(struct rep_heal *h)
         res = REP_HR_PENDING; /* the only possible source is down */
         goto out;
     }
-    rc = rep_heal_split(h, REP_ENTRY, &v);
-    if (rc != 0) {
-        if (rc > 0) {
-            rc = 0;
-            res = REP_HR_CLEAN;
+    if (h->opts->name != NULL) {
+        /* One name's GFID split-brain: unless the records say who is
+         * right, the directory is merged and that name resolved. */
+        rc = rep_heal_name_check(h, v, &res);
+        if (rc != 0) {
+            if (rc > 0)
+                rc = 0;
+            goto out;
         }
-        goto out;
+        is_merge = v != REP_HV_NEEDED;
+    } else {
+        rc = rep_heal_split(h, REP_ENTRY, &v);
+        if (rc != 0) {
+            if (rc > 0) {
+                rc = 0;
+                res = REP_HR_CLEAN;
+            }
+            goto out;
+        }
+        /* Records that blame nothing: a merge only for mortar.heal.full;
+         * an entry split-brain under favorite-child-policy: a merge. */
+        is_merge = v == REP_HV_COMPARE
+                   || (v == REP_HV_CLEAN && h->opts->is_full)
+                   || (v == REP_HV_SPLIT && !h->opts->is_resolve_only
+                       && h->rule != REP_RULE_NONE);
     }
-    /* Records that blame nothing: a merge only for mortar.heal.full. */
-    is_merge = v == REP_HV_COMPARE || (v == REP_HV_CLEAN && h->opts->is_full);
     if (v == REP_HV_CLEAN && !is_merge) {
         res = REP_HR_CLEAN;
         goto out;
     }
-    if (v == REP_HV_SPLIT) {
+    if (v == REP_HV_SPLIT && !is_merge) {
         vl_log(h->xl, VL_LOG_ERROR, "heal %s: entry split-brain (every copy "
                "blamed by another): not healed",
                vl_gfid_to_str(&h->inode->gfid, gs));
         res = REP_HR_SPLIT;
         goto out;
     }
+    if (v == REP_HV_SPLIT) {
+        /* Every copy missed something and nobody knows what: names on
+         * some copies are created on the others, nothing is removed (a
+         * name removed on one copy may come back), a name with two
+         * objects goes to the rule; then every copy's blame goes. */
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: entry split-brain: merging "
+               "the names of every copy (%s)",
+               vl_gfid_to_str(&h->inode->gfid, gs),
+               h->opts->name != NULL ? "resolve key of a name"
+                                     : "favorite-child-policy");
+        h->sources = h->up;
+        h->sinks = h->up;
+        h->src = __builtin_ctz(h->up); /* the times, if all changed */
+    }
     /* Sources blaming sinks: their granular records may name every
-     * name that changed; then only those are compared. */
-    if (!is_merge) {
+     * name that changed; then only those are compared (not for a name's
+     * resolve key: its conflict may be outside them). */
+    if (!is_merge && h->opts->name == NULL) {
         names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                       NULL);
         rc = rep_heal_granular_names(h, names, &is_granular);
@@ -771,8 +985,14 @@ rep_heal_entry(struct rep_heal *h)
     /* A name left alone keeps the records: the directory stays listed. */
     if (rc == 0 && !is_left && v != REP_HV_CLEAN)
         rc = rep_heal_records_clear(h, h->inode, REP_ENTRY);
-    if (rc == 0 && is_left)
-        res = REP_HR_SPLIT;
+    if (rc == 0 && is_left) {
+        /* A name's resolve key answers for that name; the others left
+         * keep the records (the directory stays listed). */
+        if (h->opts->name != NULL)
+            h->is_partial = true;
+        else
+            res = REP_HR_SPLIT;
+    }
 out:
     rep_heal_entryunlk(h);
     for (unsigned i = 0; i < h->n; i++)

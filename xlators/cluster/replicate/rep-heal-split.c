@@ -25,12 +25,18 @@
  * Majority: the copies that more than half of the copies (each itself
  * included) do not blame for the kind become the sources, when none of
  * them blames another of them (else: ambiguous).
+ * A GFID split-brain (a name of a directory held as different objects)
+ * is decided per name (rep_heal_split_name), for the directory's entry
+ * heal (rep-heal-entry.c): a resolve key "<rule>/<name>" on the
+ * directory, or the policy; a directory among the objects only by
+ * source-brick.
  * Threads: a heal thread (rep-heal.c), blocking calls.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -50,12 +56,38 @@ static const char *const rep_heal_kind_names[] = {
 };
 
 
+/* "<rule>/<name>": the rule for one name of a directory (its GFID
+ * split-brain); the name is one path component. */
+static int
+rep_heal_rule_parse_name(vl_xlator_t *xl, const char *key,
+                         struct rep_heal_opts *out)
+{
+    const char *slash = strchr(key, '/');
+    const char *n = slash + 1;
+    char rule[REP_SPLIT_WHY_MAX];
+    int rc;
+
+    if ((size_t)(slash - key) >= sizeof(rule) || *n == '\0'
+        || strchr(n, '/') != NULL || strcmp(n, ".") == 0
+        || strcmp(n, "..") == 0 || strlen(n) > NAME_MAX)
+        return -EINVAL;
+    memcpy(rule, key, (size_t)(slash - key));
+    rule[slash - key] = '\0';
+    rc = rep_heal_rule_parse(xl, rule, out);
+    if (rc == 0)
+        out->name = n;
+    return rc;
+}
+
+
 int
 rep_heal_rule_parse(vl_xlator_t *xl, const char *name,
                     struct rep_heal_opts *out)
 {
     static const char source[] = "source-brick.";
 
+    if (strchr(name, '/') != NULL)
+        return rep_heal_rule_parse_name(xl, name, out);
     memset(out, 0, sizeof(*out));
     out->is_resolve_only = true;
     if (strcmp(name, "bigger-file") == 0) {
@@ -128,9 +160,11 @@ rep_heal_why_add(char *why, const char *fmt, const char *child, int64_t hi,
 }
 
 
-/* The largest value among cand: its copy, or -1 when several hold it. */
+/* The largest value of rule among cand (ia[i]: copy i's attributes):
+ * its copy, or -1 when several hold it. */
 static int
-rep_heal_choose_max(struct rep_heal *h, rep_mask_t cand, char *why)
+rep_heal_choose_max(struct rep_heal *h, int rule, rep_mask_t cand,
+                    const struct vl_iatt *const *ia, char *why)
 {
     int best = -1;
     unsigned n_best = 0;
@@ -143,8 +177,8 @@ rep_heal_choose_max(struct rep_heal *h, rep_mask_t cand, char *why)
 
         if (!(cand & (1u << i)))
             continue;
-        rep_heal_rule_value(h->rule, &h->ia[i], &hi, &lo);
-        rep_heal_why_add(why, h->rule == REP_RULE_SIZE
+        rep_heal_rule_value(rule, ia[i], &hi, &lo);
+        rep_heal_why_add(why, rule == REP_RULE_SIZE
                                   ? "%s%s=%" PRId64 "%.0" PRIu32
                                   : "%s%s=%" PRId64 ".%09" PRIu32,
                          h->xl->children[i]->name, hi, lo);
@@ -200,6 +234,7 @@ rep_heal_split_choose(struct rep_heal *h, unsigned kind, rep_mask_t *out,
                       char *why)
 {
     rep_mask_t cand = h->up; /* all: a resolve needs every child */
+    const struct vl_iatt *ia[REP_MAX_CHILDREN];
     int best, rc = 0;
 
     if (kind == REP_DATA)
@@ -224,7 +259,9 @@ rep_heal_split_choose(struct rep_heal *h, unsigned kind, rep_mask_t *out,
         *out = rep_heal_choose_majority(h, cand, kind, why);
         return 0;
     default:
-        best = rep_heal_choose_max(h, cand, why);
+        for (unsigned i = 0; i < h->n; i++)
+            ia[i] = &h->ia[i];
+        best = rep_heal_choose_max(h, h->rule, cand, ia, why);
         *out = best >= 0 ? 1u << best : 0;
         return 0;
     }
@@ -330,5 +367,119 @@ rep_heal_split(struct rep_heal *h, unsigned kind, enum rep_heal_verdict *v)
         return rc;
     o->resolved |= 1u << kind;
     *v = rep_heal_decide(h, kind);
+    return 0;
+}
+
+
+/* ---- a name with several GFIDs or types (a GFID split-brain) ---- */
+
+static bool
+rep_heal_same_object(const struct vl_iatt *a, const struct vl_iatt *b)
+{
+    return vl_gfid_equal(&a->gfid, &b->gfid)
+           && (a->mode & S_IFMT) == (b->mode & S_IFMT);
+}
+
+
+/* The copy of cand whose object more than half of all copies hold (cand
+ * counts the holders), or -1. */
+static int
+rep_heal_name_majority(struct rep_heal *h, rep_mask_t cand,
+                       const struct vl_iatt *const *ia, char *why)
+{
+    for (unsigned c = 0; c < h->n; c++) {
+        unsigned votes = 0;
+        char gc[VL_GFID_STR_LEN];
+        size_t len;
+
+        if (!(cand & (1u << c)))
+            continue;
+        for (unsigned j = 0; j < h->n; j++)
+            if ((cand & (1u << j)) && rep_heal_same_object(ia[c], ia[j]))
+                votes++;
+        len = strlen(why);
+        if (len < REP_SPLIT_WHY_MAX)
+            snprintf(why + len, REP_SPLIT_WHY_MAX - len,
+                     "%s%s holds %.8s (%u of %u copies)",
+                     len > 0 ? " " : "", h->xl->children[c]->name,
+                     vl_gfid_to_str(&ia[c]->gfid, gc), votes, h->n);
+        if (votes * 2 > h->n)
+            return (int)c;
+    }
+    return -1;
+}
+
+
+int
+rep_heal_split_name(struct rep_heal *h, const char *name,
+                    const struct vl_iatt *const *ia, rep_mask_t cand,
+                    int rule, int rule_child, int *chosen)
+{
+    rep_mask_t arbiter = rep_priv(h->xl)->arbiter;
+    const char *by = h->opts->name != NULL ? "resolve key"
+                                           : "favorite-child-policy";
+    char why[REP_SPLIT_WHY_MAX] = "";
+    char gs[VL_GFID_STR_LEN], gw[VL_GFID_STR_LEN];
+    bool has_dir = false, has_other = false;
+
+    *chosen = REP_NAME_UNCOVERED;
+    for (unsigned i = 0; i < h->n; i++)
+        if (cand & (1u << i)) {
+            has_dir |= S_ISDIR(ia[i]->mode);
+            has_other |= !S_ISREG(ia[i]->mode);
+        }
+    vl_gfid_to_str(&h->inode->gfid, gs);
+    switch (rule) {
+    case REP_RULE_SOURCE:
+        if (arbiter & (1u << rule_child)) {
+            vl_log(h->xl, VL_LOG_ERROR, "split-brain resolution of %s: %s "
+                   "is the arbiter, it holds no data to be the source of",
+                   name, h->xl->children[rule_child]->name);
+            return -EINVAL;
+        }
+        if (cand & (1u << rule_child))
+            *chosen = rule_child;
+        else
+            *chosen = REP_NAME_TIE; /* it has no copy of the name */
+        snprintf(why, sizeof(why), "named by the administrator");
+        break;
+    case REP_RULE_MAJORITY:
+        if (!has_dir) {
+            int best = rep_heal_name_majority(h, cand, ia, why);
+
+            *chosen = best >= 0 ? best : REP_NAME_TIE;
+        }
+        break;
+    case REP_RULE_SIZE:
+    case REP_RULE_MTIME:
+    case REP_RULE_CTIME:
+        /* The arbiter's copy holds no data and its times do not follow
+         * the writes: it is never the one compared. */
+        if (!has_dir && (rule != REP_RULE_SIZE || !has_other)) {
+            int best = rep_heal_choose_max(h, rule, cand & ~arbiter, ia, why);
+
+            *chosen = best >= 0 ? best : REP_NAME_TIE;
+        }
+        break;
+    default:
+        return 0;
+    }
+    if (*chosen == REP_NAME_UNCOVERED) {
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: name %s has another GFID or "
+               "type on some copies: %s %s does not cover it (%s): left "
+               "alone", gs, name, by, rep_heal_rule_names[rule],
+               has_dir ? "a directory: only source-brick resolves it"
+                       : "not every copy is a regular file");
+    } else if (*chosen == REP_NAME_TIE) {
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: name %s has another GFID or "
+               "type on some copies: %s %s finds no single choice (%s): "
+               "left alone", gs, name, by, rep_heal_rule_names[rule], why);
+    } else {
+        vl_log(h->xl, VL_LOG_INFO, "heal %s: name %s: GFID split-brain "
+               "resolved by %s %s: %s's %s kept, the others removed (%s)",
+               gs, name, by, rep_heal_rule_names[rule],
+               h->xl->children[*chosen]->name,
+               vl_gfid_to_str(&ia[*chosen]->gfid, gw), why);
+    }
     return 0;
 }

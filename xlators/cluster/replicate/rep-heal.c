@@ -27,7 +27,9 @@
  *   - a key under REP_XATTR_RESOLVE ("mortar.heal.resolve.<rule>"):
  *     resolves a split-brain of the object by that rule and heals it,
  *     touching nothing else (rep-heal-split.c); answers "healed",
- *     "not-split-brain", "ambiguous", "split-brain" or "pending".
+ *     "not-split-brain", "ambiguous", "split-brain" or "pending";
+ *     "mortar.heal.resolve.<rule>/<name>" on a directory resolves the
+ *     GFID split-brain of that name (rep-heal-entry.c).
  *
  * A heal needs two children up, and heals between those (issue 22): the
  * records of a down copy are unknown, so only the up copies' records
@@ -726,9 +728,12 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
         goto out;
     }
     type = h->ia[first].mode & S_IFMT;
-    if (opts->rule == REP_RULE_SIZE && !S_ISREG(type)) {
-        /* bigger-file compares file sizes only. */
-        opts->err = -EINVAL;
+    if ((opts->name == NULL && opts->rule == REP_RULE_SIZE
+         && !S_ISREG(type))
+        || (opts->name != NULL && !S_ISDIR(type))) {
+        /* bigger-file compares file sizes only; a name is resolved in
+         * its directory. */
+        opts->err = opts->name != NULL ? -ENOTDIR : -EINVAL;
         res = REP_HR_FAILED;
         rep_heal_unlk_mask(h, ctl->heal_domain, h->up, false, 0, 0);
         goto out;
@@ -737,7 +742,8 @@ rep_heal_object(vl_xlator_t *xl, vl_inode_t *inode, bool is_bg,
         res = rep_heal_worse(res, rep_heal_data(h));
     if (S_ISDIR(type) && (!is_bg || conf->is_entry_heal))
         res = rep_heal_worse(res, rep_heal_entry(h));
-    if (!is_bg || conf->is_metadata_heal)
+    /* A name's resolve key touches that name only. */
+    if ((!is_bg || conf->is_metadata_heal) && opts->name == NULL)
         res = rep_heal_worse(res, rep_heal_metadata(h));
     up_res = res;
     /* Copies down: what was done is done, what they need waits (the
@@ -1029,8 +1035,13 @@ rep_heal_getxattr(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ESTALE);
         return;
     }
-    if (opts.rule == REP_RULE_SIZE && a->loc.inode->type != 0
-        && !S_ISREG(a->loc.inode->type)) {
+    if (opts.name != NULL && a->loc.inode->type != 0
+        && !S_ISDIR(a->loc.inode->type)) {
+        vl_unwind(req, -ENOTDIR); /* a name is resolved in its directory */
+        return;
+    }
+    if (opts.rule == REP_RULE_SIZE && opts.name == NULL
+        && a->loc.inode->type != 0 && !S_ISREG(a->loc.inode->type)) {
         vl_unwind(req, -EINVAL); /* bigger-file compares files only */
         return;
     }

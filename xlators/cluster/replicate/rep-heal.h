@@ -55,6 +55,9 @@ struct rep_heal_opts {
     int rule;             /* enum rep_heal_rule for split-brains; NONE:
                              the favorite-child-policy option's */
     int rule_child;       /* REP_RULE_SOURCE: that child */
+    const char *name;     /* a resolve key for one name of the directory
+                             ("<rule>/<name>"): that name's GFID
+                             split-brain only; borrowed from the key */
     unsigned resolved;    /* OUT: kinds whose split-brain was resolved */
     unsigned ambiguous;   /* OUT: kinds the rule could not decide (a tie) */
     int err;              /* OUT: why the heal failed (-errno), 0: EIO */
@@ -85,6 +88,8 @@ struct rep_heal {
     int rule;              /* the rule split-brains meet in this heal */
     bool is_partial;       /* a resolve key left a blamed kind unhealed:
                               the copies are not all good afterwards */
+    struct vl_iatt name_keep; /* a name's resolve key: the object its
+                                 check chose (rep-heal-entry.c) */
 };
 
 /* ---- rep-heal.c ---- */
@@ -165,8 +170,20 @@ int rep_heal_stat(struct rep_heal *h, unsigned child, vl_inode_t *inode,
  * or -errno. */
 int rep_heal_split(struct rep_heal *h, unsigned kind,
                    enum rep_heal_verdict *v /* IN/OUT */);
+/* A name of h->inode with another GFID or type on some copies of cand
+ * (ia[i]: the attributes of copy i's object of that name): the copy
+ * whose object rule keeps (*chosen), REP_NAME_TIE when the rule finds no
+ * single one, REP_NAME_UNCOVERED when it does not apply (a directory
+ * among them: source-brick only; size: regular files only). Logs the
+ * choice. 0, or -EINVAL (source-brick names the arbiter). */
+#define REP_NAME_TIE (-1)
+#define REP_NAME_UNCOVERED (-2)
+int rep_heal_split_name(struct rep_heal *h, const char *name,
+                        const struct vl_iatt *const *ia, rep_mask_t cand,
+                        int rule, int rule_child, int *chosen /* OUT */);
 /* The rule of a resolve key's name after REP_XATTR_RESOLVE ("bigger-file",
- * "latest-mtime", "source-brick.<child>"): 0, or -EINVAL. */
+ * "latest-mtime", "source-brick.<child>"), with "/<name>" for one name
+ * of a directory (out->name points into key): 0, or -EINVAL. */
 int rep_heal_rule_parse(vl_xlator_t *xl, const char *name,
                         struct rep_heal_opts *out /* OUT */);
 

@@ -369,6 +369,11 @@ rep_refresh_done(vl_xlator_t *xl, vl_req_t *req, rep_cont_fn *cont)
     if (readable == 0) {
         vl_log(xl, VL_LOG_ERROR, "%s: every copy is blamed by another "
                "(split-brain)", vl_gfid_to_str(&inode->gfid, gs));
+        /* favorite-child-policy resolves it (a directory's entry
+         * split-brain is merged): start that heal; a later call finds
+         * it healed. */
+        if (VL_CONF(xl, struct rep_conf)->fav_child_policy != REP_RULE_NONE)
+            rep_heal_parent_hint(xl, inode);
         if (req->op == VL_FOP_STAT) {
             rep_stat_split(xl, req, atomic_load(&in->answered));
             return;
@@ -525,6 +530,12 @@ rep_lookup_compare(vl_xlator_t *xl, vl_req_t *req)
                    vl_gfid_to_str(&in->reply[first].iatt.gfid, g1),
                    xl->children[i]->name,
                    vl_gfid_to_str(&in->reply[i].iatt.gfid, g2));
+            /* favorite-child-policy resolves such a name in its
+             * directory's heal: start it (a later lookup finds it
+             * healed). */
+            if (VL_CONF(xl, struct rep_conf)->fav_child_policy
+                != REP_RULE_NONE)
+                rep_heal_parent_hint(xl, req->args.lookup.loc.parent);
             rep_finish(req, -EIO);
             return;
         }
