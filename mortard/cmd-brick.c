@@ -190,10 +190,13 @@ md_cmd_add_brick(struct md_state *st, int argc, char **argv,
                        "already has (%u)", ba.replica, rep);
         return;
     }
-    if (ba.arbiter != 0 && vol->arbiter_count == 0) {
+    if (ba.arbiter != 0 && vol->arbiter_count == 0
+        && !(rep == 2 && ba.replica == 3)) {
         md_result_fail(r, MD_EXIT_FAIL, ENOTSUP, "volume add-brick: failed: "
-                       "volume %s has no arbiter bricks: turning it into an "
-                       "arbiter volume is not supported yet", vol->name);
+                       "volume %s has no arbiter bricks: only a replica 2 "
+                       "volume becomes an arbiter volume (add-brick %s "
+                       "replica 3 arbiter 1, one new brick per replica set)",
+                       vol->name, vol->name);
         return;
     }
     if (ba.replica > rep) {

@@ -6,9 +6,14 @@
  *   volume add-brick VOL replica R+k BRICK... [force]
  *       k new bricks per replica set, given set by set (the first k go
  *       to the first set, ...); every set grows from R to R+k copies.
+ *   volume add-brick VOL replica 3 arbiter 1 BRICK... [force]
+ *       on a replica 2 volume: one new brick per set, each its set's
+ *       arbiter (names, attributes, xattrs, no data): replica 3 arbiter 1.
  *   volume remove-brick VOL replica R-k BRICK... force
  *       k bricks of every set, in any order; every set shrinks. force is
- *       required (nothing migrates: the other copies hold the data).
+ *       required (nothing migrates: the other copies hold the data). On
+ *       an arbiter volume: replica 2, naming each set's arbiter only
+ *       (the volume becomes a plain replica 2).
  *
  * Names: a brick keeps its id, so its replica slot (`<vol>-<brickid>`,
  * the name of the records `trusted.mortar.rep.<slot>`) keeps its
@@ -32,7 +37,8 @@
  * Each node checks the bricks it holds (in the transaction's stage). The
  * removed bricks stop, lose their volume id and keep their data
  * (md_remove_drop). Going to replica 1 (plain distribute), from replica
- * 1, and arbiter volumes are refused as not supported yet.
+ * 1, and an arbiter volume's other changes (data bricks, replica 4) are
+ * refused.
  *
  * Every check runs before anything changes; with peers they run in the
  * stage on every node (md_replica_change_stage) and the originator
@@ -74,8 +80,15 @@ md_grow_check(struct md_state *st, const struct md_volume *vol,
         return -ENOTSUP;
     }
     if (vol->arbiter_count != 0) {
-        vl_err_set(err, "volume %s is an arbiter volume: changing its "
-                   "replica count is not supported yet", vol->name);
+        vl_err_set(err, "volume %s is an arbiter volume: raising its replica "
+                   "count is not supported (remove its arbiter bricks "
+                   "first: remove-brick %s replica 2 ARBITER... force)",
+                   vol->name, vol->name);
+        return -ENOTSUP;
+    }
+    if (ba->arbiter != 0 && (rep != 2 || ba->replica != 3)) {
+        vl_err_set(err, "volume %s: only a replica 2 volume becomes an "
+                   "arbiter volume (replica 3 arbiter 1)", vol->name);
         return -ENOTSUP;
     }
     if (n != n_sets * k) {
@@ -192,6 +205,7 @@ md_replica_grow(struct md_state *st, struct md_volume *vol,
 {
     size_t n = (size_t)ba->n_bricks, old_n = vol->n_bricks;
     unsigned old_rep = vol->replica_count, old_next = vol->next_brick;
+    unsigned old_arbiter = vol->arbiter_count;
     unsigned old_next_set = vol->next_set;
     char **hosts = calloc(n + 1, sizeof(*hosts));
     char **paths = calloc(n + 1, sizeof(*paths));
@@ -252,11 +266,15 @@ md_replica_grow(struct md_state *st, struct md_volume *vol,
     vol->bricks = all;
     vol->n_bricks = old_n + n;
     vol->replica_count = ba->replica;
+    /* The new bricks are last in their sets: the arbiters. */
+    if (ba->arbiter != 0)
+        vol->arbiter_count = 1;
     rc = md_volume_save(st, vol, &err);
     if (rc != 0) {
         vol->bricks = old;
         vol->n_bricks = old_n;
         vol->replica_count = old_rep;
+        vol->arbiter_count = old_arbiter;
         free(all);
         md_bricks_unstamp(st, nb, n);
         goto fail;
@@ -417,9 +435,10 @@ md_shrink_check(struct md_state *st, struct md_volume *vol, unsigned want,
         vl_err_set(err, "replica count 0 is not a replica count");
         return -EINVAL;
     }
-    if (vol->arbiter_count != 0) {
-        vl_err_set(err, "volume %s is an arbiter volume: changing its "
-                   "replica count is not supported yet", vol->name);
+    if (vol->arbiter_count != 0 && want != 2) {
+        vl_err_set(err, "volume %s is an arbiter volume (replica 3 arbiter "
+                   "1): only its arbiter bricks can be removed, to replica "
+                   "2", vol->name);
         return -ENOTSUP;
     }
     if (want == 1) {
@@ -441,6 +460,16 @@ md_shrink_check(struct md_state *st, struct md_volume *vol, unsigned want,
     rc = md_remove_find(st, vol, bricks, n, idx, err);
     if (rc != 0)
         return rc;
+    /* A data brick leaves one copy of the data beside the arbiter. */
+    for (size_t i = 0; i < n && vol->arbiter_count != 0; i++)
+        if (!md_brick_is_arbiter(vol, &vol->bricks[idx[i]])) {
+            vl_err_set(err, "brick %s:%s is a data brick of arbiter volume "
+                       "%s: only the arbiter bricks (the last of each set) "
+                       "can be removed, to replica 2",
+                       vol->bricks[idx[i]].host, vol->bricks[idx[i]].path,
+                       vol->name);
+            return -EINVAL;
+        }
     for (size_t s = 0; s < n_sets; s++) {
         size_t n_listed = 0;
 
@@ -484,8 +513,14 @@ md_replica_shrink(struct md_state *st, struct md_volume *vol,
     rc = md_shrink_check(st, vol, want, op, bricks, n, idx, !st->txn.is_set,
                          &err);
     if (rc == 0) {
+        unsigned old_arbiter = vol->arbiter_count;
+
         md_vol_sets_pin(vol);
+        /* The arbiters go: a plain replica 2 (saved with the bricks). */
+        vol->arbiter_count = 0;
         rc = md_remove_drop(st, vol, idx, n, want, &err);
+        if (rc != 0)
+            vol->arbiter_count = old_arbiter;
     }
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume remove-brick %s: "

@@ -94,8 +94,8 @@ EXPECT_MATCH "failed: .*already|failed: .*brick" mcli2 volume add-brick rc \
 EXPECT_MATCH "failed: volume pv is a plain distribute volume: turning it \
 into a replicated one \(replica 2\) is not supported yet" mcli2 volume \
     add-brick pv replica 2 127.0.0.1:$B/p1 force
-EXPECT_MATCH "failed: volume av is an arbiter volume: changing its replica \
-count is not supported yet" mcli2 volume add-brick av replica 4 \
+EXPECT_MATCH "failed: volume av is an arbiter volume: raising its replica \
+count is not supported" mcli2 volume add-brick av replica 4 \
     127.0.0.1:$B/a3 force
 EXPECT_MATCH "failed: Volume sv needs to be started to raise its replica \
 count" mcli2 volume add-brick sv replica 3 127.0.0.1:$B/s2 force

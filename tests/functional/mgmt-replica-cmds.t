@@ -180,8 +180,8 @@ EXPECT_MATCH "Incorrect number of bricks \(4\) supplied for replica count \
 \(4\): volume r2 has 2 replica sets" cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 replica 3 arbiter 1 \
     $(bl "$B" b6 b7 b8) force
-EXPECT_MATCH "no arbiter bricks: turning it into an arbiter volume is \
-not supported yet" cat "$T/f.err"
+EXPECT_MATCH "no arbiter bricks: only a replica 2 volume becomes an \
+arbiter volume" cat "$T/f.err"
 TEST check_fail 1 volume add-brick r2 $(bl "$FS" n0 n1 n2)
 EXPECT_MATCH "Multiple bricks of a replicate volume" cat "$T/f.err"
 # remove-brick: part of a set, bricks of two sets, another count.
