@@ -17,13 +17,18 @@ Sub-commands:
 
 With FSOPS_CAP=S in the environment, smallfile-create, mkdir and rename
 stop after S seconds and print how many they did; read and delete act on
-the files that exist.
+the files that exist (read by name, delete after a listing).
   gentar TARFILE NFILES   deterministic source-like tree as a tar file;
                           prints "<entries> <bytes>"
   label DIR            "<fstype>\t<mount source>" from /proc/mounts
 
 Parallel variants split the directories between NPROC forked processes;
 the clock covers fork to the last child's exit.
+
+With BENCH_PROBE_STATE=FILE (and BENCH_PROCS) in the environment, the
+timed sub-commands snapshot the mount's processes right before their clock
+starts and right after it stops (procstat.py begin/end FILE), so the CPU
+they report is that of the timed part only.
 """
 
 import io
@@ -88,14 +93,23 @@ def _existing(root, d):
         return []
 
 
-# Read and delete act on what exists (one listdir per directory), so they
-# follow a capped create; the caller checks the count against create's.
+# Read opens each file by the name create gave it, as a web or mail server
+# does, without listing the directory first (a listing would fill the
+# kernel's and the file system's caches with every entry's attributes, on
+# Mortar with small files' content too). Create makes each directory's
+# files in index order, so what a capped create made is a prefix of that
+# order: the first missing name ends the directory. The caller checks the
+# count against create's. Delete acts on what exists (one listdir per
+# directory, as rm does).
 def _sf_read(root, dirs, ndirs, nfiles, deadline):
     done = 0
     for d in dirs:
-        for name in _existing(root, d):
-            path = os.path.join(_dir_name(root, d), name)
-            fd = os.open(path, os.O_RDONLY)
+        for f in _files_of_dir(d, ndirs, nfiles):
+            path = _file_name(root, d, f)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                break
             try:
                 got = os.read(fd, FILE_SIZE + 1)
             finally:
@@ -118,6 +132,18 @@ def _sf_delete(root, dirs, ndirs, nfiles, deadline):
     return done
 
 
+def _probe(is_begin):
+    """procstat snapshot at a clock edge, when bench/run asked for one."""
+    state = os.environ.get("BENCH_PROBE_STATE")
+    if not state:
+        return
+    import procstat
+    if is_begin:
+        procstat.begin(state)
+    else:
+        procstat.end(state)
+
+
 def _run_parallel(fn, root, ndirs, nfiles, nproc):
     """Runs fn over all dirs in nproc processes.
 
@@ -125,11 +151,14 @@ def _run_parallel(fn, root, ndirs, nfiles, nproc):
     through a pipe (one short line each, atomic).
     """
     shares = [list(range(p, ndirs, nproc)) for p in range(nproc)]
+    _probe(True)
     deadline = _deadline()
     start = time.monotonic()
     if nproc == 1:
         done = fn(root, shares[0], ndirs, nfiles, deadline)
-        return done, time.monotonic() - start
+        elapsed = time.monotonic() - start
+        _probe(False)
+        return done, elapsed
     rfd, wfd = os.pipe()
     pids = []
     for share in shares:
@@ -152,6 +181,7 @@ def _run_parallel(fn, root, ndirs, nfiles, nproc):
         if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             failed += 1
     elapsed = time.monotonic() - start
+    _probe(False)
     with os.fdopen(rfd, "rb") as counts:
         done = sum(int(x) for x in counts.read().split())
     if failed:
@@ -175,21 +205,26 @@ def cmd_smallfile(op, root, ndirs, nfiles, nproc):
 def cmd_mkdir(root, n):
     n = int(n)
     os.makedirs(root, exist_ok=True)
+    _probe(True)
     deadline = _deadline()
     start = time.monotonic()
     done = 0
     while done < n and not _past(deadline):
         os.mkdir(os.path.join(root, "m%06d" % done))
         done += 1
-    return done, time.monotonic() - start
+    elapsed = time.monotonic() - start
+    _probe(False)
+    return done, elapsed
 
 
 def cmd_rmdir(root, n):
     n = int(n)
+    _probe(True)
     start = time.monotonic()
     for i in range(n):
         os.rmdir(os.path.join(root, "m%06d" % i))
     elapsed = time.monotonic() - start
+    _probe(False)
     os.rmdir(root)
     return n, elapsed
 
@@ -200,6 +235,7 @@ def cmd_rename(root, n):
     for i in range(n):
         os.close(os.open(os.path.join(root, "a%06d" % i),
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    _probe(True)
     deadline = _deadline()
     start = time.monotonic()
     done = 0
@@ -208,6 +244,7 @@ def cmd_rename(root, n):
                   os.path.join(root, "b%06d" % done))
         done += 1
     elapsed = time.monotonic() - start
+    _probe(False)
     for i in range(n):
         os.unlink(os.path.join(root, "%s%06d" % ("b" if i < done else "a",
                                                  i)))
@@ -275,7 +312,8 @@ def _unescape_mount_field(s):
     return "".join(out)
 
 
-def cmd_label(d):
+def mount_of(d):
+    """(fstype, source, mount point) of the mount that holds d."""
     path = os.path.realpath(d)
     best = ("?", "?", "")
     with open("/proc/mounts") as mounts:
@@ -291,7 +329,12 @@ def cmd_label(d):
             # Later lines win on equal length: they are mounted on top.
             if inside and len(mnt) >= len(best[2]):
                 best = (fstype, source, mnt)
-    return best[0], best[1]
+    return best
+
+
+def cmd_label(d):
+    fstype, source, _mnt = mount_of(d)
+    return fstype, source
 
 
 def main(argv):

@@ -21,6 +21,43 @@ mbps() {
         'BEGIN { s = (b - a) / 1e9; if (s <= 0) s = 1e-9; printf "%.1f", n / 1e6 / s }'
 }
 
+# mb BYTES: BYTES in MB (10^6), the "op" of the MB/s workloads' cost rows.
+mb() { awk -v n="$1" 'BEGIN { printf "%.6f", n / 1e6 }'; }
+
+# probe_state WORKLOAD: the snapshot file of WORKLOAD on the current DIR.
+probe_state() { echo "$OUT/probe/$1.$CUR_IDX"; }
+
+# probe_begin WORKLOAD / probe_end WORKLOAD: snapshot the current DIR's
+# mount processes (BENCH_PROCS, set by bench/run) right around WORKLOAD's
+# timed part: CPU, the client's peak RSS, Mortar's FUSE request count
+# (lib/procstat.py). No-ops where there is no such process (local).
+probe_begin() {
+    [[ -n ${BENCH_PROCS:-} ]] || return 0
+    python3 "$BENCH_LIB/procstat.py" begin "$(probe_state "$1")" 2>>"$LOG"
+}
+
+probe_end() {
+    [[ -n ${BENCH_PROCS:-} ]] || return 0
+    python3 "$BENCH_LIB/procstat.py" end "$(probe_state "$1")" 2>>"$LOG"
+}
+
+# probe_emit WORKLOAD COUNT: the cost rows of WORKLOAD from its two
+# snapshots, per op (COUNT ops: files, entries, I/Os, MB...): client and
+# server CPU in microseconds, FUSE requests, and the client's peak RSS.
+# A value that could not be measured gets no row.
+probe_emit() {
+    [[ -n ${BENCH_PROCS:-} ]] || return 0
+    local wl=$1 per cs ss rq rss
+    per=$(wl_per "$wl")
+    read -r cs ss rq rss < <(python3 "$BENCH_LIB/procstat.py" report \
+        "$(probe_state "$wl")" "$2" 2>>"$LOG")
+    [[ ${cs:--} != - ]] && emit "$wl" cpu_client_us_per_op "us/$per" "$cs"
+    [[ ${ss:--} != - ]] && emit "$wl" cpu_server_us_per_op "us/$per" "$ss"
+    [[ ${rq:--} != - ]] && emit "$wl" fuse_req_per_op "req/$per" "$rq"
+    [[ ${rss:--} != - ]] && emit "$wl" peak_rss_mib MiB "$rss"
+    return 0
+}
+
 # tmo CMD...: run a workload command under the per-command time limit.
 tmo() { timeout --kill-after=10 "$S_TIMEOUT" "$@"; }
 
@@ -32,52 +69,74 @@ fsops() {
     [[ -n ${FS_SECS:-} ]]
 }
 
-# fsops_rate WORKLOAD UNIT SUBCMD ARGS...: fsops + emit COUNT/SECS.
+# fsops_rate WORKLOAD UNIT EXPECT SUBCMD ARGS...: fsops + emit COUNT/SECS
+# and the cost rows (fsops.py snapshots the processes around its own
+# clock). With EXPECT > 0 the count must be exactly EXPECT, else the
+# value is FAIL.
 fsops_rate() {
-    local wl=$1 unit=$2
-    shift 2
-    fsops "$@" || return 1
+    local wl=$1 unit=$2 expect=$3
+    shift 3
+    BENCH_PROBE_STATE=$( [[ -n ${BENCH_PROCS:-} ]] && probe_state "$wl") \
+        fsops "$@" || return 1
+    if ((expect > 0 && FS_COUNT != expect)); then
+        log "$wl: did $FS_COUNT, expected $expect"
+        emit "$wl" rate "$unit" FAIL
+        return 1
+    fi
     emit "$wl" rate "$unit" \
         "$(awk -v n="$FS_COUNT" -v s="$FS_SECS" \
             'BEGIN { if (s <= 0) s = 1e-9; printf "%.2f", n / s }')"
+    probe_emit "$wl" "$FS_COUNT"
 }
 
 # ---------------------------------------------------------------- seq
 wl_seqwrite_1g() {
     local a b
+    probe_begin seqwrite_1g
     a=$(now_ns)
     tmo dd if=/dev/zero of="$W/seq.dat" bs=1M count=1024 conv=fsync \
         status=none || return 1
     b=$(now_ns)
+    probe_end seqwrite_1g
     emit seqwrite_1g throughput MB/s "$(mbps $((1024 * MIB)) "$a" "$b")"
+    probe_emit seqwrite_1g "$(mb $((1024 * MIB)))"
 }
 
 wl_seqread_1g_cold() {
     local a b
     drop_caches
+    probe_begin seqread_1g_cold
     a=$(now_ns)
     tmo dd if="$W/seq.dat" of=/dev/null bs=1M status=none || return 1
     b=$(now_ns)
+    probe_end seqread_1g_cold
     emit seqread_1g_cold throughput MB/s "$(mbps $((1024 * MIB)) "$a" "$b")"
+    probe_emit seqread_1g_cold "$(mb $((1024 * MIB)))"
 }
 
 wl_seqread_1g_warm() {
     local a b
+    probe_begin seqread_1g_warm
     a=$(now_ns)
     tmo dd if="$W/seq.dat" of=/dev/null bs=1M status=none || return 1
     b=$(now_ns)
+    probe_end seqread_1g_warm
     emit seqread_1g_warm throughput MB/s "$(mbps $((1024 * MIB)) "$a" "$b")"
+    probe_emit seqread_1g_warm "$(mb $((1024 * MIB)))"
 }
 
 # cp of the (warm) 1 GiB file, fsync of the copy included.
 wl_copy_1g() {
     local a b
+    probe_begin copy_1g
     a=$(now_ns)
     tmo cp "$W/seq.dat" "$W/copy.dat" || return 1
     tmo sync "$W/copy.dat" || return 1
     b=$(now_ns)
+    probe_end copy_1g
     rm -f "$W/copy.dat" "$W/seq.dat"
     emit copy_1g throughput MB/s "$(mbps $((1024 * MIB)) "$a" "$b")"
+    probe_emit copy_1g "$(mb $((1024 * MIB)))"
 }
 
 # ---------------------------------------------------------------- fio
@@ -105,16 +164,23 @@ fio_run() {
         note "$wl" "no O_DIRECT at bs=$bs: buffered psync, queue depth 1 per job"
     fi
     [[ $engine == psync ]] && qd=1
+    probe_begin "$wl"
     tmo fio --name="$wl" --filename="$W/fio.dat" --size="${S_FIO_MB}M" \
         --rw="$rw" --bs="$bs" --iodepth="$qd" --numjobs="$jobs" \
         --ioengine="$engine" --direct="$direct" --invalidate=1 --thread \
         --time_based --runtime="$S_FIO_SECS" --group_reporting \
         --randrepeat=1 --norandommap --output-format=json \
         --output="$json" >>"$LOG" 2>&1 || return 1
-    emit "$wl" iops IOPS "$(python3 -c '
+    probe_end "$wl"
+    local iops ios
+    read -r iops ios < <(python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
-print("%.0f" % (j["read"]["iops"] + j["write"]["iops"]))' "$json")"
+print("%.0f %d" % (j["read"]["iops"] + j["write"]["iops"],
+                   j["read"]["total_ios"] + j["write"]["total_ios"]))' "$json")
+    [[ -n ${ios:-} ]] || return 1
+    emit "$wl" iops IOPS "$iops"
+    probe_emit "$wl" "$ios"
 }
 
 wl_fio() {
@@ -135,18 +201,11 @@ wl_fio() {
 }
 
 # ---------------------------------------------------------- small files
-# capped_run WL UNIT EXPECT SUBCMD ARGS...: fsops under the S_CAP cap
-# (FSOPS_CAP), emit the rate, note a capped run, set FS_COUNT. With
-# EXPECT > 0 the count must be exactly EXPECT (read/delete after create).
+# capped_run WL UNIT EXPECT SUBCMD ARGS...: fsops_rate under the S_CAP
+# cap (FSOPS_CAP); sets FS_COUNT. With EXPECT > 0 the count must be
+# exactly EXPECT (read/delete after create).
 capped_run() {
-    local wl=$1 unit=$2 expect=$3
-    shift 3
-    FSOPS_CAP=$S_CAP fsops_rate "$wl" "$unit" "$@" || return 1
-    if ((expect > 0 && FS_COUNT != expect)); then
-        log "$wl: did $FS_COUNT, expected $expect"
-        return 1
-    fi
-    return 0
+    FSOPS_CAP=$S_CAP fsops_rate "$@"
 }
 
 # created_note WL COUNT TOTAL: footnote when a capped create did less.
@@ -183,10 +242,13 @@ wl_smallfile() {
     run_one smallfile_read_8p capped_run smallfile_read_8p files/s "$nb" \
         smallfile-read "$W/sfb" 100 "$n" 8 || rc=1
     drop_caches
+    probe_begin smallfile_stat
     a=$(now_ns)
     if tmo ls -lR "$W/sfa" >/dev/null; then
         b=$(now_ns)
+        probe_end smallfile_stat
         emit smallfile_stat rate files/s "$(rate "$na" "$a" "$b")"
+        probe_emit smallfile_stat "$na"
     else
         rc=1
     fi
@@ -227,10 +289,12 @@ wl_meta() {
 wl_tree() {
     local a b xa xb n wl msg rc=0 capped=0
     mkdir "$W/tree.x" || return 1
+    probe_begin tree_extract_rate
     xa=$(now_ns)
     timeout --kill-after=10 "$S_TREE_CAP" tar -xf "$TREE_TAR" -C "$W/tree.x"
     rc=$?
     xb=$(now_ns)
+    probe_end tree_extract_rate
     if ((rc == 124)); then
         capped=1
     elif ((rc != 0)); then
@@ -238,9 +302,11 @@ wl_tree() {
         return 1
     fi
     drop_caches
+    probe_begin tree_find_rate
     a=$(now_ns)
     n=$(tmo find "$W/tree.x/tree" | wc -l) || return 1
     b=$(now_ns)
+    probe_end tree_find_rate
     if ((!capped && n != TREE_ENTRIES)); then
         log "tree: found $n entries, expected $TREE_ENTRIES"
         return 1
@@ -252,12 +318,17 @@ wl_tree() {
         done
     fi
     emit tree_extract_rate rate entries/s "$(rate "$n" "$xa" "$xb")"
+    probe_emit tree_extract_rate "$n"
     emit tree_find_rate rate entries/s "$(rate "$n" "$a" "$b")"
+    probe_emit tree_find_rate "$n"
+    probe_begin tree_rmrf_rate
     a=$(now_ns)
     tmo rm -rf "$W/tree.x/tree" || return 1
     b=$(now_ns)
+    probe_end tree_rmrf_rate
     rmdir "$W/tree.x"
     emit tree_rmrf_rate rate entries/s "$(rate "$n" "$a" "$b")"
+    probe_emit tree_rmrf_rate "$n"
 }
 
 # ----------------------------------------------------------- aggregate
@@ -286,17 +357,23 @@ wl_agg() {
     local n each a b rc=0
     for n in 1 2 4 8; do
         each=$((S_AGG_MB / n))
+        probe_begin "agg_write_${n}p"
         a=$(now_ns)
         if agg_par "$n" write "$each"; then
             b=$(now_ns)
+            probe_end "agg_write_${n}p"
             emit "agg_write_${n}p" throughput MB/s \
                 "$(mbps $((each * n * MIB)) "$a" "$b")"
+            probe_emit "agg_write_${n}p" "$(mb $((each * n * MIB)))"
             drop_caches
+            probe_begin "agg_read_${n}p"
             a=$(now_ns)
             if agg_par "$n" read "$each"; then
                 b=$(now_ns)
+                probe_end "agg_read_${n}p"
                 emit "agg_read_${n}p" throughput MB/s \
                     "$(mbps $((each * n * MIB)) "$a" "$b")"
+                probe_emit "agg_read_${n}p" "$(mb $((each * n * MIB)))"
             else
                 emit "agg_read_${n}p" throughput MB/s FAIL
                 rc=1
