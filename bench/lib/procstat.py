@@ -148,6 +148,8 @@ def cmd_find(d):
         return ""
     pid, args = clients[0]
     name = os.path.basename(args[0])
+    if name.startswith("lt-"):  # a libtool build tree's binary
+        name = name[len("lt-"):]
     servers, dump = [], ""
     if name == "mortarfsd":
         servers = _mortar_volume_bricks(mnt, pid)
