@@ -22,7 +22,13 @@
  * file checks the input first (FILE absolute, no "." or "..", or
  * gfid:UUID; the brick in the volume) and turns each answer line into
  * GlusterFS's message. source-brick without FILE resolves every entry
- * listed for the bricks of that brick's replica set on this node.
+ * listed for any brick of that brick's replica set: each node's daemon
+ * lists only its own bricks, so the lists of the set's bricks on other
+ * nodes are asked of their mortards (HEAL_SPLIT, bare GFIDs:
+ * heal-peers.c), and the union is taken by GFID (every good copy of an
+ * object in split-brain lists it). A brick whose list could not be
+ * gathered is said before the results and fails the command; what was
+ * gathered is resolved all the same.
  * The worker waits for the resolver, bounded by MD_SPLIT_RUN_MAX_S
  * (then it is killed and the command fails): one object takes a lookup
  * per path name and one heal.
@@ -203,7 +209,7 @@ md_heal_split_count(const struct md_state *st, const struct md_volume *vol,
 
 void
 md_heal_split_read(const struct md_state *st, const char *volname,
-                   const char *brick, size_t *budget,
+                   const char *brick, bool is_gfids, size_t *budget,
                    struct md_heal_brick *hb)
 {
     struct md_split_list l;
@@ -219,9 +225,11 @@ md_heal_split_read(const struct md_state *st, const char *volname,
     if (hb->names == NULL)
         hb->status = -ENOMEM;
     for (size_t j = 0; hb->status == 0 && j < l.n && *budget > 0; j++) {
-        char *name = md_heal_dir_path(brick, l.gfids[j]);
+        char *name = is_gfids ? strdup(l.gfids[j])
+                              : md_heal_dir_path(brick, l.gfids[j]);
 
-        if (name == NULL && asprintf(&name, "<gfid:%s>", l.gfids[j]) < 0)
+        if (name == NULL && !is_gfids
+            && asprintf(&name, "<gfid:%s>", l.gfids[j]) < 0)
             name = NULL;
         if (name == NULL) {
             hb->status = -ENOMEM;
@@ -275,7 +283,7 @@ md_heal_split_info(struct md_state *st, const struct md_volume *vol,
         const char *status;
 
         if (md_brick_is_local(st, b))
-            md_heal_split_read(st, vol->name, b->path, &budget, &hb);
+            md_heal_split_read(st, vol->name, b->path, false, &budget, &hb);
         else
             md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT, true,
                                  &budget, &hp, &hb);
@@ -539,53 +547,172 @@ md_split_message(const char *line, const char *file, const char *policy,
 }
 
 
-/* The entries listed for the bricks of b's set on this node, as
- * "gfid:UUID" (unique). */
+/* What source-brick without a file resolves: the union of the lists of
+ * every brick of the set, one entry per object. */
+struct md_split_set {
+    char **files;     /* owned; "gfid:UUID" (from an older peer maybe a
+                         directory's path); sorted and unique once
+                         gathered */
+    size_t n;
+    size_t cap;
+    size_t n_missed;  /* bricks whose list could not be gathered */
+};
+
+
+static void
+md_split_set_clear(struct md_split_set *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        free(set->files[i]);
+    free(set->files);
+    memset(set, 0, sizeof(*set));
+}
+
+
+/* Adds one name of a list as the resolver takes it: a bare GFID (this
+ * node's lists, a peer asked for GFIDs) or "<gfid:UUID>" becomes
+ * "gfid:UUID"; a directory's path (a peer that answered shown names) is
+ * kept as is. Anything else is a bad answer and dropped. 0 or -ENOMEM. */
 static int
-md_split_set_entries(const struct md_state *st, const struct md_volume *vol,
-                     size_t brick, char ***out, size_t *n_out)
+md_split_set_add(struct md_split_set *set, const char *name)
+{
+    char gfid[VL_GFID_STR_LEN];
+    size_t len = strlen(name);
+    vl_gfid_t g;
+    char *file;
+
+    if (len == 6 + VL_GFID_STR_LEN && strncmp(name, "<gfid:", 6) == 0
+        && name[len - 1] == '>') {
+        snprintf(gfid, sizeof(gfid), "%.*s", VL_GFID_STR_LEN - 1, name + 6);
+        name = gfid;
+        len = strlen(name);
+    }
+    if (len == VL_GFID_STR_LEN - 1 && vl_gfid_parse(name, &g) == 0) {
+        if (asprintf(&file, "gfid:%s", name) < 0)
+            return -ENOMEM;
+    } else if (name[0] == '/' && md_split_file_check(name) == NULL) {
+        file = strdup(name);
+        if (file == NULL)
+            return -ENOMEM;
+    } else {
+        vl_glog(MD_DOMAIN, VL_LOG_WARNING, "split-brain list: '%.64s' is "
+                "no entry, dropped", name);
+        return 0;
+    }
+    if (set->n == set->cap) {
+        size_t cap = set->cap == 0 ? 64 : set->cap * 2;
+        char **v = realloc(set->files, cap * sizeof(*v));
+
+        if (v == NULL) {
+            free(file);
+            return -ENOMEM;
+        }
+        set->files = v;
+        set->cap = cap;
+    }
+    set->files[set->n++] = file;
+    return 0;
+}
+
+
+static int
+md_split_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+
+/* Sorts the entries and drops repeats: every brick of the set that saw
+ * an object in split-brain lists it. */
+static void
+md_split_set_unique(struct md_split_set *set)
+{
+    size_t o = 0;
+
+    if (set->n > 1)
+        qsort(set->files, set->n, sizeof(*set->files), md_split_name_cmp);
+    for (size_t i = 0; i < set->n; i++) {
+        if (o > 0 && strcmp(set->files[o - 1], set->files[i]) == 0) {
+            free(set->files[i]);
+            continue;
+        }
+        set->files[o++] = set->files[i];
+    }
+    set->n = o;
+}
+
+
+/* Why brick b's list was not gathered (hb->status != 0). */
+static const char *
+md_split_not_gathered(const struct md_heal_brick *hb)
+{
+    static const char prefix[] = "Not gathered: ";
+
+    if (hb->remote_err[0] != '\0')
+        return strncmp(hb->remote_err, prefix, sizeof(prefix) - 1) == 0
+                   ? hb->remote_err + sizeof(prefix) - 1
+                   : hb->remote_err;
+    if (hb->status == -ENODATA)
+        return "the self-heal daemon has not listed it yet";
+    return strerror(-hb->status);
+}
+
+
+/* Gathers into set the lists of every brick of brick's replica set:
+ * this node's read here, the others' asked of their nodes (HEAL_SPLIT,
+ * bare GFIDs), since each node's daemon lists only its own bricks. A
+ * brick whose list is not gathered is said in r's text (and counted in
+ * n_missed, unless its daemon just has not listed it yet: nothing to
+ * gather there). 0 or -ENOMEM. */
+static int
+md_split_set_gather(struct md_state *st, const struct md_volume *vol,
+                    size_t brick, struct md_split_set *set,
+                    struct md_result *r)
 {
     unsigned replica = md_vol_replica(vol);
     size_t first = brick / replica * replica;
-    char **v = NULL;
-    size_t n = 0;
+    struct md_heal_peers hp = {0};
+    struct md_node *ng = md_node_add(r->root, "notGathered", NULL);
     int rc = 0;
 
+    ng->is_list = true;
     for (size_t i = first; i < first + replica && rc == 0; i++) {
-        struct md_split_list l;
+        const struct md_brick *b = &vol->bricks[i];
+        size_t budget = SIZE_MAX;
+        struct md_heal_brick hb;
 
-        if (!md_brick_is_local(st, &vol->bricks[i]))
+        if (md_brick_is_local(st, b))
+            md_heal_split_read(st, vol->name, b->path, true, &budget, &hb);
+        else
+            md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT,
+                                 MGMT_HEAL_NAMES_GFID, &budget, &hp, &hb);
+        if (hb.status != 0) {
+            const char *why = md_split_not_gathered(&hb);
+            struct md_node *bn = md_node_add(ng, "brick", NULL);
+
+            md_sbuf_printf(&r->text, "Split-brain list of brick %s:%s not "
+                           "gathered: %s\n", b->host, b->path, why);
+            md_node_addf(bn, "name", "%s:%s", b->host, b->path);
+            md_node_add(bn, "status", why);
+            set->n_missed += hb.status != -ENODATA;
+            md_heal_brick_clear(&hb);
             continue;
-        rc = md_split_list_read(st, vol->name, vol->bricks[i].path, &l);
-        for (size_t j = 0; rc == 0 && j < l.n; j++) {
-            bool is_dup = false;
-            char **nv;
-
-            for (size_t k = 0; k < n && !is_dup; k++)
-                is_dup = strcmp(v[k] + 5, l.gfids[j]) == 0;
-            if (is_dup)
-                continue;
-            nv = realloc(v, (n + 1) * sizeof(*nv));
-            if (nv == NULL || asprintf(&nv[n], "gfid:%s", l.gfids[j]) < 0) {
-                if (nv != NULL)
-                    v = nv;
-                rc = -ENOMEM;
-                break;
-            }
-            v = nv;
-            n++;
         }
-        md_split_list_clear(&l);
+        for (size_t j = 0; j < hb.n_names && rc == 0; j++)
+            rc = md_split_set_add(set, hb.names[j]);
+        /* The daemon names the first 10,000 of a brick, a reply 2 MiB
+         * of them: the rest are there for the next run. */
+        if (hb.n > hb.n_names)
+            md_sbuf_printf(&r->text, "Split-brain list of brick %s:%s: %zu "
+                           "of its %" PRIu64 " entries gathered; run the "
+                           "command again for the rest\n", b->host,
+                           b->path, hb.n_names, hb.n);
+        md_heal_brick_clear(&hb);
     }
-    if (rc != 0) {
-        for (size_t i = 0; i < n; i++)
-            free(v[i]);
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n_out = n;
-    return 0;
+    md_heal_peers_clear(&hp);
+    if (rc == 0)
+        md_split_set_unique(set);
+    return rc;
 }
 
 
@@ -595,6 +722,7 @@ md_cmd_split_brain(struct md_state *st, const struct md_volume *vol,
 {
     const char *policy = argc > 4 ? argv[4] : "";
     char arg[400], child[200], msg[4400], **paths = NULL, *out = NULL;
+    struct md_split_set set = {0};
     bool is_source = strcmp(policy, "source-brick") == 0;
     bool is_one_file = argc == 7 || !is_source;
     vl_err_t err = {.msg = ""};
@@ -637,12 +765,14 @@ md_cmd_split_brain(struct md_state *st, const struct md_volume *vol,
         paths = &argv[argc - 1];
         n_paths = 1;
     } else {
-        rc = md_split_set_entries(st, vol, brick, &paths, &n_paths);
+        rc = md_split_set_gather(st, vol, brick, &set, r);
         if (rc != 0) {
-            md_result_fail(r, MD_EXIT_FAIL, -rc, "split-brain list of %s: "
-                           "%s", argv[5], strerror(-rc));
-            return;
+            md_result_fail(r, MD_EXIT_FAIL, -rc, "split-brain lists of the "
+                           "replica set of %s: %s", argv[5], strerror(-rc));
+            goto out;
         }
+        paths = set.files;
+        n_paths = set.n;
     }
     rc = n_paths > 0 ? md_split_run(st, vol, arg, paths, n_paths, &out, &err)
                      : 0;
@@ -667,16 +797,20 @@ md_cmd_split_brain(struct md_state *st, const struct md_volume *vol,
     if (!is_one_file) {
         md_sbuf_printf(&r->text, "Status: Connected\nNumber of healed "
                        "entries: %zu\n", n_healed);
-        if (n_healed < n_paths)
-            r->ret = MD_EXIT_FAIL;
+        /* A brick whose list was not gathered may hold entries this
+         * run did not resolve: not a success. */
+        if (set.n_missed > 0)
+            md_result_fail(r, MD_EXIT_FAIL, ENOTCONN, "%zu of %zu entries "
+                           "healed; split-brain lists not gathered from "
+                           "%zu of the set's %u bricks", n_healed, n_paths,
+                           set.n_missed, md_vol_replica(vol));
+        else if (n_healed < n_paths)
+            md_result_fail(r, MD_EXIT_FAIL, EIO, "%zu of %zu entries "
+                           "healed", n_healed, n_paths);
     }
     md_node_addf(r->root, "healedEntries", "%zu", n_healed);
 
 out:
-    if (paths != NULL && paths != &argv[argc - 1]) {
-        for (size_t i = 0; i < n_paths; i++)
-            free(paths[i]);
-        free(paths);
-    }
+    md_split_set_clear(&set); /* owns paths without a file */
     free(out);
 }

@@ -5,7 +5,8 @@
  *   HEAL_INFO      its heal index (info, info summary, statistics
  *                  heal-count, status), as cmd-heal.c lists its own;
  *   HEAL_SPLIT     what its self-heal daemon listed in split-brain (info
- *                  split-brain), as cmd-split-brain.c reads its own;
+ *                  split-brain; by bare GFIDs for source-brick without
+ *                  a file), as cmd-split-brain.c reads its own;
  *   HEAL_PROGRESS  its self-heal daemon's progress file (status,
  *                  heal-nodes.c sums them).
  * The callee answers on its loop thread without md_state.lock (as
@@ -159,7 +160,7 @@ md_heal_peer_failed(struct md_heal_peers *hp, const struct md_volume *vol,
 
 void
 md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
-                     const struct md_brick *b, uint32_t proc, bool is_names,
+                     const struct md_brick *b, uint32_t proc, int names,
                      size_t *budget, struct md_heal_peers *hp,
                      struct md_heal_brick *hb)
 {
@@ -186,7 +187,7 @@ md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
     memcpy(req.volume_id, id.bytes, sizeof(req.volume_id));
     req.paths.paths_len = 1;
     req.paths.paths_val = &path;
-    req.names = is_names && *budget > 0;
+    req.names = *budget > 0 ? names : 0;
     req.name_bytes = (u_int)(*budget < MGMT_OUTPUT_MAX / 2
                                  ? *budget
                                  : MGMT_OUTPUT_MAX / 2);
@@ -315,7 +316,8 @@ md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
         }
         if (proc == MGMT_PROC_HEAL_SPLIT)
             md_heal_split_read(st, req.volume, req.paths.paths_val[i],
-                               &budget, &hb);
+                               req.names == MGMT_HEAL_NAMES_GFID, &budget,
+                               &hb);
         else
             md_heal_brick_read(req.paths.paths_val[i], req.names != 0,
                                &budget, &hb);

@@ -482,12 +482,13 @@ struct md_heal_peers {
 };
 /* Another node's brick b of vol, through that node's mortard: proc
  * MGMT_PROC_HEAL_INFO (its heal index) or MGMT_PROC_HEAL_SPLIT (its
- * split-brain list); hb->status -ENOTCONN and remote_err set when it
- * cannot be asked ("Transport endpoint is not connected" when its node
- * does not answer). */
+ * split-brain list); names: 0 none, 1 as shown, MGMT_HEAL_NAMES_GFID
+ * bare GFIDs (HEAL_SPLIT). hb->status -ENOTCONN and remote_err set when
+ * it cannot be asked ("Transport endpoint is not connected" when its
+ * node does not answer). */
 void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
                           const struct md_brick *b, uint32_t proc,
-                          bool is_names, size_t *budget,
+                          int names, size_t *budget,
                           struct md_heal_peers *hp, struct md_heal_brick *hb);
 void md_heal_peers_clear(struct md_heal_peers *hp);
 /* The self-heal daemon of a volume on one node. */
@@ -570,11 +571,11 @@ void md_heal_split_info(struct md_state *st, const struct md_volume *vol,
                         struct md_result *r);
 /* What the self-heal daemon of this node listed in split-brain for
  * brick (a path of this node) of volname and is still in its heal index,
- * into hb: n the count, names (a directory by its path, else
- * <gfid:UUID>) while *budget (bytes) lasts; status 0, -ENODATA (not
- * listed yet) or -errno. */
+ * into hb: n the count, names (is_gfids: the bare GFIDs; else a
+ * directory by its path, anything else as <gfid:UUID>) while *budget
+ * (bytes) lasts; status 0, -ENODATA (not listed yet) or -errno. */
 void md_heal_split_read(const struct md_state *st, const char *volname,
-                        const char *brick, size_t *budget,
+                        const char *brick, bool is_gfids, size_t *budget,
                         struct md_heal_brick *hb);
 /* Objects of local brick b in split-brain: 0, -ENOENT (not listed by
  * the self-heal daemon yet) or -errno. */
