@@ -460,7 +460,8 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     struct md_node *bl;
     struct md_heal_node *nodes = NULL;
     struct md_heal_sum sum;
-    uint64_t total = 0;
+    uint64_t total = 0, set_max = 0;
+    unsigned replica = md_vol_replica(vol);
     size_t no_names = 0, n_nodes = 0;
     struct md_heal_peers hp = {0};
     char b1[32], b2[32], b3[32], eta[32];
@@ -493,15 +494,25 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
             md_sbuf_printf(&r->text, "Status: %s\n\n", status);
             md_node_add(bn, "status", status);
             md_node_add(bn, "entriesLeft", "-");
-            md_heal_brick_clear(&hb);
-            continue;
+        } else {
+            md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n",
+                           hb.n);
+            md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
+            if (hb.n > set_max)
+                set_max = hb.n;
         }
-        total += hb.n;
-        md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n", hb.n);
-        md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
         md_heal_brick_clear(&hb);
+        /* Every good copy of an object lists it in its brick's index
+         * (with one brick of a replica 3 set down, both others do), so
+         * a set counts as many objects as its longest index, not the
+         * sum (doc/self-heal.md, "Commands"). */
+        if (i % replica == replica - 1 || i + 1 == vol->n_bricks) {
+            total += set_max;
+            set_max = 0;
+        }
     }
     md_heal_peers_clear(&hp);
+    sum.p.pending_bytes = md_heal_nodes_bytes_left(vol, nodes, n_nodes);
     md_heal_bytes((uint64_t)(sum.p.pending_bytes > 0 ? sum.p.pending_bytes
                                                      : 0), b1, sizeof(b1));
     md_heal_bytes((uint64_t)(sum.p.healed_bytes > 0 ? sum.p.healed_bytes
@@ -529,7 +540,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     md_node_addf(hs, "nodesDown", "%zu", sum.n_down);
     md_heal_figures_show(sum.crawl, &sum.p, hs);
     md_heal_crawl_line(sum.crawl, &sum.p, r);
-    free(nodes);
+    md_heal_nodes_free(nodes, n_nodes);
 }
 
 

@@ -79,9 +79,8 @@ struct md_split_reading {
 };
 
 
-/* Undoes kv-file.c's %XX escaping into dst; false if malformed. */
-static bool
-md_split_unescape(const char *src, char *dst, size_t len)
+bool
+md_kv_unescape(const char *src, char *dst, size_t len)
 {
     size_t o = 0;
 
@@ -121,7 +120,7 @@ md_split_line(const char *key, const char *value, int line, void *arg,
         return -EINVAL;
     }
     if (strcmp(key, "brick") == 0) {
-        rd->is_in = md_split_unescape(value, path, sizeof(path))
+        rd->is_in = md_kv_unescape(value, path, sizeof(path))
                     && strcmp(path, rd->brick) == 0;
         rd->out->is_read |= rd->is_in;
         return 0;

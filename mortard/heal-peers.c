@@ -259,8 +259,10 @@ md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
         hn->is_full_asked = rsp.is_full_asked != 0;
         snprintf(name, sizeof(name), "%s:heal/%s.state", hn->host,
                  vol->name);
-        if (rsp.state[0] != '\0')
+        if (rsp.state[0] != '\0') {
             md_heal_progress_parse(rsp.state, name, &hn->p);
+            (void)md_heal_node_bricks_parse(hn, rsp.state, name);
+        }
     }
     xdr_free((xdrproc_t)xdr_mgmt_heal_progress_rsp, (char *)&rsp);
 }

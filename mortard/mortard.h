@@ -491,6 +491,11 @@ void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
                           int names, size_t *budget,
                           struct md_heal_peers *hp, struct md_heal_brick *hb);
 void md_heal_peers_clear(struct md_heal_peers *hp);
+/* One brick's line of a self-heal daemon's progress file. */
+struct md_heal_brick_left {
+    char *path;           /* owned; brickN.path, unescaped */
+    long long bytes;      /* brickN.bytes: data bytes of its entries */
+};
 /* The self-heal daemon of a volume on one node. */
 struct md_heal_node {
     const char *host;     /* borrowed from the volume's bricks */
@@ -500,6 +505,9 @@ struct md_heal_node {
     pid_t pid;            /* its daemon, 0: not running */
     bool is_full_asked;   /* a full crawl is requested (RUN/heal/VOL.full) */
     struct md_heal_progress p;
+    struct md_heal_brick_left *bricks; /* owned; its per-brick figures
+                                          (none from an older daemon) */
+    size_t n_bricks;
 };
 /* The daemon of vol on host (a peer) through its mortard
  * (HEAL_PROGRESS), into hn (host and is_local set by the caller); a
@@ -535,7 +543,9 @@ enum md_heal_crawl {
 struct md_heal_sum {
     struct md_heal_progress p; /* sums; eta_seconds the longest, -1 when
                                   a node's is unknown or it did not
-                                  answer; is_read: every node's file */
+                                  answer; is_read: every node's file;
+                                  pending_bytes counts each copy (status
+                                  shows md_heal_nodes_bytes_left) */
     enum md_heal_crawl crawl;  /* the most advanced state of any node */
     size_t n_down;             /* nodes that did not answer */
 };
@@ -545,6 +555,19 @@ struct md_heal_sum {
 int md_heal_nodes_gather(struct md_state *st, const struct md_volume *vol,
                          struct md_heal_peers *hp, struct md_heal_node **out,
                          size_t *n_out);
+/* The per-brick lines of a daemon's progress file text into hn->bricks
+ * (a line it cannot read is skipped). 0 or -ENOMEM. */
+int md_heal_node_bricks_parse(struct md_heal_node *hn, const char *text,
+                              const char *path);
+/* Frees v[0..n)'s per-brick figures and v. */
+void md_heal_nodes_free(struct md_heal_node *v, size_t n);
+/* Data bytes left to heal in vol: per replica set the largest figure of
+ * its bricks (every good copy's index lists the object, and its node's
+ * daemon counts its bytes), the sets added; a node that answered
+ * without per-brick figures adds its whole pending_bytes, a node that
+ * did not answer nothing. */
+long long md_heal_nodes_bytes_left(const struct md_volume *vol,
+                                   const struct md_heal_node *v, size_t n);
 /* The crawl state of one node. */
 enum md_heal_crawl md_heal_node_crawl(const struct md_heal_node *hn);
 /* Sums v[0..n) into sum (nodes that did not answer are counted down). */
@@ -566,6 +589,10 @@ int md_heal_precheck(struct md_state *st, int argc, char **argv,
 char *md_heal_dir_path(const char *brick, const char *gfid);
 
 /* ---- cmd-split-brain.c ---- */
+/* Undoes the %XX escaping of the daemons' key=value files
+ * (mortarfsd/kv-file.c) from src into dst (len bytes); false if
+ * malformed or too long. */
+bool md_kv_unescape(const char *src, char *dst, size_t len);
 /* heal VOL info split-brain. */
 void md_heal_split_info(struct md_state *st, const struct md_volume *vol,
                         struct md_result *r);

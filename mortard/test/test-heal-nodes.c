@@ -149,6 +149,84 @@ test_progress_parse(void **state)
 }
 
 
+static void
+test_bytes_left_per_set(void **state)
+{
+    /* A 2 x 3 volume over nodes x, y, z; each node has one brick of each
+     * set. A brick of each set is down: its node's figure is 0. */
+    struct md_brick bricks[6] = {
+        {.host = "x", .path = "/b0"}, {.host = "y", .path = "/b1"},
+        {.host = "z", .path = "/b2"}, {.host = "x", .path = "/b3"},
+        {.host = "y", .path = "/b4"}, {.host = "z", .path = "/b5"},
+    };
+    struct md_volume vol = {.bricks = bricks, .n_bricks = 6,
+                            .replica_count = 3};
+    struct md_heal_node v[3];
+    static const char *const texts[3] = {
+        "format=mortar-heal-state 1\npending_bytes=1300\nbricks=2\n"
+        "brick0.path=/b0\nbrick0.bytes=1000\nbrick1.path=/b3\n"
+        "brick1.bytes=300\n",
+        "format=mortar-heal-state 1\npending_bytes=300\nbricks=2\n"
+        "brick0.path=/b1\nbrick0.bytes=0\nbrick1.path=/b4\n"
+        "brick1.bytes=300\n",
+        "format=mortar-heal-state 1\npending_bytes=1000\nbricks=2\n"
+        "brick0.path=/b2\nbrick0.bytes=1000\nbrick1.path=/b5\n"
+        "brick1.bytes=0\n",
+    };
+
+    (void)state;
+    memset(v, 0, sizeof(v));
+    for (size_t i = 0; i < 3; i++) {
+        v[i].host = bricks[i].host;
+        md_heal_progress_parse(texts[i], "t", &v[i].p);
+        assert_int_equal(md_heal_node_bricks_parse(&v[i], texts[i], "t"), 0);
+        assert_int_equal(v[i].n_bricks, 2);
+    }
+    assert_string_equal(v[0].bricks[1].path, "/b3");
+    /* Sets: max(1000, 0, 1000) + max(300, 300, 0), not 2600. */
+    assert_int_equal(md_heal_nodes_bytes_left(&vol, v, 3), 1300);
+
+    /* Node x down: its bricks say nothing; the others still count. */
+    v[0].status = -ENOTCONN;
+    assert_int_equal(md_heal_nodes_bytes_left(&vol, v, 3), 1300);
+
+    /* An older daemon without per-brick lines: its total, once. */
+    v[0].status = 0;
+    for (size_t j = 0; j < v[2].n_bricks; j++)
+        free(v[2].bricks[j].path);
+    free(v[2].bricks);
+    v[2].bricks = NULL;
+    v[2].n_bricks = 0;
+    assert_int_equal(md_heal_nodes_bytes_left(&vol, v, 3), 1000 + 300 + 1000);
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t j = 0; j < v[i].n_bricks; j++)
+            free(v[i].bricks[j].path);
+        free(v[i].bricks);
+    }
+}
+
+
+static void
+test_bricks_parse_escaped_and_bad_lines(void **state)
+{
+    struct md_heal_node hn;
+
+    (void)state;
+    memset(&hn, 0, sizeof(hn));
+    assert_int_equal(md_heal_node_bricks_parse(
+                         &hn, "format=mortar-heal-state 1\n"
+                         "brick0.path=/a%25b\nbrick0.bytes=5\n"
+                         "brick1.bytes=9\nbrickX.path=/z\n"
+                         "brick9999.path=/far\n", "t"), 0);
+    assert_int_equal(hn.n_bricks, 1); /* brick1 has no path */
+    assert_string_equal(hn.bricks[0].path, "/a%b");
+    assert_int_equal(hn.bricks[0].bytes, 5);
+    md_heal_nodes_free(NULL, 0);
+    free(hn.bricks[0].path);
+    free(hn.bricks);
+}
+
+
 int
 main(void)
 {
@@ -157,6 +235,8 @@ main(void)
         cmocka_unit_test(test_sum_down_or_unknown_makes_eta_unknown),
         cmocka_unit_test(test_crawl_most_advanced_wins),
         cmocka_unit_test(test_progress_parse),
+        cmocka_unit_test(test_bytes_left_per_set),
+        cmocka_unit_test(test_bricks_parse_escaped_and_bad_lines),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
