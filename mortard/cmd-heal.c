@@ -40,6 +40,9 @@
 
 #define MD_HEAL_ROOT_GFID "00000000-0000-0000-0000-000000000001"
 #define MD_HEAL_DEPTH_MAX 4096
+/* GFIDs of one local brick status names for its set's union (37 bytes
+ * each: some 450,000); a longer index counts its set by the longest. */
+#define MD_HEAL_UNION_BYTES (16 * 1024 * 1024)
 
 void
 md_heal_brick_clear(struct md_heal_brick *hb)
@@ -99,8 +102,8 @@ fail:
 
 
 void
-md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
-                   struct md_heal_brick *hb)
+md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
+                   size_t *budget, struct md_heal_brick *hb)
 {
     char dir[PATH_MAX];
     struct dirent *de;
@@ -123,8 +126,10 @@ md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
         hb->n++;
         if (!is_names || *budget == 0)
             continue;
-        name = md_heal_dir_path(brick, de->d_name);
-        if (name == NULL && asprintf(&name, "<gfid:%s>", de->d_name) < 0)
+        name = is_gfids ? strdup(de->d_name)
+                        : md_heal_dir_path(brick, de->d_name);
+        if (name == NULL && !is_gfids
+            && asprintf(&name, "<gfid:%s>", de->d_name) < 0)
             name = NULL;
         if (name != NULL && strlen(name) + 1 > *budget) {
             free(name);
@@ -147,17 +152,94 @@ md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
 }
 
 
-/* A brick's index, read here or asked of its node (heal-peers.c). */
+/* A brick's index, read here or asked of its node (heal-peers.c);
+ * names as md_heal_brick_remote takes them. */
 static void
 md_heal_brick_get(struct md_state *st, const struct md_volume *vol,
-                  const struct md_brick *b, bool is_names, size_t *budget,
+                  const struct md_brick *b, int names, size_t *budget,
                   struct md_heal_peers *hp, struct md_heal_brick *hb)
 {
     if (md_brick_is_local(st, b))
-        md_heal_brick_read(b->path, is_names, budget, hb);
+        md_heal_brick_read(b->path, names != 0,
+                           names == MGMT_HEAL_NAMES_GFID, budget, hb);
     else
-        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_INFO, is_names,
-                             budget, hp, hb);
+        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_INFO, names, budget,
+                             hp, hb);
+}
+
+
+/* The objects one replica set's indexes list, for status's total. */
+struct md_heal_set_count {
+    char **gfids;     /* owned; every GFID its bricks' indexes named */
+    size_t n;
+    size_t cap;
+    uint64_t max;     /* the longest index among its bricks */
+    bool is_partial;  /* a brick's GFIDs were not all named */
+};
+
+
+/* Takes the GFIDs hb names into sc (hb keeps its counts). */
+static void
+md_heal_set_take(struct md_heal_set_count *sc, struct md_heal_brick *hb)
+{
+    if (hb->n > sc->max)
+        sc->max = hb->n;
+    if (hb->n_names < hb->n)
+        sc->is_partial = true; /* over the budget */
+    for (size_t i = 0; i < hb->n_names && !sc->is_partial; i++) {
+        vl_gfid_t g;
+
+        /* An older node answers shown names (a directory's path):
+         * they cannot be matched with the other copies' GFIDs. */
+        if (vl_gfid_parse(hb->names[i], &g) != 0
+            || strlen(hb->names[i]) != VL_GFID_STR_LEN - 1) {
+            sc->is_partial = true;
+            break;
+        }
+        if (sc->n == sc->cap) {
+            size_t cap = sc->cap == 0 ? 256 : sc->cap * 2;
+            char **v = realloc(sc->gfids, cap * sizeof(*v));
+
+            if (v == NULL) {
+                sc->is_partial = true;
+                break;
+            }
+            sc->gfids = v;
+            sc->cap = cap;
+        }
+        sc->gfids[sc->n++] = hb->names[i];
+        hb->names[i] = NULL;
+    }
+}
+
+
+static int
+md_heal_gfid_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+
+/* The set's objects, and sc emptied for the next set: the union of its
+ * bricks' GFIDs when every one was named, else the longest index (a
+ * lower bound, never a double count). */
+static uint64_t
+md_heal_set_total(struct md_heal_set_count *sc)
+{
+    uint64_t n = sc->max;
+
+    if (!sc->is_partial) {
+        if (sc->n > 1)
+            qsort(sc->gfids, sc->n, sizeof(*sc->gfids), md_heal_gfid_cmp);
+        n = 0;
+        for (size_t i = 0; i < sc->n; i++)
+            n += i == 0 || strcmp(sc->gfids[i - 1], sc->gfids[i]) != 0;
+    }
+    for (size_t i = 0; i < sc->n; i++)
+        free(sc->gfids[i]);
+    free(sc->gfids);
+    memset(sc, 0, sizeof(*sc));
+    return n;
 }
 
 
@@ -460,9 +542,10 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     struct md_node *bl;
     struct md_heal_node *nodes = NULL;
     struct md_heal_sum sum;
-    uint64_t total = 0, set_max = 0;
+    struct md_heal_set_count sc = {0};
+    uint64_t total = 0;
     unsigned replica = md_vol_replica(vol);
-    size_t no_names = 0, n_nodes = 0;
+    size_t n_nodes = 0;
     struct md_heal_peers hp = {0};
     char b1[32], b2[32], b3[32], eta[32];
     int rc;
@@ -484,10 +567,15 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
         const struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
         struct md_heal_brick hb = {0};
+        /* This node's indexes are named in full (the listing is read
+         * anyway); another node's as one reply holds. */
+        size_t budget = md_brick_is_local(st, b) ? MD_HEAL_UNION_BYTES
+                                                 : MGMT_OUTPUT_MAX / 2;
 
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
-        md_heal_brick_get(st, vol, b, false, &no_names, &hp, &hb);
+        md_heal_brick_get(st, vol, b, MGMT_HEAL_NAMES_GFID, &budget, &hp,
+                          &hb);
         if (hb.status != 0) {
             const char *status = md_heal_status(st, vol, b, &hb);
 
@@ -498,18 +586,15 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
             md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n",
                            hb.n);
             md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
-            if (hb.n > set_max)
-                set_max = hb.n;
+            md_heal_set_take(&sc, &hb);
         }
         md_heal_brick_clear(&hb);
         /* Every good copy of an object lists it in its brick's index
          * (with one brick of a replica 3 set down, both others do), so
-         * a set counts as many objects as its longest index, not the
-         * sum (doc/self-heal.md, "Commands"). */
-        if (i % replica == replica - 1 || i + 1 == vol->n_bricks) {
-            total += set_max;
-            set_max = 0;
-        }
+         * a set counts its objects once, not once per copy
+         * (doc/self-heal.md, "Commands"). */
+        if (i % replica == replica - 1 || i + 1 == vol->n_bricks)
+            total += md_heal_set_total(&sc);
     }
     md_heal_peers_clear(&hp);
     sum.p.pending_bytes = md_heal_nodes_bytes_left(vol, nodes, n_nodes);

@@ -641,7 +641,7 @@ md_split_set_unique(struct md_split_set *set)
 }
 
 
-/* Why brick b's list was not gathered (hb->status != 0). */
+/* Why a brick's list was not gathered (hb->status != 0). */
 static const char *
 md_split_not_gathered(const struct md_heal_brick *hb)
 {
@@ -674,7 +674,8 @@ md_split_set_gather(struct md_state *st, const struct md_volume *vol,
     struct md_node *ng = md_node_add(r->root, "notGathered", NULL);
     int rc = 0;
 
-    ng->is_list = true;
+    if (ng != NULL)
+        ng->is_list = true;
     for (size_t i = first; i < first + replica && rc == 0; i++) {
         const struct md_brick *b = &vol->bricks[i];
         size_t budget = SIZE_MAX;

@@ -3,7 +3,8 @@
  * heal-peers: the `volume heal VOL ...` views of other nodes' bricks and
  * daemons. The node running the command asks each brick's node:
  *   HEAL_INFO      its heal index (info, info summary, statistics
- *                  heal-count, status), as cmd-heal.c lists its own;
+ *                  heal-count; status by bare GFIDs), as cmd-heal.c
+ *                  lists its own;
  *   HEAL_SPLIT     what its self-heal daemon listed in split-brain (info
  *                  split-brain; by bare GFIDs for source-brick without
  *                  a file), as cmd-split-brain.c reads its own;
@@ -322,6 +323,7 @@ md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
                                &hb);
         else
             md_heal_brick_read(req.paths.paths_val[i], req.names != 0,
+                               req.names == MGMT_HEAL_NAMES_GFID,
                                &budget, &hb);
         out[i].status = hb.status;
         out[i].count = hb.n;

@@ -467,9 +467,10 @@ struct md_heal_brick {
     char remote_err[160]; /* another node's brick: why it was not read */
 };
 /* Reads brick's heal index (a path of this node); names only when
- * is_names, while *budget (bytes of names left) lasts. */
-void md_heal_brick_read(const char *brick, bool is_names, size_t *budget,
-                        struct md_heal_brick *hb);
+ * is_names (is_gfids: the bare GFIDs, else as `heal info` shows them),
+ * while *budget (bytes of names left) lasts. */
+void md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
+                        size_t *budget, struct md_heal_brick *hb);
 void md_heal_brick_clear(struct md_heal_brick *hb);
 
 /* ---- heal-peers.c ---- */
@@ -483,7 +484,7 @@ struct md_heal_peers {
 /* Another node's brick b of vol, through that node's mortard: proc
  * MGMT_PROC_HEAL_INFO (its heal index) or MGMT_PROC_HEAL_SPLIT (its
  * split-brain list); names: 0 none, 1 as shown, MGMT_HEAL_NAMES_GFID
- * bare GFIDs (HEAL_SPLIT). hb->status -ENOTCONN and remote_err set when
+ * bare GFIDs. hb->status -ENOTCONN and remote_err set when
  * it cannot be asked ("Transport endpoint is not connected" when its
  * node does not answer). */
 void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,

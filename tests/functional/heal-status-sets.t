@@ -5,10 +5,11 @@
 # off, 20 files written in a directory are listed in the heal index of
 # both good bricks of their set (and the directory, changed on both
 # sets, on all four). Each brick's "Entries left" is its index; "Total
-# entries left" is 22: per set the longest index (its files and the
-# directory), the sets added (before: every brick added, 44). With the
-# daemon on, "Data left" is the files' 80 KiB once (before: 160 KiB, each
-# good copy's figure added).
+# entries left" is 22: per set the union of its indexes by GFID (its
+# files and the directory), the sets added (before: every brick added,
+# 44). With the daemon on, "Data left" is the files' 80 KiB once, the
+# largest of each set's bricks' figures (before: 160 KiB, each good
+# copy's added).
 # TIMEOUT: 200
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
