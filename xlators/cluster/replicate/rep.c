@@ -639,7 +639,12 @@ static const vl_option_t rep_options[] = {
                        "majority (the copies that more than half of the "
                        "copies do not blame, if they agree; data and "
                        "metadata) or none (left alone for the resolve "
-                       "keys). A tie resolves nothing."),
+                       "keys). A name held as different objects (a GFID "
+                       "split-brain) keeps the object the rule picks "
+                       "(majority: the one more than half of the copies "
+                       "hold; no directory is removed by size or times), "
+                       "and a directory in entry split-brain is merged. "
+                       "A tie resolves nothing."),
     VL_OPT_SIZE("heal-max-rate", struct rep_conf, heal_max_rate, .min = 0,
                 .def = "0", .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
                 .aliases = {"cluster.heal-max-rate"},
