@@ -9,7 +9,11 @@
  * with the object's handle (.mortar/handles/xx/yy/<gfid>: a hard link
  * for a file, a symlink for a directory) for its type and, for a file,
  * its counters and size: enough to order the work, not to decide it
- * (replicate decides what to heal from every copy's records).
+ * (replicate decides what to heal from every copy's records). Bricks of
+ * one replica set on this server list the same objects: their jobs are
+ * merged (fsd_heal_jobs_merge), since one heal heals every copy and a
+ * second one would only find it clean (a lookup, a lock and the records
+ * read for nothing, twice the counts).
  * Threads: pure functions of their arguments and the brick's files.
  */
 #include "config.h"
@@ -131,6 +135,7 @@ fsd_heal_index_scan(const char *brick_path, uint32_t brick,
         if (vl_gfid_parse(de->d_name, &job.gfid) != 0)
             continue; /* ".", "..", a temporary name */
         job.brick = brick;
+        job.bricks = 1ULL << brick;
         if (snprintf(handle, sizeof(handle), "%s/.mortar/handles/%.2s/%.2s/"
                      "%s", brick_path, de->d_name, de->d_name + 2,
                      de->d_name) >= (int)sizeof(handle))
@@ -181,4 +186,48 @@ fsd_heal_jobs_sort(struct fsd_heal_jobs *jobs)
 {
     if (jobs->n > 1)
         qsort(jobs->v, jobs->n, sizeof(jobs->v[0]), heal_job_qcmp);
+}
+
+
+static int
+heal_job_set_qcmp(const void *pa, const void *pb)
+{
+    const struct fsd_heal_job *a = pa, *b = pb;
+
+    if (a->set != b->set)
+        return a->set < b->set ? -1 : 1;
+    return memcmp(a->gfid.bytes, b->gfid.bytes, sizeof(a->gfid.bytes));
+}
+
+
+size_t
+fsd_heal_jobs_merge(struct fsd_heal_jobs *jobs, const uint32_t *set_of)
+{
+    size_t out = 0;
+
+    if (jobs->n < 2)
+        return 0;
+    for (size_t i = 0; i < jobs->n; i++)
+        jobs->v[i].set = set_of[jobs->v[i].brick];
+    qsort(jobs->v, jobs->n, sizeof(jobs->v[0]), heal_job_set_qcmp);
+    for (size_t i = 0; i < jobs->n; i++) {
+        struct fsd_heal_job *k = out > 0 ? &jobs->v[out - 1] : NULL;
+        const struct fsd_heal_job *j = &jobs->v[i];
+
+        if (k != NULL && k->set == j->set && !k->is_crawl && !j->is_crawl
+            && vl_gfid_equal(&k->gfid, &j->gfid)) {
+            k->bricks |= j->bricks;
+            k->is_dir |= j->is_dir;
+            k->has_data |= j->has_data;
+            if (j->n_blamed > k->n_blamed)
+                k->n_blamed = j->n_blamed;
+            if (j->bytes > k->bytes)
+                k->bytes = j->bytes;
+            continue;
+        }
+        jobs->v[out++] = *j;
+    }
+    out = jobs->n - out;
+    jobs->n -= out;
+    return out;
 }

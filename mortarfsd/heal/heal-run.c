@@ -110,7 +110,6 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
            const char *answer)
 {
     struct fsd_heal_state *st = &run->st;
-    struct fsd_heal_brick_state *b = &st->bricks[job->brick];
     bool is_done = true;
 
     if (job->is_crawl) {
@@ -138,9 +137,12 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
         st->clean++; /* gone since the index was read */
     } else if (rc == 0 && strcmp(answer, "split-brain") == 0) {
         st->split_brain++;
-        if (fsd_heal_split_add(&run->splits[job->brick], &job->gfid) != 0)
-            vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "split-brain list: out "
-                    "of memory");
+        /* Listed under every brick whose index names it. */
+        for (size_t i = 0; i < run->conf->n_bricks; i++)
+            if ((job->bricks & (1ULL << i))
+                && fsd_heal_split_add(&run->splits[i], &job->gfid) != 0)
+                vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "split-brain list: "
+                        "out of memory");
         is_done = false;
     } else if ((rc == 0 && strcmp(answer, "pending") == 0)
                || rc == -ENOTCONN) {
@@ -152,15 +154,21 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
     }
     if (!is_done)
         return;
-    if (b->pending > 0)
-        b->pending--;
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        struct fsd_heal_brick_state *b = &st->bricks[i];
+
+        if (!(job->bricks & (1ULL << i)))
+            continue;
+        if (b->pending > 0)
+            b->pending--;
+        if (job->has_data)
+            b->bytes -= b->bytes >= job->bytes ? job->bytes : b->bytes;
+    }
     if (st->pending > 0)
         st->pending--;
-    if (job->has_data) {
-        b->bytes -= b->bytes >= job->bytes ? job->bytes : b->bytes;
+    if (job->has_data)
         st->pending_bytes -= st->pending_bytes >= job->bytes
                              ? job->bytes : st->pending_bytes;
-    }
 }
 
 
@@ -260,6 +268,7 @@ static int
 heal_collect(struct heal_run *run, struct fsd_heal_jobs *jobs)
 {
     struct fsd_heal_brick_state bs[FSD_HEAL_BRICKS_MAX];
+    uint32_t set_of[FSD_HEAL_BRICKS_MAX];
     uint64_t total = 0, bytes = 0;
 
     memset(bs, 0, sizeof(bs));
@@ -278,9 +287,22 @@ heal_collect(struct heal_run *run, struct fsd_heal_jobs *jobs)
         for (size_t j = first; j < jobs->n; j++)
             bs[i].bytes += jobs->v[j].bytes;
         bs[i].pending = (uint64_t)n;
-        total += (uint64_t)n;
-        bytes += bs[i].bytes;
     }
+    /* Two bricks of a set on this server name the same objects: one
+     * heal each, and the node's totals count objects, not copies. */
+    for (size_t i = 0; i < run->conf->n_bricks; i++) {
+        set_of[i] = (uint32_t)i;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(run->conf->bricks[k].subvol,
+                       run->conf->bricks[i].subvol) == 0) {
+                set_of[i] = set_of[k];
+                break;
+            }
+    }
+    (void)fsd_heal_jobs_merge(jobs, set_of);
+    for (size_t j = 0; j < jobs->n; j++)
+        bytes += jobs->v[j].bytes;
+    total = jobs->n;
     fsd_heal_jobs_sort(jobs);
     pthread_mutex_lock(&run->lock);
     for (size_t i = 0; i < run->conf->n_bricks; i++) {
@@ -524,6 +546,7 @@ heal_crawl_item(struct heal_run *run, int kind,
     memset(&job, 0, sizeof(job));
     job.gfid = item->gfid;
     job.brick = (uint32_t)run->crawl_brick;
+    job.bricks = 1ULL << job.brick;
     job.is_dir = item->is_dir;
     job.is_crawl = true;
     /* No memory: heal what is there; the object is not healed by this

@@ -61,6 +61,9 @@ struct fsd_heal_job {
     uint64_t bytes;    /* its size here when has_data, for rates */
     bool is_crawl;     /* from a full crawl (heal-crawl.c), not the
                           index: healed with the full key, counted apart */
+    uint64_t bricks;   /* every brick of this server whose index named it
+                          (bit per brick): one heal heals every copy */
+    uint32_t set;      /* fsd_heal_jobs_merge: its replica set */
 };
 
 struct fsd_heal_jobs {
@@ -82,6 +85,13 @@ int fsd_heal_index_scan(const char *brick_path, uint32_t brick,
 int fsd_heal_job_cmp(const struct fsd_heal_job *a,
                      const struct fsd_heal_job *b);
 void fsd_heal_jobs_sort(struct fsd_heal_jobs *jobs);
+/* One job per object and replica set: jobs of the same GFID from bricks
+ * of one set (set_of[brick], the set of each brick) become one, naming
+ * all their bricks (the most blamed slots, data if any had it, the
+ * largest size). Returns how many jobs went; the order is lost (sort
+ * after). */
+size_t fsd_heal_jobs_merge(struct fsd_heal_jobs *jobs,
+                           const uint32_t *set_of);
 int fsd_heal_jobs_push(struct fsd_heal_jobs *jobs,
                        const struct fsd_heal_job *job);
 void fsd_heal_jobs_clear(struct fsd_heal_jobs *jobs);

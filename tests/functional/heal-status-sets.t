@@ -9,7 +9,8 @@
 # files and the directory), the sets added (before: every brick added,
 # 44). With the daemon on, "Data left" is the files' 80 KiB once, the
 # largest of each set's bricks' figures (before: 160 KiB, each good
-# copy's added).
+# copy's added); the daemon heals and counts each object once per set
+# (mortarfsd/heal: before, once per good copy on this server).
 # TIMEOUT: 200
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -78,6 +79,17 @@ EXPECT "$((N + 2))" total
 EXPECT "80.0 KiB" sed -n 's/^Data left: //p' "$T/status.out"
 EXPECT_MATCH "<bytesLeft>$((N * 4096))</bytesLeft>" \
     mcli --xml volume heal hx status
+# The daemon heals each object once per set, not once per good copy on
+# this server: its rounds list N + 2 objects, all waiting for the down
+# bricks (before: 2 (N + 2), each twice), and status says so.
+round_line() {
+    grep -q "round [0-9]*: $((N + 2)) listed, 0 healed, $((N + 2)) waiting \
+for a copy" "$T/log/heal/hx.log" && echo Y
+}
+EXPECT_WITHIN 30 "Y" round_line
+TEST ! grep -q "$((2 * (N + 2))) listed" "$T/log/heal/hx.log"
+TEST status
+EXPECT "$((N + 2))" sed -n 's/^Waiting for a brick: //p' "$T/status.out"
 TEST mcli volume heal hx disable
 
 TEST mv "$B/h1.away" "$B/h1"

@@ -178,6 +178,71 @@ test_job_order(void **state)
 }
 
 
+/* The same object named by two bricks of one set on this server is one
+ * job naming both (the most blamed, data, the largest size); the same
+ * GFID in another set, or from a full crawl, stays apart. */
+static void
+test_jobs_merge(void **state)
+{
+    /* Bricks 0 and 1: one replica set; brick 2: another. */
+    static const uint32_t set_of[] = {0, 0, 2};
+    struct fsd_heal_jobs jobs = {0};
+    struct fsd_heal_job j;
+    vl_gfid_t g1, g2;
+    int seen = 0;
+
+    (void)state;
+    vl_gfid_generate(&g1);
+    vl_gfid_generate(&g2);
+    memset(&j, 0, sizeof(j));
+    j.gfid = g1;
+    j.brick = 0;
+    j.bricks = 1;
+    j.n_blamed = 1;
+    assert_int_equal(fsd_heal_jobs_push(&jobs, &j), 0);
+    j.brick = 2; /* another set: its own heal */
+    j.bricks = 4;
+    assert_int_equal(fsd_heal_jobs_push(&jobs, &j), 0);
+    j.gfid = g2;
+    j.brick = 1;
+    j.bricks = 2;
+    assert_int_equal(fsd_heal_jobs_push(&jobs, &j), 0);
+    j.gfid = g1;
+    j.n_blamed = 2;
+    j.has_data = true;
+    j.bytes = 100;
+    assert_int_equal(fsd_heal_jobs_push(&jobs, &j), 0);
+    j.brick = 0;
+    j.bricks = 1;
+    j.is_crawl = true; /* a crawl's job is never merged */
+    assert_int_equal(fsd_heal_jobs_push(&jobs, &j), 0);
+    assert_int_equal(fsd_heal_jobs_merge(&jobs, set_of), 1);
+    assert_int_equal(jobs.n, 4);
+    for (size_t i = 0; i < jobs.n; i++) {
+        const struct fsd_heal_job *x = &jobs.v[i];
+
+        if (vl_gfid_equal(&x->gfid, &g1) && x->set == 0 && !x->is_crawl) {
+            assert_int_equal(x->bricks, 3);
+            assert_int_equal(x->n_blamed, 2);
+            assert_true(x->has_data);
+            assert_int_equal(x->bytes, 100);
+            seen |= 1;
+        } else if (vl_gfid_equal(&x->gfid, &g1) && x->set == 2) {
+            assert_int_equal(x->bricks, 4);
+            seen |= 2;
+        } else if (vl_gfid_equal(&x->gfid, &g2)) {
+            assert_int_equal(x->bricks, 2);
+            seen |= 4;
+        } else {
+            assert_true(x->is_crawl);
+            seen |= 8;
+        }
+    }
+    assert_int_equal(seen, 15);
+    fsd_heal_jobs_clear(&jobs);
+}
+
+
 static void
 test_record_nonzero(void **state)
 {
@@ -364,6 +429,7 @@ main(void)
         cmocka_unit_test(test_index_scan),
         cmocka_unit_test(test_index_missing),
         cmocka_unit_test(test_job_order),
+        cmocka_unit_test(test_jobs_merge),
         cmocka_unit_test(test_record_nonzero),
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_rate_and_eta),
