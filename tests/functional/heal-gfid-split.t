@@ -26,18 +26,11 @@ _T_PIDFILES+=("$T/run/heal/gs.pid")
 mcli2() {
     mcli "$@" 2>&1
 }
-reaches() {
-    local v="$RANDOM$RANDOM"
-    echo "$v" > "$M0/$2" 2> /dev/null
-    [ "$(cat "$B/s$1/$2" 2> /dev/null)" = "$v" ] && echo Y || echo N
-}
 down() {
-    local p
-    p="$(cat "$T/run/gs-brick$1.pid")"
-    mv "$B/s$1" "$B/s$1.away" && kill -9 "$p"
+    brick_away gs "brick$1" "$B/s$1"
 }
 up() {
-    mv "$B/s$1.away" "$B/s$1" && mcli volume start gs force > /dev/null
+    brick_back gs "$B/s$1"
 }
 # gfid N F: brick N's GFID of F (hex).
 gfid() {
@@ -89,7 +82,7 @@ TEST sh -c "echo s0-the-longer-content > '$M0/d/g2'"
 TEST sh -c "echo s0 > '$M0/d/g3'; echo s0-older > '$M0/d/g4'"
 TEST sh -c "echo only-s0 > '$M0/d/a0'"
 TEST up 1
-EXPECT_WITHIN 60 "Y" reaches 1 p1
+EXPECT_WITHIN 60 "Y" brick_reaches "$B/s1" p1
 # Brick 1 alone, later: other objects under the same names.
 TEST down 0
 TEST sh -c "echo s1-newer > '$M0/d/g1'"
@@ -97,7 +90,7 @@ TEST sh -c "echo s1 > '$M0/d/g2'"
 TEST sh -c "echo s1-other > '$M0/d/g3'; echo s1-newer > '$M0/d/g4'"
 TEST sh -c "echo only-s1 > '$M0/d/a1'"
 TEST up 0
-EXPECT_WITHIN 60 "Y" reaches 0 p2
+EXPECT_WITHIN 60 "Y" brick_reaches "$B/s0" p2
 for g in g1 g2 g3 g4; do
     EXPECT_MATCH "^differ" same_gfid d/$g
 done

@@ -32,22 +32,12 @@ shd_up() {
     p="$(cat "$T/run/heal/sb.pid" 2> /dev/null)"
     [ -n "$p" ] && proc_alive "$p" || echo N
 }
-# reaches N PROBE: writes a new value to PROBE through the mount and
-# says Y once brick N's copy holds it (the mount is connected to it).
-reaches() {
-    local v="$RANDOM$RANDOM"
-    echo "$v" > "$M0/$2" 2> /dev/null
-    [ "$(cat "$B/s$1/$2" 2> /dev/null)" = "$v" ] && echo Y || echo N
-}
-# down N: brick N stops and stays down (its directory away).
+# down N: brick N stops and stays down; up N: back.
 down() {
-    local p
-    p="$(cat "$T/run/sb-brick$1.pid")"
-    mv "$B/s$1" "$B/s$1.away" && kill -9 "$p"
+    brick_away sb "brick$1" "$B/s$1"
 }
-# up N: brick N's directory back and started.
 up() {
-    mv "$B/s$1.away" "$B/s$1" && mcli volume start sb force > /dev/null
+    brick_back sb "$B/s$1"
 }
 # split_count N: "Number of entries in split-brain" of brick N.
 split_count() {
@@ -77,14 +67,14 @@ TEST down 1
 TEST sh -c "echo short > '$M0/f1'"
 TEST sh -c "for f in f2 f3 f4 f5; do echo from-s0-\$f > '$M0/'\$f; done"
 TEST up 1
-EXPECT_WITHIN 60 "Y" reaches 1 p1
+EXPECT_WITHIN 60 "Y" brick_reaches "$B/s1" p1
 # Brick 0 misses the second: brick 1 blames it.
 TEST down 0
 # (Its rewrites come after the first ones: later mtimes, to the ns.)
 TEST sh -c "echo a-much-longer-line-on-s1 > '$M0/f1'"
 TEST sh -c "for f in f2 f3 f4 f5; do echo from-s1-\$f > '$M0/'\$f; done"
 TEST up 0
-EXPECT_WITHIN 60 "Y" reaches 0 p2
+EXPECT_WITHIN 60 "Y" brick_reaches "$B/s0" p2
 EXPECT "from-s0-f3" cat "$B/s0/f3"
 EXPECT "from-s1-f3" cat "$B/s1/f3"
 # Replicate refuses to pick a copy: EIO.

@@ -75,10 +75,10 @@ subvols_of() {
         "$T/state/vols/$1/client.vol"
 }
 down() {
-    mv "$B/$1" "$B/$1.away" && kill -9 "$(cat "$T/run/ac-$2.pid")"
+    brick_away ac "$2" "$B/$1"
 }
 up() {
-    mv "$B/$1.away" "$B/$1" && mcli volume start ac force > /dev/null
+    brick_back ac "$B/$1"
 }
 
 TEST start_mortard
