@@ -428,6 +428,10 @@ md_change_of(const vl_xlator_class_t *cls, const vl_option_t *opt)
 {
     /* client.*, cluster.* (distribute), replicate.* and diagnostics.*
      * live in the client volfile only. */
+    /* network.inode-lru-limit: clients' and bricks' (live) alike. */
+    if (strcmp(cls->prefix, "diagnostics") == 0 &&
+        strcmp(opt->key, "inode-lru-limit") == 0)
+        return MD_CHANGE_LIVE;
     if (strcmp(cls->prefix, "client") == 0 ||
         strcmp(cls->prefix, "cluster") == 0 ||
         strcmp(cls->prefix, "replicate") == 0 ||
@@ -528,6 +532,8 @@ md_cmd_set(struct md_state *st, int argc, char **argv, struct md_result *r)
                            sizeof(canon), &err);
     if (rc == 0)
         rc = md_replica_opt_check(vol, canon, argv[4], &err);
+    if (rc == 0)
+        rc = md_client_caches_check(vol, canon, argv[4], &err);
     if (rc != 0) {
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume set: failed: %s",
                        err.msg);

@@ -267,6 +267,19 @@ const char *md_vol_type_str(const struct md_volume *vol);
 int md_vol_type_num(const struct md_volume *vol);
 /* volume set: a replicate option the volume's sets cannot take
  * (quorum-count above the replica count): -EINVAL with err set. */
+/* client-caches.c: the client performance translators and the one cap
+ * over their caches (performance.cache-size). */
+/* Whether volgen loads the translator named (write-behind, read-ahead,
+ * readdir-ahead, quick-read, nl-cache, md-cache) into the client. */
+bool md_client_xl_on(const struct md_volume *vol, const char *name);
+/* The limit option (*key) of the loaded caching translator name and the
+ * value volgen gives it; -ENOENT when it is off or caches no data. */
+int md_client_cache_limit(const struct md_volume *vol, const char *name,
+                          const char **key, uint64_t *limit);
+/* 0, or -EINVAL with err set when, with canon set to value (canon NULL:
+ * as stored), the caches' own limits would exceed the cap. */
+int md_client_caches_check(const struct md_volume *vol, const char *canon,
+                           const char *value, vl_err_t *err);
 int md_replica_opt_check(const struct md_volume *vol, const char *canon,
                          const char *value, vl_err_t *err);
 

@@ -290,9 +290,11 @@ md_txn_stage(struct md_state *st, int argc, char **argv,
     }
     if (strcmp(sub, "set") == 0 && argc == 5) {
         char canon[256];
+        int rc = md_option_resolve(argv[3], argv[4], NULL, NULL, canon,
+                                   sizeof(canon), err);
 
-        return md_option_resolve(argv[3], argv[4], NULL, NULL, canon,
-                                 sizeof(canon), err);
+        return rc != 0 ? rc
+                       : md_client_caches_check(vol, canon, argv[4], err);
     }
     return 0;
 }

@@ -341,6 +341,9 @@ struct md_diag_conf {
     bool is_nl_cache;     /* performance/nl-cache above quick-read */
     bool is_md_cache;     /* performance/md-cache on top */
     bool is_brick_metrics; /* bricks serve GET /metrics (brick.c) */
+    uint64_t cache_size;   /* every client cache together
+                              (client-caches.c) */
+    uint64_t inode_lru_limit; /* inodes kept unreferenced, per process */
 };
 
 static const vl_option_t md_diag_options[] = {
@@ -396,6 +399,32 @@ static const vl_option_t md_diag_options[] = {
                        "and dropped at once when another client changes "
                        "them (features.cache-invalidation). Clients "
                        "switch graphs live."),
+    VL_OPT_SIZE("cache-size", struct md_diag_conf, cache_size, .min = 0,
+                .max = 64 * 1024 * 1024 * 1024LL, .def = "32MiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"performance.cache-size"},
+                .doc = "Memory for the data every client of the volume "
+                       "caches, all its caches together: quick-read's "
+                       "contents, write-behind's writes not yet on a "
+                       "brick, read-ahead's pages, readdir-ahead's "
+                       "entries, nl-cache's names. A cache's own limit "
+                       "(performance.quick-read-cache-size...) is taken "
+                       "as set; the rest is shared among the others "
+                       "(quick-read 8, write-behind 4, read-ahead 2, "
+                       "readdir-ahead 1, nl-cache 1 parts; a cache that "
+                       "is off takes none). Setting a cache's own limit "
+                       "past what this leaves is refused. Clients switch "
+                       "live. Attributes and inodes are bounded by "
+                       "network.inode-lru-limit."),
+    VL_OPT_UINT("inode-lru-limit", struct md_diag_conf, inode_lru_limit,
+                .min = 0, .max = 1048576, .def = "16384",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT,
+                .aliases = {"network.inode-lru-limit"},
+                .doc = "Inodes no request and no kernel reference holds "
+                       "that a client or a brick keeps cached (with what "
+                       "the translators keep of them: attributes, "
+                       "layouts); the least recently used are forgotten "
+                       "first. Clients and bricks switch live."),
     VL_OPT_BOOL("brick-metrics", struct md_diag_conf, is_brick_metrics,
                 .def = "off", .flags = VL_OPT_SETTABLE,
                 .doc = "Bricks serve Prometheus metrics (doc/metrics.md) "

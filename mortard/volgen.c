@@ -40,7 +40,10 @@
  *         (a set being removed is decommissioned as a whole).
  *         diagnostics.client-trace on puts debug/trace
  *         `<vol>-trace` on top. mortarfsd puts mount/fuse on top of the
- *         last volume.
+ *         last volume. Each caching translator gets its limit from
+ *         client-caches.c (its share of performance.cache-size); with
+ *         network.inode-lru-limit set, every protocol/client and the
+ *         bricks' protocol/server get inode-lru-limit.
  * Options set with `volume set` are stored as "<prefix>.<key>" and land
  * in the translator of that class; a key with '*' (auth.addr.*.allow) gets
  * the brick's subvolume name in its place.
@@ -69,10 +72,11 @@ md_brick_subvol(const struct md_volume *vol, const struct md_brick *b,
 }
 
 
-/* Writes the stored options of class prefix as option lines. */
+/* Writes the stored options of class prefix as option lines, but skip
+ * (NULL: none). */
 static void
-md_volgen_opts(struct md_sbuf *sb, const struct md_volume *vol,
-               const char *prefix, const char *subvol)
+md_volgen_opts_but(struct md_sbuf *sb, const struct md_volume *vol,
+                   const char *prefix, const char *subvol, const char *skip)
 {
     size_t n = strlen(prefix);
 
@@ -83,6 +87,8 @@ md_volgen_opts(struct md_sbuf *sb, const struct md_volume *vol,
         if (strncmp(k, prefix, n) != 0 || k[n] != '.')
             continue;
         k += n + 1;
+        if (skip != NULL && strcmp(k, skip) == 0)
+            continue;
         star = strchr(k, '*');
         if (star != NULL)
             md_sbuf_printf(sb, "    option %.*s%s%s %s\n",
@@ -91,6 +97,45 @@ md_volgen_opts(struct md_sbuf *sb, const struct md_volume *vol,
         else
             md_sbuf_printf(sb, "    option %s %s\n", k, vol->opts[i].value);
     }
+}
+
+
+static void
+md_volgen_opts(struct md_sbuf *sb, const struct md_volume *vol,
+               const char *prefix, const char *subvol)
+{
+    md_volgen_opts_but(sb, vol, prefix, subvol, NULL);
+}
+
+
+/* A client performance translator's options, with its cache limit as
+ * client-caches.c shares performance.cache-size out. */
+static void
+md_volgen_cache_opts(struct md_sbuf *sb, const struct md_volume *vol,
+                     const char *name)
+{
+    const char *key = NULL;
+    uint64_t limit;
+
+    if (md_client_cache_limit(vol, name, &key, &limit) != 0) {
+        md_volgen_opts(sb, vol, name, vol->name);
+        return;
+    }
+    md_volgen_opts_but(sb, vol, name, vol->name, key);
+    md_sbuf_printf(sb, "    option %s %llu\n", key,
+                   (unsigned long long)limit);
+}
+
+
+/* network.inode-lru-limit, when set, for protocol/client and
+ * protocol/server (each applies it to its process's inode table). */
+static void
+md_volgen_lru_limit(struct md_sbuf *sb, const struct md_volume *vol)
+{
+    const char *v = md_vol_opt_get(vol, "diagnostics.inode-lru-limit");
+
+    if (v != NULL)
+        md_sbuf_printf(sb, "    option inode-lru-limit %s\n", v);
 }
 
 
@@ -144,6 +189,7 @@ md_volgen_brick(const struct md_state *st, const struct md_volume *vol,
                    "    option transport.socket.bind-address %s\n",
                    vol->name, vol->name, b->port, st->bind_addr);
     md_volgen_opts(&sb, vol, "server", sub);
+    md_volgen_lru_limit(&sb, vol);
     md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", sub);
     if (sb.is_oom) {
         md_sbuf_clear(&sb);
@@ -182,78 +228,10 @@ md_client_trace_on(const struct md_volume *vol)
 }
 
 
-/* The option diagnostics.write-behind (performance.write-behind) is not
- * off: write-behind is on by default. */
-static bool
-md_write_behind_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.write-behind");
-    bool is_on = true;
-
-    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
-}
 
 
-/* The option diagnostics.quick-read (performance.quick-read) is not
- * off: quick-read is on by default. */
-static bool
-md_quick_read_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.quick-read");
-    bool is_on = true;
-
-    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
-}
 
 
-/* The option diagnostics.read-ahead (performance.read-ahead) is on:
- * read-ahead is off by default (GlusterFS's default since 6.0; the
- * kernel's own read-ahead, which mount/fuse raises, already keeps a
- * sequential reader's READs in flight). */
-static bool
-md_read_ahead_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.read-ahead");
-    bool is_on = false;
-
-    return v != NULL && vl_parse_bool(v, &is_on) == 0 && is_on;
-}
-
-
-/* The option diagnostics.readdir-ahead (performance.readdir-ahead) is
- * on (off by default: see xlators/performance/readdir-ahead/README.md). */
-static bool
-md_readdir_ahead_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.readdir-ahead");
-    bool is_on = false;
-
-    return v != NULL && vl_parse_bool(v, &is_on) == 0 && is_on;
-}
-
-
-/* The option diagnostics.nl-cache (performance.nl-cache) is not off:
- * the negative-entry cache is on by default. */
-static bool
-md_nl_cache_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.nl-cache");
-    bool is_on = true;
-
-    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
-}
-
-
-/* The option diagnostics.stat-prefetch (performance.stat-prefetch) is
- * not off: md-cache is on by default. */
-static bool
-md_md_cache_on(const struct md_volume *vol)
-{
-    const char *v = md_vol_opt_get(vol, "diagnostics.stat-prefetch");
-    bool is_on = true;
-
-    return v == NULL || vl_parse_bool(v, &is_on) != 0 || is_on;
-}
 
 
 /* A boolean option stored under key is off (unset: on). */
@@ -399,6 +377,7 @@ md_volgen_client(const struct md_volume *vol)
                        top, b->host, b->port, sub);
         md_volgen_opts(&sb, vol, "client", sub);
         md_volgen_ssl_files(&sb, vol);
+        md_volgen_lru_limit(&sb, vol);
         md_sbuf_printf(&sb, "end-volume\n");
     }
     if (is_rep) {
@@ -409,42 +388,42 @@ md_volgen_client(const struct md_volume *vol)
         md_volgen_dht(&sb, vol);
         snprintf(top, sizeof(top), "%s-dht", vol->name);
     }
-    if (md_write_behind_on(vol)) {
+    if (md_client_xl_on(vol, "write-behind")) {
         md_sbuf_printf(&sb, "volume %s-write-behind\n"
                        "    type performance/write-behind\n", vol->name);
-        md_volgen_opts(&sb, vol, "write-behind", vol->name);
+        md_volgen_cache_opts(&sb, vol, "write-behind");
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-write-behind", vol->name);
     }
-    if (md_read_ahead_on(vol)) {
+    if (md_client_xl_on(vol, "read-ahead")) {
         md_sbuf_printf(&sb, "volume %s-read-ahead\n"
                        "    type performance/read-ahead\n", vol->name);
-        md_volgen_opts(&sb, vol, "read-ahead", vol->name);
+        md_volgen_cache_opts(&sb, vol, "read-ahead");
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-read-ahead", vol->name);
     }
-    if (md_readdir_ahead_on(vol)) {
+    if (md_client_xl_on(vol, "readdir-ahead")) {
         md_sbuf_printf(&sb, "volume %s-readdir-ahead\n"
                        "    type performance/readdir-ahead\n", vol->name);
-        md_volgen_opts(&sb, vol, "readdir-ahead", vol->name);
+        md_volgen_cache_opts(&sb, vol, "readdir-ahead");
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-readdir-ahead", vol->name);
     }
-    if (md_quick_read_on(vol)) {
+    if (md_client_xl_on(vol, "quick-read")) {
         md_sbuf_printf(&sb, "volume %s-quick-read\n"
                        "    type performance/quick-read\n", vol->name);
-        md_volgen_opts(&sb, vol, "quick-read", vol->name);
+        md_volgen_cache_opts(&sb, vol, "quick-read");
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-quick-read", vol->name);
     }
-    if (md_nl_cache_on(vol)) {
+    if (md_client_xl_on(vol, "nl-cache")) {
         md_sbuf_printf(&sb, "volume %s-nl-cache\n"
                        "    type performance/nl-cache\n", vol->name);
-        md_volgen_opts(&sb, vol, "nl-cache", vol->name);
+        md_volgen_cache_opts(&sb, vol, "nl-cache");
         md_sbuf_printf(&sb, "    subvolumes %s\nend-volume\n", top);
         snprintf(top, sizeof(top), "%s-nl-cache", vol->name);
     }
-    if (md_md_cache_on(vol)) {
+    if (md_client_xl_on(vol, "md-cache")) {
         md_volgen_md_cache(&sb, vol, top);
         snprintf(top, sizeof(top), "%s-md-cache", vol->name);
     }

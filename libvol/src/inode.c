@@ -467,13 +467,45 @@ vl_inode_ref(vl_inode_t *inode)
 }
 
 
+/* Takes the oldest unreferenced inodes off the table until the LRU fits
+ * lru_limit; returns them chained through hnext in front of dead, to be
+ * destroyed once the lock is dropped (forget hooks must not run under
+ * it). */
+static struct vl__inode *
+vl_lru_trim_locked(vl_inode_table_t *t, struct vl__inode *dead)
+{
+    struct vl__inode *victim;
+
+    while (t->lru.n > t->lru_limit) {
+        victim = t->lru.head;
+        vl_ilist_del(&t->lru, victim);
+        vl_hash_del_locked(t, victim);
+        victim->hnext = dead;
+        dead = victim;
+    }
+    return dead;
+}
+
+
+static void
+vl_inodes_destroy(vl_inode_table_t *t, struct vl__inode *dead)
+{
+    struct vl__inode *victim;
+
+    while (dead != NULL) {
+        victim = dead;
+        dead = dead->hnext;
+        vl_inode_destroy(t, victim);
+    }
+}
+
+
 void
 vl_inode_unref(vl_inode_t *inode)
 {
     vl_inode_table_t *t;
     struct vl__inode *ino = vl_ino(inode);
     struct vl__inode *dead = NULL; /* chain through hnext */
-    struct vl__inode *victim;
 
     if (inode == NULL)
         return;
@@ -492,20 +524,35 @@ vl_inode_unref(vl_inode_t *inode)
             ino->hnext = dead;
             dead = ino;
         }
-        while (t->lru.n > t->lru_limit) {
-            victim = t->lru.head;
-            vl_ilist_del(&t->lru, victim);
-            vl_hash_del_locked(t, victim);
-            victim->hnext = dead;
-            dead = victim;
-        }
+        dead = vl_lru_trim_locked(t, dead);
     }
     pthread_mutex_unlock(&t->lock);
-    while (dead != NULL) {
-        victim = dead;
-        dead = dead->hnext;
-        vl_inode_destroy(t, victim);
-    }
+    vl_inodes_destroy(t, dead);
+}
+
+
+void
+vl_inode_table_set_lru_limit(vl_inode_table_t *table, size_t lru_limit)
+{
+    struct vl__inode *dead;
+
+    pthread_mutex_lock(&table->lock);
+    table->lru_limit = lru_limit;
+    dead = vl_lru_trim_locked(table, NULL);
+    pthread_mutex_unlock(&table->lock);
+    vl_inodes_destroy(table, dead);
+}
+
+
+size_t
+vl_inode_table_lru_limit(vl_inode_table_t *table)
+{
+    size_t n;
+
+    pthread_mutex_lock(&table->lock);
+    n = table->lru_limit;
+    pthread_mutex_unlock(&table->lock);
+    return n;
 }
 
 

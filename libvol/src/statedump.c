@@ -99,6 +99,31 @@ vl_dump_pending(vl_graph_t *graph, FILE *out)
 }
 
 
+/* Where the graph's cached data is: each caching translator's bytes and
+ * limit, then the sums (the limits add up to at most the client's
+ * performance.cache-size when mortard generated the volfile). */
+static void
+vl_dump_caches(vl_graph_t *graph, FILE *out)
+{
+    uint64_t sum_bytes = 0, sum_limit = 0;
+
+    for (size_t i = graph->n_xls; i-- > 0;) {
+        vl_xlator_t *xl = graph->xls[i];
+        uint64_t bytes = 0, limit = 0;
+
+        if (xl->cls->cache_usage == NULL)
+            continue;
+        xl->cls->cache_usage(xl, &bytes, &limit);
+        fprintf(out, "cache.%s.bytes=%" PRIu64 "\n", xl->name, bytes);
+        fprintf(out, "cache.%s.limit=%" PRIu64 "\n", xl->name, limit);
+        sum_bytes += bytes;
+        sum_limit += limit;
+    }
+    fprintf(out, "cache.bytes=%" PRIu64 "\n", sum_bytes);
+    fprintf(out, "cache.limit=%" PRIu64 "\n", sum_limit);
+}
+
+
 static void
 vl_dump_graph(vl_graph_t *graph, void *arg)
 {
@@ -115,7 +140,10 @@ vl_dump_graph(vl_graph_t *graph, void *arg)
         fprintf(out, "inodes.lru=%zu\n", vl_inode_table_lru(graph->itable));
         fprintf(out, "inodes.buckets=%zu\n",
                 vl_inode_table_buckets(graph->itable));
+        fprintf(out, "inodes.lru_limit=%zu\n",
+                vl_inode_table_lru_limit(graph->itable));
     }
+    vl_dump_caches(graph, out);
     fprintf(out, "\n");
     /* Top first: xls is children first. */
     for (i = graph->n_xls; i-- > 0;)

@@ -143,9 +143,11 @@ test_volgen_client(void **state)
     assert_int_equal(md_vol_opt_set(&v, "write-behind.window-size", "4MB"),
                      0);
     text = md_volgen_client(&v);
+    /* (Then its share of performance.cache-size: client-caches.c.) */
     assert_non_null(strstr(text, "volume vv-write-behind\n    type "
                                  "performance/write-behind\n    option "
-                                 "window-size 4MB\n    subvolumes vv-dht\n"));
+                                 "window-size 4MB\n    option total-size "));
+    assert_non_null(strstr(text, "\n    subvolumes vv-dht\n"));
     assert_top(text, "performance/write-behind");
     free(text);
 
@@ -156,8 +158,8 @@ test_volgen_client(void **state)
     text = md_volgen_client(&v);
     assert_non_null(strstr(text, "volume vv-quick-read\n    type "
                                  "performance/quick-read\n    option "
-                                 "cache-timeout 2\n    subvolumes "
-                                 "vv-write-behind\n"));
+                                 "cache-timeout 2\n    option cache-size "));
+    assert_non_null(strstr(text, "\n    subvolumes vv-write-behind\n"));
     assert_top(text, "performance/quick-read");
     free(text);
 
@@ -169,10 +171,9 @@ test_volgen_client(void **state)
     text = md_volgen_client(&v);
     assert_non_null(strstr(text, "volume vv-read-ahead\n    type "
                                  "performance/read-ahead\n    option "
-                                 "page-count 8\n    subvolumes "
-                                 "vv-write-behind\n"));
-    assert_non_null(strstr(text, "cache-timeout 2\n    subvolumes "
-                                 "vv-read-ahead\n"));
+                                 "page-count 8\n    option cache-limit "));
+    assert_non_null(strstr(text, "\n    subvolumes vv-write-behind\n"));
+    assert_non_null(strstr(text, "\n    subvolumes vv-read-ahead\n"));
     assert_top(text, "performance/quick-read");
     free(text);
     assert_int_equal(md_vol_opt_set(&v, "diagnostics.read-ahead", "off"),
@@ -190,8 +191,8 @@ test_volgen_client(void **state)
     text = md_volgen_client(&v);
     assert_non_null(strstr(text, "volume vv-readdir-ahead\n    type "
                                  "performance/readdir-ahead\n    option "
-                                 "request-size 64KiB\n    subvolumes "
-                                 "vv-write-behind\n"));
+                                 "request-size 64KiB\n    option "
+                                 "cache-limit "));
     assert_non_null(strstr(text, "subvolumes vv-readdir-ahead\n"));
     free(text);
     assert_int_equal(
@@ -207,8 +208,8 @@ test_volgen_client(void **state)
     text = md_volgen_client(&v);
     assert_non_null(strstr(text, "volume vv-nl-cache\n    type "
                                  "performance/nl-cache\n    option "
-                                 "timeout 30\n    subvolumes "
-                                 "vv-quick-read\n"));
+                                 "timeout 30\n    option limit "));
+    assert_non_null(strstr(text, "\n    subvolumes vv-quick-read\n"));
     assert_top(text, "performance/nl-cache");
     free(text);
 

@@ -48,6 +48,11 @@ size_t vl_inode_table_active(vl_inode_table_t *table); /* with refs */
  * the root is always counted as active.) */
 size_t vl_inode_table_lru(vl_inode_table_t *table);    /* unref'd, cached */
 size_t vl_inode_table_buckets(vl_inode_table_t *table); /* hash chains */
+/* The most unreferenced inodes kept (network.inode-lru-limit); lowering
+ * it forgets the oldest at once. Any thread. */
+void vl_inode_table_set_lru_limit(vl_inode_table_t *table,
+                                  size_t lru_limit);
+size_t vl_inode_table_lru_limit(vl_inode_table_t *table);
 
 /* A fresh, unlinked inode with one ref; NULL on ENOMEM. */
 vl_inode_t *vl_inode_new(vl_inode_table_t *table);

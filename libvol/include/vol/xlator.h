@@ -117,6 +117,11 @@ typedef struct vl_xlator_class {
     /* Reports counters it keeps (cache hits...) for /metrics with
      * vl_metrics_emit (vol/metrics.h); any thread, while xl exists. */
     void (*metrics)(vl_xlator_t *xl, struct vl_metrics_sink *sink);
+    /* Bytes its caches hold now and the most they may hold (its share of
+     * the client's performance.cache-size), for statedump's account of
+     * the process's memory; any thread, while xl exists. NULL: it keeps
+     * no data beyond a request. */
+    void (*cache_usage)(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit);
 
     vl_fop_fn *fops[VL_FOP_COUNT];
 } vl_xlator_class_t;

@@ -482,6 +482,19 @@ nlc_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 }
 
 
+/* statedump's account of cached data (libvol's cache_usage). */
+static void
+nlc_cache_usage(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit)
+{
+    struct nlc_priv *priv = xl->priv;
+
+    pthread_mutex_lock(&priv->lock);
+    *bytes = priv->bytes;
+    *limit = priv->limit;
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 static void
 nlc_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -536,12 +549,14 @@ nlc_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
 
 static const vl_option_t nlc_options[] = {
     VL_OPT_SIZE("limit", struct nlc_conf, limit, .min = 0,
-                .max = 4 * 1024 * 1024 * 1024LL, .def = "16MiB",
+                .max = 64 * 1024 * 1024 * 1024LL, .def = "2MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .aliases = {"performance.nl-cache-limit"},
                 .doc = "Memory for directory records and the names in "
                        "them; the least recently used records are dropped "
-                       "first (0: ask for no leases)."),
+                       "first (0: ask for no leases). mortard sets it to "
+                       "nl-cache's share of performance.cache-size unless "
+                       "it is set itself."),
     VL_OPT_TIME("timeout", struct nlc_conf, timeout, .min = 0,
                 .max = 3600 * 1000LL, .def = "60s",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -575,6 +590,7 @@ const vl_xlator_class_t xl_performance_nl_cache = {
     .notify = nlc_notify,
     .dump = nlc_dump,
     .metrics = nlc_metrics,
+    .cache_usage = nlc_cache_usage,
     .fops = {
         [VL_FOP_LOOKUP] = nlc_lookup,
         [VL_FOP_MKDIR] = nlc_mkdir,

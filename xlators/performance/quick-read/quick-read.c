@@ -462,6 +462,19 @@ qr_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 }
 
 
+/* statedump's account of cached data (libvol's cache_usage). */
+static void
+qr_cache_usage(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit)
+{
+    struct qr_priv *priv = xl->priv;
+
+    pthread_mutex_lock(&priv->lock);
+    *bytes = priv->bytes;
+    *limit = priv->cache_size;
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 static void
 qr_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -547,12 +560,14 @@ static const vl_option_t qr_options[] = {
                        "brick's reply carries at most 256 KiB (or the "
                        "size asked) of records and content."),
     VL_OPT_SIZE("cache-size", struct qr_conf, cache_size, .min = 0,
-                .max = 64 * 1024 * 1024 * 1024LL, .def = "128MiB",
+                .max = 64 * 1024 * 1024 * 1024LL, .def = "16MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
-                .aliases = {"performance.quick-read-cache-size",
-                            "performance.cache-size"},
+                .aliases = {"performance.quick-read-cache-size"},
                 .doc = "Memory for cached content in total; the least "
-                       "recently validated files are evicted first."),
+                       "recently validated files are evicted first. "
+                       "mortard sets it to quick-read's share of "
+                       "performance.cache-size unless it is set "
+                       "itself."),
     VL_OPT_END,
 };
 
@@ -581,6 +596,7 @@ const vl_xlator_class_t xl_performance_quick_read = {
     .release = qr_release,
     .dump = qr_dump,
     .metrics = qr_metrics,
+    .cache_usage = qr_cache_usage,
     .fops = {
         [VL_FOP_LOOKUP] = qr_lookup,
         [VL_FOP_STAT] = qr_stat,

@@ -413,6 +413,17 @@ ra_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 }
 
 
+/* statedump's account of cached data (libvol's cache_usage). */
+static void
+ra_cache_usage(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit)
+{
+    struct ra_priv *priv = xl->priv;
+
+    *bytes = atomic_load(&priv->bytes);
+    *limit = atomic_load(&priv->cache_limit);
+}
+
+
 static void
 ra_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -463,12 +474,14 @@ static const vl_option_t ra_options[] = {
                 .doc = "Pages of 128 KiB fetched ahead of a sequential "
                        "reader of one fd."),
     VL_OPT_SIZE("cache-limit", struct ra_conf, cache_limit,
-                .min = 1024 * 1024, .max = 1024 * 1024 * 1024LL,
-                .def = "32MiB",
+                .min = 0, .max = 64 * 1024 * 1024 * 1024LL,
+                .def = "4MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .doc = "Memory for pages held or in flight, all fds "
                        "together; a prefetch that would pass it is not "
-                       "sent (the reads go down themselves)."),
+                       "sent (the reads go down themselves). mortard "
+                       "sets it to read-ahead's share of "
+                       "performance.cache-size unless it is set itself."),
     VL_OPT_END,
 };
 
@@ -496,6 +509,7 @@ const vl_xlator_class_t xl_performance_read_ahead = {
     .notify = ra_notify,
     .dump = ra_dump,
     .metrics = ra_metrics,
+    .cache_usage = ra_cache_usage,
     .fops = {
         [VL_FOP_READ] = ra_read,
         [VL_FOP_WRITE] = ra_write,

@@ -694,6 +694,17 @@ rda_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 }
 
 
+/* statedump's account of cached data (libvol's cache_usage). */
+static void
+rda_cache_usage(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit)
+{
+    struct rda_priv *priv = xl->priv;
+
+    *bytes = atomic_load(&priv->bytes);
+    *limit = atomic_load(&priv->cache_limit);
+}
+
+
 static void
 rda_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -746,13 +757,15 @@ static const vl_option_t rda_options[] = {
                 .doc = "Reply budget of one prefetch READDIR (FUSE record "
                        "bytes)."),
     VL_OPT_SIZE("cache-limit", struct rda_conf, cache_limit,
-                .min = 1024 * 1024, .max = 1024 * 1024 * 1024LL,
-                .def = "10MiB",
+                .min = 0, .max = 64 * 1024 * 1024 * 1024LL,
+                .def = "2MiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
                 .aliases = {"performance.rda-cache-limit"},
                 .doc = "Memory for prefetched entries, all directory fds "
                        "together; no prefetch is sent while it is "
-                       "reached (the READDIRs go down themselves)."),
+                       "reached (the READDIRs go down themselves). "
+                       "mortard sets it to readdir-ahead's share of "
+                       "performance.cache-size unless it is set itself."),
     VL_OPT_SIZE("low-wmark", struct rda_conf, low_wmark,
                 .min = 0, .max = 10 * 1024 * 1024, .def = "4KiB",
                 .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
@@ -792,6 +805,7 @@ const vl_xlator_class_t xl_performance_readdir_ahead = {
     .notify = rda_notify,
     .dump = rda_dump,
     .metrics = rda_metrics,
+    .cache_usage = rda_cache_usage,
     .fops = {
         [VL_FOP_READDIR] = rda_readdir,
         [VL_FOP_OPEN] = rda_open,

@@ -98,6 +98,18 @@ wb_entry_free(struct wb_entry *e)
 
 
 /* Whether the later entry b must wait for the earlier entry a. */
+/* An early write left the queue: its bytes leave the inode's window and
+ * the total of every inode (write-behind.c took both). */
+static void
+wb_window_release_locked(struct wb_inode *wi, const struct wb_entry *e)
+{
+    struct wb_priv *priv = e->xl->priv;
+
+    wi->window -= e->len;
+    atomic_fetch_sub(&priv->held_bytes, e->len);
+}
+
+
 static bool
 wb_conflict(const struct wb_entry *a, const struct wb_entry *b)
 {
@@ -156,7 +168,7 @@ wb_queue_del_locked(struct wb_inode *wi, struct wb_entry *e,
         wi->tail = prev;
     e->next = NULL;
     if (e->is_early)
-        wi->window -= e->len;
+        wb_window_release_locked(wi, e);
     /* A listing read while e was pending may carry attributes from
      * before it: wb_fop_readdir compares this with its own start. */
     wi->change_seq = atomic_fetch_add(
@@ -203,7 +215,7 @@ wb_queue_cut_fd_locked(struct wb_inode *wi, vl_fd_t *fd,
             wi->tail = prev;
         a->next = NULL;
         if (a->is_early)
-            wi->window -= a->len;
+            wb_window_release_locked(wi, a);
         a->go_next = *cut;
         *cut = a;
     }

@@ -657,6 +657,25 @@ wb_write_recheck_locked(vl_xlator_t *xl, vl_fd_t *fd, bool *may_behind)
 }
 
 
+
+/* Counts len against total-size, the bytes of every inode answered
+ * early and not yet acknowledged; false (nothing counted) when it does
+ * not fit: the write then waits for the bricks, so the client's memory
+ * stays within its share of performance.cache-size however many files
+ * are written at once. */
+static bool
+wb_total_take(struct wb_priv *priv, const struct wb_conf *conf, size_t len)
+{
+    unsigned long long held = atomic_load(&priv->held_bytes);
+
+    do {
+        if (held + len > conf->total_size)
+            return false;
+    } while (!atomic_compare_exchange_weak(&priv->held_bytes, &held,
+                                           held + len));
+    return true;
+}
+
 static void
 wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -718,10 +737,12 @@ wb_fop_write(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     if (may_behind && wi->has_mode && !(wi->mode & (S_ISUID | S_ISGID))) {
-        if (wi->window == 0 || wi->window + len <= conf->window_size)
-            is_early = true;
-        else
+        if (wi->window != 0 && wi->window + len > conf->window_size)
             atomic_fetch_add(&priv->n_window_full, 1);
+        else if (!wb_total_take(priv, conf, len))
+            atomic_fetch_add(&priv->n_total_full, 1);
+        else
+            is_early = true;
     }
     /* e is complete before it joins the queue: from then on another
      * thread may wind and free it. */
@@ -842,6 +863,8 @@ wb_init(vl_xlator_t *xl, vl_err_t *err)
     }
     pthread_mutex_init(&priv->lock, NULL);
     pthread_cond_init(&priv->cond, NULL);
+    atomic_store(&priv->total_limit,
+                 VL_CONF(xl, struct wb_conf)->total_size);
     xl->priv = priv;
     return 0;
 }
@@ -904,6 +927,20 @@ wb_fini(vl_xlator_t *xl)
 }
 
 
+/* statedump's account of cached data (libvol's cache_usage): the bytes
+ * answered early, which live in the client until the bricks have them. */
+static void
+wb_cache_usage(vl_xlator_t *xl, uint64_t *bytes, uint64_t *limit)
+{
+    struct wb_priv *priv = xl->priv;
+
+    if (priv == NULL)
+        return;
+    *bytes = atomic_load(&priv->held_bytes);
+    *limit = atomic_load(&priv->total_limit);
+}
+
+
 static void
 wb_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -914,6 +951,8 @@ wb_dump(vl_xlator_t *xl, FILE *out)
             atomic_load(&priv->n_stripped));
     fprintf(out, "written_through=%llu\n", atomic_load(&priv->n_through));
     fprintf(out, "window_full=%llu\n", atomic_load(&priv->n_window_full));
+    fprintf(out, "total_full=%llu\n", atomic_load(&priv->n_total_full));
+    fprintf(out, "held_bytes=%llu\n", atomic_load(&priv->held_bytes));
     fprintf(out, "waited=%llu\n", atomic_load(&priv->n_waited));
     fprintf(out, "flush_behind=%llu\n", atomic_load(&priv->n_flush_behind));
     fprintf(out, "failed_behind=%llu\n", atomic_load(&priv->n_failed));
@@ -952,10 +991,14 @@ wb_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
 static int
 wb_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 {
-    /* Every option is read per request from xl->conf. */
-    (void)xl;
-    (void)new_conf;
+    /* Every option is read per request from xl->conf; statedump keeps
+     * its own copy of total-size. Lowering it sends later writes through
+     * until what is held drains below it. */
+    struct wb_priv *priv = xl->priv;
+
     (void)err;
+    atomic_store(&priv->total_limit,
+                 ((const struct wb_conf *)new_conf)->total_size);
     return 0;
 }
 
@@ -1015,6 +1058,15 @@ static const vl_option_t wb_options[] = {
                        "next write, flush or fsync of the file (lost "
                        "after close, as with flush-behind). Off: every "
                        "SETATTR waits for the bricks."),
+    VL_OPT_SIZE("total-size", struct wb_conf, total_size,
+                .min = 0, .max = 64 * 1024 * 1024 * 1024LL, .def = "8MiB",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE | VL_OPT_CLIENT,
+                .doc = "Bytes of all files' writes answered before the "
+                       "bricks acknowledged them; a write that does not "
+                       "fit waits for the bricks' answer. mortard sets it "
+                       "to write-behind's share of performance.cache-size "
+                       "unless it is set itself; 0 writes everything "
+                       "through."),
     VL_OPT_END,
 };
 
@@ -1041,6 +1093,7 @@ const vl_xlator_class_t xl_performance_write_behind = {
     .reconfigure = wb_reconfigure,
     .dump = wb_dump,
     .metrics = wb_metrics,
+    .cache_usage = wb_cache_usage,
     .release = wb_release,
     .fops = {
         [VL_FOP_WRITE] = wb_fop_write,

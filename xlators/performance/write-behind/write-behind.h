@@ -31,6 +31,9 @@ struct wb_conf {
     uint64_t aggregate_size; /* largest WRITE made of several contiguous
                                 small early writes; 0: no aggregation */
     bool is_setattr_behind;  /* SETATTR answered early (wb-setattr.c) */
+    uint64_t total_size;     /* bytes answered early, not yet acknowledged,
+                                allowed over every inode (its share of the
+                                client's performance.cache-size) */
 };
 
 /* Counters for statedump; atomics, no lock. */
@@ -54,6 +57,11 @@ struct wb_priv {
                                      were dropped (pending writes) */
     atomic_ullong change_seq;     /* bumped when an entry leaves a queue */
     atomic_llong n_entries;       /* entries alive (writes + waiters) */
+    atomic_ullong held_bytes;     /* early writes' bytes not yet
+                                     acknowledged, over every inode */
+    atomic_ullong n_total_full;   /* writes through: total-size reached */
+    atomic_ullong total_limit;    /* copy of conf's total_size, for
+                                     statedump (reconfigure) */
     atomic_bool is_draining;      /* PARENT_DOWN waits for n_entries 0 */
     pthread_mutex_t lock;         /* guards nothing but the wait on cond */
     pthread_cond_t cond;          /* n_entries reached 0 while draining */

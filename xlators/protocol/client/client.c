@@ -679,6 +679,10 @@ client_init(vl_xlator_t *xl, vl_err_t *err)
         vl_err_set(err, "out of memory");
         return -ENOMEM;
     }
+    /* The table is the graph's; every protocol/client of it is given
+     * the same limit. */
+    vl_inode_table_set_lru_limit(
+        xl->graph->itable, VL_CONF(xl, struct client_conf)->inode_lru_limit);
     rc = pthread_mutex_init(&priv->lock, NULL);
     if (rc != 0) {
         vl_free(priv);
@@ -761,6 +765,7 @@ client_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
     pthread_mutex_lock(&priv->lock);
     priv->conf.ping_timeout_ms = nc->ping_timeout_ms;
     pthread_mutex_unlock(&priv->lock);
+    vl_inode_table_set_lru_limit(xl->graph->itable, nc->inode_lru_limit);
     vl_log(xl, VL_LOG_INFO, "ping-timeout now %llu ms",
            (unsigned long long)nc->ping_timeout_ms);
     return 0;
@@ -871,6 +876,14 @@ static const vl_option_t client_options[] = {
                        "dial by address; extras/mortar-certs puts each "
                        "host's name or address in subjectAltName. "
                        "Clients switch graphs live."),
+    VL_OPT_UINT("inode-lru-limit", struct client_conf, inode_lru_limit,
+                .min = 0, .max = 1048576, .def = "16384",
+                .flags = VL_OPT_LIVE,
+                .doc = "Inodes that nothing references kept cached in "
+                       "this process's inode table (the graph's, shared "
+                       "by every translator), least recently used "
+                       "forgotten first; mortard writes "
+                       "network.inode-lru-limit here. Live."),
     VL_OPT_END};
 
 

@@ -25,6 +25,7 @@ struct client_conf {
     char *ssl_cipher_list;       /* ssl.cipher-list or NULL; init only */
     bool is_ssl_check_host;      /* ssl.check-host: the brick's
                                     certificate must name remote-host */
+    uint64_t inode_lru_limit;    /* inode-lru-limit: the graph's table */
 };
 
 struct client_priv {

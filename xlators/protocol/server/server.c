@@ -445,6 +445,7 @@ server_init(vl_xlator_t *xl, vl_err_t *err)
         vl_err_set(err, "out of memory");
         return -ENOMEM;
     }
+    vl_inode_table_set_lru_limit(xl->graph->itable, conf->inode_lru_limit);
     rc = pthread_mutex_init(&priv->lock, NULL);
     if (rc != 0) {
         vl_free(priv);
@@ -616,6 +617,19 @@ server_fini(vl_xlator_t *xl)
 }
 
 
+/* Only inode-lru-limit is live (the brick's SIGHUP after volume set
+ * network.inode-lru-limit); the core refuses any other change. */
+static int
+server_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
+{
+    const struct server_conf *nc = new_conf;
+
+    (void)err;
+    vl_inode_table_set_lru_limit(xl->graph->itable, nc->inode_lru_limit);
+    return 0;
+}
+
+
 static void
 server_dump(vl_xlator_t *xl, FILE *out)
 {
@@ -736,6 +750,14 @@ static const vl_option_t server_options[] = {
                       "comma-separated) of the client certificates allowed "
                       "to use the brick; '*' is any certificate the CA "
                       "signed."),
+    VL_OPT_UINT("inode-lru-limit", struct server_conf, inode_lru_limit,
+                .min = 0, .max = 1048576, .def = "16384",
+                .flags = VL_OPT_LIVE,
+                .doc = "Inodes that nothing references kept cached in "
+                       "this process's inode table (the graph's, shared "
+                       "by every translator), least recently used "
+                       "forgotten first; mortard writes "
+                       "network.inode-lru-limit here. Live."),
     VL_OPT_END};
 
 
@@ -753,6 +775,7 @@ const vl_xlator_class_t xl_protocol_server = {
     .init = server_init,
     .fini = server_fini,
     .notify = server_notify,
+    .reconfigure = server_reconfigure,
     .dump = server_dump,
     .metrics = server_metrics,
 };

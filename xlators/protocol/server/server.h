@@ -25,6 +25,7 @@ struct server_conf {
     char *ssl_ca_list;     /* ssl.ca-list */
     char *ssl_cipher_list; /* ssl.cipher-list, or NULL */
     char *ssl_allow;       /* auth.ssl-allow: certificate CN patterns */
+    uint64_t inode_lru_limit; /* inode-lru-limit: the brick's table */
 };
 
 struct server_client;

@@ -420,7 +420,7 @@ test_options(void **state)
                             ->key, "timeout");
     e = t_env_new("");
     conf = VL_CONF(e->nlc, struct nlc_conf);
-    assert_int_equal(conf->limit, 16 * 1024 * 1024);
+    assert_int_equal(conf->limit, 2 * 1024 * 1024);
     assert_int_equal(conf->timeout, 60 * 1000);
     t_env_free(e);
     e = t_env_new(" option performance.nl-cache-limit 1MiB\n"
