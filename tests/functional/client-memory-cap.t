@@ -105,8 +105,8 @@ EXPECT "Y" at_most "$(cdump cache.limit)" 4194304
 
 # network.inode-lru-limit: the client's and the brick's tables, live.
 # (The client's table holds the inodes the kernel references as active:
-# only the unreferenced ones are bounded here; the kernel forgets the
-# others under its own memory pressure.)
+# only the unreferenced ones are bounded here; the mount's lru-limit
+# bounds the others: fuse-lru-limit.t.)
 EXPECT "16384" cdump inodes.lru_limit
 TEST mcli volume set cm network.inode-lru-limit 100
 EXPECT_WITHIN 20 "100" cdump inodes.lru_limit

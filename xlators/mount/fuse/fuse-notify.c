@@ -91,6 +91,17 @@ vfuse_notice_queue(struct vfuse_notifier *nt, struct vfuse_notice *n)
 }
 
 
+void
+vfuse_notify_entry_locked(void *arg, uint64_t parent, const char *name)
+{
+    struct vfuse_session *sess = arg;
+
+    vfuse_notice_queue(
+        &sess->notifier,
+        vfuse_notice_new(FUSE_NOTIFY_INVAL_ENTRY, parent, 0, name));
+}
+
+
 /* The nodeid the kernel knows gfid by, or 0; t->lock held. */
 static uint64_t
 vfuse_nodeid_of_locked(struct vfuse_table *t, const vl_gfid_t *gfid)

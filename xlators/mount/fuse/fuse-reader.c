@@ -331,7 +331,11 @@ vfuse_inode_remember(struct vfuse_call *call, vl_inode_t *linked)
         vl_inode_unref(linked);
         return FUSE_ROOT_ID;
     }
-    return vfuse_node_remember(&call->sess->table, linked, call->priv->gen);
+    uint64_t nodeid =
+        vfuse_node_remember(&call->sess->table, linked, call->priv->gen);
+
+    vfuse_lru_trim(call->sess);
+    return nodeid;
 }
 
 

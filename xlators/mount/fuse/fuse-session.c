@@ -191,6 +191,7 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
         vl_err_set(err, "mount/fuse: out of memory");
         goto out;
     }
+    vfuse_lru_set_limit(&sess->table, conf->lru_limit);
     if (realpath(conf->mountpoint, path) == NULL) {
         rc = -errno;
         vl_err_set(err, "mount %s: %s", conf->mountpoint, strerror(-rc));

@@ -200,6 +200,8 @@ vfuse_node_free_locked(struct vfuse_table *t, struct vfuse_node *node)
     vfuse_node_unhash_locked(t, node);
     vfuse_list_del(&node->link);
     t->n_nodes--;
+    if (node->flags & VFUSE_NODE_EVICTING)
+        t->n_evicting--;
     vl_inode_unref(node->inode);
     vl_free(node);
 }
@@ -223,11 +225,18 @@ vfuse_node_remember(struct vfuse_table *t, vl_inode_t *linked, uint64_t gen)
         vfuse_list_init(&node->hints);
         node->hnext = t->hash[vfuse_gfid_bucket(t, &node->gfid)];
         t->hash[vfuse_gfid_bucket(t, &node->gfid)] = node;
-        vfuse_list_add(&t->nodes, &node->link);
+        vfuse_list_init(&node->link);
         t->n_nodes++;
         vfuse_table_grow_locked(t);
     }
     node->nlookup++;
+    /* Most recently looked up first (fuse-lru.c takes from the back). */
+    vfuse_list_del(&node->link);
+    vfuse_list_add(&t->nodes, &node->link);
+    if (node->flags & VFUSE_NODE_EVICTING) {
+        node->flags &= ~VFUSE_NODE_EVICTING;
+        t->n_evicting--;
+    }
     if (linked->type != 0)
         node->type = linked->type;
     if (node->inode == NULL || gen > node->gen) {

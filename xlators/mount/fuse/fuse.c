@@ -364,6 +364,7 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
             n_handles, n_here);
     fprintf(out, "init_done=%d\n", sess->is_init_done);
     fprintf(out, "hints=%zu\n", vfuse_hint_count(&sess->table));
+    vfuse_lru_dump(&sess->table, out);
     fprintf(out, "flush_local=%llu\ncaps_local=%llu\nhinted=%llu\n",
             (unsigned long long)atomic_load(&sess->n_flush_local),
             (unsigned long long)atomic_load(&sess->n_caps_local),
@@ -554,6 +555,17 @@ static const vl_option_t fuse_options[] = {
                 .min = 1, .max = 3600 * 1000, .def = "10",
                 .doc = "How long to wait for the graph below to come up "
                        "before the mount is declared failed."),
+    VL_OPT_UINT("lru-limit", struct vfuse_conf, lru_limit, .min = 0,
+                .max = 1 << 24, .def = "32768",
+                .doc = "Inodes the kernel may hold looked up (GlusterFS's "
+                       "mount option of the same name): past it, the "
+                       "least recently looked-up names are asked to be "
+                       "dropped, so the kernel forgets inodes nothing "
+                       "else holds, and the client frees them (about 700 "
+                       "bytes each with the graph's inode). 0: no limit "
+                       "(the kernel forgets under its own memory "
+                       "pressure only). Set at mount; a new graph keeps "
+                       "the mount's."),
     VL_OPT_END,
 };
 

@@ -17,6 +17,8 @@
  *   fuse-pattr.c   a directory's attributes after an entry op in it
  *   fuse-notify.c  the bricks' invalidations told to the kernel by a
  *                  notifier thread; the kernel's timeouts under md-cache
+ *   fuse-lru.c     the nodes the kernel holds bounded (lru-limit): the
+ *                  least recently looked up are named to it to drop
  *   fuse-conv.c    pure conversions (attributes, dirents, setattr bits,
  *                  device numbers, locks), unit-tested
  *
@@ -84,6 +86,7 @@ struct vfuse_conf {
     bool is_capability;        /* off: no file has security.capability */
     bool is_flush_behind;      /* FLUSH without locks answered here */
     uint64_t connect_timeout;  /* ms to wait for CHILD_UP */
+    uint64_t lru_limit;        /* nodes the kernel may hold (fuse-lru.c) */
 };
 
 #define VFUSE_CONTAINER(ptr, type, member)                                   \
@@ -105,6 +108,9 @@ struct vfuse_session;
  * no SETXATTR/REMOVEXATTR went through for it since: it has no
  * security.capability. */
 #define VFUSE_NODE_NO_CAP 0x2u
+/* Over lru-limit, the kernel was asked to drop the node's names
+ * (fuse-lru.c); cleared when it is looked up again. */
+#define VFUSE_NODE_EVICTING 0x4u
 
 /* A directory's attributes as an entry op in it left them (the reply's
  * postparent), kept to answer the kernel's next GETATTR of the directory
@@ -128,7 +134,8 @@ struct vfuse_node {
     uint64_t gen;              /* graph id of inode, 0 when NULL */
     uint32_t flags;            /* VFUSE_NODE_* */
     struct vfuse_node *hnext;  /* hash chain by gfid */
-    struct vfuse_link link;    /* on table->nodes */
+    struct vfuse_link link;    /* on table->nodes, most recently looked
+                                  up first */
     struct vfuse_link hints;   /* head: name hints naming this node */
     struct vfuse_pattr pattr;  /* stored attributes (directories) */
 };
@@ -177,6 +184,12 @@ struct vfuse_table {
     size_t max_hints;          /* evict the oldest beyond this */
     struct vfuse_link hint_age; /* every hint, newest first */
     struct vfuse_pattr root_pattr; /* the root's (it has no node) */
+    size_t max_nodes;          /* lru-limit: 0 = no limit (fuse-lru.c) */
+    size_t n_evicting;         /* nodes whose names the kernel was asked
+                                  to drop, not forgotten or seen since */
+    uint64_t n_evicted;        /* such nodes, in all (statedump) */
+    uint64_t n_unnamed;        /* least recently used nodes that had no
+                                  name hint to drop (statedump) */
 };
 
 /* Notifications waiting for the kernel beyond this many are dropped
@@ -545,8 +558,27 @@ void vfuse_postparent_learn(struct vfuse_call *call, vl_req_t *req);
 bool vfuse_getattr_local(struct vfuse_call *call,
                          const struct fuse_getattr_in *in);
 
+/* --- fuse-lru.c: the kernel's nodes bounded (unit-tested) --- */
+/* Over t->max_nodes nodes not already asked for: calls name_fn with
+ * each name (parent nodeid, name) of the least recently looked-up ones
+ * for the kernel to drop; returns how many nodes were named. */
+size_t vfuse_lru_pick_locked(struct vfuse_table *t,
+                             void (*name_fn)(void *arg, uint64_t parent,
+                                             const char *name),
+                             void *arg);
+/* The same, queueing FUSE_NOTIFY_INVAL_ENTRY for each name. */
+void vfuse_lru_trim(struct vfuse_session *sess);
+/* lru-limit (0: none); the name hints grow to keep up with it. */
+void vfuse_lru_set_limit(struct vfuse_table *t, size_t max_nodes);
+/* Statedump lines: lru_limit, lru_evicting, lru_evicted, lru_unnamed. */
+void vfuse_lru_dump(struct vfuse_table *t, FILE *out);
+
 /* --- fuse-notify.c --- */
 int vfuse_notifier_start(struct vfuse_session *sess);
+/* Queues FUSE_NOTIFY_INVAL_ENTRY of name in directory parent; callable
+ * with the table's lock held (arg: the session). */
+void vfuse_notify_entry_locked(void *sess, uint64_t parent,
+                               const char *name);
 /* Joins the thread and drops what is still queued; idempotent. */
 void vfuse_notifier_stop(struct vfuse_session *sess);
 /* A VL_EV_UPCALL that reached mount/fuse: drops the bridge's own caches
