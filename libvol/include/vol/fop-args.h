@@ -389,6 +389,11 @@ struct vl_dirent {
     uint32_t type;       /* DT_* */
     char *name;          /* owned */
     bool has_iatt;       /* readdirplus filled iatt */
+    /* has_iatt is false, yet iatt holds one copy's attributes: a layer
+     * below (cluster/replicate) could not vouch for them, so they must
+     * not answer anyone, but they still tell what the entry is (a link
+     * file of cluster/distribute, which must not be listed). */
+    bool is_iatt_unsure;
     struct vl_iatt iatt; /* with plus: attributes incl. gfid */
     /* With args.content_max: the file's whole content (content_len ==
      * iatt.size) is content_len bytes at content_off in buf->data of the

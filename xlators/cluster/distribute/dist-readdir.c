@@ -208,7 +208,10 @@ dist_readdir_keep(const struct vl_dirent *e, bool is_first)
 
     if (is_dot || is_dir)
         return is_first;
-    return !(e->has_iatt && dist_iatt_is_linkfile(&e->iatt));
+    /* Unsure attributes (replicate below could not vouch for them) still
+     * say a link file is one. */
+    return !((e->has_iatt || e->is_iatt_unsure)
+             && dist_iatt_is_linkfile(&e->iatt));
 }
 
 

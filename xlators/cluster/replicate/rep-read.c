@@ -712,7 +712,10 @@ rep_read_done(vl_req_t *child, void *cookie)
  * them only for objects whose copy on that child is known good (the
  * caller looks the others up, which compares the copies), and whose
  * up copies are all good: the lookup of one that is not starts its heal
- * (rep-heal.c), which a listing's attributes would keep from coming. */
+ * (rep-heal.c), which a listing's attributes would keep from coming.
+ * The others keep them marked unsure: distribute above still tells its
+ * link files by them (left out of the listing, or a renamed file whose
+ * name hashes elsewhere is listed twice). */
 void
 rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child)
 {
@@ -730,6 +733,7 @@ rep_readdir_strip(vl_xlator_t *xl, vl_req_t *req, int child)
         if (inode == NULL || !rep_inode_readable(xl, inode, &ok)
             || !(ok & (1u << child)) || (ok & up) != up) {
             e->has_iatt = false;
+            e->is_iatt_unsure = true;
             e->has_content = false;
         }
         vl_inode_unref(inode);

@@ -26,6 +26,8 @@
  *     the reply's buffer, directories and link files none; the next
  *     opendir's reads ask for it at once (one round); a caller not
  *     asking gets none;
+ *   - under replicate, entries with unsure attributes: link files still
+ *     left out;
  *   - names only (readdir without plus, issue 24): the bricks answer as
  *     storage/posix does (no attributes, link files left out); once a
  *     listing of the fd asked for names only, the bricks are read
@@ -55,6 +57,9 @@ static struct {
     int max_per_call;    /* entries per readdir answer at most */
     int fail_brick;      /* brick answering readdir with -ENOTCONN, or -1 */
     bool has_extra;      /* brick 1 also holds "extra" at its end */
+    bool is_unsure;      /* plus answers carry files' attributes as
+                            cluster/replicate does for objects it cannot
+                            vouch for: unsure, not has_iatt */
     bool plus[RD_N];     /* plus of the last readdir */
     uint32_t content_max[RD_N]; /* content_max of the last readdir */
     size_t size[RD_N];   /* size of the last readdir */
@@ -148,6 +153,10 @@ bk_fill(int mock, vl_req_t *r, off_t offset, size_t size,
         assert_int_equal(vl_dirent_list_add(l, 100 + (uint64_t)p, p + 1,
                                             S_ISDIR(mode) ? DT_DIR : DT_REG,
                                             name, plus ? &fa : NULL), 0);
+        if (plus && bk.is_unsure && S_ISREG(mode)) {
+            l->ents[l->n - 1].has_iatt = false;
+            l->ents[l->n - 1].is_iatt_unsure = true;
+        }
         used += cost;
         if (plus && content_max > 0 && S_ISREG(mode)) {
             struct vl_dirent *e = &l->ents[l->n - 1];
@@ -369,6 +378,44 @@ test_readdir_one_round(void **state)
     vl_test_result_clear(&res);
     for (int i = 0; i < RD_N; i++)
         assert_int_equal(bk.reads[i], 1);
+    vl_fd_unref(fd);
+}
+
+
+/* Under replicate, entries it cannot vouch for come with unsure
+ * attributes (has_iatt false, is_iatt_unsure): a link file among them is
+ * still left out (else a renamed file whose new name hashes elsewhere is
+ * listed twice), the files are listed without attributes. */
+static void
+test_readdir_unsure_linkfile(void **state)
+{
+    struct rd *t = *state;
+    struct vl_test_result res;
+    struct rd_round rd;
+    vl_fd_t *fd;
+    vl_req_t *req;
+
+    bk_reset();
+    bk.is_unsure = true;
+    for (int i = 0; i < RD_N; i++)
+        bk.n_files[i] = 5;
+    fd = rdt_opendir(t);
+    req = vl_req_new(t->dht, VL_FOP_READDIR);
+    VL_ARGS(req, readdir)->fd = fd;
+    VL_ARGS(req, readdir)->size = 4096;
+    VL_ARGS(req, readdir)->plus = true;
+    memset(&res, 0, sizeof(res));
+    vl_test_wind(req, &res);
+    assert_true(rd_round(t, &res, bk_answer, &rd));
+    rd_wait_done(t, &res);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.entries.n, 3 + 5 * RD_N);
+    for (size_t k = 0; k < res.reply.entries.n; k++) {
+        assert_string_not_equal(res.reply.entries.ents[k].name, "lnk");
+        if (k >= 3)
+            assert_false(res.reply.entries.ents[k].has_iatt);
+    }
+    vl_test_result_clear(&res);
     vl_fd_unref(fd);
 }
 
@@ -811,6 +858,8 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_readdir_one_round, rd_setup,
                                         rd_teardown),
+        cmocka_unit_test_setup_teardown(test_readdir_unsure_linkfile,
+                                        rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_opendir_listing,
                                         rd_setup, rd_teardown),
         cmocka_unit_test_setup_teardown(test_readdir_refills_and_resumes,
