@@ -6,6 +6,11 @@
  *   volume add-brick VOL replica R+k BRICK... [force]
  *       k new bricks per replica set, given set by set (the first k go
  *       to the first set, ...); every set grows from R to R+k copies.
+ *       From replica 1 (plain distribute) each brick becomes a set:
+ *       distribute's children change from the bricks' clients to the
+ *       sets, which take the bricks' set numbers (pinned here); the
+ *       link files name the old children, which distribute never reads
+ *       (a link file sends it to every child).
  *   volume add-brick VOL replica 3 arbiter 1 BRICK... [force]
  *       on a replica 2 volume: one new brick per set, each its set's
  *       arbiter (names, attributes, xattrs, no data): replica 3 arbiter 1.
@@ -36,9 +41,8 @@
  * the brick to remove might then hold the only good copy of something.
  * Each node checks the bricks it holds (in the transaction's stage). The
  * removed bricks stop, lose their volume id and keep their data
- * (md_remove_drop). Going to replica 1 (plain distribute), from replica
- * 1, and an arbiter volume's other changes (data bricks, replica 4) are
- * refused.
+ * (md_remove_drop). Going to replica 1 (plain distribute) and an
+ * arbiter volume's other changes (data bricks, replica 4) are refused.
  *
  * Every check runs before anything changes; with peers they run in the
  * stage on every node (md_replica_change_stage) and the originator
@@ -73,12 +77,6 @@ md_grow_check(struct md_state *st, const struct md_volume *vol,
     const char *busy;
     int rc;
 
-    if (rep == 1) {
-        vl_err_set(err, "volume %s is a plain distribute volume: turning "
-                   "it into a replicated one (replica %u) is not supported "
-                   "yet", vol->name, ba->replica);
-        return -ENOTSUP;
-    }
     if (vol->arbiter_count != 0) {
         vl_err_set(err, "volume %s is an arbiter volume: raising its replica "
                    "count is not supported (remove its arbiter bricks "
@@ -635,7 +633,7 @@ md_replica_change_precheck(struct md_state *st, int argc, char **argv,
     rep = md_vol_replica(vol);
     n_sets = md_vol_n_sets(vol);
     n = (size_t)ba.n_bricks;
-    if (ba.replica <= rep || rep == 1 || n != n_sets * (ba.replica - rep))
+    if (ba.replica <= rep || n != n_sets * (ba.replica - rep))
         return 0; /* nothing to probe, or the stage said why */
     /* Once the peers committed nothing can be undone: every set must
      * have a brick that answers the marking now. */

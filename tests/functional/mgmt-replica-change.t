@@ -15,8 +15,8 @@
 #    and a restart of mortard; a whole set added afterwards gets a name
 #    never used before;
 #  - bad input (wrong brick counts, bricks not one per set, no force,
-#    replica 1, above the count, a plain distribute, arbiter or stopped
-#    volume, an unknown brick): its error, and the store unchanged.
+#    replica 1, above the count, an arbiter or stopped volume, an unknown
+#    brick): its error, and the store unchanged.
 # Fails without replica-change.c: the count changes are refused.
 # TIMEOUT: 420
 # REQUIRES: root fuse
@@ -91,9 +91,8 @@ EXPECT_MATCH "failed: Incorrect number of bricks \(1\) supplied for replica \
 count \(4\)" mcli2 volume add-brick rc replica 4 127.0.0.1:$B/r2 force
 EXPECT_MATCH "failed: .*already|failed: .*brick" mcli2 volume add-brick rc \
     replica 3 127.0.0.1:$B/r1 force
-EXPECT_MATCH "failed: volume pv is a plain distribute volume: turning it \
-into a replicated one \(replica 2\) is not supported yet" mcli2 volume \
-    add-brick pv replica 2 127.0.0.1:$B/p1 force
+EXPECT_MATCH "failed: Volume pv needs to be started to raise its replica \
+count" mcli2 volume add-brick pv replica 2 127.0.0.1:$B/p1 force
 EXPECT_MATCH "failed: volume av is an arbiter volume: raising its replica \
 count is not supported" mcli2 volume add-brick av replica 4 \
     127.0.0.1:$B/a3 force
