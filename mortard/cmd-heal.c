@@ -152,22 +152,6 @@ md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
 }
 
 
-/* A brick's index, read here or asked of its node (heal-peers.c);
- * names as md_heal_brick_remote takes them. */
-static void
-md_heal_brick_get(struct md_state *st, const struct md_volume *vol,
-                  const struct md_brick *b, int names, size_t *budget,
-                  struct md_heal_peers *hp, struct md_heal_brick *hb)
-{
-    if (md_brick_is_local(st, b))
-        md_heal_brick_read(b->path, names != 0,
-                           names == MGMT_HEAL_NAMES_GFID, budget, hb);
-    else
-        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_INFO, names, budget,
-                             hp, hb);
-}
-
-
 /* The objects one replica set's indexes list, for status's total. */
 struct md_heal_set_count {
     char **gfids;     /* owned; every GFID its bricks' indexes named */
@@ -266,11 +250,12 @@ enum md_heal_view { MD_HEAL_INFO, MD_HEAL_SUMMARY, MD_HEAL_COUNT };
 
 /* info summary's counts of brick b with n entries: the split-brain
  * ones from the list of its node's daemon (cmd-split-brain.c, another
- * node's by HEAL_SPLIT; "-" until listed or when not gathered). */
+ * node's asked by HEAL_SPLIT into split; "-" until listed or when not
+ * gathered). */
 static void
 md_heal_summary_counts(struct md_state *st, const struct md_volume *vol,
                        const struct md_brick *b, uint64_t n,
-                       struct md_heal_peers *hp, struct md_node *bn,
+                       const struct md_heal_brick *split, struct md_node *bn,
                        struct md_result *r)
 {
     uint64_t sb = 0;
@@ -279,14 +264,8 @@ md_heal_summary_counts(struct md_state *st, const struct md_volume *vol,
     if (md_brick_is_local(st, b)) {
         rc = md_heal_split_count(st, vol, b, &sb);
     } else {
-        struct md_heal_brick split;
-        size_t no_names = 0;
-
-        md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT, false,
-                             &no_names, hp, &split);
-        rc = split.status;
-        sb = split.n;
-        md_heal_brick_clear(&split);
+        rc = split->status;
+        sb = split->n;
     }
     if (rc != 0) {
         md_sbuf_printf(&r->text, "Total Number of entries: %" PRIu64
@@ -305,6 +284,28 @@ md_heal_summary_counts(struct md_state *st, const struct md_volume *vol,
 }
 
 
+/* The indexes of vol's bricks into hbs, by brick (names as
+ * md_heal_bricks_remote takes them, up to budget bytes a brick; this
+ * node's named up to local_budget): the other nodes' asked all at
+ * once, then this node's read. */
+static void
+md_heal_bricks_get(struct md_state *st, const struct md_volume *vol,
+                   int names, size_t budget, size_t local_budget,
+                   struct md_heal_peers *hp, struct md_heal_brick *hbs)
+{
+    md_heal_bricks_remote(st, vol, 0, vol->n_bricks, NULL,
+                          MGMT_PROC_HEAL_INFO, names, budget, hp, hbs);
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        size_t left = local_budget;
+
+        if (md_brick_is_local(st, &vol->bricks[i]))
+            md_heal_brick_read(vol->bricks[i].path, names != 0,
+                               names == MGMT_HEAL_NAMES_GFID, &left,
+                               &hbs[i]);
+    }
+}
+
+
 static void
 md_heal_info(struct md_state *st, const struct md_volume *vol,
              enum md_heal_view view, struct md_result *r)
@@ -312,51 +313,78 @@ md_heal_info(struct md_state *st, const struct md_volume *vol,
     struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
     struct md_node *bl = md_node_add(hi, "bricks", NULL);
     struct md_heal_peers hp = {0};
-    size_t budget;
+    size_t budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
+    struct md_heal_brick *hbs = calloc(vol->n_bricks, sizeof(*hbs));
+    struct md_heal_brick *splits = NULL;
+    bool *is_split = NULL;
 
+    if (view == MD_HEAL_SUMMARY) {
+        splits = calloc(vol->n_bricks, sizeof(*splits));
+        is_split = calloc(vol->n_bricks, sizeof(*is_split));
+    }
+    if (hbs == NULL || (view == MD_HEAL_SUMMARY
+                        && (splits == NULL || is_split == NULL))) {
+        free(hbs);
+        free(splits);
+        free(is_split);
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume heal %s info: %s",
+                       vol->name, strerror(ENOMEM));
+        return;
+    }
+    md_heal_bricks_get(st, vol, view == MD_HEAL_INFO, budget, budget, &hp,
+                       hbs);
+    /* summary: the split-brain lists of the bricks whose index was read,
+     * the other nodes' again all at once. */
+    for (size_t i = 0; is_split != NULL && i < vol->n_bricks; i++)
+        is_split[i] = hbs[i].status == 0;
+    if (view == MD_HEAL_SUMMARY)
+        md_heal_bricks_remote(st, vol, 0, vol->n_bricks, is_split,
+                              MGMT_PROC_HEAL_SPLIT, 0, 0, &hp, splits);
     bl->is_list = true;
     if (view == MD_HEAL_COUNT)
         md_sbuf_printf(&r->text, "Gathering count of entries to be healed "
                        "on volume %s has been successful\n\n", vol->name);
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
-        struct md_heal_brick hb = {0};
+        struct md_heal_brick *hb = &hbs[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
-        const char *status;
+        const char *status = md_heal_status(st, vol, b, hb);
 
-        budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
-        md_heal_brick_get(st, vol, b, view == MD_HEAL_INFO, &budget, &hp,
-                          &hb);
-        status = md_heal_status(st, vol, b, &hb);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
-        for (size_t j = 0; j < hb.n_names; j++) {
-            md_sbuf_printf(&r->text, "%s\n", hb.names[j]);
-            md_node_add(bn, "file", hb.names[j]);
+        for (size_t j = 0; j < hb->n_names; j++) {
+            md_sbuf_printf(&r->text, "%s\n", hb->names[j]);
+            md_node_add(bn, "file", hb->names[j]);
         }
         md_node_add(bn, "status", status);
         if (view != MD_HEAL_COUNT)
             md_sbuf_printf(&r->text, "Status: %s\n", status);
-        if (hb.status != 0) {
+        if (hb->status != 0) {
             md_sbuf_printf(&r->text, "Number of entries: -\n\n");
             md_node_add(bn, "numberOfEntries", "-");
-            md_heal_brick_clear(&hb);
             continue;
         }
         if (view == MD_HEAL_SUMMARY)
-            md_heal_summary_counts(st, vol, b, hb.n, &hp, bn, r);
+            md_heal_summary_counts(st, vol, b, hb->n, &splits[i], bn, r);
         else
             md_sbuf_printf(&r->text, "Number of entries: %" PRIu64 "\n\n",
-                           hb.n);
-        md_node_addf(bn, "numberOfEntries", "%" PRIu64, hb.n);
-        if (hb.n > hb.n_names && view == MD_HEAL_INFO)
+                           hb->n);
+        md_node_addf(bn, "numberOfEntries", "%" PRIu64, hb->n);
+        if (hb->n > hb->n_names && view == MD_HEAL_INFO)
             md_sbuf_printf(&r->text, "(only the first %zu entries are "
                            "named: one reply holds %d MiB of names; `volume "
                            "heal %s info summary` counts them all)\n\n",
-                           hb.n_names, MD_HEAL_INFO_NAME_BYTES >> 20,
+                           hb->n_names, MD_HEAL_INFO_NAME_BYTES >> 20,
                            vol->name);
-        md_heal_brick_clear(&hb);
     }
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        md_heal_brick_clear(&hbs[i]);
+        if (splits != NULL)
+            md_heal_brick_clear(&splits[i]);
+    }
+    free(hbs);
+    free(splits);
+    free(is_split);
     md_heal_peers_clear(&hp);
 }
 
@@ -547,11 +575,14 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     unsigned replica = md_vol_replica(vol);
     size_t n_nodes = 0;
     struct md_heal_peers hp = {0};
+    struct md_heal_brick *hbs = calloc(vol->n_bricks, sizeof(*hbs));
     char b1[32], b2[32], b3[32], eta[32];
     int rc;
 
-    rc = md_heal_nodes_gather(st, vol, &hp, &nodes, &n_nodes);
+    rc = hbs == NULL ? -ENOMEM
+                     : md_heal_nodes_gather(st, vol, &hp, &nodes, &n_nodes);
     if (rc != 0) {
+        free(hbs);
         md_heal_peers_clear(&hp);
         md_result_fail(r, MD_EXIT_FAIL, -rc, "volume heal %s status: %s",
                        vol->name, strerror(-rc));
@@ -561,34 +592,32 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     md_node_add(hs, "volName", vol->name);
     md_node_addf(hs, "daemonPid", "%ld", (long)md_heal_pid(st, vol->name));
     md_heal_nodes_show(vol, nodes, n_nodes, hs, r);
+    /* This node's indexes are named in full (the listing is read
+     * anyway); another node's as one reply holds. */
+    md_heal_bricks_get(st, vol, MGMT_HEAL_NAMES_GFID, MGMT_OUTPUT_MAX / 2,
+                       MD_HEAL_UNION_BYTES, &hp, hbs);
     bl = md_node_add(hs, "bricks", NULL);
     bl->is_list = true;
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
-        struct md_heal_brick hb = {0};
-        /* This node's indexes are named in full (the listing is read
-         * anyway); another node's as one reply holds. */
-        size_t budget = md_brick_is_local(st, b) ? MD_HEAL_UNION_BYTES
-                                                 : MGMT_OUTPUT_MAX / 2;
+        struct md_heal_brick *hb = &hbs[i];
 
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
-        md_heal_brick_get(st, vol, b, MGMT_HEAL_NAMES_GFID, &budget, &hp,
-                          &hb);
-        if (hb.status != 0) {
-            const char *status = md_heal_status(st, vol, b, &hb);
+        if (hb->status != 0) {
+            const char *status = md_heal_status(st, vol, b, hb);
 
             md_sbuf_printf(&r->text, "Status: %s\n\n", status);
             md_node_add(bn, "status", status);
             md_node_add(bn, "entriesLeft", "-");
         } else {
             md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n",
-                           hb.n);
-            md_node_addf(bn, "entriesLeft", "%" PRIu64, hb.n);
-            md_heal_set_take(&sc, &hb);
+                           hb->n);
+            md_node_addf(bn, "entriesLeft", "%" PRIu64, hb->n);
+            md_heal_set_take(&sc, hb);
         }
-        md_heal_brick_clear(&hb);
+        md_heal_brick_clear(hb);
         /* Every good copy of an object lists it in its brick's index
          * (with one brick of a replica 3 set down, both others do), so
          * a set counts its objects once, not once per copy
@@ -596,6 +625,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
         if (i % replica == replica - 1 || i + 1 == vol->n_bricks)
             total += md_heal_set_total(&sc);
     }
+    free(hbs);
     md_heal_peers_clear(&hp);
     sum.p.pending_bytes = md_heal_nodes_bytes_left(vol, nodes, n_nodes);
     md_heal_bytes((uint64_t)(sum.p.pending_bytes > 0 ? sum.p.pending_bytes

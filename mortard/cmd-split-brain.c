@@ -272,20 +272,27 @@ md_heal_split_info(struct md_state *st, const struct md_volume *vol,
     struct md_node *hi = md_node_add(r->root, "healInfo", NULL);
     struct md_node *bl = md_node_add(hi, "bricks", NULL);
     struct md_heal_peers hp = {0};
+    size_t budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
+    struct md_heal_brick *hbs = calloc(vol->n_bricks, sizeof(*hbs));
 
+    if (hbs == NULL) {
+        md_result_fail(r, MD_EXIT_FAIL, ENOMEM, "volume heal %s info "
+                       "split-brain: %s", vol->name, strerror(ENOMEM));
+        return;
+    }
+    /* The other nodes' lists all at once (heal-peers.c). */
+    md_heal_bricks_remote(st, vol, 0, vol->n_bricks, NULL,
+                          MGMT_PROC_HEAL_SPLIT, true, budget, &hp, hbs);
     bl->is_list = true;
     for (size_t i = 0; i < vol->n_bricks; i++) {
         const struct md_brick *b = &vol->bricks[i];
         struct md_node *bn = md_node_add(bl, "brick", NULL);
-        size_t budget = MD_HEAL_INFO_NAME_BYTES / vol->n_bricks;
-        struct md_heal_brick hb;
+        size_t left = budget;
+        struct md_heal_brick hb = hbs[i];
         const char *status;
 
         if (md_brick_is_local(st, b))
-            md_heal_split_read(st, vol->name, b->path, false, &budget, &hb);
-        else
-            md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT, true,
-                                 &budget, &hp, &hb);
+            md_heal_split_read(st, vol->name, b->path, false, &left, &hb);
         status = md_split_status(st, vol, b, &hb);
         md_sbuf_printf(&r->text, "Brick %s:%s\n", b->host, b->path);
         md_node_addf(bn, "name", "%s:%s", b->host, b->path);
@@ -306,6 +313,7 @@ md_heal_split_info(struct md_state *st, const struct md_volume *vol,
         }
         md_heal_brick_clear(&hb);
     }
+    free(hbs);
     md_heal_peers_clear(&hp);
 }
 
@@ -672,20 +680,32 @@ md_split_set_gather(struct md_state *st, const struct md_volume *vol,
     size_t first = brick / replica * replica;
     struct md_heal_peers hp = {0};
     struct md_node *ng = md_node_add(r->root, "notGathered", NULL);
+    struct md_heal_brick *hbs;
     int rc = 0;
 
+    if (first + replica > vol->n_bricks)
+        replica = (unsigned)(vol->n_bricks - first);
+    hbs = calloc(replica + 1, sizeof(*hbs));
+    if (hbs == NULL)
+        return -ENOMEM;
+    /* The set's bricks on other nodes all at once (heal-peers.c). */
+    md_heal_bricks_remote(st, vol, first, replica, NULL,
+                          MGMT_PROC_HEAL_SPLIT, MGMT_HEAL_NAMES_GFID,
+                          SIZE_MAX, &hp, hbs);
     if (ng != NULL)
         ng->is_list = true;
-    for (size_t i = first; i < first + replica && rc == 0; i++) {
+    for (size_t i = first; i < first + replica; i++) {
         const struct md_brick *b = &vol->bricks[i];
         size_t budget = SIZE_MAX;
-        struct md_heal_brick hb;
+        struct md_heal_brick hb = hbs[i - first];
 
+        memset(&hbs[i - first], 0, sizeof(hbs[i - first]));
+        if (rc != 0) {
+            md_heal_brick_clear(&hb);
+            continue;
+        }
         if (md_brick_is_local(st, b))
             md_heal_split_read(st, vol->name, b->path, true, &budget, &hb);
-        else
-            md_heal_brick_remote(st, vol, b, MGMT_PROC_HEAL_SPLIT,
-                                 MGMT_HEAL_NAMES_GFID, &budget, &hp, &hb);
         if (hb.status != 0) {
             const char *why = md_split_not_gathered(&hb);
             struct md_node *bn = md_node_add(ng, "brick", NULL);
@@ -709,6 +729,7 @@ md_split_set_gather(struct md_state *st, const struct md_volume *vol,
                            b->path, hb.n_names, hb.n);
         md_heal_brick_clear(&hb);
     }
+    free(hbs);
     md_heal_peers_clear(&hp);
     if (rc == 0)
         md_split_set_unique(set);

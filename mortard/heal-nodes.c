@@ -5,7 +5,8 @@
  * replicated volume runs one daemon for it (heal.c), which heals what
  * the indexes of that node's bricks list and writes its progress to
  * RUN/heal/VOL.state. This node's file is read here; another node's is
- * asked of its mortard (HEAL_PROGRESS, heal-peers.c), once per node.
+ * asked of its mortard (HEAL_PROGRESS, heal-peers.c), once per node,
+ * every node at the same time.
  *
  * The sum: the daemons work at once, so rates and counts add up and the
  * ETA is the longest one; it is unknown when a node's is (or the node
@@ -160,10 +161,9 @@ md_heal_nodes_gather(struct md_state *st, const struct md_volume *vol,
         v[n].is_local = md_brick_is_local(st, b);
         if (v[n].is_local)
             md_heal_node_local(st, vol, &v[n]);
-        else
-            md_heal_node_remote(st, vol, hp, &v[n]);
         n++;
     }
+    md_heal_nodes_remote(st, vol, hp, v, n);
     *out = v;
     *n_out = n;
     return 0;

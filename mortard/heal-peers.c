@@ -19,14 +19,19 @@
  * named after a valid volume name. A node that does not answer within
  * MD_HEAL_PEER_TIMEOUT_MS is shown "Transport endpoint is not
  * connected", as GlusterFS prints a brick it cannot reach (the reason
- * goes to the log), and is asked once per command, so a command never
- * waits more than that per node.
- * Threads: the worker (asking, lock held); a loop thread (answering).
+ * goes to the log), and is asked once per command. The nodes are asked
+ * at the same time (md_heal_calls_run: a thread per node, joined before
+ * the worker goes on), so the nodes that are cut off cost a command
+ * MD_HEAL_PEER_TIMEOUT_MS together, not that much each in turn.
+ * Threads: the worker (asking, lock held) and its short-lived callers
+ * (md_peer_call only, on what the worker prepared: no lock, no
+ * md_state); a loop thread (answering).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/xattr.h>
@@ -151,7 +156,9 @@ md_heal_peer_failed(struct md_heal_peers *hp, const struct md_volume *vol,
     vl_glog(MD_DOMAIN, VL_LOG_WARNING, "heal of %s: node %s not asked: %s",
             vol->name, host, why);
     if (rc == -EPROTO || rc == -EPERM) {
-        snprintf(out, len, "Not gathered: %s", why);
+        /* Cut to out's length: the whole reason is in the log. */
+        if (snprintf(out, len, "Not gathered: %s", why) < 0)
+            out[0] = '\0';
         return;
     }
     snprintf(out, len, "%s", MD_HEAL_NOT_CONNECTED);
@@ -159,113 +166,309 @@ md_heal_peer_failed(struct md_heal_peers *hp, const struct md_volume *vol,
 }
 
 
-void
-md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
-                     const struct md_brick *b, uint32_t proc, int names,
-                     size_t *budget, struct md_heal_peers *hp,
-                     struct md_heal_brick *hb)
-{
-    struct md_peer *p = NULL;
-    mgmt_heal_info_req req;
-    mgmt_heal_info_rsp rsp;
-    mgmt_arg path = b->path;
-    vl_err_t err = {.msg = ""};
-    const char *why = md_heal_peer_skip(st, hp, b->host, &p);
-    vl_gfid_t id;
-    int rc;
+/* One call of a batch (md_heal_calls_run). The worker fills the
+ * request before the batch and reads the answer after it; in between
+ * only the batch's thread for host touches it. */
+struct md_heal_call {
+    char host[MGMT_HOST_MAX + 1]; /* copied: the thread reads no md_state */
+    uint16_t port;
+    uint32_t proc;
+    xdrproc_t afn;                /* with args, borrowed */
+    void *args;
+    xdrproc_t rfn;                /* with res, borrowed: the answer */
+    void *res;
+    int rc;                       /* md_peer_call's */
+    bool is_called;               /* false: its node did not answer an
+                                     earlier call of the batch */
+    vl_err_t err;                 /* why, when rc != 0 */
+    struct md_heal_call *next;    /* the next call to the same node */
+    bool is_first;                /* the first call to its node */
+    pthread_t thread;             /* asking its node (is_first) */
+    bool has_thread;
+};
 
-    memset(hb, 0, sizeof(*hb));
-    hb->status = -ENOTCONN;
-    if (why == NULL && vl_gfid_parse(vol->id, &id) != 0)
-        why = "Not gathered: the volume has a bad id";
-    if (why != NULL) {
-        snprintf(hb->remote_err, sizeof(hb->remote_err), "%s", why);
-        return;
+
+/* The calls to one node, one after another (a node that did not answer
+ * is not called again: asked once per command); runs on its own thread
+ * and touches nothing but its calls. */
+static void *
+md_heal_node_calls(void *arg)
+{
+    const struct md_heal_call *failed = NULL;
+
+    for (struct md_heal_call *c = arg; c != NULL; c = c->next) {
+        if (failed != NULL) {
+            c->rc = failed->rc;
+            continue;
+        }
+        c->is_called = true;
+        c->rc = md_peer_call(c->host, c->port, c->proc, c->afn, c->args,
+                             c->rfn, c->res, MD_HEAL_PEER_TIMEOUT_MS,
+                             &c->err);
+        /* -EPROTO, -EPERM: it answered, and refused (md_heal_peer_failed) */
+        if (c->rc != 0 && c->rc != -EPROTO && c->rc != -EPERM)
+            failed = c;
     }
-    memset(&req, 0, sizeof(req));
-    memset(&rsp, 0, sizeof(rsp));
-    req.volume = (char *)vol->name;
-    memcpy(req.volume_id, id.bytes, sizeof(req.volume_id));
-    req.paths.paths_len = 1;
-    req.paths.paths_val = &path;
-    req.names = *budget > 0 ? names : 0;
-    req.name_bytes = (u_int)(*budget < MGMT_OUTPUT_MAX / 2
-                                 ? *budget
-                                 : MGMT_OUTPUT_MAX / 2);
-    rc = md_peer_call(p->host, p->port, proc,
-                      (xdrproc_t)xdr_mgmt_heal_info_req, &req,
-                      (xdrproc_t)xdr_mgmt_heal_info_rsp, &rsp,
-                      MD_HEAL_PEER_TIMEOUT_MS, &err);
-    if (rc != 0) {
-        md_heal_peer_failed(hp, vol, b->host, rc, err.msg, hb->remote_err,
-                            sizeof(hb->remote_err));
-        return;
+    return NULL;
+}
+
+
+/* Makes the n calls of v, every node's at once, so that nodes cut off
+ * cost one MD_HEAL_PEER_TIMEOUT_MS together, not one each in turn; a
+ * node's own calls are made in the order of v. The worker waits here
+ * with md_state.lock held: the threads take no lock and read no
+ * md_state (a callee answers on its loop thread without its lock, so no
+ * call can wait on this worker). A thread that cannot be started has
+ * its node asked here, after the others started. */
+static void
+md_heal_calls_run(struct md_heal_call **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i]->next = NULL;
+        v[i]->is_first = true;
+        v[i]->is_called = false;
+        v[i]->has_thread = false;
+        for (size_t j = 0; j < i && v[i]->is_first; j++) {
+            struct md_heal_call *c = v[j];
+
+            if (!c->is_first || strcmp(c->host, v[i]->host) != 0)
+                continue;
+            while (c->next != NULL)
+                c = c->next;
+            c->next = v[i];
+            v[i]->is_first = false;
+        }
     }
-    if (rsp.ret != 0 || rsp.bricks.bricks_len != 1) {
-        hb->status = rsp.ret != 0 ? -rsp.op_errno : -EPROTO;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->is_first)
+            v[i]->has_thread = pthread_create(&v[i]->thread, NULL,
+                                              md_heal_node_calls, v[i])
+                               == 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->is_first && !v[i]->has_thread)
+            (void)md_heal_node_calls(v[i]);
+    for (size_t i = 0; i < n; i++)
+        if (v[i]->has_thread)
+            (void)pthread_join(v[i]->thread, NULL);
+}
+
+
+/* The call c to host p, before its batch. */
+static void
+md_heal_call_set(struct md_heal_call *c, const struct md_peer *p,
+                 uint32_t proc, xdrproc_t afn, void *args, xdrproc_t rfn,
+                 void *res)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->host, sizeof(c->host), "%s", p->host);
+    c->port = p->port;
+    c->proc = proc;
+    c->afn = afn;
+    c->args = args;
+    c->rfn = rfn;
+    c->res = res;
+    c->err.msg[0] = '\0';
+}
+
+
+/* Why call c, made in a batch, brought no answer (NULL: it did), into
+ * out, with its node marked down in hp as md_heal_peer_failed does. */
+static bool
+md_heal_call_failed(struct md_heal_peers *hp, const struct md_volume *vol,
+                    const char *host, const struct md_heal_call *c,
+                    char *out, size_t len)
+{
+    const char *why;
+
+    if (c->is_called && c->rc == 0)
+        return false;
+    if (c->is_called) {
+        md_heal_peer_failed(hp, vol, host, c->rc, c->err.msg, out, len);
+        return true;
+    }
+    /* An earlier call of the batch to host did not answer. */
+    why = md_heal_peer_down(hp, host);
+    snprintf(out, len, "%s", why != NULL ? why : MD_HEAL_NOT_CONNECTED);
+    return true;
+}
+
+
+/* One brick's HEAL_INFO or HEAL_SPLIT in a batch. */
+struct md_heal_ask {
+    mgmt_heal_info_req req;  /* its strings borrowed from the volume */
+    mgmt_heal_info_rsp rsp;
+    mgmt_arg path;
+    struct md_heal_call call;
+    bool is_asked;
+};
+
+
+/* The answer to a brick's call into hb, as it took its names. */
+static void
+md_heal_ask_take(struct md_heal_ask *a, struct md_heal_brick *hb)
+{
+    if (a->rsp.ret != 0 || a->rsp.bricks.bricks_len != 1) {
+        hb->status = a->rsp.ret != 0 ? -a->rsp.op_errno : -EPROTO;
         snprintf(hb->remote_err, sizeof(hb->remote_err), "Not gathered: %s",
                  strerror(-hb->status));
     } else {
-        const mgmt_heal_brick_info *bi = &rsp.bricks.bricks_val[0];
-        size_t got = bi->names.names_len;
+        const mgmt_heal_brick_info *bi = &a->rsp.bricks.bricks_val[0];
 
         /* A positive status is no errno: a bad answer. */
         hb->status = bi->status > 0 ? -EPROTO : bi->status;
         hb->n = bi->count;
-        if (hb->status == 0 && req.names
-            && md_heal_names_take(hb, bi->names.names_val, got) != 0)
+        if (hb->status == 0 && a->req.names
+            && md_heal_names_take(hb, bi->names.names_val,
+                                  bi->names.names_len) != 0)
             hb->status = -ENOMEM;
-        *budget = got < *budget ? *budget - got : 0;
     }
-    xdr_free((xdrproc_t)xdr_mgmt_heal_info_rsp, (char *)&rsp);
 }
 
 
 void
-md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
-                    struct md_heal_peers *hp, struct md_heal_node *hn)
+md_heal_bricks_remote(struct md_state *st, const struct md_volume *vol,
+                      size_t first, size_t n, const bool *is_asked,
+                      uint32_t proc, int names, size_t budget,
+                      struct md_heal_peers *hp, struct md_heal_brick *hbs)
 {
-    struct md_peer *p = NULL;
-    mgmt_heal_progress_req req = {.volume = (char *)vol->name};
-    mgmt_heal_progress_rsp rsp;
-    vl_err_t err = {.msg = ""};
-    const char *why = md_heal_peer_skip(st, hp, hn->host, &p);
-    int rc;
+    struct md_heal_ask *asks = calloc(n + 1, sizeof(*asks));
+    struct md_heal_call **calls = calloc(n + 1, sizeof(*calls));
+    size_t n_calls = 0;
+    vl_gfid_t id;
+    bool is_id_ok = vl_gfid_parse(vol->id, &id) == 0;
 
-    memset(&hn->p, 0, sizeof(hn->p));
-    hn->p.eta_seconds = -1;
-    hn->status = -ENOTCONN;
-    if (why != NULL) {
-        snprintf(hn->why, sizeof(hn->why), "%s", why);
-        return;
-    }
-    memset(&rsp, 0, sizeof(rsp));
-    rc = md_peer_call(p->host, p->port, MGMT_PROC_HEAL_PROGRESS,
-                      (xdrproc_t)xdr_mgmt_heal_progress_req, &req,
-                      (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsp,
-                      MD_HEAL_PEER_TIMEOUT_MS, &err);
-    if (rc != 0) {
-        md_heal_peer_failed(hp, vol, hn->host, rc, err.msg, hn->why,
-                            sizeof(hn->why));
-        return;
-    }
-    if (rsp.ret != 0) {
-        snprintf(hn->why, sizeof(hn->why), "Not gathered: %s",
-                 strerror(rsp.op_errno > 0 ? rsp.op_errno : EPROTO));
-    } else {
-        char name[MGMT_HOST_MAX + 32];
+    for (size_t i = 0; i < n; i++) {
+        const struct md_brick *b = &vol->bricks[first + i];
+        struct md_heal_brick *hb = &hbs[i];
+        struct md_peer *p = NULL;
+        struct md_heal_ask *a;
+        const char *why;
 
-        hn->status = 0;
-        hn->pid = rsp.pid > 0 && rsp.pid <= INT32_MAX ? (pid_t)rsp.pid : 0;
-        hn->is_full_asked = rsp.is_full_asked != 0;
-        snprintf(name, sizeof(name), "%s:heal/%s.state", hn->host,
-                 vol->name);
-        if (rsp.state[0] != '\0') {
-            md_heal_progress_parse(rsp.state, name, &hn->p);
-            (void)md_heal_node_bricks_parse(hn, rsp.state, name);
+        memset(hb, 0, sizeof(*hb));
+        if (md_brick_is_local(st, b) || (is_asked != NULL && !is_asked[i]))
+            continue;
+        hb->status = -ENOTCONN;
+        why = md_heal_peer_skip(st, hp, b->host, &p);
+        if (why == NULL && !is_id_ok)
+            why = "Not gathered: the volume has a bad id";
+        if (why == NULL && (asks == NULL || calls == NULL))
+            why = "Not gathered: out of memory";
+        if (why != NULL) {
+            snprintf(hb->remote_err, sizeof(hb->remote_err), "%s", why);
+            continue;
         }
+        a = &asks[i];
+        a->is_asked = true;
+        a->path = b->path;
+        a->req.volume = (char *)vol->name;
+        memcpy(a->req.volume_id, id.bytes, sizeof(a->req.volume_id));
+        a->req.paths.paths_len = 1;
+        a->req.paths.paths_val = &a->path;
+        a->req.names = budget > 0 ? names : 0;
+        a->req.name_bytes = (u_int)(budget < MGMT_OUTPUT_MAX / 2
+                                        ? budget
+                                        : MGMT_OUTPUT_MAX / 2);
+        md_heal_call_set(&a->call, p, proc,
+                         (xdrproc_t)xdr_mgmt_heal_info_req, &a->req,
+                         (xdrproc_t)xdr_mgmt_heal_info_rsp, &a->rsp);
+        calls[n_calls++] = &a->call;
     }
-    xdr_free((xdrproc_t)xdr_mgmt_heal_progress_rsp, (char *)&rsp);
+    md_heal_calls_run(calls, n_calls);
+    /* In brick order, as the bricks are shown: a node's first call
+     * marks it down before its others are looked at. */
+    for (size_t i = 0; asks != NULL && i < n; i++) {
+        struct md_heal_ask *a = &asks[i];
+        struct md_heal_brick *hb = &hbs[i];
+
+        if (!a->is_asked)
+            continue;
+        if (!md_heal_call_failed(hp, vol, vol->bricks[first + i].host,
+                                 &a->call, hb->remote_err,
+                                 sizeof(hb->remote_err)))
+            md_heal_ask_take(a, hb);
+        if (a->call.is_called && a->call.rc == 0)
+            xdr_free((xdrproc_t)xdr_mgmt_heal_info_rsp, (char *)&a->rsp);
+    }
+    free(calls);
+    free(asks);
+}
+
+
+/* One node's HEAL_PROGRESS answer into hn. */
+static void
+md_heal_node_take(const struct md_volume *vol,
+                  const mgmt_heal_progress_rsp *rsp, struct md_heal_node *hn)
+{
+    char name[MGMT_HOST_MAX + 32];
+
+    if (rsp->ret != 0) {
+        snprintf(hn->why, sizeof(hn->why), "Not gathered: %s",
+                 strerror(rsp->op_errno > 0 ? rsp->op_errno : EPROTO));
+        return;
+    }
+    hn->status = 0;
+    hn->pid = rsp->pid > 0 && rsp->pid <= INT32_MAX ? (pid_t)rsp->pid : 0;
+    hn->is_full_asked = rsp->is_full_asked != 0;
+    snprintf(name, sizeof(name), "%s:heal/%s.state", hn->host, vol->name);
+    if (rsp->state[0] != '\0') {
+        md_heal_progress_parse(rsp->state, name, &hn->p);
+        (void)md_heal_node_bricks_parse(hn, rsp->state, name);
+    }
+}
+
+
+void
+md_heal_nodes_remote(struct md_state *st, const struct md_volume *vol,
+                     struct md_heal_peers *hp, struct md_heal_node *v,
+                     size_t n)
+{
+    mgmt_heal_progress_req req = {.volume = (char *)vol->name};
+    mgmt_heal_progress_rsp *rsps = calloc(n + 1, sizeof(*rsps));
+    struct md_heal_call *calls = calloc(n + 1, sizeof(*calls));
+    struct md_heal_call **run = calloc(n + 1, sizeof(*run));
+    bool *is_asked = calloc(n + 1, sizeof(*is_asked));
+    size_t n_run = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        struct md_heal_node *hn = &v[i];
+        struct md_peer *p = NULL;
+        const char *why;
+
+        if (hn->is_local)
+            continue;
+        memset(&hn->p, 0, sizeof(hn->p));
+        hn->p.eta_seconds = -1;
+        hn->status = -ENOTCONN;
+        why = md_heal_peer_skip(st, hp, hn->host, &p);
+        if (why == NULL
+            && (rsps == NULL || calls == NULL || run == NULL
+                || is_asked == NULL))
+            why = "Not gathered: out of memory";
+        if (why != NULL) {
+            snprintf(hn->why, sizeof(hn->why), "%s", why);
+            continue;
+        }
+        is_asked[i] = true;
+        md_heal_call_set(&calls[i], p, MGMT_PROC_HEAL_PROGRESS,
+                         (xdrproc_t)xdr_mgmt_heal_progress_req, &req,
+                         (xdrproc_t)xdr_mgmt_heal_progress_rsp, &rsps[i]);
+        run[n_run++] = &calls[i];
+    }
+    md_heal_calls_run(run, n_run);
+    for (size_t i = 0; is_asked != NULL && i < n; i++) {
+        if (!is_asked[i])
+            continue;
+        if (!md_heal_call_failed(hp, vol, v[i].host, &calls[i], v[i].why,
+                                 sizeof(v[i].why)))
+            md_heal_node_take(vol, &rsps[i], &v[i]);
+        if (calls[i].is_called && calls[i].rc == 0)
+            xdr_free((xdrproc_t)xdr_mgmt_heal_progress_rsp,
+                     (char *)&rsps[i]);
+    }
+    free(is_asked);
+    free(run);
+    free(calls);
+    free(rsps);
 }
 
 

@@ -494,16 +494,22 @@ struct md_heal_peers {
     char **why;
     size_t n_down;
 };
-/* Another node's brick b of vol, through that node's mortard: proc
- * MGMT_PROC_HEAL_INFO (its heal index) or MGMT_PROC_HEAL_SPLIT (its
- * split-brain list); names: 0 none, 1 as shown, MGMT_HEAL_NAMES_GFID
- * bare GFIDs. hb->status -ENOTCONN and remote_err set when
- * it cannot be asked ("Transport endpoint is not connected" when its
- * node does not answer). */
-void md_heal_brick_remote(struct md_state *st, const struct md_volume *vol,
-                          const struct md_brick *b, uint32_t proc,
-                          int names, size_t *budget,
-                          struct md_heal_peers *hp, struct md_heal_brick *hb);
+/* The bricks first..first+n-1 of vol that are on other nodes (and, if
+ * is_asked is not NULL, have is_asked[i]), through their nodes'
+ * mortards, into hbs[0..n-1] (this node's bricks left zeroed, for the
+ * caller to read): proc MGMT_PROC_HEAL_INFO (its heal index) or
+ * MGMT_PROC_HEAL_SPLIT (its split-brain list); names: 0 none, 1 as
+ * shown, MGMT_HEAL_NAMES_GFID bare GFIDs, up to budget bytes of them
+ * per brick. Every node is asked at the same time (one thread each),
+ * so the nodes that do not answer cost MD_HEAL_PEER_TIMEOUT_MS in all.
+ * hb->status -ENOTCONN and remote_err set when a brick cannot be asked
+ * ("Transport endpoint is not connected" when its node does not
+ * answer). */
+void md_heal_bricks_remote(struct md_state *st, const struct md_volume *vol,
+                           size_t first, size_t n, const bool *is_asked,
+                           uint32_t proc, int names, size_t budget,
+                           struct md_heal_peers *hp,
+                           struct md_heal_brick *hbs);
 void md_heal_peers_clear(struct md_heal_peers *hp);
 /* One brick's line of a self-heal daemon's progress file. */
 struct md_heal_brick_left {
@@ -523,11 +529,13 @@ struct md_heal_node {
                                           (none from an older daemon) */
     size_t n_bricks;
 };
-/* The daemon of vol on host (a peer) through its mortard
- * (HEAL_PROGRESS), into hn (host and is_local set by the caller); a
+/* The daemons of vol on the nodes of v[0..n-1] that are not this one,
+ * through their mortards (HEAL_PROGRESS), all at once as
+ * md_heal_bricks_remote asks (host and is_local set by the caller); a
  * node hp knows down is not asked again. */
-void md_heal_node_remote(struct md_state *st, const struct md_volume *vol,
-                         struct md_heal_peers *hp, struct md_heal_node *hn);
+void md_heal_nodes_remote(struct md_state *st, const struct md_volume *vol,
+                          struct md_heal_peers *hp, struct md_heal_node *v,
+                          size_t n);
 /* Takes the entry names of another node's HEAL_INFO answer (len bytes,
  * NUL-terminated names back to back; an unterminated tail is dropped)
  * into hb. 0 or -ENOMEM. */
@@ -564,7 +572,7 @@ struct md_heal_sum {
     size_t n_down;             /* nodes that did not answer */
 };
 /* Every node with bricks of vol, in brick order, this node's read here
- * and the others asked (md_heal_node_remote): *out (free) and *n_out.
+ * and the others asked (md_heal_nodes_remote): *out (free) and *n_out.
  * 0 or -ENOMEM. */
 int md_heal_nodes_gather(struct md_state *st, const struct md_volume *vol,
                          struct md_heal_peers *hp, struct md_heal_node **out,
