@@ -147,6 +147,13 @@ heal_count(struct heal_run *run, const struct fsd_heal_job *job, int rc,
     } else if ((rc == 0 && strcmp(answer, "pending") == 0)
                || rc == -ENOTCONN) {
         st->waiting++;
+        /* Listed too, so status counts it once per replica set. */
+        for (size_t i = 0; i < run->conf->n_bricks; i++)
+            if ((job->bricks & (1ULL << i))
+                && fsd_heal_split_add_waiting(&run->splits[i], &job->gfid)
+                       != 0)
+                vl_glog(HEAL_DOMAIN, VL_LOG_WARNING, "waiting list: out "
+                        "of memory");
         is_done = false;
     } else {
         st->failed++;

@@ -2,7 +2,9 @@
 /*
  * heal-splitlist: the objects the self-heal daemon found in split-brain
  * in its last round, per brick, for `volume heal V info split-brain`
- * and `heal V split-brain source-brick B` (doc/self-heal.md).
+ * and `heal V split-brain source-brick B` (doc/self-heal.md), and those
+ * that waited for a copy (a brick down), so that `heal V status` counts
+ * each object once per replica set however many daemons saw it.
  *
  * A sibling of the progress file (VOL.state -> VOL.split-brain),
  * key=value lines replaced whole and crash-safely through ../kv-file.c
@@ -12,8 +14,12 @@
  *   brick=/d/b1            (escaped; starts a brick's section)
  *   count=2                (found in split-brain in the last round)
  *   gfid=<uuid>            (one per object, at most FSD_HEAL_SPLIT_MAX)
+ *   waiting=1              (waited for a copy in the last round)
+ *   waiting_gfid=<uuid>    (one per object, at most FSD_HEAL_SPLIT_MAX)
  *
- * The count stays exact past the bound. Only GFIDs are kept: mortard
+ * The counts stay exact past the bound (a reader then has a count and
+ * not every GFID: mortard counts that replica set by its largest
+ * count). Only GFIDs are kept: mortard
  * shows a directory by its path from the brick's handle chain, as
  * `heal info` does, and checks that the object is still in the heal
  * index (one resolved since is not shown).
@@ -45,23 +51,41 @@ fsd_heal_split_path(const char *state_path, char *buf, size_t len)
 }
 
 
+/* Counts gfid in *count and keeps it in *v if fewer than
+ * FSD_HEAL_SPLIT_MAX are kept. 0 or -ENOMEM. */
+static int
+heal_gfids_add(vl_gfid_t **v, size_t *n, size_t *cap, uint64_t *count,
+               const vl_gfid_t *gfid)
+{
+    (*count)++;
+    if (*n >= FSD_HEAL_SPLIT_MAX)
+        return 0; /* counted, not named */
+    if (*n == *cap) {
+        size_t c = *cap != 0 ? *cap * 2 : 16;
+        vl_gfid_t *nv = realloc(*v, c * sizeof(*nv));
+
+        if (nv == NULL)
+            return -ENOMEM;
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[(*n)++] = *gfid;
+    return 0;
+}
+
+
 int
 fsd_heal_split_add(struct fsd_heal_split *s, const vl_gfid_t *gfid)
 {
-    s->count++;
-    if (s->n >= FSD_HEAL_SPLIT_MAX)
-        return 0; /* counted, not named */
-    if (s->n == s->cap) {
-        size_t cap = s->cap != 0 ? s->cap * 2 : 16;
-        vl_gfid_t *v = realloc(s->gfids, cap * sizeof(*v));
+    return heal_gfids_add(&s->gfids, &s->n, &s->cap, &s->count, gfid);
+}
 
-        if (v == NULL)
-            return -ENOMEM;
-        s->gfids = v;
-        s->cap = cap;
-    }
-    s->gfids[s->n++] = *gfid;
-    return 0;
+
+int
+fsd_heal_split_add_waiting(struct fsd_heal_split *s, const vl_gfid_t *gfid)
+{
+    return heal_gfids_add(&s->waiting_gfids, &s->n_waiting,
+                          &s->cap_waiting, &s->waiting, gfid);
 }
 
 
@@ -69,6 +93,7 @@ void
 fsd_heal_split_clear(struct fsd_heal_split *s)
 {
     free(s->gfids);
+    free(s->waiting_gfids);
     memset(s, 0, sizeof(*s));
 }
 
@@ -92,6 +117,13 @@ fsd_heal_split_write(const char *path, const char *const *brick_paths,
             char g[VL_GFID_STR_LEN];
 
             fprintf(out, "gfid=%s\n", vl_gfid_to_str(&splits[i].gfids[j], g));
+        }
+        fprintf(out, "waiting=%" PRIu64 "\n", splits[i].waiting);
+        for (size_t j = 0; j < splits[i].n_waiting; j++) {
+            char g[VL_GFID_STR_LEN];
+
+            fprintf(out, "waiting_gfid=%s\n",
+                    vl_gfid_to_str(&splits[i].waiting_gfids[j], g));
         }
     }
     return fsd_kv_text_commit(&t, path);
@@ -141,6 +173,20 @@ heal_split_line(void *arg, const char *key, const char *v)
             return -EINVAL;
         rc = fsd_heal_split_add(r->out, &g);
         r->out->count = count; /* the file's count is the exact one */
+        return rc;
+    }
+    if (strcmp(key, "waiting") == 0) {
+        r->out->has_waiting = true;
+        return fsd_kv_u64(v, &r->out->waiting);
+    }
+    if (strcmp(key, "waiting_gfid") == 0) {
+        uint64_t count = r->out->waiting;
+        int rc;
+
+        if (vl_gfid_parse(v, &g) != 0)
+            return -EINVAL;
+        rc = fsd_heal_split_add_waiting(r->out, &g);
+        r->out->waiting = count;
         return rc;
     }
     return 0; /* newer keys */

@@ -40,7 +40,8 @@
 #define FSD_HEAL_PATH_MAX 4096
 #define FSD_HEAL_CRAWL_BATCH 256 /* crawl objects between index rounds */
 #define FSD_HEAL_TOKEN_MAX 512   /* a full-crawl request's contents */
-#define FSD_HEAL_SPLIT_MAX 10000 /* GFIDs named per brick in the list */
+#define FSD_HEAL_SPLIT_MAX 10000 /* GFIDs named per brick in the list,
+                                    of split-brains and of waiting each */
 #define FSD_HEAL_RESOLVE_PATHS_MAX 100000 /* --heal-path arguments */
 
 /* A brick of this server and the replicate translator it is a child of
@@ -240,12 +241,19 @@ void fsd_heal_rate_update(struct fsd_heal_rate *r, int64_t now,
                           struct fsd_heal_state *st);
 
 /* heal-splitlist.c */
-/* One brick's objects in split-brain. */
+/* One brick's objects in split-brain, and those that waited for a copy
+ * (a brick down), in the last round. */
 struct fsd_heal_split {
     vl_gfid_t *gfids; /* owned; the first FSD_HEAL_SPLIT_MAX */
     size_t n;
     size_t cap;
     uint64_t count;   /* all of them */
+    vl_gfid_t *waiting_gfids; /* owned; the first FSD_HEAL_SPLIT_MAX */
+    size_t n_waiting;
+    size_t cap_waiting;
+    uint64_t waiting;  /* all of them */
+    bool has_waiting;  /* read: the brick's section has waiting= (an
+                          older daemon's has not) */
 };
 
 /* The list file beside the progress file: state_path without its
@@ -254,6 +262,9 @@ void fsd_heal_split_path(const char *state_path, char *buf, size_t len);
 /* Counts gfid and keeps it if fewer than FSD_HEAL_SPLIT_MAX are kept.
  * 0 or -ENOMEM. */
 int fsd_heal_split_add(struct fsd_heal_split *s, const vl_gfid_t *gfid);
+/* The same for an object that waited for a copy. */
+int fsd_heal_split_add_waiting(struct fsd_heal_split *s,
+                               const vl_gfid_t *gfid);
 void fsd_heal_split_clear(struct fsd_heal_split *s);
 /* Replaces path with the n bricks' lists (crash-safe). 0 or -errno. */
 int fsd_heal_split_write(const char *path, const char *const *brick_paths,

@@ -2,7 +2,8 @@
 /*
  * test-heal-split: the split-brain list file (round trip per brick, the
  * bound with an exact count, garbage refused, its path beside the
- * progress file) and the resolver's arguments (policies, FILE forms,
+ * progress file; the waiting objects beside the split-brains, an older
+ * file without them) and the resolver's arguments (policies, FILE forms,
  * "." and "..", --heal-resolve's companions).
  */
 #include "config.h"
@@ -102,6 +103,71 @@ test_split_round_trip(void **state)
                      -ENOENT);
     unlink(path);
     snprintf(path, sizeof(path), "%s/v.split-brain.tmp", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+
+/* The objects that waited for a copy: their own list and bound in each
+ * brick's section, apart from the split-brains; a section without
+ * waiting= (an older daemon's) says so. */
+static void
+test_split_waiting(void **state)
+{
+    char dir[] = "/tmp/test-heal-split-XXXXXX", path[300];
+    const char *bricks[] = {"/d/b1", "/d/b2"};
+    struct fsd_heal_split s[2] = {{0}}, back;
+    vl_gfid_t g;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/v.split-brain", dir);
+    t_gfid(1, &g);
+    assert_int_equal(fsd_heal_split_add(&s[0], &g), 0);
+    for (unsigned i = 0; i < FSD_HEAL_SPLIT_MAX + 3; i++) {
+        t_gfid(100 + i, &g);
+        assert_int_equal(fsd_heal_split_add_waiting(&s[1], &g), 0);
+    }
+    t_gfid(2, &g);
+    assert_int_equal(fsd_heal_split_add_waiting(&s[0], &g), 0);
+    assert_int_equal(s[1].n_waiting, FSD_HEAL_SPLIT_MAX);
+    assert_int_equal(s[1].waiting, FSD_HEAL_SPLIT_MAX + 3);
+    assert_int_equal(s[1].count, 0);
+    assert_int_equal(fsd_heal_split_write(path, bricks, s, 2), 0);
+
+    assert_int_equal(fsd_heal_split_read(path, "/d/b1", &back), 0);
+    assert_true(back.has_waiting);
+    assert_int_equal(back.count, 1);
+    assert_int_equal(back.n, 1);
+    assert_int_equal(back.waiting, 1);
+    assert_int_equal(back.n_waiting, 1);
+    t_gfid(2, &g);
+    assert_memory_equal(&back.waiting_gfids[0], &g, sizeof(g));
+    fsd_heal_split_clear(&back);
+    assert_int_equal(fsd_heal_split_read(path, "/d/b2", &back), 0);
+    assert_int_equal(back.count, 0);
+    assert_int_equal(back.waiting, FSD_HEAL_SPLIT_MAX + 3);
+    assert_int_equal(back.n_waiting, FSD_HEAL_SPLIT_MAX);
+    t_gfid(100 + 9, &g);
+    assert_memory_equal(&back.waiting_gfids[9], &g, sizeof(g));
+    fsd_heal_split_clear(&back);
+    fsd_heal_split_clear(&s[0]);
+    fsd_heal_split_clear(&s[1]);
+
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("format=mortar-heal-split-brain 1\nbrick=/d/b1\ncount=0\n", f);
+    fclose(f);
+    assert_int_equal(fsd_heal_split_read(path, "/d/b1", &back), 0);
+    assert_false(back.has_waiting);
+    fsd_heal_split_clear(&back);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("format=mortar-heal-split-brain 1\nbrick=/d/b1\ncount=0\n"
+          "waiting=1\nwaiting_gfid=nope\n", f);
+    fclose(f);
+    assert_int_equal(fsd_heal_split_read(path, "/d/b1", &back), -EINVAL);
     unlink(path);
     rmdir(dir);
 }
@@ -221,6 +287,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_path),
         cmocka_unit_test(test_split_round_trip),
+        cmocka_unit_test(test_split_waiting),
         cmocka_unit_test(test_policy_and_paths),
         cmocka_unit_test(test_resolve_opts),
     };
