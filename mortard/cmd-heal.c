@@ -152,81 +152,6 @@ md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
 }
 
 
-/* The objects one replica set's indexes list, for status's total. */
-struct md_heal_set_count {
-    char **gfids;     /* owned; every GFID its bricks' indexes named */
-    size_t n;
-    size_t cap;
-    uint64_t max;     /* the longest index among its bricks */
-    bool is_partial;  /* a brick's GFIDs were not all named */
-};
-
-
-/* Takes the GFIDs hb names into sc (hb keeps its counts). */
-static void
-md_heal_set_take(struct md_heal_set_count *sc, struct md_heal_brick *hb)
-{
-    if (hb->n > sc->max)
-        sc->max = hb->n;
-    if (hb->n_names < hb->n)
-        sc->is_partial = true; /* over the budget */
-    for (size_t i = 0; i < hb->n_names && !sc->is_partial; i++) {
-        vl_gfid_t g;
-
-        /* An older node answers shown names (a directory's path):
-         * they cannot be matched with the other copies' GFIDs. */
-        if (vl_gfid_parse(hb->names[i], &g) != 0
-            || strlen(hb->names[i]) != VL_GFID_STR_LEN - 1) {
-            sc->is_partial = true;
-            break;
-        }
-        if (sc->n == sc->cap) {
-            size_t cap = sc->cap == 0 ? 256 : sc->cap * 2;
-            char **v = realloc(sc->gfids, cap * sizeof(*v));
-
-            if (v == NULL) {
-                sc->is_partial = true;
-                break;
-            }
-            sc->gfids = v;
-            sc->cap = cap;
-        }
-        sc->gfids[sc->n++] = hb->names[i];
-        hb->names[i] = NULL;
-    }
-}
-
-
-static int
-md_heal_gfid_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-
-/* The set's objects, and sc emptied for the next set: the union of its
- * bricks' GFIDs when every one was named, else the longest index (a
- * lower bound, never a double count). */
-static uint64_t
-md_heal_set_total(struct md_heal_set_count *sc)
-{
-    uint64_t n = sc->max;
-
-    if (!sc->is_partial) {
-        if (sc->n > 1)
-            qsort(sc->gfids, sc->n, sizeof(*sc->gfids), md_heal_gfid_cmp);
-        n = 0;
-        for (size_t i = 0; i < sc->n; i++)
-            n += i == 0 || strcmp(sc->gfids[i - 1], sc->gfids[i]) != 0;
-    }
-    for (size_t i = 0; i < sc->n; i++)
-        free(sc->gfids[i]);
-    free(sc->gfids);
-    memset(sc, 0, sizeof(*sc));
-    return n;
-}
-
-
 /* The status line of a brick: "Connected" when its index was read. */
 static const char *
 md_heal_status(const struct md_state *st, const struct md_volume *vol,
@@ -530,6 +455,65 @@ md_heal_figures_show(enum md_heal_crawl crawl,
 }
 
 
+/* What the nodes' self-heal daemons listed (proc MGMT_PROC_HEAL_SPLIT:
+ * in split-brain; MGMT_PROC_HEAL_WAITING: waiting for a copy) for the
+ * bricks whose index was read (hbs), counted once per replica set
+ * (heal-union.c), the other nodes' lists asked all at once. When a
+ * brick's list is not there (its daemon has not listed it yet, or is an
+ * older one, or its node refused), summed, the daemons' own count of
+ * their last rounds: an object once per node that saw it. When they
+ * count none (summed), no list is asked. */
+static long long
+md_heal_lists_total(struct md_state *st, const struct md_volume *vol,
+                    uint32_t proc, const struct md_heal_brick *hbs,
+                    long long summed, struct md_heal_peers *hp)
+{
+    struct md_heal_brick *lists;
+    bool *is_asked;
+    bool is_all = true;
+    long long total = summed;
+
+    if (summed == 0)
+        return 0;
+    lists = calloc(vol->n_bricks, sizeof(*lists));
+    is_asked = calloc(vol->n_bricks, sizeof(*is_asked));
+    for (size_t i = 0; lists != NULL && is_asked != NULL
+                       && i < vol->n_bricks; i++)
+        is_asked[i] = hbs[i].status == 0;
+    if (lists == NULL || is_asked == NULL) {
+        free(lists);
+        free(is_asked);
+        return summed;
+    }
+    md_heal_bricks_remote(st, vol, 0, vol->n_bricks, is_asked, proc,
+                          MGMT_HEAL_NAMES_GFID, MGMT_OUTPUT_MAX / 2, hp,
+                          lists);
+    for (size_t i = 0; i < vol->n_bricks; i++) {
+        const struct md_brick *b = &vol->bricks[i];
+        size_t left = MD_HEAL_UNION_BYTES;
+
+        if (!is_asked[i]) {
+            lists[i].status = -ENOTCONN; /* left out of its set */
+            continue;
+        }
+        if (md_brick_is_local(st, b) && proc == MGMT_PROC_HEAL_SPLIT)
+            md_heal_split_read(st, vol->name, b->path, true, &left,
+                               &lists[i]);
+        else if (md_brick_is_local(st, b))
+            md_heal_waiting_read(st, vol->name, b->path, &left, &lists[i]);
+        is_all = is_all && lists[i].status == 0;
+    }
+    if (is_all)
+        total = (long long)md_heal_union_count(lists, vol->n_bricks,
+                                               md_vol_replica(vol));
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        md_heal_brick_clear(&lists[i]);
+    free(lists);
+    free(is_asked);
+    return total;
+}
+
+
 /* The daemon lines of `heal VOL status`: one per node with bricks. */
 static void
 md_heal_nodes_show(const struct md_volume *vol,
@@ -570,9 +554,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     struct md_node *bl;
     struct md_heal_node *nodes = NULL;
     struct md_heal_sum sum;
-    struct md_heal_set_count sc = {0};
     uint64_t total = 0;
-    unsigned replica = md_vol_replica(vol);
     size_t n_nodes = 0;
     struct md_heal_peers hp = {0};
     struct md_heal_brick *hbs = calloc(vol->n_bricks, sizeof(*hbs));
@@ -615,16 +597,19 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
             md_sbuf_printf(&r->text, "Entries left: %" PRIu64 "\n\n",
                            hb->n);
             md_node_addf(bn, "entriesLeft", "%" PRIu64, hb->n);
-            md_heal_set_take(&sc, hb);
         }
-        md_heal_brick_clear(hb);
-        /* Every good copy of an object lists it in its brick's index
-         * (with one brick of a replica 3 set down, both others do), so
-         * a set counts its objects once, not once per copy
-         * (doc/self-heal.md, "Commands"). */
-        if (i % replica == replica - 1 || i + 1 == vol->n_bricks)
-            total += md_heal_set_total(&sc);
     }
+    /* Every good copy of an object lists it in its brick's index (with
+     * one brick of a replica 3 set down, both others do), and each
+     * node's daemon what it found: a set counts its objects once, not
+     * once per copy or per node (doc/self-heal.md, "Totals"). */
+    total = md_heal_union_count(hbs, vol->n_bricks, md_vol_replica(vol));
+    sum.p.split_brain = md_heal_lists_total(st, vol, MGMT_PROC_HEAL_SPLIT,
+                                            hbs, sum.p.split_brain, &hp);
+    sum.p.waiting = md_heal_lists_total(st, vol, MGMT_PROC_HEAL_WAITING,
+                                        hbs, sum.p.waiting, &hp);
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        md_heal_brick_clear(&hbs[i]);
     free(hbs);
     md_heal_peers_clear(&hp);
     sum.p.pending_bytes = md_heal_nodes_bytes_left(vol, nodes, n_nodes);

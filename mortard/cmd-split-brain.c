@@ -72,8 +72,12 @@ struct md_split_list {
 struct md_split_reading {
     const char *brick;
     const char *brick_dir;     /* for the index check */
+    bool is_waiting;           /* the objects that waited for a copy
+                                  (waiting=, waiting_gfid=), not the
+                                  split-brains */
     struct md_split_list *out;
     bool is_in;
+    bool has_waiting;          /* the brick's section has waiting= */
     uint64_t n_gone;           /* named entries no longer indexed */
     uint64_t file_count;
 };
@@ -127,11 +131,13 @@ md_split_line(const char *key, const char *value, int line, void *arg,
     }
     if (!rd->is_in)
         return 0;
-    if (strcmp(key, "count") == 0) {
+    if (strcmp(key, rd->is_waiting ? "waiting" : "count") == 0) {
         rd->file_count = strtoull(value, NULL, 10);
+        rd->has_waiting |= rd->is_waiting;
         return 0;
     }
-    if (strcmp(key, "gfid") != 0 || vl_gfid_parse(value, &g) != 0)
+    if (strcmp(key, rd->is_waiting ? "waiting_gfid" : "gfid") != 0
+        || vl_gfid_parse(value, &g) != 0)
         return 0;
     snprintf(idx, sizeof(idx), "%s/.mortar/index/xattrop/%s",
              rd->brick_dir, value);
@@ -161,14 +167,17 @@ md_split_list_clear(struct md_split_list *l)
 }
 
 
-/* Reads the list of brick (a path of this node) of volname. 0 (l->is_read
- * false: the daemon has not listed this brick yet) or -errno. */
+/* Reads the list of brick (a path of this node) of volname: its
+ * split-brains, or (is_waiting) the objects that waited for a copy. 0
+ * (l->is_read false: the daemon has not listed this brick yet, or, for
+ * is_waiting, is an older one that does not list them) or -errno. */
 static int
 md_split_list_read(const struct md_state *st, const char *volname,
-                   const char *brick, struct md_split_list *l)
+                   const char *brick, bool is_waiting,
+                   struct md_split_list *l)
 {
     struct md_split_reading rd = {.brick = brick, .brick_dir = brick,
-                                  .out = l};
+                                  .is_waiting = is_waiting, .out = l};
     vl_err_t err = {.msg = ""};
     char path[4200], *text = NULL;
     int rc;
@@ -187,6 +196,8 @@ md_split_list_read(const struct md_state *st, const char *volname,
     l->count = rd.file_count > rd.n_gone ? rd.file_count - rd.n_gone : 0;
     if (l->count < l->n)
         l->count = l->n;
+    if (is_waiting && !rd.has_waiting)
+        l->is_read = false;
     return 0;
 }
 
@@ -196,7 +207,7 @@ md_heal_split_count(const struct md_state *st, const struct md_volume *vol,
                     const struct md_brick *b, uint64_t *out)
 {
     struct md_split_list l;
-    int rc = md_split_list_read(st, vol->name, b->path, &l);
+    int rc = md_split_list_read(st, vol->name, b->path, false, &l);
 
     if (rc == 0 && !l.is_read)
         rc = -ENOENT;
@@ -206,15 +217,16 @@ md_heal_split_count(const struct md_state *st, const struct md_volume *vol,
 }
 
 
-void
-md_heal_split_read(const struct md_state *st, const char *volname,
-                   const char *brick, bool is_gfids, size_t *budget,
-                   struct md_heal_brick *hb)
+/* md_heal_split_read and md_heal_waiting_read. */
+static void
+md_split_names_read(const struct md_state *st, const char *volname,
+                    const char *brick, bool is_waiting, bool is_gfids,
+                    size_t *budget, struct md_heal_brick *hb)
 {
     struct md_split_list l;
 
     memset(hb, 0, sizeof(*hb));
-    hb->status = md_split_list_read(st, volname, brick, &l);
+    hb->status = md_split_list_read(st, volname, brick, is_waiting, &l);
     if (hb->status == 0 && !l.is_read)
         hb->status = -ENODATA;
     if (hb->status != 0)
@@ -243,6 +255,24 @@ md_heal_split_read(const struct md_state *st, const char *volname,
         hb->names[hb->n_names++] = name;
     }
     md_split_list_clear(&l);
+}
+
+
+void
+md_heal_split_read(const struct md_state *st, const char *volname,
+                   const char *brick, bool is_gfids, size_t *budget,
+                   struct md_heal_brick *hb)
+{
+    md_split_names_read(st, volname, brick, false, is_gfids, budget, hb);
+}
+
+
+void
+md_heal_waiting_read(const struct md_state *st, const char *volname,
+                     const char *brick, size_t *budget,
+                     struct md_heal_brick *hb)
+{
+    md_split_names_read(st, volname, brick, true, true, budget, hb);
 }
 
 

@@ -9,7 +9,10 @@
  *                  split-brain; by bare GFIDs for source-brick without
  *                  a file), as cmd-split-brain.c reads its own;
  *   HEAL_PROGRESS  its self-heal daemon's progress file (status,
- *                  heal-nodes.c sums them).
+ *                  heal-nodes.c sums them);
+ *   HEAL_WAITING   what its self-heal daemon listed as waiting for a
+ *                  copy, by bare GFIDs (status counts them once per
+ *                  replica set, as the split-brains).
  * The callee answers on its loop thread without md_state.lock (as
  * BRICK_STATUS does), so two nodes asking each other at once cannot
  * wait on each other's command worker; it reads only directories
@@ -524,6 +527,9 @@ md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
             md_heal_split_read(st, req.volume, req.paths.paths_val[i],
                                req.names == MGMT_HEAL_NAMES_GFID, &budget,
                                &hb);
+        else if (proc == MGMT_PROC_HEAL_WAITING)
+            md_heal_waiting_read(st, req.volume, req.paths.paths_val[i],
+                                 &budget, &hb);
         else
             md_heal_brick_read(req.paths.paths_val[i], req.names != 0,
                                req.names == MGMT_HEAL_NAMES_GFID,

@@ -486,6 +486,15 @@ void md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
                         size_t *budget, struct md_heal_brick *hb);
 void md_heal_brick_clear(struct md_heal_brick *hb);
 
+/* ---- heal-union.c ---- */
+/* The objects the lists hbs[0..n-1] (one per brick of a volume, in
+ * brick order, sets of replica bricks) name, counted once per replica
+ * set: the union by GFID of each set's lists; a set with a brick not
+ * all named (or named otherwise than by bare GFID) counts its largest
+ * list. Bricks with status != 0 are left out. */
+uint64_t md_heal_union_count(const struct md_heal_brick *hbs, size_t n,
+                             unsigned replica);
+
 /* ---- heal-peers.c ---- */
 /* The nodes asked in one command: one that did not answer is not asked
  * again for its other bricks. */
@@ -567,7 +576,10 @@ struct md_heal_sum {
                                   a node's is unknown or it did not
                                   answer; is_read: every node's file;
                                   pending_bytes counts each copy (status
-                                  shows md_heal_nodes_bytes_left) */
+                                  shows md_heal_nodes_bytes_left),
+                                  split_brain and waiting once per node
+                                  that found an object (status shows
+                                  the union of their lists, cmd-heal.c) */
     enum md_heal_crawl crawl;  /* the most advanced state of any node */
     size_t n_down;             /* nodes that did not answer */
 };
@@ -626,6 +638,12 @@ void md_heal_split_info(struct md_state *st, const struct md_volume *vol,
 void md_heal_split_read(const struct md_state *st, const char *volname,
                         const char *brick, bool is_gfids, size_t *budget,
                         struct md_heal_brick *hb);
+/* The same for the objects that waited for a copy (a brick down) in the
+ * daemon's last round, by bare GFIDs; -ENODATA also when the daemon is
+ * an older one that does not list them. */
+void md_heal_waiting_read(const struct md_state *st, const char *volname,
+                          const char *brick, size_t *budget,
+                          struct md_heal_brick *hb);
 /* Objects of local brick b in split-brain: 0, -ENOENT (not listed by
  * the self-heal daemon yet) or -errno. */
 int md_heal_split_count(const struct md_state *st,

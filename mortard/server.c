@@ -557,6 +557,7 @@ md_on_record(vrpc_conn_t *c, vl_buf_t *rec, size_t len, void *arg)
         return;
     case MGMT_PROC_HEAL_INFO:
     case MGMT_PROC_HEAL_SPLIT:
+    case MGMT_PROC_HEAL_WAITING:
         md_heal_bricks_serve(md_srv.st, c, hdr.xid, hdr.proc,
                              rec->data + off, len - off);
         free(j);

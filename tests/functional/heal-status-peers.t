@@ -15,6 +15,9 @@
 #    node's list holds and its index still has (before: "Not gathered:
 #    brick on another node"), and `info summary` counts them (before:
 #    "-");
+#  - the totals "In split-brain" and "Waiting for a brick" count an
+#    object both nodes' daemons found once (the union of their lists
+#    by GFID), their sum when a daemon does not list waiting objects;
 #  - node 3's link down: both commands answer within their bound, node 3
 #    and its brick "Transport endpoint is not connected", node 2's
 #    figures alone, the ETA unknown; once node 1 sees node 3
@@ -190,5 +193,52 @@ split3() {
     heal_section "$T/split3.out" "Brick $H3:$B/n3" "Status"
 }
 EXPECT_WITHIN 30 "Connected" split3
+
+# One object in split-brain and one waiting for a brick, each found by
+# the daemons of both nodes (the set's two bricks are on two nodes), in
+# both indexes: status counts each once per replica set, the union by
+# GFID of what the daemons listed (before: their counts summed, 5 and
+# 2). An older daemon lists no waiting objects: then the sum.
+# fake_lists I WAITING GFID...: node I's list, the GFIDs in split-brain
+# and WAITING (a GFID or "none": no waiting lines) waiting for a copy.
+fake_lists() {
+    local i="$1" w="$2" g
+    shift 2
+    {
+        echo "format=mortar-heal-split-brain 1"
+        echo "brick=$B/n$i"
+        echo "count=$#"
+        for g in "$@"; do echo "gfid=$g"; done
+        if [ "$w" != none ]; then
+            echo "waiting=1"
+            echo "waiting_gfid=$w"
+        fi
+    } > "$T/n$i/run/heal/hs.split-brain"
+}
+S=0a1b2c3d-0000-4000-8000-00000000beef
+W=0a1b2c3d-0000-4000-8000-00000000f00d
+for i in 2 3; do
+    TEST touch "$B/n$i/.mortar/index/xattrop/$S" \
+        "$B/n$i/.mortar/index/xattrop/$W"
+done
+TEST fake_node 2 5 1.5 3 1 10 ""
+TEST fake_node 3 7 2.5 2 1 30 ""
+TEST fake_lists 2 "$W" $(echo "$G2" | head -n 2) "$S"
+TEST fake_lists 3 "$W" $(echo "$G3" | head -n 1) "$S"
+TEST timed "$T/status4.out" volume heal hs status
+EXPECT "7" field "$T/status4.out" "Total entries left"
+EXPECT "4" field "$T/status4.out" "In split-brain"
+EXPECT "1" field "$T/status4.out" "Waiting for a brick"
+EXPECT_MATCH "<splitBrain>4</splitBrain>" ncli 1 --xml volume heal hs status
+# Each node's own figure and the total.
+n_waiting_1() {
+    ncli 1 --xml volume heal hs status | grep -o "<waiting>1</waiting>" |
+        wc -l
+}
+EXPECT "3" n_waiting_1
+TEST fake_lists 3 none $(echo "$G3" | head -n 1) "$S"
+TEST timed "$T/status5.out" volume heal hs status
+EXPECT "4" field "$T/status5.out" "In split-brain"
+EXPECT "2" field "$T/status5.out" "Waiting for a brick"
 
 TEST ncli 1 volume stop hs

@@ -111,6 +111,7 @@ call_type(uint32_t proc)
         return (xdrproc_t)xdr_mgmt_auth_req;
     case MGMT_PROC_HEAL_INFO:
     case MGMT_PROC_HEAL_SPLIT:
+    case MGMT_PROC_HEAL_WAITING:
         return (xdrproc_t)xdr_mgmt_heal_info_req;
     case MGMT_PROC_HEAL_PROGRESS:
         return (xdrproc_t)xdr_mgmt_heal_progress_req;
