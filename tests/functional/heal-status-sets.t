@@ -10,7 +10,8 @@
 # 44). With the daemon on, "Data left" is the files' 80 KiB once, the
 # largest of each set's bricks' figures (before: 160 KiB, each good
 # copy's added); the daemon heals and counts each object once per set
-# (mortarfsd/heal: before, once per good copy on this server).
+# (mortarfsd/heal: before, once per good copy on this server) and lists
+# the objects waiting for a copy under each good brick.
 # TIMEOUT: 200
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -88,6 +89,10 @@ for a copy" "$T/log/heal/hx.log" && echo Y
 }
 EXPECT_WITHIN 30 "Y" round_line
 TEST ! grep -q "$((2 * (N + 2))) listed" "$T/log/heal/hx.log"
+# ... and lists them under each good brick of their set, for status to
+# count them once per set across nodes (mortarfsd/heal/heal-splitlist.c;
+# before: not listed).
+EXPECT "$((2 * (N + 2)))" grep -c '^waiting_gfid=' "$T/run/heal/hx.split-brain"
 TEST status
 EXPECT "$((N + 2))" sed -n 's/^Waiting for a brick: //p' "$T/status.out"
 TEST mcli volume heal hx disable
