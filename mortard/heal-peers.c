@@ -274,8 +274,9 @@ md_heal_call_set(struct md_heal_call *c, const struct md_peer *p,
 }
 
 
-/* Why call c, made in a batch, brought no answer (NULL: it did), into
- * out, with its node marked down in hp as md_heal_peer_failed does. */
+/* Whether call c, made in a batch, brought no answer (false: it did);
+ * if so why into out, its node marked down in hp as
+ * md_heal_peer_failed does. */
 static bool
 md_heal_call_failed(struct md_heal_peers *hp, const struct md_volume *vol,
                     const char *host, const struct md_heal_call *c,
@@ -296,7 +297,7 @@ md_heal_call_failed(struct md_heal_peers *hp, const struct md_volume *vol,
 }
 
 
-/* One brick's HEAL_INFO or HEAL_SPLIT in a batch. */
+/* One brick's HEAL_INFO, HEAL_SPLIT or HEAL_WAITING in a batch. */
 struct md_heal_ask {
     mgmt_heal_info_req req;  /* its strings borrowed from the volume */
     mgmt_heal_info_rsp rsp;

@@ -506,8 +506,9 @@ struct md_heal_peers {
 /* The bricks first..first+n-1 of vol that are on other nodes (and, if
  * is_asked is not NULL, have is_asked[i]), through their nodes'
  * mortards, into hbs[0..n-1] (this node's bricks left zeroed, for the
- * caller to read): proc MGMT_PROC_HEAL_INFO (its heal index) or
- * MGMT_PROC_HEAL_SPLIT (its split-brain list); names: 0 none, 1 as
+ * caller to read): proc MGMT_PROC_HEAL_INFO (its heal index),
+ * MGMT_PROC_HEAL_SPLIT (its split-brain list) or MGMT_PROC_HEAL_WAITING
+ * (its list of objects waiting for a copy); names: 0 none, 1 as
  * shown, MGMT_HEAL_NAMES_GFID bare GFIDs, up to budget bytes of them
  * per brick. Every node is asked at the same time (one thread each),
  * so the nodes that do not answer cost MD_HEAL_PEER_TIMEOUT_MS in all.
@@ -550,9 +551,9 @@ void md_heal_nodes_remote(struct md_state *st, const struct md_volume *vol,
  * into hb. 0 or -ENOMEM. */
 int md_heal_names_take(struct md_heal_brick *hb, const char *buf,
                        size_t len);
-/* HEAL_INFO and HEAL_SPLIT (proc), answered on the loop thread without
- * md_state.lock (st: only its run directory): each path must carry the
- * volume id the caller gives. */
+/* HEAL_INFO, HEAL_SPLIT and HEAL_WAITING (proc), answered on the loop
+ * thread without md_state.lock (st: only its run directory): each path
+ * must carry the volume id the caller gives. */
 struct vrpc_conn;
 void md_heal_bricks_serve(const struct md_state *st, struct vrpc_conn *c,
                           uint32_t xid, uint32_t proc, const char *body,
