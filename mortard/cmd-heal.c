@@ -461,8 +461,9 @@ md_heal_figures_show(enum md_heal_crawl crawl,
  * (heal-union.c), the other nodes' lists asked all at once. When a
  * brick's list is not there (its daemon has not listed it yet, or is an
  * older one, or its node refused), summed, the daemons' own count of
- * their last rounds: an object once per node that saw it. When they
- * count none (summed), no list is asked. */
+ * their last rounds: an object once per node that saw it. When no index
+ * read lists anything (every object listed is still indexed), no list
+ * is asked and the daemons' sum stands. */
 static long long
 md_heal_lists_total(struct md_state *st, const struct md_volume *vol,
                     uint32_t proc, const struct md_heal_brick *hbs,
@@ -470,11 +471,15 @@ md_heal_lists_total(struct md_state *st, const struct md_volume *vol,
 {
     struct md_heal_brick *lists;
     bool *is_asked;
-    bool is_all = true;
+    bool is_all = true, is_any = false;
     long long total = summed;
 
-    if (summed == 0)
-        return 0;
+    /* Not summed == 0: a daemon's counts start again at 0 with each
+     * round, while its lists are those of the last round it ended. */
+    for (size_t i = 0; i < vol->n_bricks; i++)
+        is_any = is_any || (hbs[i].status == 0 && hbs[i].n > 0);
+    if (!is_any)
+        return summed;
     lists = calloc(vol->n_bricks, sizeof(*lists));
     is_asked = calloc(vol->n_bricks, sizeof(*is_asked));
     for (size_t i = 0; lists != NULL && is_asked != NULL
