@@ -41,8 +41,10 @@
  * the brick to remove might then hold the only good copy of something.
  * Each node checks the bricks it holds (in the transaction's stage). The
  * removed bricks stop, lose their volume id and keep their data
- * (md_remove_drop). Going to replica 1 (plain distribute) and an
- * arbiter volume's other changes (data bricks, replica 4) are refused.
+ * (md_remove_drop). Going to replica 1 leaves a plain distribute
+ * volume over the bricks kept (distribute's children are their clients
+ * again; the self-heal daemon stops). An arbiter volume's other changes
+ * (data bricks, replica 4, replica 1) are refused.
  *
  * Every check runs before anything changes; with peers they run in the
  * stage on every node (md_replica_change_stage) and the originator
@@ -437,11 +439,6 @@ md_shrink_check(struct md_state *st, struct md_volume *vol, unsigned want,
         vl_err_set(err, "volume %s is an arbiter volume (replica 3 arbiter "
                    "1): only its arbiter bricks can be removed, to replica "
                    "2", vol->name);
-        return -ENOTSUP;
-    }
-    if (want == 1) {
-        vl_err_set(err, "reducing volume %s to replica 1 (a plain "
-                   "distribute volume) is not supported yet", vol->name);
         return -ENOTSUP;
     }
     if (strcmp(op, "force") != 0) {

@@ -657,8 +657,8 @@ test_change_checks(void **state)
     assert_int_equal(md_brick_args_parse(ARGC(adddv), adddv, 3, false, &ba,
                                          &err), 0);
     md_replica_grow(st, d, &ba, adddv, &r);
-    result_has(&r, "plain distribute volume: turning it into a replicated "
-                   "one (replica 2) is not supported yet");
+    /* A plain distribute volume becomes replicated, once started. */
+    result_has(&r, "Volume dv needs to be started");
     /* The right count, but the volume is not started. */
     {
         char *add3b[] = {"volume", "add-brick", "cv", "replica", "3",
@@ -686,8 +686,9 @@ test_change_checks(void **state)
     md_replica_shrink(st, v, 3, "force", rm, 1, &r);
     result_has(&r, "given replica count (3) option is more than volume "
                    "cv's replica count (2)");
+    /* Down to replica 1 (plain distribute): one brick of each set. */
     md_replica_shrink(st, v, 1, "force", rm, 2, &r);
-    result_has(&r, "reducing volume cv to replica 1");
+    result_has(&r, "every replica set must lose 1 brick for replica 1");
     assert_int_equal(v->replica_count, 2);
     assert_int_equal(v->n_bricks, 4);
     assert_false(v->bricks[0].has_set_num);

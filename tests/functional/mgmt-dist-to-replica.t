@@ -13,7 +13,10 @@
 #  - the mount switched graphs without a remount: the tree reads the
 #    same, renamed files too, the held fd still reads and writes, new
 #    writes reach both copies;
-#  - an old brick killed: everything still reads from its new partner.
+#  - an old brick killed: everything still reads from its new partner;
+#  - back with `remove-brick VOL replica 1 NEW... force`: Distribute
+#    over the old bricks again, the daemon and the partners stop, the
+#    mount reads the same and writes to the old bricks only.
 # Fails without it: the add-brick is refused ("not supported yet").
 # TIMEOUT: 360
 # REQUIRES: root fuse python3
@@ -157,4 +160,30 @@ EXPECT_WITHIN 20 "N" proc_alive "$P0"
 EXPECT_WITHIN 20 "" mount_differs
 TEST mcli volume start tv force
 EXPECT_WITHIN 120 "0" heal_entries tv
+EXPECT_WITHIN 60 "ok" same_bricks "$B/b0" "$B/b2"
+
+# And back to replica 1: the partners go, the old bricks are a plain
+# distribute volume again; the mount reads the same.
+SUM=$(store_sum)
+EXPECT_MATCH "failed: need 2\(xN\) bricks for reducing replica count of \
+the volume from 2 to 1" mcli2 volume remove-brick tv replica 1 \
+    127.0.0.1:$B/b2 force
+EXPECT_MATCH "failed: every replica set must lose 1 brick for replica 1" \
+    mcli2 volume remove-brick tv replica 1 127.0.0.1:$B/b0 127.0.0.1:$B/b2 \
+    force
+EXPECT "$SUM" store_sum
+SHD=$(cat "$T/run/heal/tv.pid")
+P2=$(cat "$T/run/tv-brick2.pid")
+EXPECT "volume remove-brick force: success" mcli volume remove-brick tv \
+    replica 1 127.0.0.1:$B/b2 127.0.0.1:$B/b3 force
+EXPECT "Distribute" info_field tv Type
+EXPECT "2" info_field tv "Number of Bricks"
+EXPECT "tv-brick0 tv-brick1" subvols_of tv tv-dht
+EXPECT_WITHIN 20 "N" proc_alive "$P2"
+EXPECT_WITHIN 30 "N" proc_alive "$SHD"
+EXPECT "$CPID" mm_pid "$M0"
+EXPECT_WITHIN 20 "" mount_differs
+TEST sh -c "echo last > '$M0/d1/last'"
+EXPECT "last" cat "$M0/d1/last"
+EXPECT "0" sh -c "ls '$B'/b2/d1/last '$B'/b3/d1/last 2> /dev/null | wc -l"
 force_umount "$M0"

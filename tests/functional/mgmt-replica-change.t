@@ -134,9 +134,9 @@ count. Use the 'force' option" mcli2 volume remove-brick rc replica 2 \
 EXPECT_MATCH "failed: need 1\(xN\) bricks for reducing replica count of the \
 volume from 3 to 2" mcli2 volume remove-brick rc replica 2 127.0.0.1:$B/r0 \
     127.0.0.1:$B/r1 force
-EXPECT_MATCH "failed: reducing volume rc to replica 1 \(a plain distribute \
-volume\) is not supported yet" mcli2 volume remove-brick rc replica 1 \
-    127.0.0.1:$B/r0 127.0.0.1:$B/r1 force
+EXPECT_MATCH "failed: need 2\(xN\) bricks for reducing replica count of the \
+volume from 3 to 1" mcli2 volume remove-brick rc replica 1 127.0.0.1:$B/r0 \
+    force
 EXPECT_MATCH "failed: given replica count \(4\) option is more than volume \
 rc's replica count \(3\)" mcli2 volume remove-brick rc replica 4 \
     127.0.0.1:$B/r0 force
