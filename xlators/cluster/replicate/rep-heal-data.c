@@ -7,9 +7,11 @@
  *      say which copies are sinks (dirty without blame: the sizes, then
  *      the contents are compared; the largest copy is the source of
  *      those that differ, which it is first marked as blaming); the
- *      sinks and the source are opened;
+ *      sinks and the source are opened (every data copy to compare);
  *   2. the file is walked in REP_HEAL_CHUNK steps, each under an inodelk
- *      of that range only (applications' writes elsewhere go on): the
+ *      of that range only (applications' writes elsewhere go on; a file
+ *      of one step is copied under the whole-file lock, kept from 1 to
+ *      3, which saves dropping it, a range lock and taking it again): the
  *      source's data (LSEEK SEEK_DATA/SEEK_HOLE) is copied to the sinks,
  *      its holes are punched in them (FALLOC_FL_PUNCH_HOLE), so holes
  *      stay holes; without SEEK_DATA all-zero blocks are punched instead
@@ -58,9 +60,13 @@ struct rep_heal_files {
     bool has_seek;                        /* the source answers SEEK_DATA */
     rep_mask_t data;                      /* children holding data: not
                                              the arbiter */
+    rep_mask_t open;                      /* children with an fd */
     rep_mask_t copy_to;                   /* sinks holding data */
     bool is_diff;                         /* compare blocks first */
 };
+
+/* A file this small has no hole but itself: no LSEEK asked. */
+#define REP_HEAL_SEEK_MIN 4096
 
 /* diff: the block the copies' digests are compared by. */
 #define REP_HEAL_DIFF_BLOCK (64 * 1024)
@@ -481,13 +487,10 @@ rep_heal_data_finish(struct rep_heal *h, struct rep_heal_files *f,
         a.setattr.loc.inode = h->inode;
         a.setattr.fd = f->fd[i];
         a.setattr.attr = st;
-        a.setattr.valid = VL_SET_SIZE;
+        /* The size, then the times the writes and the truncation moved:
+         * the source's again (one call: the size is set first). */
+        a.setattr.valid = VL_SET_SIZE | VL_SET_ATIME | VL_SET_MTIME;
         rc = rep_heal_call(h, i, VL_FOP_SETATTR, &a, NULL);
-        if (rc == 0) {
-            /* The writes moved the sink's mtime: the source's again. */
-            a.setattr.valid = VL_SET_ATIME | VL_SET_MTIME;
-            rc = rep_heal_call(h, i, VL_FOP_SETATTR, &a, NULL);
-        }
         if (rc == 0) {
             memset(&a, 0, sizeof(a));
             a.fsync.fd = f->fd[i];
@@ -518,6 +521,7 @@ rep_heal_data(struct rep_heal *h)
     rc = rep_heal_records_read(h, h->inode);
     if (rc != 0)
         goto out;
+    h->is_rec_fresh = true; /* until the lock is dropped for the copy */
     v = rep_heal_decide(h, REP_DATA);
     if (v == REP_HV_WAIT) {
         res = REP_HR_PENDING; /* the only possible source is down */
@@ -559,8 +563,12 @@ rep_heal_data(struct rep_heal *h)
             h->src = (int)i;
             break;
         }
+    /* A comparison reads every data copy; a heal only the source and
+     * the sinks. */
+    f.open = v == REP_HV_COMPARE
+             ? f.data : f.data & (h->sinks | (1u << (unsigned)h->src));
     for (unsigned i = 0; i < h->n && rc == 0; i++) {
-        if (!(f.data & (1u << i)))
+        if (!(f.open & (1u << i)))
             continue;
         rc = rep_heal_open(h, i, O_RDWR, &f.fd[i]);
         if (rc == 0)
@@ -581,14 +589,25 @@ rep_heal_data(struct rep_heal *h)
     f.copy_to = h->sinks & f.data;
     f.is_diff = VL_CONF(h->xl, struct rep_conf)->heal_algo == REP_HEAL_DIFF;
     size = h->ia[h->src].size;
-    rep_heal_inodeunlk(h, 0, 0);
-    is_locked = false;
-    rc = rep_heal_copy(h, &f, 0, size, true);
-    if (rc == 0)
-        rc = rep_heal_inodelk(h, 0, 0);
+    /* A file of one block or less has no hole to keep but itself all
+     * zeros, which the read finds: no LSEEK. */
+    if (size <= REP_HEAL_SEEK_MIN)
+        f.has_seek = false;
+    if (size <= REP_HEAL_CHUNK) {
+        /* One step: copied under the whole-file lock already held (the
+         * step's own lock would cover the file anyway). */
+        rc = rep_heal_copy(h, &f, 0, size, false);
+    } else {
+        rep_heal_inodeunlk(h, 0, 0);
+        is_locked = false;
+        h->is_rec_fresh = false; /* writes may change the records now */
+        rc = rep_heal_copy(h, &f, 0, size, true);
+        if (rc == 0)
+            rc = rep_heal_inodelk(h, 0, 0);
+        is_locked = rc == 0;
+    }
     if (rc != 0)
         goto out;
-    is_locked = true;
     rc = rep_heal_data_finish(h, &f, size);
     /* Cleared only after every sink holds the data on disk. */
     if (rc == 0)

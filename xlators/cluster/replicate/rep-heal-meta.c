@@ -240,6 +240,7 @@ rep_heal_metadata(struct rep_heal *h)
     rc = rep_heal_records_read(h, h->inode);
     if (rc != 0)
         goto unlock;
+    h->is_rec_fresh = true; /* the lock is held to the end */
     v = rep_heal_decide(h, REP_METADATA);
     if (v == REP_HV_WAIT) {
         res = REP_HR_PENDING; /* the only possible source is down */

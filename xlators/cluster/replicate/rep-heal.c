@@ -412,6 +412,7 @@ rep_heal_records_add(struct rep_heal *h, unsigned child, vl_inode_t *inode,
 int
 rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode)
 {
+    h->is_rec_fresh = false;
     for (unsigned i = 0; i < h->n; i++) {
         int rc;
 
@@ -535,8 +536,9 @@ rep_heal_sinks_inherit(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 
         if (!(h->sinks & h->up & (1u << c)))
             continue;
-        rc = rep_heal_records_add(h, c, inode, NULL, now);
-        if (rc != 0)
+        if (h->is_rec_fresh)
+            memcpy(now, h->rec[c], sizeof(now));
+        else if ((rc = rep_heal_records_add(h, c, inode, NULL, now)) != 0)
             return rc;
         memset(vals, 0, sizeof(vals));
         for (unsigned j = 0; j < h->n; j++)
@@ -549,7 +551,7 @@ rep_heal_sinks_inherit(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
             continue;
         rc = rep_heal_records_add(h, c, inode,
                                   (const uint8_t(*)[REP_RECORD_SIZE])vals,
-                                  NULL);
+                                  h->is_rec_fresh ? h->rec[c] : NULL);
         if (rc != 0)
             return rc;
     }
@@ -573,8 +575,14 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 
         if (!(h->up & (1u << c)))
             continue; /* down: its records wait for its own heal */
-        /* The copy's counts now, under the heal's lock. */
-        rc = rep_heal_records_add(h, c, inode, NULL, now);
+        /* The copy's counts now, under the heal's lock (what was read
+         * under it when held since: nothing else could change them). */
+        if (h->is_rec_fresh) {
+            memcpy(now, h->rec[c], sizeof(now));
+            rc = 0;
+        } else {
+            rc = rep_heal_records_add(h, c, inode, NULL, now);
+        }
         if (rc != 0) {
             if (first == 0)
                 first = rc;
@@ -605,6 +613,7 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
         if (rc != 0 && first == 0)
             first = rc;
     }
+    h->is_rec_fresh = false; /* rec holds the counts before the clear */
     return first;
 }
 

@@ -79,6 +79,13 @@ struct rep_heal {
     struct vl_iatt ia[REP_MAX_CHILDREN]; /* attributes per copy */
     /* records per copy: n slots then dirty, REP_RECORD_SIZE each */
     uint8_t rec[REP_MAX_CHILDREN][(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
+    bool is_rec_fresh;     /* rec is what the up copies hold now: read
+                              under the lock of the kind being healed,
+                              which was held since, and this heal's own
+                              writes of the object's records followed in
+                              rec; rep_heal_records_clear then reads
+                              nothing again (the data and metadata
+                              heals set it, records_read resets it) */
     uint64_t bytes;        /* data copied */
     uint64_t entries;      /* names created or removed */
     uint64_t granular;     /* names visited from granular records (an
