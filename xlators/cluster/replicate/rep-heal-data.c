@@ -514,14 +514,12 @@ rep_heal_data(struct rep_heal *h)
 
     memset(&f, 0, sizeof(f));
     f.has_seek = true;
-    rc = rep_heal_inodelk(h, 0, 0);
+    /* The lock and the records in one round trip a copy; h->rec stays
+     * fresh until the lock is dropped for the copy. */
+    rc = rep_heal_inodelk_records(h);
     if (rc != 0)
         return rc == -ENOTCONN ? REP_HR_PENDING : REP_HR_FAILED;
     is_locked = true;
-    rc = rep_heal_records_read(h, h->inode);
-    if (rc != 0)
-        goto out;
-    h->is_rec_fresh = true; /* until the lock is dropped for the copy */
     v = rep_heal_decide(h, REP_DATA);
     if (v == REP_HV_WAIT) {
         res = REP_HR_PENDING; /* the only possible source is down */
@@ -580,7 +578,8 @@ rep_heal_data(struct rep_heal *h)
         if (rc == 0 && h->sinks == 0) {
             /* Identical: only the dirty counts go. */
             res = REP_HR_CLEAN;
-            rc = rep_heal_records_clear(h, h->inode, REP_DATA);
+            rc = rep_heal_records_clear_unlock(h, REP_DATA);
+            is_locked = false;
             goto out;
         }
     }
@@ -609,9 +608,12 @@ rep_heal_data(struct rep_heal *h)
     if (rc != 0)
         goto out;
     rc = rep_heal_data_finish(h, &f, size);
-    /* Cleared only after every sink holds the data on disk. */
-    if (rc == 0)
-        rc = rep_heal_records_clear(h, h->inode, REP_DATA);
+    /* Cleared only after every sink holds the data on disk; the clear
+     * carries the unlock. */
+    if (rc == 0) {
+        rc = rep_heal_records_clear_unlock(h, REP_DATA);
+        is_locked = false;
+    }
 out:
     if (is_locked)
         rep_heal_inodeunlk(h, 0, 0);

@@ -234,13 +234,11 @@ rep_heal_metadata(struct rep_heal *h)
     char gs[VL_GFID_STR_LEN];
     int rc;
 
-    rc = rep_heal_inodelk(h, 0, 0);
+    /* The lock and the records in one round trip a copy (h->rec stays
+     * fresh: the lock is held to the end). */
+    rc = rep_heal_inodelk_records(h);
     if (rc != 0)
         return rc == -ENOTCONN ? REP_HR_PENDING : REP_HR_FAILED;
-    rc = rep_heal_records_read(h, h->inode);
-    if (rc != 0)
-        goto unlock;
-    h->is_rec_fresh = true; /* the lock is held to the end */
     v = rep_heal_decide(h, REP_METADATA);
     if (v == REP_HV_WAIT) {
         res = REP_HR_PENDING; /* the only possible source is down */
@@ -281,11 +279,15 @@ rep_heal_metadata(struct rep_heal *h)
         if (rc >= 0)
             rc = rep_heal_attrs(h, i);
     }
-    /* Cleared only once every sink has everything. */
-    if (rc == 0)
-        rc = rep_heal_records_clear(h, h->inode, REP_METADATA);
+    /* Cleared only once every sink has everything; the clear carries
+     * the unlock. */
+    if (rc == 0) {
+        rc = rep_heal_records_clear_unlock(h, REP_METADATA);
+        goto out;
+    }
 unlock:
     rep_heal_inodeunlk(h, 0, 0);
+out:
     if (rc != 0) {
         vl_log(h->xl, VL_LOG_WARNING, "heal %s: metadata: %s",
                vl_gfid_to_str(&h->inode->gfid, gs), strerror(-rc));

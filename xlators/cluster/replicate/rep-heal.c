@@ -372,40 +372,127 @@ rep_heal_entryunlk(struct rep_heal *h)
 
 /* ---- records ---- */
 
-int
-rep_heal_records_add(struct rep_heal *h, unsigned child, vl_inode_t *inode,
-                     const uint8_t (*vals)[REP_RECORD_SIZE], uint8_t *out)
+/* The XATTROP adding vals (n slot records then dirty; NULL: zeros) to
+ * inode's records, in the caller's arrays (n + 1 each). */
+static void
+rep_heal_xop_fill(struct rep_heal *h, vl_inode_t *inode,
+                  const uint8_t (*vals)[REP_RECORD_SIZE], const char **names,
+                  const void **values, uint32_t *sizes,
+                  struct vl_xattrop_args *xa)
 {
     struct rep_priv *priv = rep_priv(h->xl);
-    const char *names[REP_MAX_CHILDREN + 1];
-    const void *values[REP_MAX_CHILDREN + 1];
-    uint32_t sizes[REP_MAX_CHILDREN + 1];
-    union vl_fop_args a;
-    struct vl_reply r = {0};
-    size_t want = (h->n + 1) * REP_RECORD_SIZE;
-    int rc;
 
     for (unsigned i = 0; i <= h->n; i++) {
         names[i] = i < h->n ? priv->keys[i] : REP_KEY_DIRTY;
         values[i] = vals != NULL ? vals[i] : rep_heal_zero;
         sizes[i] = REP_RECORD_SIZE;
     }
+    memset(xa, 0, sizeof(*xa));
+    xa->loc.inode = inode;
+    xa->op = VL_XATTROP_ADD32;
+    xa->n = h->n + 1;
+    xa->names = names;
+    xa->values = values;
+    xa->sizes = sizes;
+}
+
+
+/* The new values an XATTROP answered, into out (NULL: not wanted). */
+static int
+rep_heal_xop_out(struct rep_heal *h, const struct vl_reply *r, uint8_t *out)
+{
+    size_t want = (h->n + 1) * REP_RECORD_SIZE;
+
+    if (out == NULL)
+        return 0;
+    if (r->xattr == NULL || r->xattr_len != want)
+        return -EIO;
+    memcpy(out, r->xattr, want);
+    return 0;
+}
+
+
+/* rep_heal_records_add, carrying unlk (NULL: none): the brick releases
+ * that lock after the xattrop, whatever its result, and *is_unlocked
+ * says it did (a brick without the compound leaves it to the caller). */
+static int
+rep_heal_records_add_unlk(struct rep_heal *h, unsigned child,
+                          vl_inode_t *inode,
+                          const uint8_t (*vals)[REP_RECORD_SIZE],
+                          uint8_t *out, const struct vl_xattrop_unlock *unlk,
+                          bool *is_unlocked)
+{
+    const char *names[REP_MAX_CHILDREN + 1];
+    const void *values[REP_MAX_CHILDREN + 1];
+    uint32_t sizes[REP_MAX_CHILDREN + 1];
+    union vl_fop_args a;
+    struct vl_reply r = {0};
+    int rc;
+
     memset(&a, 0, sizeof(a));
-    a.xattrop.loc.inode = inode;
-    a.xattrop.op = VL_XATTROP_ADD32;
-    a.xattrop.n = h->n + 1;
-    a.xattrop.names = names;
-    a.xattrop.values = values;
-    a.xattrop.sizes = sizes;
+    rep_heal_xop_fill(h, inode, vals, names, values, sizes, &a.xattrop);
+    a.xattrop.unlock = unlk;
     rc = rep_heal_call(h, child, VL_FOP_XATTROP, &a, &r);
-    if (rc == 0 && out != NULL) {
-        if (r.xattr != NULL && r.xattr_len == want)
-            memcpy(out, r.xattr, want);
-        else
-            rc = -EIO;
-    }
+    if (is_unlocked != NULL)
+        *is_unlocked = unlk != NULL && r.has_unlock;
+    if (rc == 0)
+        rc = rep_heal_xop_out(h, &r, out);
     vl_reply_clear(&r);
     return rc;
+}
+
+
+int
+rep_heal_records_add(struct rep_heal *h, unsigned child, vl_inode_t *inode,
+                     const uint8_t (*vals)[REP_RECORD_SIZE], uint8_t *out)
+{
+    return rep_heal_records_add_unlk(h, child, inode, vals, out, NULL, NULL);
+}
+
+
+int
+rep_heal_inodelk_records(struct rep_heal *h)
+{
+    const char *names[REP_MAX_CHILDREN + 1];
+    const void *values[REP_MAX_CHILDREN + 1];
+    uint32_t sizes[REP_MAX_CHILDREN + 1];
+    struct vl_xattrop_args xop;
+    rep_mask_t held = 0;
+
+    h->is_rec_fresh = false;
+    rep_heal_xop_fill(h, h->inode, NULL, names, values, sizes, &xop);
+    /* In child order, waiting, as rep_heal_lk_all. */
+    for (unsigned i = 0; i < h->n; i++) {
+        union vl_fop_args a;
+        struct vl_reply r = {0};
+        int rc;
+
+        if (!(h->up & (1u << i))) {
+            memset(h->rec[i], 0, sizeof(h->rec[i])); /* unknown */
+            continue;
+        }
+        rep_heal_lk_args(h, h->xl->name, false, VL_LOCK_WAIT, 0, 0, &a);
+        a.inodelk.xop = &xop;
+        rc = rep_heal_call(h, i, VL_FOP_INODELK, &a, &r);
+        if (rc == 0) {
+            held |= 1u << i;
+            if (!r.has_xop) /* a brick without the compound */
+                rc = rep_heal_records_add(h, i, h->inode, NULL, h->rec[i]);
+            else if (r.xop_status != 0)
+                rc = r.xop_status;
+            else
+                rc = rep_heal_xop_out(h, &r, h->rec[i]);
+        }
+        vl_reply_clear(&r);
+        if (rc != 0) {
+            vl_log(h->xl, VL_LOG_DEBUG, "heal: lock and records on %s: %s",
+                   h->xl->children[i]->name, strerror(-rc));
+            rep_heal_unlk_mask(h, h->xl->name, held, false, 0, 0);
+            return rc;
+        }
+    }
+    h->is_rec_fresh = true;
+    return 0;
 }
 
 
@@ -559,8 +646,11 @@ rep_heal_sinks_inherit(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
 }
 
 
-int
-rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+/* rep_heal_records_clear; with unlk, each clearing xattrop carries the
+ * release of that lock, and *unlocked gets the children it released. */
+static int
+rep_heal_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind,
+               const struct vl_xattrop_unlock *unlk, rep_mask_t *unlocked)
 {
     int first = 0;
     int rc;
@@ -571,7 +661,7 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
     for (unsigned c = 0; c < h->n; c++) {
         uint8_t vals[REP_MAX_CHILDREN + 1][REP_RECORD_SIZE];
         uint8_t now[(REP_MAX_CHILDREN + 1) * REP_RECORD_SIZE];
-        bool is_any = false;
+        bool is_any = false, is_unlocked = false;
 
         if (!(h->up & (1u << c)))
             continue; /* down: its records wait for its own heal */
@@ -607,14 +697,43 @@ rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
         }
         if (!is_any)
             continue;
-        rc = rep_heal_records_add(h, c, inode,
-                                  (const uint8_t(*)[REP_RECORD_SIZE])vals,
-                                  NULL);
+        rc = rep_heal_records_add_unlk(
+            h, c, inode, (const uint8_t(*)[REP_RECORD_SIZE])vals, NULL, unlk,
+            &is_unlocked);
+        if (is_unlocked)
+            *unlocked |= 1u << c;
         if (rc != 0 && first == 0)
             first = rc;
     }
     h->is_rec_fresh = false; /* rec holds the counts before the clear */
     return first;
+}
+
+
+int
+rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode, unsigned kind)
+{
+    rep_mask_t unlocked = 0;
+
+    return rep_heal_clear(h, inode, kind, NULL, &unlocked);
+}
+
+
+int
+rep_heal_records_clear_unlock(struct rep_heal *h, unsigned kind)
+{
+    struct vl_xattrop_unlock u;
+    rep_mask_t unlocked = 0;
+    int rc;
+
+    memset(&u, 0, sizeof(u));
+    u.domain = h->xl->name;
+    u.loc.inode = h->inode;
+    u.flock.whence = SEEK_SET; /* the whole file, as rep_heal_inodelk */
+    rc = rep_heal_clear(h, h->inode, kind, &u, &unlocked);
+    /* The copies with nothing to clear, and any the compound missed. */
+    rep_heal_unlk_mask(h, h->xl->name, h->up & ~unlocked, false, 0, 0);
+    return rc;
 }
 
 

@@ -135,6 +135,11 @@ int rep_heal_inodelk(struct rep_heal *h, int64_t start, int64_t len);
 void rep_heal_inodeunlk(struct rep_heal *h, int64_t start, int64_t len);
 int rep_heal_entrylk(struct rep_heal *h);
 void rep_heal_entryunlk(struct rep_heal *h);
+/* rep_heal_inodelk of the whole file, each lock carrying the read of
+ * that copy's records into h->rec (one round trip a copy; a brick
+ * without the compound gets an xattrop of its own); all or none. Sets
+ * h->is_rec_fresh. */
+int rep_heal_inodelk_records(struct rep_heal *h);
 /* Reads every copy's records into h->rec (xattrop of zeros). */
 int rep_heal_records_read(struct rep_heal *h, vl_inode_t *inode);
 /* The throttle of heal writes (cluster.heal-max-rate): a write of n
@@ -155,6 +160,11 @@ int rep_heal_mark_sinks(struct rep_heal *h, vl_inode_t *inode,
  * every slot on the sinks, and dirty everywhere. */
 int rep_heal_records_clear(struct rep_heal *h, vl_inode_t *inode,
                            unsigned kind);
+/* rep_heal_records_clear of h->inode, then the whole-file inodelk given
+ * back on every up copy, carried by the clearing xattrops where there
+ * are some (one round trip for both); the lock is released whatever the
+ * result. */
+int rep_heal_records_clear_unlock(struct rep_heal *h, unsigned kind);
 /* Adds vals (n slot records then dirty; NULL: zeros) to the records of
  * inode's copy on child; out (NULL: not wanted) gets the new values. */
 int rep_heal_records_add(struct rep_heal *h, unsigned child,

@@ -120,6 +120,95 @@ test_heal_data(void **state)
 }
 
 
+/* The round trips of a small file's heal (issue 22): a file written
+ * while b2 was down, its name created on b2 by its directory's heal,
+ * then the file's own heal. Each kind's lock carries the read of the
+ * records and the clear carries the unlock (compounds); the data is
+ * copied under the whole-file lock (no range lock, no second whole-file
+ * lock), without LSEEK (one block); only the source and the sink are
+ * opened; the sink's size and times are one SETATTR; one FSYNC. Was 68
+ * requests. */
+static void
+test_heal_small_requests(void **state)
+{
+    struct t *t = *state;
+    size_t before[3][VL_FOP_COUNT], n[VL_FOP_COUNT];
+    size_t all_before = 0, all = 0;
+    char buf[64];
+    vl_inode_t *f;
+
+    t_down(t, 2);
+    f = t_file(t, "small", "four kilobytes, or less");
+    t_up(t, 2);
+    t_expect_heal(t, t->root, "healed");
+    for (int i = 0; i < 3; i++) {
+        for (int op = 0; op < VL_FOP_COUNT; op++)
+            before[i][op] = fake_received(t->b[i], (vl_fop_t)op);
+        all_before += fake_received_all(t->b[i]);
+    }
+    t_expect_heal(t, f, "healed");
+    for (int op = 0; op < VL_FOP_COUNT; op++) {
+        n[op] = 0;
+        for (int i = 0; i < 3; i++)
+            n[op] += fake_received(t->b[i], (vl_fop_t)op) - before[i][op];
+    }
+    for (int i = 0; i < 3; i++)
+        all += fake_received_all(t->b[i]);
+    all -= all_before;
+    assert_int_equal(n[VL_FOP_LSEEK], 0);
+    assert_int_equal(n[VL_FOP_OPEN], 2);
+    assert_int_equal(n[VL_FOP_READ], 1);
+    assert_int_equal(n[VL_FOP_WRITE], 1);
+    assert_int_equal(n[VL_FOP_FSYNC], 1);
+    /* data: one SETATTR (size and times); metadata: one */
+    assert_int_equal(n[VL_FOP_SETATTR], 2);
+    /* the heal's own lock, data's, metadata's: lock and unlock on 3 */
+    assert_int_equal(n[VL_FOP_INODELK], 18);
+    assert_true(all <= 36);
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "small", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "four kilobytes, or less");
+    assert_false(t_any_record(t, &f->gfid));
+    t_expect_heal(t, f, "clean");
+    vl_inode_unref(f);
+}
+
+
+/* The same against bricks that ignore the compounds (an older brick):
+ * the records are read and the locks given back by requests of their
+ * own, and the heal ends the same. */
+static void
+test_heal_small_plain_bricks(void **state)
+{
+    struct t *t = *state;
+    size_t all_before = 0, all = 0, xops;
+    char buf[64];
+    vl_inode_t *f;
+
+    t_down(t, 2);
+    f = t_file(t, "small", "no compounds");
+    t_up(t, 2);
+    t_expect_heal(t, t->root, "healed");
+    for (int i = 0; i < 3; i++) {
+        fake_set_plain(t->b[i], i != 1); /* b1 knows them, b0 and b2 not */
+        all_before += fake_received_all(t->b[i]);
+    }
+    xops = fake_received(t->b[0], VL_FOP_XATTROP);
+    t_expect_heal(t, f, "healed");
+    for (int i = 0; i < 3; i++)
+        all += fake_received_all(t->b[i]);
+    /* b0: a read of the records per kind after its lock, a clear */
+    assert_true(fake_received(t->b[0], VL_FOP_XATTROP) - xops >= 3);
+    assert_true(all - all_before > 36);
+    assert_true(fake_data(t->b[2], &vl_gfid_root, "small", buf,
+                          sizeof(buf)) >= 0);
+    assert_string_equal(buf, "no compounds");
+    assert_false(t_any_record(t, &f->gfid));
+    t_expect_heal(t, f, "clean");
+    vl_inode_unref(f);
+}
+
+
 /* A sink longer than the source is cut to the source's size; a zero
  * block of the source is a hole (zeros) on the sink. */
 static void
@@ -1109,6 +1198,10 @@ main(void)
         cmocka_unit_test(test_pick_matrix),
         cmocka_unit_test(test_heal_rate),
         cmocka_unit_test_setup_teardown(test_heal_data, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_heal_small_requests, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_heal_small_plain_bricks,
+                                        setup3, teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_shrink, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_heal_data_diff, setup3,
