@@ -8,7 +8,8 @@
  * a crawl. The daemon runs on the brick's server and reads it directly,
  * with the object's handle (.mortar/handles/xx/yy/<gfid>: a hard link
  * for a file, a symlink for a directory) for its type and, for a file,
- * its counters and size: enough to order the work, not to decide it
+ * its counters and size, for a directory its depth (the chain of handle
+ * links to the root): enough to order the work, not to decide it
  * (replicate decides what to heal from every copy's records). Bricks of
  * one replica set on this server list the same objects: their jobs are
  * merged (fsd_heal_jobs_merge), since one heal heals every copy and a
@@ -111,6 +112,56 @@ heal_job_records(const char *handle, struct fsd_heal_job *job)
 }
 
 
+/* The parent GFID a directory handle's target names:
+ * "../../xx/yy/<parent-gfid>/<name>" (storage/posix's posix-handle.c). */
+static int
+heal_dir_parent(const char *target, vl_gfid_t *parent)
+{
+    char s[VL_GFID_STR_LEN];
+    const char *p = target;
+
+    if (strncmp(p, "../../", 6) != 0 || strlen(p) < 6 + 6 + 36 + 2)
+        return -EINVAL;
+    p += 6 + 6; /* "../../" "xx/yy/" */
+    memcpy(s, p, 36);
+    s[36] = '\0';
+    if (p[36] != '/')
+        return -EINVAL;
+    return vl_gfid_parse(s, parent);
+}
+
+
+/* How deep the directory gfid is on the brick: the parents its handle
+ * and theirs name up to the root. Best effort: an unreadable or bad link
+ * ends the count there (its heal then only waits less for its parent's). */
+static uint32_t
+heal_dir_depth(const char *brick_path, const vl_gfid_t *gfid)
+{
+    vl_gfid_t g = *gfid;
+    uint32_t depth = 0;
+
+    while (!vl_gfid_is_root(&g) && depth < FSD_HEAL_DEPTH_MAX) {
+        char str[VL_GFID_STR_LEN], handle[FSD_HEAL_PATH_MAX];
+        char target[FSD_HEAL_PATH_MAX];
+        ssize_t n;
+
+        vl_gfid_to_str(&g, str);
+        if (snprintf(handle, sizeof(handle), "%s/.mortar/handles/%.2s/%.2s/"
+                     "%s", brick_path, str, str + 2, str)
+            >= (int)sizeof(handle))
+            break;
+        n = readlink(handle, target, sizeof(target) - 1);
+        if (n <= 0)
+            break;
+        target[n] = '\0';
+        if (heal_dir_parent(target, &g) != 0)
+            break;
+        depth++;
+    }
+    return depth;
+}
+
+
 int
 fsd_heal_index_scan(const char *brick_path, uint32_t brick,
                     struct fsd_heal_jobs *jobs)
@@ -143,7 +194,9 @@ fsd_heal_index_scan(const char *brick_path, uint32_t brick,
         if (lstat(handle, &st) != 0)
             continue; /* gone since: posix drops its entry with it */
         job.is_dir = S_ISLNK(st.st_mode);
-        if (!job.is_dir) {
+        if (job.is_dir)
+            job.depth = heal_dir_depth(brick_path, &job.gfid);
+        else {
             heal_job_records(handle, &job);
             if (job.has_data && S_ISREG(st.st_mode))
                 job.bytes = (uint64_t)st.st_size;
@@ -164,6 +217,8 @@ fsd_heal_job_cmp(const struct fsd_heal_job *a, const struct fsd_heal_job *b)
 {
     if (a->is_dir != b->is_dir)
         return a->is_dir ? -1 : 1;
+    if (a->is_dir && a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
     if (a->n_blamed != b->n_blamed)
         return a->n_blamed > b->n_blamed ? -1 : 1;
     if (a->has_data != b->has_data)
@@ -171,6 +226,15 @@ fsd_heal_job_cmp(const struct fsd_heal_job *a, const struct fsd_heal_job *b)
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
     return memcmp(a->gfid.bytes, b->gfid.bytes, sizeof(a->gfid.bytes));
+}
+
+
+uint32_t
+fsd_heal_job_stage(const struct fsd_heal_job *job)
+{
+    if (job->is_crawl)
+        return 0; /* a crawl step ends before a directory is listed */
+    return job->is_dir ? job->depth : FSD_HEAL_STAGE_LAST;
 }
 
 
@@ -218,6 +282,8 @@ fsd_heal_jobs_merge(struct fsd_heal_jobs *jobs, const uint32_t *set_of)
             && vl_gfid_equal(&k->gfid, &j->gfid)) {
             k->bricks |= j->bricks;
             k->is_dir |= j->is_dir;
+            if (j->depth > k->depth)
+                k->depth = j->depth;
             k->has_data |= j->has_data;
             if (j->n_blamed > k->n_blamed)
                 k->n_blamed = j->n_blamed;

@@ -3,8 +3,10 @@
  * heal-run: the self-heal daemon's rounds.
  *
  * A round reads the heal index of every brick of this server
- * (heal-index.c), orders the objects (entries first, then the ones with
- * the fewest good copies), and hands them to the worker threads, which
+ * (heal-index.c), orders the objects (entries first, the shallower
+ * first, then the ones with the fewest good copies), and hands them to
+ * the worker threads stage by stage (the directories of one depth, then
+ * the rest: fsd_heal_job_stage), which
  * heal each through the replicate translator its brick belongs to: a
  * nameless LOOKUP of the GFID, then a GETXATTR of FSD_HEAL_XATTR, which
  * replicate answers with how the heal went ("healed", "clean",
@@ -59,6 +61,9 @@
 /* Replicate's child up/down generation (REP_XATTR_CHILD_GEN). */
 #define FSD_HEAL_XATTR_CHILD_GEN "mortar.heal.child-gen"
 #define HEAL_ANSWER_MAX 64
+/* How often an object answering "pending" may ask whether a brick came
+ * or went since the round began (heal_cut_check_locked). */
+#define HEAL_CUT_CHECK_MS 100
 
 struct heal_run {
     const struct fsd_heal_conf *conf;
@@ -69,6 +74,11 @@ struct heal_run {
     struct fsd_heal_jobs jobs; /* this round's, sorted */
     size_t next;               /* first job not handed out */
     size_t busy;               /* jobs being healed */
+    uint32_t stage;            /* of the jobs being healed (all one) */
+    bool is_cut;               /* the round's state changed: no more of
+                                  its jobs are handed out */
+    int64_t cut_checked_ms;    /* when heal_cut_check_locked last asked
+                                  (CLOCK_MONOTONIC) */
     bool is_exit;              /* workers leave */
     atomic_bool stop;          /* SIGTERM/SIGINT seen */
     bool is_kicked;            /* SIGUSR2: a round now, not after the
@@ -223,6 +233,63 @@ heal_one(struct heal_run *run, const struct fsd_heal_job *job,
 }
 
 
+static int64_t
+heal_mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+
+static uint64_t heal_child_gen(struct heal_run *run);
+
+
+/* An object of the index answered "pending" (a copy down, or its name
+ * not yet on a copy): when a brick came up or went down since the round
+ * began, the rest of the round is left to the next one, which starts at
+ * once (heal_sleep) from the state now. Its objects would otherwise
+ * answer "pending" too, for the state they were listed in (the
+ * directories healed before the brick came back did not make their
+ * names on it). Asked at most every HEAL_CUT_CHECK_MS; run->lock held,
+ * dropped while asking. A crawl step is never cut (its walk has moved
+ * past its objects). */
+static void
+heal_cut_check_locked(struct heal_run *run)
+{
+    int64_t now = heal_mono_ms();
+    uint64_t gen;
+
+    if (run->is_cut || now - run->cut_checked_ms < HEAL_CUT_CHECK_MS)
+        return;
+    run->cut_checked_ms = now;
+    pthread_mutex_unlock(&run->lock);
+    gen = heal_child_gen(run);
+    pthread_mutex_lock(&run->lock);
+    if (gen != run->round_gen && !run->is_cut) {
+        run->is_cut = true;
+        vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "a brick came up or went down: "
+                "the rest of round %" PRIu64 " is left to the next",
+                run->st.rounds);
+        pthread_cond_broadcast(&run->cond);
+    }
+}
+
+
+/* Is there a job to take now (run->lock held)? Not one of a later stage
+ * while a job of the stage before is being healed (heal.h,
+ * fsd_heal_job_stage). */
+static bool
+heal_may_take_locked(const struct heal_run *run)
+{
+    if (run->next >= run->jobs.n || run->is_cut)
+        return false;
+    return run->busy == 0
+           || fsd_heal_job_stage(&run->jobs.v[run->next]) == run->stage;
+}
+
+
 static void *
 heal_worker(void *arg)
 {
@@ -235,11 +302,12 @@ heal_worker(void *arg)
         char g[VL_GFID_STR_LEN];
         int rc;
 
-        while (!run->is_exit && run->next >= run->jobs.n)
+        while (!run->is_exit && !heal_may_take_locked(run))
             pthread_cond_wait(&run->cond, &run->lock);
         if (run->is_exit)
             break;
         job = run->jobs.v[run->next++];
+        run->stage = fsd_heal_job_stage(&job);
         run->busy++;
         pthread_mutex_unlock(&run->lock);
         rc = atomic_load(&run->stop) ? -EINTR : heal_one(run, &job, answer);
@@ -261,6 +329,8 @@ heal_worker(void *arg)
         pthread_mutex_lock(&run->lock);
         if (rc != -EINTR)
             heal_count(run, &job, rc, answer);
+        if (rc == 0 && !job.is_crawl && strcmp(answer, "pending") == 0)
+            heal_cut_check_locked(run);
         run->busy--;
         pthread_cond_broadcast(&run->cond);
     }
@@ -349,8 +419,9 @@ heal_dispatch_locked(struct heal_run *run, struct fsd_heal_jobs *jobs)
     run->jobs = *jobs;
     memset(jobs, 0, sizeof(*jobs));
     run->next = 0;
+    run->is_cut = false;
     pthread_cond_broadcast(&run->cond);
-    while (run->next < run->jobs.n || run->busy > 0)
+    while ((run->next < run->jobs.n && !run->is_cut) || run->busy > 0)
         pthread_cond_wait(&run->cond, &run->lock);
 }
 
@@ -697,6 +768,16 @@ heal_sleep(struct heal_run *run, unsigned seconds)
     struct timespec until;
     time_t end;
 
+    /* A brick that came or went while the round ran: a round now, not
+     * after the first second's wait. */
+    if (heal_child_gen(run) != gen) {
+        vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "a brick came up or went down "
+                "during the round: a round now");
+        pthread_mutex_lock(&run->lock);
+        run->is_kicked = false;
+        pthread_mutex_unlock(&run->lock);
+        return;
+    }
     clock_gettime(CLOCK_REALTIME, &until);
     end = until.tv_sec + (time_t)seconds;
     pthread_mutex_lock(&run->lock);

@@ -58,6 +58,8 @@ struct fsd_heal_job {
     uint32_t n_blamed; /* replica slots its copy here blames: the copies
                           missing changes (more = fewer good copies) */
     bool is_dir;       /* entries before anything else */
+    uint32_t depth;    /* a directory's: its ancestors up to the root
+                          (0: the root), from the handles' chain */
     bool has_data;     /* a data counter is nonzero */
     uint64_t bytes;    /* its size here when has_data, for rates */
     bool is_crawl;     /* from a full crawl (heal-crawl.c), not the
@@ -81,10 +83,20 @@ struct fsd_heal_jobs {
  * index directory, not a brick). */
 int fsd_heal_index_scan(const char *brick_path, uint32_t brick,
                         struct fsd_heal_jobs *jobs);
-/* Directories first; then more blamed slots first; metadata-only before
- * data; smaller first. */
+/* Directories first, the shallower first; then more blamed slots first;
+ * metadata-only before data; smaller first. */
 int fsd_heal_job_cmp(const struct fsd_heal_job *a,
                      const struct fsd_heal_job *b);
+/* The stage of a round a job belongs to: the directories of one depth,
+ * then everything else (FSD_HEAL_STAGE_LAST); a crawl's jobs are one
+ * stage. A worker takes no job of a later stage while one of an earlier
+ * stage is being healed: a directory's heal creates the names (and the
+ * directories) the next stage heals, which would otherwise answer
+ * "pending" and wait for the next round. */
+#define FSD_HEAL_STAGE_LAST UINT32_MAX
+uint32_t fsd_heal_job_stage(const struct fsd_heal_job *job);
+/* How many handle links a directory's depth follows at most. */
+#define FSD_HEAL_DEPTH_MAX 4096
 void fsd_heal_jobs_sort(struct fsd_heal_jobs *jobs);
 /* One job per object and replica set: jobs of the same GFID from bricks
  * of one set (set_of[brick], the set of each brick) become one, naming

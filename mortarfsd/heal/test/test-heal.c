@@ -137,6 +137,77 @@ test_index_scan(void **state)
 }
 
 
+/* Directories are ordered by depth, read from the chain of their
+ * handles' links (root/a/b: a at 1, b at 2; a link naming no GFID ends
+ * the count there), each depth a stage of its own. */
+static void
+test_index_dir_depth(void **state)
+{
+    static const char *const d[] = {
+        "5a5a5a5a-0000-4000-8000-00000000000a", /* /a */
+        "5b5b5b5b-0000-4000-8000-00000000000b", /* /a/b */
+        "5c5c5c5c-0000-4000-8000-00000000000c", /* bad link */
+    };
+    struct fsd_heal_jobs jobs = {0};
+    char dir[64], p[512], t[256], g[VL_GFID_STR_LEN];
+    const char *parent[] = {"00000000-0000-0000-0000-000000000001", d[0],
+                            "nonsense"};
+
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/test-heal.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof(p), "%s/.mortar/index/xattrop", dir);
+    t_mkdirs(p);
+    for (int i = 2; i >= 0; i--) {
+        snprintf(p, sizeof(p), "%s/.mortar/index/xattrop/%s", dir, d[i]);
+        t_touch(p);
+        snprintf(p, sizeof(p), "%s/.mortar/handles/%.2s/%.2s", dir, d[i],
+                 d[i] + 2);
+        t_mkdirs(p);
+        snprintf(p, sizeof(p), "%s/.mortar/handles/%.2s/%.2s/%s", dir, d[i],
+                 d[i] + 2, d[i]);
+        snprintf(t, sizeof(t), "../../%.2s/%.2s/%s/n%d", parent[i],
+                 parent[i] + 2, parent[i], i);
+        assert_int_equal(symlink(t, p), 0);
+    }
+    assert_int_equal(fsd_heal_index_scan(dir, 0, &jobs), 3);
+    fsd_heal_jobs_sort(&jobs);
+    /* The bad link ends the count at once: depth 0, first. */
+    assert_true(jobs.v[0].is_dir && jobs.v[1].is_dir && jobs.v[2].is_dir);
+    assert_string_equal(vl_gfid_to_str(&jobs.v[0].gfid, g), d[2]);
+    assert_int_equal(jobs.v[0].depth, 0);
+    assert_string_equal(vl_gfid_to_str(&jobs.v[1].gfid, g), d[0]);
+    assert_int_equal(jobs.v[1].depth, 1);
+    assert_string_equal(vl_gfid_to_str(&jobs.v[2].gfid, g), d[1]);
+    assert_int_equal(jobs.v[2].depth, 2);
+    assert_int_equal(fsd_heal_job_stage(&jobs.v[2]), 2);
+    assert_true(fsd_heal_job_stage(&jobs.v[0])
+                < fsd_heal_job_stage(&jobs.v[2]));
+    fsd_heal_jobs_clear(&jobs);
+    t_rm(dir);
+}
+
+
+static void
+test_job_stage(void **state)
+{
+    struct fsd_heal_job a, b;
+
+    (void)state;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(fsd_heal_job_stage(&a), FSD_HEAL_STAGE_LAST);
+    a.is_dir = true;
+    a.depth = 3;
+    b.is_dir = true;
+    b.depth = 1;
+    assert_int_equal(fsd_heal_job_stage(&a), 3);
+    assert_true(fsd_heal_job_cmp(&b, &a) < 0); /* the shallower first */
+    a.is_crawl = true;
+    assert_int_equal(fsd_heal_job_stage(&a), 0); /* a crawl: one stage */
+}
+
+
 static void
 test_index_missing(void **state)
 {
@@ -427,7 +498,9 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_scan),
+        cmocka_unit_test(test_index_dir_depth),
         cmocka_unit_test(test_index_missing),
+        cmocka_unit_test(test_job_stage),
         cmocka_unit_test(test_job_order),
         cmocka_unit_test(test_jobs_merge),
         cmocka_unit_test(test_record_nonzero),
