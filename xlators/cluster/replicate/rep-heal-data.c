@@ -592,7 +592,7 @@ rep_heal_data(struct rep_heal *h)
      * zeros, which the read finds: no LSEEK. */
     if (size <= REP_HEAL_SEEK_MIN)
         f.has_seek = false;
-    if (size <= REP_HEAL_CHUNK) {
+    if (size <= REP_HEAL_ONE_STEP) {
         /* One step: copied under the whole-file lock already held (the
          * step's own lock would cover the file anyway). */
         rc = rep_heal_copy(h, &f, 0, size, false);

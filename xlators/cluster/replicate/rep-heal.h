@@ -10,8 +10,12 @@
 
 #include "rep.h"
 
-/* Bytes copied per step of a data heal, under a lock of that range. */
-#define REP_HEAL_CHUNK (1024 * 1024)
+/* Bytes copied per step of a data heal, under a lock of that range
+ * (RCHECKSUM's longest range, VL_RCHECKSUM_LEN_MAX, at most). */
+#define REP_HEAL_CHUNK (4 * 1024 * 1024)
+/* A file up to this size is copied under the whole-file lock the heal
+ * already holds, in one step (rep-heal-data.c). */
+#define REP_HEAL_ONE_STEP (1024 * 1024)
 
 /* What the records say about one kind of an object. */
 enum rep_heal_verdict {
