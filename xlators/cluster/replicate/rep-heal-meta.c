@@ -263,9 +263,11 @@ rep_heal_metadata(struct rep_heal *h)
         res = REP_HR_SPLIT;
         goto unlock;
     }
-    /* Attributes under the lock: what the sinks will get. */
+    /* Attributes under the lock: what the sinks will get (the source's;
+     * every copy's when they are compared). */
     for (unsigned i = 0; i < h->n && rc == 0; i++)
-        if (h->up & (1u << i))
+        if ((h->up & (1u << i))
+            && (v == REP_HV_COMPARE || (int)i == h->src))
             rc = rep_heal_stat(h, i, h->inode, &h->ia[i]);
     if (rc == 0 && v == REP_HV_COMPARE) {
         rc = rep_heal_meta_compare(h);
