@@ -10,8 +10,9 @@
  *      sinks and the source are opened (every data copy to compare);
  *   2. the file is walked in REP_HEAL_CHUNK steps, each under an inodelk
  *      of that range only (applications' writes elsewhere go on; a file
- *      of one step is copied under the whole-file lock, kept from 1 to
- *      3, which saves dropping it, a range lock and taking it again): the
+ *      of up to REP_HEAL_ONE_STEP is copied in one step under the
+ *      whole-file lock, kept from 1 to 3, which saves dropping it, a
+ *      range lock and taking it again): the
  *      source's data (LSEEK SEEK_DATA/SEEK_HOLE) is copied to the sinks,
  *      its holes are punched in them (FALLOC_FL_PUNCH_HOLE), so holes
  *      stay holes; without SEEK_DATA all-zero blocks are punched instead
@@ -593,7 +594,7 @@ rep_heal_data(struct rep_heal *h)
     if (size <= REP_HEAL_SEEK_MIN)
         f.has_seek = false;
     if (size <= REP_HEAL_ONE_STEP) {
-        /* One step: copied under the whole-file lock already held (the
+        /* One step: copied under the whole-file lock already held (a
          * step's own lock would cover the file anyway). */
         rc = rep_heal_copy(h, &f, 0, size, false);
     } else {
