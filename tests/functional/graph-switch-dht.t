@@ -42,30 +42,7 @@ TEST start_fsd client --volfile "$CVOL" "$M0"
 TEST wait_for_mount "$M0"
 CPID=$(fsd_pid client)
 
-coproc HOLD {
-    python3 -u -c '
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-for line in sys.stdin:
-    p = line.rstrip("\n").split(" ", 2)
-    try:
-        if p[0] == "w":
-            os.pwrite(fd, p[2].encode(), int(p[1]))
-            print("ok")
-        elif p[0] == "r":
-            print(os.pread(fd, int(p[2]), int(p[1])).decode() or "EOF")
-    except OSError as e:
-        print(os.strerror(e.errno))
-' "$M0/held"
-}
-_T_BG+=("$HOLD_PID")
-
-hold() {
-    local ans=""
-    echo "$*" >&"${HOLD[1]}" || return 1
-    read -r -t 20 ans <&"${HOLD[0]}"
-    echo "$ans"
-}
+fd_hold "$M0/held"
 
 # mkfiles PREFIX: 40 small files in the volume's root.
 mkfiles() {
@@ -135,5 +112,4 @@ count_graphs() {
 }
 EXPECT "1" count_graphs
 EXPECT_MATCH "children=client-b0,client-b1,client-b2" echo "$DUMP"
-exec {HOLD[1]}>&-
-wait "$HOLD_PID" 2> /dev/null
+fd_hold_end

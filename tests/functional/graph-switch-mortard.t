@@ -26,30 +26,7 @@ CPID=$(mm_pid "$M0")
 CLOG=$(mm_log "$M0")
 MNT_ID=$(awk -v m="$M0" '$5 == m { print $1 }' /proc/self/mountinfo)
 
-coproc HOLD {
-    python3 -u -c '
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-for line in sys.stdin:
-    p = line.rstrip("\n").split(" ", 2)
-    try:
-        if p[0] == "w":
-            os.pwrite(fd, p[2].encode(), int(p[1]))
-            print("ok")
-        elif p[0] == "r":
-            print(os.pread(fd, int(p[2]), int(p[1])).decode() or "EOF")
-    except OSError as e:
-        print(os.strerror(e.errno))
-' "$M0/held"
-}
-_T_BG+=("$HOLD_PID")
-
-hold() {
-    local ans=""
-    echo "$*" >&"${HOLD[1]}" || return 1
-    read -r -t 20 ans <&"${HOLD[0]}"
-    echo "$ans"
-}
+fd_hold "$M0/held"
 
 mkfiles() {
     local i
@@ -90,5 +67,4 @@ count_graphs() {
 }
 EXPECT "1" count_graphs
 EXPECT_MATCH "children=dv-brick0,dv-brick1,dv-brick2" echo "$DUMP"
-exec {HOLD[1]}>&-
-wait "$HOLD_PID" 2> /dev/null
+fd_hold_end

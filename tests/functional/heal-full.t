@@ -35,9 +35,6 @@ track_brick pv brick0
 _T_PIDFILES+=("$T/run/heal/hf.pid")
 REQ="$T/run/heal/hf.full"
 
-mcli2() {
-    mcli "$@" 2>&1
-}
 shd_pid() {
     cat "$T/run/heal/hf.pid" 2> /dev/null
 }

@@ -23,9 +23,6 @@ TEST start_mortard
 for i in 0 1; do track_brick gs brick$i; done
 _T_PIDFILES+=("$T/run/heal/gs.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
 down() {
     brick_away gs "brick$1" "$B/s$1"
 }

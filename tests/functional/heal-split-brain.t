@@ -24,9 +24,6 @@ TEST start_mortard
 for i in 0 1; do track_brick sb brick$i; done
 _T_PIDFILES+=("$T/run/heal/sb.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
 shd_up() {
     local p
     p="$(cat "$T/run/heal/sb.pid" 2> /dev/null)"

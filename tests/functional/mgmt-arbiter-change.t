@@ -27,19 +27,6 @@ for i in 0 1 2 3 4 5; do track_brick ac brick$i; done
 for i in 0 1 2; do track_brick r3 brick$i; done
 _T_PIDFILES+=("$T/run/heal/ac.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
-info_field() {
-    mcli volume info "$1" | sed -n "s/^$2: //p"
-}
-heal_daemon_up() {
-    p=$(cat "$T/run/heal/$1.pid" 2> /dev/null) && [ -n "$p" ] &&
-        kill -0 "$p" 2> /dev/null && echo Y
-}
-mount_differs() {
-    mount_sums "$M0" | diff "$T/expect" -
-}
 fill() {
     mkdir -p "$1/d1/d2" "$1/empty" &&
         echo small > "$1/small" &&
@@ -69,10 +56,6 @@ arbiter_holds() {
     n=$(find "$2" -path "$2/.mortar" -prune -o -type f -size +0 -print |
         wc -l)
     [ "$n" = 0 ] && echo ok || echo "$n files with data"
-}
-subvols_of() {
-    sed -n "/^volume $2\$/,/^end-volume/s/^    subvolumes //p" \
-        "$T/state/vols/$1/client.vol"
 }
 down() {
     brick_away ac "$2" "$B/$1"

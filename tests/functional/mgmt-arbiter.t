@@ -15,9 +15,6 @@ B="$T/bricks"
 TEST start_mortard
 for i in 0 1 2; do track_brick av brick$i; done
 
-mcli2() {
-    mcli "$@" 2>&1
-}
 gfid_of() {
     getfattr --absolute-names -h -n trusted.mortar.gfid -e hex "$1" \
         2> /dev/null | sed -n 's/.*=//p'

@@ -26,23 +26,6 @@ B="$T/bricks"
 for i in 0 1 2 3; do track_brick tv brick$i; done
 _T_PIDFILES+=("$T/run/heal/tv.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
-info_field() {
-    mcli volume info "$1" | sed -n "s/^$2: //p"
-}
-subvols_of() {
-    sed -n "/^volume $2\$/,/^end-volume/s/^    subvolumes //p" \
-        "$T/state/vols/$1/client.vol"
-}
-mount_differs() {
-    mount_sums "$M0" | diff "$T/expect" -
-}
-heal_daemon_up() {
-    p=$(cat "$T/run/heal/$1.pid" 2> /dev/null) && [ -n "$p" ] &&
-        kill -0 "$p" 2> /dev/null && echo Y
-}
 # fill MNT: a tree of every kind, spread over both bricks, with renames
 # whose new names hash to the other brick (link files).
 fill() {
@@ -80,30 +63,7 @@ mount_sums "$M0" > "$T/expect"
 TEST test -s "$T/expect"
 
 # A file held open across the change.
-coproc HOLD {
-    python3 -u -c '
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-for line in sys.stdin:
-    p = line.rstrip("\n").split(" ", 2)
-    try:
-        if p[0] == "w":
-            os.pwrite(fd, p[2].encode(), int(p[1]))
-            os.fsync(fd)
-            print("ok")
-        elif p[0] == "r":
-            print(os.pread(fd, int(p[2]), int(p[1])).decode() or "EOF")
-    except OSError as e:
-        print(os.strerror(e.errno))
-' "$M0/held"
-}
-_T_BG+=("$HOLD_PID")
-hold() {
-    local ans=""
-    echo "$*" >&"${HOLD[1]}" || return 1
-    read -r -t 20 ans <&"${HOLD[0]}"
-    echo "$ans"
-}
+fd_hold "$M0/held"
 EXPECT "ok" hold w 0 "before"
 mount_sums "$M0" > "$T/expect"
 
@@ -149,8 +109,7 @@ TEST sh -c "echo new > '$M0/d1/new'"
 EXPECT_WITHIN 20 "new" sh -c "cat '$B/b0/d1/new' '$B/b1/d1/new' \
     2> /dev/null | head -n 1"
 EXPECT_WITHIN 20 "2" sh -c "ls '$B'/b*/d1/new 2> /dev/null | wc -l"
-exec {HOLD[1]}>&-
-wait "$HOLD_PID" 2> /dev/null
+fd_hold_end
 mount_sums "$M0" > "$T/expect"
 
 # An old brick gone: its partner serves everything it held.

@@ -22,11 +22,6 @@ TEST start_mortard
 for i in 0 1 2; do track_brick hv brick$i; done
 _T_PIDFILES+=("$T/run/heal/hv.pid")
 
-# mcli2 ARGS: mcli with its error line (stderr) in the output too.
-mcli2() {
-    mcli "$@" 2>&1
-}
-
 shd_pid() {
     cat "$T/run/heal/hv.pid" 2> /dev/null
 }
@@ -122,10 +117,11 @@ EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
 # index read (600 s here): the daemon watches its bricks' up/down state.
 # The brick's directory is moved away while it is down so that the
 # supervision cannot start it before the writes are made.
-# Its data heals are throttled to cluster.heal-max-rate (1 MiB/s: the
-# 3 MiB file below waits about 2 s; its statedump, in the run dir as
-# the bricks', counts the wait).
-TEST mcli volume set hv cluster.heal-max-rate 1MB
+# Its data heals are throttled to cluster.heal-max-rate (4 MiB/s: the
+# 9 MiB file below heals in steps of 4, 4 and 1 MiB, the second and
+# third each waiting about 1 s for the one before; its statedump, in the
+# run dir as the bricks', counts the wait).
+TEST mcli volume set hv cluster.heal-max-rate 4MB
 OLD=$(shd_pid)
 TEST mcli volume set hv cluster.heal-timeout 600
 EXPECT_WITHIN 20 "Y" new_pid "$T/run/heal/hv.pid" "$OLD"
@@ -134,7 +130,7 @@ B1=$(cat "$T/run/hv-brick1.pid")
 TEST mv "$B/h1" "$B/h1.away"
 TEST kill -9 "$B1"
 TEST sh -c "for i in 1 2 3; do echo c\$i > '$M0/d/f'\$i; done"
-TEST dd if=/dev/urandom of="$M0/d/big" bs=1M count=3 status=none
+TEST dd if=/dev/urandom of="$M0/d/big" bs=1M count=9 status=none
 TEST umount_client "$M0"
 TEST test "$(index_count 0)" -gt 0
 TEST mv "$B/h1.away" "$B/h1"

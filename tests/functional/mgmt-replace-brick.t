@@ -26,9 +26,6 @@ for i in 0 1 2; do track_brick rb brick$i; done
 track_brick pv brick0
 _T_PIDFILES+=("$T/run/heal/rb.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
 index_count() {
     find "$B/$1/.mortar/index/xattrop" -mindepth 1 2> /dev/null | wc -l
 }

@@ -31,20 +31,6 @@ track_brick pv brick0
 for i in 0 1 2; do track_brick av brick$i; done
 _T_PIDFILES+=("$T/run/heal/rc.pid" "$T/run/heal/dv.pid")
 
-mcli2() {
-    mcli "$@" 2>&1
-}
-info_field() {
-    mcli volume info "$1" | sed -n "s/^$2: //p"
-}
-subvols_of() {
-    sed -n "/^volume $2\$/,/^end-volume/s/^    subvolumes //p" \
-        "$T/state/vols/$1/client.vol"
-}
-# mount_differs: how $M0 differs from $T/expect ("" when it does not).
-mount_differs() {
-    mount_sums "$M0" | diff "$T/expect" -
-}
 # fill MNT: a small tree of every kind.
 fill() {
     mkdir -p "$1/d1/d2" "$1/empty" &&
@@ -57,10 +43,6 @@ fill() {
         ln -s d1/mid "$1/link" &&
         ln "$1/small" "$1/d1/hard" &&
         for i in $(seq 1 30); do echo "f$i" > "$1/d1/d2/f$i" || return 1; done
-}
-heal_daemon_up() {
-    p=$(cat "$T/run/heal/$1.pid" 2> /dev/null) && [ -n "$p" ] &&
-        kill -0 "$p" 2> /dev/null && echo Y
 }
 
 TEST start_mortard
