@@ -16,6 +16,12 @@
  * value that would make the limits set with their own keys exceed the
  * cap (md_client_caches_check); volgen scales them down if a store holds
  * such a mix anyway, so no client is ever given more than the cap.
+ * While performance.cache-size is not set, a cache's own limit is taken
+ * on top of the others' default shares (what they would get of 32 MiB
+ * with no own limits), as before the cap existed: a volume whose
+ * quick-read was given 256 MiB (GlusterFS's performance.cache-size
+ * meant that, and older Mortar stored it so) does not starve
+ * write-behind; setting the cap makes it bind them all.
  * Attributes (md-cache) and inodes are bounded by count instead:
  * network.inode-lru-limit.
  * Threads: any; pure functions of the volume.
@@ -104,15 +110,36 @@ md_client_xl_on(const struct md_volume *vol, const char *name)
 }
 
 
+static uint64_t md_client_caches_explicit(const struct md_opts_view *view);
+static bool md_client_xl_explicit(const struct md_opts_view *view,
+                                  const struct md_client_xl *cx,
+                                  uint64_t *out);
+
+
+/* The cap: performance.cache-size as set; unset, the caches' own limits
+ * plus the default shares of the others (see the top). */
 static uint64_t
 md_view_cap(const struct md_opts_view *view)
 {
     const char *v = md_view_get(view, "diagnostics.cache-size");
-    uint64_t cap;
+    unsigned w_all = 0, w_rest = 0;
+    uint64_t cap, own;
 
-    if (v == NULL || vl_parse_size(v, &cap) != 0)
+    if (v != NULL && vl_parse_size(v, &cap) == 0)
+        return cap;
+    for (size_t i = 0; i < VL_ARRAY_SIZE(md_client_xls); i++) {
+        const struct md_client_xl *cx = &md_client_xls[i];
+
+        if (cx->limit_key == NULL || !md_view_xl_on(view, cx->name))
+            continue;
+        w_all += cx->weight;
+        if (!md_client_xl_explicit(view, cx, &own))
+            w_rest += cx->weight;
+    }
+    if (w_all == 0)
         return MD_CACHE_SIZE_DEFAULT;
-    return cap;
+    return md_client_caches_explicit(view)
+           + MD_CACHE_SIZE_DEFAULT / w_all * w_rest;
 }
 
 

@@ -413,8 +413,10 @@ static const vl_option_t md_diag_options[] = {
                        "(quick-read 8, write-behind 4, read-ahead 2, "
                        "readdir-ahead 1, nl-cache 1 parts; a cache that "
                        "is off takes none). Setting a cache's own limit "
-                       "past what this leaves is refused. Clients switch "
-                       "live. Attributes and inodes are bounded by "
+                       "past what this leaves is refused. Not set, a "
+                       "cache's own limit comes on top of the others' "
+                       "shares of the default. Clients switch live. "
+                       "Attributes and inodes are bounded by "
                        "network.inode-lru-limit."),
     VL_OPT_UINT("inode-lru-limit", struct md_diag_conf, inode_lru_limit,
                 .min = 0, .max = 1048576, .def = "16384",

@@ -186,8 +186,9 @@ test_explicit_limits(void **state)
     long long l[5];
 
     (void)state;
-    /* A cache's own limit is taken as set; the rest of the cap is
-     * shared by the others. */
+    /* With the cap set, a cache's own limit is taken as set; the rest
+     * of the cap is shared by the others. */
+    set(&v, "performance.cache-size", "32MB");
     set(&v, "performance.quick-read-cache-size", "20MB");
     assert_true(limits_of(&v, l) <= 32 * MiB);
     assert_int_equal(l[3], 20 * MiB);
@@ -216,6 +217,38 @@ test_explicit_limits(void **state)
                      0);
     assert_true(limits_of(&v, l) <= 10 * MiB);
     assert_int_equal(l[3], 10 * MiB);
+    free_opts(&v);
+}
+
+
+/* performance.cache-size not set: a cache's own limit comes on top of
+ * the others' default shares (as before the cap existed: an older
+ * store's quick-read cache-size of 256 MiB starves nothing), and nothing
+ * is refused; setting the cap then binds them all. */
+static void
+test_unset_cap_own_limits(void **state)
+{
+    struct md_brick b[1] = {
+        {.host = "h1", .path = "/d/b0", .port = 24200, .id = "brick0"},
+    };
+    struct md_volume v = {.name = "vv", .bricks = b, .n_bricks = 1};
+    vl_err_t err = {.msg = ""};
+    long long l[5], wb, nlc;
+
+    (void)state;
+    limits_of(&v, l);
+    wb = l[0];
+    nlc = l[4];
+    assert_int_equal(md_vol_opt_set(&v, "quick-read.cache-size", "256MB"),
+                     0);
+    assert_int_equal(md_client_caches_check(&v, NULL, NULL, &err), 0);
+    assert_true(limits_of(&v, l) <= 256 * MiB + 32 * MiB);
+    assert_int_equal(l[3], 256 * MiB);
+    assert_int_equal(l[0], wb);
+    assert_int_equal(l[4], nlc);
+    /* Set, the cap binds: the same own limit is refused. */
+    assert_int_equal(md_client_caches_check(&v, "diagnostics.cache-size",
+                                            "64MB", &err), -EINVAL);
     free_opts(&v);
 }
 
@@ -258,6 +291,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_share),
         cmocka_unit_test(test_explicit_limits),
+        cmocka_unit_test(test_unset_cap_own_limits),
         cmocka_unit_test(test_inode_lru_limit),
     };
 
