@@ -5,7 +5,9 @@
  * Files: to the fd's subvolume, else the inode's cached one (one round
  * trip). An answer of EREMCHG (the file was migrated), or ESTALE/ENOENT
  * for a regular file, is never passed up: a worker looks the GFID up on
- * every subvolume (first regular non-link-file answer wins), reopens the
+ * every subvolume (first regular non-link-file answer wins, the one
+ * that answered EREMCHG last: it still lists the file between the
+ * rebalance's mark and its unlink), reopens the
  * fd there with its open flags minus O_CREAT|O_EXCL|O_TRUNC, and retries
  * the fop once. copy_file_range within one subvolume comes here from
  * dist-copy.c, which copies across subvolumes itself.
@@ -167,6 +169,9 @@ dist_route_done(vl_req_t *r, void *cookie)
     int status = r->status;
 
     if (status != 0 && !local->is_retry && dist_is_moved_error(req, status)) {
+        /* That subvolume said the file moved away: between the
+         * rebalance's mark and its unlink it still lists it. */
+        local->subvol2 = status == -EREMCHG ? local->subvol : -1;
         if (dist_task_run(xl, req, dist_reroute_task) == 0)
             return;
     }
@@ -222,11 +227,16 @@ dist_reroute_task(vl_xlator_t *xl, vl_req_t *req)
     for (unsigned i = 0; i < priv->n; i++)
         args[i].lookup.loc.inode = inode;
     dist_fan_sync(xl, req, dist_up_mask(xl), VL_FOP_LOOKUP, args, calls);
-    for (unsigned i = 0; i < priv->n && found < 0; i++)
-        if (calls[i].status == 0 && !dist_iatt_is_linkfile(&calls[i].reply.iatt)
-            && (S_ISREG(calls[i].reply.iatt.mode)
-                || !S_ISREG(inode->type)))
-            found = (int)i;
+    /* The subvolume that answered EREMCHG last, if another has the file:
+     * the source keeps its name from the mark to the unlink. */
+    for (int pass = 0; pass < 2 && found < 0; pass++)
+        for (unsigned i = 0; i < priv->n && found < 0; i++)
+            if ((pass == 1 || (int)i != local->subvol2)
+                && calls[i].status == 0
+                && !dist_iatt_is_linkfile(&calls[i].reply.iatt)
+                && (S_ISREG(calls[i].reply.iatt.mode)
+                    || !S_ISREG(inode->type)))
+                found = (int)i;
     vl_free(args);
     dist_calls_free(calls, priv->n);
     if (found < 0) {
@@ -563,6 +573,7 @@ dist_fop_route(vl_xlator_t *xl, vl_req_t *req)
     }
     idx = dist_route_target(xl, req);
     if (idx < 0) {
+            VL_REQ_PRIV(req, struct dist_local)->subvol2 = -1;
         rc = dist_task_run(xl, req, dist_reroute_task);
         if (rc != 0)
             vl_unwind(req, rc);

@@ -100,20 +100,17 @@ rt_wait(struct rt *t, struct vl_test_result *res, int mock_status)
 }
 
 
-static void
-test_eremchg_read_follows_the_file(void **state)
+/* "f" holding "hello", created on b1 directly; *fresh is the inode it
+ * was created with (a ref to drop), the linked one is returned. */
+static vl_inode_t *
+rt_file_on_b1(struct rt *t, vl_inode_t *root, vl_inode_t **fresh_out)
 {
-    struct rt *t = *state;
-    vl_inode_t *root = vl_inode_table_root(t->g->graph->itable);
     vl_inode_t *fresh = vl_inode_new(t->g->graph->itable), *inode;
     union vl_fop_args a = {0};
     struct vl_reply r;
-    struct vl_test_result res = {0};
     struct iovec iov = {.iov_base = "hello", .iov_len = 5};
-    vl_fd_t *fd0, *fd;
-    vl_req_t *req;
+    vl_fd_t *fd0;
 
-    /* The file lives on b1 (created there directly). */
     fd0 = vl_fd_new(fresh, O_RDWR, 1);
     a.create.loc.parent = root;
     a.create.loc.name = "f";
@@ -133,8 +130,20 @@ test_eremchg_read_follows_the_file(void **state)
     assert_int_equal(r.count, 5);
     vl_reply_clear(&r);
     vl_fd_unref(fd0);
+    *fresh_out = fresh;
+    return inode;
+}
 
-    /* Distribute believes it is on subvolume 0 (before a migration). */
+
+/* Opens inode through distribute, which believes it is on subvolume 0
+ * (the mock opens it). */
+static vl_fd_t *
+rt_open_on_mock(struct rt *t, vl_inode_t *inode)
+{
+    struct vl_test_result res = {0};
+    vl_fd_t *fd;
+    vl_req_t *req;
+
     dist_ictx_set_file(t->dht, inode, 0, 0, false);
     fd = vl_fd_new(inode, O_RDONLY, 1);
     req = vl_req_new(t->dht, VL_FOP_OPEN);
@@ -142,9 +151,25 @@ test_eremchg_read_follows_the_file(void **state)
     VL_ARGS(req, open)->flags = O_RDONLY;
     VL_ARGS(req, open)->fd = fd;
     vl_test_wind(req, &res);
-    rt_wait(t, &res, 0); /* the mock opens it */
+    rt_wait(t, &res, 0);
     assert_int_equal(res.status, 0);
     vl_test_result_clear(&res);
+    return fd;
+}
+
+
+static void
+test_eremchg_read_follows_the_file(void **state)
+{
+    struct rt *t = *state;
+    vl_inode_t *root = vl_inode_table_root(t->g->graph->itable);
+    vl_inode_t *fresh, *inode = rt_file_on_b1(t, root, &fresh);
+    struct vl_test_result res = {0};
+    vl_fd_t *fd;
+    vl_req_t *req;
+
+    /* Distribute believes it is on subvolume 0 (before a migration). */
+    fd = rt_open_on_mock(t, inode);
     assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_OPEN), 1);
 
     /* The read meets EREMCHG on subvolume 0 and is retried on b1. */
@@ -173,6 +198,55 @@ test_eremchg_read_follows_the_file(void **state)
     vl_test_result_clear(&res);
     assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_READ), 1);
 
+    vl_fd_unref(fd);
+    vl_inode_unref(inode);
+    vl_inode_unref(fresh);
+    vl_inode_unref(root);
+}
+
+
+/* Between the rebalance's mark of the source (EREMCHG from then on) and
+ * its unlink, the source still answers a lookup as a regular file: the
+ * reroute must take the copy elsewhere, not retry where EREMCHG came
+ * from (that retry failed with ESTALE up to the application). */
+static void
+test_eremchg_source_still_listed(void **state)
+{
+    struct rt *t = *state;
+    vl_inode_t *root = vl_inode_table_root(t->g->graph->itable);
+    vl_inode_t *fresh, *inode = rt_file_on_b1(t, root, &fresh);
+    struct vl_test_result res = {0};
+    vl_fd_t *fd = rt_open_on_mock(t, inode);
+    vl_req_t *req;
+
+    req = vl_req_new(t->dht, VL_FOP_READ);
+    VL_ARGS(req, read)->fd = fd;
+    VL_ARGS(req, read)->size = 64;
+    vl_test_wind(req, &res);
+    vl_unwind(vl_mock_pop(t->mock), -EREMCHG);
+    for (int i = 0; i < 5000 && !res.is_done; i++) {
+        vl_req_t *r = vl_mock_pop(t->mock);
+
+        if (r == NULL) {
+            usleep(1000);
+            continue;
+        }
+        if (r->op == VL_FOP_LOOKUP) {
+            /* The source, marked but not unlinked yet. */
+            r->reply.iatt.gfid = inode->gfid;
+            r->reply.iatt.mode = S_IFREG | 0644;
+            r->reply.iatt.size = 5;
+            vl_unwind(r, 0);
+        } else {
+            vl_unwind(r, -EREMCHG);
+        }
+    }
+    assert_true(res.is_done);
+    assert_int_equal(res.status, 0);
+    assert_int_equal(res.reply.count, 5);
+    assert_memory_equal(res.reply.data, "hello", 5);
+    vl_test_result_clear(&res);
+    assert_int_equal(vl_mock_received_op(t->mock, VL_FOP_READ), 1);
     vl_fd_unref(fd);
     vl_inode_unref(inode);
     vl_inode_unref(fresh);
@@ -286,6 +360,8 @@ main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_eremchg_read_follows_the_file,
+                                        rt_setup, rt_teardown),
+        cmocka_unit_test_setup_teardown(test_eremchg_source_still_listed,
                                         rt_setup, rt_teardown),
         cmocka_unit_test_setup_teardown(test_eremchg_nowhere_is_estale,
                                         rt_setup, rt_teardown),
