@@ -413,6 +413,9 @@ md_brick_start(struct md_state *st, const struct md_volume *vol,
             vl_glog(MD_DOMAIN, VL_LOG_INFO, "brick %s:%s of %s started "
                     "(pid %ld, port %u)", b->host, b->path, vol->name,
                     (long)md_brick_pid(st, vol, b), b->port);
+            /* The heal daemon's clients of this brick connect now, not
+             * after a backoff grown while it was down (none: ESRCH). */
+            (void)md_heal_kick(st, vol->name);
             return 0;
         }
         usleep(100 * 1000);

@@ -26,6 +26,7 @@ vl_notify_default(vl_xlator_t *xl, vl_event_t ev, void *data)
     case VL_EV_PARENT_UP:
     case VL_EV_PARENT_DOWN:
     case VL_EV_CLIENT_DISCONNECT:
+    case VL_EV_RECONNECT:
         for (i = 0; i < xl->n_children; i++)
             vl_notify(xl->children[i], ev, data);
         break;

@@ -64,6 +64,9 @@
 /* How often an object answering "pending" may ask whether a brick came
  * or went since the round began (heal_cut_check_locked). */
 #define HEAL_CUT_CHECK_MS 100
+/* How often a sleeping daemon asks whether a brick came or went
+ * (heal_sleep): the wait before a returned brick's heal starts. */
+#define HEAL_CHILD_POLL_MS 100
 
 struct heal_run {
     const struct fsd_heal_conf *conf;
@@ -760,16 +763,17 @@ heal_child_gen(struct heal_run *run)
 /* Waits up to seconds, or until stop, a kick, or a change of a child's
  * up/down state since the round began: a brick that comes back is healed
  * at once (GlusterFS's daemon does the same on its child-up event), not
- * at the next interval. The state is asked once a second. */
+ * at the next interval. The state is asked every HEAL_CHILD_POLL_MS: a
+ * local xattr read on the graph, cheap beside the heal it starts. */
 static void
 heal_sleep(struct heal_run *run, unsigned seconds)
 {
     uint64_t gen = run->round_gen;
-    struct timespec until;
-    time_t end;
+    struct timespec now, until;
+    int64_t end_ms;
 
     /* A brick that came or went while the round ran: a round now, not
-     * after the first second's wait. */
+     * after the first poll's wait. */
     if (heal_child_gen(run) != gen) {
         vl_glog(HEAL_DOMAIN, VL_LOG_INFO, "a brick came up or went down "
                 "during the round: a round now");
@@ -778,14 +782,27 @@ heal_sleep(struct heal_run *run, unsigned seconds)
         pthread_mutex_unlock(&run->lock);
         return;
     }
-    clock_gettime(CLOCK_REALTIME, &until);
-    end = until.tv_sec + (time_t)seconds;
+    clock_gettime(CLOCK_REALTIME, &now);
+    end_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000
+             + (int64_t)seconds * 1000;
     pthread_mutex_lock(&run->lock);
     while (!atomic_load(&run->stop) && !run->is_kicked) {
-        clock_gettime(CLOCK_REALTIME, &until);
-        if (until.tv_sec >= end)
+        int64_t now_ms, wait_ms;
+
+        clock_gettime(CLOCK_REALTIME, &now);
+        now_ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+        if (now_ms >= end_ms)
             break;
-        until.tv_sec++;
+        wait_ms = end_ms - now_ms;
+        if (wait_ms > HEAL_CHILD_POLL_MS)
+            wait_ms = HEAL_CHILD_POLL_MS;
+        until = now;
+        until.tv_sec += wait_ms / 1000;
+        until.tv_nsec += (wait_ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
         if (pthread_cond_timedwait(&run->cond, &run->lock, &until)
             != ETIMEDOUT)
             continue;
@@ -979,6 +996,13 @@ fsd_heal_run(vl_graph_t *graph, const struct fsd_heal_conf *conf,
             pthread_cond_broadcast(&run->cond);
             pthread_mutex_unlock(&run->lock);
         } else if (sig == SIGUSR2) {
+            /* The kick (mortard sends it when it starts a brick): a
+             * client of a brick that is back connects now, not after a
+             * backoff grown to seconds while the brick was down; its
+             * CHILD_UP then ends the sleep, and the round heals it. */
+            for (size_t i = 0; i < conf->n_bricks; i++)
+                if (run->subs[i] != NULL)
+                    vl_notify(run->subs[i], VL_EV_RECONNECT, NULL);
             pthread_mutex_lock(&run->lock);
             run->is_kicked = true;
             pthread_cond_broadcast(&run->cond);

@@ -37,6 +37,9 @@ typedef enum vl_event {
     VL_EV_CLIENT_DISCONNECT, /* brick side; data: uint64_t *client_id whose
                                 locks and state must be dropped */
     VL_EV_UPCALL,      /* goes up; data: const struct vl_upcall * */
+    VL_EV_RECONNECT,   /* goes down; a brick may be back (mortard started
+                          it): a disconnected protocol/client tries now
+                          rather than after its backoff */
 } vl_event_t;
 
 /* What a brick tells a client (VL_EV_UPCALL), one of two kinds.
@@ -156,8 +159,8 @@ struct vl_xlator {
 #define VL_CONF(xl, type) ((const type *)(xl)->conf)
 
 /* Forwards CHILD_UP/CHILD_DOWN (data: xl) and UPCALL (data as given) to
- * every parent and PARENT_UP/PARENT_DOWN/CLIENT_DISCONNECT to every
- * child. */
+ * every parent and PARENT_UP/PARENT_DOWN/CLIENT_DISCONNECT/RECONNECT to
+ * every child. */
 int vl_notify_default(vl_xlator_t *xl, vl_event_t ev, void *data);
 /* Delivers ev to xl (its notify, or the default). */
 int vl_notify(vl_xlator_t *xl, vl_event_t ev, void *data);

@@ -7,6 +7,10 @@
  * remote-subvolume. When the brick accepts, CHILD_UP goes to the parents;
  * when the connection is lost, calls in flight fail -ENOTCONN, CHILD_DOWN
  * goes up, and a reconnect follows with backoff (100 ms doubling to 5 s).
+ * VL_EV_RECONNECT (a brick may be back: the heal daemon's kick when
+ * mortard starts one) cuts the wait to the next tick and resets the
+ * backoff, so a heal does not sit out up to 5 s of a backoff grown while
+ * the brick was down.
  * Failures are recorded with vl_graph_set_last_error so that a mount can
  * say why it failed. One periodic tick timer drives reconnects, the
  * connect timeout and the ping timeout (no reply for ping-timeout while
@@ -611,6 +615,21 @@ client_start(struct client_priv *priv)
 }
 
 
+/* VL_EV_RECONNECT: a disconnected client tries at its next tick (at most
+ * CLIENT_BACKOFF_START_MS away while it has no connection) with the
+ * backoff reset; a connected or connecting one is left alone. */
+static void
+client_reconnect_now(struct client_priv *priv)
+{
+    pthread_mutex_lock(&priv->lock);
+    if (priv->is_started && !priv->is_stopping && priv->clnt == NULL) {
+        priv->backoff_ms = CLIENT_BACKOFF_START_MS;
+        priv->next_connect_ms = 0;
+    }
+    pthread_mutex_unlock(&priv->lock);
+}
+
+
 static void
 client_stop(struct client_priv *priv)
 {
@@ -661,6 +680,9 @@ client_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
         return 0;
     case VL_EV_PARENT_DOWN:
         client_stop(priv);
+        return 0;
+    case VL_EV_RECONNECT:
+        client_reconnect_now(priv);
         return 0;
     default:
         return vl_notify_default(xl, ev, data);

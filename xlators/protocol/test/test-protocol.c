@@ -11,7 +11,8 @@
  * and a disallowed address refused with their reasons, garbage on the
  * server port not stopping service, ENOTCONN when the brick graph is
  * freed, CHILD_UP again when it returns, an fd re-opened after the
- * reconnect, and a hung brick declared dead after ping-timeout.
+ * reconnect, VL_EV_RECONNECT cutting a long backoff short, and a hung
+ * brick declared dead after ping-timeout.
  */
 #include "config.h"
 
@@ -34,6 +35,7 @@
 #include <cmocka.h>
 
 #include "builtin.h"
+#include "protocol/client/client.h"
 #include "vol/vol.h"
 #include "vrpc.h"
 
@@ -1032,6 +1034,54 @@ test_reconnect_and_reopen(void **state)
 }
 
 
+/* A brick that comes back while its client waits out a long backoff (one
+ * grown while it was down): VL_EV_RECONNECT from the top (the heal
+ * daemon's kick) makes the client connect at its next tick, not when the
+ * backoff ends. */
+static void
+test_reconnect_event_cuts_backoff(void **state)
+{
+    struct env *e = *state;
+    struct client_priv *priv;
+    vl_xlator_t *c;
+    bool is_held = false;
+    int n_up;
+
+    client_up(e, "brick-leaf"); /* no brick yet: refused, retried */
+    c = vl_graph_find(e->cg, "c");
+    assert_non_null(c);
+    priv = c->priv;
+    /* Between tries (no connection), the next one is put an hour out; a
+     * try that was starting as we did so resets it, so again until it
+     * holds. */
+    for (int i = 0; i < WAIT_MS / 250 && !is_held; i++) {
+        pthread_mutex_lock(&priv->lock);
+        if (priv->clnt == NULL) {
+            priv->next_connect_ms = vrpc_now_ms() + 3600 * 1000;
+            priv->backoff_ms = CLIENT_BACKOFF_MAX_MS;
+        }
+        pthread_mutex_unlock(&priv->lock);
+        usleep(250 * 1000);
+        pthread_mutex_lock(&priv->lock);
+        is_held = priv->clnt == NULL
+                  && priv->next_connect_ms > vrpc_now_ms() + 1800 * 1000;
+        pthread_mutex_unlock(&priv->lock);
+    }
+    assert_true(is_held);
+
+    brick_up(e, "*");
+    usleep(300 * 1000); /* three ticks: none tries */
+    pthread_mutex_lock(&top.lock);
+    n_up = top.n_up;
+    pthread_mutex_unlock(&top.lock);
+    assert_int_equal(n_up, 0);
+
+    vl_notify(e->cg->top, VL_EV_RECONNECT, NULL);
+    wait_up(e, 1);
+    assert_int_equal(do_lookup(e, "file", NULL), -ENOENT);
+}
+
+
 static void
 hold_done(vl_req_t *req, void *cookie)
 {
@@ -1480,6 +1530,8 @@ main(void)
                                         env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_reconnect_and_reopen, env_setup,
                                         env_teardown),
+        cmocka_unit_test_setup_teardown(test_reconnect_event_cuts_backoff,
+                                        env_setup, env_teardown),
         cmocka_unit_test_setup_teardown(test_ping_timeout, env_setup,
                                         env_teardown),
         cmocka_unit_test_setup_teardown(test_fuzz_procedures, env_setup,
