@@ -3,19 +3,26 @@
  * posix-index: the brick's heal index, .mortar/index/ (doc/replicate.md,
  * "On-disk records").
  *
- *   xattrop/<gfid>                   an empty file: the object gfid has
- *                                    a nonzero trusted.mortar.rep.* counter
- *   entry-changes/<dir-gfid>/<name>  an empty file: name in directory
- *                                    dir-gfid changed while a replica
- *                                    missed it (granular entry records)
+ *   xattrop/<gfid>                   the object gfid has a nonzero
+ *                                    trusted.mortar.rep.* counter
+ *   entry-changes/<dir-gfid>/<name>  name in directory dir-gfid changed
+ *                                    while a replica missed it (granular
+ *                                    entry records)
+ *   base.N                           an empty file; every entry above is
+ *                                    a hard link of one of these
  *   entry-changes/<dir-gfid>         with the xattr trusted.mortar.full:
  *                                    a change without a name was
  *                                    recorded (the names do not say all)
  *
  * Listing or counting what needs healing is a readdir of xattrop/: it
- * costs O(pending), not O(files). Entries are empty files, not hard
- * links to one base file: a file system's link limit (65,000 on ext4)
- * must not bound the number of pending objects.
+ * costs O(pending), not O(files). Entries are hard links of a base file
+ * (GlusterFS's way), so making and removing one allocates and frees no
+ * inode: entries come and go with nearly every change on a replicated
+ * volume, and ext4 without a journal skips every inode freed in the last
+ * 30 s when it allocates one, scanning for them (a fifth of a brick's CPU
+ * in replica 3 creates). A file system's link limit (65,000 on ext4)
+ * must not bound the number of pending objects: when base.N's count is
+ * full (EMLINK) entries go to base.N+1.
  *
  * Crash safety: posix-xattrop.c adds the entry BEFORE the xattr write
  * that can make a counter nonzero and removes it AFTER the write that
@@ -66,13 +73,14 @@ posix_index_setup(vl_xlator_t *xl)
                                 POSIX_META_DIR "/" POSIX_INDEX_DIR);
     if (fd < 0)
         return fd;
+    priv->index_fd = fd;
     priv->index_xattrop_fd = posix_index_mkdir_open(fd, POSIX_INDEX_XATTROP);
     priv->index_entry_fd = posix_index_mkdir_open(fd, POSIX_INDEX_ENTRY);
+    atomic_store(&priv->index_base, 0);
     rc = priv->index_xattrop_fd < 0   ? priv->index_xattrop_fd
          : priv->index_entry_fd < 0   ? priv->index_entry_fd
          : fsync(fd) < 0              ? -errno
                                       : 0;
-    close(fd);
     return rc;
 }
 
@@ -80,27 +88,75 @@ posix_index_setup(vl_xlator_t *xl)
 void
 posix_index_teardown(struct posix_priv *priv)
 {
+    if (priv->index_fd >= 0)
+        close(priv->index_fd);
     if (priv->index_xattrop_fd >= 0)
         close(priv->index_xattrop_fd);
     if (priv->index_entry_fd >= 0)
         close(priv->index_entry_fd);
+    priv->index_fd = -1;
     priv->index_xattrop_fd = -1;
     priv->index_entry_fd = -1;
 }
 
 
-/* Creates the empty file name in dirfd, durably: 1 if it was made (and
- * dirfd fsynced), 0 if it was there, or -errno. */
+/* Makes base file name in index/ (another thread may be making it too),
+ * durably: its inode, then its name. */
 static int
-posix_index_touch(int dirfd, const char *name)
+posix_index_base_make(struct posix_priv *priv, const char *name)
 {
-    int fd = openat(dirfd, name,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+    int fd = openat(priv->index_fd, name,
+                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int rc = 0;
 
     if (fd < 0)
-        return errno == EEXIST ? 0 : -errno;
+        return -errno;
+    if (fsync(fd) < 0 || fsync(priv->index_fd) < 0)
+        rc = -errno;
     close(fd);
+    return rc;
+}
+
+
+/* How many base files one entry may try before giving up: more than a
+ * few means something other than full link counts is wrong. */
+#define POSIX_INDEX_BASE_TRIES 16
+
+/* Links name in dirfd to the current base file, durably: 1 if it was
+ * made (and dirfd fsynced), 0 if it was there, or -errno. */
+static int
+posix_index_touch(struct posix_priv *priv, int dirfd, const char *name)
+{
+    char base[32];
+    unsigned n;
+    int tries;
+    bool is_made = false;
+
+    for (tries = 0; tries < POSIX_INDEX_BASE_TRIES; tries++) {
+        int rc;
+
+        n = atomic_load(&priv->index_base);
+        snprintf(base, sizeof(base), POSIX_INDEX_BASE ".%u", n);
+        if (linkat(priv->index_fd, base, dirfd, name, 0) == 0)
+            break;
+        if (errno == EEXIST)
+            return 0;
+        if (errno == EMLINK) {
+            /* Full: the next base, unless another thread moved on. */
+            (void)atomic_compare_exchange_strong(&priv->index_base, &n,
+                                                 n + 1);
+            continue;
+        }
+        /* ENOENT again after making the base: dirfd is gone. */
+        if (errno != ENOENT || is_made)
+            return -errno;
+        rc = posix_index_base_make(priv, base); /* first use */
+        if (rc < 0)
+            return rc;
+        is_made = true;
+    }
+    if (tries == POSIX_INDEX_BASE_TRIES)
+        return -EMLINK;
     if (fsync(dirfd) < 0) {
         int rc = -errno;
 
@@ -119,7 +175,7 @@ posix_index_add(vl_xlator_t *xl, const vl_gfid_t *gfid)
     char str[VL_GFID_STR_LEN];
     int rc;
 
-    rc = posix_index_touch(posix_priv(xl)->index_xattrop_fd,
+    rc = posix_index_touch(posix_priv(xl), posix_priv(xl)->index_xattrop_fd,
                            vl_gfid_to_str(gfid, str));
     return rc < 0 ? rc : 0;
 }
@@ -196,7 +252,7 @@ posix_index_entry_add(vl_xlator_t *xl, const vl_gfid_t *dir,
     dfd = posix_index_entry_dir(xl, dir);
     if (dfd < 0)
         return dfd;
-    rc = posix_index_touch(dfd, name);
+    rc = posix_index_touch(posix_priv(xl), dfd, name);
     close(dfd);
     return rc < 0 ? rc : 0;
 }

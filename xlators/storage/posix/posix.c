@@ -439,6 +439,7 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
     priv->root_fd = -1;
     priv->handles_fd = -1;
     priv->unlink_fd = -1;
+    priv->index_fd = -1;
     priv->index_xattrop_fd = -1;
     priv->index_entry_fd = -1;
     for (int i = 0; i < POSIX_XATTROP_STRIPES; i++)

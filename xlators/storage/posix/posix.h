@@ -46,6 +46,8 @@
 #define POSIX_INDEX_DIR "index"           /* posix-index.c */
 #define POSIX_INDEX_XATTROP "xattrop"
 #define POSIX_INDEX_ENTRY "entry-changes"
+/* index/base.N: the inode every index entry is a hard link of. */
+#define POSIX_INDEX_BASE "base"
 /* On a record directory entry-changes/<dir>: its names are not all. */
 #define POSIX_INDEX_FULL_XATTR "trusted.mortar.full"
 /* The virtual GETXATTR of a directory's records (posix_index_entry_list):
@@ -178,9 +180,14 @@ struct posix_priv {
     struct posix_making *making;  /* (making_lock) list, newest first */
     unsigned n_making_waiters;    /* (making_lock) lookups waiting */
     /* The heal index (posix-index.c): O_RDONLY fds (fsync-able) of
-     * .mortar/index/xattrop and .mortar/index/entry-changes. */
+     * .mortar/index, .mortar/index/xattrop and
+     * .mortar/index/entry-changes; the number N of the base file
+     * index/base.N entries are linked to now (the next one once its link
+     * count is full). */
+    int index_fd;
     int index_xattrop_fd;
     int index_entry_fd;
+    atomic_uint index_base;
     /* xattrop's locks: one object's xattrops take the stripe of its
      * GFID, so they never interleave (posix-xattrop.c). */
     pthread_mutex_t xattrop_locks[POSIX_XATTROP_STRIPES];
