@@ -286,9 +286,7 @@ vfuse_notifier_main(void *arg)
         vfuse_list_del(&n->link);
         nt->n_queued--;
         pthread_mutex_unlock(&nt->lock);
-        pthread_mutex_lock(&sess->lock);
-        is_init_done = sess->is_init_done;
-        pthread_mutex_unlock(&sess->lock);
+        is_init_done = atomic_load(&sess->is_init_done);
         /* Before INIT the kernel knows no inode of ours. */
         if (is_init_done && !atomic_load(&sess->is_gone))
             vfuse_notice_write(sess, n);

@@ -13,7 +13,13 @@
  * Nodeids: struct vfuse_node pointers of the session's table
  *          (fuse-table.c); the handlers see resolved inodes only.
  * Graphs:  each message goes to the session's active instance, which the
- *          call pins (sess->n_inflight) until it ends.
+ *          call pins (priv->n_inflight) until it ends. The pin takes no
+ *          lock: sess->active is read under RCU (urcu-bp, so that no
+ *          thread has to register) and the count is an atomic taken in
+ *          that read section, which a drain waits out with
+ *          synchronize_rcu (fuse-session.c). The count outlives the
+ *          section because a call's life is asynchronous: it ends in a
+ *          done callback on whatever thread answers.
  * Threads: conf->reader_threads readers block in read(2) (one woken per
  *          request, counted in n_requests); handlers only build requests
  *          and wind them, never wait. VFUSE_STOP_SIGNAL interrupts the
@@ -22,6 +28,8 @@
  */
 #include "config.h"
 
+/* Inline read-side primitives: mortar is GPL, liburcu LGPL. */
+#define _LGPL_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +38,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <urcu-bp.h>
 
 #include "fuse.h"
 
@@ -127,28 +136,45 @@ vfuse_pool_clear(struct vfuse_session *sess)
 }
 
 
-/* The active instance, pinned for one call; NULL if there is none. */
+/* The active instance, pinned for one call; NULL if there is none. The
+ * read section covers only the step from loading sess->active to
+ * counting the call: a drain that unpublished priv waits out every such
+ * section (synchronize_rcu) before it reads n_inflight, so no reader can
+ * count itself into a graph the drain already saw idle. From then on the
+ * count, not RCU, keeps priv alive until the call ends. */
 static struct vfuse_priv *
 vfuse_priv_pin(struct vfuse_session *sess)
 {
     struct vfuse_priv *priv;
 
-    pthread_mutex_lock(&sess->lock);
-    priv = sess->active;
+    rcu_read_lock();
+    priv = rcu_dereference(sess->active);
     if (priv != NULL)
-        priv->n_inflight++;
-    pthread_mutex_unlock(&sess->lock);
+        atomic_fetch_add(&priv->n_inflight, 1);
+    rcu_read_unlock();
     return priv;
 }
 
 
+/* Drops the call's pin. Only the unpin that ends a drain's wait takes
+ * sess->lock (so that its signal cannot slip in between the drain's test
+ * of the count and its wait). It reads priv after the decrement, when a
+ * drain may already see 0, so it runs in a read section: the drain waits
+ * that out (synchronize_rcu) before the graph may be torn down. */
 static void
 vfuse_priv_unpin(struct vfuse_session *sess, struct vfuse_priv *priv)
 {
-    pthread_mutex_lock(&sess->lock);
-    if (--priv->n_inflight == 0)
+    rcu_read_lock();
+    /* Both sequentially consistent, as are the drain's store of the flag
+     * and its load of the count: either this sees the flag, or the drain
+     * sees the count at 0. */
+    if (atomic_fetch_sub(&priv->n_inflight, 1) == 1
+        && atomic_load(&priv->is_drain_waiting)) {
+        pthread_mutex_lock(&sess->lock);
         pthread_cond_broadcast(&sess->cond);
-    pthread_mutex_unlock(&sess->lock);
+        pthread_mutex_unlock(&sess->lock);
+    }
+    rcu_read_unlock();
 }
 
 
@@ -545,9 +571,7 @@ vfuse_process(struct vfuse_reader *r, size_t n)
     if (hdr.opcode == FUSE_INTERRUPT)
         return;
 
-    pthread_mutex_lock(&r->sess->lock);
-    is_init_done = r->sess->is_init_done;
-    pthread_mutex_unlock(&r->sess->lock);
+    is_init_done = atomic_load(&r->sess->is_init_done);
     if (hdr.opcode != FUSE_INIT && !is_init_done) {
         vfuse_reply_early(r, hdr.unique, -EIO);
         return;

@@ -10,13 +10,25 @@
  * (vfuse_switch_activate, once the new graph is ready). Readers send every
  * message to the active instance, and each call pins its instance
  * (priv->n_inflight) until answered, so an old graph is torn down only
- * after its last call: its PARENT_DOWN waits on sess->cond. The last
- * instance to detach unmounts and frees the session.
+ * after its last call: its PARENT_DOWN drains it (vfuse_session_drain).
+ * The last instance to detach unmounts and frees the session.
+ *
+ * The pin takes no lock (fuse-reader.c): sess->active is an RCU pointer
+ * (urcu-bp) and the count an atomic taken inside the read section. So a
+ * drain (1) unpublishes the instance with rcu_assign_pointer, (2) waits
+ * with synchronize_rcu for every reader that may have loaded it to have
+ * counted itself, (3) waits on sess->cond for the count to reach 0 (the
+ * last unpin signals, when is_drain_waiting says someone listens), then
+ * (4) synchronize_rcu again, for that last unpin to be done reading the
+ * instance. Switching (vfuse_switch_activate) is only step 1 for the old
+ * instance; its graph is drained when it is freed.
  *
  * Per process: the list of sessions (vfuse_sessions, vfuse_sessions_lock).
- * Threads: attach/detach/activate on the graph-managing threads; readers
- * and callbacks take sess->lock for the active instance and in-flight
- * counts. Lock order: vfuse_sessions_lock, then sess->lock.
+ * Threads: attach/detach/activate/drain on the graph-managing threads
+ * (never inside a read section: they may block in synchronize_rcu);
+ * readers and callbacks pin and unpin without locks. Lock order:
+ * vfuse_sessions_lock, then sess->lock; synchronize_rcu under neither
+ * (the unpin that ends a drain takes sess->lock inside its read section).
  */
 #include "config.h"
 
@@ -29,6 +41,7 @@
 #include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
+#include <urcu-bp.h>
 
 #include "builtin.h"
 #include "fuse-switch.h"
@@ -184,7 +197,7 @@ vfuse_session_new(struct vfuse_priv *priv, const struct vfuse_conf *conf,
     pthread_mutex_init(&sess->lock, NULL);
     pthread_cond_init(&sess->cond, NULL);
     vfuse_groups_init(&sess->groups);
-    sess->active = priv;
+    rcu_assign_pointer(sess->active, priv);
     sess->n_attached = 1;
     sess->read_ahead_kb = conf->read_ahead_kb;
     if (vfuse_table_init(&sess->table) != 0) {
@@ -284,14 +297,17 @@ vfuse_session_detach(struct vfuse_priv *priv)
 {
     struct vfuse_session *sess = priv->sess;
     struct vfuse_session **pp;
+    bool was_active = false;
     bool is_last;
 
     if (sess == NULL)
         return;
     pthread_mutex_lock(&vfuse_sessions_lock);
     pthread_mutex_lock(&sess->lock);
-    if (sess->active == priv)
-        sess->active = NULL;
+    if (sess->active == priv) {
+        rcu_assign_pointer(sess->active, NULL);
+        was_active = true;
+    }
     is_last = --sess->n_attached == 0;
     pthread_mutex_unlock(&sess->lock);
     if (is_last) {
@@ -303,6 +319,11 @@ vfuse_session_detach(struct vfuse_priv *priv)
         }
     }
     pthread_mutex_unlock(&vfuse_sessions_lock);
+    /* Still active here means no drain ran (fini without PARENT_DOWN):
+     * at least let no reader be between loading priv and counting into
+     * it when priv is freed. */
+    if (was_active)
+        synchronize_rcu();
     priv->sess = NULL;
     if (is_last)
         vfuse_session_free(sess);
@@ -321,20 +342,31 @@ vfuse_session_is_sole(struct vfuse_priv *priv)
 }
 
 
+/* The steps are numbered as in the header comment. */
 void
 vfuse_session_drain(struct vfuse_priv *priv, bool is_bounded)
 {
     struct vfuse_session *sess = priv->sess;
     struct timespec until;
+    size_t n_left;
     int rc = 0;
 
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += VFUSE_DRAIN_MS / 1000;
+    /* (1) No new call may pick a graph that is going away. */
     pthread_mutex_lock(&sess->lock);
-    /* No new call may pick a graph that is going away. */
     if (sess->active == priv)
-        sess->active = NULL;
-    while (priv->n_inflight > 0 && rc == 0) {
+        rcu_assign_pointer(sess->active, NULL);
+    pthread_mutex_unlock(&sess->lock);
+    /* (2) A reader that loaded priv before that has counted itself by the
+     * end of its read section: from here on n_inflight only falls. */
+    synchronize_rcu();
+    /* (3) The flag before the count (both sequentially consistent, as in
+     * vfuse_priv_unpin): an unpin to 0 either sees the flag and signals
+     * under the lock, or happened before the test below sees 0. */
+    atomic_store(&priv->is_drain_waiting, true);
+    pthread_mutex_lock(&sess->lock);
+    while (atomic_load(&priv->n_inflight) > 0 && rc == 0) {
         if (is_bounded)
             rc = pthread_cond_timedwait(&sess->cond, &sess->lock, &until);
         else if (sess->is_abort)
@@ -342,10 +374,15 @@ vfuse_session_drain(struct vfuse_priv *priv, bool is_bounded)
         else
             pthread_cond_wait(&sess->cond, &sess->lock);
     }
-    if (priv->n_inflight > 0 && is_bounded)
-        vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
-               priv->n_inflight);
+    n_left = atomic_load(&priv->n_inflight);
     pthread_mutex_unlock(&sess->lock);
+    if (n_left > 0 && is_bounded)
+        vl_log(priv->xl, VL_LOG_WARNING, "%zu fuse requests still pending",
+               n_left);
+    /* (4) The unpin that brought the count to 0 may still be reading
+     * priv (is_drain_waiting) or signalling: it does so in a read
+     * section, which this waits out before the caller tears down. */
+    synchronize_rcu();
 }
 
 
@@ -372,11 +409,14 @@ vfuse_switch_activate(vl_graph_t *graph, vl_err_t *err)
         return -EINVAL;
     }
     priv = graph->top->priv;
+    /* New calls go to priv at once; calls of the old instance finish
+     * there, and its graph's teardown drains them (vfuse_session_drain
+     * waits out the readers that still load old). */
     pthread_mutex_lock(&priv->sess->lock);
     old = priv->sess->active;
     if (old != NULL)
         old_gen = old->gen;
-    priv->sess->active = priv;
+    rcu_assign_pointer(priv->sess->active, priv);
     pthread_mutex_unlock(&priv->sess->lock);
     vl_log(priv->xl, VL_LOG_INFO, "%s: graph %llu serves the mount "
            "(was graph %llu)", priv->sess->mountpoint,

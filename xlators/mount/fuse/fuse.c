@@ -17,7 +17,9 @@
  * Per req:    nothing; per message a struct vfuse_call (fuse.h).
  * Threads:    reader threads (fuse-reader.c); done callbacks write replies
  *             from whatever thread answers. priv->lock guards readiness;
- *             sess->lock the active instance and in-flight counts.
+ *             the active instance is an RCU pointer and the in-flight
+ *             counts atomics, so a request takes no lock to pin its
+ *             graph (fuse-session.c).
  */
 #include "config.h"
 
@@ -66,12 +68,7 @@ vfuse_timer_cb_done(struct vfuse_priv *priv)
 static bool
 vfuse_is_init_done(struct vfuse_priv *priv)
 {
-    bool is_done;
-
-    pthread_mutex_lock(&priv->sess->lock);
-    is_done = priv->sess->is_init_done;
-    pthread_mutex_unlock(&priv->sess->lock);
-    return is_done;
+    return atomic_load(&priv->sess->is_init_done);
 }
 
 
@@ -101,9 +98,7 @@ vfuse_ready_check(struct vfuse_priv *priv)
 void
 vfuse_init_answered(struct vfuse_priv *priv)
 {
-    pthread_mutex_lock(&priv->sess->lock);
-    priv->sess->is_init_done = true;
-    pthread_mutex_unlock(&priv->sess->lock);
+    atomic_store(&priv->sess->is_init_done, true);
     vfuse_ready_check(priv);
 }
 
@@ -358,11 +353,11 @@ fuse_dump(vl_xlator_t *xl, FILE *out)
     fprintf(out, "graphs_attached=%zu\n", sess->n_attached);
     fprintf(out, "proto_minor=%u\n", sess->proto_minor);
     fprintf(out, "max_write=%u\n", sess->max_write);
-    fprintf(out, "inflight=%zu\n", priv->n_inflight);
+    fprintf(out, "inflight=%zu\n", atomic_load(&priv->n_inflight));
     fprintf(out, "pool=%zu\n", sess->n_pool);
     fprintf(out, "nodes=%zu\nhandles=%zu\nobjects_in_graph=%zu\n", n_nodes,
             n_handles, n_here);
-    fprintf(out, "init_done=%d\n", sess->is_init_done);
+    fprintf(out, "init_done=%d\n", atomic_load(&sess->is_init_done));
     fprintf(out, "hints=%zu\n", vfuse_hint_count(&sess->table));
     vfuse_lru_dump(&sess->table, out);
     fprintf(out, "flush_local=%llu\ncaps_local=%llu\nhinted=%llu\n",
@@ -411,12 +406,10 @@ fuse_metrics(vl_xlator_t *xl, vl_metrics_sink_t *sink)
     if (priv == NULL || priv->sess == NULL)
         return;
     sess = priv->sess;
-    pthread_mutex_lock(&sess->lock);
-    n_inflight = priv->n_inflight;
+    n_inflight = atomic_load(&priv->n_inflight);
     for (size_t i = 0; i < sess->n_readers; i++)
         n_read += atomic_load_explicit(&sess->readers[i].n_requests,
                                        memory_order_relaxed);
-    pthread_mutex_unlock(&sess->lock);
     vl_metrics_emit(sink, "mortar_fuse_requests_total", "counter",
                     "Requests read from the kernel (every graph of the "
                     "mount).", n_read);

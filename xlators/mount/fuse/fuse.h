@@ -273,15 +273,22 @@ struct vfuse_session {
     struct vfuse_notifier notifier; /* kernel notifications */
     struct vfuse_groups groups; /* callers' supplementary groups */
     struct vfuse_session *next; /* on the process's session list */
+    /* Borrowed; the instance serving new calls, or NULL. RCU (urcu-bp):
+     * a call reads it with rcu_dereference in a read section and pins
+     * what it got there (vfuse_priv_pin); it is changed only with
+     * rcu_assign_pointer holding lock, and a drain waits out the read
+     * sections (synchronize_rcu) before it trusts n_inflight. */
+    struct vfuse_priv *active;
+    atomic_bool is_init_done;   /* the kernel's INIT is answered */
 
-    pthread_mutex_t lock;       /* guards everything below */
-    pthread_cond_t cond;        /* signalled when an instance's n_inflight
-                                   drops to 0 or is_abort is set */
+    pthread_mutex_t lock;       /* guards everything below, and the
+                                   writers of active */
+    pthread_cond_t cond;        /* signalled by the unpin that drops a
+                                   draining instance's n_inflight to 0,
+                                   and when is_abort is set */
     vl_buf_t *pool[VFUSE_POOL_MAX]; /* owned refs of spare big buffers */
     size_t n_pool;
-    struct vfuse_priv *active;  /* borrowed; instance serving calls */
     size_t n_attached;          /* instances using the session */
-    bool is_init_done;          /* the kernel's INIT is answered */
     bool is_abort;              /* stop waiting for old graphs to drain */
     uint32_t proto_minor;       /* minor the kernel and we agreed on */
     uint32_t max_write;         /* negotiated max_write */
@@ -299,8 +306,15 @@ struct vfuse_priv {
                                    or NULL (set at init) */
     bool is_torn_down;          /* refs dropped at PARENT_DOWN; main
                                    thread only */
-    size_t n_inflight;          /* calls pinned to this graph; guarded
-                                   by sess->lock */
+    /* Calls pinned to this graph: taken by a reader inside its RCU read
+     * section, dropped when the call ends (on any thread, long after
+     * that section). What keeps the graph alive for a call's whole
+     * life; atomic, so neither needs sess->lock. */
+    atomic_size_t n_inflight;
+    /* A drain waits on sess->cond for n_inflight to reach 0: the unpin
+     * that brings it there takes sess->lock and signals. Never cleared
+     * (the instance is going away). */
+    atomic_bool is_drain_waiting;
 
     pthread_mutex_t lock;       /* guards everything below */
     pthread_cond_t cond;        /* signalled when is_timer_cb_due drops */
@@ -324,7 +338,8 @@ typedef void vfuse_handler_fn(struct vfuse_call *call);
 /* One kernel message and everything needed to answer it. Freed by
  * vfuse_call_end once the reply is written. */
 struct vfuse_call {
-    struct vfuse_priv *priv;  /* borrowed; pinned (priv->n_inflight) */
+    struct vfuse_priv *priv;  /* borrowed; pinned (priv->n_inflight)
+                                 until vfuse_call_end */
     struct vfuse_session *sess; /* borrowed */
     vl_xlator_t *xl;          /* borrowed; the bridge of the call's graph */
     struct fuse_in_header hdr; /* copy of the header */
@@ -486,7 +501,10 @@ void vfuse_session_detach(struct vfuse_priv *priv);
 bool vfuse_session_is_sole(struct vfuse_priv *priv);
 /* Unmounts and joins the readers (the last instance's teardown). */
 void vfuse_session_stop(struct vfuse_session *sess);
-/* Waits until no call runs in priv's graph (or the wait is aborted). */
+/* Stops new calls from picking priv and waits until no call runs in its
+ * graph (or the wait is aborted, or bounded and timed out). Blocks in
+ * synchronize_rcu: never call it inside an RCU read section or holding
+ * sess->lock. */
 void vfuse_session_drain(struct vfuse_priv *priv, bool is_bounded);
 
 /* --- fuse-reader.c --- */
