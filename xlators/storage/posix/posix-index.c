@@ -19,8 +19,9 @@
  * (GlusterFS's way), so making and removing one allocates and frees no
  * inode: entries come and go with nearly every change on a replicated
  * volume, and ext4 without a journal skips every inode freed in the last
- * 30 s when it allocates one, scanning for them (a fifth of a brick's CPU
- * in replica 3 creates). A file system's link limit (65,000 on ext4)
+ * 30 s or more when it allocates one, scanning for them (a fifth of a
+ * brick's CPU in replica 3 creates on such a file system; bench/brick-fs
+ * says more); elsewhere it is an inode's allocation less per entry. A file system's link limit (65,000 on ext4)
  * must not bound the number of pending objects: when base.N's count is
  * full (EMLINK) entries go to base.N+1.
  *
