@@ -23,7 +23,8 @@
  * machine shared with other work). Naming a workload runs only that one
  * (under valgrind --tool=callgrind, two request counts give the
  * instructions per request, which no other load on the machine moves).
- * Built by `make`, not run by `make check`; run it as
+ * Built by `make check` (not run by it), or alone by `make -C
+ * xlators/mount/fuse test/bench-fuse-null`; run it as
  *   xlators/mount/fuse/test/bench-fuse-null 2000000
  * from the build directory.
  */
