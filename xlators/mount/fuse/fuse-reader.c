@@ -28,8 +28,11 @@
  */
 #include "config.h"
 
-/* Inline read-side primitives: mortar is GPL, liburcu LGPL. */
-#define _LGPL_SOURCE
+/* No _LGPL_SOURCE: the read side is liburcu-bp's own functions, not its
+ * header's inline copies. liburcu 0.13 (Debian 12) places a thread's
+ * reader record 32 bytes into a slot its type declares 128-byte aligned;
+ * harmless on this hardware, but the inline copies, compiled here, made
+ * UBSan stop every sanitizer and fuzz build at the first read lock. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
