@@ -21,9 +21,10 @@
  * volume, and ext4 without a journal skips every inode freed in the last
  * 30 s or more when it allocates one, scanning for them (a fifth of a
  * brick's CPU in replica 3 creates on such a file system; bench/brick-fs
- * says more); elsewhere it is an inode's allocation less per entry. A file system's link limit (65,000 on ext4)
- * must not bound the number of pending objects: when base.N's count is
- * full (EMLINK) entries go to base.N+1.
+ * says more); elsewhere it is an inode's allocation less per entry. A
+ * file system's link limit (65,000 on ext4) must not bound the number of
+ * pending objects: when base.N's count is full (EMLINK) entries go to
+ * base.N+1.
  *
  * Crash safety: posix-xattrop.c adds the entry BEFORE the xattr write
  * that can make a counter nonzero and removes it AFTER the write that
@@ -146,6 +147,7 @@ posix_index_touch(struct posix_priv *priv, int dirfd, const char *name)
             /* Full: the next base, unless another thread moved on. */
             (void)atomic_compare_exchange_strong(&priv->index_base, &n,
                                                  n + 1);
+            is_made = false; /* the next base may be missing */
             continue;
         }
         /* ENOENT again after making the base: dirfd is gone. */
