@@ -28,12 +28,15 @@
  *
  * Crash safety: posix-xattrop.c adds the entry BEFORE the xattr write
  * that can make a counter nonzero and removes it AFTER the write that
- * made them all zero; an add that creates the entry fsyncs the directory
- * before returning, so the entry is on disk before the counter can be.
- * A crash between the two leaves an entry for a clean object (harmless:
- * heal finds nothing to do and an xattrop on it removes the entry), never
- * a dirty object without an entry. Removal is not fsynced: a removal lost
- * in a crash is such a harmless entry.
+ * made them all zero. A brick killed between the two leaves an entry for
+ * a clean object (harmless: heal finds nothing to do and an xattrop on
+ * it removes the entry), never a dirty object without an entry. Entries
+ * are not fsynced: while the machine stays up the page cache keeps that
+ * order whatever happens to the brick, and after a machine crash, which
+ * can lose an entry and keep a later counter, the brick rebuilds the
+ * index from the objects' counters (posix-index-boot.c). Only when the
+ * boot id cannot be read is every entry made fsynced to its directory
+ * (priv->is_index_synced) before the counter is written.
  *
  * Threads: any; the callers serialise per object (xattrop's stripe lock).
  */
@@ -124,8 +127,8 @@ posix_index_base_make(struct posix_priv *priv, const char *name)
  * few means something other than full link counts is wrong. */
 #define POSIX_INDEX_BASE_TRIES 16
 
-/* Links name in dirfd to the current base file, durably: 1 if it was
- * made (and dirfd fsynced), 0 if it was there, or -errno. */
+/* Links name in dirfd to the current base file (durably when the index
+ * is synced): 1 if it was made, 0 if it was there, or -errno. */
 static int
 posix_index_touch(struct posix_priv *priv, int dirfd, const char *name)
 {
@@ -160,7 +163,7 @@ posix_index_touch(struct posix_priv *priv, int dirfd, const char *name)
     }
     if (tries == POSIX_INDEX_BASE_TRIES)
         return -EMLINK;
-    if (fsync(dirfd) < 0) {
+    if (priv->is_index_synced && fsync(dirfd) < 0) {
         int rc = -errno;
 
         /* Not known durable: undo, so the caller fails rather than
@@ -220,8 +223,8 @@ posix_index_name_ok(const char *name)
 }
 
 
-/* Opens directory dir's record directory, made durably when missing;
- * the fd or -errno. */
+/* Opens directory dir's record directory, made when missing (durably
+ * when the index is synced); the fd or -errno. */
 static int
 posix_index_entry_dir(vl_xlator_t *xl, const vl_gfid_t *dir)
 {
@@ -235,7 +238,7 @@ posix_index_entry_dir(vl_xlator_t *xl, const vl_gfid_t *dir)
         /* The directory's own record directory, durable first. */
         if (mkdirat(efd, str, 0700) < 0 && errno != EEXIST)
             return -errno;
-        if (fsync(efd) < 0)
+        if (posix_priv(xl)->is_index_synced && fsync(efd) < 0)
             return -errno;
         dfd = openat(efd, str,
                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -272,7 +275,7 @@ posix_index_entry_full(vl_xlator_t *xl, const vl_gfid_t *dir)
         return dfd;
     if (fgetxattr(dfd, POSIX_INDEX_FULL_XATTR, &v, sizeof(v)) < 0) {
         if (fsetxattr(dfd, POSIX_INDEX_FULL_XATTR, "1", 1, 0) < 0
-            || fsync(dfd) < 0)
+            || (posix_priv(xl)->is_index_synced && fsync(dfd) < 0))
             rc = -errno;
     }
     close(dfd);

@@ -13,7 +13,7 @@
  * clean object carries none. The reply holds the new values.
  *
  * The index (posix-index.c) follows in the same call: its entry for the
- * object is made durable BEFORE a write that can leave a counter
+ * object is made BEFORE a write that can leave a counter
  * nonzero (or made again if lost, whenever a key of the call is nonzero,
  * even when adding zeros), and removed AFTER the writes when no
  * trusted.mortar.rep.* xattr is left on the object (an xattrop whose keys
@@ -372,6 +372,35 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
             return rc;
     }
     return 0;
+}
+
+
+int
+posix_xattrop_reindex(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                      const char *path, bool is_dir)
+{
+    pthread_mutex_t *lock = posix_xattrop_stripe(xl, gfid);
+    struct posix_xo_target t;
+    int rc, made = 0;
+
+    t.os_fd = -1;
+    memset(&t.obj, 0, sizeof(t.obj));
+    t.obj.atfd = -1;
+    if (snprintf(t.path, sizeof(t.path), "%s", path) >= (int)sizeof(t.path))
+        return -ENAMETOOLONG;
+    pthread_mutex_lock(lock);
+    rc = posix_xo_scan(&t, false);
+    if (rc == 1 && !posix_index_has(xl, gfid)) {
+        rc = posix_index_add(xl, gfid);
+        made += rc == 0;
+    }
+    /* The names a crash may have lost: heal lists the whole directory. */
+    if (rc >= 0 && is_dir && posix_xo_scan(&t, true) == 1) {
+        rc = posix_index_entry_full(xl, gfid);
+        made += rc == 0;
+    }
+    pthread_mutex_unlock(lock);
+    return rc < 0 ? rc : made;
 }
 
 

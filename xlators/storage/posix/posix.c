@@ -479,6 +479,7 @@ posix_init(vl_xlator_t *xl, vl_err_t *err)
         vl_err_set(err, "janitor: %s", strerror(-rc));
         goto out;
     }
+    posix_index_boot_start(xl);
     vl_log(xl, VL_LOG_INFO, "brick %s ready (reserve %.1f%%)",
            conf->directory, conf->reserve);
 out:
@@ -508,6 +509,7 @@ posix_fini(vl_xlator_t *xl)
     if (priv == NULL)
         return;
     posix_janitor_stop(xl);
+    posix_index_boot_stop(xl); /* after the janitor's last removals */
     close(priv->root_fd);
     close(priv->handles_fd);
     close(priv->unlink_fd);
@@ -582,6 +584,7 @@ posix_dump(vl_xlator_t *xl, FILE *out)
         /* A readdir of the index: O(pending), like heal info. */
         fprintf(out, "index_pending=%ld\n", posix_index_count(xl));
         fprintf(out, "index_entry_dirs=%ld\n", posix_index_entry_dirs(xl));
+        posix_index_boot_dump(xl, out);
     }
 }
 

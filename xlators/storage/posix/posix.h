@@ -13,6 +13,8 @@
  *                   orphan-handle sweep after a crash
  *   posix-xattrop.c xattrop: atomic add on replication's counters
  *   posix-index.c   the heal index .mortar/index/ (xattrop, entry-changes)
+ *   posix-index-boot.c  the index's boot marker; its rebuild after a
+ *                   machine crash
  *
  * An object on the brick is reached as a pair (atfd, rel): a directory
  * descriptor and a relative name such that fstatat(atfd, rel,
@@ -135,6 +137,20 @@ struct posix_janitor {
                                    removal took aside and put back */
 };
 
+/* The heal index's crash check (posix-index-boot.c): the boot the
+ * brick runs in, and the rebuild of the index after a machine crash. */
+#define POSIX_BOOT_ID_MAX 64
+struct posix_index_boot {
+    char boot_id[POSIX_BOOT_ID_MAX]; /* this boot's id (immutable) */
+    pthread_t thread;           /* the rebuild while is_running */
+    bool is_running;            /* set by start, cleared by stop */
+    atomic_bool is_stopping;    /* stop asked: the rebuild ends early */
+    atomic_bool is_done;        /* the index is whole (no rebuild wanted,
+                                   or it finished) */
+    atomic_ulong n_seen;        /* objects the rebuild examined */
+    atomic_ulong n_made;        /* records it made (entries, full marks) */
+};
+
 /* Runtime state (xl->priv), set up by init and immutable afterwards,
  * except the atomics at the end (caches shared by all threads). */
 /* A name being made by a creating fop of this brick (posix-making.c);
@@ -188,6 +204,11 @@ struct posix_priv {
     int index_xattrop_fd;
     int index_entry_fd;
     atomic_uint index_base;
+    /* Entries are fsynced as they are made: only when the boot id, which
+     * tells a machine crash from a brick's (posix-index-boot.c), cannot
+     * be read (set by init, immutable). */
+    bool is_index_synced;
+    struct posix_index_boot index_boot; /* posix-index-boot.c */
     /* xattrop's locks: one object's xattrops take the stripe of its
      * GFID, so they never interleave (posix-xattrop.c). */
     pthread_mutex_t xattrop_locks[POSIX_XATTROP_STRIPES];
@@ -382,6 +403,20 @@ extern void (*posix_xattrop_test_after_writes)(vl_xlator_t *xl,
 /* Makes the directories and opens their fds in priv; 0 or -errno. */
 int posix_index_setup(vl_xlator_t *xl);
 void posix_index_teardown(struct posix_priv *priv);
+/* posix-index-boot.c: at init, after posix_index_setup and the handle
+ * tree; the rebuild starts when the machine crashed under the brick (no
+ * error: without a boot id or a marker, entries are fsynced). stop: at
+ * fini; marks the index clean when it is whole. */
+void posix_index_boot_start(vl_xlator_t *xl);
+void posix_index_boot_stop(vl_xlator_t *xl);
+void posix_index_boot_dump(vl_xlator_t *xl, FILE *out);
+/* posix-xattrop.c, for the rebuild: under gfid's stripe lock, the
+ * object at path (lgetxattr-able) gets its index entry when one of its
+ * trusted.mortar.rep.* counters is nonzero, and a directory whose
+ * pending entry counter is nonzero has its entry records marked full;
+ * how many records were made, or -errno. */
+int posix_xattrop_reindex(vl_xlator_t *xl, const vl_gfid_t *gfid,
+                          const char *path, bool is_dir);
 /* xattrop/<gfid>: made durably (the directory fsynced when it is new),
  * removed (not fsynced); 0 or -errno. */
 int posix_index_add(vl_xlator_t *xl, const vl_gfid_t *gfid);
