@@ -104,6 +104,16 @@ iot_fop_is_fast(const vl_req_t *req, uint64_t io_max)
     case VL_FOP_OPENDIR:
     case VL_FOP_OPEN:
     case VL_FOP_LSEEK:
+    /* The lock fops never block a thread (features/locks queues a
+     * request that must wait and answers it when it is granted), and an
+     * XATTROP is a few xattr calls and index links (storage/posix syncs
+     * none of them while it has a boot id): together they are two of a
+     * replicated change's three round trips per brick (lock + pre-op,
+     * post-op + unlock). */
+    case VL_FOP_LK:
+    case VL_FOP_INODELK:
+    case VL_FOP_ENTRYLK:
+    case VL_FOP_XATTROP:
         return true;
     case VL_FOP_READ:
         return VL_ARGS(req, read)->size <= io_max;
@@ -118,8 +128,7 @@ iot_fop_is_fast(const vl_req_t *req, uint64_t io_max)
     case VL_FOP_READDIR:
         return VL_ARGS(req, readdir)->size <= IOT_INLINE_DIR_MAX;
     default:
-        /* fsync, fallocate, copy_file_range and the lock fops (which
-         * may wait for a conflicting holder). */
+        /* fsync, fallocate, copy_file_range, rchecksum. */
         return false;
     }
 }

@@ -550,7 +550,8 @@ test_fast_fops_inline(void **state)
     static const vl_fop_t fast[] = {
         VL_FOP_LOOKUP, VL_FOP_STAT,   VL_FOP_CREATE, VL_FOP_MKDIR,
         VL_FOP_UNLINK, VL_FOP_RENAME, VL_FOP_SETATTR, VL_FOP_FLUSH,
-        VL_FOP_OPEN,   VL_FOP_GETXATTR,
+        VL_FOP_OPEN,   VL_FOP_GETXATTR, VL_FOP_INODELK, VL_FOP_ENTRYLK,
+        VL_FOP_LK,     VL_FOP_XATTROP,
     };
     struct t_env e = {0};
     int n = 0;
@@ -577,7 +578,7 @@ test_fast_fops_inline(void **state)
     t_wind_io(&e, VL_FOP_READ, 128 * 1024);
     t_wind_io(&e, VL_FOP_READDIR, 128 * 1024);
     t_wind(&e, VL_FOP_FSYNC);
-    t_wind(&e, VL_FOP_INODELK);
+    t_wind(&e, VL_FOP_RCHECKSUM);
     t_wind(&e, VL_FOP_FALLOCATE);
     t_wind(&e, VL_FOP_COPY_FILE_RANGE);
     t_wait_answers(n + 7, 0);
