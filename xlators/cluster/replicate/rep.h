@@ -97,6 +97,8 @@ struct rep_priv {
     atomic_uint_fast64_t n_eager_writes; /* writes sent inside a batch
                                             without their own lock */
     atomic_uint_fast64_t n_eager_batches; /* batches opened */
+    atomic_uint_fast64_t n_detached;  /* entry fops answered before their
+                                         post-op (rep-txn.c) */
     struct rep_heal_ctl *heal;   /* owned: self-heal state (rep-heal.c) */
     rep_mask_t arbiter;          /* the arbiter child (arbiter-count 1:
                                     the last), 0 without; set at init */
@@ -272,6 +274,11 @@ struct rep_local {
     atomic_uint moved_other;         /* rename: children that answered
                                         having moved another object than
                                         oldloc.inode (rep-entry.c) */
+    char *detached_names;            /* a detached post-op's carrier:
+                                        owned copies of the lock names
+                                        (its inodes are refs) */
+    bool is_detached;                /* this carrier runs the post-op of
+                                        an entry fop already answered */
 };
 
 /* ---- rep.c ---- */
@@ -364,6 +371,9 @@ void rep_record_set(uint8_t *rec, unsigned i, int32_t v);
 /* A private XATTROP op: the request replicate winds into itself to end a
  * batch (never sent to a child). */
 #define REP_EAGER_RELEASE_OP 0x72657001u
+/* Another: the carrier of an entry fop's post-op and unlock after its
+ * answer (rep-txn.c, "the post-op after the answer"). */
+#define REP_TXN_DETACHED_OP 0x72657002u
 /* write with eager-lock on: joins or opens a batch; true if handled. */
 bool rep_eager_write(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode);
 /* A request that must not run inside a batch (flush, fsync, another

@@ -7,7 +7,9 @@
  * failing after the grant still unlocks, a failing post-op still
  * releases its lock, a brick going down between the parts leaves its
  * records dirty, an older brick gets the parts one by one, and a
- * contended try undoes the pre-ops it applied.
+ * contended try undoes the pre-ops it applied. An entry fop done
+ * everywhere is answered before its post-op (a carrier finishes it); one
+ * that failed somewhere is answered after its records.
  */
 #include "config.h"
 
@@ -445,6 +447,117 @@ test_contended_try_undone(void **state)
 }
 
 
+/* What the bricks held when an asynchronous mkdir was answered. */
+struct t_seen {
+    struct t *t;
+    bool is_done;
+    int status;
+    int32_t dirty[3];    /* the root's dirty entry counter per brick */
+    int32_t blame[3][3]; /* [brick][slot]: the root's entry counters */
+};
+
+
+static void
+t_seen_done(vl_req_t *req, void *cookie)
+{
+    struct t_seen *s = cookie;
+
+    s->is_done = true;
+    s->status = req->status;
+    for (int i = 0; i < 3; i++) {
+        s->dirty[i] = t_rec(s->t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                            REP_ENTRY);
+        for (int j = 0; j < 3; j++)
+            s->blame[i][j] = t_rec(s->t, i, &vl_gfid_root, s->t->key[j],
+                                   REP_ENTRY);
+    }
+    vl_reply_clear(&req->reply);
+}
+
+
+/* Winds mkdir name and notes the bricks' records at its answer (the
+ * bricks answer inline: everything is done when this returns). */
+static void
+t_mkdir_seen(struct t *t, const char *name, struct t_seen *s)
+{
+    vl_req_t *req = vl_req_new(t->rep, VL_FOP_MKDIR);
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+
+    assert_non_null(req);
+    memset(s, 0, sizeof(*s));
+    s->t = t;
+    req->args.mkdir.loc.parent = t->root;
+    req->args.mkdir.loc.name = name;
+    req->args.mkdir.loc.inode = inode;
+    req->args.mkdir.mode = 0755;
+    vl_gfid_generate(&req->args.mkdir.gfid);
+    vl_wind(req, t_seen_done, s);
+    assert_true(s->is_done);
+    vl_inode_unref(inode);
+}
+
+
+/* An entry fop done on every child is answered before its post-op: the
+ * directory is still dirty on every brick at the answer; the carrier
+ * then clears it and releases the locks (carried by the post-op). */
+static void
+test_entry_answered_before_postop(void **state)
+{
+    struct t *t = *state;
+    struct t_seen s;
+    size_t lk[3];
+
+    for (int i = 0; i < 3; i++)
+        lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+    t_mkdir_seen(t, "d", &s);
+    assert_int_equal(s.status, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(s.dirty[i], 1);
+        assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                               REP_ENTRY), 0);
+        /* the lock (carrying the pre-op) and the unlock (carried) */
+        assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), lk[i] + 2);
+    }
+    assert_int_equal(atomic_load(&rep_priv(t->rep)->n_detached), 1);
+    /* The name's lock was released: the same name locks again at once
+     * (a contended try would take the serial path: 3 more locks). */
+    t_mkdir_seen(t, "d", &s);
+    assert_int_equal(s.status, -EEXIST);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), lk[i] + 4);
+}
+
+
+/* The fop failing on brick b: the answer waits for the records, so the
+ * others already blame b when the caller hears of success. */
+static void
+test_entry_failure_recorded_before_answer(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        struct t_seen s;
+        char name[8];
+        int32_t dirty[3];
+
+        snprintf(name, sizeof(name), "d%d", b);
+        for (int i = 0; i < 3; i++) /* a brick that failed before: 1 */
+            dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
+        fake_fail(t->b[b], VL_FOP_MKDIR, -EIO);
+        t_mkdir_seen(t, name, &s);
+        fake_fail(t->b[b], VL_FOP_MKDIR, 0);
+        assert_int_equal(s.status, 0);
+        for (int i = 0; i < 3; i++) {
+            if (i == b)
+                continue;
+            assert_int_equal(s.dirty[i], dirty[i]);
+            assert_int_equal(s.blame[i][b], 1);
+        }
+    }
+    assert_int_equal(atomic_load(&rep_priv(t->rep)->n_detached), 0);
+}
+
+
 int
 main(void)
 {
@@ -464,6 +577,10 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_contended_try_undone, setup3,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_entry_answered_before_postop,
+                                        setup3, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_entry_failure_recorded_before_answer, setup3, teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
