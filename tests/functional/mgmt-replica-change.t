@@ -148,6 +148,15 @@ EXPECT_WITHIN 180 "0" heal_entries rc
 EXPECT_WITHIN 60 "ok" same_bricks "$B/r0" "$B/r1" "$B/r2"
 mount_sums "$M0" > "$T/expect"
 
+# A brick whose machine went down while it ran (its index marker names
+# another boot) may miss records until it has rebuilt its index.
+TEST cp "$B/r2/.mortar/index/boot" "$T/boot.r2"
+TEST sh -c "echo another-boot > '$B/r2/.mortar/index/boot'"
+EXPECT_MATCH "failed: brick 127.0.0.1:$B/r2: its heal index is being \
+rebuilt" mcli2 volume remove-brick rc replica 2 127.0.0.1:$B/r0 force
+EXPECT "$SUM" store_sum
+TEST cp "$T/boot.r2" "$B/r2/.mortar/index/boot"
+
 P0=$(cat "$T/run/rc-brick0.pid")
 EXPECT "volume remove-brick force: success" mcli volume remove-brick rc \
     replica 2 127.0.0.1:$B/r0 force
