@@ -70,6 +70,7 @@ vl_reply_clear(struct vl_reply *reply)
     vl_dirent_list_clear(&reply->entries);
     vl_free(reply->link);
     vl_free(reply->xattr);
+    vl_free(reply->xop_values);
     vl_free(reply->sums);
     memset(reply, 0, sizeof(*reply));
 }

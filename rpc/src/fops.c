@@ -63,20 +63,25 @@ static const xdrproc_t rsp_xdr[] = {
     [VRPC_RSP_XATTROP] = (xdrproc_t)xdr_mrt_xattrop_rsp,
     [VRPC_RSP_RCHECKSUM] = (xdrproc_t)xdr_mrt_rchecksum_rsp,
     [VRPC_RSP_CPD] = (xdrproc_t)xdr_mrt_cpd_rsp,
+    [VRPC_RSP_LOOKUP_XOP] = (xdrproc_t)xdr_mrt_lookup_xop_rsp,
 };
 
-/* Compound procedures, in MRT_PROC_INODELK_XOP order. */
+/* Compound procedures, in MRT_PROC_INODELK_XOP order, with the protocol
+ * version that brought each. */
 static const struct {
     uint32_t proc;
     vl_fop_t op;
     struct vrpc_fop_desc desc;
+    uint32_t min_proto;
 } cpd_descs[] = {
     {MRT_PROC_INODELK_XOP, VL_FOP_INODELK,
-     {(xdrproc_t)xdr_mrt_inodelk_xop_args, VRPC_RSP_CPD}},
+     {(xdrproc_t)xdr_mrt_inodelk_xop_args, VRPC_RSP_CPD}, 8},
     {MRT_PROC_ENTRYLK_XOP, VL_FOP_ENTRYLK,
-     {(xdrproc_t)xdr_mrt_entrylk_xop_args, VRPC_RSP_CPD}},
+     {(xdrproc_t)xdr_mrt_entrylk_xop_args, VRPC_RSP_CPD}, 8},
     {MRT_PROC_XATTROP_UNLOCK, VL_FOP_XATTROP,
-     {(xdrproc_t)xdr_mrt_xattrop_unlock_args, VRPC_RSP_CPD}},
+     {(xdrproc_t)xdr_mrt_xattrop_unlock_args, VRPC_RSP_CPD}, 8},
+    {MRT_PROC_LOOKUP_XOP, VL_FOP_LOOKUP,
+     {(xdrproc_t)xdr_mrt_lookup_xop_args, VRPC_RSP_LOOKUP_XOP}, 9},
 };
 
 
@@ -115,6 +120,16 @@ vrpc_cpd_desc(uint32_t proc, vl_fop_t *op)
         }
     }
     return NULL;
+}
+
+
+uint32_t
+vrpc_cpd_min_proto(uint32_t proc)
+{
+    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++)
+        if (cpd_descs[i].proc == proc)
+            return cpd_descs[i].min_proto;
+    return 0;
 }
 
 

@@ -393,6 +393,7 @@ enum vrpc_rsp_kind {
     VRPC_RSP_XATTROP,  /* mrt_xattrop_rsp */
     VRPC_RSP_RCHECKSUM, /* mrt_rchecksum_rsp */
     VRPC_RSP_CPD,      /* mrt_cpd_rsp (compound procedures) */
+    VRPC_RSP_LOOKUP_XOP, /* mrt_lookup_xop_rsp (content may follow) */
 };
 
 /* Every reply starts with int status, so rsp.status.status is always it. */
@@ -414,6 +415,7 @@ union vrpc_fop_rsp {
     mrt_xattrop_rsp xattrop;
     mrt_rchecksum_rsp rchecksum;
     mrt_cpd_rsp cpd;
+    mrt_lookup_xop_rsp lookup_xop; /* its lookup overlaps lookup */
 };
 
 union vrpc_fop_wargs {
@@ -451,6 +453,7 @@ union vrpc_fop_wargs {
     mrt_inodelk_xop_args inodelk_xop;       /* MRT_PROC_INODELK_XOP */
     mrt_entrylk_xop_args entrylk_xop;       /* MRT_PROC_ENTRYLK_XOP */
     mrt_xattrop_unlock_args xattrop_unlock; /* MRT_PROC_XATTROP_UNLOCK */
+    mrt_lookup_xop_args lookup_xop;         /* MRT_PROC_LOOKUP_XOP (9) */
 };
 
 struct vrpc_fop_desc {
@@ -463,10 +466,14 @@ struct vrpc_fop_desc {
 int vrpc_proc_to_fop(uint32_t proc);
 const struct vrpc_fop_desc *vrpc_fop_desc(vl_fop_t op);
 xdrproc_t vrpc_rsp_xdr(enum vrpc_rsp_kind kind);
-/* Compound procedures (protocol 8): the wire types of MRT_PROC_*_XOP and
- * MRT_PROC_XATTROP_UNLOCK and the fop each carries (*op: INODELK,
- * ENTRYLK or XATTROP), NULL for another procedure. */
+/* Compound procedures (protocol 8; LOOKUP_XOP 9): the wire types of
+ * MRT_PROC_*_XOP and MRT_PROC_XATTROP_UNLOCK and the fop each carries
+ * (*op: INODELK, ENTRYLK, XATTROP or LOOKUP), NULL for another
+ * procedure. */
 const struct vrpc_fop_desc *vrpc_cpd_desc(uint32_t proc, vl_fop_t *op);
+/* The protocol version a peer must have negotiated for compound
+ * procedure proc (0 if proc is none). */
+uint32_t vrpc_cpd_min_proto(uint32_t proc);
 /* The compound procedure of op (0 if it has none). */
 uint32_t vrpc_cpd_proc(vl_fop_t op);
 

@@ -12,6 +12,8 @@
 # it fails without the compounds. Then correctness: the three bricks'
 # trees are identical; b2 killed mid-workload (50 more files and 50
 # rewrites), back, healed on access through a fresh mount, identical.
+# Last, a fresh mount's lookups of the 100 files send no XATTROP (the
+# records read rides on the LOOKUP, protocol 9).
 # TIMEOUT: 300
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -30,12 +32,17 @@ rep3_vol() {
         " subvolumes c0 c1 c2" end-volume >> "$1"
 }
 
+# fop_reqs RE: requests of the fops matching RE b0 received so far.
+fop_reqs() {
+    curl -sS --max-time 10 "http://127.0.0.1:${MPORT[0]}/metrics" \
+        | awk -v re="fop=\"($1)\"" \
+              '/^mortar_fop_total\{/ && /xlator="b0"/ && $0 ~ re { n += $NF }
+               END { print n + 0 }'
+}
+
 # lock_reqs: INODELK + ENTRYLK + XATTROP requests b0 received so far.
 lock_reqs() {
-    curl -sS --max-time 10 "http://127.0.0.1:${MPORT[0]}/metrics" \
-        | awk '/^mortar_fop_total\{/ && /xlator="b0"/ \
-               && /fop="(inodelk|entrylk|xattrop)"/ { n += $NF }
-               END { print n + 0 }'
+    fop_reqs 'inodelk|entrylk|xattrop'
 }
 
 # same_trees: "ok" if b0, b1 and b2 hold the same names and contents.
@@ -88,3 +95,17 @@ heal_read() {
 EXPECT_WITHIN 60 "ok" heal_read
 EXPECT "150" sh -c "ls '$T/bricks/b2/d' | wc -l"
 TEST cmp "$T/bricks/b0/d/f7" "$T/bricks/b2/d/f7"
+
+# Lookups carry their records read (protocol 9): a fresh mount stats the
+# 100 files, one LOOKUP each on b0 and no XATTROP of their own (one each
+# without: the test allows 10 for the directories' refreshes).
+TEST umount_client "$M0"
+TEST mount_volfile "$T/vol/rep3.vol" "$M0"
+LK0=$(fop_reqs lookup)
+XO0=$(fop_reqs xattrop)
+TEST sh -c "for i in \$(seq 1 100); do stat '$M0/d/f'\$i > /dev/null; done"
+LK1=$(fop_reqs lookup)
+XO1=$(fop_reqs xattrop)
+echo "# 100 stats on b0: $((LK1 - LK0)) lookups, $((XO1 - XO0)) xattrops"
+TEST test "$((LK1 - LK0))" -ge 100
+TEST test "$((XO1 - XO0))" -le 10

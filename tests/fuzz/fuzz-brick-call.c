@@ -9,8 +9,8 @@
  *   MRT_FOPS_PROG: RELEASE/RELEASEDIR's mrt_fd_args, and for every other
  *     procedure the argument type of rpc/src/fops.c's table (the one the
  *     server uses), WRITE's payload after it, the compound procedures
- *     of protocol 8 (INODELK_XOP, ENTRYLK_XOP, XATTROP_UNLOCK) by
- *     vrpc_cpd_desc; when the arguments do not decode,
+ *     of protocol 8 (INODELK_XOP, ENTRYLK_XOP, XATTROP_UNLOCK) and 9
+ *     (LOOKUP_XOP) by vrpc_cpd_desc; when the arguments do not decode,
  *     vrpc_args_bound_errno reads them again as the server does.
  *
  * Checks: decoders stay inside the record, a credential's groups fit
@@ -58,7 +58,7 @@ fops_call(const struct vrpc_call_hdr *hdr, const char *body, size_t len)
             xdr_free((xdrproc_t)xdr_mrt_fd_args, (char *)&wa);
         return;
     }
-    /* The compounds of protocol 8 first, as server_fop_call does. */
+    /* The compounds first, as server_fop_call does. */
     desc = vrpc_cpd_desc(hdr->proc, &cpd_op);
     if (desc != NULL) {
         op = (int)cpd_op;
@@ -85,6 +85,8 @@ fops_call(const struct vrpc_call_hdr *hdr, const char *body, size_t len)
         FUZZ_CHECK(wa.entrylk_xop.xop.keys.keys_len <= MRT_XATTROP_MAX);
     else if (desc->args == (xdrproc_t)xdr_mrt_xattrop_unlock_args)
         FUZZ_CHECK(wa.xattrop_unlock.xop.keys.keys_len <= MRT_XATTROP_MAX);
+    else if (desc->args == (xdrproc_t)xdr_mrt_lookup_xop_args)
+        FUZZ_CHECK(wa.lookup_xop.xop.keys.keys_len <= MRT_XATTROP_MAX);
     xdr_free(desc->args, (char *)&wa);
 }
 

@@ -145,11 +145,13 @@ brick_calls(void)
             wa.loc.loc.name = saved;
         xdr_free(d->args, (char *)&wa);
     }
-    /* The compounds (protocol 8), each carrying a one-key xattrop. */
-    for (uint32_t proc = MRT_PROC_INODELK_XOP;
-         proc <= MRT_PROC_XATTROP_UNLOCK; proc++) {
+    /* The compounds (protocol 8, LOOKUP_XOP 9), each carrying a one-key
+     * xattrop. */
+    for (uint32_t proc = MRT_PROC_INODELK_XOP; proc <= MRT_PROC_LOOKUP_XOP;
+         proc++) {
         static const char *names[] = {"cpd-inodelk-xop", "cpd-entrylk-xop",
-                                      "cpd-xattrop-unlock"};
+                                      "cpd-xattrop-unlock",
+                                      "cpd-lookup-xop"};
         char dirty[12] = {0, 0, 0, 1};
         mrt_xattrop_key key = {.name = "trusted.mortar.rep.dirty",
                                .value = {.value_len = 12,
@@ -163,9 +165,10 @@ brick_calls(void)
             exit(1);
         }
         zero_value(d->args, &wa, sizeof(wa));
-        xop = proc == MRT_PROC_INODELK_XOP ? &wa.inodelk_xop.xop
+        xop = proc == MRT_PROC_INODELK_XOP   ? &wa.inodelk_xop.xop
               : proc == MRT_PROC_ENTRYLK_XOP ? &wa.entrylk_xop.xop
-                                              : &wa.xattrop_unlock.xop;
+              : proc == MRT_PROC_LOOKUP_XOP  ? &wa.lookup_xop.xop
+                                             : &wa.xattrop_unlock.xop;
         xdr_free((xdrproc_t)xdr_mrt_xattrop_args, (char *)xop);
         memset(xop, 0, sizeof(*xop));
         xop->loc.name = "";

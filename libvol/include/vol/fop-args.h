@@ -69,6 +69,7 @@ enum vl_lock_cmd {
 
 /* LK: cmd is F_GETLK, F_SETLK or F_SETLKW. is_flock says the lock came
  * from flock(2): whole-file, owned by the open file, not the process. */
+struct vl_xattrop_args;
 struct vl_lookup_args {
     struct vl_loc loc;
     /* Content wanted (quick-read): if the object is a regular file of at
@@ -85,6 +86,16 @@ struct vl_lookup_args {
      * may name something else by now. distribute then asks every
      * subvolume at once instead of the hashed one first. */
     vl_gfid_t dir_hint;
+    /* An XATTROP that only reads (VL_XATTROP_ADD32 of zeros, keys only:
+     * no loc, no fd) to apply to the object found, under the same lock a
+     * plain XATTROP takes (cluster/replicate's records with its lookup:
+     * one round trip instead of two). Borrowed, NULL = none. The answer's
+     * reply.has_xop says it was tried (only on a found object),
+     * reply.xop_status its result and with 0 reply.xop_values/
+     * xop_values_len the values; a translator that does not know it
+     * answers the lookup alone (has_xop false): the caller then sends the
+     * XATTROP itself. */
+    const struct vl_xattrop_args *xop;
 };
 struct vl_stat_args { struct vl_loc loc; struct vl_fd *fd; /* fd may be NULL */ };
 struct vl_setattr_args {
@@ -471,9 +482,13 @@ struct vl_reply {
     char *xattr;                 /* owned */
     uint32_t xattr_len;          /* lookup, xattrop: bytes of xattr */
     int32_t xattr_status;        /* lookup: 0 or -errno, see above */
-    bool has_xop;                /* inodelk/entrylk with args.xop: the
-                                    xattrop was tried (lock granted) */
+    bool has_xop;                /* inodelk/entrylk/lookup with args.xop:
+                                    the xattrop was tried (lock granted,
+                                    object found) */
     int32_t xop_status;          /* ... its result, 0 or -errno */
+    char *xop_values;            /* owned; lookup with args.xop: the
+                                    values read (xop_values_len bytes) */
+    uint32_t xop_values_len;
     bool has_unlock;             /* xattrop with args.unlock: the unlock
                                     was done */
     int32_t unlock_status;       /* ... its result, 0 or -errno */

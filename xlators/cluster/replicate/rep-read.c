@@ -4,9 +4,12 @@
  * read fops (doc/replicate.md "Reads").
  *
  * Lookup asks every up child, checks that the copies that exist agree on
- * GFID and type (a mismatch is answered EIO, never guessed), then reads
- * every copy's records (an xattrop adding zeros: one round trip, the
- * values read under the brick's lock) and computes the readable set: the
+ * GFID and type (a mismatch is answered EIO, never guessed), with every
+ * copy's records (an xattrop adding zeros, the values read under the
+ * brick's lock) carried by the lookup itself (vl_lookup_args.xop: one
+ * round trip; a brick that cannot answer them with it is asked for
+ * them after the lookups, as a second round trip to every copy), and
+ * computes the readable set: the
  * copies no other copy blames, and of those the ones without dirty if
  * there are any. A named lookup first makes sure the parent directory's
  * readable set is current: a copy of the directory that another copy
@@ -46,6 +49,8 @@ struct rep_inspect {
     rep_mask_t asked;         /* children the records were asked of */
     atomic_uint answered;     /* children whose records came back */
     atomic_uint found;        /* lookup: children that have the object */
+    atomic_uint carried;      /* lookup: ... whose records came with it */
+    struct vl_xattrop_args xop; /* lookup: the records read it carries */
     rep_mask_t readable;      /* the result */
     rep_cont_fn *cont;        /* what runs when the records are in */
     int status[REP_MAX_CHILDREN];           /* lookup status per child */
@@ -209,6 +214,25 @@ rep_records_done(vl_req_t *child, void *cookie)
 }
 
 
+/* The keys of a read of every record (each child's pending key, then
+ * dirty, adding zeros) into local's arrays; returns how many. */
+static unsigned
+rep_records_keys(struct rep_priv *priv, struct rep_local *local)
+{
+    unsigned n = priv->n;
+
+    for (unsigned i = 0; i < n; i++) {
+        local->x_names[i] = priv->keys[i];
+        local->x_values[i] = rep_zero_record;
+        local->x_sizes[i] = REP_RECORD_SIZE;
+    }
+    local->x_names[n] = REP_KEY_DIRTY;
+    local->x_values[n] = rep_zero_record;
+    local->x_sizes[n] = REP_RECORD_SIZE;
+    return n + 1;
+}
+
+
 /* Reads every record of in->inode on the children of mask, then runs
  * cont (from the last answer). mask must not be empty. */
 static void
@@ -221,16 +245,11 @@ rep_records_read(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
     vl_inode_t *inode = in->inode;
     unsigned n = priv->n;
 
+    (void)rep_records_keys(priv, local);
     for (unsigned i = 0; i < n; i++) {
-        local->x_names[i] = priv->keys[i];
-        local->x_values[i] = rep_zero_record;
-        local->x_sizes[i] = REP_RECORD_SIZE;
         local->ck[i].req = req;
         local->ck[i].idx = i;
     }
-    local->x_names[n] = REP_KEY_DIRTY;
-    local->x_values[n] = rep_zero_record;
-    local->x_sizes[n] = REP_RECORD_SIZE;
     in->cont = cont;
     in->asked = mask;
     atomic_store(&in->answered, 0);
@@ -424,9 +443,24 @@ rep_lookup_arrive(vl_req_t *req, unsigned idx, vl_req_t *child, int status)
 
     in->status[idx] = status;
     if (status == 0) {
-        in->reply[idx] = child->reply;
+        struct vl_reply *rp = &in->reply[idx];
+        size_t want = (rep_priv(req->xl)->n + 1) * REP_RECORD_SIZE;
+
+        *rp = child->reply;
         memset(&child->reply, 0, sizeof(child->reply));
         atomic_fetch_or(&in->found, 1u << idx);
+        /* The records the lookup carried (a brick that did not read
+         * them, or read another object's after a rename, answers
+         * without: rep_lookup_compare then reads them). */
+        if (rp->has_xop && rp->xop_status == 0 && rp->xop_values != NULL
+            && rp->xop_values_len == want) {
+            memcpy(in->rec[idx], rp->xop_values, want);
+            atomic_fetch_or(&in->carried, 1u << idx);
+        }
+        vl_free(rp->xop_values);
+        rp->xop_values = NULL;
+        rp->xop_values_len = 0;
+        rp->has_xop = false;
     }
     if (!vl_fanout_arrive(&local->fan, status))
         return;
@@ -477,6 +511,11 @@ rep_lookup_wind(vl_xlator_t *xl, vl_req_t *req)
         local->ck[i].req = req;
         local->ck[i].idx = i;
     }
+    in->xop.op = VL_XATTROP_ADD32;
+    in->xop.n = rep_records_keys(rep_priv(xl), local);
+    in->xop.names = local->x_names;
+    in->xop.values = local->x_values;
+    in->xop.sizes = local->x_sizes;
     vl_fanout_begin(&local->fan, (int)rep_popcount(mask));
     for (unsigned i = 0; i < n; i++) {
         vl_req_t *child;
@@ -488,6 +527,7 @@ rep_lookup_wind(vl_xlator_t *xl, vl_req_t *req)
             rep_lookup_arrive(req, i, NULL, -ENOMEM);
             continue;
         }
+        child->args.lookup.xop = &in->xop;
         vl_wind(child, rep_lookup_done, &local->ck[i]);
     }
 }
@@ -550,6 +590,14 @@ rep_lookup_compare(vl_xlator_t *xl, vl_req_t *req)
                              in->reply[first].iatt.mode & S_IFMT);
     if (in->inode == NULL) {
         rep_finish(req, -ENOMEM);
+        return;
+    }
+    if ((atomic_load(&in->carried) & found) == found) {
+        /* Every copy's records came with its lookup. */
+        in->asked = found;
+        atomic_store(&in->answered, found);
+        atomic_fetch_add(&rep_priv(xl)->n_lookup_carried, 1);
+        rep_lookup_records_in(xl, req);
         return;
     }
     rep_records_read(xl, req, found, rep_lookup_records_in);

@@ -519,6 +519,8 @@ rep_dump(vl_xlator_t *xl, FILE *out)
             (uint64_t)atomic_load(&priv->n_quorum_fail));
     fprintf(out, "eager_batches=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_eager_batches));
+    fprintf(out, "lookups_records_carried=%" PRIu64 "\n",
+            (uint64_t)atomic_load(&priv->n_lookup_carried));
     fprintf(out, "postops_after_answer=%" PRIu64 "\n",
             (uint64_t)atomic_load(&priv->n_detached));
     fprintf(out, "eager_writes=%" PRIu64 "\n",

@@ -97,6 +97,8 @@ struct rep_priv {
     atomic_uint_fast64_t n_eager_writes; /* writes sent inside a batch
                                             without their own lock */
     atomic_uint_fast64_t n_eager_batches; /* batches opened */
+    atomic_uint_fast64_t n_lookup_carried; /* lookups whose records came
+                                              with them (one round trip) */
     atomic_uint_fast64_t n_detached;  /* entry fops answered before their
                                          post-op (rep-txn.c) */
     struct rep_heal_ctl *heal;   /* owned: self-heal state (rep-heal.c) */

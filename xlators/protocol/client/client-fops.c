@@ -405,20 +405,23 @@ client_encode(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
 }
 
 
-/* True if req carries a compound part (a lock's pre-op, an xattrop's
- * unlock) that the wire can carry with protocol 8. */
-static bool
-client_is_cpd(const vl_req_t *req)
+/* The protocol version the wire needs to carry req's compound part (a
+ * lock's pre-op, an xattrop's unlock: 8; a lookup's records read: 9), 0
+ * if req has none. */
+static uint32_t
+client_cpd_proto(const vl_req_t *req)
 {
     switch (req->op) {
     case VL_FOP_INODELK:
-        return req->args.inodelk.xop != NULL;
+        return req->args.inodelk.xop != NULL ? 8 : 0;
     case VL_FOP_ENTRYLK:
-        return req->args.entrylk.xop != NULL;
+        return req->args.entrylk.xop != NULL ? 8 : 0;
     case VL_FOP_XATTROP:
-        return req->args.xattrop.unlock != NULL;
+        return req->args.xattrop.unlock != NULL ? 8 : 0;
+    case VL_FOP_LOOKUP:
+        return req->args.lookup.xop != NULL ? 9 : 0;
     default:
-        return false;
+        return 0;
     }
 }
 
@@ -453,6 +456,21 @@ client_encode_cpd(vl_xlator_t *xl, vl_req_t *req, uint64_t gen,
         xo = w->xattrop; /* the union's members overlap */
         w->xattrop_unlock.xop = xo;
         w->xattrop_unlock.unlock = u;
+        return 0;
+    }
+    if (req->op == VL_FOP_LOOKUP) {
+        mrt_lookup_args lk = w->lookup;
+        struct vl_xattrop_args keys = *a->lookup.xop;
+
+        /* Keys only: the object is the one the lookup finds. */
+        memset(&keys.loc, 0, sizeof(keys.loc));
+        keys.fd = NULL;
+        memset(&xo, 0, sizeof(xo));
+        rc = client_encode_xattrop(xl, &keys, &xo, tmp);
+        if (rc != 0)
+            return rc;
+        w->lookup_xop.lookup = lk;
+        w->lookup_xop.xop = xo;
         return 0;
     }
     xa = req->op == VL_FOP_INODELK ? a->inodelk.xop : a->entrylk.xop;
@@ -603,7 +621,7 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
     char *tmp = NULL, *cpd_tmp = NULL;
     vrpc_clnt_t *clnt;
     uint64_t gen = 0;
-    uint32_t proto = 0, proc = VRPC_FOP_PROC(req->op);
+    uint32_t proto = 0, proc = VRPC_FOP_PROC(req->op), cpd_proto;
     vl_fop_t cpd_op;
     int n_payload = 0;
     int rc;
@@ -619,9 +637,11 @@ client_fop(vl_xlator_t *xl, vl_req_t *req)
     }
     memset(&w, 0, sizeof(w));
     rc = client_encode(xl, req, gen, &w, payload, &n_payload, &stale, &tmp);
-    /* A brick that negotiated 7 gets the plain part only: its answer has
-     * has_xop/has_unlock false and the caller sends the rest itself. */
-    local->is_cpd = rc == 0 && proto >= 8 && client_is_cpd(req);
+    /* A brick that negotiated an older version gets the plain part only:
+     * its answer has has_xop/has_unlock false and the caller sends the
+     * rest itself. */
+    cpd_proto = rc == 0 ? client_cpd_proto(req) : 0;
+    local->is_cpd = cpd_proto != 0 && proto >= cpd_proto;
     if (local->is_cpd) {
         rc = client_encode_cpd(xl, req, gen, &w, &stale, &cpd_tmp);
         proc = vrpc_cpd_proc(req->op);
@@ -876,6 +896,42 @@ client_fill_cpd(vl_req_t *req, const mrt_cpd_rsp *r)
 }
 
 
+/* Fills the records read of a LOOKUP_XOP's reply (protocol 9) into
+ * req->reply, its lookup part filled already. A read answered for a
+ * lookup that failed, values without success or in other sizes than
+ * asked are a broken brick: -EPROTO. */
+static int
+client_fill_lookup_xop(vl_req_t *req, int status, const mrt_lookup_xop_rsp *r)
+{
+    struct vl_reply *rp = &req->reply;
+    const struct vl_xattrop_args *a = req->args.lookup.xop;
+    u_int n = r->values.values_len;
+    uint64_t want = 0;
+
+    if (!r->has_second)
+        return r->second_status != 0 || n != 0 ? -EPROTO : 0;
+    if (status != 0 || a == NULL || r->second_status > 0
+        || r->second_status < -4095)
+        return -EPROTO;
+    rp->has_xop = true;
+    rp->xop_status = r->second_status;
+    if (r->second_status != 0)
+        return n != 0 ? -EPROTO : 0;
+    for (uint32_t i = 0; i < a->n; i++)
+        want += a->sizes[i];
+    if (n != want)
+        return -EPROTO;
+    if (n == 0)
+        return 0;
+    rp->xop_values = vl_malloc(NULL, n, VL_MT_REPLY);
+    if (rp->xop_values == NULL)
+        return -ENOMEM;
+    memcpy(rp->xop_values, r->values.values_val, n);
+    rp->xop_values_len = n;
+    return 0;
+}
+
+
 /* Fills req->reply from the decoded reply; 0 or -EPROTO/-ENOMEM. */
 static int
 client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
@@ -969,7 +1025,8 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
         return client_fill_opendir(req, &r->opendir, rec, data_off,
                                    data_len);
     case VRPC_RSP_CPD:
-        return -EPROTO; /* client_fop_done fills these */
+    case VRPC_RSP_LOOKUP_XOP:
+        return -EPROTO; /* no fop's own shape: client_fop_done's */
     case VRPC_RSP_XATTROP: {
         const struct vl_xattrop_args *a = &req->args.xattrop;
         u_int n = r->xattrop.values.values_len;
@@ -1036,7 +1093,10 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     vl_req_t *req = cookie;
     struct client_local *local = VL_REQ_PRIV(req, struct client_local);
     const struct vrpc_fop_desc *desc = vrpc_fop_desc(req->op);
-    xdrproc_t fn = vrpc_rsp_xdr(local->is_cpd ? VRPC_RSP_CPD : desc->rsp);
+    bool is_lookup_xop = local->is_cpd && req->op == VL_FOP_LOOKUP;
+    xdrproc_t fn = vrpc_rsp_xdr(is_lookup_xop   ? VRPC_RSP_LOOKUP_XOP
+                                : local->is_cpd ? VRPC_RSP_CPD
+                                                : desc->rsp);
     union vrpc_fop_rsp r;
     size_t used = 0;
 
@@ -1055,7 +1115,7 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
     status = r.status.status;
     if (status > 0 || status < -4095) {
         status = -EPROTO;
-    } else if (local->is_cpd) {
+    } else if (local->is_cpd && !is_lookup_xop) {
         int rc = body_off + used != len ? -EPROTO
                                         : client_fill_cpd(req, &r.cpd);
 
@@ -1063,13 +1123,20 @@ client_fop_done(void *cookie, int status, vl_buf_t *rec, size_t body_off,
             vl_reply_clear(&req->reply);
             status = rc;
         }
+    } else if (status != 0 && is_lookup_xop) {
+        if (client_fill_lookup_xop(req, status, &r.lookup_xop) != 0)
+            status = -EPROTO;
+        vl_reply_clear(&req->reply);
     } else if (status == 0 && req->op != VL_FOP_READ
                && req->op != VL_FOP_LOOKUP && req->op != VL_FOP_READDIR
                && req->op != VL_FOP_OPENDIR && body_off + used != len) {
         status = -EPROTO; /* trailing bytes */
     } else if (status == 0) {
+        /* A LOOKUP_XOP's lookup overlaps r.lookup. */
         status = client_fill_reply(req, &r, rec, body_off + used,
                                    len - body_off - used);
+        if (status == 0 && is_lookup_xop)
+            status = client_fill_lookup_xop(req, 0, &r.lookup_xop);
         if (status != 0)
             vl_reply_clear(&req->reply);
     }

@@ -53,7 +53,9 @@ struct server_call {
     uint32_t xo_sizes[MRT_XATTROP_MAX];
     /* Compound procedures (protocol 8): what args.xop or args.unlock
      * point to; xop's arrays are xo_* above (the lock has none). */
-    bool is_cpd;                   /* a compound procedure */
+    bool is_cpd;                   /* a compound procedure (8) */
+    bool is_lookup_xop;            /* LOOKUP_XOP (9): args.lookup.xop is
+                                      cpd_xop */
     struct vl_xattrop_args cpd_xop; /* a lock's carried xattrop */
     struct vl_xattrop_unlock cpd_unlock; /* an xattrop's carried unlock */
 };
@@ -152,6 +154,11 @@ call_new_fd(struct server_call *call, vl_inode_t *inode, int32_t flags,
 }
 
 
+static int call_fill_xattrop_keys(struct server_call *call,
+                                  const mrt_xattrop_args *w,
+                                  struct vl_xattrop_args *a);
+
+
 /* XATTROP: by fd or by gfid; the keys' bounds (count, name and value
  * lengths) were enforced by the decoder, the rest is checked here. */
 static int
@@ -166,11 +173,46 @@ call_fill_xattrop(struct server_call *call, const mrt_xattrop_args *w,
         rc = call_loc(call, &w->loc, &a->loc, LOC_INODE);
     if (rc != 0)
         return rc;
-    if (w->keys.keys_len > MRT_XATTROP_MAX)
-        return -EINVAL;
     /* A compound's xattrop is applied under a lock (or before an
      * unlock): an op the brick would refuse is refused before either. */
     if (call->is_cpd && (w->op & VL_XATTROP_OP_MASK) != VL_XATTROP_ADD32)
+        return -EINVAL;
+    return call_fill_xattrop_keys(call, w, a);
+}
+
+
+/* A LOOKUP_XOP's carried read (protocol 9): keys only (no fd, an empty
+ * loc: the object is the one the lookup finds), op exactly ADD32, every
+ * value zeros. Anything else is refused before the lookup runs. */
+static int
+call_fill_lookup_xop(struct server_call *call, const mrt_xattrop_args *w)
+{
+    static const mrt_gfid zero;
+
+    if (w->has_fd || w->loc.name[0] != '\0'
+        || memcmp(w->loc.gfid, zero, sizeof(zero)) != 0
+        || memcmp(w->loc.parent, zero, sizeof(zero)) != 0
+        || w->op != VL_XATTROP_ADD32)
+        return -EINVAL;
+    for (u_int i = 0; i < w->keys.keys_len; i++) {
+        const mrt_xattrop_key *k = &w->keys.keys_val[i];
+
+        for (u_int b = 0; b < k->value.value_len; b++)
+            if (k->value.value_val[b] != 0)
+                return -EINVAL;
+    }
+    memset(&call->cpd_xop, 0, sizeof(call->cpd_xop));
+    return call_fill_xattrop_keys(call, w, &call->cpd_xop);
+}
+
+
+/* The keys of an XATTROP (plain or carried) into a, pointing into the
+ * decoded arguments. */
+static int
+call_fill_xattrop_keys(struct server_call *call, const mrt_xattrop_args *w,
+                       struct vl_xattrop_args *a)
+{
+    if (w->keys.keys_len > MRT_XATTROP_MAX)
         return -EINVAL;
     for (u_int i = 0; i < w->keys.keys_len; i++) {
         const mrt_xattrop_key *k = &w->keys.keys_val[i];
@@ -263,6 +305,10 @@ call_fill_args(struct server_call *call, vl_req_t *req, size_t payload_off,
         if (w->lookup.xattr_name[0] != '\0') {
             a->lookup.xattr_name = w->lookup.xattr_name;
             call->is_xattr_wanted = true;
+        }
+        if (rc == 0 && call->is_lookup_xop) {
+            rc = call_fill_lookup_xop(call, &w->lookup_xop.xop);
+            a->lookup.xop = &call->cpd_xop;
         }
         break;
     case VL_FOP_STAT:
@@ -669,6 +715,34 @@ reply_cpd(struct server_call *call, int status, const vl_req_t *req,
 }
 
 
+/* A LOOKUP_XOP's read, after the lookup's success: values only with
+ * the read's success and exactly the sizes asked (a child answering
+ * others is a broken child: -EIO). */
+static void
+reply_lookup_xop(const struct server_call *call, const vl_req_t *req,
+                 mrt_lookup_xop_rsp *r)
+{
+    const struct vl_reply *rp = &req->reply;
+    uint64_t want = 0;
+
+    if (!rp->has_xop)
+        return; /* the read left to the caller */
+    r->has_second = true;
+    r->second_status = rp->xop_status;
+    if (rp->xop_status != 0)
+        return;
+    for (uint32_t i = 0; i < call->cpd_xop.n; i++)
+        want += call->cpd_xop.sizes[i];
+    if (rp->xop_values_len != want || want > MRT_XATTROP_RSP_MAX
+        || (want > 0 && rp->xop_values == NULL)) {
+        r->second_status = -EIO;
+        return;
+    }
+    r->values.values_val = rp->xop_values;
+    r->values.values_len = (u_int)want;
+}
+
+
 /* Sends the reply for call with status (and req's reply when 0); fd_no
  * is the wire number of a new fd. */
 static void
@@ -750,6 +824,9 @@ call_reply(struct server_call *call, int status, vl_req_t *req,
                 vrpc_iatt_to_xdr(&rp->postparent2, &r.entry.postparent2);
             r.entry.flags = rp->is_leased ? MRT_ENTRY_LEASED : 0;
             break;
+        case VRPC_RSP_LOOKUP_XOP: /* its lookup overlaps r.lookup */
+            reply_lookup_xop(call, req, &r.lookup_xop);
+            __attribute__((fallthrough));
         case VRPC_RSP_LOOKUP:
             vrpc_iatt_to_xdr(&rp->iatt, &r.lookup.iatt);
             if (call->is_xattr_wanted) {
@@ -973,10 +1050,11 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
         server_release(cl, hdr->xid, rec, body_off, len);
         return;
     }
-    /* Compounds only from a client that negotiated 8: a 7 client is
-     * answered in 7's terms. */
+    /* Compounds only from a client that negotiated their version: an
+     * older client is answered in its terms. */
     desc = vrpc_cpd_desc(hdr->proc, &cpd_op);
-    if (desc != NULL && atomic_load(&cl->proto_version) >= 8) {
+    if (desc != NULL
+        && atomic_load(&cl->proto_version) >= vrpc_cpd_min_proto(hdr->proc)) {
         op = (int)cpd_op;
     } else {
         desc = NULL;
@@ -1000,6 +1078,7 @@ server_fop_call(struct server_client *cl, const struct vrpc_call_hdr *hdr,
     call->op = (vl_fop_t)op;
     call->desc = desc;
     call->is_cpd = desc->rsp == VRPC_RSP_CPD;
+    call->is_lookup_xop = desc->rsp == VRPC_RSP_LOOKUP_XOP;
     call->rec = vl_buf_ref(rec);
     if (vrpc_decode_body(rec->data + body_off, len - body_off,
                          call->desc->args, &call->wa, &used) != 0) {

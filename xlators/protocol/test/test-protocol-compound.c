@@ -17,7 +17,9 @@
  * this brick and answered in 7's terms (no compound procedure); a
  * client speaking 8 meeting a brick that speaks 7 (an in-test brick)
  * offers 7 again, is accepted, and sends the plain parts only; the
- * client's reading of the brick's version text.
+ * client's reading of the brick's version text. A LOOKUP carrying the
+ * read of its object's records (protocol 9) crosses as one request; a
+ * malformed one is refused, and a client of 8 is answered PROC_UNAVAIL.
  */
 #include "config.h"
 
@@ -61,6 +63,7 @@ static struct {
     bool last_by_fd;                /* it came with an fd */
     uint32_t last_op;               /* its op */
     bool is_broken;                 /* answer one byte short */
+    vl_gfid_t lookup_gfid;          /* what a lookup finds */
 } leaf;
 
 
@@ -149,6 +152,29 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
         break;
     case VL_FOP_FLUSH:
         break;
+    case VL_FOP_LOOKUP: {
+        /* The one object, under any name or GFID, with the records read
+         * a lookup carries. */
+        struct vl_reply tmp = {0};
+
+        memset(&rp->iatt, 0, sizeof(rp->iatt));
+        rp->iatt.gfid = leaf.lookup_gfid;
+        rp->iatt.ino = vl_gfid_to_ino(&leaf.lookup_gfid);
+        rp->iatt.mode = S_IFREG | 0644;
+        rp->iatt.nlink = 1;
+        if (a->lookup.xop == NULL)
+            break;
+        leaf.n_xattrops++;
+        rp->has_xop = true;
+        rp->xop_status = leaf_xattrop(a->lookup.xop, &tmp);
+        if (rp->xop_status == 0) {
+            rp->xop_values = tmp.xattr;
+            rp->xop_values_len = tmp.xattr_len;
+            tmp.xattr = NULL;
+        }
+        vl_reply_clear(&tmp);
+        break;
+    }
     default:
         status = -ENOSYS;
     }
@@ -177,6 +203,7 @@ static const vl_xlator_class_t leaf_class = {
         [VL_FOP_CREATE] = leaf_fop,
         [VL_FOP_XATTROP] = leaf_fop,
         [VL_FOP_FLUSH] = leaf_fop,
+        [VL_FOP_LOOKUP] = leaf_fop,
     },
 };
 
@@ -205,6 +232,7 @@ static const vl_xlator_class_t count_class = {
         [VL_FOP_INODELK] = count_fop,
         [VL_FOP_ENTRYLK] = count_fop,
         [VL_FOP_XATTROP] = count_fop,
+        [VL_FOP_LOOKUP] = count_fop,
     },
 };
 
@@ -792,6 +820,109 @@ test_old_client_accepted(void **state)
     vrpc_clnt_unref(c);
 }
 
+/* A lookup carrying its records read (protocol 9) crosses as one
+ * request: one LOOKUP reaches the brick graph, no XATTROP, and the
+ * answer holds the lookup and the values together. */
+static void
+test_lookup_compound(void **state)
+{
+    struct env *e = *state;
+    static const char *const names[1] = {DIRTY};
+    static const uint32_t sizes[1] = {12};
+    unsigned char up[12], zero[12] = {0};
+    const void *v_up[1] = {up}, *v_zero[1] = {zero};
+    struct vl_xattrop_args set, read;
+    union vl_fop_args a;
+    struct vl_reply r;
+    vl_inode_t *inode;
+
+    vl_gfid_generate(&leaf.lookup_gfid);
+    inode = vl_inode_get(e->cg->itable, &leaf.lookup_gfid, S_IFREG);
+    assert_non_null(inode);
+    be3(up, 3, 0, 0);
+    fill_xop(&set, inode, v_up);
+    memset(&a, 0, sizeof(a));
+    a.xattrop = set;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, NULL, &r),
+                     0);
+    vl_reply_clear(&r);
+    memset(&read, 0, sizeof(read));
+    read.op = VL_XATTROP_ADD32;
+    read.n = 1;
+    read.names = names;
+    read.values = v_zero;
+    read.sizes = sizes;
+    memset(&a, 0, sizeof(a));
+    a.lookup.loc.inode = inode;
+    a.lookup.xop = &read;
+    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, &r),
+                     0);
+    assert_true(vl_gfid_equal(&r.iatt.gfid, &leaf.lookup_gfid));
+    assert_true(r.has_xop);
+    assert_int_equal(r.xop_status, 0);
+    assert_int_equal(r.xop_values_len, 12);
+    assert_memory_equal(r.xop_values, up, 12);
+    vl_reply_clear(&r);
+    assert_int_equal(n_down(VL_FOP_LOOKUP), 1);
+    assert_int_equal(n_down(VL_FOP_XATTROP), 1); /* the set only */
+    assert_int_equal(n_applied(), 2);
+    vl_inode_unref(inode);
+}
+
+
+/* LOOKUP_XOP from a peer that skips the client's checks: a read that
+ * would write, one with an fd, one naming an object of its own are
+ * refused with -EINVAL before the lookup runs; a client that negotiated
+ * 8 gets PROC_UNAVAIL for it. */
+static void
+test_lookup_compound_refused(void **state)
+{
+    struct env *e = *state;
+    char one[12] = {0, 0, 0, 1};
+    mrt_xattrop_key k1 = {.name = DIRTY,
+                          .value = {.value_len = 12, .value_val = one}};
+    mrt_lookup_xop_args lx;
+    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_VERSION);
+
+    memset(&lx, 0, sizeof(lx));
+    lx.lookup.loc.name = "";
+    lx.lookup.loc.gfid[15] = 1;
+    lx.lookup.xattr_name = "";
+    lx.xop.loc.name = "";
+    lx.xop.op = VL_XATTROP_ADD32;
+    lx.xop.keys.keys_len = 1;
+    lx.xop.keys.keys_val = &k1;
+    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+             &lx, 1);
+    assert_int_equal(raw.status[1], -EINVAL);
+    one[3] = 0;
+    lx.xop.has_fd = true;
+    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+             &lx, 2);
+    assert_int_equal(raw.status[2], -EINVAL);
+    lx.xop.has_fd = false;
+    lx.xop.loc.gfid[15] = 2;
+    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+             &lx, 3);
+    assert_int_equal(raw.status[3], -EINVAL);
+    assert_int_equal(n_down(VL_FOP_LOOKUP), 0);
+    /* Well formed: the leaf answers it. */
+    lx.xop.loc.gfid[15] = 0;
+    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+             &lx, 4);
+    assert_int_equal(raw.status[4], 0);
+    assert_int_equal(n_down(VL_FOP_LOOKUP), 1);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+    c = raw_open(e, 8);
+    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+             &lx, 1);
+    assert_int_equal(raw.status[1], -EOPNOTSUPP); /* PROC_UNAVAIL */
+    assert_int_equal(n_down(VL_FOP_LOOKUP), 1);
+    vrpc_clnt_close(c);
+    vrpc_clnt_unref(c);
+}
+
 /* ---- old/brick: an in-test brick that speaks protocol 7 only ---- */
 
 static struct {
@@ -1032,6 +1163,10 @@ main(void)
         cmocka_unit_test_setup_teardown(test_entrylk_compound_postop_fails,
                                         xo_setup, xo_teardown),
         cmocka_unit_test_setup_teardown(test_server_refuses_malformed,
+                                        xo_setup, xo_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_compound, xo_setup,
+                                        xo_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_compound_refused,
                                         xo_setup, xo_teardown),
         cmocka_unit_test_setup_teardown(test_old_client_accepted, xo_setup,
                                         xo_teardown),

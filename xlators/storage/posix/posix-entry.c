@@ -278,6 +278,10 @@ posix_fop_lookup(vl_xlator_t *xl, vl_req_t *req)
         posix_content_read(xl, &obj, a->content_max, &req->reply);
     if (rc == 0 && a->xattr_name != NULL)
         posix_lookup_xattr(xl, &obj, a->xattr_name, &req->reply);
+    /* Replicate's records with the lookup (none for an object whose
+     * GFID could not be set: it is answered without). */
+    if (rc == 0 && a->xop != NULL && !vl_gfid_is_null(&obj.gfid))
+        posix_xattrop_lookup_read(xl, a->xop, &obj, &req->reply);
     posix_obj_put(&obj);
 out:
     vl_unwind(req, rc);

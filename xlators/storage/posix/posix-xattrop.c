@@ -44,6 +44,8 @@
 
 #include "posix.h"
 
+void (*posix_xattrop_test_after_reads)(vl_xlator_t *xl,
+                                       const vl_gfid_t *gfid);
 void (*posix_xattrop_test_before_writes)(vl_xlator_t *xl,
                                          const vl_gfid_t *gfid);
 void (*posix_xattrop_test_after_writes)(vl_xlator_t *xl,
@@ -252,11 +254,16 @@ posix_xo_target_get(vl_xlator_t *xl, const struct vl_xattrop_args *a,
 }
 
 
-/* Adds a to the object under its stripe lock; out gets the new values. */
+/* Adds a to the object under its stripe lock; out gets the new values.
+ * With is_by_name (a lookup's read through the name it resolved), the
+ * object must still carry gfid once the values are read: a name
+ * replaced meanwhile would give another object's records, and the index
+ * work below would then act on gfid's entries from them (-ESTALE, and
+ * nothing done). */
 static int
 posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
                      struct posix_xo_target *t, const vl_gfid_t *gfid,
-                     unsigned char *out)
+                     unsigned char *out, bool is_by_name)
 {
     uint32_t flags = a->op & ~VL_XATTROP_OP_MASK;
     bool is_dir = t->os_fd < 0 && S_ISDIR(t->obj.st.st_mode);
@@ -301,6 +308,16 @@ posix_xattrop_locked(vl_xlator_t *xl, const struct vl_xattrop_args *a,
                 any_nonzero = true;
         }
         at += a->sizes[i];
+    }
+    if (is_by_name) {
+        vl_gfid_t now;
+
+        if (posix_xattrop_test_after_reads != NULL)
+            posix_xattrop_test_after_reads(xl, gfid);
+        if (posix_xo_get(t, POSIX_GFID_XATTR, now.bytes, sizeof(now.bytes))
+                != (ssize_t)sizeof(now.bytes)
+            || !vl_gfid_equal(&now, gfid))
+            return -ESTALE;
     }
     /* Records first: the index entry before any counter can be nonzero,
      * the name before the entry counter that points to it; an entry
@@ -432,7 +449,7 @@ posix_fop_xattrop(vl_xlator_t *xl, vl_req_t *req)
     }
     lock = posix_xattrop_stripe(xl, &gfid);
     pthread_mutex_lock(lock);
-    rc = posix_xattrop_locked(xl, a, &t, &gfid, out);
+    rc = posix_xattrop_locked(xl, a, &t, &gfid, out, false);
     pthread_mutex_unlock(lock);
     if (rc == 0 && total > 0) {
         req->reply.xattr = (char *)out;
@@ -443,4 +460,51 @@ out:
     vl_free(out);
     posix_obj_put(&t.obj);
     vl_unwind(req, rc);
+}
+
+
+void
+posix_xattrop_lookup_read(vl_xlator_t *xl, const struct vl_xattrop_args *a,
+                          const struct posix_obj *obj, struct vl_reply *reply)
+{
+    struct posix_xo_target t;
+    unsigned char *out = NULL;
+    pthread_mutex_t *lock;
+    size_t total = 0;
+    int rc;
+
+    rc = posix_xattrop_check(a);
+    /* Only a read: what a lookup carries never writes a counter. */
+    if (rc == 0 && (a->op != VL_XATTROP_ADD32 || a->fd != NULL))
+        rc = -EINVAL;
+    for (uint32_t i = 0; rc == 0 && i < a->n; i++) {
+        const unsigned char *v = a->values[i];
+
+        for (uint32_t k = 0; k < a->sizes[i]; k++)
+            if (v[k] != 0)
+                rc = -EINVAL;
+        total += a->sizes[i];
+    }
+    if (rc == 0) {
+        out = vl_calloc(xl, 1, total + 1, POSIX_MT_XATTR);
+        if (out == NULL)
+            rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        t.os_fd = -1;
+        t.obj = *obj; /* borrowed: never put through t */
+        posix_proc_path(obj->atfd, obj->rel, t.path);
+        lock = posix_xattrop_stripe(xl, &obj->gfid);
+        pthread_mutex_lock(lock);
+        rc = posix_xattrop_locked(xl, a, &t, &obj->gfid, out, true);
+        pthread_mutex_unlock(lock);
+    }
+    if (rc == 0 && total > 0) {
+        reply->xop_values = (char *)out;
+        reply->xop_values_len = (uint32_t)total;
+        out = NULL;
+    }
+    vl_free(out);
+    reply->has_xop = true;
+    reply->xop_status = rc;
 }

@@ -381,6 +381,14 @@ void posix_fop_opendir(vl_xlator_t *xl, vl_req_t *req);
 void posix_fop_readdir(vl_xlator_t *xl, vl_req_t *req);
 
 void posix_fop_xattrop(vl_xlator_t *xl, vl_req_t *req);
+/* A lookup's carried read of the records (vl_lookup_args.xop: ADD32 of
+ * zeros, keys only) of obj, the object it found (borrowed, GFID known),
+ * under the stripe lock XATTROP takes and with its index upkeep; sets
+ * reply->has_xop, xop_status and xop_values. */
+void posix_xattrop_lookup_read(vl_xlator_t *xl,
+                               const struct vl_xattrop_args *a,
+                               const struct posix_obj *obj,
+                               struct vl_reply *reply);
 void posix_fop_rchecksum(vl_xlator_t *xl, vl_req_t *req);
 /* RCHECKSUM's block loop (posix-rchecksum.c), visible for the unit
  * tests: the digests of the blocks of [offset, offset + len) of os_fd, a
@@ -393,9 +401,13 @@ int posix_rchecksum_blocks(int os_fd, off_t offset, uint32_t len,
                            uint32_t *n_out /* OUT */);
 /* Tests only (NULL otherwise): called by xattrop under the object's lock
  * after the index entry is made and before the xattrs are written, and
- * after they are written and before the entry is removed. */
+ * after they are written and before the entry is removed; and, in a
+ * lookup's carried read, after the values were read and before the
+ * object's GFID is checked again (a test replaces the name there). */
 extern void (*posix_xattrop_test_before_writes)(vl_xlator_t *xl,
                                                 const vl_gfid_t *gfid);
+extern void (*posix_xattrop_test_after_reads)(vl_xlator_t *xl,
+                                              const vl_gfid_t *gfid);
 extern void (*posix_xattrop_test_after_writes)(vl_xlator_t *xl,
                                                const vl_gfid_t *gfid);
 

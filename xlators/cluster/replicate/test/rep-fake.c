@@ -161,14 +161,11 @@ fake_entry(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req,
 
 
 static int
-fake_xattrop(vl_xlator_t *xl, struct fake_priv *p,
-             const struct vl_xattrop_args *a, struct vl_reply *reply)
+fake_xattrop_obj(vl_xlator_t *xl, struct fake_obj *o,
+                 const struct vl_xattrop_args *a, struct vl_reply *reply)
 {
-    struct fake_obj *o = fake_loc_obj(p, &a->loc, a->fd);
     size_t total = 0, off = 0;
 
-    if (o == NULL)
-        return -ENOENT;
     /* The entry record flags are accepted (this brick keeps no granular
      * records: its GETXATTR of their key answers ENODATA, and heal
      * lists the whole directory, as with storage/posix's 'F'). */
@@ -224,6 +221,43 @@ fake_xattrop(vl_xlator_t *xl, struct fake_priv *p,
 
 
 static int
+fake_xattrop(vl_xlator_t *xl, struct fake_priv *p,
+             const struct vl_xattrop_args *a, struct vl_reply *reply)
+{
+    struct fake_obj *o = fake_loc_obj(p, &a->loc, a->fd);
+
+    return o != NULL ? fake_xattrop_obj(xl, o, a, reply) : -ENOENT;
+}
+
+
+/* The records read a lookup carries (protocol 9's LOOKUP_XOP), applied
+ * to what it found as an XATTROP would be and counted as one; a plain
+ * brick answers the lookup alone. */
+static void
+fake_lookup_xop(vl_xlator_t *xl, struct fake_priv *p, struct fake_obj *o,
+                vl_req_t *req)
+{
+    struct vl_reply tmp = {0};
+    int rc;
+
+    if (req->args.lookup.xop == NULL || p->is_plain)
+        return;
+    p->n_by_op[VL_FOP_XATTROP]++;
+    rc = p->fail[VL_FOP_XATTROP];
+    if (rc == 0)
+        rc = fake_xattrop_obj(xl, o, req->args.lookup.xop, &tmp);
+    req->reply.has_xop = true;
+    req->reply.xop_status = rc;
+    if (rc == 0) {
+        req->reply.xop_values = tmp.xattr;
+        req->reply.xop_values_len = tmp.xattr_len;
+        tmp.xattr = NULL;
+    }
+    vl_reply_clear(&tmp);
+}
+
+
+static int
 fake_readdir(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
 {
     struct vl_readdir_args *a = VL_ARGS(req, readdir);
@@ -265,6 +299,7 @@ fake_do(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
         if (o == NULL)
             return -ENOENT;
         fake_iatt(o, &req->reply.iatt);
+        fake_lookup_xop(xl, p, o, req);
         return 0;
     case VL_FOP_STAT:
         o = fake_loc_obj(p, &req->args.stat.loc, req->args.stat.fd);

@@ -36,6 +36,16 @@ setup3(void **state)
 }
 
 
+/* No heal on lookup: the tests count every request the bricks get. */
+static int
+setup3_no_heal(void **state)
+{
+    return setup_n(state, 3, " option data-self-heal off\n"
+                             " option metadata-self-heal off\n"
+                             " option entry-self-heal off\n");
+}
+
+
 static int
 t_create(struct t *t, const char *name, vl_inode_t **out, vl_fd_t **fd_out)
 {
@@ -191,6 +201,53 @@ test_mixed_plain_brick(void **state)
         for (int i = 0; i < 3; i++)
             assert_int_equal(n[i], i == b ? 11 : 7);
     }
+}
+
+
+/* A lookup is one request per brick: each copy's records come with it
+ * (a brick that cannot carry them is asked in a second request). Either
+ * way the readable set excludes the copy the others blame. */
+static void
+test_lookup_carries_records(void **state)
+{
+    struct t *t = *state;
+    uint8_t blame[REP_RECORD_SIZE] = {0};
+    vl_inode_t *inode, *found;
+    vl_fd_t *fd;
+    rep_mask_t readable;
+
+    assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    vl_fd_unref(fd);
+    /* The root's readable set, which a named lookup needs, is read now. */
+    assert_int_equal(t_lookup(t, "f", &found), 0);
+    vl_inode_unref(found);
+    rep_record_set(blame, REP_DATA, 1);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(fake_set_xattr(t->b[i], &inode->gfid, t->key[2],
+                                        blame, sizeof(blame)),
+                         0);
+    for (int plain = 0; plain < 2; plain++) {
+        size_t before[3], xo_before[3];
+
+        for (int i = 0; i < 3; i++) {
+            fake_set_plain(t->b[i], plain == 1);
+            before[i] = fake_received_all(t->b[i]);
+            xo_before[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+        }
+        assert_int_equal(t_lookup(t, "f", &found), 0);
+        assert_ptr_equal(found, inode);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(fake_received_all(t->b[i]) - before[i],
+                             plain ? 2 : 1);
+            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP)
+                                 - xo_before[i],
+                             1);
+        }
+        assert_true(rep_inode_readable(t->rep, found, &readable));
+        assert_int_equal(readable, 0x3);
+        vl_inode_unref(found);
+    }
+    vl_inode_unref(inode);
 }
 
 
@@ -564,6 +621,8 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_requests_per_file, setup3,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_carries_records,
+                                        setup3_no_heal, teardown),
         cmocka_unit_test_setup_teardown(test_mixed_plain_brick, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_lock_refused, setup3, teardown),

@@ -15,7 +15,8 @@
  * entry records made and cleared; records removed with their object
  * (unlink, rmdir, last release of an unlinked open file) and by the
  * sweep after a crash; entries hard links of one base file, and the next
- * base taken once its link count is full.
+ * base taken once its link count is full; a lookup carrying the read of
+ * its object's records (replicate's lookup).
  */
 #include "config.h"
 
@@ -327,6 +328,126 @@ test_rep_keys_read_only(void **state)
     a.removexattr.name = DIRTY;
     assert_int_equal(pt_call(t, VL_FOP_REMOVEXATTR, &a, &r), -EPERM);
     vl_inode_unref(f);
+}
+
+
+/* A lookup (pt_lookup's args) carrying a read of DIRTY and SLOT1 (vals:
+ * zeros, or what the test puts there); the reply in *r. */
+static int
+lookup_xop(struct pt *t, vl_inode_t *parent, const char *name,
+           vl_inode_t *inode, const unsigned char vals[2][12],
+           struct vl_reply *r)
+{
+    static const char *names[2] = {DIRTY, SLOT1};
+    static const uint32_t sizes[2] = {12, 12};
+    const void *v[2] = {vals[0], vals[1]};
+    struct vl_xattrop_args xop = {0};
+    union vl_fop_args a = {0};
+    vl_inode_t *fresh = inode == NULL ? vl_inode_new(t->graph->itable)
+                                      : NULL;
+    int rc;
+
+    xop.op = VL_XATTROP_ADD32;
+    xop.n = 2;
+    xop.names = names;
+    xop.values = v;
+    xop.sizes = sizes;
+    a.lookup.loc.parent = parent;
+    a.lookup.loc.name = name;
+    a.lookup.loc.inode = inode != NULL ? inode : fresh;
+    a.lookup.xattr_name = DIRTY;
+    a.lookup.xop = &xop;
+    rc = pt_call(t, VL_FOP_LOOKUP, &a, r);
+    if (fresh != NULL)
+        vl_inode_unref(fresh);
+    return rc;
+}
+
+
+static struct pt *swap_t;
+
+/* After the carried read: another file renamed over "f". */
+static void
+swap_name(vl_xlator_t *xl, const vl_gfid_t *gfid)
+{
+    char from[PATH_MAX], to[PATH_MAX];
+
+    (void)xl;
+    (void)gfid;
+    snprintf(from, sizeof(from), "%s/g", swap_t->brick);
+    snprintf(to, sizeof(to), "%s/f", swap_t->brick);
+    assert_int_equal(rename(from, to), 0);
+}
+
+
+/* A lookup carries the read of its object's records (replicate's lookup
+ * in one round trip): by name and by GFID, file and directory, with the
+ * xattr asked beside it; nothing for a name not there; a carried op
+ * that would write refused, nothing written; a name replaced between
+ * the read and the check answers -ESTALE (another object's records are
+ * never given for it) and leaves the index alone. */
+static void
+test_lookup_carries_read(void **state)
+{
+    struct pt *t = *state;
+    unsigned char zero[2][12] = {{0}}, one[2][12] = {{0}}, want[24], got[12];
+    vl_inode_t *f = NULL, *g = NULL, *d = NULL;
+    struct vl_reply r;
+
+    assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
+    assert_int_equal(pt_mkdir(t, t->root, "d", 0755, &d), 0);
+    assert_int_equal(xo1(t, f, NULL, DIRTY, 2, 0, 0, NULL), 0);
+    assert_int_equal(xo1(t, d, NULL, SLOT1, 0, 0, 3, NULL), 0);
+    be3(want, 2, 0, 0);
+    memset(want + 12, 0, 12);
+    /* By name, then by GFID. */
+    for (int by_gfid = 0; by_gfid < 2; by_gfid++) {
+        assert_int_equal(lookup_xop(t, by_gfid ? NULL : t->root,
+                                    by_gfid ? NULL : "f",
+                                    by_gfid ? f : NULL, zero, &r), 0);
+        assert_true(vl_gfid_equal(&r.iatt.gfid, &f->gfid));
+        assert_true(r.has_xop);
+        assert_int_equal(r.xop_status, 0);
+        assert_int_equal(r.xop_values_len, 24);
+        assert_memory_equal(r.xop_values, want, 24);
+        assert_int_equal(r.xattr_status, 0); /* the xattr asked, too */
+        assert_memory_equal(r.xattr, want, 12);
+        vl_reply_clear(&r);
+    }
+    /* A directory. */
+    assert_int_equal(lookup_xop(t, t->root, "d", NULL, zero, &r), 0);
+    assert_true(r.has_xop);
+    be3(want + 12, 0, 0, 3);
+    assert_memory_equal(r.xop_values + 12, want + 12, 12);
+    vl_reply_clear(&r);
+    /* No object: no read. */
+    assert_int_equal(lookup_xop(t, t->root, "none", NULL, zero, &r),
+                     -ENOENT);
+    assert_false(r.has_xop);
+    vl_reply_clear(&r);
+    /* A carried add that would write. */
+    be3(one[0], 1, 0, 0);
+    assert_int_equal(lookup_xop(t, t->root, "f", NULL, one, &r), 0);
+    assert_true(r.has_xop);
+    assert_int_equal(r.xop_status, -EINVAL);
+    assert_null(r.xop_values);
+    vl_reply_clear(&r);
+    assert_int_equal(disk_get(t, "f", DIRTY, got), 12);
+    assert_memory_equal(got, want, 12);
+    /* The name replaced after the read. */
+    assert_int_equal(pt_create(t, t->root, "g", O_RDWR, 0644, &g, NULL), 0);
+    swap_t = t;
+    posix_xattrop_test_after_reads = swap_name;
+    assert_int_equal(lookup_xop(t, t->root, "f", NULL, zero, &r), 0);
+    posix_xattrop_test_after_reads = NULL;
+    assert_true(r.has_xop);
+    assert_int_equal(r.xop_status, -ESTALE);
+    assert_null(r.xop_values);
+    vl_reply_clear(&r);
+    assert_true(index_has(t, &f->gfid));
+    vl_inode_unref(f);
+    vl_inode_unref(g);
+    vl_inode_unref(d);
 }
 
 
@@ -854,6 +975,8 @@ main(void)
         cmocka_unit_test_setup_teardown(test_entry_records_full, pt_setup,
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(test_entry_records, pt_setup,
+                                        pt_teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_carries_read, pt_setup,
                                         pt_teardown),
         cmocka_unit_test_setup_teardown(test_records_go_with_object,
                                         pt_setup, pt_teardown),
