@@ -50,13 +50,16 @@ posix_proc_path(int atfd, const char *rel, char *buf /* OUT */)
 }
 
 
-/* getxattrat(2)/setxattrat(2) (Linux 6.13) read and set an xattr of
- * (atfd, rel) directly; the /proc/self/fd/N/rel path they replace costs
- * a walk through procfs per call (every lookup reads the GFID). Older
- * kernels answer ENOSYS once, then the path is used. */
+/* getxattrat(2), setxattrat(2), listxattrat(2) and removexattrat(2)
+ * (Linux 6.13) reach an xattr of (atfd, rel) directly; the
+ * /proc/self/fd/N/rel path they replace costs a walk through procfs per
+ * call (every lookup reads the GFID, every transaction reads and writes
+ * counters). Older kernels answer ENOSYS once, then the path is used. */
 #if !defined(SYS_getxattrat) && (defined(__x86_64__) || defined(__aarch64__))
 #define SYS_getxattrat 464
 #define SYS_setxattrat 463
+#define SYS_listxattrat 465
+#define SYS_removexattrat 466
 #endif
 
 #ifdef SYS_getxattrat
@@ -128,6 +131,76 @@ posix_xattr_get_at(int atfd, const char *rel, const char *name, void *buf,
 #endif
     posix_proc_path(atfd, rel, path);
     n = lgetxattr(path, name, buf, size);
+    return n >= 0 ? n : -errno;
+}
+
+
+int
+posix_xattr_set_at(int atfd, const char *rel, const char *name,
+                   const void *value, size_t size, int flags)
+{
+    char path[POSIX_PROC_PATH_LEN];
+
+#ifdef SYS_getxattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        struct posix_xattr_args xa = {
+            .value = (uint64_t)(uintptr_t)value,
+            .size = (uint32_t)size,
+            .flags = (uint32_t)flags,
+        };
+
+        if (syscall(SYS_setxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name,
+                    &xa, sizeof(xa)) == 0)
+            return 0;
+        if (errno != ENOSYS)
+            return -errno;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
+    posix_proc_path(atfd, rel, path);
+    return lsetxattr(path, name, value, size, flags) < 0 ? -errno : 0;
+}
+
+
+int
+posix_xattr_remove_at(int atfd, const char *rel, const char *name)
+{
+    char path[POSIX_PROC_PATH_LEN];
+
+#ifdef SYS_removexattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        if (syscall(SYS_removexattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name)
+            == 0)
+            return 0;
+        if (errno != ENOSYS)
+            return -errno;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
+    posix_proc_path(atfd, rel, path);
+    return lremovexattr(path, name) < 0 ? -errno : 0;
+}
+
+
+ssize_t
+posix_xattr_list_at(int atfd, const char *rel, char *buf, size_t size)
+{
+    char path[POSIX_PROC_PATH_LEN];
+    ssize_t n;
+
+#ifdef SYS_listxattrat
+    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+        n = syscall(SYS_listxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, buf,
+                    size);
+        if (n >= 0)
+            return n;
+        if (errno != ENOSYS)
+            return -errno;
+        atomic_store(&posix_no_xattrat, true);
+    }
+#endif
+    posix_proc_path(atfd, rel, path);
+    n = llistxattr(path, buf, size);
     return n >= 0 ? n : -errno;
 }
 

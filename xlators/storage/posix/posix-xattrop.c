@@ -51,11 +51,12 @@ void (*posix_xattrop_test_before_writes)(vl_xlator_t *xl,
 void (*posix_xattrop_test_after_writes)(vl_xlator_t *xl,
                                         const vl_gfid_t *gfid);
 
-/* Where the keys are read and written: an open fd, or (atfd, rel). */
+/* Where the keys are read and written: an open fd, else (obj.atfd,
+ * obj.rel), else path (the reindex scan's, obj.atfd -1). */
 struct posix_xo_target {
     int os_fd;                       /* >= 0: by fd */
-    char path[POSIX_PROC_PATH_LEN];  /* otherwise /proc/self/fd/atfd/rel */
-    struct posix_obj obj;            /* for the path form */
+    char path[POSIX_PROC_PATH_LEN];  /* /proc/self/fd/atfd/rel, or given */
+    struct posix_obj obj;            /* the object, when resolved */
 };
 
 
@@ -79,6 +80,8 @@ posix_xo_get(struct posix_xo_target *t, const char *name, void *buf,
 
     if (t->os_fd >= 0)
         n = fgetxattr(t->os_fd, name, buf, size);
+    else if (t->obj.atfd >= 0)
+        return posix_xattr_get_at(t->obj.atfd, t->obj.rel, name, buf, size);
     else
         n = lgetxattr(t->path, name, buf, size);
     return n < 0 ? -errno : n;
@@ -93,6 +96,9 @@ posix_xo_set(struct posix_xo_target *t, const char *name, const void *val,
 
     if (t->os_fd >= 0)
         rc = fsetxattr(t->os_fd, name, val, size, 0);
+    else if (t->obj.atfd >= 0)
+        return posix_xattr_set_at(t->obj.atfd, t->obj.rel, name, val, size,
+                                  0);
     else
         rc = lsetxattr(t->path, name, val, size, 0);
     return rc < 0 ? -errno : 0;
@@ -104,11 +110,14 @@ posix_xo_remove(struct posix_xo_target *t, const char *name)
 {
     int rc;
 
-    if (t->os_fd >= 0)
-        rc = fremovexattr(t->os_fd, name);
-    else
-        rc = lremovexattr(t->path, name);
-    return rc < 0 && errno != ENODATA ? -errno : 0;
+    if (t->os_fd >= 0) {
+        rc = fremovexattr(t->os_fd, name) < 0 ? -errno : 0;
+    } else if (t->obj.atfd >= 0) {
+        rc = posix_xattr_remove_at(t->obj.atfd, t->obj.rel, name);
+    } else {
+        rc = lremovexattr(t->path, name) < 0 ? -errno : 0;
+    }
+    return rc == -ENODATA ? 0 : rc;
 }
 
 
@@ -138,12 +147,17 @@ posix_xo_scan(struct posix_xo_target *t, bool is_entry)
     char list[4096];
     ssize_t n;
 
-    if (t->os_fd >= 0)
+    if (t->os_fd >= 0) {
         n = flistxattr(t->os_fd, list, sizeof(list));
-    else
+        n = n < 0 ? -errno : n;
+    } else if (t->obj.atfd >= 0) {
+        n = posix_xattr_list_at(t->obj.atfd, t->obj.rel, list, sizeof(list));
+    } else {
         n = llistxattr(t->path, list, sizeof(list));
+        n = n < 0 ? -errno : n;
+    }
     if (n < 0)
-        return errno == ERANGE ? 1 : -errno; /* huge list: keep the entry */
+        return n == -ERANGE ? 1 : (int)n; /* huge list: keep the entry */
     for (ssize_t i = 0; i < n;) {
         const char *name = list + i;
         size_t l = strnlen(name, (size_t)(n - i));

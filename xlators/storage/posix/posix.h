@@ -282,6 +282,13 @@ int posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid);
  * value's size. Bytes read, or -errno. */
 ssize_t posix_xattr_get_at(int atfd, const char *rel, const char *name,
                            void *buf, size_t size);
+/* setxattr, removexattr and listxattr of (atfd, rel) itself, likewise
+ * (setxattrat(2)... where the kernel has them); 0 / bytes, or -errno. */
+int posix_xattr_set_at(int atfd, const char *rel, const char *name,
+                       const void *value, size_t size, int flags);
+int posix_xattr_remove_at(int atfd, const char *rel, const char *name);
+ssize_t posix_xattr_list_at(int atfd, const char *rel, char *buf,
+                            size_t size);
 /* Sets the GFID xattr through an open fd (XATTR_CREATE); 0 or -errno. */
 int posix_gfid_fset(int fd, const vl_gfid_t *gfid);
 /* True if gfid's handle directory xx/yy is known to exist. */
