@@ -110,26 +110,35 @@ vrpc_rsp_xdr(enum vrpc_rsp_kind kind)
 }
 
 
+/* cpd_descs' row of compound procedure proc, -1 if none. */
+static int
+cpd_row(uint32_t proc)
+{
+    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++)
+        if (cpd_descs[i].proc == proc)
+            return (int)i;
+    return -1;
+}
+
+
 const struct vrpc_fop_desc *
 vrpc_cpd_desc(uint32_t proc, vl_fop_t *op)
 {
-    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++) {
-        if (cpd_descs[i].proc == proc) {
-            *op = cpd_descs[i].op;
-            return &cpd_descs[i].desc;
-        }
-    }
-    return NULL;
+    int k = cpd_row(proc);
+
+    if (k < 0)
+        return NULL;
+    *op = cpd_descs[k].op;
+    return &cpd_descs[k].desc;
 }
 
 
 uint32_t
 vrpc_cpd_min_proto(uint32_t proc)
 {
-    for (size_t i = 0; i < sizeof(cpd_descs) / sizeof(cpd_descs[0]); i++)
-        if (cpd_descs[i].proc == proc)
-            return cpd_descs[i].min_proto;
-    return 0;
+    int k = cpd_row(proc);
+
+    return k < 0 ? 0 : cpd_descs[k].min_proto;
 }
 
 

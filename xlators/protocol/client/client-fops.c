@@ -844,6 +844,30 @@ client_fill_rchecksum(struct vl_reply *rp, const mrt_rchecksum_rsp *w,
 }
 
 
+/* An xattrop's values from a reply (val, n bytes) into a copy in *out:
+ * exactly the sum of the argument sizes of a (a brick answering other
+ * sizes is a broken brick: -EPROTO), none when that is 0. */
+static int
+client_xattrop_values(const struct vl_xattrop_args *a, const char *val,
+                      u_int n, char **out, uint32_t *out_len)
+{
+    uint64_t want = 0;
+
+    for (uint32_t i = 0; i < a->n; i++)
+        want += a->sizes[i];
+    if (n != want)
+        return -EPROTO;
+    if (n == 0)
+        return 0;
+    *out = vl_malloc(NULL, n, VL_MT_REPLY);
+    if (*out == NULL)
+        return -ENOMEM;
+    memcpy(*out, val, n);
+    *out_len = n;
+    return 0;
+}
+
+
 /* Fills req->reply from a compound's reply, whatever its status (a
  * failed post-op still says whether it unlocked). A brick answering what
  * was not asked (a second part after a refused lock, values without
@@ -857,7 +881,6 @@ client_fill_cpd(vl_req_t *req, const mrt_cpd_rsp *r)
     const struct vl_xattrop_args *a;
     u_int n = r->values.values_len;
     int xo_status;
-    uint64_t want = 0;
 
     if (r->has_second
         && (r->second_status > 0 || r->second_status < -4095))
@@ -881,18 +904,8 @@ client_fill_cpd(vl_req_t *req, const mrt_cpd_rsp *r)
             return -EPROTO;
         return 0;
     }
-    for (uint32_t i = 0; i < a->n; i++)
-        want += a->sizes[i];
-    if (n != want)
-        return -EPROTO;
-    if (n == 0)
-        return 0;
-    rp->xattr = vl_malloc(NULL, n, VL_MT_REPLY);
-    if (rp->xattr == NULL)
-        return -ENOMEM;
-    memcpy(rp->xattr, r->values.values_val, n);
-    rp->xattr_len = n;
-    return 0;
+    return client_xattrop_values(a, r->values.values_val, n, &rp->xattr,
+                                 &rp->xattr_len);
 }
 
 
@@ -906,7 +919,6 @@ client_fill_lookup_xop(vl_req_t *req, int status, const mrt_lookup_xop_rsp *r)
     struct vl_reply *rp = &req->reply;
     const struct vl_xattrop_args *a = req->args.lookup.xop;
     u_int n = r->values.values_len;
-    uint64_t want = 0;
 
     if (!r->has_second)
         return r->second_status != 0 || n != 0 ? -EPROTO : 0;
@@ -917,18 +929,8 @@ client_fill_lookup_xop(vl_req_t *req, int status, const mrt_lookup_xop_rsp *r)
     rp->xop_status = r->second_status;
     if (r->second_status != 0)
         return n != 0 ? -EPROTO : 0;
-    for (uint32_t i = 0; i < a->n; i++)
-        want += a->sizes[i];
-    if (n != want)
-        return -EPROTO;
-    if (n == 0)
-        return 0;
-    rp->xop_values = vl_malloc(NULL, n, VL_MT_REPLY);
-    if (rp->xop_values == NULL)
-        return -ENOMEM;
-    memcpy(rp->xop_values, r->values.values_val, n);
-    rp->xop_values_len = n;
-    return 0;
+    return client_xattrop_values(a, r->values.values_val, n,
+                                 &rp->xop_values, &rp->xop_values_len);
 }
 
 
@@ -1027,25 +1029,11 @@ client_fill_reply(vl_req_t *req, union vrpc_fop_rsp *r, vl_buf_t *rec,
     case VRPC_RSP_CPD:
     case VRPC_RSP_LOOKUP_XOP:
         return -EPROTO; /* no fop's own shape: client_fop_done's */
-    case VRPC_RSP_XATTROP: {
-        const struct vl_xattrop_args *a = &req->args.xattrop;
-        u_int n = r->xattrop.values.values_len;
-        uint64_t want = 0;
-
-        /* Exactly the new values of the keys sent, in their sizes. */
-        for (uint32_t i = 0; i < a->n; i++)
-            want += a->sizes[i];
-        if (n != want)
-            return -EPROTO;
-        if (n == 0)
-            break;
-        rp->xattr = vl_malloc(NULL, n, VL_MT_REPLY);
-        if (rp->xattr == NULL)
-            return -ENOMEM;
-        memcpy(rp->xattr, r->xattrop.values.values_val, n);
-        rp->xattr_len = n;
-        break;
-    }
+    case VRPC_RSP_XATTROP:
+        return client_xattrop_values(&req->args.xattrop,
+                                     r->xattrop.values.values_val,
+                                     r->xattrop.values.values_len,
+                                     &rp->xattr, &rp->xattr_len);
     case VRPC_RSP_LOOKUP: {
         u_int n = r->lookup.xattr_value.xattr_value_len;
 

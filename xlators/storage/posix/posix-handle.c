@@ -70,40 +70,27 @@ struct posix_xattr_args {
 };
 
 static atomic_bool posix_no_xattrat; /* the kernel said ENOSYS */
-#endif
 
 
-int
-posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */)
+static bool
+posix_xattrat_usable(void)
 {
-    char path[POSIX_PROC_PATH_LEN];
-    ssize_t n;
-
-#ifdef SYS_getxattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
-        struct posix_xattr_args xa = {
-            .value = (uint64_t)(uintptr_t)out->bytes,
-            .size = sizeof(out->bytes),
-        };
-
-        n = syscall(SYS_getxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
-                    POSIX_GFID_XATTR, &xa, sizeof(xa));
-        if (n >= 0 || errno != ENOSYS)
-            goto got;
-        atomic_store(&posix_no_xattrat, true);
-    }
-#endif
-    posix_proc_path(atfd, rel, path);
-    n = lgetxattr(path, POSIX_GFID_XATTR, out->bytes, sizeof(out->bytes));
-#ifdef SYS_getxattrat
-got:
-#endif
-    if (n < 0)
-        return errno == ERANGE ? -EINVAL : -errno;
-    if (n != (ssize_t)sizeof(out->bytes))
-        return -EINVAL;
-    return 0;
+    return !atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed);
 }
+
+
+/* Whether an *xattrat call's result (rc, errno) stands: anything but
+ * ENOSYS, which marks the kernel as without them (the /proc path from
+ * then on). */
+static bool
+posix_xattrat_answered(long rc)
+{
+    if (rc >= 0 || errno != ENOSYS)
+        return true;
+    atomic_store(&posix_no_xattrat, true);
+    return false;
+}
+#endif
 
 
 ssize_t
@@ -114,7 +101,7 @@ posix_xattr_get_at(int atfd, const char *rel, const char *name, void *buf,
     ssize_t n;
 
 #ifdef SYS_getxattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+    if (posix_xattrat_usable()) {
         struct posix_xattr_args xa = {
             .value = (uint64_t)(uintptr_t)buf,
             .size = (uint32_t)size,
@@ -122,11 +109,8 @@ posix_xattr_get_at(int atfd, const char *rel, const char *name, void *buf,
 
         n = syscall(SYS_getxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name,
                     &xa, sizeof(xa));
-        if (n >= 0)
-            return n;
-        if (errno != ENOSYS)
-            return -errno;
-        atomic_store(&posix_no_xattrat, true);
+        if (posix_xattrat_answered(n))
+            return n >= 0 ? n : -errno;
     }
 #endif
     posix_proc_path(atfd, rel, path);
@@ -142,19 +126,17 @@ posix_xattr_set_at(int atfd, const char *rel, const char *name,
     char path[POSIX_PROC_PATH_LEN];
 
 #ifdef SYS_getxattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+    if (posix_xattrat_usable()) {
         struct posix_xattr_args xa = {
             .value = (uint64_t)(uintptr_t)value,
             .size = (uint32_t)size,
             .flags = (uint32_t)flags,
         };
+        long rc = syscall(SYS_setxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
+                          name, &xa, sizeof(xa));
 
-        if (syscall(SYS_setxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name,
-                    &xa, sizeof(xa)) == 0)
-            return 0;
-        if (errno != ENOSYS)
-            return -errno;
-        atomic_store(&posix_no_xattrat, true);
+        if (posix_xattrat_answered(rc))
+            return rc == 0 ? 0 : -errno;
     }
 #endif
     posix_proc_path(atfd, rel, path);
@@ -168,13 +150,12 @@ posix_xattr_remove_at(int atfd, const char *rel, const char *name)
     char path[POSIX_PROC_PATH_LEN];
 
 #ifdef SYS_removexattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
-        if (syscall(SYS_removexattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, name)
-            == 0)
-            return 0;
-        if (errno != ENOSYS)
-            return -errno;
-        atomic_store(&posix_no_xattrat, true);
+    if (posix_xattrat_usable()) {
+        long rc = syscall(SYS_removexattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
+                          name);
+
+        if (posix_xattrat_answered(rc))
+            return rc == 0 ? 0 : -errno;
     }
 #endif
     posix_proc_path(atfd, rel, path);
@@ -189,14 +170,11 @@ posix_xattr_list_at(int atfd, const char *rel, char *buf, size_t size)
     ssize_t n;
 
 #ifdef SYS_listxattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
+    if (posix_xattrat_usable()) {
         n = syscall(SYS_listxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW, buf,
                     size);
-        if (n >= 0)
-            return n;
-        if (errno != ENOSYS)
-            return -errno;
-        atomic_store(&posix_no_xattrat, true);
+        if (posix_xattrat_answered(n))
+            return n >= 0 ? n : -errno;
     }
 #endif
     posix_proc_path(atfd, rel, path);
@@ -206,31 +184,24 @@ posix_xattr_list_at(int atfd, const char *rel, char *buf, size_t size)
 
 
 int
+posix_gfid_get(int atfd, const char *rel, vl_gfid_t *out /* OUT */)
+{
+    ssize_t n = posix_xattr_get_at(atfd, rel, POSIX_GFID_XATTR, out->bytes,
+                                   sizeof(out->bytes));
+
+    if (n < 0)
+        return n == -ERANGE ? -EINVAL : (int)n;
+    if (n != (ssize_t)sizeof(out->bytes))
+        return -EINVAL;
+    return 0;
+}
+
+
+int
 posix_gfid_set(int atfd, const char *rel, const vl_gfid_t *gfid)
 {
-    char path[POSIX_PROC_PATH_LEN];
-
-#ifdef SYS_getxattrat
-    if (!atomic_load_explicit(&posix_no_xattrat, memory_order_relaxed)) {
-        struct posix_xattr_args xa = {
-            .value = (uint64_t)(uintptr_t)gfid->bytes,
-            .size = sizeof(gfid->bytes),
-            .flags = XATTR_CREATE,
-        };
-
-        if (syscall(SYS_setxattrat, atfd, rel, AT_SYMLINK_NOFOLLOW,
-                    POSIX_GFID_XATTR, &xa, sizeof(xa)) == 0)
-            return 0;
-        if (errno != ENOSYS)
-            return -errno;
-        atomic_store(&posix_no_xattrat, true);
-    }
-#endif
-    posix_proc_path(atfd, rel, path);
-    if (lsetxattr(path, POSIX_GFID_XATTR, gfid->bytes, sizeof(gfid->bytes),
-                  XATTR_CREATE) < 0)
-        return -errno;
-    return 0;
+    return posix_xattr_set_at(atfd, rel, POSIX_GFID_XATTR, gfid->bytes,
+                              sizeof(gfid->bytes), XATTR_CREATE);
 }
 
 
