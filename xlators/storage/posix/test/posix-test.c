@@ -398,3 +398,15 @@ pt_handle_path(const vl_gfid_t *gfid, char *buf, size_t len)
     snprintf(buf, len, ".mortar/handles/%02x/%02x/%s", gfid->bytes[0],
              gfid->bytes[1], str);
 }
+
+
+bool
+pt_index_has(struct pt *t, const vl_gfid_t *gfid)
+{
+    char path[PATH_MAX], str[VL_GFID_STR_LEN];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", t->brick,
+             vl_gfid_to_str(gfid, str));
+    return lstat(path, &st) == 0;
+}

@@ -59,6 +59,8 @@ int pt_stat(struct pt *t, vl_inode_t *inode, struct vl_iatt *iatt);
 int pt_disk_gfid(struct pt *t, const char *rel, vl_gfid_t *out);
 /* The brick-relative handle path of gfid. */
 void pt_handle_path(const vl_gfid_t *gfid, char *buf, size_t len);
+/* Does the heal index hold an entry for gfid (.mortar/index/xattrop)? */
+bool pt_index_has(struct pt *t, const vl_gfid_t *gfid);
 
 /* Test lists of the other files. */
 extern const struct CMUnitTest pt_ns_tests[];

@@ -75,18 +75,6 @@ marker_write(struct pt *t, const char *value)
 }
 
 
-static bool
-index_has(struct pt *t, const vl_gfid_t *g)
-{
-    char path[PATH_MAX], str[VL_GFID_STR_LEN];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", t->brick,
-             vl_gfid_to_str(g, str));
-    return lstat(path, &st) == 0;
-}
-
-
 /* Are directory g's entry records marked full? */
 static bool
 entry_full(struct pt *t, const vl_gfid_t *g)
@@ -177,8 +165,8 @@ crash_objects(struct pt *t, vl_gfid_t *f, vl_gfid_t *d, vl_gfid_t *c)
     vl_inode_unref(di);
     vl_inode_unref(ci);
     vl_inode_unref(sub);
-    assert_false(index_has(t, f));
-    assert_false(index_has(t, d));
+    assert_false(pt_index_has(t, f));
+    assert_false(pt_index_has(t, d));
 }
 
 
@@ -199,10 +187,10 @@ test_rebuild_after_machine_crash(void **state)
     boot_id_set("boot-B");
     assert_int_equal(pt_graph_open(t, NULL, &err), 0);
     wait_whole(t);
-    assert_true(index_has(t, &f));
-    assert_true(index_has(t, &d));
+    assert_true(pt_index_has(t, &f));
+    assert_true(pt_index_has(t, &d));
     assert_true(entry_full(t, &d));
-    assert_false(index_has(t, &c));
+    assert_false(pt_index_has(t, &c));
     assert_true(atomic_load(&posix_priv(t->xl)->index_boot.n_made) >= 3);
     marker_read(t, m, sizeof(m));
     assert_string_equal(m, "boot-B");
@@ -227,7 +215,7 @@ test_rebuild_after_machine_crash(void **state)
         assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
         vl_reply_clear(&r);
         vl_inode_unref(fi);
-        assert_false(index_has(t, &f));
+        assert_false(pt_index_has(t, &f));
     }
 }
 
@@ -247,13 +235,13 @@ test_no_rebuild_after_brick_crash(void **state)
     assert_int_equal(pt_graph_open(t, NULL, &err), 0);
     assert_true(atomic_load(&posix_priv(t->xl)->index_boot.is_done));
     assert_int_equal(atomic_load(&posix_priv(t->xl)->index_boot.n_seen), 0);
-    assert_false(index_has(t, &f));
+    assert_false(pt_index_has(t, &f));
     pt_graph_close(t);
     boot_id_set("boot-C");
     marker_write(t, "clean");
     assert_int_equal(pt_graph_open(t, NULL, &err), 0);
     assert_int_equal(atomic_load(&posix_priv(t->xl)->index_boot.n_seen), 0);
-    assert_false(index_has(t, &f));
+    assert_false(pt_index_has(t, &f));
 }
 
 

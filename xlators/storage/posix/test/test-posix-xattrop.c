@@ -117,18 +117,6 @@ set_immutable(struct pt *t, const char *rel, bool on)
 }
 
 
-static bool
-index_has(struct pt *t, const vl_gfid_t *gfid)
-{
-    char path[PATH_MAX], str[VL_GFID_STR_LEN];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", t->brick,
-             vl_gfid_to_str(gfid, str));
-    return lstat(path, &st) == 0;
-}
-
-
 /* Add, read back, return to zero: the xattr and the index entry go. */
 static void
 test_add_and_zero_removes(void **state)
@@ -138,13 +126,13 @@ test_add_and_zero_removes(void **state)
     vl_inode_t *f = NULL;
 
     assert_int_equal(pt_create(t, t->root, "f", O_RDWR, 0644, &f, NULL), 0);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     assert_int_equal(xo1(t, f, NULL, DIRTY, 1, 0, 0, got), 0);
     be3(want, 1, 0, 0);
     assert_memory_equal(got, want, 12);
     assert_int_equal(disk_get(t, "f", DIRTY, got), 12);
     assert_memory_equal(got, want, 12);
-    assert_true(index_has(t, &f->gfid));
+    assert_true(pt_index_has(t, &f->gfid));
     assert_int_equal(posix_index_count(t->xl), 1);
     {
         char *text = NULL;
@@ -163,12 +151,12 @@ test_add_and_zero_removes(void **state)
     memset(want, 0, 12);
     assert_memory_equal(got, want, 12);
     assert_int_equal(disk_get(t, "f", DIRTY, got), -ENODATA);
-    assert_true(index_has(t, &f->gfid));
+    assert_true(pt_index_has(t, &f->gfid));
     /* The last one to zero: no rep xattr, no entry. */
     assert_int_equal(xo1(t, f, NULL, SLOT1, 0, -2, 1, got), 0);
     assert_memory_equal(got, want, 12);
     assert_int_equal(disk_get(t, "f", SLOT1, got), -ENODATA);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     assert_int_equal(posix_index_count(t->xl), 0);
     vl_inode_unref(f);
 }
@@ -205,7 +193,7 @@ test_fd_and_directory(void **state)
     assert_memory_equal(got, want, 12);
     assert_int_equal(disk_get(t, "d", SLOT1, got), 12);
     assert_memory_equal(got, want, 12);
-    assert_true(index_has(t, &d->gfid));
+    assert_true(pt_index_has(t, &d->gfid));
     assert_int_equal(posix_index_count(t->xl), 2);
     vl_fd_unref(dfd);
     vl_fd_unref(fd);
@@ -263,7 +251,7 @@ test_bad_arguments(void **state)
     a.xattrop.n = 2;
     assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), -EPERM);
     assert_int_equal(disk_get(t, "f", DIRTY, got), -ENODATA);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     /* A key keeps its size once set. */
     a.xattrop.n = 1;
     assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
@@ -278,7 +266,7 @@ test_bad_arguments(void **state)
         vl_gfid_generate(&g);
         ghost = vl_inode_get(t->graph->itable, &g, S_IFREG);
         assert_int_equal(xo1(t, ghost, NULL, DIRTY, 1, 0, 0, NULL), -ESTALE);
-        assert_false(index_has(t, &g));
+        assert_false(pt_index_has(t, &g));
         vl_inode_unref(ghost);
     }
     vl_inode_unref(f);
@@ -444,7 +432,7 @@ test_lookup_carries_read(void **state)
     assert_int_equal(r.xop_status, -ESTALE);
     assert_null(r.xop_values);
     vl_reply_clear(&r);
-    assert_true(index_has(t, &f->gfid));
+    assert_true(pt_index_has(t, &f->gfid));
     vl_inode_unref(f);
     vl_inode_unref(g);
     vl_inode_unref(d);
@@ -518,7 +506,7 @@ ord_before(vl_xlator_t *xl, const vl_gfid_t *gfid)
     unsigned char v[12];
 
     ord.n_before++;
-    ord.entry_before = index_has(ord.t, gfid);
+    ord.entry_before = pt_index_has(ord.t, gfid);
     ord.xattr_before = disk_get(ord.t, ord.rel, DIRTY, v) == 12;
 }
 
@@ -529,7 +517,7 @@ ord_after(vl_xlator_t *xl, const vl_gfid_t *gfid)
     unsigned char v[12];
 
     ord.n_after++;
-    ord.entry_after = index_has(ord.t, gfid);
+    ord.entry_after = pt_index_has(ord.t, gfid);
     ord.xattr_after = disk_get(ord.t, ord.rel, DIRTY, v) == 12;
 }
 
@@ -560,7 +548,7 @@ test_index_order(void **state)
     assert_true(ord.xattr_before);
     assert_false(ord.xattr_after);
     assert_true(ord.entry_after);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     posix_xattrop_test_before_writes = NULL;
     posix_xattrop_test_after_writes = NULL;
     vl_inode_unref(f);
@@ -610,7 +598,7 @@ test_index_entries_share_base(void **state)
     assert_true(disk_ino(t, rel, NULL) == base);
     assert_int_equal(xo1(t, f, NULL, DIRTY, -1, 0, 0, NULL), 0);
     assert_int_equal(xo1(t, g, NULL, DIRTY, -1, 0, 0, NULL), 0);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     assert_int_equal(disk_ino(t, ".mortar/index/base.0", &nlink), base);
     assert_int_equal(nlink, 1);
     vl_inode_unref(f);
@@ -659,7 +647,7 @@ test_index_base_full_moves_on(void **state)
                 == disk_ino(t, ".mortar/index/base.1", &nlink));
     assert_int_equal(nlink, 2);
     assert_int_equal(xo1(t, f, NULL, DIRTY, -1, 0, 0, NULL), 0);
-    assert_false(index_has(t, &f->gfid));
+    assert_false(pt_index_has(t, &f->gfid));
     vl_inode_unref(f);
 }
 
@@ -683,7 +671,7 @@ test_index_survives_restart_and_heals(void **state)
     assert_int_equal(xo1(t, f, NULL, DIRTY, 0, 1, 0, NULL), 0);
     vl_inode_unref(f);
     pt_restart(t);
-    assert_true(index_has(t, &g));
+    assert_true(pt_index_has(t, &g));
     assert_int_equal(posix_index_count(t->xl), 1);
     assert_int_equal(pt_lookup(t, t->root, "f", NULL, &f), 0);
     /* Lost entry: removed by hand, brought back by a read (zeros added
@@ -704,17 +692,17 @@ test_index_survives_restart_and_heals(void **state)
         be3(want, 0, 1, 0);
         assert_memory_equal(got, want, 12);
     }
-    assert_true(index_has(t, &g));
+    assert_true(pt_index_has(t, &g));
     a.xattrop.loc.inode = f;
     a.xattrop.op = VL_XATTROP_ADD32;
     assert_int_equal(xo1(t, f, NULL, DIRTY, 0, -1, 0, NULL), 0);
-    assert_false(index_has(t, &g));
+    assert_false(pt_index_has(t, &g));
     /* Stale entry: made by hand, dropped by an xattrop of 0. */
     close(open(path, O_CREAT | O_WRONLY, 0600));
-    assert_true(index_has(t, &g));
+    assert_true(pt_index_has(t, &g));
     assert_int_equal(pt_call(t, VL_FOP_XATTROP, &a, &r), 0);
     vl_reply_clear(&r);
-    assert_false(index_has(t, &g));
+    assert_false(pt_index_has(t, &g));
     vl_inode_unref(f);
 }
 
@@ -752,7 +740,7 @@ test_entry_records(void **state)
     snprintf(path, sizeof(path), "%s/.mortar/index/entry-changes/%s/x",
              t->brick, vl_gfid_to_str(&d->gfid, str));
     assert_int_equal(lstat(path, &st), 0);
-    assert_true(index_has(t, &d->gfid));
+    assert_true(pt_index_has(t, &d->gfid));
     assert_int_equal(posix_index_entry_dirs(t->xl), 1);
     /* Clear with the entry counter back to zero. */
     be3(v, 0, 0, -1);
@@ -761,7 +749,7 @@ test_entry_records(void **state)
     vl_reply_clear(&r);
     assert_int_equal(lstat(path, &st), -1);
     assert_int_equal(posix_index_entry_dirs(t->xl), 0);
-    assert_false(index_has(t, &d->gfid));
+    assert_false(pt_index_has(t, &d->gfid));
     /* Not on a file, not with both flags, not without a name. */
     a.xattrop.loc.parent = f;
     a.xattrop.loc.inode = f;
@@ -874,7 +862,7 @@ test_entry_records_full(void **state)
     assert_int_equal(posix_index_entry_dirs(t->xl), 0);
     assert_int_equal(entry_list(t, d, list, sizeof(list)), 'N');
     assert_string_equal(list, "");
-    assert_false(index_has(t, &d->gfid));
+    assert_false(pt_index_has(t, &d->gfid));
     vl_inode_unref(d);
 }
 
@@ -913,19 +901,19 @@ test_records_go_with_object(void **state)
 
     assert_int_equal(pt_unlink(t, t->root, "f"), 0);
     posix_janitor_flush(t->xl);
-    assert_false(index_has(t, &gf));
+    assert_false(pt_index_has(t, &gf));
     assert_int_equal(pt_unlink(t, t->root, "o"), 0);
     posix_janitor_flush(t->xl);
-    assert_true(index_has(t, &go)); /* still open: still reachable */
+    assert_true(pt_index_has(t, &go)); /* still open: still reachable */
     vl_fd_unref(ofd);
-    assert_false(index_has(t, &go));
+    assert_false(pt_index_has(t, &go));
     a.rmdir.loc.parent = t->root;
     a.rmdir.loc.name = "d";
     a.rmdir.loc.inode = d;
     assert_int_equal(pt_call(t, VL_FOP_RMDIR, &a, &r), 0);
     vl_reply_clear(&r);
     posix_janitor_flush(t->xl);
-    assert_false(index_has(t, &gd));
+    assert_false(pt_index_has(t, &gd));
     assert_int_equal(posix_index_entry_dirs(t->xl), 0);
     assert_int_equal(posix_index_count(t->xl), 1);
 
@@ -939,7 +927,7 @@ test_records_go_with_object(void **state)
     assert_int_equal(posix_index_sweep(t->xl), 3);
     assert_int_equal(posix_index_count(t->xl), 1);
     assert_int_equal(posix_index_entry_dirs(t->xl), 0);
-    assert_true(index_has(t, &live->gfid));
+    assert_true(pt_index_has(t, &live->gfid));
     snprintf(path, sizeof(path), "%s/.mortar/index/xattrop/%s", t->brick,
              vl_gfid_to_str(&live->gfid, str));
     assert_int_equal(access(path, F_OK), 0);
