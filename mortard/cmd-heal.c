@@ -101,6 +101,45 @@ fail:
 }
 
 
+/* The first line of file path into out (size bytes); false if none. */
+static bool
+md_heal_line_read(const char *path, char *out, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    bool is_read;
+
+    if (md_read_file(path, &text, &len) != 0)
+        return false;
+    len = strcspn(text, "\n");
+    is_read = len > 0 && len < size;
+    if (is_read) {
+        memcpy(out, text, len);
+        out[len] = '\0';
+    }
+    free(text);
+    return is_read;
+}
+
+
+bool
+md_heal_index_whole(const char *brick)
+{
+    const char *id_file = getenv("MORTAR_BOOT_ID_FILE");
+    char path[PATH_MAX], marker[80], boot[80];
+
+    snprintf(path, sizeof(path), "%s/.mortar/index/boot", brick);
+    if (!md_heal_line_read(path, marker, sizeof(marker))
+        || strcmp(marker, "clean") == 0)
+        return true;
+    if (!md_heal_line_read(id_file != NULL ? id_file
+                                           : "/proc/sys/kernel/random/boot_id",
+                           boot, sizeof(boot)))
+        return true; /* the brick fsyncs its entries then */
+    return strcmp(marker, boot) == 0;
+}
+
+
 void
 md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
                    size_t *budget, struct md_heal_brick *hb)
@@ -110,11 +149,16 @@ md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
     DIR *d;
 
     memset(hb, 0, sizeof(*hb));
+    /* The marker changes only to "whole" (the rebuild done): asked
+     * before the listing, a whole index stays whole while it is read. */
+    if (!md_heal_index_whole(brick))
+        hb->status = -EBUSY; /* the entries read are some of them */
     snprintf(dir, sizeof(dir), "%s/.mortar/index/xattrop", brick);
     d = opendir(dir);
     if (d == NULL) {
         /* No index yet: nothing was ever pending on this brick. */
-        hb->status = errno == ENOENT ? 0 : -errno;
+        if (errno != ENOENT || hb->status == 0)
+            hb->status = errno == ENOENT ? 0 : -errno;
         return;
     }
     while ((de = readdir(d)) != NULL) {
@@ -157,6 +201,8 @@ static const char *
 md_heal_status(const struct md_state *st, const struct md_volume *vol,
                const struct md_brick *b, const struct md_heal_brick *hb)
 {
+    if (hb->status == -EBUSY)
+        return MD_HEAL_INDEX_REBUILDING;
     if (!md_brick_is_local(st, b))
         return hb->status == 0 ? "Connected"
                                : hb->remote_err[0] != '\0'
@@ -560,7 +606,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     struct md_heal_node *nodes = NULL;
     struct md_heal_sum sum;
     uint64_t total = 0;
-    size_t n_nodes = 0;
+    size_t n_nodes = 0, n_rebuilding = 0;
     struct md_heal_peers hp = {0};
     struct md_heal_brick *hbs = calloc(vol->n_bricks, sizeof(*hbs));
     char b1[32], b2[32], b3[32], eta[32];
@@ -595,6 +641,7 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
         if (hb->status != 0) {
             const char *status = md_heal_status(st, vol, b, hb);
 
+            n_rebuilding += hb->status == -EBUSY;
             md_sbuf_printf(&r->text, "Status: %s\n\n", status);
             md_node_add(bn, "status", status);
             md_node_add(bn, "entriesLeft", "-");
@@ -623,10 +670,11 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     md_heal_bytes((uint64_t)(sum.p.healed_bytes > 0 ? sum.p.healed_bytes
                                                     : 0), b2, sizeof(b2));
     md_heal_bytes((uint64_t)sum.p.rate_bytes, b3, sizeof(b3));
-    /* Nothing is left only when every node could say so. */
-    if (total == 0 && sum.n_down == 0)
+    /* Nothing is left only when every node could say so, of every
+     * brick. */
+    if (total == 0 && sum.n_down == 0 && n_rebuilding == 0)
         snprintf(eta, sizeof(eta), "0 s (nothing left)");
-    else if (sum.p.eta_seconds < 0 || !sum.p.is_read)
+    else if (sum.p.eta_seconds < 0 || !sum.p.is_read || n_rebuilding > 0)
         snprintf(eta, sizeof(eta), "unknown");
     else
         snprintf(eta, sizeof(eta), "%lld s", sum.p.eta_seconds);
@@ -639,10 +687,16 @@ md_heal_cmd_status(struct md_state *st, const struct md_volume *vol,
     if (sum.n_down > 0)
         md_sbuf_printf(&r->text, "Nodes not answering: %zu (their bricks "
                        "and daemons are not counted)\n", sum.n_down);
+    if (n_rebuilding > 0)
+        md_sbuf_printf(&r->text, "Heal indexes being rebuilt: %zu (their "
+                       "bricks are not counted until done)\n",
+                       n_rebuilding);
     md_node_addf(hs, "entriesLeft", "%" PRIu64, total);
     md_node_addf(hs, "etaSeconds", "%lld",
-                 total == 0 && sum.n_down == 0 ? 0 : sum.p.eta_seconds);
+                 total == 0 && sum.n_down == 0 && n_rebuilding == 0
+                     ? 0 : n_rebuilding > 0 ? -1 : sum.p.eta_seconds);
     md_node_addf(hs, "nodesDown", "%zu", sum.n_down);
+    md_node_addf(hs, "indexesRebuilding", "%zu", n_rebuilding);
     md_heal_figures_show(sum.crawl, &sum.p, hs);
     md_heal_crawl_line(sum.crawl, &sum.p, r);
     md_heal_nodes_free(nodes, n_nodes);

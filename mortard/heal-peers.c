@@ -321,7 +321,8 @@ md_heal_ask_take(struct md_heal_ask *a, struct md_heal_brick *hb)
         /* A positive status is no errno: a bad answer. */
         hb->status = bi->status > 0 ? -EPROTO : bi->status;
         hb->n = bi->count;
-        if (hb->status == 0 && a->req.names
+        /* -EBUSY: the names of an index being rebuilt, shown too. */
+        if ((hb->status == 0 || hb->status == -EBUSY) && a->req.names
             && md_heal_names_take(hb, bi->names.names_val,
                                   bi->names.names_len) != 0)
             hb->status = -ENOMEM;

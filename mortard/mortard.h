@@ -473,7 +473,9 @@ struct md_result;
 #define MD_HEAL_INFO_NAME_BYTES (2 * 1024 * 1024)
 /* What one brick's heal index lists. */
 struct md_heal_brick {
-    int status;       /* 0, or -errno reading its index */
+    int status;       /* 0, or -errno reading its index (-EBUSY: its
+                         names are some of those it lists, the index
+                         being rebuilt: MD_HEAL_INDEX_REBUILDING) */
     uint64_t n;       /* entries in the index */
     char **names;     /* owned; the entries shown (name budget) */
     size_t n_names;
@@ -484,6 +486,16 @@ struct md_heal_brick {
  * while *budget (bytes of names left) lasts. */
 void md_heal_brick_read(const char *brick, bool is_names, bool is_gfids,
                         size_t *budget, struct md_heal_brick *hb);
+/* Is the heal index of brick (a path of this node) known whole? Its
+ * marker (storage/posix, .mortar/index/boot) names another boot than
+ * this one when the machine went down under the running brick: until
+ * the brick, started, has rebuilt the index from its objects' records,
+ * the index may miss some. */
+bool md_heal_index_whole(const char *brick);
+/* The status `heal info` shows for such a brick; its count is "-". */
+#define MD_HEAL_INDEX_REBUILDING                                          \
+    "Heal index being rebuilt (its server went down while the brick "     \
+    "ran): entries may be missing"
 void md_heal_brick_clear(struct md_heal_brick *hb);
 
 /* ---- heal-union.c ---- */

@@ -335,45 +335,6 @@ out:
 }
 
 
-/* The first line of file path into out (size bytes); false if none. */
-static bool
-md_line_read(const char *path, char *out, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    bool is_read;
-
-    if (f == NULL)
-        return false;
-    is_read = fgets(out, (int)size, f) != NULL;
-    fclose(f);
-    if (is_read)
-        out[strcspn(out, "\n")] = '\0';
-    return is_read && out[0] != '\0';
-}
-
-
-/* Is brick b's heal index known whole? Its marker (storage/posix,
- * .mortar/index/boot) names another boot than this one when the machine
- * went down under the brick: until the brick, started, has rebuilt the
- * index from its objects' records, the index may miss some. */
-static bool
-md_brick_index_whole(const struct md_brick *b)
-{
-    const char *id_file = getenv("MORTAR_BOOT_ID_FILE");
-    char path[4096], marker[80], boot[80];
-
-    snprintf(path, sizeof(path), "%s/.mortar/index/boot", b->path);
-    if (!md_line_read(path, marker, sizeof(marker))
-        || strcmp(marker, "clean") == 0)
-        return true;
-    if (!md_line_read(id_file != NULL ? id_file
-                                      : "/proc/sys/kernel/random/boot_id",
-                      boot, sizeof(boot)))
-        return true; /* the brick fsyncs its entries then */
-    return strcmp(marker, boot) == 0;
-}
-
-
 /* Objects brick b lists in its heal index (a local brick): 0 or more,
  * or -errno with err set. */
 static long
@@ -384,7 +345,7 @@ md_brick_pending(const struct md_brick *b, vl_err_t *err)
     long n = 0;
     DIR *d;
 
-    if (!md_brick_index_whole(b)) {
+    if (!md_heal_index_whole(b->path)) {
         vl_err_set(err, "brick %s:%s: its heal index is being rebuilt (the "
                    "machine went down while it ran; the brick rebuilds it "
                    "when it starts): retry once that is done", b->host,

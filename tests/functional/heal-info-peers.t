@@ -8,6 +8,11 @@
 #    `status` show node 2's brick with its count, its names and
 #    "Connected", node 3's with 0 (before: "Not gathered: brick on
 #    another node", count "-");
+#  - a brick whose index marker names another boot (its machine went
+#    down under it; the brick rebuilds the index when it starts), on
+#    node 2 and on node 1: its status says so, its count is "-", its
+#    names are shown; `status` counts it among the indexes rebuilt and
+#    gives no ETA;
 #  - with node 3's mortard stopped, node 1 still answers, node 3's brick
 #    "Transport endpoint is not connected" (the reason in node 1's log),
 #    node 2's counted.
@@ -62,6 +67,40 @@ TEST heal_out "$T/status.out" volume heal hp status
 EXPECT "5" heal_section "$T/status.out" "Brick $H2:$B/n2" "Entries left"
 EXPECT_MATCH "<numberOfEntries>5</numberOfEntries>" \
     ncli 1 --xml volume heal hp info summary
+
+# Node 2's brick as after a crash of its machine: its index marker names
+# another boot, so the index may miss entries until the brick has
+# rebuilt it. Node 1 shows why and no count for it, with the names it
+# lists so far; `status` does not call that nothing left.
+REBUILDING="Heal index being rebuilt (its server went down while the brick ran): entries may be missing"
+BOOT2="$(cat "$B/n2/.mortar/index/boot")"
+TEST [ -n "$BOOT2" ]
+TEST sh -c "echo 00000000-0000-4000-8000-00000000dead > '$B/n2/.mortar/index/boot'"
+TEST heal_out "$T/rb.out" volume heal hp info
+EXPECT "$REBUILDING" heal_section "$T/rb.out" "Brick $H2:$B/n2" "Status"
+EXPECT "-" heal_section "$T/rb.out" "Brick $H2:$B/n2" "Number of entries"
+EXPECT "5" grep -c '^<gfid:[0-9a-f-]*>$' "$T/rb.out"
+EXPECT "Connected" heal_section "$T/rb.out" "Brick $H3:$B/n3" "Status"
+TEST heal_out "$T/rbc.out" volume heal hp statistics heal-count
+EXPECT "-" heal_section "$T/rbc.out" "Brick $H2:$B/n2" "Number of entries"
+TEST heal_out "$T/rbs.out" volume heal hp status
+EXPECT "$REBUILDING" heal_section "$T/rbs.out" "Brick $H2:$B/n2" "Status"
+EXPECT "1 (their bricks are not counted until done)" \
+    sed -n 's/^Heal indexes being rebuilt: //p' "$T/rbs.out"
+EXPECT "unknown" sed -n 's/^ETA: //p' "$T/rbs.out"
+# This node's own brick the same way.
+BOOT1="$(cat "$B/n1/.mortar/index/boot")"
+TEST sh -c "echo 00000000-0000-4000-8000-00000000dead > '$B/n1/.mortar/index/boot'"
+TEST heal_out "$T/rb1.out" volume heal hp info
+EXPECT "$REBUILDING" heal_section "$T/rb1.out" "Brick $H1:$B/n1" "Status"
+EXPECT "-" heal_section "$T/rb1.out" "Brick $H1:$B/n1" "Number of entries"
+# Rebuilt: the markers take this boot's id again.
+TEST sh -c "echo '$BOOT1' > '$B/n1/.mortar/index/boot'"
+TEST sh -c "echo '$BOOT2' > '$B/n2/.mortar/index/boot'"
+TEST heal_out "$T/rb2.out" volume heal hp info
+EXPECT "Connected" heal_section "$T/rb2.out" "Brick $H2:$B/n2" "Status"
+EXPECT "5" heal_section "$T/rb2.out" "Brick $H2:$B/n2" "Number of entries"
+EXPECT "Connected" heal_section "$T/rb2.out" "Brick $H1:$B/n1" "Status"
 
 # Node 3's mortard gone: node 1 answers all the same.
 M3=$(mortard_of 3)
