@@ -4,8 +4,8 @@
  * (protocol 8, issue 21). The brick graph is protocol/server over
  * "xo/count" (counts the requests the server hands down) over
  * features/locks over "xo/leaf" (one object's xattrs in memory, as in
- * test-protocol-xattrop); the client graph is "xo/top" over
- * protocol/client.
+ * test-protocol-xattrop); the client graph is "ph/ready" over
+ * protocol/client (proto-harness.c).
  *
  * Covers: an INODELK and an ENTRYLK carrying their pre-op cross as one
  * request each and answer the lock and the xattrop's values together; an
@@ -43,19 +43,13 @@
 
 #include "builtin.h"
 #include "protocol/client/client.h"
-#include "vol/vol.h"
-#include "vrpc.h"
-
-#define WAIT_MS 20000
-#define XO_KEYS 4
+#include "proto-harness.h"
 
 /* ---- xo/leaf: one object's xattrs, in memory ---- */
 
 static struct {
     pthread_mutex_t lock;           /* guards everything here */
-    char names[XO_KEYS][64];        /* keys set so far ("" = free) */
-    unsigned char vals[XO_KEYS][64]; /* their values */
-    uint32_t lens[XO_KEYS];         /* their lengths */
+    struct ph_xattrs xs;            /* the object's counters */
     int n_xattrops;                 /* XATTROP calls seen */
     int n_down[VL_FOP_COUNT];       /* requests xo/count passed down */
     int fail_xattrop;               /* what the leaf's XATTROP answers */
@@ -65,63 +59,6 @@ static struct {
     bool is_broken;                 /* answer one byte short */
     vl_gfid_t lookup_gfid;          /* what a lookup finds */
 } leaf;
-
-
-/* The slot of name, a new one if create; -1 if none. */
-static int
-leaf_slot(const char *name, bool create)
-{
-    for (int i = 0; i < XO_KEYS; i++)
-        if (strcmp(leaf.names[i], name) == 0)
-            return i;
-    for (int i = 0; create && i < XO_KEYS; i++) {
-        if (leaf.names[i][0] == '\0') {
-            snprintf(leaf.names[i], sizeof(leaf.names[i]), "%s", name);
-            leaf.lens[i] = 0;
-            return i;
-        }
-    }
-    return -1;
-}
-
-
-static int
-leaf_xattrop(const struct vl_xattrop_args *a, struct vl_reply *rp)
-{
-    uint32_t total = 0, at = 0;
-
-    for (uint32_t i = 0; i < a->n; i++) {
-        if (strncmp(a->names[i], VL_XATTROP_PREFIX,
-                    strlen(VL_XATTROP_PREFIX)) != 0)
-            return -EPERM;
-        total += a->sizes[i];
-    }
-    rp->xattr = vl_calloc(NULL, 1, total + 1, VL_MT_REPLY);
-    if (rp->xattr == NULL)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < a->n; i++) {
-        int s = leaf_slot(a->names[i], true);
-        const unsigned char *v = a->values[i];
-
-        if (s < 0)
-            return -ENOSPC;
-        for (uint32_t k = 0; k < a->sizes[i]; k += 4) {
-            uint32_t cur = 0, add;
-
-            if (k < leaf.lens[s])
-                memcpy(&cur, leaf.vals[s] + k, 4);
-            memcpy(&add, v + k, 4);
-            cur = htonl(ntohl(cur) + ntohl(add));
-            memcpy(leaf.vals[s] + k, &cur, 4);
-        }
-        if (a->sizes[i] > leaf.lens[s])
-            leaf.lens[s] = a->sizes[i];
-        memcpy(rp->xattr + at, leaf.vals[s], a->sizes[i]);
-        at += a->sizes[i];
-    }
-    rp->xattr_len = leaf.is_broken && total > 0 ? total - 1 : total;
-    return 0;
-}
 
 
 static void
@@ -147,8 +84,10 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
                              ? a->xattrop.fd->inode->gfid
                              : a->xattrop.loc.inode->gfid;
         leaf.last_op = a->xattrop.op;
-        status = leaf.fail_xattrop != 0 ? leaf.fail_xattrop
-                                        : leaf_xattrop(&a->xattrop, rp);
+        status = leaf.fail_xattrop != 0
+                     ? leaf.fail_xattrop
+                     : ph_xattrs_apply(&leaf.xs, &a->xattrop, rp,
+                                       leaf.is_broken);
         break;
     case VL_FOP_FLUSH:
         break;
@@ -166,7 +105,8 @@ leaf_fop(vl_xlator_t *xl, vl_req_t *req)
             break;
         leaf.n_xattrops++;
         rp->has_xop = true;
-        rp->xop_status = leaf_xattrop(a->lookup.xop, &tmp);
+        rp->xop_status = ph_xattrs_apply(&leaf.xs, a->lookup.xop, &tmp,
+                                         leaf.is_broken);
         if (rp->xop_status == 0) {
             rp->xop_values = tmp.xattr;
             rp->xop_values_len = tmp.xattr_len;
@@ -236,115 +176,35 @@ static const vl_xlator_class_t count_class = {
     },
 };
 
-/* ---- xo/top: the client graph is ready at CHILD_UP ---- */
-
-static int
-top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
-{
-    if (ev == VL_EV_CHILD_UP)
-        vl_graph_set_ready(xl->graph, 0, NULL);
-    return vl_notify_default(xl, ev, data);
-}
-
-
-static const vl_xlator_class_t top_class = {
-    .abi = VL_XLATOR_ABI,
-    .type = "xo/top",
-    .prefix = "top",
-    .flags = VL_XL_ONE_CHILD,
-    .conf_size = sizeof(struct xo_conf),
-    .options = xo_options,
-    .mem_types = xo_types,
-    .doc = "Says the client graph is ready at CHILD_UP.",
-    .notify = top_notify,
-};
-
 /* ---- graphs ---- */
 
 struct env {
-    vl_loop_t *sloop, *cloop; /* brick's and client's loops */
-    vl_volfile_t *svf, *cvf;  /* their volfiles */
-    vl_graph_t *sg, *cg;      /* their graphs */
-    uint16_t port;            /* brick port */
+    struct ph_env ph;         /* the brick and its client */
     vl_volfile_t *ovf;        /* the client of the old brick's volfile */
     vl_graph_t *og;           /* ... and graph, or NULL */
 };
-
-
-static vl_graph_t *
-xo_graph(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
-{
-    vl_err_t err = {{0}};
-    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "xo", &err);
-    vl_graph_t *g;
-
-    if (vf == NULL)
-        fail_msg("volfile: %s", err.msg);
-    g = vl_graph_build(vf, loop, &err);
-    if (g == NULL || vl_graph_init(g, &err) != 0)
-        fail_msg("graph: %s", err.msg);
-    vl_graph_activate(g);
-    *vf_out = vf;
-    return g;
-}
 
 
 /* The brick (xo/count, features/locks, xo/leaf) and its client. */
 static int
 xo_up(void **state, struct env *e)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sin);
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    char text[1024];
-
-    vl_global_init();
-    vl_log_set_level(VL_LOG_WARNING);
-    (void)vl_registry_add(&xl_protocol_client);
-    (void)vl_registry_add(&xl_protocol_server);
+    ph_init();
     (void)vl_registry_add(&xl_features_locks);
     (void)vl_registry_add(&count_class);
     (void)vl_registry_add(&leaf_class);
-    (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
     pthread_mutex_init(&leaf.lock, NULL);
-    /* A free port: bind to 0, read it back, close. */
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &sl), 0);
-    close(s);
-    e->port = ntohs(sin.sin_port);
-    e->sloop = vl_loop_new(2);
-    e->cloop = vl_loop_new(2);
-    assert_int_equal(vl_loop_start(e->sloop), 0);
-    assert_int_equal(vl_loop_start(e->cloop), 0);
-    snprintf(text, sizeof(text), "volume xo-leaf\n type xo/leaf\n"
-             "end-volume\n"
-             "volume xo-locks\n type features/locks\n"
-             " subvolumes xo-leaf\nend-volume\n"
-             "volume xo-brick\n type xo/count\n"
-             " subvolumes xo-locks\nend-volume\n");
-    snprintf(text + strlen(text), sizeof(text) - strlen(text),
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             /* Raw peers connect from unprivileged ports. */
-             " option allow-insecure on\n"
-             " option auth.addr.xo-brick.allow 127.0.0.1\n"
-             " subvolumes xo-brick\nend-volume\n",
-             e->port);
-    e->sg = xo_graph(e->sloop, text, &e->svf);
-    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
-    snprintf(text, sizeof(text),
-             "volume c\n type protocol/client\n"
-             " option remote-host 127.0.0.1\n"
-             " option remote-port %u\n"
-             " option remote-subvolume %s\n"
-             "end-volume\n"
-             "volume t\n type xo/top\n subvolumes c\nend-volume\n",
-             e->port, "xo-brick");
-    e->cg = xo_graph(e->cloop, text, &e->cvf);
-    assert_int_equal(vl_graph_wait_ready(e->cg, WAIT_MS, NULL, 0), 0);
+    ph_env_start(&e->ph);
+    ph_brick_up(&e->ph,
+                "volume xo-leaf\n type xo/leaf\nend-volume\n"
+                "volume xo-locks\n type features/locks\n"
+                " subvolumes xo-leaf\nend-volume\n"
+                "volume xo-brick\n type xo/count\n"
+                " subvolumes xo-locks\nend-volume\n",
+                "xo-brick", "127.0.0.1");
+    ph_client_up(&e->ph, "xo-brick", "", "ph/ready");
+    assert_int_equal(vl_graph_wait_ready(e->ph.cg, PH_WAIT_MS, NULL, 0), 0);
     *state = e;
     return 0;
 }
@@ -362,21 +222,8 @@ xo_teardown(void **state)
 {
     struct env *e = *state;
 
-    /* vl_sync_call may return before the core freed the request. */
-    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->cg) > 0; i++)
-        usleep(1000);
-    if (e->og != NULL) {
-        vl_graph_free(e->og);
-        vl_volfile_free(e->ovf);
-    }
-    vl_graph_free(e->cg);
-    vl_volfile_free(e->cvf);
-    vl_graph_free(e->sg);
-    vl_volfile_free(e->svf);
-    vl_loop_stop(e->sloop);
-    vl_loop_stop(e->cloop);
-    vl_loop_free(e->sloop);
-    vl_loop_free(e->cloop);
+    ph_graph_down(&e->og, &e->ovf);
+    ph_env_stop(&e->ph);
     free(e);
     return 0;
 }
@@ -493,13 +340,13 @@ test_inodelk_compound(void **state)
     vl_inode_t *inode;
 
     vl_gfid_generate(&gfid);
-    inode = vl_inode_get(e->cg->itable, &gfid, S_IFREG);
+    inode = vl_inode_get(e->ph.cg->itable, &gfid, S_IFREG);
     assert_non_null(inode);
     be3(up, 1, 0, 0);
     be3(down, -1, 0, 0);
     fill_xop(&pre, inode, vu);
     fill_xop(&post, inode, vd);
-    assert_int_equal(do_inodelk(e->cg, inode, 7, VL_LOCK_TRY, &pre, &r), 0);
+    assert_int_equal(do_inodelk(e->ph.cg, inode, 7, VL_LOCK_TRY, &pre, &r), 0);
     assert_true(r.has_xop);
     assert_int_equal(r.xop_status, 0);
     be3(want, 1, 0, 0);
@@ -510,11 +357,11 @@ test_inodelk_compound(void **state)
     assert_int_equal(n_down(VL_FOP_XATTROP), 0);
     assert_int_equal(n_applied(), 1);
     /* Another owner is refused while it is held. */
-    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r),
+    assert_int_equal(do_inodelk(e->ph.cg, inode, 8, VL_LOCK_TRY, NULL, &r),
                      -EAGAIN);
     vl_reply_clear(&r);
     /* The unlock it carries runs inside the brick: no INODELK. */
-    assert_int_equal(do_postop(e->cg, inode, 7, &post, &r), 0);
+    assert_int_equal(do_postop(e->ph.cg, inode, 7, &post, &r), 0);
     assert_true(r.has_unlock);
     assert_int_equal(r.unlock_status, 0);
     be3(want, 0, 0, 0);
@@ -525,9 +372,9 @@ test_inodelk_compound(void **state)
     assert_int_equal(n_down(VL_FOP_XATTROP), 1);
     assert_int_equal(n_applied(), 2);
     /* Released by the post-op: the other owner gets it now. */
-    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
+    assert_int_equal(do_inodelk(e->ph.cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
     vl_reply_clear(&r);
-    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_UNLOCK, NULL, &r),
+    assert_int_equal(do_inodelk(e->ph.cg, inode, 8, VL_LOCK_UNLOCK, NULL, &r),
                      0);
     vl_reply_clear(&r);
     vl_inode_unref(inode);
@@ -551,7 +398,7 @@ test_entrylk_compound_postop_fails(void **state)
     vl_inode_t *dir;
 
     vl_gfid_generate(&gfid);
-    dir = vl_inode_get(e->cg->itable, &gfid, S_IFDIR);
+    dir = vl_inode_get(e->ph.cg->itable, &gfid, S_IFDIR);
     assert_non_null(dir);
     be3(up, 0, 0, 1);
     fill_xop(&pre, dir, vu);
@@ -562,7 +409,7 @@ test_entrylk_compound_postop_fails(void **state)
     a.entrylk.cmd = VL_LOCK_TRY;
     a.entrylk.type = F_WRLCK;
     a.entrylk.xop = &pre;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_ENTRYLK, &a, &c7, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_ENTRYLK, &a, &c7, &r),
                      0);
     assert_true(r.has_xop);
     assert_int_equal(r.xop_status, 0);
@@ -583,7 +430,7 @@ test_entrylk_compound_postop_fails(void **state)
     ul.type = F_WRLCK;
     a.xattrop = pre;
     a.xattrop.unlock = &ul;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, &c7, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_XATTROP, &a, &c7, &r),
                      -ENOSPC);
     assert_true(r.has_unlock);
     assert_int_equal(r.unlock_status, 0);
@@ -595,7 +442,7 @@ test_entrylk_compound_postop_fails(void **state)
     a.entrylk.loc.name = "f";
     a.entrylk.cmd = VL_LOCK_TRY;
     a.entrylk.type = F_WRLCK;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_ENTRYLK, &a, &c8, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_ENTRYLK, &a, &c8, &r),
                      0);
     vl_reply_clear(&r);
     vl_inode_unref(dir);
@@ -603,99 +450,14 @@ test_entrylk_compound_postop_fails(void **state)
 
 /* ---- a raw peer ---- */
 
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int connected;   /* 1 or -errno */
-    int n_done;      /* replies seen */
-    int status[8];   /* each call's: an RPC error or the reply's status */
-} raw;
+static struct ph_raw raw; /* the running test's */
 
 
+/* The raw peer connected to the brick, having offered version proto. */
 static void
-raw_connect(vrpc_clnt_t *c, int status, void *arg)
-{
-    pthread_mutex_lock(&raw.lock);
-    raw.connected = status == 0 ? 1 : status;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-/* Every reply starts with int status. */
-static void
-raw_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
-{
-    int k = (int)(intptr_t)cookie;
-
-    pthread_mutex_lock(&raw.lock);
-    if (status != 0)
-        raw.status[k] = status;
-    else if (len - off >= 4)
-        raw.status[k] = (int)ntohl(*(uint32_t *)(rec->data + off));
-    else
-        raw.status[k] = -EBADMSG;
-    raw.n_done++;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-static void
-raw_wait(int *field, int want)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&raw.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&raw.cond, &raw.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-/* A raw connection to the brick that offered version proto. */
-static vrpc_clnt_t *
 raw_open(struct env *e, unsigned proto)
 {
-    mrt_setvolume_args sv = {.subvolume = "xo-brick", .identity = "raw",
-                             .proto_version = proto};
-    vrpc_clnt_t *c = NULL;
-    vl_err_t err;
-    int fd = -1;
-
-    memset(&raw, 0, sizeof(raw));
-    pthread_mutex_init(&raw.lock, NULL);
-    pthread_cond_init(&raw.cond, NULL);
-    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
-    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, raw_connect, NULL,
-                                   NULL, &c),
-                     0);
-    assert_int_equal(vrpc_clnt_start(c), 0);
-    raw_wait(&raw.connected, 1);
-    assert_int_equal(raw.connected, 1);
-    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
-                                    MRT_HS_SETVOLUME, NULL,
-                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
-                                    NULL, 0, raw_reply, (void *)0),
-                     0);
-    raw_wait(&raw.n_done, 1);
-    assert_int_equal(raw.status[0], 0);
-    return c;
-}
-
-
-static void
-raw_call(vrpc_clnt_t *c, uint32_t proc, xdrproc_t fn, void *args, int k)
-{
-    assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION, proc, NULL,
-                                    fn, args, NULL, 0, raw_reply,
-                                    (void *)(intptr_t)k),
-                     0);
-    raw_wait(&raw.n_done, k + 1);
-    assert_int_equal(raw.n_done, k + 1);
+    ph_raw_open(&raw, &e->ph, "xo-brick", proto);
 }
 
 
@@ -713,11 +475,11 @@ test_server_refuses_malformed(void **state)
                            .value = {.value_len = 12, .value_val = ok}};
     mrt_inodelk_xop_args il;
     mrt_xattrop_unlock_args xu;
-    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_VERSION);
     struct vl_reply r;
     vl_gfid_t gfid;
     vl_inode_t *inode;
 
+    raw_open(e, MRT_PROTO_VERSION);
     vl_gfid_generate(&gfid);
     memset(&il, 0, sizeof(il));
     il.lock.domain = "rep";
@@ -730,19 +492,19 @@ test_server_refuses_malformed(void **state)
     il.xop.keys.keys_len = 1;
     il.xop.keys.keys_val = &kodd;
     /* 1: a carried key of 6 bytes. */
-    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+    ph_raw_call(&raw, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
              &il, 1);
     assert_int_equal(raw.status[1], -EINVAL);
     /* 2: a "lock" that is an unlock carrying a pre-op. */
     il.xop.keys.keys_val = &kok;
     il.lock.cmd = VL_LOCK_UNLOCK;
-    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+    ph_raw_call(&raw, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
              &il, 2);
     assert_int_equal(raw.status[2], -EINVAL);
     /* 3: an unknown xattrop op. */
     il.lock.cmd = VL_LOCK_TRY;
     il.xop.op = 7;
-    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+    ph_raw_call(&raw, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
              &il, 3);
     assert_int_equal(raw.status[3], -EINVAL);
     /* 4: a post-op whose unlock has a bad lock type. */
@@ -752,7 +514,7 @@ test_server_refuses_malformed(void **state)
     xu.unlock.domain = "rep";
     xu.unlock.loc = il.lock.loc;
     xu.unlock.flock.type = 77;
-    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+    ph_raw_call(&raw, MRT_PROC_XATTROP_UNLOCK,
              (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 4);
     assert_int_equal(raw.status[4], -EINVAL);
     /* 5: an entry unlock of no type, and 6: of an empty domain. */
@@ -761,22 +523,21 @@ test_server_refuses_malformed(void **state)
     memcpy(xu.unlock.loc.parent, il.lock.loc.gfid, 16);
     memset(xu.unlock.loc.gfid, 0, 16);
     xu.unlock.type = 5;
-    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+    ph_raw_call(&raw, MRT_PROC_XATTROP_UNLOCK,
              (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 5);
     assert_int_equal(raw.status[5], -EINVAL);
     xu.unlock.type = F_WRLCK;
     xu.unlock.domain = "";
-    raw_call(c, MRT_PROC_XATTROP_UNLOCK,
+    ph_raw_call(&raw, MRT_PROC_XATTROP_UNLOCK,
              (xdrproc_t)xdr_mrt_xattrop_unlock_args, &xu, 6);
     assert_int_equal(raw.status[6], -EINVAL);
     assert_int_equal(n_applied(), 0);
     assert_int_equal(n_down(VL_FOP_INODELK), 0);
     assert_int_equal(n_down(VL_FOP_XATTROP), 0);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
-    inode = vl_inode_get(e->cg->itable, &gfid, S_IFREG);
+    ph_raw_close(&raw);
+    inode = vl_inode_get(e->ph.cg->itable, &gfid, S_IFREG);
     assert_non_null(inode);
-    assert_int_equal(do_inodelk(e->cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
+    assert_int_equal(do_inodelk(e->ph.cg, inode, 8, VL_LOCK_TRY, NULL, &r), 0);
     vl_reply_clear(&r);
     vl_inode_unref(inode);
 }
@@ -793,9 +554,9 @@ test_old_client_accepted(void **state)
     mrt_xattrop_key kok = {.name = DIRTY,
                            .value = {.value_len = 12, .value_val = ok}};
     mrt_inodelk_xop_args il;
-    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_MIN);
     vl_gfid_t gfid;
 
+    raw_open(e, MRT_PROTO_MIN);
     vl_gfid_generate(&gfid);
     memset(&il, 0, sizeof(il));
     il.lock.domain = "rep";
@@ -807,17 +568,16 @@ test_old_client_accepted(void **state)
     il.xop.op = VL_XATTROP_ADD32;
     il.xop.keys.keys_len = 1;
     il.xop.keys.keys_val = &kok;
-    raw_call(c, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
+    ph_raw_call(&raw, MRT_PROC_INODELK_XOP, (xdrproc_t)xdr_mrt_inodelk_xop_args,
              &il, 1);
     assert_int_equal(raw.status[1], -EOPNOTSUPP); /* PROC_UNAVAIL */
     assert_int_equal(n_applied(), 0);
     assert_int_equal(n_down(VL_FOP_INODELK), 0);
-    raw_call(c, VRPC_FOP_PROC(VL_FOP_INODELK),
+    ph_raw_call(&raw, VRPC_FOP_PROC(VL_FOP_INODELK),
              (xdrproc_t)xdr_mrt_inodelk_args, &il.lock, 2);
     assert_int_equal(raw.status[2], 0);
     assert_int_equal(n_down(VL_FOP_INODELK), 1);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    ph_raw_close(&raw);
 }
 
 /* A lookup carrying its records read (protocol 9) crosses as one
@@ -837,13 +597,13 @@ test_lookup_compound(void **state)
     vl_inode_t *inode;
 
     vl_gfid_generate(&leaf.lookup_gfid);
-    inode = vl_inode_get(e->cg->itable, &leaf.lookup_gfid, S_IFREG);
+    inode = vl_inode_get(e->ph.cg->itable, &leaf.lookup_gfid, S_IFREG);
     assert_non_null(inode);
     be3(up, 3, 0, 0);
     fill_xop(&set, inode, v_up);
     memset(&a, 0, sizeof(a));
     a.xattrop = set;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_XATTROP, &a, NULL, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_XATTROP, &a, NULL, &r),
                      0);
     vl_reply_clear(&r);
     memset(&read, 0, sizeof(read));
@@ -855,7 +615,7 @@ test_lookup_compound(void **state)
     memset(&a, 0, sizeof(a));
     a.lookup.loc.inode = inode;
     a.lookup.xop = &read;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_LOOKUP, &a, NULL, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_LOOKUP, &a, NULL, &r),
                      0);
     assert_true(vl_gfid_equal(&r.iatt.gfid, &leaf.lookup_gfid));
     assert_true(r.has_xop);
@@ -882,8 +642,8 @@ test_lookup_compound_refused(void **state)
     mrt_xattrop_key k1 = {.name = DIRTY,
                           .value = {.value_len = 12, .value_val = one}};
     mrt_lookup_xop_args lx;
-    vrpc_clnt_t *c = raw_open(e, MRT_PROTO_VERSION);
 
+    raw_open(e, MRT_PROTO_VERSION);
     memset(&lx, 0, sizeof(lx));
     lx.lookup.loc.name = "";
     lx.lookup.loc.gfid[15] = 1;
@@ -892,35 +652,33 @@ test_lookup_compound_refused(void **state)
     lx.xop.op = VL_XATTROP_ADD32;
     lx.xop.keys.keys_len = 1;
     lx.xop.keys.keys_val = &k1;
-    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+    ph_raw_call(&raw, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
              &lx, 1);
     assert_int_equal(raw.status[1], -EINVAL);
     one[3] = 0;
     lx.xop.has_fd = true;
-    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+    ph_raw_call(&raw, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
              &lx, 2);
     assert_int_equal(raw.status[2], -EINVAL);
     lx.xop.has_fd = false;
     lx.xop.loc.gfid[15] = 2;
-    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+    ph_raw_call(&raw, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
              &lx, 3);
     assert_int_equal(raw.status[3], -EINVAL);
     assert_int_equal(n_down(VL_FOP_LOOKUP), 0);
     /* Well formed: the leaf answers it. */
     lx.xop.loc.gfid[15] = 0;
-    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+    ph_raw_call(&raw, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
              &lx, 4);
     assert_int_equal(raw.status[4], 0);
     assert_int_equal(n_down(VL_FOP_LOOKUP), 1);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
-    c = raw_open(e, 8);
-    raw_call(c, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
+    ph_raw_close(&raw);
+    raw_open(e, 8);
+    ph_raw_call(&raw, MRT_PROC_LOOKUP_XOP, (xdrproc_t)xdr_mrt_lookup_xop_args,
              &lx, 1);
     assert_int_equal(raw.status[1], -EOPNOTSUPP); /* PROC_UNAVAIL */
     assert_int_equal(n_down(VL_FOP_LOOKUP), 1);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    ph_raw_close(&raw);
 }
 
 /* ---- old/brick: an in-test brick that speaks protocol 7 only ---- */
@@ -1085,8 +843,8 @@ test_new_client_old_brick(void **state)
 
     memset(&old, 0, sizeof(old));
     pthread_mutex_init(&old.lock, NULL);
-    old.loop = e->sloop;
-    assert_int_equal(vrpc_listen(e->sloop, "127.0.0.1", 0, old_accept, NULL,
+    old.loop = e->ph.sloop;
+    assert_int_equal(vrpc_listen(e->ph.sloop, "127.0.0.1", 0, old_accept, NULL,
                                  &l, &err),
                      0);
     snprintf(text, sizeof(text),
@@ -1095,10 +853,10 @@ test_new_client_old_brick(void **state)
              " option remote-port %u\n"
              " option remote-subvolume old-brick\n"
              "end-volume\n"
-             "volume ot\n type xo/top\n subvolumes oc\nend-volume\n",
+             "volume ot\n type ph/ready\n subvolumes oc\nend-volume\n",
              vrpc_listener_port(l));
-    e->og = xo_graph(e->cloop, text, &e->ovf);
-    assert_int_equal(vl_graph_wait_ready(e->og, WAIT_MS, NULL, 0), 0);
+    e->og = ph_graph_up(e->ph.cloop, text, &e->ovf);
+    assert_int_equal(vl_graph_wait_ready(e->og, PH_WAIT_MS, NULL, 0), 0);
     pthread_mutex_lock(&old.lock);
     assert_int_equal(old.n_offered, 2);
     assert_int_equal(old.offered[0], MRT_PROTO_VERSION);
@@ -1123,12 +881,8 @@ test_new_client_old_brick(void **state)
     assert_int_equal(old.procs[1], VRPC_FOP_PROC(VL_FOP_XATTROP));
     pthread_mutex_unlock(&old.lock);
     vl_inode_unref(inode);
-    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->og) > 0; i++)
-        usleep(1000);
-    vl_graph_free(e->og);
-    vl_volfile_free(e->ovf);
-    e->og = NULL;
-    for (int i = 0; i < WAIT_MS && old_conns() > 0; i++)
+    ph_graph_down(&e->og, &e->ovf);
+    for (int i = 0; i < PH_WAIT_MS && old_conns() > 0; i++)
         usleep(1000);
     assert_int_equal(old_conns(), 0);
     vrpc_listener_free(l);

@@ -33,15 +33,12 @@
 
 #include "builtin.h"
 #include "performance/io-threads/io-threads.h"
-#include "vol/vol.h"
-
-#define WAIT_MS 20000
+#include "proto-harness.h"
 
 /* ---- test/gate: the brick's leaf ---- */
 
 static struct {
-    pthread_mutex_t lock; /* guards everything here */
-    pthread_cond_t cond;  /* any change */
+    struct ph_signal sig; /* guards everything here, on any change */
     bool is_open;         /* WRITEs pass the gate */
     int n_writes;         /* WRITEs that reached the leaf */
     int n_in_write;       /* WRITEs held at the gate now */
@@ -50,8 +47,7 @@ static struct {
     int n_answers;        /* WRITE answers on the client */
     int n_notconn;        /* of them -ENOTCONN */
 } g = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .cond = PTHREAD_COND_INITIALIZER,
+    .sig = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER},
 };
 
 
@@ -73,15 +69,15 @@ gate_fop(vl_xlator_t *xl, vl_req_t *req)
         vl_unwind(req, -ENOSYS);
         return;
     }
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.sig.lock);
     g.n_writes++;
     g.n_in_write++;
-    pthread_cond_broadcast(&g.cond);
+    pthread_cond_broadcast(&g.sig.cond);
     while (!g.is_open)
-        pthread_cond_wait(&g.cond, &g.lock);
+        pthread_cond_wait(&g.sig.cond, &g.sig.lock);
     g.n_in_write--;
-    pthread_cond_broadcast(&g.cond);
-    pthread_mutex_unlock(&g.lock);
+    pthread_cond_broadcast(&g.sig.cond);
+    pthread_mutex_unlock(&g.sig.lock);
     rp->count = (int64_t)req->args.write.iov[0].iov_len;
     vl_unwind(req, 0);
 }
@@ -91,17 +87,17 @@ static int
 gate_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 {
     if (ev == VL_EV_CLIENT_DISCONNECT) {
-        pthread_mutex_lock(&g.lock);
+        pthread_mutex_lock(&g.sig.lock);
         g.n_disconnects++;
-        pthread_cond_broadcast(&g.cond);
-        pthread_mutex_unlock(&g.lock);
+        pthread_cond_broadcast(&g.sig.cond);
+        pthread_mutex_unlock(&g.sig.lock);
         return 0;
     }
     if (ev == VL_EV_CHILD_UP && xl->n_children > 0) {
-        pthread_mutex_lock(&g.lock);
+        pthread_mutex_lock(&g.sig.lock);
         g.n_up++;
-        pthread_cond_broadcast(&g.cond);
-        pthread_mutex_unlock(&g.lock);
+        pthread_cond_broadcast(&g.sig.cond);
+        pthread_mutex_unlock(&g.sig.lock);
         return 0;
     }
     return vl_notify_default(xl, ev, data);
@@ -139,32 +135,21 @@ static const vl_xlator_class_t up_class = {
 };
 
 
-/* Waits until *field >= want (or WAIT_MS); returns *field. */
+/* Waits until *field >= want (or PH_WAIT_MS); returns *field. */
 static int
 g_wait(const int *field, int want)
 {
-    struct timespec ts;
-    int v;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&g.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&g.cond, &g.lock, &ts) == 0)
-        ;
-    v = *field;
-    pthread_mutex_unlock(&g.lock);
-    return v;
+    return ph_signal_wait(&g.sig, field, want);
 }
 
 
 static void
 g_gate(bool is_open)
 {
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.sig.lock);
     g.is_open = is_open;
-    pthread_cond_broadcast(&g.cond);
-    pthread_mutex_unlock(&g.lock);
+    pthread_cond_broadcast(&g.sig.cond);
+    pthread_mutex_unlock(&g.sig.lock);
 }
 
 
@@ -172,51 +157,16 @@ static void
 write_done(vl_req_t *req, void *cookie)
 {
     (void)cookie;
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.sig.lock);
     g.n_answers++;
     if (req->status == -ENOTCONN)
         g.n_notconn++;
-    pthread_cond_broadcast(&g.cond);
-    pthread_mutex_unlock(&g.lock);
+    pthread_cond_broadcast(&g.sig.cond);
+    pthread_mutex_unlock(&g.sig.lock);
 }
 
 
 /* ---- graphs ---- */
-
-static uint16_t
-free_port(void)
-{
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sin);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
-    close(fd);
-    return ntohs(sin.sin_port);
-}
-
-
-static vl_graph_t *
-graph_up(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
-{
-    vl_err_t err = {{0}};
-    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "test", &err);
-    vl_graph_t *graph;
-
-    if (vf == NULL)
-        fail_msg("volfile: %s", err.msg);
-    graph = vl_graph_build(vf, loop, &err);
-    if (graph == NULL)
-        fail_msg("build: %s", err.msg);
-    if (vl_graph_init(graph, &err) != 0)
-        fail_msg("init: %s", err.msg);
-    vl_graph_activate(graph);
-    *vf_out = vf;
-    return graph;
-}
-
 
 /* Requests waiting in io-threads' queues and running there. */
 static size_t
@@ -237,7 +187,7 @@ iot_busy(vl_graph_t *brick)
 static void
 wait_iot_busy(vl_graph_t *brick, size_t want)
 {
-    for (int i = 0; i < WAIT_MS && iot_busy(brick) != want; i++)
+    for (int i = 0; i < PH_WAIT_MS && iot_busy(brick) != want; i++)
         usleep(1000);
     assert_int_equal(iot_busy(brick), want);
 }
@@ -261,13 +211,9 @@ wind_write(vl_graph_t *cg, vl_fd_t *fd, struct iovec *iov)
 static void
 test_queued_writes_dropped_on_close(void **state)
 {
-    char text[1024];
     static char data[4096];
     struct iovec iov = {data, sizeof(data)};
-    uint16_t port = free_port();
-    vl_loop_t *sloop = vl_loop_new(2);
-    vl_loop_t *cloop = vl_loop_new(2);
-    vl_volfile_t *svf, *cvf;
+    struct ph_env e = {0};
     vl_graph_t *sg, *cg;
     union vl_fop_args a;
     struct vl_reply r;
@@ -275,28 +221,16 @@ test_queued_writes_dropped_on_close(void **state)
     vl_fd_t *fd;
 
     (void)state;
-    assert_int_equal(vl_loop_start(sloop), 0);
-    assert_int_equal(vl_loop_start(cloop), 0);
-    snprintf(text, sizeof(text),
-             "volume gate\n type test/gate\nend-volume\n"
-             "volume iot\n type performance/io-threads\n"
-             " option thread-count 1\n option inline-fast-fops off\n"
-             " subvolumes gate\nend-volume\n"
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             " subvolumes iot\nend-volume\n",
-             port);
-    sg = graph_up(sloop, text, &svf);
-    assert_int_equal(vl_graph_wait_ready(sg, WAIT_MS, NULL, 0), 0);
-    snprintf(text, sizeof(text),
-             "volume c\n type protocol/client\n"
-             " option remote-host 127.0.0.1\n option remote-port %u\n"
-             " option remote-subvolume iot\n option ping-timeout 1\n"
-             "end-volume\n"
-             "volume up\n type test/up\n subvolumes c\nend-volume\n",
-             port);
-    cg = graph_up(cloop, text, &cvf);
+    ph_env_start(&e);
+    ph_brick_up(&e,
+                "volume gate\n type test/gate\nend-volume\n"
+                "volume iot\n type performance/io-threads\n"
+                " option thread-count 1\n option inline-fast-fops off\n"
+                " subvolumes gate\nend-volume\n",
+                "iot", "127.0.0.1");
+    ph_client_up(&e, "iot", " option ping-timeout 1\n", "test/up");
+    sg = e.sg;
+    cg = e.cg;
     assert_int_equal(g_wait(&g.n_up, 1), 1);
 
     inode = vl_inode_new(cg->itable);
@@ -322,29 +256,22 @@ test_queued_writes_dropped_on_close(void **state)
     wait_iot_busy(sg, 3);
 
     /* The brick hangs: the client gives up, all three fail. */
-    vl_loop_stop(sloop);
+    vl_loop_stop(e.sloop);
     assert_int_equal(g_wait(&g.n_notconn, 3), 3);
     assert_int_equal(g.n_answers, 3);
 
     /* It thaws and sees the closed connection: the queued ones go. */
-    assert_int_equal(vl_loop_start(sloop), 0);
+    assert_int_equal(vl_loop_start(e.sloop), 0);
     assert_int_equal(g_wait(&g.n_disconnects, 1), 1);
     g_gate(true);
     wait_iot_busy(sg, 0);
-    pthread_mutex_lock(&g.lock);
+    pthread_mutex_lock(&g.sig.lock);
     assert_int_equal(g.n_writes, 1);
-    pthread_mutex_unlock(&g.lock);
+    pthread_mutex_unlock(&g.sig.lock);
 
     vl_fd_unref(fd);
     vl_inode_unref(inode);
-    vl_graph_free(cg);
-    vl_volfile_free(cvf);
-    vl_graph_free(sg);
-    vl_volfile_free(svf);
-    vl_loop_stop(sloop);
-    vl_loop_stop(cloop);
-    vl_loop_free(sloop);
-    vl_loop_free(cloop);
+    ph_env_stop(&e);
 }
 
 
@@ -355,10 +282,7 @@ main(void)
         cmocka_unit_test(test_queued_writes_dropped_on_close),
     };
 
-    vl_global_init();
-    vl_log_set_level(VL_LOG_WARNING);
-    (void)vl_registry_add(&xl_protocol_client);
-    (void)vl_registry_add(&xl_protocol_server);
+    ph_init();
     (void)vl_registry_add(&xl_performance_io_threads);
     (void)vl_registry_add(&gate_class);
     (void)vl_registry_add(&up_class);

@@ -4,7 +4,7 @@
  * protocol/server over 127.0.0.1. The brick graph is protocol/server
  * over "nm/leaf", an in-test translator that counts the fops reaching it,
  * keeps the longest name it saw and answers -ENOENT; the client graph is
- * "nm/top" (ready at CHILD_UP) over protocol/client, wound directly (as
+ * "ph/ready" over protocol/client (proto-harness.c), wound directly (as
  * in a graph without the FUSE bridge, e.g. the rebalance process).
  *
  * Covers: the client answers -ENAMETOOLONG for an entry name over 255
@@ -37,10 +37,7 @@
 #include <cmocka.h>
 
 #include "builtin.h"
-#include "vol/vol.h"
-#include "vrpc.h"
-
-#define WAIT_MS 20000
+#include "proto-harness.h"
 
 /* ---- nm/leaf: counts fops, keeps the longest name, answers ENOENT ---- */
 
@@ -124,110 +121,33 @@ static const vl_xlator_class_t leaf_class = {
 };
 
 
-static int
-top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
-{
-    if (ev == VL_EV_CHILD_UP)
-        vl_graph_set_ready(xl->graph, 0, NULL);
-    return vl_notify_default(xl, ev, data);
-}
-
-
-static const vl_xlator_class_t top_class = {
-    .abi = VL_XLATOR_ABI,
-    .type = "nm/top",
-    .prefix = "top",
-    .flags = VL_XL_ONE_CHILD,
-    .conf_size = sizeof(struct nm_conf),
-    .options = nm_options,
-    .mem_types = nm_types,
-    .doc = "Says the client graph is ready at CHILD_UP.",
-    .notify = top_notify,
-};
-
 /* ---- graphs ---- */
 
 struct env {
-    vl_loop_t *sloop, *cloop; /* brick's and client's loops */
-    vl_volfile_t *svf, *cvf;  /* their volfiles */
-    vl_graph_t *sg, *cg;      /* their graphs */
-    uint16_t port;            /* brick port */
+    struct ph_env ph;         /* the brick and its client */
     char name255[256];        /* 255 bytes: fits */
     char name256[257];        /* 256 bytes: one over */
     char target[5000];        /* 4999 bytes: over MRT_PATH_MAX */
 };
 
 
-static vl_graph_t *
-nm_graph(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
-{
-    vl_err_t err = {{0}};
-    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "nm", &err);
-    vl_graph_t *g;
-
-    if (vf == NULL)
-        fail_msg("volfile: %s", err.msg);
-    g = vl_graph_build(vf, loop, &err);
-    if (g == NULL || vl_graph_init(g, &err) != 0)
-        fail_msg("graph: %s", err.msg);
-    vl_graph_activate(g);
-    *vf_out = vf;
-    return g;
-}
-
-
 static int
 nm_setup(void **state)
 {
     struct env *e = calloc(1, sizeof(*e));
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sin);
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    char text[1024];
 
-    vl_global_init();
-    vl_log_set_level(VL_LOG_WARNING);
-    (void)vl_registry_add(&xl_protocol_client);
-    (void)vl_registry_add(&xl_protocol_server);
+    ph_init();
     (void)vl_registry_add(&leaf_class);
-    (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
     pthread_mutex_init(&leaf.lock, NULL);
     memset(e->name255, 'n', 255);
     memset(e->name256, 'n', 256);
     memset(e->target, 't', sizeof(e->target) - 1);
-    /* A free port: bind to 0, read it back, close. */
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &sl), 0);
-    close(s);
-    e->port = ntohs(sin.sin_port);
-    e->sloop = vl_loop_new(2);
-    e->cloop = vl_loop_new(2);
-    assert_int_equal(vl_loop_start(e->sloop), 0);
-    assert_int_equal(vl_loop_start(e->cloop), 0);
-    snprintf(text, sizeof(text),
-             "volume nm-leaf\n type nm/leaf\nend-volume\n"
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             /* Raw peers connect from unprivileged ports. */
-             " option allow-insecure on\n"
-             " option auth.addr.nm-leaf.allow 127.0.0.1\n"
-             " subvolumes nm-leaf\nend-volume\n",
-             e->port);
-    e->sg = nm_graph(e->sloop, text, &e->svf);
-    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
-    snprintf(text, sizeof(text),
-             "volume c\n type protocol/client\n"
-             " option remote-host 127.0.0.1\n"
-             " option remote-port %u\n"
-             " option remote-subvolume nm-leaf\n"
-             "end-volume\n"
-             "volume t\n type nm/top\n subvolumes c\nend-volume\n",
-             e->port);
-    e->cg = nm_graph(e->cloop, text, &e->cvf);
-    assert_int_equal(vl_graph_wait_ready(e->cg, WAIT_MS, NULL, 0), 0);
+    ph_env_start(&e->ph);
+    ph_brick_up(&e->ph, "volume nm-leaf\n type nm/leaf\nend-volume\n",
+                "nm-leaf", "127.0.0.1");
+    ph_client_up(&e->ph, "nm-leaf", "", "ph/ready");
+    assert_int_equal(vl_graph_wait_ready(e->ph.cg, PH_WAIT_MS, NULL, 0), 0);
     *state = e;
     return 0;
 }
@@ -238,17 +158,7 @@ nm_teardown(void **state)
 {
     struct env *e = *state;
 
-    /* vl_sync_call may return before the core freed the request. */
-    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->cg) > 0; i++)
-        usleep(1000);
-    vl_graph_free(e->cg);
-    vl_volfile_free(e->cvf);
-    vl_graph_free(e->sg);
-    vl_volfile_free(e->svf);
-    vl_loop_stop(e->sloop);
-    vl_loop_stop(e->cloop);
-    vl_loop_free(e->sloop);
-    vl_loop_free(e->cloop);
+    ph_env_stop(&e->ph);
     free(e);
     return 0;
 }
@@ -262,8 +172,8 @@ client_call(struct env *e, vl_fop_t op, const char *name, const char *name2)
 {
     union vl_fop_args a;
     struct vl_reply r;
-    vl_inode_t *root = vl_inode_table_root(e->cg->itable);
-    vl_inode_t *fresh = vl_inode_new(e->cg->itable);
+    vl_inode_t *root = vl_inode_table_root(e->ph.cg->itable);
+    vl_inode_t *fresh = vl_inode_new(e->ph.cg->itable);
     vl_fd_t *fd = vl_fd_new(fresh, O_RDWR | O_CREAT, 1);
     struct vl_loc loc = {.parent = root, .name = name, .inode = fresh};
     struct vl_loc loc2 = {.parent = root, .name = name2, .inode = NULL};
@@ -333,7 +243,7 @@ client_call(struct env *e, vl_fop_t op, const char *name, const char *name2)
     default:
         fail_msg("no such fop in this test");
     }
-    rc = vl_sync_call(e->cg->top, op, &a, NULL, &r);
+    rc = vl_sync_call(e->ph.cg->top, op, &a, NULL, &r);
     vl_reply_clear(&r);
     vl_fd_unref(fd);
     vl_inode_unref(fresh);
@@ -399,64 +309,6 @@ test_client_target_and_xattr_names(void **state)
 }
 
 /* ---- a raw peer that skips the client's checks ---- */
-
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int connected; /* 1 or -errno */
-    int n_done;    /* replies seen */
-    int status;    /* the last one's: the reply's status or -errno */
-} raw;
-
-
-static void
-raw_connect(vrpc_clnt_t *c, int status, void *arg)
-{
-    (void)c;
-    (void)arg;
-    pthread_mutex_lock(&raw.lock);
-    raw.connected = status == 0 ? 1 : status;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-/* Every reply starts with its int status. */
-static void
-raw_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
-{
-    uint32_t be;
-
-    (void)cookie;
-    pthread_mutex_lock(&raw.lock);
-    if (status != 0) {
-        raw.status = status;
-    } else if (len - off >= 4) {
-        memcpy(&be, rec->data + off, 4);
-        raw.status = (int)ntohl(be);
-    } else {
-        raw.status = -EBADMSG;
-    }
-    raw.n_done++;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-static void
-raw_wait(int *field, int want)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&raw.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&raw.cond, &raw.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&raw.lock);
-}
-
 
 /* What the raw peer sends: the layout of the fop's arguments with no
  * bound on the strings (XDR strings look the same whatever the bound). */
@@ -528,40 +380,13 @@ raw_xdr(XDR *x, void *arg)
 static int
 raw_call(struct env *e, struct raw_args *ra)
 {
-    mrt_setvolume_args sv = {.subvolume = "nm-leaf", .identity = "raw",
-                             .proto_version = MRT_PROTO_VERSION};
-    vrpc_clnt_t *c = NULL;
-    vl_err_t err;
-    int fd = -1;
+    static struct ph_raw raw;
     int status;
 
-    memset(&raw, 0, sizeof(raw));
-    pthread_mutex_init(&raw.lock, NULL);
-    pthread_cond_init(&raw.cond, NULL);
-    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
-    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, raw_connect, NULL,
-                                   NULL, &c),
-                     0);
-    assert_int_equal(vrpc_clnt_start(c), 0);
-    raw_wait(&raw.connected, 1);
-    assert_int_equal(raw.connected, 1);
-    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
-                                    MRT_HS_SETVOLUME, NULL,
-                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
-                                    NULL, 0, raw_reply, NULL),
-                     0);
-    raw_wait(&raw.n_done, 1);
-    assert_int_equal(raw.status, 0);
-    assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION,
-                                    VRPC_FOP_PROC(ra->op), NULL,
-                                    (xdrproc_t)raw_xdr, ra, NULL, 0,
-                                    raw_reply, NULL),
-                     0);
-    raw_wait(&raw.n_done, 2);
-    assert_int_equal(raw.n_done, 2);
-    status = raw.status;
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    ph_raw_open(&raw, &e->ph, "nm-leaf", MRT_PROTO_VERSION);
+    ph_raw_call(&raw, VRPC_FOP_PROC(ra->op), (xdrproc_t)raw_xdr, ra, 1);
+    status = raw.status[1];
+    ph_raw_close(&raw);
     return status;
 }
 

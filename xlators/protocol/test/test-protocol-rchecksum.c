@@ -5,7 +5,7 @@
  * graph is protocol/server over "rck/leaf", an in-test translator that
  * answers RCHECKSUM with records it makes up (right ones, or one of
  * several wrong shapes), or over storage/posix; the client graph is
- * "rck/top" (ready at CHILD_UP) over protocol/client.
+ * "ph/ready" over protocol/client (proto-harness.c).
  *
  * Covers: the arguments arriving intact and the records and attributes
  * coming back (flags, lens, digests); a range past EOF (no records);
@@ -38,10 +38,7 @@
 #include <openssl/evp.h>
 
 #include "builtin.h"
-#include "vol/vol.h"
-#include "vrpc.h"
-
-#define WAIT_MS 20000
+#include "proto-harness.h"
 
 /* What the leaf answers. */
 enum leaf_mode {
@@ -168,58 +165,14 @@ static const vl_xlator_class_t leaf_class = {
     },
 };
 
-/* ---- rck/top: the client graph is ready at CHILD_UP ---- */
-
-static int
-top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
-{
-    if (ev == VL_EV_CHILD_UP)
-        vl_graph_set_ready(xl->graph, 0, NULL);
-    return vl_notify_default(xl, ev, data);
-}
-
-
-static const vl_xlator_class_t top_class = {
-    .abi = VL_XLATOR_ABI,
-    .type = "rck/top",
-    .prefix = "top",
-    .flags = VL_XL_ONE_CHILD,
-    .conf_size = sizeof(struct rck_conf),
-    .options = rck_options,
-    .mem_types = rck_types,
-    .doc = "Says the client graph is ready at CHILD_UP.",
-    .notify = top_notify,
-};
-
 /* ---- graphs ---- */
 
 struct env {
+    struct ph_env ph;         /* the brick and its client */
     char brick[64];           /* storage/posix's directory, or "" */
-    vl_loop_t *sloop, *cloop; /* brick's and client's loops */
-    vl_volfile_t *svf, *cvf;  /* their volfiles */
-    vl_graph_t *sg, *cg;      /* their graphs */
-    uint16_t port;            /* brick port */
     vl_inode_t *inode;        /* ref: the file made by rck_create */
     vl_fd_t *fd;              /* ref: its fd */
 };
-
-
-static vl_graph_t *
-rck_graph(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
-{
-    vl_err_t err = {{0}};
-    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "rck", &err);
-    vl_graph_t *g;
-
-    if (vf == NULL)
-        fail_msg("volfile: %s", err.msg);
-    g = vl_graph_build(vf, loop, &err);
-    if (g == NULL || vl_graph_init(g, &err) != 0)
-        fail_msg("graph: %s", err.msg);
-    vl_graph_activate(g);
-    *vf_out = vf;
-    return g;
-}
 
 
 /* Creates "f" through the client: e->inode and e->fd. */
@@ -229,17 +182,17 @@ rck_create(struct env *e)
     union vl_fop_args a;
     struct vl_reply r;
 
-    e->inode = vl_inode_new(e->cg->itable);
+    e->inode = vl_inode_new(e->ph.cg->itable);
     e->fd = vl_fd_new(e->inode, O_RDWR | O_CREAT, 1);
     memset(&a, 0, sizeof(a));
-    a.create.loc.parent = vl_inode_table_root(e->cg->itable);
+    a.create.loc.parent = vl_inode_table_root(e->ph.cg->itable);
     a.create.loc.name = "f";
     a.create.loc.inode = e->inode;
     a.create.flags = O_RDWR | O_CREAT;
     a.create.mode = 0644;
     vl_gfid_generate(&a.create.gfid);
     a.create.fd = e->fd;
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_CREATE, &a, NULL, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_CREATE, &a, NULL, &r),
                      0);
     vl_inode_unref(vl_inode_link(e->inode, &r.iatt));
     vl_reply_clear(&r);
@@ -252,31 +205,16 @@ rck_create(struct env *e)
 static int
 rck_up(void **state, struct env *e)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sin);
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    char text[1024];
+    char text[256];
 
-    vl_global_init();
+    ph_init();
     vl_log_set_level(VL_LOG_CRITICAL);
-    (void)vl_registry_add(&xl_protocol_client);
-    (void)vl_registry_add(&xl_protocol_server);
     (void)vl_registry_add(&xl_storage_posix);
     (void)vl_registry_add(&leaf_class);
-    (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
     pthread_mutex_init(&leaf.lock, NULL);
     leaf.size = 10 * 65536 + 100;
-    /* A free port: bind to 0, read it back, close. */
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(s, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    assert_int_equal(getsockname(s, (struct sockaddr *)&sin, &sl), 0);
-    close(s);
-    e->port = ntohs(sin.sin_port);
-    e->sloop = vl_loop_new(2);
-    e->cloop = vl_loop_new(2);
-    assert_int_equal(vl_loop_start(e->sloop), 0);
-    assert_int_equal(vl_loop_start(e->cloop), 0);
+    ph_env_start(&e->ph);
     if (e->brick[0] != '\0')
         snprintf(text, sizeof(text),
                  "volume rck-leaf\n type storage/posix\n"
@@ -284,27 +222,9 @@ rck_up(void **state, struct env *e)
     else
         snprintf(text, sizeof(text), "volume rck-leaf\n type rck/leaf\n"
                  "end-volume\n");
-    snprintf(text + strlen(text), sizeof(text) - strlen(text),
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             /* Raw peers connect from unprivileged ports. */
-             " option allow-insecure on\n"
-             " option auth.addr.rck-leaf.allow 127.0.0.1\n"
-             " subvolumes rck-leaf\nend-volume\n",
-             e->port);
-    e->sg = rck_graph(e->sloop, text, &e->svf);
-    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
-    snprintf(text, sizeof(text),
-             "volume c\n type protocol/client\n"
-             " option remote-host 127.0.0.1\n"
-             " option remote-port %u\n"
-             " option remote-subvolume rck-leaf\n"
-             "end-volume\n"
-             "volume t\n type rck/top\n subvolumes c\nend-volume\n",
-             e->port);
-    e->cg = rck_graph(e->cloop, text, &e->cvf);
-    assert_int_equal(vl_graph_wait_ready(e->cg, WAIT_MS, NULL, 0), 0);
+    ph_brick_up(&e->ph, text, "rck-leaf", "127.0.0.1");
+    ph_client_up(&e->ph, "rck-leaf", "", "ph/ready");
+    assert_int_equal(vl_graph_wait_ready(e->ph.cg, PH_WAIT_MS, NULL, 0), 0);
     rck_create(e);
     *state = e;
     return 0;
@@ -336,24 +256,9 @@ rck_teardown(void **state)
 
     vl_fd_unref(e->fd);
     vl_inode_unref(e->inode);
-    /* vl_sync_call may return before the core freed the request. */
-    for (int i = 0; i < WAIT_MS && vl_graph_pending(e->cg) > 0; i++)
-        usleep(1000);
-    vl_graph_free(e->cg);
-    vl_volfile_free(e->cvf);
-    vl_graph_free(e->sg);
-    vl_volfile_free(e->svf);
-    vl_loop_stop(e->sloop);
-    vl_loop_stop(e->cloop);
-    vl_loop_free(e->sloop);
-    vl_loop_free(e->cloop);
-    if (e->brick[0] != '\0') {
-        char cmd[128];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->brick);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", e->brick);
-    }
+    ph_env_stop(&e->ph);
+    if (e->brick[0] != '\0')
+        ph_rmtree(e->brick);
     free(e);
     return 0;
 }
@@ -371,7 +276,7 @@ do_rchecksum(struct env *e, off_t off, uint32_t len, uint32_t bs,
     a.rchecksum.offset = off;
     a.rchecksum.len = len;
     a.rchecksum.block_size = bs;
-    return vl_sync_call(e->cg->top, VL_FOP_RCHECKSUM, &a, NULL, r);
+    return vl_sync_call(e->ph.cg->top, VL_FOP_RCHECKSUM, &a, NULL, r);
 }
 
 
@@ -504,61 +409,6 @@ test_broken_answers(void **state)
     vl_reply_clear(&r);
 }
 
-/* ---- a raw peer ---- */
-
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int connected;   /* 1 or -errno */
-    int n_done;      /* replies seen */
-    int status[8];   /* setvolume's, then each rchecksum's */
-} raw;
-
-
-static void
-raw_connect(vrpc_clnt_t *c, int status, void *arg)
-{
-    pthread_mutex_lock(&raw.lock);
-    raw.connected = status == 0 ? 1 : status;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-static void
-raw_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
-{
-    int k = (int)(intptr_t)cookie;
-
-    pthread_mutex_lock(&raw.lock);
-    /* Every reply starts with int status. */
-    if (status != 0)
-        raw.status[k] = status;
-    else if (len - off >= 4)
-        raw.status[k] = (int)ntohl(*(uint32_t *)(rec->data + off));
-    else
-        raw.status[k] = -EBADMSG;
-    raw.n_done++;
-    pthread_cond_broadcast(&raw.cond);
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
-static void
-raw_wait(int *field, int want)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&raw.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&raw.cond, &raw.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&raw.lock);
-}
-
-
 /* A peer that skips the client's checks: bad bounds are refused by the
  * server with -EINVAL whatever the fd, and never reach the leaf; a good
  * call with an fd the connection never opened is -EBADF. */
@@ -566,8 +416,6 @@ static void
 test_server_refuses(void **state)
 {
     struct env *e = *state;
-    mrt_setvolume_args sv = {.subvolume = "rck-leaf", .identity = "raw",
-                             .proto_version = MRT_PROTO_VERSION};
     static const mrt_rchecksum_args calls[] = {
         {.fd = 0, .offset = 0, .len = 65536, .block_size = 3000},
         {.fd = 0, .offset = 0, .len = 0, .block_size = 4096},
@@ -577,44 +425,18 @@ test_server_refuses(void **state)
         {.fd = 77, .offset = 0, .len = 65536, .block_size = 65536},
     };
     const int n = (int)(sizeof(calls) / sizeof(calls[0]));
-    vrpc_clnt_t *c = NULL;
-    vl_err_t err;
-    int fd = -1;
+    static struct ph_raw raw;
 
-    memset(&raw, 0, sizeof(raw));
-    pthread_mutex_init(&raw.lock, NULL);
-    pthread_cond_init(&raw.cond, NULL);
-    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
-    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, raw_connect, NULL,
-                                   NULL, &c),
-                     0);
-    assert_int_equal(vrpc_clnt_start(c), 0);
-    raw_wait(&raw.connected, 1);
-    assert_int_equal(raw.connected, 1);
-    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
-                                    MRT_HS_SETVOLUME, NULL,
-                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
-                                    NULL, 0, raw_reply, (void *)0),
-                     0);
-    raw_wait(&raw.n_done, 1);
-    assert_int_equal(raw.status[0], 0);
-    for (int i = 0; i < n; i++) {
-        assert_int_equal(
-            vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION,
-                           VRPC_FOP_PROC(VL_FOP_RCHECKSUM), NULL,
-                           (xdrproc_t)xdr_mrt_rchecksum_args,
-                           (void *)&calls[i], NULL, 0, raw_reply,
-                           (void *)(intptr_t)(i + 1)),
-            0);
-        raw_wait(&raw.n_done, i + 2);
-    }
-    assert_int_equal(raw.n_done, n + 1);
+    ph_raw_open(&raw, &e->ph, "rck-leaf", MRT_PROTO_VERSION);
+    for (int i = 0; i < n; i++)
+        ph_raw_call(&raw, VRPC_FOP_PROC(VL_FOP_RCHECKSUM),
+                    (xdrproc_t)xdr_mrt_rchecksum_args, (void *)&calls[i],
+                    i + 1);
     for (int i = 0; i < n - 1; i++)
         assert_int_equal(raw.status[i + 1], -EINVAL);
     assert_int_equal(raw.status[n], -EBADF);
     assert_int_equal(leaf_calls(), 0);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    ph_raw_close(&raw);
 }
 
 /* ---- end to end over storage/posix ---- */
@@ -649,12 +471,12 @@ test_posix_end_to_end(void **state)
     a.write.iov = &iov;
     a.write.n_iov = 1;
     iov = (struct iovec){.iov_base = data, .iov_len = sizeof(data)};
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_WRITE, &a, NULL, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_WRITE, &a, NULL, &r),
                      0);
     vl_reply_clear(&r);
     a.write.offset = 65536;
     iov = (struct iovec){.iov_base = tail, .iov_len = sizeof(tail)};
-    assert_int_equal(vl_sync_call(e->cg->top, VL_FOP_WRITE, &a, NULL, &r),
+    assert_int_equal(vl_sync_call(e->ph.cg->top, VL_FOP_WRITE, &a, NULL, &r),
                      0);
     vl_reply_clear(&r);
     assert_int_equal(do_rchecksum(e, 0, 1 << 20, 8192, &r), 0);

@@ -36,10 +36,9 @@
 
 #include "builtin.h"
 #include "protocol/client/client.h"
-#include "vol/vol.h"
-#include "vrpc.h"
+#include "proto-harness.h"
 
-#define WAIT_MS 20000
+#define WAIT_MS PH_WAIT_MS
 #define FILE_SIZE (1024 * 1024)
 
 /* ---- test/leaf: the brick's storage, in memory ---- */
@@ -243,8 +242,7 @@ static const vl_xlator_class_t leaf_class = {
 /* ---- test/top: records CHILD_UP / CHILD_DOWN ---- */
 
 static struct {
-    pthread_mutex_t lock; /* guards below */
-    pthread_cond_t cond;  /* signalled on every event */
+    struct ph_signal sig; /* guards below; on every event */
     int n_up;             /* CHILD_UP seen */
     int n_down;           /* CHILD_DOWN seen */
     int n_breaks;         /* VL_EV_UPCALL for one directory */
@@ -260,19 +258,19 @@ static int
 top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
 {
     if (ev == VL_EV_CHILD_UP || ev == VL_EV_CHILD_DOWN) {
-        pthread_mutex_lock(&top.lock);
+        pthread_mutex_lock(&top.sig.lock);
         if (ev == VL_EV_CHILD_UP)
             top.n_up++;
         else
             top.n_down++;
-        pthread_cond_broadcast(&top.cond);
-        pthread_mutex_unlock(&top.lock);
+        pthread_cond_broadcast(&top.sig.cond);
+        pthread_mutex_unlock(&top.sig.lock);
         return 0;
     }
     if (ev == VL_EV_UPCALL) {
         const struct vl_upcall *up = data;
 
-        pthread_mutex_lock(&top.lock);
+        pthread_mutex_lock(&top.sig.lock);
         if (up->is_all) {
             top.n_break_all++;
         } else if (up->kind == VL_UPCALL_INVALIDATE) {
@@ -285,8 +283,8 @@ top_notify(vl_xlator_t *xl, vl_event_t ev, void *data)
             top.n_breaks++;
             top.broken = up->gfid;
         }
-        pthread_cond_broadcast(&top.cond);
-        pthread_mutex_unlock(&top.lock);
+        pthread_cond_broadcast(&top.sig.cond);
+        pthread_mutex_unlock(&top.sig.lock);
         return 0;
     }
     return vl_notify_default(xl, ev, data);
@@ -310,91 +308,26 @@ static const vl_xlator_class_t top_class = {
 static int
 top_wait(int *field, int want)
 {
-    struct timespec ts;
-    int v;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&top.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&top.cond, &top.lock, &ts) == 0)
-        ;
-    v = *field;
-    pthread_mutex_unlock(&top.lock);
-    return v;
+    return ph_signal_wait(&top.sig, field, want);
 }
 
 /* ---- graphs ---- */
 
-struct env {
-    vl_loop_t *sloop;     /* brick graph's loop */
-    vl_loop_t *cloop;     /* client graph's loop */
-    vl_volfile_t *svf;    /* brick volfile */
-    vl_graph_t *sg;       /* brick graph */
-    vl_volfile_t *cvf;    /* client volfile */
-    vl_graph_t *cg;       /* client graph */
-    uint16_t port;        /* brick port */
-};
+/* The brick is test/leaf, its client's top test/top (proto-harness.h's
+ * struct ph_env). */
 
-
-static uint16_t
-free_port(void)
+static void
+brick_up(struct ph_env *e, const char *allow)
 {
-    struct sockaddr_in sin = {.sin_family = AF_INET};
-    socklen_t sl = sizeof(sin);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
-    close(fd);
-    return ntohs(sin.sin_port);
-}
-
-
-static vl_graph_t *
-graph_up(vl_loop_t *loop, const char *text, vl_volfile_t **vf_out)
-{
-    vl_err_t err = {{0}};
-    vl_volfile_t *vf = vl_volfile_parse(text, strlen(text), "test", &err);
-    vl_graph_t *g;
-
-    if (vf == NULL)
-        fail_msg("volfile: %s", err.msg);
-    g = vl_graph_build(vf, loop, &err);
-    if (g == NULL)
-        fail_msg("build: %s", err.msg);
-    if (vl_graph_init(g, &err) != 0)
-        fail_msg("init: %s", err.msg);
-    vl_graph_activate(g);
-    *vf_out = vf;
-    return g;
+    ph_brick_up(e, "volume brick-leaf\n type test/leaf\nend-volume\n",
+                "brick-leaf", allow);
 }
 
 
 static void
-brick_up(struct env *e, const char *allow)
+brick_down(struct ph_env *e)
 {
-    char text[1024];
-
-    snprintf(text, sizeof(text),
-             "volume brick-leaf\n type test/leaf\nend-volume\n"
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             /* Raw peers connect from unprivileged ports. */
-             " option allow-insecure on\n"
-             " option auth.addr.brick-leaf.allow %s\n"
-             " subvolumes brick-leaf\nend-volume\n",
-             e->port, allow);
-    e->sg = graph_up(e->sloop, text, &e->svf);
-    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
-}
-
-
-static void
-brick_down(struct env *e)
-{
+    /* Freed at once, requests in flight or not: the brick goes away. */
     vl_graph_free(e->sg);
     vl_volfile_free(e->svf);
     e->sg = NULL;
@@ -406,89 +339,53 @@ static const char *ping_timeout = "5"; /* client option for client_up */
 
 
 static void
-client_up(struct env *e, const char *subvol)
+client_up(struct ph_env *e, const char *subvol)
 {
-    char text[1024];
+    char opts[64];
 
-    snprintf(text, sizeof(text),
-             "volume c\n type protocol/client\n"
-             " option remote-host 127.0.0.1\n"
-             " option remote-port %u\n"
-             " option remote-subvolume %s\n"
-             " option ping-timeout %s\n"
-             "end-volume\n"
-             "volume t\n type test/top\n subvolumes c\nend-volume\n",
-             e->port, subvol, ping_timeout);
-    e->cg = graph_up(e->cloop, text, &e->cvf);
+    snprintf(opts, sizeof(opts), " option ping-timeout %s\n", ping_timeout);
+    ph_client_up(e, subvol, opts, "test/top");
 }
 
 
 static int
 env_setup(void **state)
 {
-    struct env *e = calloc(1, sizeof(*e));
+    struct ph_env *e = calloc(1, sizeof(*e));
 
-    vl_global_init();
-    vl_log_set_level(VL_LOG_WARNING);
-    (void)vl_registry_add(&xl_protocol_client);
-    (void)vl_registry_add(&xl_protocol_server);
+    ph_init();
     (void)vl_registry_add(&xl_features_upcall);
     (void)vl_registry_add(&leaf_class);
     (void)vl_registry_add(&top_class);
     memset(&leaf, 0, sizeof(leaf));
     pthread_mutex_init(&leaf.lock, NULL);
-    pthread_mutex_init(&top.lock, NULL);
-    pthread_cond_init(&top.cond, NULL);
+    ph_signal_init(&top.sig);
     top.n_up = top.n_down = 0;
     top.n_breaks = top.n_break_all = 0;
-    e->sloop = vl_loop_new(2);
-    e->cloop = vl_loop_new(2);
-    assert_int_equal(vl_loop_start(e->sloop), 0);
-    assert_int_equal(vl_loop_start(e->cloop), 0);
-    e->port = free_port();
+    ph_env_start(e);
     *state = e;
     return 0;
-}
-
-
-/* vl_sync_call may return while the core is still freeing the request
- * (after its done callback): let the graph drain before freeing it. */
-static void
-drain(vl_graph_t *g)
-{
-    for (int i = 0; i < WAIT_MS && vl_graph_pending(g) > 0; i++)
-        usleep(1000);
 }
 
 
 static int
 env_teardown(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
 
-    if (e->cg != NULL) {
-        drain(e->cg);
-        vl_graph_free(e->cg);
-        vl_volfile_free(e->cvf);
-    }
-    if (e->sg != NULL)
-        brick_down(e);
-    vl_loop_stop(e->sloop);
-    vl_loop_stop(e->cloop);
-    vl_loop_free(e->sloop);
-    vl_loop_free(e->cloop);
+    ph_env_stop(e);
     free(e);
     return 0;
 }
 
 /* ---- fop helpers on the client graph ---- */
 
-static int do_lookup_xattr(struct env *e, const char *name,
+static int do_lookup_xattr(struct ph_env *e, const char *name,
                            const char *xattr, struct vl_reply *r);
 
 
 static int
-do_lookup(struct env *e, const char *name, struct vl_iatt *out)
+do_lookup(struct ph_env *e, const char *name, struct vl_iatt *out)
 {
     struct vl_reply r;
     int rc = do_lookup_xattr(e, name, NULL, &r);
@@ -502,7 +399,7 @@ do_lookup(struct env *e, const char *name, struct vl_iatt *out)
 
 /* Lookup of name asking for xattr (may be NULL); the reply in *r. */
 static int
-do_lookup_xattr(struct env *e, const char *name, const char *xattr,
+do_lookup_xattr(struct ph_env *e, const char *name, const char *xattr,
                 struct vl_reply *r /* OUT, caller clears */)
 {
     union vl_fop_args a;
@@ -522,7 +419,7 @@ do_lookup_xattr(struct env *e, const char *name, const char *xattr,
 
 /* Creates "file"; returns the open fd (caller unrefs). */
 static vl_fd_t *
-do_create(struct env *e, struct vl_iatt *out)
+do_create(struct ph_env *e, struct vl_iatt *out)
 {
     union vl_fop_args a;
     struct vl_reply r;
@@ -567,7 +464,7 @@ do_create(struct env *e, struct vl_iatt *out)
 
 
 static int
-do_write(struct env *e, vl_fd_t *fd, const char *buf, size_t n, off_t off)
+do_write(struct ph_env *e, vl_fd_t *fd, const char *buf, size_t n, off_t off)
 {
     union vl_fop_args a;
     struct vl_reply r;
@@ -589,7 +486,7 @@ do_write(struct env *e, vl_fd_t *fd, const char *buf, size_t n, off_t off)
 
 
 static int
-do_read(struct env *e, vl_fd_t *fd, char *out, size_t n, off_t off,
+do_read(struct ph_env *e, vl_fd_t *fd, char *out, size_t n, off_t off,
         int64_t *count)
 {
     union vl_fop_args a;
@@ -611,7 +508,7 @@ do_read(struct env *e, vl_fd_t *fd, char *out, size_t n, off_t off,
 
 
 static void
-wait_up(struct env *e, int n)
+wait_up(struct ph_env *e, int n)
 {
     assert_int_equal(top_wait(&top.n_up, n), n);
 }
@@ -621,7 +518,7 @@ wait_up(struct env *e, int n)
 static void
 test_round_trip(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     struct vl_iatt ia, cia;
     static char wbuf[256 * 1024], rbuf[256 * 1024];
     union vl_fop_args a;
@@ -770,7 +667,7 @@ test_round_trip(void **state)
 static void
 test_opendir_listing(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     vl_inode_t *root;
     union vl_fop_args a;
     struct vl_reply r;
@@ -843,8 +740,7 @@ test_opendir_listing(void **state)
 
 
 struct conc {
-    pthread_mutex_t lock; /* guards below */
-    pthread_cond_t cond;  /* on every answer */
+    struct ph_signal sig; /* guards below; on every answer */
     int n_done;           /* answers */
     int n_ok;             /* correct answers */
 };
@@ -855,27 +751,25 @@ conc_done(vl_req_t *req, void *cookie)
 {
     struct conc *c = cookie;
 
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->sig.lock);
     c->n_done++;
     c->n_ok += req->status == 0 && req->reply.count == 512
                && req->reply.data[0] == (char)7;
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
+    pthread_cond_broadcast(&c->sig.cond);
+    pthread_mutex_unlock(&c->sig.lock);
 }
 
 
 static void
 test_many_concurrent(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     struct conc c = {.n_done = 0};
     char wbuf[4096];
-    struct timespec ts;
     const int n = 500;
     vl_fd_t *fd;
 
-    pthread_mutex_init(&c.lock, NULL);
-    pthread_cond_init(&c.cond, NULL);
+    ph_signal_init(&c.sig);
     brick_up(e, "*");
     client_up(e, "brick-leaf");
     wait_up(e, 1);
@@ -891,14 +785,7 @@ test_many_concurrent(void **state)
         req->args.read.offset = (i % 7) * 512;
         vl_wind(req, conc_done, &c);
     }
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&c.lock);
-    while (c.n_done < n
-           && pthread_cond_timedwait(&c.cond, &c.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&c.lock);
-    assert_int_equal(c.n_done, n);
+    assert_int_equal(ph_signal_wait(&c.sig, &c.n_done, n), n);
     assert_int_equal(c.n_ok, n);
     vl_fd_unref(fd);
 }
@@ -906,7 +793,7 @@ test_many_concurrent(void **state)
 
 /* Polls the client graph's last error until it contains want. */
 static void
-expect_reason(struct env *e, const char *want)
+expect_reason(struct ph_env *e, const char *want)
 {
     char reason[600] = "";
 
@@ -922,7 +809,7 @@ expect_reason(struct env *e, const char *want)
 static void
 test_wrong_subvolume(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
 
     brick_up(e, "*");
     client_up(e, "/no/such");
@@ -936,7 +823,7 @@ test_wrong_subvolume(void **state)
 static void
 test_address_refused(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
 
     brick_up(e, "10.*,192.168.1.1");
     client_up(e, "brick-leaf");
@@ -949,7 +836,7 @@ test_address_refused(void **state)
 static void
 test_connection_refused_reason(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     char want[64];
 
     client_up(e, "brick-leaf"); /* no brick at all */
@@ -963,7 +850,7 @@ test_connection_refused_reason(void **state)
 static void
 test_garbage_does_not_stop_server(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     struct sockaddr_in sin = {.sin_family = AF_INET};
     static const char *junk[] = {
         "\x80\x00\x00\x04\xff\xff\xff\xff",      /* record too short */
@@ -995,7 +882,7 @@ test_garbage_does_not_stop_server(void **state)
 static void
 test_reconnect_and_reopen(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     char wbuf[8192], rbuf[8192];
     int64_t count = 0;
     int opens, disc;
@@ -1041,7 +928,7 @@ test_reconnect_and_reopen(void **state)
 static void
 test_reconnect_event_cuts_backoff(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     struct client_priv *priv;
     vl_xlator_t *c;
     bool is_held = false;
@@ -1071,9 +958,9 @@ test_reconnect_event_cuts_backoff(void **state)
 
     brick_up(e, "*");
     usleep(300 * 1000); /* three ticks: none tries */
-    pthread_mutex_lock(&top.lock);
+    pthread_mutex_lock(&top.sig.lock);
     n_up = top.n_up;
-    pthread_mutex_unlock(&top.lock);
+    pthread_mutex_unlock(&top.sig.lock);
     assert_int_equal(n_up, 0);
 
     vl_notify(e->cg->top, VL_EV_RECONNECT, NULL);
@@ -1087,11 +974,11 @@ hold_done(vl_req_t *req, void *cookie)
 {
     struct conc *c = cookie;
 
-    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->sig.lock);
     c->n_done++;
     c->n_ok = req->status; /* the status itself */
-    pthread_cond_broadcast(&c->cond);
-    pthread_mutex_unlock(&c->lock);
+    pthread_cond_broadcast(&c->sig.cond);
+    pthread_mutex_unlock(&c->sig.lock);
 }
 
 
@@ -1101,15 +988,13 @@ hold_done(vl_req_t *req, void *cookie)
 static void
 test_ping_timeout(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     struct conc c = {.n_done = 0};
-    struct timespec ts;
     char wbuf[512];
     vl_req_t *req;
     vl_fd_t *fd;
 
-    pthread_mutex_init(&c.lock, NULL);
-    pthread_cond_init(&c.cond, NULL);
+    ph_signal_init(&c.sig);
     ping_timeout = "1";
     brick_up(e, "*");
     client_up(e, "brick-leaf");
@@ -1126,14 +1011,7 @@ test_ping_timeout(void **state)
     req->args.read.size = 512;
     vl_wind(req, hold_done, &c);
     assert_int_equal(top_wait(&top.n_down, 1), 1);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&c.lock);
-    while (c.n_done < 1
-           && pthread_cond_timedwait(&c.cond, &c.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&c.lock);
-    assert_int_equal(c.n_done, 1);
+    assert_int_equal(ph_signal_wait(&c.sig, &c.n_done, 1), 1);
     assert_int_equal(c.n_ok, -ENOTCONN);
     expect_reason(e, "ping-timeout");
 
@@ -1143,49 +1021,8 @@ test_ping_timeout(void **state)
 }
 
 
-struct fuzz {
-    pthread_mutex_t lock; /* guards below */
-    pthread_cond_t cond;  /* on every answer or event */
-    int n_done;           /* answers */
-    int connected;        /* on_connect status, 1 when connected */
-};
-
-static struct fuzz fz;
-
-
-static void
-fuzz_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
-{
-    pthread_mutex_lock(&fz.lock);
-    fz.n_done++;
-    pthread_cond_broadcast(&fz.cond);
-    pthread_mutex_unlock(&fz.lock);
-}
-
-
-static void
-fuzz_connect(vrpc_clnt_t *c, int status, void *arg)
-{
-    pthread_mutex_lock(&fz.lock);
-    fz.connected = status == 0 ? 1 : status;
-    pthread_cond_broadcast(&fz.cond);
-    pthread_mutex_unlock(&fz.lock);
-}
-
-
-static void
-fuzz_wait(int *field, int want)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += WAIT_MS / 1000;
-    pthread_mutex_lock(&fz.lock);
-    while (*field < want
-           && pthread_cond_timedwait(&fz.cond, &fz.lock, &ts) == 0)
-        ;
-    pthread_mutex_unlock(&fz.lock);
-}
+/* The raw peer of the fuzz and version tests. */
+static struct ph_raw raw;
 
 
 /* After a valid SETVOLUME, every procedure number gets random argument
@@ -1194,31 +1031,12 @@ fuzz_wait(int *field, int want)
 static void
 test_fuzz_procedures(void **state)
 {
-    struct env *e = *state;
-    mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "fuzz",
-                             .proto_version = MRT_PROTO_VERSION};
-    vrpc_clnt_t *c = NULL;
-    vl_err_t err;
+    struct ph_env *e = *state;
     unsigned seed = 12345;
-    int fd = -1, n = 0;
+    int n = 1; /* the SETVOLUME */
 
-    memset(&fz, 0, sizeof(fz));
-    pthread_mutex_init(&fz.lock, NULL);
-    pthread_cond_init(&fz.cond, NULL);
     brick_up(e, "*");
-    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
-    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, fuzz_connect, NULL,
-                                   NULL, &c),
-                     0);
-    assert_int_equal(vrpc_clnt_start(c), 0);
-    fuzz_wait(&fz.connected, 1);
-    assert_int_equal(fz.connected, 1);
-    assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
-                                    MRT_HS_SETVOLUME, NULL,
-                                    (xdrproc_t)xdr_mrt_setvolume_args, &sv,
-                                    NULL, 0, fuzz_reply, NULL),
-                     0);
-    n++;
+    ph_raw_open(&raw, e, "brick-leaf", MRT_PROTO_VERSION);
     for (uint32_t proc = 0; proc <= 110; proc++) {
         for (int round = 0; round < 30; round++) {
             char body[160];
@@ -1229,17 +1047,12 @@ test_fuzz_procedures(void **state)
                 /* Mostly small numbers, so that lengths are plausible. */
                 body[i] = (char)(rand_r(&seed) % 4 == 0 ? rand_r(&seed) : 0);
             }
-            assert_int_equal(vrpc_clnt_call(c, MRT_FOPS_PROG, MRT_VERSION,
-                                            proc, NULL, NULL, NULL, &iov, 1,
-                                            fuzz_reply, NULL),
-                             0);
+            ph_raw_send(&raw, proc, NULL, NULL, &iov, 1, 1);
             n++;
         }
     }
-    fuzz_wait(&fz.n_done, n);
-    assert_int_equal(fz.n_done, n);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    assert_int_equal(ph_signal_wait(&raw.sig, &raw.n_done, n), n);
+    ph_raw_close(&raw);
 
     client_up(e, "brick-leaf");
     wait_up(e, 1);
@@ -1247,7 +1060,7 @@ test_fuzz_procedures(void **state)
 }
 
 
-/* SETVOLUME replies decoded for the version test (fz.lock). */
+/* SETVOLUME replies decoded for the version test (raw.sig.lock). */
 static int hs_status[5];
 static char hs_error[5][MRT_ERRSTR_MAX + 1];
 
@@ -1259,7 +1072,7 @@ hs_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
     mrt_setvolume_rsp r;
 
     memset(&r, 0, sizeof(r));
-    pthread_mutex_lock(&fz.lock);
+    pthread_mutex_lock(&raw.sig.lock);
     if (status != 0) {
         hs_status[k] = status;
     } else if (vrpc_decode_body(rec->data + off, len - off,
@@ -1272,9 +1085,9 @@ hs_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
                  r.error != NULL ? r.error : "");
         xdr_free((xdrproc_t)xdr_mrt_setvolume_rsp, (char *)&r);
     }
-    fz.n_done++;
-    pthread_cond_broadcast(&fz.cond);
-    pthread_mutex_unlock(&fz.lock);
+    raw.n_done++;
+    pthread_cond_broadcast(&raw.sig.cond);
+    pthread_mutex_unlock(&raw.sig.lock);
 }
 
 
@@ -1285,28 +1098,19 @@ hs_reply(void *cookie, int status, vl_buf_t *rec, size_t off, size_t len)
 static void
 test_protocol_version_refused(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     const unsigned versions[] = {MRT_PROTO_MIN - 1, MRT_PROTO_VERSION + 1,
                                  0, MRT_PROTO_VERSION};
     mrt_setvolume_args sv = {.subvolume = "brick-leaf", .identity = "old"};
-    vrpc_clnt_t *c = NULL;
-    vl_err_t err;
-    int fd = -1, st = 0;
+    vrpc_clnt_t *c;
+    int st = 0;
     char want[128];
     char body[64] = {0};
     struct iovec iov = {body, sizeof(body)};
 
-    memset(&fz, 0, sizeof(fz));
-    pthread_mutex_init(&fz.lock, NULL);
-    pthread_cond_init(&fz.cond, NULL);
     brick_up(e, "*");
-    assert_int_equal(vrpc_connect_start("127.0.0.1", e->port, &fd, &err), 0);
-    assert_int_equal(vrpc_clnt_new(e->cloop, fd, true, fuzz_connect, NULL,
-                                   NULL, &c),
-                     0);
-    assert_int_equal(vrpc_clnt_start(c), 0);
-    fuzz_wait(&fz.connected, 1);
-    assert_int_equal(fz.connected, 1);
+    ph_raw_connect(&raw, e);
+    c = raw.clnt;
     for (size_t k = 0; k < 3; k++) {
         sv.proto_version = versions[k];
         assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
@@ -1315,7 +1119,7 @@ test_protocol_version_refused(void **state)
                                         &sv, NULL, 0, hs_reply,
                                         (void *)(uintptr_t)k),
                          0);
-        fuzz_wait(&fz.n_done, (int)k + 1);
+        ph_signal_wait(&raw.sig, &raw.n_done, (int)k + 1);
         assert_int_equal(hs_status[k], -EPROTONOSUPPORT);
         snprintf(want, sizeof(want),
                  "protocol version %u not supported (brick speaks %u)",
@@ -1327,10 +1131,10 @@ test_protocol_version_refused(void **state)
                                     VL_FOP_LOOKUP + 1, NULL, NULL, NULL, &iov,
                                     1, hs_reply, (void *)(uintptr_t)4),
                      0);
-    fuzz_wait(&fz.n_done, 4);
-    pthread_mutex_lock(&fz.lock);
+    ph_signal_wait(&raw.sig, &raw.n_done, 4);
+    pthread_mutex_lock(&raw.sig.lock);
     st = hs_status[4];
-    pthread_mutex_unlock(&fz.lock);
+    pthread_mutex_unlock(&raw.sig.lock);
     assert_int_equal(st, -EIO); /* SYSTEM_ERR */
     sv.proto_version = versions[3];
     assert_int_equal(vrpc_clnt_call(c, MRT_HANDSHAKE_PROG, MRT_VERSION,
@@ -1338,13 +1142,12 @@ test_protocol_version_refused(void **state)
                                     (xdrproc_t)xdr_mrt_setvolume_args, &sv,
                                     NULL, 0, hs_reply, (void *)(uintptr_t)3),
                      0);
-    fuzz_wait(&fz.n_done, 5);
-    pthread_mutex_lock(&fz.lock);
+    ph_signal_wait(&raw.sig, &raw.n_done, 5);
+    pthread_mutex_lock(&raw.sig.lock);
     st = hs_status[3];
-    pthread_mutex_unlock(&fz.lock);
+    pthread_mutex_unlock(&raw.sig.lock);
     assert_int_equal(st, 0);
-    vrpc_clnt_close(c);
-    vrpc_clnt_unref(c);
+    ph_raw_close(&raw);
 }
 
 
@@ -1386,7 +1189,7 @@ lease_mkdir(vl_graph_t *g, const char *name, const vl_gfid_t *gfid,
 static void
 test_lease_over_the_wire(void **state)
 {
-    struct env *e = *state;
+    struct ph_env *e = *state;
     vl_volfile_t *vf2;
     vl_graph_t *g2;
     vl_gfid_t d, other;
@@ -1398,27 +1201,14 @@ test_lease_over_the_wire(void **state)
     wait_up(e, 1);
     vl_gfid_generate(&d);
     assert_false(lease_mkdir(e->cg, "d0", &d, true));
-    drain(e->cg);
-    vl_graph_free(e->cg);
-    vl_volfile_free(e->cvf);
-    e->cg = NULL;
-    e->cvf = NULL;
+    ph_graph_down(&e->cg, &e->cvf);
     brick_down(e);
 
-    snprintf(text, sizeof(text),
-             "volume leaf\n type test/leaf\nend-volume\n"
-             "volume brick-leaf\n type features/upcall\n"
-             " subvolumes leaf\nend-volume\n"
-             "volume server\n type protocol/server\n"
-             " option transport.socket.listen-port %u\n"
-             " option transport.socket.bind-address 127.0.0.1\n"
-             /* Raw peers connect from unprivileged ports. */
-             " option allow-insecure on\n"
-             " option auth.addr.brick-leaf.allow 127.0.0.1\n"
-             " subvolumes brick-leaf\nend-volume\n",
-             e->port);
-    e->sg = graph_up(e->sloop, text, &e->svf);
-    assert_int_equal(vl_graph_wait_ready(e->sg, WAIT_MS, NULL, 0), 0);
+    ph_brick_up(e,
+                "volume leaf\n type test/leaf\nend-volume\n"
+                "volume brick-leaf\n type features/upcall\n"
+                " subvolumes leaf\nend-volume\n",
+                "brick-leaf", "127.0.0.1");
     client_up(e, "brick-leaf");
     snprintf(text, sizeof(text),
              "volume c\n type protocol/client\n"
@@ -1428,7 +1218,7 @@ test_lease_over_the_wire(void **state)
              "end-volume\n"
              "volume t\n type test/top\n subvolumes c\nend-volume\n",
              e->port);
-    g2 = graph_up(e->cloop, text, &vf2);
+    g2 = ph_graph_up(e->cloop, text, &vf2);
     wait_up(e, 3);
 
     vl_gfid_generate(&d);
@@ -1462,14 +1252,14 @@ test_lease_over_the_wire(void **state)
         vl_reply_clear(&r);
         assert_int_equal(top_wait(&top.n_breaks, 1), 1);
         assert_int_equal(top_wait(&top.n_invals, 1), 1);
-        pthread_mutex_lock(&top.lock);
+        pthread_mutex_lock(&top.sig.lock);
         assert_true(vl_gfid_equal(&top.broken, &d));
         assert_int_equal(top.n_break_all, 0);
         assert_int_equal(top.inval.flags, VL_INVAL_ATTR | VL_INVAL_ENTRY);
         assert_true(vl_gfid_equal(&top.inval.parent, &d));
         assert_true(vl_gfid_equal(&top.inval.gfid, &f));
         assert_string_equal(top.inval.name, "f");
-        pthread_mutex_unlock(&top.lock);
+        pthread_mutex_unlock(&top.sig.lock);
 
         /* Client 1 looks at f; client 2's write then tells it that f's
          * attributes and data changed. */
@@ -1488,10 +1278,10 @@ test_lease_over_the_wire(void **state)
                          0);
         vl_reply_clear(&r);
         assert_int_equal(top_wait(&top.n_invals, 2), 2);
-        pthread_mutex_lock(&top.lock);
+        pthread_mutex_lock(&top.sig.lock);
         assert_int_equal(top.inval.flags, VL_INVAL_ATTR | VL_INVAL_DATA);
         assert_true(vl_gfid_equal(&top.inval.gfid, &f));
-        pthread_mutex_unlock(&top.lock);
+        pthread_mutex_unlock(&top.sig.lock);
 
         vl_fd_unref(a.create.fd);
         vl_inode_unref(in);
@@ -1501,12 +1291,10 @@ test_lease_over_the_wire(void **state)
     /* The brick goes away: every lease of both clients is gone. */
     brick_down(e);
     assert_int_equal(top_wait(&top.n_break_all, 2), 2);
-    pthread_mutex_lock(&top.lock);
+    pthread_mutex_lock(&top.sig.lock);
     assert_int_equal(top.n_breaks, 1);
-    pthread_mutex_unlock(&top.lock);
-    drain(g2);
-    vl_graph_free(g2);
-    vl_volfile_free(vf2);
+    pthread_mutex_unlock(&top.sig.lock);
+    ph_graph_down(&g2, &vf2);
 }
 
 
