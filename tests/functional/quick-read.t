@@ -145,10 +145,15 @@ end-volume
 volume qr
     type performance/quick-read
     option readdirp-content 0
+    option cache-timeout 30
     subvolumes dist
 end-volume
 VOL
-TEST mount_volfile "$T/vol/qr-bricks.vol" "$M4"
+# Long cache and kernel timeouts, as in quick-read-readdirp.t: under load
+# an attribute timed out before a read makes the kernel send GETATTR on
+# the open fd, which opens the file on its brick for real.
+TEST mount_volfile "$T/vol/qr-bricks.vol" "$M4" \
+    --fuse-opt entry-timeout=60 --fuse-opt attribute-timeout=60
 C4LOG="$T/log/client-$(echo "$M4" | tr '/' '_').log"
 TEST stat "$M4/d"
 sync
