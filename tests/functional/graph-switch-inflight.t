@@ -18,23 +18,8 @@ N_SWITCH=${GRAPH_SWITCH_INFLIGHT_COUNT:-40}
 N_WORKERS=3
 
 TEST start_volume -o connect-timeout=3
-CPID=$(client_pid "$M0")
-CID="client-$(echo "$M0" | tr '/' '_')"
-CVOL="$T/vol/$CID.vol"
-CLOG="$T/log/$CID.log"
-MNT_ID_BEFORE=$(awk -v m="$M0" '$5 == m { print $1 }' /proc/self/mountinfo)
-
-# The two shapes.
-TEST cp "$CVOL" "$T/vol/plain.vol"
-cat "$T/vol/plain.vol" - > "$T/vol/traced.vol" <<VOL
-
-volume trace
-    type debug/trace
-    option log-level NONE
-    subvolumes client-b0
-end-volume
-VOL
-EXPECT "1" grep -c "type debug/trace" "$T/vol/traced.vol"
+# The two shapes (plain.vol, traced.vol), the client's pid and files.
+TEST switch_shapes
 
 # Each worker's data: two 8 MiB patterns, written in turn, so a round
 # that read back the previous round's data (a lost WRITE) is caught.
