@@ -25,6 +25,9 @@ at_most() {
 }
 
 EXPECT "200" dval "$CPID" lru_limit
+# The counts below are of what the kernel kept: no other test's
+# drop_caches (its forgets are no lru evictions) until they are done.
+cache_hold
 TEST python3 -c '
 import os, sys
 for i in range(2000):
@@ -54,6 +57,7 @@ EXPECT "32768" dval "$C1" lru_limit
 TEST sh -c "stat '$M1'/f* > /dev/null"
 TEST [ "$(dval "$C1" nodes)" -ge 2000 ]
 EXPECT "0" dval "$C1" lru_evicted
+cache_release
 
 force_umount "$M1"
 force_umount "$M0"
