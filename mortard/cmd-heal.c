@@ -101,24 +101,26 @@ fail:
 }
 
 
-/* The first line of file path into out (size bytes); false if none. */
-static bool
+/* The first line of file path into out (size bytes): 0, -ENOENT, or
+ * another -errno (-EINVAL: empty, or longer than out). */
+static int
 md_heal_line_read(const char *path, char *out, size_t size)
 {
     char *text = NULL;
     size_t len = 0;
-    bool is_read;
+    int rc = md_read_file(path, &text, &len);
 
-    if (md_read_file(path, &text, &len) != 0)
-        return false;
+    if (rc != 0)
+        return rc;
     len = strcspn(text, "\n");
-    is_read = len > 0 && len < size;
-    if (is_read) {
+    if (len > 0 && len < size) {
         memcpy(out, text, len);
         out[len] = '\0';
+    } else {
+        rc = -EINVAL;
     }
     free(text);
-    return is_read;
+    return rc;
 }
 
 
@@ -127,16 +129,20 @@ md_heal_index_whole(const char *brick)
 {
     const char *id_file = getenv("MORTAR_BOOT_ID_FILE");
     char path[PATH_MAX], marker[80], boot[80];
+    int rc;
 
+    /* As storage/posix decides at start (posix-index-boot.c): no marker,
+     * "clean" or this boot's id is whole; a marker that cannot be read
+     * is not (the brick rebuilds from it). */
     snprintf(path, sizeof(path), "%s/.mortar/index/boot", brick);
-    if (!md_heal_line_read(path, marker, sizeof(marker))
-        || strcmp(marker, "clean") == 0)
+    rc = md_heal_line_read(path, marker, sizeof(marker));
+    if (rc == -ENOENT || (rc == 0 && strcmp(marker, "clean") == 0))
         return true;
-    if (!md_heal_line_read(id_file != NULL ? id_file
-                                           : "/proc/sys/kernel/random/boot_id",
-                           boot, sizeof(boot)))
+    if (md_heal_line_read(id_file != NULL ? id_file
+                                          : "/proc/sys/kernel/random/boot_id",
+                          boot, sizeof(boot)) != 0)
         return true; /* the brick fsyncs its entries then */
-    return strcmp(marker, boot) == 0;
+    return rc == 0 && strcmp(marker, boot) == 0;
 }
 
 

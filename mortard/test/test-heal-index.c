@@ -5,8 +5,10 @@
  * here: the entries counted and named; an index whose marker
  * (.mortar/index/boot) names another boot than this one (the machine
  * went down under the brick, whose rebuild has not finished) is not
- * whole: -EBUSY, its entries still counted and named; "clean", this
- * boot's id, no marker or no boot id to compare: whole. The boot id is
+ * whole: -EBUSY, its entries still counted and named; nor is a marker
+ * that cannot be read (empty, or too long), which the brick rebuilds
+ * from; "clean", this boot's id, no marker or no boot id to compare:
+ * whole. The boot id is
  * read from MORTAR_BOOT_ID_FILE, as storage/posix's test hook does.
  */
 #include "config.h"
@@ -169,6 +171,13 @@ test_index_rebuilding(void **state)
     t_run("rm -rf %s/.mortar/index/xattrop", b->dir);
     assert_int_equal(t_read(b, &n, &names), -EBUSY);
     assert_int_equal(n, 0);
+    /* A marker that cannot be read (empty, or not a boot id's length):
+     * the brick rebuilds from it, so it is not whole either. */
+    t_marker(b, "");
+    assert_false(md_heal_index_whole(b->dir));
+    t_marker(b, "0123456789012345678901234567890123456789"
+                "0123456789012345678901234567890123456789\n");
+    assert_false(md_heal_index_whole(b->dir));
     /* The rebuild done: the marker takes this boot's id. */
     t_marker(b, "boot-b\n");
     assert_int_equal(t_read(b, &n, &names), 0);
