@@ -12,8 +12,10 @@
 # it fails without the compounds. Then correctness: the three bricks'
 # trees are identical; b2 killed mid-workload (50 more files and 50
 # rewrites), back, healed on access through a fresh mount, identical.
-# Last, a fresh mount's lookups of the 100 files send no XATTROP (the
-# records read rides on the LOOKUP, protocol 9).
+# Then a fresh mount's lookups of the 100 files send no XATTROP (the
+# records read rides on the LOOKUP, protocol 9). Last, 100 renames within
+# one directory: 4 such requests per rename (6 before), at most 5
+# asserted; the trees identical after them and after renaming back.
 # TIMEOUT: 300
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -109,3 +111,22 @@ XO1=$(fop_reqs xattrop)
 echo "# 100 stats on b0: $((LK1 - LK0)) lookups, $((XO1 - XO0)) xattrops"
 TEST test "$((LK1 - LK0))" -ge 100
 TEST test "$((XO1 - XO0))" -le 10
+
+# A rename within one directory (two names locked): its first lock
+# carries the pre-op, its post-op the first unlock, and the second unlock
+# goes beside it: 4 lock/pre-op/post-op requests per rename on b0 (6 with
+# each part on its own). The test allows 5, so it fails without.
+BEFORE=$(lock_reqs)
+TEST sh -c "for i in \$(seq 1 100); do mv '$M0/d/f'\$i '$M0/d/g'\$i; done"
+AFTER=$(lock_reqs)
+PER=$(( (AFTER - BEFORE) / 100 ))
+echo "# lock/pre-op/post-op requests per rename on b0: $PER ($BEFORE -> $AFTER)"
+TEST test "$PER" -ge 1
+TEST test "$PER" -le 5
+EXPECT "ok" same_trees
+EXPECT "100" sh -c "ls '$T/bricks/b2/d' | grep -c '^g'"
+# The names are free again: each is renamed back at once (a lock left
+# held would make the next client wait for its owner to go).
+TEST sh -c "for i in \$(seq 1 100); do mv '$M0/d/g'\$i '$M0/d/f'\$i; done"
+EXPECT "ok" same_trees
+EXPECT "0" sh -c "ls '$T/bricks/b0/d' | grep -c '^g'"

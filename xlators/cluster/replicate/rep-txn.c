@@ -32,11 +32,16 @@
  * A crash between any two steps leaves dirty set or a blame recorded on
  * the bricks that changed, so heal knows what to compare.
  *
- * Compound requests (issue 21): with one lock item and one marked object
- * (every fop but a rename), the lock try carries the pre-op (the brick
+ * Compound requests (issue 21): with one marked object (every fop but a
+ * rename across directories), the lock try carries the pre-op (the brick
  * applies it once the lock is granted, features/locks) and the post-op
  * carries the unlock (applied whatever the post-op answers): 3 round
- * trips per child instead of 5. A child whose answer says a part was not
+ * trips per child instead of 5. A rename within one directory has two
+ * lock items: the first one's try carries the pre-op (the second one's is
+ * tried in the same round, so a contended one undoes it as below), and
+ * its post-op carries the first one's unlock while the second one's goes
+ * out beside it, in the same round, unless the post-op blames a child
+ * (then the blame is in before the second name is free). A child whose answer says a part was not
  * done (an older brick, no memory on the brick) gets that part as a
  * request of its own. The carried pre-op is prepared before the locks
  * are known: a child whose lock then fails was not blamed by it, so the
@@ -256,7 +261,7 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->loc.name = t->lk_name;
         a->cmd = cmd;
         a->type = F_WRLCK;
-        if (local->is_cpd && cmd == VL_LOCK_TRY)
+        if (local->is_cpd && cmd == VL_LOCK_TRY && item == 0)
             a->xop = &local->cpd_xop;
     } else {
         struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
@@ -268,7 +273,7 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->flock.whence = SEEK_SET;
         a->flock.start = 0;
         a->flock.len = 0;
-        if (local->is_cpd && cmd == VL_LOCK_TRY)
+        if (local->is_cpd && cmd == VL_LOCK_TRY && item == 0)
             a->xop = &local->cpd_xop;
     }
     return child;
@@ -428,7 +433,11 @@ rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
     atomic_store(&local->cpd_bad, 0);
     for (unsigned k = 0; k < n_lk; k++)
         atomic_store(&local->try_held[k], 0);
-    local->is_cpd = n_lk == 1 && local->n_targets == 1;
+    /* A child granted the first item (and its pre-op) whose second lock
+     * then fails leaves the transaction with its dirty count raised, as
+     * if it went down between the parts: the others blame it (late), and
+     * its heal clears that count. */
+    local->is_cpd = local->n_targets == 1;
     if (local->is_cpd) {
         /* The pre-op rep_txn_preop would send once every lock is in. */
         uint32_t n_keys = rep_txn_records(xl, local, 1,
@@ -754,15 +763,15 @@ rep_txn_xattrop_fill(struct rep_local *local, unsigned t,
 }
 
 
-/* A post-op of one object under one lock item carries that lock's
- * release to the children holding it (compound post-op + unlock). */
+/* A post-op of one object carries the release of its first lock item to
+ * the children holding it (compound post-op + unlock). */
 static bool
 rep_txn_postop_unlocks(vl_xlator_t *xl, struct rep_local *local)
 {
     struct vl_xattrop_unlock *ul = &local->cpd_unlock;
 
-    if (local->phase != REP_PH_POSTOP || local->n_lk != 1
-        || local->n_targets != 1 || local->lk_held[0] == 0)
+    if (local->phase != REP_PH_POSTOP || local->n_targets != 1
+        || local->lk_held[0] == 0)
         return false;
     memset(ul, 0, sizeof(*ul));
     ul->is_entry = local->is_entry;
@@ -779,6 +788,49 @@ rep_txn_postop_unlocks(vl_xlator_t *xl, struct rep_local *local)
 }
 
 
+static void
+rep_txn_unlock_beside_done(vl_req_t *child, void *cookie)
+{
+    struct rep_cookie *ck = cookie;
+    vl_xlator_t *xl = ck->req->xl;
+    unsigned i = ck->idx % rep_priv(xl)->n;
+
+    if (child->status != 0)
+        vl_log(xl, VL_LOG_WARNING, "unlock on %s failed: %s",
+               xl->children[i]->name, strerror(-child->status));
+    /* Not the post-op's failure: the brick drops the lock when this
+     * client goes, and its records are the post-op's answer's. */
+    rep_txn_xattrop_arrive(ck->req, i, 0);
+}
+
+
+/* The second lock item's release on child i beside a post-op carrying
+ * the first one's (a rename within one directory). */
+static void
+rep_txn_unlock_beside(vl_xlator_t *xl, vl_req_t *req, unsigned i,
+                      const struct rep_txn_target *lk, uint64_t owner,
+                      struct rep_cookie *ck)
+{
+    vl_req_t *child = vl_req_new_op(req, xl->children[i], VL_FOP_ENTRYLK);
+    struct vl_entrylk_args *a;
+
+    if (child == NULL) {
+        vl_log(xl, VL_LOG_WARNING, "unlock on %s failed: %s",
+               xl->children[i]->name, strerror(ENOMEM));
+        rep_txn_xattrop_arrive(req, i, 0);
+        return;
+    }
+    child->caller.lk_owner = owner;
+    a = VL_ARGS(child, entrylk);
+    a->domain = xl->name;
+    a->loc.parent = lk->lk_parent;
+    a->loc.name = lk->lk_name;
+    a->cmd = VL_LOCK_UNLOCK;
+    a->type = F_WRLCK;
+    vl_wind(child, rep_txn_unlock_beside_done, ck);
+}
+
+
 /* Sends the prepared xattrop to every child of mask, once per target. */
 static void
 rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
@@ -790,13 +842,33 @@ rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
     int count = (int)(rep_popcount(mask) * n_targets);
     bool is_unlocking = rep_txn_postop_unlocks(xl, local);
     rep_mask_t held = local->lk_held[0];
+    rep_mask_t beside = 0;
+    struct rep_txn_target lk1;
     uint64_t owner = local->lk_owner;
 
+    if (is_unlocking && local->n_lk == 2 && !local->is_x_blaming) {
+        /* The second name's unlock in the same round: nobody is blamed,
+         * so what another client locking it next reads is only dirty,
+         * which concurrent transactions of the directory share. */
+        beside = local->lk_held[1];
+        local->lk_held[1] = 0;
+        count += (int)rep_popcount(beside);
+    }
+    lk1 = local->lk[1];
     for (unsigned t = 0; t < n_targets; t++)
         rep_txn_xattrop_fill(local, t, &xa[t], n_keys);
     atomic_store(&local->bad, 0);
     atomic_store(&local->cpd_unlocked, 0);
     vl_fanout_begin(&local->fan, count);
+    for (unsigned i = 0; i < n; i++) {
+        if (!(beside & (1u << i)))
+            continue;
+        /* A carrier's lk_ck were never set: its tries were req's. */
+        local->lk_ck[n + i].req = req;
+        local->lk_ck[n + i].idx = n + i;
+        rep_txn_unlock_beside(xl, req, i, &lk1, owner,
+                              &local->lk_ck[n + i]);
+    }
     /* The last answer may free req: nothing of local is read after the
      * last wind (mask, n, n_targets, held and xa are copies). */
     for (unsigned i = 0; i < n; i++) {

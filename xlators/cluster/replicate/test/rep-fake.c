@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -40,6 +41,8 @@ struct fake_priv {
     pthread_mutex_t lock;             /* guards every field below */
     bool is_down;
     bool is_lock_busy;                /* TRY locks answer -EAGAIN */
+    char lk_fail_name[64];            /* entrylks of this name ... */
+    int lk_fail_err;                  /* ... answer this (0: none) */
     bool is_plain;                    /* ignores what compounds carry */
     int fail[VL_FOP_COUNT];           /* errno to answer per fop */
     size_t n_by_op[VL_FOP_COUNT];
@@ -598,6 +601,20 @@ fake_carried_xop(vl_xlator_t *xl, struct fake_priv *p, vl_req_t *req)
 }
 
 
+/* An entrylk that fake_fail_entrylk names (a waiting one is granted
+ * when the failure is contention). */
+static bool
+fake_entrylk_fails(const struct fake_priv *p, const vl_req_t *req)
+{
+    const struct vl_entrylk_args *a = &req->args.entrylk;
+
+    return p->lk_fail_err != 0 && req->op == VL_FOP_ENTRYLK
+           && a->cmd != VL_LOCK_UNLOCK && a->loc.name != NULL
+           && strcmp(a->loc.name, p->lk_fail_name) == 0
+           && (p->lk_fail_err != -EAGAIN || a->cmd == VL_LOCK_TRY);
+}
+
+
 static void
 fake_fop(vl_xlator_t *xl, vl_req_t *req)
 {
@@ -613,6 +630,8 @@ fake_fop(vl_xlator_t *xl, vl_req_t *req)
         rc = -ENOTCONN;
     else if (p->fail[req->op] != 0)
         rc = p->fail[req->op];
+    else if (fake_entrylk_fails(p, req))
+        rc = p->lk_fail_err;
     else if (p->is_lock_busy
              && ((req->op == VL_FOP_INODELK
                   && req->args.inodelk.cmd == VL_LOCK_TRY)
@@ -718,6 +737,19 @@ fake_fail(vl_xlator_t *fake, vl_fop_t op, int err)
 
     pthread_mutex_lock(&p->lock);
     p->fail[op] = err;
+    pthread_mutex_unlock(&p->lock);
+}
+
+
+void
+fake_fail_entrylk(vl_xlator_t *fake, const char *name, int err)
+{
+    struct fake_priv *p = fake->priv;
+
+    pthread_mutex_lock(&p->lock);
+    snprintf(p->lk_fail_name, sizeof(p->lk_fail_name), "%s",
+             name != NULL ? name : "");
+    p->lk_fail_err = name != NULL ? err : 0;
     pthread_mutex_unlock(&p->lock);
 }
 

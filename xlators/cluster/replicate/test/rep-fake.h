@@ -10,7 +10,8 @@
  * inodelk/entrylk carries and the unlock an xattrop carries are done and
  * counted as those fops, features/locks's compounds) and rchecksum (the
  * attributes and a record per block: ZERO, or an FNV-1a digest where
- * the brick's is SHA-256). A test can make one fop fail with an errno,
+ * the brick's is SHA-256). A test can make one fop, or the entrylks of
+ * one name, fail with an errno,
  * take the brick "down" (every fop ENOTCONN), plant objects, attributes
  * and xattrs and read what landed.
  */
@@ -30,6 +31,9 @@ void fake_fail(vl_xlator_t *fake, vl_fop_t op, int err);
 /* While busy, inodelk and entrylk with VL_LOCK_TRY answer -EAGAIN (as
  * if another client held the lock); waiting ones are granted. */
 void fake_set_lock_busy(vl_xlator_t *fake, bool is_busy);
+/* Entrylks (not unlocks) of name answer err; -EAGAIN (contention) only
+ * to the TRY ones, waiting ones are granted. NULL name: none again. */
+void fake_fail_entrylk(vl_xlator_t *fake, const char *name, int err);
 /* While plain, the brick knows no compound: a lock's carried pre-op and
  * an xattrop's carried unlock are ignored (an older brick). */
 void fake_set_plain(vl_xlator_t *fake, bool is_plain);

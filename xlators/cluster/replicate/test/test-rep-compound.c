@@ -7,7 +7,10 @@
  * failing after the grant still unlocks, a failing post-op still
  * releases its lock, a brick going down between the parts leaves its
  * records dirty, an older brick gets the parts one by one, and a
- * contended try undoes the pre-ops it applied. An entry fop done
+ * contended try undoes the pre-ops it applied. A rename within one
+ * directory costs 5 requests per brick instead of 7, its second lock
+ * contended, refused or its rename failing on each brick in turn. An
+ * entry fop done
  * everywhere is answered before its post-op (a carrier finishes it); one
  * that failed somewhere is answered after its records.
  */
@@ -504,6 +507,226 @@ test_contended_try_undone(void **state)
 }
 
 
+/* Renames old to new in the root (oldloc.inode: inode). */
+static int
+t_rename(struct t *t, vl_inode_t *inode, const char *old, const char *new)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    int rc;
+
+    a.rename.oldloc.parent = t->root;
+    a.rename.oldloc.name = old;
+    a.rename.oldloc.inode = inode;
+    a.rename.newloc.parent = t->root;
+    a.rename.newloc.name = new;
+    rc = t_call(t, VL_FOP_RENAME, &a, &r);
+    vl_reply_clear(&r);
+    return rc;
+}
+
+
+/* Creates name (closed again) for a rename test. */
+static vl_inode_t *
+t_file_for_rename(struct t *t, const char *name)
+{
+    vl_inode_t *inode;
+    vl_fd_t *fd;
+
+    assert_int_equal(t_create(t, name, &inode, &fd), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    vl_fd_unref(fd);
+    return inode;
+}
+
+
+/* The root's entry records on brick i: dirty and every blame 0. */
+static void
+t_root_clean(struct t *t, int i)
+{
+    assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY),
+                     0);
+    for (int j = 0; j < 3; j++)
+        assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[j], REP_ENTRY),
+                         0);
+}
+
+
+/* A rename within one directory: 5 requests per brick instead of 7 (the
+ * two names' locks, the first carrying the pre-op; the rename; the
+ * post-op carrying the first unlock, the second unlock beside it); 7
+ * against bricks that know no compound. Both names locked and released,
+ * the records clean. */
+static void
+test_rename_requests(void **state)
+{
+    struct t *t = *state;
+
+    for (int plain = 0; plain < 2; plain++) {
+        const char *from = plain ? "c" : "a", *to = plain ? "d" : "b";
+        vl_inode_t *inode = t_file_for_rename(t, from);
+        size_t all[3], lk[3], xo[3];
+        char buf[8];
+
+        for (int i = 0; i < 3; i++) {
+            fake_set_plain(t->b[i], plain == 1);
+            all[i] = fake_received_all(t->b[i]);
+            lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+            xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+        }
+        assert_int_equal(t_rename(t, inode, from, to), 0);
+        for (int i = 0; i < 3; i++) {
+            fake_set_plain(t->b[i], false);
+            assert_int_equal(fake_received_all(t->b[i]) - all[i],
+                             plain ? 7 : 5);
+            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK) - lk[i],
+                             4);
+            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
+                             2);
+            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from, buf,
+                                       sizeof(buf)), -ENOENT);
+            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
+                                       sizeof(buf)), 0);
+            t_root_clean(t, i);
+        }
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The second name's try contended on brick b: the pre-ops the first
+ * name's tries carried are undone, both names released, then locked one
+ * by one; the rename is done everywhere and nothing is left recorded. */
+static void
+test_rename_second_lock_contended(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        char from[8], to[8], buf[8];
+        vl_inode_t *inode;
+        size_t lk[3], xo[3];
+
+        /* "a..." sorts first: the new name is the second lock item. */
+        snprintf(from, sizeof(from), "a%d", b);
+        snprintf(to, sizeof(to), "b%d", b);
+        inode = t_file_for_rename(t, from);
+        for (int i = 0; i < 3; i++) {
+            lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+            xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+        }
+        fake_fail_entrylk(t->b[b], to, -EAGAIN);
+        assert_int_equal(t_rename(t, inode, from, to), 0);
+        fake_fail_entrylk(t->b[b], NULL, 0);
+        for (int i = 0; i < 3; i++) {
+            /* tries 2, their unlocks 1 (b) or 2, serial 2, unlocks 2 */
+            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK) - lk[i],
+                             i == b ? 7 : 8);
+            /* carried pre-op, its undo, pre-op, post-op */
+            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
+                             4);
+            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
+                                       sizeof(buf)), 0);
+            t_root_clean(t, i);
+        }
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The second name's lock refused on brick b (an error): b, which took
+ * the first name's lock and the pre-op it carried, leaves the
+ * transaction, is blamed by the others and keeps the old name; its
+ * first lock is released. */
+static void
+test_rename_second_lock_refused(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        char from[8], to[8], buf[8];
+        vl_inode_t *inode;
+        size_t lk[3];
+        int32_t dirty[3];
+
+        snprintf(from, sizeof(from), "a%d", b);
+        snprintf(to, sizeof(to), "b%d", b);
+        inode = t_file_for_rename(t, from);
+        for (int i = 0; i < 3; i++) {
+            lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+            /* an earlier turn's b kept its pre-op's count: 1 */
+            dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
+        }
+        fake_fail_entrylk(t->b[b], to, -EIO);
+        assert_int_equal(t_rename(t, inode, from, to), 0);
+        fake_fail_entrylk(t->b[b], NULL, 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK) - lk[i],
+                             i == b ? 3 : 4);
+            if (i == b) {
+                assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from,
+                                           buf, sizeof(buf)), 0);
+                continue;
+            }
+            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
+                                       sizeof(buf)), 0);
+            assert_true(t_rec(t, i, &vl_gfid_root, t->key[b], REP_ENTRY)
+                        >= 1);
+            assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                                   REP_ENTRY), dirty[i]);
+        }
+        t_forget_root_blames(t);
+        vl_inode_unref(inode);
+    }
+}
+
+
+/* The rename failing on brick b: the others blame b before the answer,
+ * and the second name is released only after that post-op (its own
+ * unlock, not beside). */
+static void
+test_rename_fails_on_one(void **state)
+{
+    struct t *t = *state;
+
+    for (int b = 0; b < 3; b++) {
+        char from[8], to[8], buf[8];
+        vl_inode_t *inode;
+        size_t all[3];
+        int32_t dirty[3];
+
+        snprintf(from, sizeof(from), "a%d", b);
+        snprintf(to, sizeof(to), "b%d", b);
+        inode = t_file_for_rename(t, from);
+        for (int i = 0; i < 3; i++) {
+            all[i] = fake_received_all(t->b[i]);
+            /* an earlier turn's b kept its pre-op's count: 1 */
+            dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
+        }
+        fake_fail(t->b[b], VL_FOP_RENAME, -EIO);
+        assert_int_equal(t_rename(t, inode, from, to), 0);
+        fake_fail(t->b[b], VL_FOP_RENAME, 0);
+        for (int i = 0; i < 3; i++) {
+            if (i == b) {
+                /* 2 tries, the rename, 2 unlocks: no post-op */
+                assert_int_equal(fake_received_all(t->b[i]) - all[i], 5);
+                assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from,
+                                           buf, sizeof(buf)), 0);
+                continue;
+            }
+            /* 2 tries, the rename, post-op + unlock, the second unlock */
+            assert_int_equal(fake_received_all(t->b[i]) - all[i], 5);
+            assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[b],
+                                   REP_ENTRY), 1);
+            assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                                   REP_ENTRY), dirty[i]);
+        }
+        t_forget_root_blames(t);
+        vl_inode_unref(inode);
+    }
+}
+
+
 /* What the bricks held when an asynchronous mkdir was answered. */
 struct t_seen {
     struct t *t;
@@ -640,6 +863,14 @@ main(void)
                                         setup3, teardown),
         cmocka_unit_test_setup_teardown(
             test_entry_failure_recorded_before_answer, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_requests,
+                                        setup3_no_heal, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_second_lock_contended,
+                                        setup3_no_heal, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_second_lock_refused,
+                                        setup3_no_heal, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_fails_on_one,
+                                        setup3_no_heal, teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);
