@@ -14,65 +14,21 @@
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
+# The raw RPC helpers (connect, rec, send, xstr, call).
+export PYTHONPATH="$(cd "$(dirname "$0")/../tools" && pwd)"
 
 PROTO=$(awk '/^const MRT_PROTO_VERSION/ { sub(";", "", $4); print $4 }' \
     "$(dirname "$0")/../../rpc/xdr/mortar.x")
 
 # The frozen handshake in python: ONC-RPC over TCP with record marking.
 cat > "$T/peer.py" <<'PY'
-import errno, socket, struct, sys
+import socket, struct, sys
 
-def resv_connect(port, timeout=None):
-    # From a privileged port: bricks refuse others (doc/security.md).
-    for p in range(1023, 511, -1):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.settimeout(timeout)
-        try:
-            s.bind(("127.0.0.1", p))
-            s.connect(("127.0.0.1", port))
-            return s
-        except OSError as e:
-            s.close()
-            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
-                raise
-    raise SystemExit("no free privileged port")
-
-def rec(sock):
-    data = b""
-    while True:
-        mark = b""
-        while len(mark) < 4:
-            c = sock.recv(4 - len(mark))
-            if not c:
-                return None
-            mark += c
-        (m,) = struct.unpack(">I", mark)
-        n = m & 0x7fffffff
-        while n > 0:
-            c = sock.recv(n)
-            if not c:
-                return None
-            data += c
-            n -= len(c)
-        if m & 0x80000000:
-            return data
-
-def send(sock, body):
-    sock.sendall(struct.pack(">I", 0x80000000 | len(body)) + body)
-
-def xstr(s):
-    b = s.encode()
-    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
-
-def call(xid, prog, proc, body):
-    # xid, CALL, rpcvers 2, prog, vers 1, proc, cred AUTH_NONE, verf none
-    return struct.pack(">IIIIIIIIII", xid, 0, 2, prog, 1, proc,
-                       0, 0, 0, 0) + body
+from brick_raw import call, connect, rec, send, xstr
 
 if sys.argv[1] == "client":
     # client PORT SUBVOL VERSION: SETVOLUME, then a LOOKUP.
-    s = resv_connect(int(sys.argv[2]))
+    s = connect(int(sys.argv[2]), timeout=None)
     send(s, call(1, 0x29A00001, 1, xstr(sys.argv[3]) + xstr("py-old")
                  + struct.pack(">I", int(sys.argv[4]))))
     r = rec(s)
@@ -94,7 +50,7 @@ srv.listen(16)
 while True:
     c, _ = srv.accept()
     try:
-        r = rec(c)
+        r = rec(c, eof_ok=True)
         while r is not None:
             xid, = struct.unpack(">I", r[:4])
             # The client's proto_version: last word of the args.
@@ -102,7 +58,7 @@ while True:
             body = (struct.pack(">i", -93) + xstr("protocol version %d not "
                     "supported" % v) + struct.pack(">Q", 0))
             send(c, struct.pack(">IIIIII", xid, 1, 0, 0, 0, 0) + body)
-            r = rec(c)
+            r = rec(c, eof_ok=True)
     except OSError:
         pass
     c.close()

@@ -15,19 +15,6 @@
 
 declare -A RPORT
 
-# rep3_vol FILE: clients c0..c2 to bricks b0..b2, replicate "rep" on top.
-rep3_vol() {
-    local i
-    : > "$1"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$1"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" \
-        " subvolumes c0 c1 c2" end-volume >> "$1"
-}
-
 # index_count BRICK: entries in the brick's heal index.
 index_count() {
     find "$T/bricks/$1/.mortar/index/xattrop" -mindepth 1 2> /dev/null \
@@ -58,14 +45,7 @@ state_of() {
     sed -n "s/^$1=//p" "$T/heal.state" 2> /dev/null
 }
 
-for i in 0 1 2; do
-    alloc_port port
-    RPORT[$i]=$port
-    mkdir -p "$T/bricks/b$i"
-    TEST start_brick "b$i" "$T/bricks/b$i" "$port"
-done
-rep3_vol "$T/vol/rep3.vol"
-TEST mount_volfile "$T/vol/rep3.vol" "$M0"
+TEST rep3_start
 TEST mkdir -p "$M0/keep" "$M0/gone/sub"
 TEST sh -c "for i in 1 2 3 4 5; do echo old\$i > '$M0/keep/f'\$i; done"
 TEST sh -c "echo bye > '$M0/gone/sub/x'"

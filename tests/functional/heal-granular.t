@@ -17,18 +17,6 @@
 
 declare -A RPORT
 
-rep3_vol() {
-    local i
-    : > "$1"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$1"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" \
-        " subvolumes c0 c1 c2" end-volume >> "$1"
-}
-
 index_count() {
     find "$T/bricks/$1/.mortar/index/xattrop" -mindepth 1 2> /dev/null \
         | wc -l
@@ -65,14 +53,7 @@ same_tree() {
         && echo ok || echo differ
 }
 
-for i in 0 1 2; do
-    alloc_port port
-    RPORT[$i]=$port
-    mkdir -p "$T/bricks/b$i"
-    TEST start_brick "b$i" "$T/bricks/b$i" "$port"
-done
-rep3_vol "$T/vol/rep3.vol"
-TEST mount_volfile "$T/vol/rep3.vol" "$M0"
+TEST rep3_start
 TEST mkdir "$M0/big" "$M0/other" "$M0/same"
 TEST python3 -c "
 import os

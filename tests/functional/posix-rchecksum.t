@@ -17,6 +17,8 @@
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
+# The raw RPC helpers (connect, rec, send, xstr, call).
+export PYTHONPATH="$(cd "$(dirname "$0")/../tools" && pwd)"
 
 PROTO=$(awk '/^const MRT_PROTO_VERSION/ { sub(";", "", $4); print $4 }' \
     "$(dirname "$0")/../../rpc/xdr/mortar.x")
@@ -28,55 +30,9 @@ cat > "$T/rck.py" <<'PY'
 #                "ok size=S blocks=N flags=F0,F1,..." or what differs
 #   bad:OFF:LEN:BS, badfd:OFF:LEN:BS, short   prints the status or
 #                accept_stat of a call meant to be refused
-import errno, hashlib, os, socket, struct, sys
+import hashlib, os, struct, sys
 
-def resv_connect(port, timeout=None):
-    # From a privileged port: bricks refuse others (doc/security.md).
-    for p in range(1023, 511, -1):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.settimeout(timeout)
-        try:
-            s.bind(("127.0.0.1", p))
-            s.connect(("127.0.0.1", port))
-            return s
-        except OSError as e:
-            s.close()
-            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
-                raise
-    raise SystemExit("no free privileged port")
-
-def rec(sock):
-    data = b""
-    while True:
-        mark = b""
-        while len(mark) < 4:
-            c = sock.recv(4 - len(mark))
-            if not c:
-                sys.exit("connection closed")
-            mark += c
-        (m,) = struct.unpack(">I", mark)
-        n = m & 0x7fffffff
-        while n > 0:
-            c = sock.recv(n)
-            if not c:
-                sys.exit("connection closed")
-            data += c
-            n -= len(c)
-        if m & 0x80000000:
-            return data
-
-def send(sock, body):
-    sock.sendall(struct.pack(">I", 0x80000000 | len(body)) + body)
-
-def xstr(b):
-    if isinstance(b, str):
-        b = b.encode()
-    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
-
-def call(xid, prog, proc, body):
-    return struct.pack(">IIIIIIIIII", xid, 0, 2, prog, 1, proc,
-                       0, 0, 0, 0) + body
+from brick_raw import call, connect, rec, send, xstr
 
 IATT = 104           # mrt_iatt: its size is at byte 48
 RCHECKSUM = 32       # VL_FOP_RCHECKSUM + 1
@@ -112,7 +68,7 @@ def expected(path, off, ln, bs):
 
 port, sub, proto, path = sys.argv[1:5]
 gfid = os.getxattr(path, "trusted.mortar.gfid")
-s = resv_connect(int(port))
+s = connect(int(port), timeout=None)
 acc, r = rpc(s, 0x29A00001, 1, xstr(sub) + xstr("py-rck")
              + struct.pack(">I", int(proto)))
 if acc != 0 or struct.unpack(">i", r[0:4])[0] != 0:

@@ -16,6 +16,8 @@
 # TIMEOUT: 300
 # REQUIRES: root fuse python3
 . "$(dirname "$0")/../lib/include.rc"
+# The raw RPC helpers (connect, rec, send, xstr, call).
+export PYTHONPATH="$(cd "$(dirname "$0")/../tools" && pwd)"
 
 PROTO=$(awk '/^const MRT_PROTO_VERSION/ { sub(";", "", $4); print $4 }' \
     "$(dirname "$0")/../../rpc/xdr/mortar.x")
@@ -24,60 +26,14 @@ cat > "$T/xo.py" <<'PY'
 # xo.py PORT SUBVOL PROTO FILE KEY D M E COUNT: SETVOLUME, then COUNT
 # XATTROPs adding (D, M, E) to KEY of the object whose brick file is FILE
 # (its GFID read from the brick); prints the last reply.
-import errno, os, socket, struct, sys
+import os, struct, sys
 
-def resv_connect(port, timeout=None):
-    # From a privileged port: bricks refuse others (doc/security.md).
-    for p in range(1023, 511, -1):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.settimeout(timeout)
-        try:
-            s.bind(("127.0.0.1", p))
-            s.connect(("127.0.0.1", port))
-            return s
-        except OSError as e:
-            s.close()
-            if e.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
-                raise
-    raise SystemExit("no free privileged port")
-
-def rec(sock):
-    data = b""
-    while True:
-        mark = b""
-        while len(mark) < 4:
-            c = sock.recv(4 - len(mark))
-            if not c:
-                sys.exit("connection closed")
-            mark += c
-        (m,) = struct.unpack(">I", mark)
-        n = m & 0x7fffffff
-        while n > 0:
-            c = sock.recv(n)
-            if not c:
-                sys.exit("connection closed")
-            data += c
-            n -= len(c)
-        if m & 0x80000000:
-            return data
-
-def send(sock, body):
-    sock.sendall(struct.pack(">I", 0x80000000 | len(body)) + body)
-
-def xstr(b):
-    if isinstance(b, str):
-        b = b.encode()
-    return struct.pack(">I", len(b)) + b + b"\0" * (-len(b) % 4)
-
-def call(xid, prog, proc, body):
-    return struct.pack(">IIIIIIIIII", xid, 0, 2, prog, 1, proc,
-                       0, 0, 0, 0) + body
+from brick_raw import call, connect, rec, send, xstr
 
 port, sub, proto, path, key = sys.argv[1:6]
 d, m, e, count = (int(x) for x in sys.argv[6:10])
 gfid = os.getxattr(path, "trusted.mortar.gfid")
-s = resv_connect(int(port))
+s = connect(int(port), timeout=None)
 send(s, call(1, 0x29A00001, 1, xstr(sub) + xstr("py-xo")
              + struct.pack(">I", int(proto))))
 r = rec(s)

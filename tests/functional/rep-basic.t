@@ -18,31 +18,6 @@
 
 declare -A RPORT
 
-# rep3_vol FILE: clients c0..c2 to bricks b0..b2, replicate "rep" on top.
-rep3_vol() {
-    local i
-    : > "$1"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$1"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" \
-        " subvolumes c0 c1 c2" end-volume >> "$1"
-}
-
-rep3_start() {
-    local i port
-    for i in 0 1 2; do
-        alloc_port port || return 1
-        RPORT[$i]=$port
-        mkdir -p "$T/bricks/b$i"
-        start_brick "b$i" "$T/bricks/b$i" "$port" || return 1
-    done
-    rep3_vol "$T/vol/rep3.vol"
-    mount_volfile "$T/vol/rep3.vol" "$M0"
-}
-
 # same_on B1 B2 FILES...: "ok" if every file is byte-identical on both
 # bricks, else the first that differs.
 same_on() {

@@ -22,18 +22,6 @@
 
 declare -A RPORT MPORT
 
-rep3_vol() {
-    local i
-    : > "$1"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$1"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" \
-        " subvolumes c0 c1 c2" end-volume >> "$1"
-}
-
 # fop_reqs RE: requests of the fops matching RE b0 received so far.
 fop_reqs() {
     curl -sS --max-time 10 "http://127.0.0.1:${MPORT[0]}/metrics" \
@@ -45,6 +33,20 @@ fop_reqs() {
 # lock_reqs: INODELK + ENTRYLK + XATTROP requests b0 received so far.
 lock_reqs() {
     fop_reqs 'inodelk|entrylk|xattrop'
+}
+
+# lock_reqs_per N WHAT CMD: runs CMD (N operations of WHAT), says the
+# lock/pre-op/post-op requests per operation b0 received, and asserts
+# 1 to 5 (the counts above; without the compounds: more than 5).
+lock_reqs_per() {
+    local before after per
+    before=$(lock_reqs)
+    TEST sh -c "$3"
+    after=$(lock_reqs)
+    per=$(( (after - before) / $1 ))
+    echo "# lock/pre-op/post-op requests per $2 on b0: $per ($before -> $after)"
+    TEST test "$per" -ge 1
+    TEST test "$per" -le 5
 }
 
 # same_trees: "ok" if b0, b1 and b2 hold the same names and contents.
@@ -70,13 +72,8 @@ TEST mount_volfile "$T/vol/rep3.vol" "$M0"
 TEST mkdir "$M0/d"
 TEST dd if=/dev/urandom of="$T/blk" bs=4k count=1 status=none
 
-BEFORE=$(lock_reqs)
-TEST sh -c "for i in \$(seq 1 100); do cp '$T/blk' '$M0/d/f'\$i; done"
-AFTER=$(lock_reqs)
-PER=$(( (AFTER - BEFORE) / 100 ))
-echo "# lock/pre-op/post-op requests per file on b0: $PER ($BEFORE -> $AFTER)"
-TEST test "$PER" -ge 1
-TEST test "$PER" -le 5
+lock_reqs_per 100 file \
+    "for i in \$(seq 1 100); do cp '$T/blk' '$M0/d/f'\$i; done"
 EXPECT "ok" same_trees
 
 # b2 killed mid-workload; the rest goes on.
@@ -116,13 +113,8 @@ TEST test "$((XO1 - XO0))" -le 10
 # carries the pre-op, its post-op the first unlock, and the second unlock
 # goes beside it: 4 lock/pre-op/post-op requests per rename on b0 (6 with
 # each part on its own). The test allows 5, so it fails without.
-BEFORE=$(lock_reqs)
-TEST sh -c "for i in \$(seq 1 100); do mv '$M0/d/f'\$i '$M0/d/g'\$i; done"
-AFTER=$(lock_reqs)
-PER=$(( (AFTER - BEFORE) / 100 ))
-echo "# lock/pre-op/post-op requests per rename on b0: $PER ($BEFORE -> $AFTER)"
-TEST test "$PER" -ge 1
-TEST test "$PER" -le 5
+lock_reqs_per 100 rename \
+    "for i in \$(seq 1 100); do mv '$M0/d/f'\$i '$M0/d/g'\$i; done"
 EXPECT "ok" same_trees
 EXPECT "100" sh -c "ls '$T/bricks/b2/d' | grep -c '^g'"
 # The names are free again: each is renamed back at once (a lock left

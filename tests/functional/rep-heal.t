@@ -21,36 +21,6 @@
 
 declare -A RPORT
 
-# rep3_vol FILE [OPTION...]: clients c0..c2 to bricks b0..b2, replicate
-# "rep" on top with the options given ("key value").
-rep3_vol() {
-    local i vf="$1" o
-    shift
-    : > "$vf"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$vf"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" >> "$vf"
-    for o in "$@"; do
-        printf ' option %s\n' "$o" >> "$vf"
-    done
-    printf '%s\n' " subvolumes c0 c1 c2" end-volume >> "$vf"
-}
-
-rep3_start() {
-    local i port
-    for i in 0 1 2; do
-        alloc_port port || return 1
-        RPORT[$i]=$port
-        mkdir -p "$T/bricks/b$i"
-        start_brick "b$i" "$T/bricks/b$i" "$port" || return 1
-    done
-    rep3_vol "$T/vol/rep3.vol"
-    mount_volfile "$T/vol/rep3.vol" "$M0"
-}
-
 # tree BRICK: one line per name under the brick (not .mortar): type,
 # mode, owner, size, link count, mtime for non-directories, GFID, user
 # xattrs.

@@ -11,29 +11,6 @@
 
 declare -A RPORT
 
-# rep3_vol FILE EAGER: clients c0..c2, replicate "rep" on top.
-rep3_vol() {
-    local i
-    : > "$1"
-    for i in 0 1 2; do
-        printf '%s\n' "volume c$i" " type protocol/client" \
-            " option remote-host $H0" " option remote-port ${RPORT[$i]}" \
-            " option remote-subvolume b$i" end-volume >> "$1"
-    done
-    printf '%s\n' "volume rep" " type cluster/replicate" \
-        " option eager-lock $2" " subvolumes c0 c1 c2" end-volume >> "$1"
-}
-
-bricks_start() {
-    local i port
-    for i in 0 1 2; do
-        alloc_port port || return 1
-        RPORT[$i]=$port
-        mkdir -p "$T/bricks/b$i"
-        start_brick "b$i" "$T/bricks/b$i" "$port" || return 1
-    done
-}
-
 # hammer FILE LETTER: 400 writes of 4 KiB of LETTER over the first 16
 # blocks of FILE, in an order of its own.
 hammer() {
@@ -63,9 +40,9 @@ rep_xattrs() {
     [ -n "$out" ] && echo "$out" || echo none
 }
 
-TEST bricks_start
+TEST rep3_bricks
 for eager in on off; do
-    rep3_vol "$T/vol/rep-$eager.vol" "$eager"
+    rep3_vol "$T/vol/rep-$eager.vol" "eager-lock $eager"
     TEST mount_volfile "$T/vol/rep-$eager.vol" "$M0" -o flush-behind=off
     TEST mount_volfile "$T/vol/rep-$eager.vol" "$M1" -o flush-behind=off
     hammer "$M0/f-$eager" A &

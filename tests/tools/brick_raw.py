@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 # brick_raw.py: a hand-made brick client (rpc/xdr/mortar.x), for tests of
-# what a brick believes and checks (tests/functional/brick-access.t).
+# what a brick believes and checks (tests/functional/brick-access.t), and
+# the module of the tests' other raw RPC peers (posix-rchecksum.t,
+# posix-xattrop.t, dist-proto-version.t import connect, rec, send, xstr
+# and call from it, with tests/tools on PYTHONPATH).
 #
 #   brick_raw.py setvolume PORT SUB PROTO [unpriv]
 #       SETVOLUME only; prints "status N error 'TEXT'". From a privileged
@@ -23,13 +26,15 @@ PROC_CREATE = 13  # VL_FOP_CREATE + 1 (libvol/include/vol/fops.def)
 PROC_OPEN = 14
 
 
-def connect(port, privileged):
+def connect(port, privileged=True, timeout=10):
+    """A connection to 127.0.0.1:port; from a privileged source port
+    unless not privileged (bricks refuse others: doc/security.md)."""
     if not privileged:
-        return socket.create_connection(("127.0.0.1", port), timeout=10)
+        return socket.create_connection(("127.0.0.1", port), timeout=timeout)
     for p in range(1023, 511, -1):
         s = socket.socket()
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.settimeout(10)
+        s.settimeout(timeout)
         try:
             s.bind(("127.0.0.1", p))
             s.connect(("127.0.0.1", port))
@@ -41,13 +46,17 @@ def connect(port, privileged):
     sys.exit("no free privileged port")
 
 
-def rec(s):
+def rec(s, eof_ok=False):
+    """One record (its fragments joined). A closed connection: None when
+    eof_ok, else the script exits."""
     data = b""
     while True:
         mark = b""
         while len(mark) < 4:
             c = s.recv(4 - len(mark))
             if not c:
+                if eof_ok:
+                    return None
                 sys.exit("connection closed")
             mark += c
         (m,) = struct.unpack(">I", mark)
@@ -55,6 +64,8 @@ def rec(s):
         while n > 0:
             c = s.recv(n)
             if not c:
+                if eof_ok:
+                    return None
                 sys.exit("connection closed")
             data += c
             n -= len(c)
@@ -73,6 +84,8 @@ def xstr(b):
 
 
 def call(xid, prog, proc, body, uid=None):
+    """An ONC-RPC call (version 1): AUTH_NONE, or the mrt_caller
+    credential claiming uid when given."""
     head = struct.pack(">IIIIII", xid, 0, 2, prog, 1, proc)
     if uid is None:
         cred = struct.pack(">II", 0, 0)
@@ -129,4 +142,5 @@ def main():
         sys.exit("unknown mode " + mode)
 
 
-main()
+if __name__ == "__main__":
+    main()

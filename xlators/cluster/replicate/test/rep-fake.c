@@ -47,6 +47,7 @@ struct fake_priv {
     int fail[VL_FOP_COUNT];           /* errno to answer per fop */
     size_t n_by_op[VL_FOP_COUNT];
     size_t n_all;
+    vl_fop_t last_op;                 /* the last request's fop */
     struct fake_obj obj[FAKE_OBJS];   /* [0] is the root */
 };
 
@@ -626,6 +627,7 @@ fake_fop(vl_xlator_t *xl, vl_req_t *req)
     pthread_mutex_lock(&p->lock);
     p->n_by_op[req->op]++;
     p->n_all++;
+    p->last_op = req->op;
     if (p->is_down)
         rc = -ENOTCONN;
     else if (p->fail[req->op] != 0)
@@ -738,6 +740,19 @@ fake_fail(vl_xlator_t *fake, vl_fop_t op, int err)
     pthread_mutex_lock(&p->lock);
     p->fail[op] = err;
     pthread_mutex_unlock(&p->lock);
+}
+
+
+vl_fop_t
+fake_last_op(vl_xlator_t *fake)
+{
+    struct fake_priv *p = fake->priv;
+    vl_fop_t op;
+
+    pthread_mutex_lock(&p->lock);
+    op = p->last_op;
+    pthread_mutex_unlock(&p->lock);
+    return op;
 }
 
 

@@ -43,6 +43,8 @@ void fake_set_down(vl_xlator_t *fake, bool is_down);
 size_t fake_received(vl_xlator_t *fake, vl_fop_t op);
 /* Requests received in all. */
 size_t fake_received_all(vl_xlator_t *fake);
+/* The fop of the last request received (the order of a phase's). */
+vl_fop_t fake_last_op(vl_xlator_t *fake);
 /* The object named name in the directory dir (gfid), its data copied to
  * buf (up to len - 1 bytes, NUL-terminated); -ENOENT if none. */
 int fake_data(vl_xlator_t *fake, const vl_gfid_t *dir, const char *name,

@@ -552,6 +552,16 @@ t_root_clean(struct t *t, int i)
 }
 
 
+/* Brick i holds name in the root (or not). */
+static bool
+t_has(struct t *t, int i, const char *name)
+{
+    char buf[8];
+
+    return fake_data(t->b[i], &vl_gfid_root, name, buf, sizeof(buf)) >= 0;
+}
+
+
 /* A rename within one directory: 5 requests per brick instead of 7 (the
  * two names' locks, the first carrying the pre-op; the rename; the
  * post-op carrying the first unlock, the second unlock beside it); 7
@@ -566,7 +576,6 @@ test_rename_requests(void **state)
         const char *from = plain ? "c" : "a", *to = plain ? "d" : "b";
         vl_inode_t *inode = t_file_for_rename(t, from);
         size_t all[3], lk[3], xo[3];
-        char buf[8];
 
         for (int i = 0; i < 3; i++) {
             fake_set_plain(t->b[i], plain == 1);
@@ -583,13 +592,37 @@ test_rename_requests(void **state)
                              4);
             assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
                              2);
-            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from, buf,
-                                       sizeof(buf)), -ENOENT);
-            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
-                                       sizeof(buf)), 0);
+            assert_false(t_has(t, i, from));
+            assert_true(t_has(t, i, to));
             t_root_clean(t, i);
         }
         vl_inode_unref(inode);
+    }
+}
+
+
+/* One turn of a rename test failing something on brick b: a file
+ * "a<b>" renamed to "b<b>" ("a..." sorts first: the new name is the
+ * second lock item), and what the bricks had received before. */
+struct t_turn {
+    char from[8], to[8];
+    vl_inode_t *inode;
+    size_t all[3], lk[3], xo[3];
+    int32_t dirty[3]; /* an earlier turn's b kept its pre-op's count */
+};
+
+
+static void
+t_turn_begin(struct t *t, int b, struct t_turn *u)
+{
+    snprintf(u->from, sizeof(u->from), "a%d", b);
+    snprintf(u->to, sizeof(u->to), "b%d", b);
+    u->inode = t_file_for_rename(t, u->from);
+    for (int i = 0; i < 3; i++) {
+        u->all[i] = fake_received_all(t->b[i]);
+        u->lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
+        u->xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
+        u->dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
     }
 }
 
@@ -603,33 +636,25 @@ test_rename_second_lock_contended(void **state)
     struct t *t = *state;
 
     for (int b = 0; b < 3; b++) {
-        char from[8], to[8], buf[8];
-        vl_inode_t *inode;
-        size_t lk[3], xo[3];
+        struct t_turn u;
 
-        /* "a..." sorts first: the new name is the second lock item. */
-        snprintf(from, sizeof(from), "a%d", b);
-        snprintf(to, sizeof(to), "b%d", b);
-        inode = t_file_for_rename(t, from);
-        for (int i = 0; i < 3; i++) {
-            lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
-            xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
-        }
-        fake_fail_entrylk(t->b[b], to, -EAGAIN);
-        assert_int_equal(t_rename(t, inode, from, to), 0);
+        t_turn_begin(t, b, &u);
+        fake_fail_entrylk(t->b[b], u.to, -EAGAIN);
+        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
         fake_fail_entrylk(t->b[b], NULL, 0);
         for (int i = 0; i < 3; i++) {
             /* tries 2, their unlocks 1 (b) or 2, serial 2, unlocks 2 */
-            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK) - lk[i],
+            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
+                                 - u.lk[i],
                              i == b ? 7 : 8);
             /* carried pre-op, its undo, pre-op, post-op */
-            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
+            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP)
+                                 - u.xo[i],
                              4);
-            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
-                                       sizeof(buf)), 0);
+            assert_true(t_has(t, i, u.to));
             t_root_clean(t, i);
         }
-        vl_inode_unref(inode);
+        vl_inode_unref(u.inode);
     }
 }
 
@@ -644,85 +669,60 @@ test_rename_second_lock_refused(void **state)
     struct t *t = *state;
 
     for (int b = 0; b < 3; b++) {
-        char from[8], to[8], buf[8];
-        vl_inode_t *inode;
-        size_t lk[3];
-        int32_t dirty[3];
+        struct t_turn u;
 
-        snprintf(from, sizeof(from), "a%d", b);
-        snprintf(to, sizeof(to), "b%d", b);
-        inode = t_file_for_rename(t, from);
-        for (int i = 0; i < 3; i++) {
-            lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
-            /* an earlier turn's b kept its pre-op's count: 1 */
-            dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
-        }
-        fake_fail_entrylk(t->b[b], to, -EIO);
-        assert_int_equal(t_rename(t, inode, from, to), 0);
+        t_turn_begin(t, b, &u);
+        fake_fail_entrylk(t->b[b], u.to, -EIO);
+        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
         fake_fail_entrylk(t->b[b], NULL, 0);
         for (int i = 0; i < 3; i++) {
-            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK) - lk[i],
+            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
+                                 - u.lk[i],
                              i == b ? 3 : 4);
-            if (i == b) {
-                assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from,
-                                           buf, sizeof(buf)), 0);
+            assert_true(t_has(t, i, i == b ? u.from : u.to));
+            if (i == b)
                 continue;
-            }
-            assert_int_equal(fake_data(t->b[i], &vl_gfid_root, to, buf,
-                                       sizeof(buf)), 0);
             assert_true(t_rec(t, i, &vl_gfid_root, t->key[b], REP_ENTRY)
                         >= 1);
             assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
-                                   REP_ENTRY), dirty[i]);
+                                   REP_ENTRY), u.dirty[i]);
         }
         t_forget_root_blames(t);
-        vl_inode_unref(inode);
+        vl_inode_unref(u.inode);
     }
 }
 
 
 /* The rename failing on brick b: the others blame b before the answer,
  * and the second name is released only after that post-op (its own
- * unlock, not beside). */
+ * unlock, the last request they get, not one beside it). */
 static void
 test_rename_fails_on_one(void **state)
 {
     struct t *t = *state;
 
     for (int b = 0; b < 3; b++) {
-        char from[8], to[8], buf[8];
-        vl_inode_t *inode;
-        size_t all[3];
-        int32_t dirty[3];
+        struct t_turn u;
 
-        snprintf(from, sizeof(from), "a%d", b);
-        snprintf(to, sizeof(to), "b%d", b);
-        inode = t_file_for_rename(t, from);
-        for (int i = 0; i < 3; i++) {
-            all[i] = fake_received_all(t->b[i]);
-            /* an earlier turn's b kept its pre-op's count: 1 */
-            dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
-        }
+        t_turn_begin(t, b, &u);
         fake_fail(t->b[b], VL_FOP_RENAME, -EIO);
-        assert_int_equal(t_rename(t, inode, from, to), 0);
+        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
         fake_fail(t->b[b], VL_FOP_RENAME, 0);
         for (int i = 0; i < 3; i++) {
-            if (i == b) {
-                /* 2 tries, the rename, 2 unlocks: no post-op */
-                assert_int_equal(fake_received_all(t->b[i]) - all[i], 5);
-                assert_int_equal(fake_data(t->b[i], &vl_gfid_root, from,
-                                           buf, sizeof(buf)), 0);
+            /* b: 2 tries, the rename, 2 unlocks (no post-op); the
+             * others: 2 tries, the rename, post-op + unlock, unlock */
+            assert_int_equal(fake_received_all(t->b[i]) - u.all[i], 5);
+            assert_int_equal(fake_last_op(t->b[i]), VL_FOP_ENTRYLK);
+            assert_true(t_has(t, i, i == b ? u.from : u.to));
+            if (i == b)
                 continue;
-            }
-            /* 2 tries, the rename, post-op + unlock, the second unlock */
-            assert_int_equal(fake_received_all(t->b[i]) - all[i], 5);
             assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[b],
                                    REP_ENTRY), 1);
             assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
-                                   REP_ENTRY), dirty[i]);
+                                   REP_ENTRY), u.dirty[i]);
         }
         t_forget_root_blames(t);
-        vl_inode_unref(inode);
+        vl_inode_unref(u.inode);
     }
 }
 
