@@ -14,8 +14,9 @@
 # rewrites), back, healed on access through a fresh mount, identical.
 # Then a fresh mount's lookups of the 100 files send no XATTROP (the
 # records read rides on the LOOKUP, protocol 9). Last, 100 renames within
-# one directory: 4 such requests per rename (6 before), at most 5
-# asserted; the trees identical after them and after renaming back.
+# one directory: 4 such requests per rename (6 before), and 100 into
+# another directory: 4 (8 before), at most 5 asserted each time; the
+# trees identical after them and after renaming back.
 # TIMEOUT: 300
 # REQUIRES: root fuse
 . "$(dirname "$0")/../lib/include.rc"
@@ -122,3 +123,14 @@ EXPECT "100" sh -c "ls '$T/bricks/b2/d' | grep -c '^g'"
 TEST sh -c "for i in \$(seq 1 100); do mv '$M0/d/g'\$i '$M0/d/f'\$i; done"
 EXPECT "ok" same_trees
 EXPECT "0" sh -c "ls '$T/bricks/b0/d' | grep -c '^g'"
+
+# A rename into another directory: each name's lock carries its own
+# directory's pre-op, each directory's post-op its name's unlock: 4
+# requests per rename on b0 (8 with each part on its own).
+TEST mkdir "$M0/e"
+lock_reqs_per 100 "rename across directories" \
+    "for i in \$(seq 1 100); do mv '$M0/d/f'\$i '$M0/e/f'\$i; done"
+EXPECT "ok" same_trees
+EXPECT "100" sh -c "ls '$T/bricks/b2/e' | wc -l"
+TEST sh -c "for i in \$(seq 1 100); do mv '$M0/e/f'\$i '$M0/d/f'\$i; done"
+EXPECT "ok" same_trees

@@ -32,21 +32,24 @@
  * A crash between any two steps leaves dirty set or a blame recorded on
  * the bricks that changed, so heal knows what to compare.
  *
- * Compound requests (issue 21): with one marked object (every fop but a
- * rename across directories), the lock try carries the pre-op (the brick
- * applies it once the lock is granted, features/locks) and the post-op
- * carries the unlock (applied whatever the post-op answers): 3 round
- * trips per child instead of 5. A rename within one directory has two
- * lock items: the first one's try carries the pre-op (the second one's is
- * tried in the same round, so a contended one undoes it as below), and
- * its post-op carries the first one's unlock while the second one's goes
- * out beside it, in the same round, unless the post-op blames a child
- * (then the blame is in before the second name is free). A child whose answer says a part was not
- * done (an older brick, no memory on the brick) gets that part as a
- * request of its own. The carried pre-op is prepared before the locks
+ * Compound requests (issue 21): the lock try carries the pre-op (the
+ * brick applies it once the lock is granted, features/locks) and the
+ * post-op carries the unlock (applied whatever the post-op answers): 3
+ * round trips per child instead of 5. Each marked object (target) rides
+ * on one lock item (rep_cpd_target_item): the only one, or for a rename
+ * across directories the item whose name is in that directory. A rename
+ * within one directory has two lock items and one target: the first
+ * item's try carries the pre-op (the second one's is tried in the same
+ * round, so a contended one undoes it as below), and the post-op carries
+ * the first one's unlock while the second one's goes out beside it, in
+ * the same round, unless the post-op blames a child (then the blame is
+ * in before the second name is free). A child whose answer says a part
+ * was not done (an older brick, no memory on the brick) gets that part
+ * as a request of its own. The carried pre-op is prepared before the locks
  * are known: a child whose lock then fails was not blamed by it, so the
  * children that took the pre-op blame it first (REP_PH_LATE_BLAME), and
- * a contended try undoes the pre-ops it applied before it unlocks.
+ * a contended try undoes the pre-ops it applied before it unlocks (per
+ * target: a child may have taken one directory's and not the other's).
  *
  * Writes with eager-lock on run steps 2-3 once per batch and 5-6 when the
  * batch ends (rep-eager.c, through the hooks marked is_eager_*).
@@ -110,6 +113,9 @@ static void rep_txn_preop_answer(vl_xlator_t *xl, vl_req_t *req,
                                  const struct vl_reply *reply);
 static void rep_txn_preop_settle(vl_xlator_t *xl, vl_req_t *req);
 static void rep_txn_preop_checks(vl_xlator_t *xl, vl_req_t *req);
+static void rep_txn_xattrop_send_to(vl_xlator_t *xl, vl_req_t *req,
+                                    const rep_mask_t to[REP_TXN_MAX_TARGETS],
+                                    uint32_t n_keys);
 static void rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req,
                                  rep_mask_t mask, uint32_t n_keys);
 static void rep_txn_xattrop_fill(struct rep_local *local, unsigned t,
@@ -261,8 +267,9 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->loc.name = t->lk_name;
         a->cmd = cmd;
         a->type = F_WRLCK;
-        if (local->is_cpd && cmd == VL_LOCK_TRY && item == 0)
-            a->xop = &local->cpd_xop;
+        if (local->is_cpd && cmd == VL_LOCK_TRY
+            && rep_cpd_item_target(local, item) >= 0)
+            a->xop = &local->cpd_xop[rep_cpd_item_target(local, item)];
     } else {
         struct vl_inodelk_args *a = VL_ARGS(child, inodelk);
 
@@ -274,7 +281,7 @@ rep_txn_lock_req(vl_xlator_t *xl, vl_req_t *req, unsigned item, unsigned i,
         a->flock.start = 0;
         a->flock.len = 0;
         if (local->is_cpd && cmd == VL_LOCK_TRY && item == 0)
-            a->xop = &local->cpd_xop;
+            a->xop = &local->cpd_xop[0];
     }
     return child;
 }
@@ -294,10 +301,9 @@ rep_txn_locked(vl_xlator_t *xl, vl_req_t *req)
     if (!rep_has_quorum(xl, local->txn)) {
         atomic_fetch_add(&rep_priv(xl)->n_quorum_fail, 1);
         local->result = -EROFS;
-        if (local->is_cpd && atomic_load(&local->cpd_done) != 0) {
+        if (local->is_cpd && rep_cpd_any_done(local)) {
             /* Carried pre-ops were applied: undone with the unlock. */
-            local->preop_ok = atomic_load(&local->cpd_done);
-            local->fop_ok = 0;
+            rep_cpd_undo_prepare(local);
             rep_txn_postop(xl, req);
             return;
         }
@@ -305,14 +311,19 @@ rep_txn_locked(vl_xlator_t *xl, vl_req_t *req)
         return;
     }
     if (local->is_cpd) {
-        rep_mask_t need = local->txn & ~atomic_load(&local->cpd_done)
-                          & ~atomic_load(&local->cpd_bad);
+        rep_mask_t need[REP_TXN_MAX_TARGETS] = {0};
+        bool is_needed = false;
 
         /* Granted without the carried pre-op (a child that does not know
          * compounds): it gets the same pre-op on its own. */
+        for (unsigned t = 0; t < local->n_targets; t++) {
+            need[t] = local->txn & ~atomic_load(&local->cpd_done[t])
+                      & ~atomic_load(&local->cpd_bad[t]);
+            is_needed = is_needed || need[t] != 0;
+        }
         local->phase = REP_PH_PREOP;
-        if (need != 0) {
-            rep_txn_xattrop_send(xl, req, need, local->cpd_n_keys);
+        if (is_needed) {
+            rep_txn_xattrop_send_to(xl, req, need, local->cpd_n_keys);
             return;
         }
         atomic_store(&local->bad, 0);
@@ -362,14 +373,16 @@ rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status,
     vl_xlator_t *xl = req->xl;
 
     if (status == 0) {
+        int t = local->is_cpd ? rep_cpd_item_target(local, item) : -1;
+
         atomic_fetch_or(&local->try_held[item], 1u << i);
-        if (local->is_cpd && child != NULL && child->reply.has_xop) {
+        if (t >= 0 && child != NULL && child->reply.has_xop) {
             if (child->reply.xop_status == 0) {
-                atomic_fetch_or(&local->cpd_done, 1u << i);
-                rep_txn_preop_answer(xl, req, i, &local->cpd_xop,
+                atomic_fetch_or(&local->cpd_done[t], 1u << i);
+                rep_txn_preop_answer(xl, req, i, &local->cpd_xop[t],
                                      &child->reply);
             } else {
-                atomic_fetch_or(&local->cpd_bad, 1u << i);
+                atomic_fetch_or(&local->cpd_bad[t], 1u << i);
                 vl_log(xl, VL_LOG_WARNING, "pre-op xattrop on %s failed: "
                        "%s", xl->children[i]->name,
                        strerror(-child->reply.xop_status));
@@ -394,11 +407,10 @@ rep_txn_try_arrive(vl_req_t *req, unsigned item, unsigned i, int status,
         /* Someone else holds one of the locks: give back what was
          * granted, then wait for the locks in the global order. */
         local->is_lock_retry = true;
-        if (local->is_cpd && atomic_load(&local->cpd_done) != 0) {
+        if (local->is_cpd && rep_cpd_any_done(local)) {
             /* Pre-ops carried by granted locks: undone (with the
              * unlock) before the serial retry takes the locks again. */
-            local->preop_ok = atomic_load(&local->cpd_done);
-            local->fop_ok = 0;
+            rep_cpd_undo_prepare(local);
             rep_txn_postop(xl, req);
             return;
         }
@@ -429,15 +441,18 @@ rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
 
     atomic_store(&local->bad, 0);
     atomic_store(&local->is_contended, false);
-    atomic_store(&local->cpd_done, 0);
-    atomic_store(&local->cpd_bad, 0);
+    for (unsigned t = 0; t < REP_TXN_MAX_TARGETS; t++) {
+        atomic_store(&local->cpd_done[t], 0);
+        atomic_store(&local->cpd_bad[t], 0);
+        local->undo_part[t] = 0;
+    }
     for (unsigned k = 0; k < n_lk; k++)
         atomic_store(&local->try_held[k], 0);
     /* A child granted the first item (and its pre-op) whose second lock
      * then fails leaves the transaction with its dirty count raised, as
      * if it went down between the parts: the others blame it (late), and
      * its heal clears that count. */
-    local->is_cpd = local->n_targets == 1;
+    local->is_cpd = rep_cpd_can_carry(local);
     if (local->is_cpd) {
         /* The pre-op rep_txn_preop would send once every lock is in. */
         uint32_t n_keys = rep_txn_records(xl, local, 1,
@@ -445,7 +460,9 @@ rep_txn_lock_try(vl_xlator_t *xl, vl_req_t *req)
 
         local->preop_blame = local->all & ~local->txn;
         local->cpd_n_keys = rep_txn_probe_keys(xl, local, n_keys);
-        rep_txn_xattrop_fill(local, 0, &local->cpd_xop, local->cpd_n_keys);
+        for (unsigned t = 0; t < local->n_targets; t++)
+            rep_txn_xattrop_fill(local, t, &local->cpd_xop[t],
+                                 local->cpd_n_keys);
     }
     for (unsigned k = 0; k < n_lk * n; k++) {
         local->lk_ck[k].req = req;
@@ -647,7 +664,13 @@ rep_txn_xattrop_arrive(vl_req_t *req, unsigned idx, int status)
         rep_eager_member_finish(xl, req);
     } else {
         /* Post-op: the locks it released need no unlock of their own. */
-        local->lk_held[0] &= ~(rep_mask_t)atomic_load(&local->cpd_unlocked);
+        for (unsigned t = 0; t < local->n_targets; t++) {
+            int k = rep_cpd_target_item(local, t);
+
+            if (k >= 0)
+                local->lk_held[k] &= ~(rep_mask_t)atomic_load(
+                    &local->cpd_unlocked[t]);
+        }
         rep_txn_unlock(xl, req);
     }
 }
@@ -662,7 +685,7 @@ rep_txn_preop_settle(vl_xlator_t *xl, vl_req_t *req)
     uint32_t n_keys;
 
     local->preop_ok = local->txn & ~atomic_load(&local->bad)
-                      & ~atomic_load(&local->cpd_bad);
+                      & ~rep_cpd_any_bad(local);
     /* A carried pre-op did not blame the children whose lock then
      * failed: the others record it now, before anything changes, as the
      * pre-op would have (heal must know they miss this change). */
@@ -727,7 +750,9 @@ rep_txn_xattrop_done(vl_req_t *child, void *cookie)
         rep_txn_preop_answer(xl, ck->req, ck->idx, VL_ARGS(child, xattrop),
                              &child->reply);
     if (local->phase == REP_PH_POSTOP && child->reply.has_unlock) {
-        atomic_fetch_or(&local->cpd_unlocked, 1u << ck->idx);
+        for (unsigned t = 0; t < local->n_targets; t++)
+            if (child->args.xattrop.unlock == &local->cpd_unlock[t])
+                atomic_fetch_or(&local->cpd_unlocked[t], 1u << ck->idx);
         if (child->reply.unlock_status != 0)
             vl_log(xl, VL_LOG_WARNING, "unlock on %s failed: %s",
                    xl->children[ck->idx]->name,
@@ -760,31 +785,6 @@ rep_txn_xattrop_fill(struct rep_local *local, unsigned t,
     a->names = local->x_names;
     a->values = local->x_values;
     a->sizes = local->x_sizes;
-}
-
-
-/* A post-op of one object carries the release of its first lock item to
- * the children holding it (compound post-op + unlock). */
-static bool
-rep_txn_postop_unlocks(vl_xlator_t *xl, struct rep_local *local)
-{
-    struct vl_xattrop_unlock *ul = &local->cpd_unlock;
-
-    if (local->phase != REP_PH_POSTOP || local->n_targets != 1
-        || local->lk_held[0] == 0)
-        return false;
-    memset(ul, 0, sizeof(*ul));
-    ul->is_entry = local->is_entry;
-    ul->domain = xl->name;
-    if (local->is_entry) {
-        ul->loc.parent = local->lk[0].lk_parent;
-        ul->loc.name = local->lk[0].lk_name;
-        ul->type = F_WRLCK;
-    } else {
-        ul->loc.inode = local->lk[0].inode;
-        ul->flock.whence = SEEK_SET;
-    }
-    return true;
 }
 
 
@@ -831,34 +831,46 @@ rep_txn_unlock_beside(vl_xlator_t *xl, vl_req_t *req, unsigned i,
 }
 
 
-/* Sends the prepared xattrop to every child of mask, once per target. */
+/* Sends the prepared xattrop for each target t to the children of
+ * to[t]. */
 static void
-rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
-                     uint32_t n_keys)
+rep_txn_xattrop_send_to(vl_xlator_t *xl, vl_req_t *req,
+                        const rep_mask_t to[REP_TXN_MAX_TARGETS],
+                        uint32_t n_keys)
 {
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
     unsigned n = rep_priv(xl)->n, n_targets = local->n_targets;
     struct vl_xattrop_args xa[REP_TXN_MAX_TARGETS];
-    int count = (int)(rep_popcount(mask) * n_targets);
-    bool is_unlocking = rep_txn_postop_unlocks(xl, local);
-    rep_mask_t held = local->lk_held[0];
+    rep_mask_t mask[REP_TXN_MAX_TARGETS], held[REP_TXN_MAX_TARGETS];
+    bool is_unlocking[REP_TXN_MAX_TARGETS];
     rep_mask_t beside = 0;
     struct rep_txn_target lk1;
     uint64_t owner = local->lk_owner;
+    int count = 0;
 
-    if (is_unlocking && local->n_lk == 2 && !local->is_x_blaming) {
+    rep_cpd_postop_unlocks(xl, local, local->phase == REP_PH_POSTOP,
+                           is_unlocking, held);
+    for (unsigned t = 0; t < n_targets; t++) {
+        mask[t] = to[t];
+        count += (int)rep_popcount(mask[t]);
+    }
+    if (is_unlocking[0] && n_targets == 1 && local->n_lk == 2
+        && !local->is_x_blaming) {
         /* The second name's unlock in the same round: nobody is blamed,
          * so what another client locking it next reads is only dirty,
          * which concurrent transactions of the directory share. */
         beside = local->lk_held[1];
         local->lk_held[1] = 0;
         count += (int)rep_popcount(beside);
+        lk1 = local->lk[1];
+    } else {
+        memset(&lk1, 0, sizeof(lk1));
     }
-    lk1 = local->lk[1];
-    for (unsigned t = 0; t < n_targets; t++)
+    for (unsigned t = 0; t < n_targets; t++) {
         rep_txn_xattrop_fill(local, t, &xa[t], n_keys);
+        atomic_store(&local->cpd_unlocked[t], 0);
+    }
     atomic_store(&local->bad, 0);
-    atomic_store(&local->cpd_unlocked, 0);
     vl_fanout_begin(&local->fan, count);
     for (unsigned i = 0; i < n; i++) {
         if (!(beside & (1u << i)))
@@ -872,24 +884,37 @@ rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
     /* The last answer may free req: nothing of local is read after the
      * last wind (mask, n, n_targets, held and xa are copies). */
     for (unsigned i = 0; i < n; i++) {
-        if (!(mask & (1u << i)))
-            continue;
         for (unsigned t = 0; t < n_targets; t++) {
-            vl_req_t *child = vl_req_new_op(req, xl->children[i],
-                                            VL_FOP_XATTROP);
+            vl_req_t *child;
 
+            if (!(mask[t] & (1u << i)))
+                continue;
+            child = vl_req_new_op(req, xl->children[i], VL_FOP_XATTROP);
             if (child == NULL) {
                 rep_txn_xattrop_arrive(req, i, -ENOMEM);
                 continue;
             }
             child->args.xattrop = xa[t];
-            if (is_unlocking && (held & (1u << i))) {
-                child->args.xattrop.unlock = &local->cpd_unlock;
+            if (is_unlocking[t] && (held[t] & (1u << i))) {
+                child->args.xattrop.unlock = &local->cpd_unlock[t];
                 child->caller.lk_owner = owner;
             }
             vl_wind(child, rep_txn_xattrop_done, &local->ck[i]);
         }
     }
+}
+
+
+/* Sends the prepared xattrop to every child of mask, once per target. */
+static void
+rep_txn_xattrop_send(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask,
+                     uint32_t n_keys)
+{
+    rep_mask_t to[REP_TXN_MAX_TARGETS];
+
+    for (unsigned t = 0; t < REP_TXN_MAX_TARGETS; t++)
+        to[t] = mask;
+    rep_txn_xattrop_send_to(xl, req, to, n_keys);
 }
 
 
@@ -931,9 +956,23 @@ rep_txn_postop(vl_xlator_t *xl, vl_req_t *req)
                    rep_popcount(blame), rep_popcount(local->txn));
         }
     } else {
-        /* Nothing changed anywhere: no child missed anything. */
-        to = local->preop_ok;
+        /* Nothing changed anywhere: no child missed anything. A carried
+         * pre-op undone: also the children that took only some. */
+        rep_mask_t undo[REP_TXN_MAX_TARGETS] = {0};
+        bool is_any = false;
+
         n_keys = rep_txn_records(xl, local, -1, local->preop_blame, -1);
+        for (unsigned t = 0; t < local->n_targets; t++) {
+            undo[t] = local->preop_ok | local->undo_part[t];
+            local->undo_part[t] = 0;
+            is_any = is_any || undo[t] != 0;
+        }
+        if (!is_any) {
+            rep_txn_unlock(xl, req);
+            return;
+        }
+        rep_txn_xattrop_send_to(xl, req, undo, n_keys);
+        return;
     }
     if (to == 0) {
         rep_txn_unlock(xl, req);
@@ -1304,107 +1343,6 @@ rep_txn_detached_done(vl_xlator_t *xl, vl_req_t *req)
 }
 
 
-/* ---- inode transactions ---- */
-
-static bool
-rep_is_rep_key(const char *name)
-{
-    return name != NULL
-           && strncmp(name, REP_KEY_PREFIX, sizeof(REP_KEY_PREFIX) - 1) == 0;
-}
-
-
-/* write, fallocate, setattr (truncate is a data change), setxattr,
- * removexattr, open with O_TRUNC. */
-void
-rep_txn_inode(vl_xlator_t *xl, vl_req_t *req)
-{
-    struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
-    vl_inode_t *inode = NULL;
-    vl_fd_t *fd = NULL;
-
-    local->kind = REP_METADATA;
-    switch (req->op) {
-    case VL_FOP_WRITE:
-        fd = req->args.write.fd;
-        local->kind = REP_DATA;
-        break;
-    case VL_FOP_FALLOCATE:
-        fd = req->args.fallocate.fd;
-        local->kind = REP_DATA;
-        break;
-    case VL_FOP_SETATTR:
-        fd = req->args.setattr.fd;
-        inode = req->args.setattr.loc.inode;
-        if (req->args.setattr.valid & VL_SET_SIZE)
-            local->kind = REP_DATA;
-        break;
-    case VL_FOP_SETXATTR:
-        if (rep_is_rep_key(req->args.setxattr.name)) {
-            vl_unwind(req, -EPERM);
-            return;
-        }
-        inode = req->args.setxattr.loc.inode;
-        break;
-    case VL_FOP_REMOVEXATTR:
-        if (rep_is_rep_key(req->args.removexattr.name)) {
-            vl_unwind(req, -EPERM);
-            return;
-        }
-        inode = req->args.removexattr.loc.inode;
-        break;
-    case VL_FOP_OPEN:
-        inode = req->args.open.loc.inode;
-        local->kind = REP_DATA;
-        break;
-    case VL_FOP_COPY_FILE_RANGE:
-        /* Each brick would copy from its own copy of the source, which
-         * may be stale: the caller copies with read and write instead. */
-        vl_unwind(req, -EXDEV);
-        return;
-    case VL_FOP_XATTROP:
-        if (req->args.xattrop.op == REP_EAGER_RELEASE_OP
-            && req->wound_from == NULL) {
-            rep_eager_release_run(xl, req);
-            return;
-        }
-        if (req->args.xattrop.op == REP_TXN_DETACHED_OP
-            && req->wound_from == NULL && local->is_detached) {
-            local->kind = REP_ENTRY; /* set to metadata above */
-            for (unsigned i = 0; i < rep_priv(xl)->n; i++) {
-                local->ck[i].req = req;
-                local->ck[i].idx = i;
-            }
-            rep_txn_postop(xl, req);
-            return;
-        }
-        /* The records are this translator's own. */
-        vl_unwind(req, -EOPNOTSUPP);
-        return;
-    default:
-        vl_unwind(req, -EOPNOTSUPP);
-        return;
-    }
-    if (fd != NULL)
-        inode = fd->inode;
-    if (inode == NULL) {
-        vl_unwind(req, -EINVAL);
-        return;
-    }
-    if (req->op == VL_FOP_WRITE && rep_priv(xl)->is_eager_lock
-        && rep_eager_write(xl, req, inode))
-        return;
-    if (req->op != VL_FOP_WRITE && rep_eager_intercept(xl, req, inode))
-        return;
-    local->is_entry = false;
-    local->n_targets = 1;
-    local->t[0].inode = inode;
-    local->n_lk = 1;
-    local->lk[0].inode = inode;
-    rep_txn_begin(xl, req, fd);
-}
-
-
 /* ---- for rep-eager.c ---- */
 
 void
@@ -1452,11 +1390,20 @@ rep_txn_fop_to(vl_xlator_t *xl, vl_req_t *req, rep_mask_t mask)
 void
 rep_txn_begin_fd(vl_xlator_t *xl, vl_req_t *req, vl_fd_t *fd)
 {
+    VL_REQ_PRIV(req, struct rep_local)->kind = REP_DATA;
+    rep_txn_inode_begin(xl, req, fd->inode, fd);
+}
+
+
+/* An inode transaction (rep-inode.c, kind set): inode locked and marked,
+ * fd (or NULL) the fd it writes through. */
+void
+rep_txn_inode_begin(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
+                    vl_fd_t *fd)
+{
     struct rep_local *local = VL_REQ_PRIV(req, struct rep_local);
-    vl_inode_t *inode = fd->inode;
 
     local->is_entry = false;
-    local->kind = REP_DATA;
     local->n_targets = 1;
     local->t[0].inode = inode;
     local->n_lk = 1;

@@ -261,16 +261,27 @@ struct rep_local {
     struct rep_attrs reply_attrs;    /* reply_pick's attributes */
     void *inspect;                   /* owned struct rep_inspect while a
                                         lookup or refresh runs */
-    /* compound requests (one lock item and one marked object): */
-    bool is_cpd;                     /* the lock try carries the pre-op */
-    struct vl_xattrop_args cpd_xop;  /* that pre-op (borrowed by the lock
+    /* compound requests: per marked object (target), the lock item
+     * whose try carries its pre-op and whose release its post-op
+     * carries (rep_txn_target_item): */
+    bool is_cpd;                     /* the lock tries carry the pre-op */
+    struct vl_xattrop_args cpd_xop[REP_TXN_MAX_TARGETS]; /* per target:
+                                        its pre-op (borrowed by the lock
                                         requests until they answer) */
-    uint32_t cpd_n_keys;             /* its keys (x_names...) */
-    struct vl_xattrop_unlock cpd_unlock; /* what a post-op releases */
-    atomic_uint cpd_done;            /* children whose carried pre-op
-                                        was applied */
-    atomic_uint cpd_bad;             /* ... that failed (lock granted) */
-    atomic_uint cpd_unlocked;        /* children a post-op unlocked */
+    uint32_t cpd_n_keys;             /* their keys (x_names...) */
+    struct vl_xattrop_unlock cpd_unlock[REP_TXN_MAX_TARGETS]; /* per
+                                        target: what its post-op
+                                        releases */
+    atomic_uint cpd_done[REP_TXN_MAX_TARGETS]; /* per target: children
+                                        whose carried pre-op applied */
+    atomic_uint cpd_bad[REP_TXN_MAX_TARGETS];  /* ... that failed (the
+                                        lock granted) */
+    atomic_uint cpd_unlocked[REP_TXN_MAX_TARGETS]; /* per target:
+                                        children its post-op unlocked */
+    rep_mask_t undo_part[REP_TXN_MAX_TARGETS]; /* a carried pre-op
+                                        undone: per target, children
+                                        beyond preop_ok that took it (the
+                                        other target's lock failed) */
     rep_mask_t preop_blame;          /* children the pre-op as sent
                                         raised a pending count for */
     atomic_uint moved_other;         /* rename: children that answered
@@ -353,7 +364,7 @@ void rep_reply_pick_arrive(struct rep_local *local, unsigned idx,
 void rep_reply_pick_apply(struct rep_local *local, vl_req_t *req);
 
 /* ---- rep-txn.c ---- */
-void rep_txn_inode(vl_xlator_t *xl, vl_req_t *req); /* data/metadata fops */
+void rep_txn_inode(vl_xlator_t *xl, vl_req_t *req); /* rep-inode.c */
 void rep_txn_entry(vl_xlator_t *xl, vl_req_t *req); /* entry fops */
 /* Runs the transaction once rep-entry.c filled the lock and mark
  * targets. */
@@ -368,6 +379,30 @@ void rep_entry_fop_settle(vl_xlator_t *xl, vl_req_t *req);
 /* Big-endian int32 at i of a record. */
 int32_t rep_record_get(const uint8_t *rec, unsigned i);
 void rep_record_set(uint8_t *rec, unsigned i, int32_t v);
+
+/* Starts an inode transaction on inode (local->kind set), through fd
+ * when it is an fd fop (NULL otherwise). */
+void rep_txn_inode_begin(vl_xlator_t *xl, vl_req_t *req, vl_inode_t *inode,
+                         vl_fd_t *fd);
+
+/* ---- rep-cpd.c ---- */
+/* The lock item whose try carries target t's pre-op and whose release
+ * t's post-op carries, or -1; the target item k carries, or -1. */
+int rep_cpd_target_item(const struct rep_local *local, unsigned t);
+int rep_cpd_item_target(const struct rep_local *local, unsigned k);
+/* Every target's pre-op can ride on a lock item of its own. */
+bool rep_cpd_can_carry(const struct rep_local *local);
+/* A try whose carried pre-ops must be undone: preop_ok, fop_ok and
+ * undo_part set for the post-op that undoes them. */
+void rep_cpd_undo_prepare(struct rep_local *local);
+bool rep_cpd_any_done(struct rep_local *local);
+rep_mask_t rep_cpd_any_bad(struct rep_local *local);
+/* Per target: whether its post-op (is_postop) carries an unlock, and to
+ * which children (cpd_unlock[t] filled). */
+void rep_cpd_postop_unlocks(vl_xlator_t *xl, struct rep_local *local,
+                            bool is_postop,
+                            bool is_unlocking[REP_TXN_MAX_TARGETS],
+                            rep_mask_t held[REP_TXN_MAX_TARGETS]);
 
 /* ---- rep-eager.c ---- */
 /* A private XATTROP op: the request replicate winds into itself to end a
