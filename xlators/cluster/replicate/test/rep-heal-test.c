@@ -66,28 +66,6 @@ t_file(struct t *t, const char *name, const char *data)
 }
 
 
-/* A directory made through replicate in the root; its inode. */
-vl_inode_t *
-t_mkdir(struct t *t, const char *name)
-{
-    union vl_fop_args a = {0};
-    struct vl_reply r;
-    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
-    vl_inode_t *linked;
-
-    a.mkdir.loc.parent = t->root;
-    a.mkdir.loc.name = name;
-    a.mkdir.loc.inode = inode;
-    a.mkdir.mode = 0755;
-    vl_gfid_generate(&a.mkdir.gfid);
-    assert_int_equal(t_call(t, VL_FOP_MKDIR, &a, &r), 0);
-    linked = vl_inode_link(inode, &r.iatt);
-    vl_reply_clear(&r);
-    vl_inode_unref(inode);
-    return linked;
-}
-
-
 /* Writes data at off through replicate (a write batch ended by flush). */
 void
 t_write(struct t *t, vl_inode_t *inode, off_t off, const char *data)

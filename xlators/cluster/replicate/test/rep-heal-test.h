@@ -17,8 +17,6 @@
 vl_inode_t *t_file_at(struct t *t, vl_inode_t *dir, const char *name,
                       const char *data);
 vl_inode_t *t_file(struct t *t, const char *name, const char *data);
-/* A directory made through replicate in the root; its inode. */
-vl_inode_t *t_mkdir(struct t *t, const char *name);
 /* Writes data at off through replicate (a write batch ended by flush). */
 void t_write(struct t *t, vl_inode_t *inode, off_t off, const char *data);
 /* GETXATTR of key (a heal key): 0 with the answer in out, or -errno. */

@@ -132,3 +132,25 @@ t_settle(struct t *t)
         if (vl_loop_run_once(t->g->loop, 150) == 0)
             break;
 }
+
+
+/* A directory made through replicate in the root; its inode. */
+vl_inode_t *
+t_mkdir(struct t *t, const char *name)
+{
+    union vl_fop_args a = {0};
+    struct vl_reply r;
+    vl_inode_t *inode = vl_inode_new(t->g->graph->itable);
+    vl_inode_t *linked;
+
+    a.mkdir.loc.parent = t->root;
+    a.mkdir.loc.name = name;
+    a.mkdir.loc.inode = inode;
+    a.mkdir.mode = 0755;
+    vl_gfid_generate(&a.mkdir.gfid);
+    assert_int_equal(t_call(t, VL_FOP_MKDIR, &a, &r), 0);
+    linked = vl_inode_link(inode, &r.iatt);
+    vl_reply_clear(&r);
+    vl_inode_unref(inode);
+    return linked;
+}

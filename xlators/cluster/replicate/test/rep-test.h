@@ -37,5 +37,7 @@ void t_down(struct t *t, int i);
 void t_up(struct t *t, int i);
 /* Looks name up in the root through replicate; the linked inode. */
 int t_lookup(struct t *t, const char *name, vl_inode_t **out);
+/* A directory made through replicate in the root; its inode (a ref). */
+vl_inode_t *t_mkdir(struct t *t, const char *name);
 
 #endif /* REP_TEST_H */

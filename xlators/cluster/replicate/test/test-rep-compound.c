@@ -542,28 +542,6 @@ t_rename(struct t *t, vl_inode_t *inode, const char *old, const char *new)
 }
 
 
-/* mkdir name in the root; its inode (a ref). */
-static vl_inode_t *
-t_mkdir(struct t *t, const char *name)
-{
-    union vl_fop_args a = {0};
-    struct vl_reply r;
-    vl_inode_t *inode = vl_inode_new(t->g->graph->itable), *linked;
-
-    a.mkdir.loc.parent = t->root;
-    a.mkdir.loc.name = name;
-    a.mkdir.loc.inode = inode;
-    a.mkdir.mode = 0755;
-    vl_gfid_generate(&a.mkdir.gfid);
-    assert_int_equal(t_call(t, VL_FOP_MKDIR, &a, &r), 0);
-    linked = vl_inode_link(inode, &r.iatt);
-    assert_non_null(linked);
-    vl_inode_unref(inode);
-    vl_reply_clear(&r);
-    return linked;
-}
-
-
 /* Creates name (closed again) for a rename test. */
 static vl_inode_t *
 t_file_for_rename(struct t *t, const char *name)
@@ -578,25 +556,23 @@ t_file_for_rename(struct t *t, const char *name)
 }
 
 
-/* The root's entry records on brick i: dirty and every blame 0. */
+/* Directory gfid's entry records on brick i: dirty and every blame 0. */
 static void
-t_root_clean(struct t *t, int i)
+t_dir_clean(struct t *t, int i, const vl_gfid_t *gfid)
 {
-    assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY),
-                     0);
+    assert_int_equal(t_rec(t, i, gfid, REP_KEY_DIRTY, REP_ENTRY), 0);
     for (int j = 0; j < 3; j++)
-        assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[j], REP_ENTRY),
-                         0);
+        assert_int_equal(t_rec(t, i, gfid, t->key[j], REP_ENTRY), 0);
 }
 
 
-/* Brick i holds name in the root (or not). */
+/* Brick i holds name in directory dir. */
 static bool
-t_has(struct t *t, int i, const char *name)
+t_has_in(struct t *t, int i, const vl_inode_t *dir, const char *name)
 {
     char buf[8];
 
-    return fake_data(t->b[i], &vl_gfid_root, name, buf, sizeof(buf)) >= 0;
+    return fake_data(t->b[i], &dir->gfid, name, buf, sizeof(buf)) >= 0;
 }
 
 
@@ -630,9 +606,9 @@ test_rename_requests(void **state)
                              4);
             assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
                              2);
-            assert_false(t_has(t, i, from));
-            assert_true(t_has(t, i, to));
-            t_root_clean(t, i);
+            assert_false(t_has_in(t, i, t->root, from));
+            assert_true(t_has_in(t, i, t->root, to));
+            t_dir_clean(t, i, &vl_gfid_root);
         }
         vl_inode_unref(inode);
     }
@@ -662,126 +638,6 @@ t_turn_begin(struct t *t, int b, struct t_turn *u)
         u->xo[i] = fake_received(t->b[i], VL_FOP_XATTROP);
         u->dirty[i] = t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY, REP_ENTRY);
     }
-}
-
-
-/* The second name's try contended on brick b: the pre-ops the first
- * name's tries carried are undone, both names released, then locked one
- * by one; the rename is done everywhere and nothing is left recorded. */
-static void
-test_rename_second_lock_contended(void **state)
-{
-    struct t *t = *state;
-
-    for (int b = 0; b < 3; b++) {
-        struct t_turn u;
-
-        t_turn_begin(t, b, &u);
-        fake_fail_entrylk(t->b[b], u.to, -EAGAIN);
-        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
-        fake_fail_entrylk(t->b[b], NULL, 0);
-        for (int i = 0; i < 3; i++) {
-            /* tries 2, their unlocks 1 (b) or 2, serial 2, unlocks 2 */
-            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
-                                 - u.lk[i],
-                             i == b ? 7 : 8);
-            /* carried pre-op, its undo, pre-op, post-op */
-            assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP)
-                                 - u.xo[i],
-                             4);
-            assert_true(t_has(t, i, u.to));
-            t_root_clean(t, i);
-        }
-        vl_inode_unref(u.inode);
-    }
-}
-
-
-/* The second name's lock refused on brick b (an error): b, which took
- * the first name's lock and the pre-op it carried, leaves the
- * transaction, is blamed by the others and keeps the old name; its
- * first lock is released. */
-static void
-test_rename_second_lock_refused(void **state)
-{
-    struct t *t = *state;
-
-    for (int b = 0; b < 3; b++) {
-        struct t_turn u;
-
-        t_turn_begin(t, b, &u);
-        fake_fail_entrylk(t->b[b], u.to, -EIO);
-        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
-        fake_fail_entrylk(t->b[b], NULL, 0);
-        for (int i = 0; i < 3; i++) {
-            assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
-                                 - u.lk[i],
-                             i == b ? 3 : 4);
-            assert_true(t_has(t, i, i == b ? u.from : u.to));
-            if (i == b)
-                continue;
-            assert_true(t_rec(t, i, &vl_gfid_root, t->key[b], REP_ENTRY)
-                        >= 1);
-            assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
-                                   REP_ENTRY), u.dirty[i]);
-        }
-        t_forget_root_blames(t);
-        vl_inode_unref(u.inode);
-    }
-}
-
-
-/* The rename failing on brick b: the others blame b before the answer,
- * and the second name is released only after that post-op (its own
- * unlock, the last request they get, not one beside it). */
-static void
-test_rename_fails_on_one(void **state)
-{
-    struct t *t = *state;
-
-    for (int b = 0; b < 3; b++) {
-        struct t_turn u;
-
-        t_turn_begin(t, b, &u);
-        fake_fail(t->b[b], VL_FOP_RENAME, -EIO);
-        assert_int_equal(t_rename(t, u.inode, u.from, u.to), 0);
-        fake_fail(t->b[b], VL_FOP_RENAME, 0);
-        for (int i = 0; i < 3; i++) {
-            /* b: 2 tries, the rename, 2 unlocks (no post-op); the
-             * others: 2 tries, the rename, post-op + unlock, unlock */
-            assert_int_equal(fake_received_all(t->b[i]) - u.all[i], 5);
-            assert_int_equal(fake_last_op(t->b[i]), VL_FOP_ENTRYLK);
-            assert_true(t_has(t, i, i == b ? u.from : u.to));
-            if (i == b)
-                continue;
-            assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[b],
-                                   REP_ENTRY), 1);
-            assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
-                                   REP_ENTRY), u.dirty[i]);
-        }
-        t_forget_root_blames(t);
-        vl_inode_unref(u.inode);
-    }
-}
-
-
-/* Directory gfid's entry records on brick i: dirty and every blame 0. */
-static void
-t_dir_clean(struct t *t, int i, const vl_gfid_t *gfid)
-{
-    assert_int_equal(t_rec(t, i, gfid, REP_KEY_DIRTY, REP_ENTRY), 0);
-    for (int j = 0; j < 3; j++)
-        assert_int_equal(t_rec(t, i, gfid, t->key[j], REP_ENTRY), 0);
-}
-
-
-/* Brick i holds name in directory dir. */
-static bool
-t_has_in(struct t *t, int i, const vl_inode_t *dir, const char *name)
-{
-    char buf[8];
-
-    return fake_data(t->b[i], &dir->gfid, name, buf, sizeof(buf)) >= 0;
 }
 
 
@@ -815,9 +671,9 @@ test_rename_across_requests(void **state)
                              4);
             assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP) - xo[i],
                              4);
-            assert_false(t_has(t, i, name));
+            assert_false(t_has_in(t, i, t->root, name));
             assert_true(t_has_in(t, i, d, name));
-            t_root_clean(t, i);
+            t_dir_clean(t, i, &vl_gfid_root);
             t_dir_clean(t, i, &d->gfid);
         }
         vl_inode_unref(inode);
@@ -826,130 +682,193 @@ test_rename_across_requests(void **state)
 }
 
 
-/* The same rename with the new name's try contended on brick b (each
- * name has a lock of its own there, "a..." in the root first): every
- * carried pre-op is undone where it was applied, b's of the root alone
- * included, then the locks are taken one by one; nothing is left
- * recorded on either directory. */
+/* The failure tests of a rename of "a<b>" in the root to "b<b>" in dir
+ * (the root: within one directory, two lock items and one marked
+ * directory; another: across directories, each name's lock carrying its
+ * own directory's pre-op). */
+
+/* The new name's try contended on brick b: every carried pre-op is
+ * undone where it was applied (across directories b's of the root alone
+ * included), both names released, then locked one by one; the rename is
+ * done everywhere and nothing is left recorded. */
 static void
-test_rename_across_contended(void **state)
+t_rename_contended(struct t *t, vl_inode_t *dir)
 {
-    struct t *t = *state;
-    vl_inode_t *d = t_mkdir(t, "d");
+    bool is_across = dir != t->root;
 
     for (int b = 0; b < 3; b++) {
         struct t_turn u;
 
         t_turn_begin(t, b, &u);
         fake_fail_entrylk(t->b[b], u.to, -EAGAIN);
-        assert_int_equal(t_rename_to(t, u.inode, u.from, d, u.to), 0);
+        assert_int_equal(t_rename_to(t, u.inode, u.from, dir, u.to), 0);
         fake_fail_entrylk(t->b[b], NULL, 0);
         for (int i = 0; i < 3; i++) {
-            /* tries 2, carried or own unlocks 1 (b) or 2, serial 2,
-             * post-ops' unlocks 2 */
+            /* tries 2, their unlocks 1 (b) or 2, serial 2, unlocks 2 */
             assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
                                  - u.lk[i],
                              i == b ? 7 : 8);
-            /* carried pre-ops 1 (b) or 2, their undo as many, pre-ops 2,
+            /* within: carried pre-op, its undo, pre-op, post-op; across:
+             * carried pre-ops 1 (b) or 2, their undo as many, pre-ops 2,
              * post-ops 2 */
             assert_int_equal(fake_received(t->b[i], VL_FOP_XATTROP)
                                  - u.xo[i],
-                             i == b ? 6 : 8);
-            assert_true(t_has_in(t, i, d, u.to));
-            t_root_clean(t, i);
-            t_dir_clean(t, i, &d->gfid);
+                             !is_across ? 4 : i == b ? 6 : 8);
+            assert_true(t_has_in(t, i, dir, u.to));
+            t_dir_clean(t, i, &vl_gfid_root);
+            t_dir_clean(t, i, &dir->gfid);
         }
         vl_inode_unref(u.inode);
     }
-    vl_inode_unref(d);
 }
 
 
-/* The new name's lock refused on brick b: b took the root's lock and
- * pre-op, leaves the transaction (its root's dirty count stays raised,
- * for heal), is blamed in both directories by the others and keeps the
- * old name; every lock it holds is released. */
+/* The new name's lock refused on brick b (an error): b, which took the
+ * old name's lock and the pre-op it carried (the root's), leaves the
+ * transaction with the root's dirty count raised (for heal), is blamed
+ * by the others in both directories and keeps the old name; every lock
+ * it holds is released. */
 static void
-test_rename_across_refused(void **state)
+t_rename_refused(struct t *t, vl_inode_t *dir)
 {
-    struct t *t = *state;
-    vl_inode_t *d = t_mkdir(t, "d");
-
     for (int b = 0; b < 3; b++) {
         struct t_turn u;
         int32_t d_dirty[3];
 
         t_turn_begin(t, b, &u);
         for (int i = 0; i < 3; i++)
-            d_dirty[i] = t_rec(t, i, &d->gfid, REP_KEY_DIRTY, REP_ENTRY);
+            d_dirty[i] = t_rec(t, i, &dir->gfid, REP_KEY_DIRTY, REP_ENTRY);
         fake_fail_entrylk(t->b[b], u.to, -EIO);
-        assert_int_equal(t_rename_to(t, u.inode, u.from, d, u.to), 0);
+        assert_int_equal(t_rename_to(t, u.inode, u.from, dir, u.to), 0);
         fake_fail_entrylk(t->b[b], NULL, 0);
         for (int i = 0; i < 3; i++) {
             assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
                                  - u.lk[i],
                              i == b ? 3 : 4);
             if (i == b) {
-                assert_true(t_has(t, i, u.from));
+                assert_true(t_has_in(t, i, t->root, u.from));
                 assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
                                        REP_ENTRY), u.dirty[i] + 1);
                 continue;
             }
-            assert_true(t_has_in(t, i, d, u.to));
+            assert_true(t_has_in(t, i, dir, u.to));
             assert_true(t_rec(t, i, &vl_gfid_root, t->key[b], REP_ENTRY)
                         >= 1);
-            assert_true(t_rec(t, i, &d->gfid, t->key[b], REP_ENTRY) >= 1);
+            assert_true(t_rec(t, i, &dir->gfid, t->key[b], REP_ENTRY) >= 1);
             assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
                                    REP_ENTRY), u.dirty[i]);
-            assert_int_equal(t_rec(t, i, &d->gfid, REP_KEY_DIRTY,
+            assert_int_equal(t_rec(t, i, &dir->gfid, REP_KEY_DIRTY,
                                    REP_ENTRY), d_dirty[i]);
         }
-        t_forget_root_blames(t);
+        t_forget_dir_blames(t, t->root);
+        t_forget_dir_blames(t, dir);
         vl_inode_unref(u.inode);
     }
-    vl_inode_unref(d);
 }
 
 
-/* The rename failing on brick b: the others blame b in both directories
- * before the answer, each post-op releasing its name after its record;
- * b's locks are released by unlocks of their own. */
+/* The rename failing on brick b: the others blame b (in both
+ * directories) before the answer, and each name is released only after
+ * a post-op recorded it (the last request they get is an unlock or a
+ * post-op carrying one: never one beside a blaming post-op); b's locks
+ * are released by unlocks of their own. */
 static void
-test_rename_across_fails_on_one(void **state)
+t_rename_fails_on_one(struct t *t, vl_inode_t *dir)
 {
-    struct t *t = *state;
-    vl_inode_t *d = t_mkdir(t, "d");
+    bool is_across = dir != t->root;
 
     for (int b = 0; b < 3; b++) {
         struct t_turn u;
 
         t_turn_begin(t, b, &u);
         fake_fail(t->b[b], VL_FOP_RENAME, -EIO);
-        assert_int_equal(t_rename_to(t, u.inode, u.from, d, u.to), 0);
+        assert_int_equal(t_rename_to(t, u.inode, u.from, dir, u.to), 0);
         fake_fail(t->b[b], VL_FOP_RENAME, 0);
         for (int i = 0; i < 3; i++) {
-            /* 2 tries, the rename, then 2 unlocks (b) or 2 post-ops
-             * carrying them */
+            /* b: 2 tries, the rename, 2 unlocks; the others: 2 tries,
+             * the rename, and within: post-op + unlock, unlock; across:
+             * 2 post-ops + unlock */
             assert_int_equal(fake_received_all(t->b[i]) - u.all[i], 5);
             assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK)
                                  - u.lk[i],
                              4);
+            if (!is_across || i == b)
+                assert_int_equal(fake_last_op(t->b[i]), VL_FOP_ENTRYLK);
             if (i == b) {
-                assert_true(t_has(t, i, u.from));
+                assert_true(t_has_in(t, i, t->root, u.from));
                 continue;
             }
-            assert_true(t_has_in(t, i, d, u.to));
+            assert_true(t_has_in(t, i, dir, u.to));
             assert_int_equal(t_rec(t, i, &vl_gfid_root, t->key[b],
                                    REP_ENTRY), 1);
-            assert_int_equal(t_rec(t, i, &d->gfid, t->key[b], REP_ENTRY),
+            assert_int_equal(t_rec(t, i, &dir->gfid, t->key[b], REP_ENTRY),
                              1);
             assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
                                    REP_ENTRY), u.dirty[i]);
         }
-        t_forget_root_blames(t);
-        t_forget_dir_blames(t, d);
+        t_forget_dir_blames(t, t->root);
+        t_forget_dir_blames(t, dir);
         vl_inode_unref(u.inode);
     }
+}
+
+
+static void
+test_rename_second_lock_contended(void **state)
+{
+    struct t *t = *state;
+
+    t_rename_contended(t, t->root);
+}
+
+
+static void
+test_rename_second_lock_refused(void **state)
+{
+    struct t *t = *state;
+
+    t_rename_refused(t, t->root);
+}
+
+
+static void
+test_rename_fails_on_one(void **state)
+{
+    struct t *t = *state;
+
+    t_rename_fails_on_one(t, t->root);
+}
+
+
+static void
+test_rename_across_contended(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *d = t_mkdir(t, "d");
+
+    t_rename_contended(t, d);
+    vl_inode_unref(d);
+}
+
+
+static void
+test_rename_across_refused(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *d = t_mkdir(t, "d");
+
+    t_rename_refused(t, d);
+    vl_inode_unref(d);
+}
+
+
+static void
+test_rename_across_fails_on_one(void **state)
+{
+    struct t *t = *state;
+    vl_inode_t *d = t_mkdir(t, "d");
+
+    t_rename_fails_on_one(t, d);
     vl_inode_unref(d);
 }
 

@@ -156,8 +156,9 @@ t_read(struct t *t, vl_fd_t *fd, char *buf, size_t len)
 }
 
 
+/* mkdir name in the root: its status (t_mkdir asserts success). */
 static int
-t_mkdir(struct t *t, const char *name)
+t_mkdir_status(struct t *t, const char *name)
 {
     union vl_fop_args a = {0};
     struct vl_reply r;
@@ -322,7 +323,7 @@ test_write_child_down(void **state)
     assert_int_equal(fake_data(t->b[2], &vl_gfid_root, "f", buf,
                                sizeof(buf)), 0);
     /* An entry change with the child down marks the parent. */
-    assert_int_equal(t_mkdir(t, "d"), 0);
+    assert_int_equal(t_mkdir_status(t, "d"), 0);
     assert_int_equal(t_rec(t, 0, &vl_gfid_root, REP_KEY_PREFIX "b2",
                            REP_ENTRY), 1); /* the mkdir */
     vl_fd_unref(fd);
@@ -346,7 +347,7 @@ test_quorum_below(void **state)
         before[i] = fake_received_all(t->b[i]);
     assert_int_equal(t_write(t, fd, 0, "no"), -EROFS);
     assert_int_equal(t_create(t, "g", NULL, NULL), -EROFS);
-    assert_int_equal(t_mkdir(t, "d"), -EROFS);
+    assert_int_equal(t_mkdir_status(t, "d"), -EROFS);
     for (int i = 0; i < 3; i++)
         assert_int_equal(fake_received_all(t->b[i]), before[i]);
     /* Reads refuse too: the up copy could be the stale one. */
@@ -572,13 +573,13 @@ test_lock_contention(void **state)
 
     for (int i = 0; i < 3; i++)
         lk[i] = fake_received(t->b[i], VL_FOP_ENTRYLK);
-    assert_int_equal(t_mkdir(t, "quiet"), 0);
+    assert_int_equal(t_mkdir_status(t, "quiet"), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(fake_received(t->b[i], VL_FOP_ENTRYLK), lk[i] + 2);
         lk[i] += 2;
     }
     fake_set_lock_busy(t->b[1], true);
-    assert_int_equal(t_mkdir(t, "busy"), 0);
+    assert_int_equal(t_mkdir_status(t, "busy"), 0);
     fake_set_lock_busy(t->b[1], false);
     /* b0, b2: try, give back, wait, unlock; b1: try (EAGAIN), wait,
      * unlock. */
@@ -650,7 +651,7 @@ test_reopen_read(void **state)
     assert_int_equal(t_write(t, fd, 0, "data"), 0);
     assert_int_equal(t_flush(t, fd), 0);
     vl_fd_unref(fd);
-    assert_int_equal(t_mkdir(t, "d"), 0);
+    assert_int_equal(t_mkdir_status(t, "d"), 0);
     assert_int_equal(t_lookup(t, "d", &dir), 0);
     t_down(t, 1);
     t_down(t, 2);
