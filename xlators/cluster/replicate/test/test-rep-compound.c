@@ -619,7 +619,7 @@ test_rename_requests(void **state)
  * "a<b>" renamed to "b<b>" ("a..." sorts first: the new name is the
  * second lock item), and what the bricks had received before. */
 struct t_turn {
-    char from[8], to[8];
+    char from[16], to[16];
     vl_inode_t *inode;
     size_t all[3], lk[3], xo[3];
     int32_t dirty[3]; /* an earlier turn's b kept its pre-op's count */
