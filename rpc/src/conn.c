@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -199,6 +200,32 @@ vrpc_conn_is_closed(vrpc_conn_t *c)
     closed = c->is_closed;
     pthread_mutex_unlock(&c->lock);
     return closed;
+}
+
+
+int
+vrpc_conn_set_keepalive(vrpc_conn_t *c, const struct vrpc_keepalive *ka)
+{
+    int on = ka->idle_s > 0;
+    /* TCP_USER_TIMEOUT is in ms; the others in s (the kernel caps them
+     * at 32767 s and 127 probes: larger values fail with EINVAL). */
+    unsigned ut_ms = ka->user_timeout_s > UINT_MAX / 1000
+                         ? UINT_MAX : ka->user_timeout_s * 1000;
+
+    if (setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)) < 0)
+        return -errno;
+    if (on
+        && (setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPIDLE,
+                       &(int){(int)ka->idle_s}, sizeof(int)) < 0
+            || setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPINTVL,
+                          &(int){(int)ka->intvl_s}, sizeof(int)) < 0
+            || setsockopt(c->fd, IPPROTO_TCP, TCP_KEEPCNT,
+                          &(int){(int)ka->count}, sizeof(int)) < 0))
+        return -errno;
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ut_ms,
+                   sizeof(ut_ms)) < 0)
+        return -errno;
+    return 0;
 }
 
 

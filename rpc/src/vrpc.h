@@ -124,6 +124,22 @@ const char *vrpc_conn_peer(const vrpc_conn_t *c);
 const char *vrpc_conn_peer_addr(const vrpc_conn_t *c);
 bool vrpc_conn_is_closed(vrpc_conn_t *c);
 
+/* How a side finds a peer that went silent (a cut network, a machine
+ * off) while it has nothing to send: after idle_s without input, a
+ * probe every intvl_s, closed after count probes unanswered, or
+ * user_timeout_s after the last ACK when that is shorter; user_timeout_s
+ * also bounds how long sent data may stay unacknowledged (0: the
+ * kernel's retransmission limit, minutes). idle_s 0: no probes. */
+struct vrpc_keepalive {
+    unsigned idle_s;
+    unsigned intvl_s;
+    unsigned count;
+    unsigned user_timeout_s;
+};
+/* Sets ka on c's socket (any time, any thread holding a ref). 0 or
+ * -errno of the first setsockopt that failed. */
+int vrpc_conn_set_keepalive(vrpc_conn_t *c, const struct vrpc_keepalive *ka);
+
 /* ---- TLS on a connection (conn-tls.c; contexts in tls.h) ---- */
 
 typedef struct vrpc_tls vrpc_tls_t;

@@ -7,7 +7,8 @@
  * -ENOTCONN when the server drops the connection, a record whose
  * handler blocks not delaying the next record of the same connection,
  * records arriving split, batched and in bulk on a raw socket, and a
- * peer dying in the middle of a record.
+ * peer dying in the middle of a record; the keepalive options reach the
+ * socket.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <cmocka.h>
 
@@ -766,6 +768,55 @@ test_port_in_use(void **state)
 }
 
 
+static int
+t_sockopt(int fd, int level, int name)
+{
+    int v = -1;
+    socklen_t len = sizeof(v);
+
+    assert_int_equal(getsockopt(fd, level, name, &v, &len), 0);
+    return v;
+}
+
+
+/* The keepalive a brick sets on its clients' connections reaches the
+ * socket, and idle_s 0 turns the probes off again. */
+static void
+test_keepalive_reaches_socket(void **state)
+{
+    struct sockaddr_in sin = {.sin_family = AF_INET};
+    struct vrpc_keepalive ka = {.idle_s = 7, .intvl_s = 3, .count = 4,
+                                .user_timeout_s = 11};
+    vrpc_conn_t *c = NULL;
+    int fd;
+
+    (void)state;
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    sin.sin_port = htons(vrpc_listener_port(srv.l));
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    /* Not started: the options only (fd is the connection's now). */
+    assert_int_equal(vrpc_conn_new(srv.loop, fd, false, &t_srv_ops, NULL,
+                                   &c), 0);
+    assert_int_equal(t_sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+    assert_int_equal(vrpc_conn_set_keepalive(c, &ka), 0);
+    assert_int_equal(t_sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 1);
+    assert_int_equal(t_sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE), 7);
+    assert_int_equal(t_sockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL), 3);
+    assert_int_equal(t_sockopt(fd, IPPROTO_TCP, TCP_KEEPCNT), 4);
+    assert_int_equal(t_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 11000);
+    ka = (struct vrpc_keepalive){.idle_s = 0, .user_timeout_s = 0};
+    assert_int_equal(vrpc_conn_set_keepalive(c, &ka), 0);
+    assert_int_equal(t_sockopt(fd, SOL_SOCKET, SO_KEEPALIVE), 0);
+    assert_int_equal(t_sockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT), 0);
+    /* Beyond the kernel's bounds: an error, not a silent clamp. */
+    ka = (struct vrpc_keepalive){.idle_s = 1, .intvl_s = 1, .count = 1000};
+    assert_int_equal(vrpc_conn_set_keepalive(c, &ka), -EINVAL);
+    vrpc_conn_unref(c);
+}
+
+
 int
 main(void)
 {
@@ -790,6 +841,8 @@ main(void)
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_port_in_use, t_setup,
                                         t_teardown),
+        cmocka_unit_test_setup_teardown(test_keepalive_reaches_socket,
+                                        t_setup, t_teardown),
     };
 
     cmocka_set_message_output(CM_OUTPUT_TAP);

@@ -10,6 +10,14 @@
  * believed); then its fop calls (server-fops.c) become requests wound
  * into the child, their callers squashed as the options say.
  *
+ * A client cut off by the network (a partition, a machine gone) sends
+ * no close: its connection, and the locks it holds here, would stay
+ * until TCP gives up, which is never while the brick has nothing to send
+ * it. Every client socket gets TCP keepalive and a user timeout
+ * (keepalive-time, -interval, -count, tcp-user-timeout: GlusterFS's
+ * keys and defaults), so such a client is dropped, and its locks freed
+ * for the clients still here, about 42 s after it went silent.
+ *
  * Intercepts: nothing (top only; it creates requests).
  * Per client: struct server_client: client id, table of open fds
  *             (wire fd number -> vl_fd_t).
@@ -372,6 +380,31 @@ static const struct vrpc_conn_ops server_conn_ops = {
 
 
 static void
+server_keepalive_of(const struct server_conf *conf,
+                    struct vrpc_keepalive *ka /* OUT */)
+{
+    ka->idle_s = (unsigned)conf->keepalive_time;
+    ka->intvl_s = (unsigned)conf->keepalive_intvl;
+    ka->count = (unsigned)conf->keepalive_count;
+    ka->user_timeout_s = (unsigned)conf->user_timeout;
+}
+
+
+/* Caller holds priv->lock. A failure costs only the early notice of a
+ * dead client: logged, the connection kept. */
+static void
+server_client_keepalive(struct server_client *cl,
+                        const struct vrpc_keepalive *ka)
+{
+    int rc = vrpc_conn_set_keepalive(cl->conn, ka);
+
+    if (rc != 0)
+        vl_log(cl->priv->xl, VL_LOG_WARNING, "%s: keepalive: %s",
+               vrpc_conn_peer(cl->conn), strerror(-rc));
+}
+
+
+static void
 server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
 {
     struct server_priv *priv = arg;
@@ -420,6 +453,7 @@ server_on_accept(int fd, const struct sockaddr_storage *peer, void *arg)
         }
     }
     pthread_mutex_lock(&priv->lock);
+    server_client_keepalive(cl, &priv->keepalive);
     cl->client_id = ++priv->next_client_id;
     cl->next = priv->clients;
     if (priv->clients != NULL)
@@ -454,6 +488,7 @@ server_init(vl_xlator_t *xl, vl_err_t *err)
     }
     priv->xl = xl;
     atomic_init(&priv->n_inflight, 0);
+    server_keepalive_of(conf, &priv->keepalive);
     if (conf->is_ssl) {
         struct vrpc_tls_conf tc = {conf->ssl_own_cert, conf->ssl_private_key,
                                    conf->ssl_ca_list, conf->ssl_cipher_list};
@@ -617,15 +652,24 @@ server_fini(vl_xlator_t *xl)
 }
 
 
-/* Only inode-lru-limit is live (the brick's SIGHUP after volume set
- * network.inode-lru-limit); the core refuses any other change. */
+/* The live options (the brick's SIGHUP after volume set): the inode
+ * table's limit, and the keepalive of every client socket, connected
+ * or to come. The core refuses a change of any other option. */
 static int
 server_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 {
     const struct server_conf *nc = new_conf;
+    struct server_priv *priv = xl->priv;
 
     (void)err;
     vl_inode_table_set_lru_limit(xl->graph->itable, nc->inode_lru_limit);
+    if (priv == NULL)
+        return 0;
+    pthread_mutex_lock(&priv->lock);
+    server_keepalive_of(nc, &priv->keepalive);
+    for (struct server_client *cl = priv->clients; cl != NULL; cl = cl->next)
+        server_client_keepalive(cl, &priv->keepalive);
+    pthread_mutex_unlock(&priv->lock);
     return 0;
 }
 
@@ -758,6 +802,39 @@ static const vl_option_t server_options[] = {
                        "by every translator), least recently used "
                        "forgotten first; mortard writes "
                        "network.inode-lru-limit here. Live."),
+    /* GlusterFS's keys, defaults and bounds (the kernel takes at most
+     * 32767 s and 127 probes). */
+    VL_OPT_UINT("keepalive-time", struct server_conf, keepalive_time,
+                .min = 0, .max = 32767, .def = "20",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"transport.socket.keepalive-time"},
+                .doc = "Seconds a client connection may stay silent before "
+                       "the brick probes it (TCP keepalive); 0 turns the "
+                       "probes off. With keepalive-interval, "
+                       "keepalive-count and tcp-user-timeout it bounds how "
+                       "long a client cut off by the network keeps its "
+                       "locks on the brick. Live."),
+    VL_OPT_UINT("keepalive-interval", struct server_conf, keepalive_intvl,
+                .min = 1, .max = 32767, .def = "2",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"transport.socket.keepalive-interval"},
+                .doc = "Seconds between two keepalive probes of a silent "
+                       "client connection. Live."),
+    VL_OPT_UINT("keepalive-count", struct server_conf, keepalive_count,
+                .min = 1, .max = 127, .def = "9",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"transport.socket.keepalive-count"},
+                .doc = "Keepalive probes left unanswered before the brick "
+                       "drops the connection and frees its locks and open "
+                       "files. Live."),
+    VL_OPT_UINT("tcp-user-timeout", struct server_conf, user_timeout,
+                .min = 0, .max = 1013, .def = "42",
+                .flags = VL_OPT_SETTABLE | VL_OPT_LIVE,
+                .aliases = {"transport.tcp-user-timeout"},
+                .doc = "Seconds a client connection may leave sent data "
+                       "or probes unacknowledged before the brick drops "
+                       "it (TCP_USER_TIMEOUT); 0: the kernel's "
+                       "retransmission limit (about 15 minutes). Live."),
     VL_OPT_END};
 
 

@@ -26,6 +26,10 @@ struct server_conf {
     char *ssl_cipher_list; /* ssl.cipher-list, or NULL */
     char *ssl_allow;       /* auth.ssl-allow: certificate CN patterns */
     uint64_t inode_lru_limit; /* inode-lru-limit: the brick's table */
+    uint64_t keepalive_time;  /* keepalive-time (s; 0: no probes) */
+    uint64_t keepalive_intvl; /* keepalive-interval (s) */
+    uint64_t keepalive_count; /* keepalive-count */
+    uint64_t user_timeout;    /* tcp-user-timeout (s; 0: the kernel's) */
 };
 
 struct server_client;
@@ -35,8 +39,12 @@ struct server_priv {
     vrpc_listener_t *listener;        /* owned */
     vrpc_tls_t *tls;                  /* owned with server.ssl, else NULL;
                                          set at init, read-only after */
-    pthread_mutex_t lock;             /* guards clients, the two ids */
+    pthread_mutex_t lock;             /* guards clients, the two ids,
+                                         keepalive */
     struct server_client *clients;    /* list of connected clients */
+    struct vrpc_keepalive keepalive;  /* what every client socket gets
+                                         (the options; reconfigure sets
+                                         it and the live sockets) */
     uint64_t next_client_id;          /* ids handed to connections */
     uint32_t next_cbk_xid;            /* xids of brick -> client calls */
     atomic_long n_inflight;           /* requests wound and not answered */
