@@ -358,6 +358,18 @@ rep_eager_member_done(vl_xlator_t *xl, vl_req_t *req)
         rep_eager_member_finish(xl, req);
         return;
     }
+    if (!rep_has_quorum(xl, local->fop_ok)) {
+        /* Quorum lost under the write (EROFS already): no blame from
+         * the few copies it reached (rep_txn_postop says why); they keep
+         * the batch's dirty, and later writes of the batch are refused
+         * before they are sent. */
+        pthread_mutex_lock(&inode->lock);
+        eg->txn &= ~missed;
+        eg->is_dirty_kept = true;
+        pthread_mutex_unlock(&inode->lock);
+        rep_eager_member_finish(xl, req);
+        return;
+    }
     pthread_mutex_lock(&inode->lock);
     eg->txn &= ~missed;
     pthread_mutex_unlock(&inode->lock);
@@ -472,11 +484,13 @@ rep_eager_release_run(vl_xlator_t *xl, vl_req_t *req)
     struct rep_priv *priv = rep_priv(xl);
     vl_inode_t *inode = req->args.xattrop.loc.inode;
     struct rep_eager *eg = rep_eager_of(xl, inode);
+    bool eg_dirty_kept;
 
     pthread_mutex_lock(&inode->lock);
     local->txn = eg->txn;
     local->lk_held[0] = eg->locked;
     local->lk_owner = eg->lk_owner;
+    eg_dirty_kept = eg->is_dirty_kept;
     pthread_mutex_unlock(&inode->lock);
     local->is_eager_release = true;
     local->all = (rep_mask_t)((1u << priv->n) - 1);
@@ -495,9 +509,11 @@ rep_eager_release_run(vl_xlator_t *xl, vl_req_t *req)
         local->ck[i].req = req;
         local->ck[i].idx = i;
     }
-    if (local->fop_ok == 0) {
-        /* Every child left the batch: nothing to close but the locks;
-         * an empty post-op goes straight on to the unlock. */
+    if (local->fop_ok == 0 || eg_dirty_kept) {
+        /* Every child left the batch, or a write lost quorum (its
+         * copies keep dirty): nothing to close but the locks; an empty
+         * post-op goes straight on to the unlock. */
+        local->fop_ok = 0;
         local->preop_ok = 0;
     }
     rep_txn_postop_run(xl, req);

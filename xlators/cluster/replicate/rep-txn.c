@@ -27,6 +27,8 @@
  *               -1 and +1 on the pending slot of each child of the
  *               transaction where it failed; when it failed everywhere
  *               (nothing changed anywhere) the pre-op is undone instead;
+ *               when it succeeded on fewer than quorum, none (dirty
+ *               stays, nobody is blamed: rep_txn_postop);
  *   6. unlock   every lock taken, then the answer.
  *
  * A crash between any two steps leaves dirty set or a blame recorded on
@@ -941,6 +943,23 @@ rep_txn_postop(vl_xlator_t *xl, vl_req_t *req)
     uint32_t n_keys;
 
     local->phase = REP_PH_POSTOP;
+    if (local->fop_ok != 0 && !rep_has_quorum(xl, local->fop_ok)) {
+        /* Quorum lost under the fop (answered EROFS): the copies it
+         * changed are the minority. Their blame of the others would be
+         * a source's claim against the copies that make quorum, which a
+         * partition lets go on without them (another client, once the
+         * bricks there dropped this one and its locks): each side would
+         * blame the other, a split-brain. So no post-op: the changed
+         * copies keep dirty, blaming nobody, and heal takes what the
+         * others' records say, or compares (GlusterFS marks dirty only
+         * in this case too). */
+        vl_log(xl, VL_LOG_WARNING, "%s reached %u of %u children, below "
+               "quorum: left dirty on them, nobody blamed",
+               vl_fop_name(req->op), rep_popcount(local->fop_ok),
+               rep_popcount(local->txn));
+        rep_txn_unlock(xl, req);
+        return;
+    }
     if (local->fop_ok != 0) {
         /* Blame the children that missed the change and that the
          * pre-op did not blame already (the down ones). */

@@ -137,6 +137,9 @@ struct rep_eager {
     rep_mask_t good;       /* data children of txn no pre-op answer
                               blamed: whose answers go up, and with an
                               arbiter the copies a write must reach */
+    bool is_dirty_kept;    /* a write of the batch reached fewer than
+                              quorum: its end unlocks only (the copies
+                              keep dirty, blaming nobody: rep-txn.c) */
 };
 
 /* Per inode (vl_inode_ctx; inode->lock). */

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "builtin.h"
+#include "rep-heal.h"
 #include "rep-test.h"
 
 static int
@@ -363,25 +364,97 @@ test_quorum_below(void **state)
 }
 
 
-/* The fop succeeded on fewer than quorum children: reported failed, and
- * the one that has it blames the others. */
+/* The data records of gfid on the three copies (t_pick's layout: slot
+ * j of copy i, j == 3 dirty), and rep_heal_pick's verdict on them. */
+static enum rep_heal_verdict
+t_pick_now(struct t *t, const vl_gfid_t *gfid, rep_mask_t *sources,
+           rep_mask_t *sinks)
+{
+    static uint8_t buf[3][4 * REP_RECORD_SIZE];
+    static const char *const keys[4] = {REP_KEY_PREFIX "b0",
+                                        REP_KEY_PREFIX "b1",
+                                        REP_KEY_PREFIX "b2", REP_KEY_DIRTY};
+    const uint8_t *rec[3];
+
+    memset(buf, 0, sizeof(buf));
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 4; j++)
+            rep_record_set(buf[i] + j * REP_RECORD_SIZE, REP_DATA,
+                           t_rec(t, i, gfid, keys[j], REP_DATA));
+        rec[i] = buf[i];
+    }
+    return rep_heal_pick(3, 0x7, rec, REP_DATA, sources, sinks);
+}
+
+
+/* The fop succeeded on fewer than quorum children: reported failed
+ * (EROFS), and the copy that has it blames nobody: it keeps dirty, as
+ * do the others. Then (a partition: the other side goes on without b0)
+ * b1 and b2 take writes that blame b0, and heal's choice is theirs:
+ * had b0 blamed them, each side would blame the other (split-brain). */
 static void
 test_quorum_after_fop(void **state)
 {
     struct t *t = *state;
     vl_inode_t *inode;
     vl_fd_t *fd;
+    rep_mask_t sources, sinks;
 
     assert_int_equal(t_create(t, "f", &inode, &fd), 0);
+    assert_int_equal(t_flush(t, fd), 0);
     fake_fail(t->b[1], VL_FOP_WRITE, -EIO);
     fake_fail(t->b[2], VL_FOP_WRITE, -ENOSPC);
     assert_int_equal(t_write(t, fd, 0, "one"), -EROFS);
-    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b1",
-                           REP_DATA), 1);
-    assert_int_equal(t_rec(t, 0, &inode->gfid, REP_KEY_PREFIX "b2",
-                           REP_DATA), 1);
+    assert_int_equal(t_flush(t, fd), 0);
+    fake_fail(t->b[1], VL_FOP_WRITE, 0);
+    fake_fail(t->b[2], VL_FOP_WRITE, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(t_rec(t, i, &inode->gfid, REP_KEY_DIRTY, REP_DATA),
+                         1);
+        for (int j = 0; j < 3; j++) {
+            char key[64];
+
+            snprintf(key, sizeof(key), REP_KEY_PREFIX "b%d", j);
+            assert_int_equal(t_rec(t, i, &inode->gfid, key, REP_DATA), 0);
+        }
+    }
+    assert_int_equal(t_pick_now(t, &inode->gfid, &sources, &sinks),
+                     REP_HV_COMPARE);
+    t_down(t, 0);
+    assert_int_equal(t_write(t, fd, 0, "two"), 0);
+    assert_int_equal(t_flush(t, fd), 0);
+    t_up(t, 0);
+    assert_int_equal(t_pick_now(t, &inode->gfid, &sources, &sinks),
+                     REP_HV_NEEDED);
+    assert_int_equal(sources, 0x6);
+    assert_int_equal(sinks, 0x1);
     vl_fd_unref(fd);
     vl_inode_unref(inode);
+}
+
+
+/* The same without eager locking (an entry fop): a create that only b0
+ * made is EROFS, and b0 blames nobody for the directory. */
+static void
+test_quorum_after_entry_fop(void **state)
+{
+    struct t *t = *state;
+
+    fake_fail(t->b[1], VL_FOP_CREATE, -EIO);
+    fake_fail(t->b[2], VL_FOP_CREATE, -ENOSPC);
+    assert_int_equal(t_create(t, "g", NULL, NULL), -EROFS);
+    fake_fail(t->b[1], VL_FOP_CREATE, 0);
+    fake_fail(t->b[2], VL_FOP_CREATE, 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(t_rec(t, i, &vl_gfid_root, REP_KEY_DIRTY,
+                               REP_ENTRY), 1);
+        assert_false(t_has_rec(t, i, &vl_gfid_root, REP_KEY_PREFIX "b1")
+                     && t_rec(t, i, &vl_gfid_root, REP_KEY_PREFIX "b1",
+                              REP_ENTRY) != 0);
+        assert_false(t_has_rec(t, i, &vl_gfid_root, REP_KEY_PREFIX "b2")
+                     && t_rec(t, i, &vl_gfid_root, REP_KEY_PREFIX "b2",
+                              REP_ENTRY) != 0);
+    }
 }
 
 
@@ -1155,6 +1228,8 @@ main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_quorum_below, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_quorum_after_fop, setup3,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_quorum_after_entry_fop, setup3,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_fails_everywhere, setup3,
                                         teardown),
