@@ -27,18 +27,6 @@ for i in 1 2 3; do
     _T_PIDFILES+=("$T/n$i/run/pv-brick$((i - 1)).pid" "$T/n$i/run/heal/pv.pid")
 done
 brick_pid() { cat "$T/n$1/run/pv-brick$(($1 - 1)).pid"; }
-node_entries() {
-    local i n=0 c
-    for i in 1 2 3; do
-        c=$(ncli "$i" volume heal pv info "$@" |
-            awk -v b="Brick 10.213.77.$i:" '
-            index($0, b) == 1 { on = 1; next }
-            on && /^Number of entries/ { print $NF; exit }')
-        [[ "$c" =~ ^[0-9]+$ ]] || { echo "-"; return; }
-        n=$((n + c))
-    done
-    echo "$n"
-}
 same_copies() {
     cmp -s "$B/n1/f" "$B/n2/f" && cmp -s "$B/n1/f" "$B/n3/f" &&
         echo ok || echo differ
@@ -116,8 +104,8 @@ TEST grep -q "A record" "$B/n1/f"
 TEST ip -n "$NS_BR" link set "mt$$b3" up
 TEST ncli 1 volume set pv cluster.self-heal-daemon on
 TEST ncli 1 volume heal pv
-EXPECT_WITHIN 120 "0" node_entries
-EXPECT "0" node_entries split-brain
+EXPECT_WITHIN 120 "0" node_heal_entries pv 3
+EXPECT "0" node_heal_entries pv 3 split-brain
 EXPECT "ok" same_copies
 TEST grep -q "A record" "$B/n3/f"
 EXPECT_MATCH "^(clean|healed)$" getfattr --absolute-names --only-values \

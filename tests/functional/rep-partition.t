@@ -114,20 +114,6 @@ errnos() {
     awk -v s="$2" '$1 == "err" && $5 == s { print $4 }' "$1/log" | sort -u |
         tr '\n' ' '
 }
-# node_entries [split-brain]: heal info's (or info split-brain's)
-# entries of each node's own brick, summed.
-node_entries() {
-    local i n=0 c
-    for i in 1 2 3; do
-        c=$(ncli "$i" volume heal pv info "$@" |
-            awk -v b="Brick 10.213.77.$i:" '
-            index($0, b) == 1 { on = 1; next }
-            on && /^Number of entries/ { print $NF; exit }')
-        [[ "$c" =~ ^[0-9]+$ ]] || { echo "-"; return; }
-        n=$((n + c))
-    done
-    echo $n
-}
 heal_answers() {
     local f
     for f in $(seq 0 $((NFILES - 1))); do
@@ -200,8 +186,8 @@ EXPECT "0" count err "$T/wa"
 echo "# at the end: A $(count ok "$T/wa") ok, B $(count ok "$T/wb") ok" \
     "$(count err "$T/wb") refused"
 
-EXPECT_WITHIN 120 "0" node_entries
-EXPECT "0" node_entries split-brain
+EXPECT_WITHIN 120 "0" node_heal_entries pv 3
+EXPECT "0" node_heal_entries pv 3 split-brain
 EXPECT_MATCH "^(clean |healed |clean healed )$" heal_answers
 EXPECT "ok" same_files
 EXPECT "ok" check_records "$M0"
