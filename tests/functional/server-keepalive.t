@@ -12,7 +12,9 @@
 #  - the options set live (volume set: the brick applies them to the
 #    connections it has): A gets the lock within the bound they give,
 #    and B's open file is gone from the brick;
-#  - bad values are refused with the option's range, nothing changed.
+#  - bad values are refused with the option's range, nothing changed;
+#  - the clients' own keepalive (client.keepalive-*) is on B's socket
+#    to the brick, and goes when switched off live.
 # TIMEOUT: 150
 # REQUIRES: root fuse flock
 . "$(dirname "$0")/../lib/include.rc"
@@ -32,6 +34,14 @@ brick_clients() {
 set_err() {
     ncli 1 volume set kv "$1" "$2" 2>&1 > /dev/null && echo "accepted"
 }
+# b_timer: the timer ss shows on client B's connections to node 1
+# (keepalive, or none: only the brick's socket may have one).
+b_timer() {
+    local t
+    t=$(ip netns exec "${NS[2]}" ss -tnoH state established \
+        "( dst $H1 )" | grep -o 'timer:(keepalive' | head -n 1)
+    if [ -n "$t" ]; then echo keepalive; else echo none; fi
+}
 # opt KEY: KEY's value in volume get.
 opt() {
     ncli 1 volume get kv "$1" | awk -v k="$1" '$1 == k { print $2 }'
@@ -50,6 +60,14 @@ TEST node_mount 2 "$H1:/kv" "$M1"
 TEST wait_for_mount "$M1"
 TEST touch "$M0/lockfile"
 EXPECT "2" brick_clients
+
+# The client side (client.keepalive-*, GlusterFS's defaults: on) shows
+# on B's socket to the brick as a keepalive timer; live off, it goes.
+EXPECT "keepalive" b_timer
+TEST ncli 1 volume set kv client.keepalive-time 0
+EXPECT_WITHIN 20 "none" b_timer
+EXPECT "volume set: failed: option 'keepalive-count': 0 is out of range 1..127" \
+    set_err client.keepalive-count 0
 
 # B holds the lock; A cannot take it.
 bg_run flock -x "$M1/lockfile" -c "touch '$T/b-held'; exec sleep 600"

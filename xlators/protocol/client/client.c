@@ -448,6 +448,28 @@ client_on_server_call(vrpc_clnt_t *clnt, const struct vrpc_call_hdr *hdr,
 }
 
 
+/* The connection's TCP keepalive from the live options (priv->lock
+ * held). A failure costs only the early notice of a silent brick, which
+ * ping-timeout gives anyway: logged. */
+static void
+client_keepalive_locked(struct client_priv *priv)
+{
+    struct vrpc_keepalive ka = {
+        .idle_s = (unsigned)priv->conf.keepalive_time,
+        .intvl_s = (unsigned)priv->conf.keepalive_intvl,
+        .count = (unsigned)priv->conf.keepalive_count,
+        .user_timeout_s = (unsigned)priv->conf.user_timeout,
+    };
+    int rc;
+
+    if (priv->clnt == NULL)
+        return;
+    rc = vrpc_conn_set_keepalive(vrpc_clnt_conn(priv->clnt), &ka);
+    if (rc != 0)
+        vl_log(priv->xl, VL_LOG_WARNING, "keepalive: %s", strerror(-rc));
+}
+
+
 /* Starts a connection attempt; called from the tick or PARENT_UP. */
 static void
 client_connect(struct client_priv *priv)
@@ -487,6 +509,7 @@ client_connect(struct client_priv *priv)
     priv->clnt = clnt; /* our ref moves to priv */
     priv->connect_start_ms = vrpc_now_ms();
     priv->is_link_up = false;
+    client_keepalive_locked(priv);
     pthread_mutex_unlock(&priv->lock);
     vrpc_clnt_set_call_handler(clnt, client_on_server_call, priv);
     if (priv->tls != NULL
@@ -775,8 +798,9 @@ client_fini(vl_xlator_t *xl)
 }
 
 
-/* ping-timeout is the only live option: the tick reads it under
- * priv->lock, so the next tick uses the new value. */
+/* The live options: ping-timeout (the tick reads it under priv->lock,
+ * so the next tick uses the new value) and the keepalive, set on the
+ * current connection now and on each later one. */
 static int
 client_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
 {
@@ -786,6 +810,11 @@ client_reconfigure(vl_xlator_t *xl, const void *new_conf, vl_err_t *err)
     (void)err;
     pthread_mutex_lock(&priv->lock);
     priv->conf.ping_timeout_ms = nc->ping_timeout_ms;
+    priv->conf.keepalive_time = nc->keepalive_time;
+    priv->conf.keepalive_intvl = nc->keepalive_intvl;
+    priv->conf.keepalive_count = nc->keepalive_count;
+    priv->conf.user_timeout = nc->user_timeout;
+    client_keepalive_locked(priv);
     pthread_mutex_unlock(&priv->lock);
     vl_inode_table_set_lru_limit(xl->graph->itable, nc->inode_lru_limit);
     vl_log(xl, VL_LOG_INFO, "ping-timeout now %llu ms",
@@ -859,6 +888,32 @@ static const vl_option_t client_options[] = {
                 .aliases = {"network.ping-timeout"},
                 .doc = "Time without any reply, while calls are pending, "
                        "after which the brick is declared dead (0: never)."),
+    /* GlusterFS's client.* keys and defaults; its volfile names are the
+     * bricks' aliases (protocol/server). */
+    VL_OPT_UINT("keepalive-time", struct client_conf, keepalive_time,
+                .min = 0, .max = 32767, .def = "20",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT | VL_OPT_LIVE,
+                .doc = "Seconds the connection to the brick may stay "
+                       "silent before the client probes it (TCP "
+                       "keepalive); 0 turns the probes off. ping-timeout "
+                       "finds a silent brick while calls are pending; "
+                       "this, one that dies while none is. Live."),
+    VL_OPT_UINT("keepalive-interval", struct client_conf, keepalive_intvl,
+                .min = 1, .max = 32767, .def = "2",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT | VL_OPT_LIVE,
+                .doc = "Seconds between two keepalive probes of a silent "
+                       "brick connection. Live."),
+    VL_OPT_UINT("keepalive-count", struct client_conf, keepalive_count,
+                .min = 1, .max = 127, .def = "9",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT | VL_OPT_LIVE,
+                .doc = "Keepalive probes left unanswered before the client "
+                       "drops the connection (and reconnects). Live."),
+    VL_OPT_UINT("tcp-user-timeout", struct client_conf, user_timeout,
+                .min = 0, .max = 1013, .def = "0",
+                .flags = VL_OPT_SETTABLE | VL_OPT_CLIENT | VL_OPT_LIVE,
+                .doc = "Seconds the connection may leave sent data or "
+                       "probes unacknowledged before the client drops it "
+                       "(TCP_USER_TIMEOUT); 0: the kernel's limit. Live."),
     VL_OPT_TIME("transport.socket.connect-timeout", struct client_conf,
                 connect_timeout_ms, .min = 0, .max = 3600 * 1000,
                 .def = "10", .flags = VL_OPT_ADVANCED,

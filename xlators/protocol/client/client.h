@@ -26,13 +26,18 @@ struct client_conf {
     bool is_ssl_check_host;      /* ssl.check-host: the brick's
                                     certificate must name remote-host */
     uint64_t inode_lru_limit;    /* inode-lru-limit: the graph's table */
+    uint64_t keepalive_time;     /* keepalive-time (s; 0: none); lock */
+    uint64_t keepalive_intvl;    /* keepalive-interval (s); lock */
+    uint64_t keepalive_count;    /* keepalive-count; lock */
+    uint64_t user_timeout;       /* tcp-user-timeout (s; 0: the kernel's);
+                                    lock */
 };
 
 struct client_priv {
     atomic_int refs;            /* fini's, the tick timer's, the clnt's */
     vl_xlator_t *xl;            /* borrowed; this translator */
     struct client_conf conf;    /* copy of the options (strings owned);
-                                   ping_timeout_ms guarded by lock */
+                                   the live ones guarded by lock */
     vrpc_tls_t *tls;            /* owned with client.ssl, else NULL; set
                                    at init, read-only after */
     pthread_mutex_t lock;       /* guards every field below */
