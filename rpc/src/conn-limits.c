@@ -94,10 +94,8 @@ vrpc_conn_lim_init(vrpc_conn_t *c)
 }
 
 
-/* Why c must be closed now (1: record deadline, 2: idle), or 0; *age
- * gets the time the deadline measures. */
-static int
-lim_expired(vrpc_conn_t *c, uint64_t now, uint64_t *age)
+int
+vrpc_conn_lim_expired(vrpc_conn_t *c, uint64_t now, uint64_t *age)
 {
     uint64_t rec_start = atomic_load(&c->lim.rec_start_ms);
     uint64_t last_rx = atomic_load(&c->lim.last_rx_ms);
@@ -105,15 +103,19 @@ lim_expired(vrpc_conn_t *c, uint64_t now, uint64_t *age)
     unsigned idle_ms = atomic_load(&c->lim.idle_ms);
 
     /* (1) a record begun too long ago; (2) idle: nothing begun, no call
-     * unanswered, nothing left to send, nothing received for idle_ms. */
-    if (record_ms != 0 && rec_start != 0 && now - rec_start >= record_ms) {
+     * unanswered, nothing left to send, nothing received for idle_ms.
+     * A reader stamps with its own clock reading, which may be later
+     * than the sweeper's now: such a stamp is young, not (as unsigned
+     * now - stamp would say) 2^64 - 1 ms old. */
+    if (record_ms != 0 && rec_start != 0 && now >= rec_start
+        && now - rec_start >= record_ms) {
         *age = now - rec_start;
         return 1;
     }
     if (idle_ms != 0 && rec_start == 0
         && atomic_load(&c->lim.n_calls_open) == 0
         && atomic_load(&c->lim.out_bytes) == 0 && last_rx != 0
-        && now - last_rx >= idle_ms) {
+        && now >= last_rx && now - last_rx >= idle_ms) {
         *age = now - last_rx;
         return 2;
     }
@@ -135,7 +137,7 @@ lim_sweep_thread(void *arg)
         pthread_mutex_lock(&sweep.lock);
         for (vrpc_conn_t *c = sweep.head; c != NULL && n < SWEEP_BATCH;
              c = c->lim.sweep_next) {
-            why[n] = lim_expired(c, now, &age[n]);
+            why[n] = vrpc_conn_lim_expired(c, now, &age[n]);
             if (why[n] != 0)
                 victims[n++] = vrpc_conn_ref(c);
         }

@@ -66,6 +66,10 @@ void vrpc_conn_lim_written_locked(struct vrpc_conn *c, size_t w);
 bool vrpc_conn_lim_close_locked(struct vrpc_conn *c);
 /* The last unref: uncounts a connection never closed. */
 void vrpc_conn_lim_free(struct vrpc_conn *c);
+/* Why c must be closed at now (1: record deadline, 2: idle), or 0; *age
+ * gets the time the deadline measures (the sweeper; tests). */
+int vrpc_conn_lim_expired(struct vrpc_conn *c, uint64_t now,
+                          uint64_t *age /* OUT */);
 /* listen.c: counts c against tally (a ref taken). */
 void vrpc_conn_lim_count(struct vrpc_conn *c, struct vrpc_conn_tally *tally);
 void vrpc_conn_tally_unref(struct vrpc_conn_tally *tally);

@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "conn-int.h"
 #include "vrpc.h"
 
 #define T_WAIT_MS 10000
@@ -324,6 +325,33 @@ test_idle(void **state)
 }
 
 
+/* A reader stamps a record's start or its last input with a clock
+ * reading that may be later than the sweeper's: such a stamp is young.
+ * (Unsigned now - stamp made it 2^64 - 1 ms old, and a healthy
+ * connection was closed: mgmt-crash.t's CLI call, once in CI.) */
+static void
+test_stamp_after_sweep_time(void **state)
+{
+    struct vrpc_limits lim = {.max_record = 1024, .record_ms = 30000,
+                              .idle_ms = 10000, .max_out = 1 << 20};
+    uint64_t age = 0;
+
+    (void)state;
+    t_conn(&lim);
+    atomic_store(&st.conn->lim.rec_start_ms, 1001);
+    assert_int_equal(vrpc_conn_lim_expired(st.conn, 1000, &age), 0);
+    assert_int_equal(vrpc_conn_lim_expired(st.conn, 31001, &age), 1);
+    assert_int_equal(age, 30000);
+    atomic_store(&st.conn->lim.rec_start_ms, 0);
+    atomic_store(&st.conn->lim.last_rx_ms, 5001);
+    assert_int_equal(vrpc_conn_lim_expired(st.conn, 5000, &age), 0);
+    assert_int_equal(vrpc_conn_lim_expired(st.conn, 15001, &age), 2);
+    assert_int_equal(age, 10000);
+    /* Back to now: the sweeper must not act on the made-up stamps. */
+    atomic_store(&st.conn->lim.last_rx_ms, vrpc_now_ms());
+}
+
+
 static void
 test_max_record(void **state)
 {
@@ -481,6 +509,8 @@ main(void)
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_dribble, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_idle, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_stamp_after_sweep_time,
+                                        t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_max_record, t_setup,
                                         t_teardown),
         cmocka_unit_test_setup_teardown(test_max_out, t_setup, t_teardown),
